@@ -1,0 +1,68 @@
+# Finds sluice's dependencies among Debian's -dev packages. A missing one stops
+# configure with the apt-get line that installs it.
+find_package(PkgConfig)
+if(NOT PKG_CONFIG_FOUND)
+  message(FATAL_ERROR "pkg-config not found: apt-get install pkg-config")
+endif()
+find_package(Threads REQUIRED)
+
+# sluice_pkg(target module debian_package): IMPORTED target from pkg-config.
+function(sluice_pkg target module debian_pkg)
+  pkg_check_modules(${target} QUIET IMPORTED_TARGET GLOBAL ${module})
+  if(NOT ${target}_FOUND)
+    message(FATAL_ERROR "sluice needs ${module} (pkg-config found no '${module}'): "
+                        "apt-get install ${debian_pkg}")
+  endif()
+  add_library(sluice::dep::${target} ALIAS PkgConfig::${target})
+  message(STATUS "sluice: ${module} ${${target}_VERSION}")
+endfunction()
+
+sluice_pkg(lmdb lmdb liblmdb-dev)
+sluice_pkg(hdf5 hdf5-serial libhdf5-dev)
+sluice_pkg(jpeg libjpeg libjpeg62-turbo-dev)
+sluice_pkg(turbojpeg libturbojpeg libturbojpeg0-dev)
+sluice_pkg(png libpng libpng-dev)
+sluice_pkg(inih inih libinih-dev)
+sluice_pkg(uring liburing liburing-dev)
+
+# Debian's libyuv ships neither a .pc file nor a CMake package.
+find_path(LIBYUV_INCLUDE_DIR libyuv.h)
+find_library(LIBYUV_LIBRARY NAMES yuv)
+if(NOT LIBYUV_INCLUDE_DIR OR NOT LIBYUV_LIBRARY)
+  message(FATAL_ERROR "sluice needs libyuv (libyuv.h / libyuv.so not found): apt-get install libyuv-dev")
+endif()
+add_library(sluice_dep_yuv INTERFACE)
+target_include_directories(sluice_dep_yuv INTERFACE ${LIBYUV_INCLUDE_DIR})
+target_link_libraries(sluice_dep_yuv INTERFACE ${LIBYUV_LIBRARY})
+add_library(sluice::dep::yuv ALIAS sluice_dep_yuv)
+
+# Everything libsluice links, in one place (the stages link what they use).
+add_library(sluice_deps INTERFACE)
+target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
+  sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::inih
+  sluice::dep::uring sluice::dep::yuv Threads::Threads m)
+
+if(SLUICE_BUILD_TESTS)
+  # Debian's cmocka 1.1.5 defines no CMake target.
+  sluice_pkg(cmocka cmocka libcmocka-dev)
+endif()
+
+# CUDA: AUTO builds the CUDA backend when the toolkit is found.
+set(SLUICE_HAVE_CUDA OFF)
+if(NOT SLUICE_CUDA STREQUAL "OFF")
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CUDAToolkit_FOUND AND CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    set(SLUICE_HAVE_CUDA ON)
+    message(STATUS "sluice: CUDA backend on (toolkit ${CUDAToolkit_VERSION})")
+  elseif(SLUICE_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SLUICE_CUDA=ON but no CUDA toolkit was found (set CUDAToolkit_ROOT or install nvcc)")
+  else()
+    message(STATUS "sluice: CUDA toolkit not found, building the host backend only")
+  endif()
+endif()

@@ -1,0 +1,25 @@
+# Installs the header, the library, the CLI, a CMake package and sluice.pc.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS sluice EXPORT sluiceTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT sluiceTargets NAMESPACE sluice::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+
+configure_package_config_file(cmake/sluiceConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/sluiceConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
+
+# The static library's private dependencies must reach the consumer's link line.
+set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng inih liburing")
+set(SLUICE_PC_LIBS_PRIVATE "-lyuv -lpthread -lm")
+configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

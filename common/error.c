@@ -1,0 +1,59 @@
+#include "common/error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+sl_status sl_err_set(sl_err *err, sl_status code, const char *fmt, ...) {
+  if (!err)
+    return code;
+  err->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+sl_status sl_err_errno(sl_err *err, sl_status code, int errnum,
+                       const char *fmt, ...) {
+  if (!err)
+    return code;
+  err->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof err->msg) {
+    char buf[128];
+    /* GNU strerror_r may return a static string instead of filling buf. */
+    const char *s = strerror_r(errnum, buf, sizeof buf);
+    snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", s);
+  }
+  return code;
+}
+
+sl_status sl_err_prefix(sl_err *err, const char *fmt, ...) {
+  if (!err)
+    return SL_OK;
+  char head[SL_ERRMSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(head, sizeof head, fmt, ap);
+  va_end(ap);
+  size_t hl = strlen(head);
+  size_t tl = strnlen(err->msg, sizeof err->msg - 1);
+  if (hl + tl > sizeof err->msg - 1)
+    tl = sizeof err->msg - 1 - hl;
+  memmove(err->msg + hl, err->msg, tl);
+  memcpy(err->msg, head, hl);
+  err->msg[hl + tl] = '\0';
+  return err->code;
+}
+
+void sl_err_clear(sl_err *err) {
+  if (!err)
+    return;
+  err->code = SL_OK;
+  err->msg[0] = '\0';
+}

@@ -1,0 +1,845 @@
+/* sl_config: the options table (options.def) turned into a parser, a
+ * validator, typed getters and a listing.
+ *
+ * Memory: one fixed array of values, one per option, plus a heap copy of each
+ * string value; nothing grows with use. */
+#include "loader/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/error.h"
+
+typedef enum {
+  T_INT,
+  T_SIZE,
+  T_FLOAT,
+  T_FLOATS,
+  T_ENUM,
+  T_BOOL,
+  T_STRING,
+  T_STEPS
+} opt_type;
+
+typedef struct opt_def {
+  const char *key;
+  opt_type type;
+  const char *def;
+  const char *lo, *hi;
+  const char *choices;
+  const char *help;
+} opt_def;
+
+static const opt_def k_opts[SL_OPT_COUNT_] = {
+#define SL_OPT_DEF_(id, key, type, def, lo, hi, choices, help)                 \
+  {key, T_##type, def, lo, hi, choices, help},
+    SL_OPTIONS(SL_OPT_DEF_)
+#undef SL_OPT_DEF_
+};
+
+static const char *const k_type_names[] = {
+    "int", "size", "float", "floats", "enum", "bool", "string", "steps"};
+
+typedef struct opt_value {
+  union {
+    int64_t i;  /* INT */
+    uint64_t z; /* SIZE */
+    double f;   /* FLOAT */
+    int e;      /* ENUM: index into choices */
+    bool b;     /* BOOL */
+    struct {
+      int n;
+      double v[SL_FLOATS_MAX];
+    } fl;           /* FLOATS */
+    sl_steps steps; /* STEPS */
+  } u;
+  char *s; /* STRING (owned) */
+} opt_value;
+
+struct sl_config {
+  opt_value v[SL_OPT_COUNT_];
+  sl_log_fn log_fn;
+  void *log_user;
+  sl_err err;
+};
+
+/* ---- Value parsing ------------------------------------------------------- */
+
+static const char *skip_space(const char *p) {
+  while (*p == ' ' || *p == '\t')
+    p++;
+  return p;
+}
+
+static bool parse_int(const char *text, int64_t *out) {
+  const char *p = skip_space(text);
+  if (*p == '\0')
+    return false;
+  errno = 0;
+  char *end;
+  long long x = strtoll(p, &end, 10);
+  if (errno != 0 || end == p || *skip_space(end) != '\0')
+    return false;
+  *out = (int64_t)x;
+  return true;
+}
+
+static bool parse_double(const char *text, double *out) {
+  const char *p = skip_space(text);
+  if (*p == '\0')
+    return false;
+  errno = 0;
+  char *end;
+  double x = strtod(p, &end);
+  if (errno != 0 || end == p || *skip_space(end) != '\0' || !isfinite(x))
+    return false;
+  *out = x;
+  return true;
+}
+
+bool sl_parse_size(const char *text, uint64_t *out) {
+  const char *p = skip_space(text);
+  if (*p == '\0' || *p == '-')
+    return false;
+  errno = 0;
+  char *end;
+  double x = strtod(p, &end);
+  if (errno != 0 || end == p || !isfinite(x) || x < 0)
+    return false;
+  const char *u = skip_space(end);
+  static const struct {
+    const char *name;
+    double mult;
+  } units[] = {
+      {"", 1.0},       {"B", 1.0},      {"K", 0x1p10},   {"KiB", 0x1p10},
+      {"M", 0x1p20},   {"MiB", 0x1p20}, {"G", 0x1p30},   {"GiB", 0x1p30},
+      {"T", 0x1p40},   {"TiB", 0x1p40}, {"kB", 1e3},     {"KB", 1e3},
+      {"MB", 1e6},     {"GB", 1e9},     {"TB", 1e12},
+  };
+  size_t ulen = strcspn(u, " \t");
+  if (*skip_space(u + ulen) != '\0')
+    return false;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strlen(units[i].name) == ulen && strncmp(u, units[i].name, ulen) == 0) {
+      double bytes = x * units[i].mult;
+      if (bytes >= 0x1p64 || bytes != floor(bytes))
+        return false;
+      *out = (uint64_t)bytes;
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool parse_bool(const char *text, bool *out) {
+  static const char *const yes[] = {"true", "yes", "on", "1"};
+  static const char *const no[] = {"false", "no", "off", "0"};
+  const char *p = skip_space(text);
+  size_t n = strlen(p);
+  while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+    n--;
+  for (size_t i = 0; i < 4; i++) {
+    if (strlen(yes[i]) == n && strncasecmp(p, yes[i], n) == 0)
+      return *out = true, true;
+    if (strlen(no[i]) == n && strncasecmp(p, no[i], n) == 0)
+      return *out = false, true;
+  }
+  return false;
+}
+
+/* Index of word (trimmed text) in "a|b|c", or -1. */
+static int choice_index(const char *choices, const char *text) {
+  const char *p = skip_space(text);
+  size_t n = strlen(p);
+  while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+    n--;
+  int idx = 0;
+  for (const char *c = choices; *c;) {
+    size_t len = strcspn(c, "|");
+    if (len == n && strncmp(c, p, n) == 0)
+      return idx;
+    c += len;
+    if (*c == '|')
+      c++;
+    idx++;
+  }
+  return -1;
+}
+
+/* Is count allowed by a FLOATS choices string like "2" or "1|3"? */
+static bool count_allowed(const char *choices, int count) {
+  for (const char *c = choices; *c;) {
+    if (atoi(c) == count)
+      return true;
+    c += strcspn(c, "|");
+    if (*c == '|')
+      c++;
+  }
+  return false;
+}
+
+/* Text of what an option accepts: "1..65536", "mmap|pread", ... */
+static void describe_allowed(const opt_def *d, char *buf, size_t len) {
+  switch (d->type) {
+  case T_INT:
+  case T_FLOAT:
+    snprintf(buf, len, "%s..%s", d->lo, d->hi);
+    break;
+  case T_SIZE:
+    snprintf(buf, len, "%s..%s (units B, KiB, MiB, GiB, TiB)", d->lo, d->hi);
+    break;
+  case T_FLOATS:
+    snprintf(buf, len, "%s comma-separated numbers in %s..%s", d->choices,
+             d->lo, d->hi);
+    break;
+  case T_ENUM:
+    snprintf(buf, len, "%s", d->choices);
+    break;
+  case T_BOOL:
+    snprintf(buf, len, "true|false");
+    break;
+  case T_STRING:
+    snprintf(buf, len, "any text");
+    break;
+  case T_STEPS:
+    snprintf(buf, len, "up to %d 'epoch:res' pairs, epochs increasing from 0",
+             SL_STEPS_MAX);
+    break;
+  }
+}
+
+static bool parse_steps(const char *text, sl_steps *out, char *why,
+                        size_t why_len) {
+  sl_steps st = {0};
+  const char *p = skip_space(text);
+  if (*p == '\0') {
+    *out = st;
+    return true;
+  }
+  while (*p) {
+    if (st.n == SL_STEPS_MAX) {
+      snprintf(why, why_len, "more than %d steps", SL_STEPS_MAX);
+      return false;
+    }
+    char *end;
+    errno = 0;
+    long long ep = strtoll(p, &end, 10);
+    if (end == p || errno || ep < 0) {
+      snprintf(why, why_len, "step %d: expected an epoch number", st.n + 1);
+      return false;
+    }
+    p = skip_space(end);
+    if (*p != ':') {
+      snprintf(why, why_len, "step %d: expected ':' after the epoch", st.n + 1);
+      return false;
+    }
+    p = skip_space(p + 1);
+    long long res = strtoll(p, &end, 10);
+    if (end == p || errno || res < 8 || res > 8192) {
+      snprintf(why, why_len, "step %d: resolution must be in 8..8192",
+               st.n + 1);
+      return false;
+    }
+    if (st.n == 0 && ep != 0) {
+      snprintf(why, why_len, "the first step must start at epoch 0");
+      return false;
+    }
+    if (st.n > 0 && ep <= st.v[st.n - 1].epoch) {
+      snprintf(why, why_len, "step %d: epochs must increase", st.n + 1);
+      return false;
+    }
+    st.v[st.n].epoch = ep;
+    st.v[st.n].res = res;
+    st.n++;
+    p = skip_space(end);
+    if (*p == ',')
+      p = skip_space(p + 1);
+    else if (*p != '\0') {
+      snprintf(why, why_len, "step %d: expected ',' between steps", st.n);
+      return false;
+    }
+  }
+  *out = st;
+  return true;
+}
+
+/* Parses text as option d into *out (not touching out->s ownership: a STRING
+ * result is returned freshly allocated in out->s). On failure writes why. */
+static bool parse_value(const opt_def *d, const char *text, opt_value *out,
+                        char *why, size_t why_len) {
+  char allowed[128];
+  describe_allowed(d, allowed, sizeof allowed);
+  why[0] = '\0';
+  switch (d->type) {
+  case T_INT: {
+    int64_t x, lo, hi;
+    parse_int(d->lo, &lo);
+    parse_int(d->hi, &hi);
+    if (!parse_int(text, &x) || x < lo || x > hi) {
+      snprintf(why, why_len, "expected an integer in %s", allowed);
+      return false;
+    }
+    out->u.i = x;
+    return true;
+  }
+  case T_SIZE: {
+    uint64_t x, lo, hi;
+    sl_parse_size(d->lo, &lo);
+    sl_parse_size(d->hi, &hi);
+    if (!sl_parse_size(text, &x) || x < lo || x > hi) {
+      snprintf(why, why_len, "expected a size in %s", allowed);
+      return false;
+    }
+    out->u.z = x;
+    return true;
+  }
+  case T_FLOAT: {
+    double x, lo, hi;
+    parse_double(d->lo, &lo);
+    parse_double(d->hi, &hi);
+    if (!parse_double(text, &x) || x < lo || x > hi) {
+      snprintf(why, why_len, "expected a number in %s", allowed);
+      return false;
+    }
+    out->u.f = x;
+    return true;
+  }
+  case T_FLOATS: {
+    double lo, hi;
+    parse_double(d->lo, &lo);
+    parse_double(d->hi, &hi);
+    int n = 0;
+    char item[64];
+    for (const char *p = text;;) {
+      size_t len = strcspn(p, ",");
+      double x;
+      if (n == SL_FLOATS_MAX || len >= sizeof item) {
+        snprintf(why, why_len, "expected %s", allowed);
+        return false;
+      }
+      memcpy(item, p, len);
+      item[len] = '\0';
+      if (!parse_double(item, &x) || x < lo || x > hi) {
+        snprintf(why, why_len, "item %d is not a number in %s..%s; expected %s",
+                 n + 1, d->lo, d->hi, allowed);
+        return false;
+      }
+      out->u.fl.v[n++] = x;
+      p += len;
+      if (*p != ',')
+        break;
+      p++;
+    }
+    if (!count_allowed(d->choices, n)) {
+      snprintf(why, why_len, "%d value%s given; expected %s", n,
+               n == 1 ? "" : "s", allowed);
+      return false;
+    }
+    out->u.fl.n = n;
+    return true;
+  }
+  case T_ENUM: {
+    int idx = choice_index(d->choices, text);
+    if (idx < 0) {
+      snprintf(why, why_len, "expected one of %s", allowed);
+      return false;
+    }
+    out->u.e = idx;
+    return true;
+  }
+  case T_BOOL:
+    if (!parse_bool(text, &out->u.b)) {
+      snprintf(why, why_len, "expected true or false");
+      return false;
+    }
+    return true;
+  case T_STRING: {
+    const char *p = skip_space(text);
+    out->s = strdup(p);
+    if (!out->s) {
+      snprintf(why, why_len, "out of memory");
+      return false;
+    }
+    return true;
+  }
+  case T_STEPS:
+    return parse_steps(text, &out->u.steps, why, why_len);
+  }
+  return false;
+}
+
+/* ---- Key lookup and suggestions ----------------------------------------- */
+
+static int find_key(const char *key) {
+  for (int i = 0; i < SL_OPT_COUNT_; i++)
+    if (strcmp(k_opts[i].key, key) == 0)
+      return i;
+  return -1;
+}
+
+/* Levenshtein distance, bounded to short strings (keys are < 64 bytes). */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63)
+    return (size_t)-1;
+  size_t row[64];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t cost = (a[i - 1] == b[j - 1]) ? 0 : 1;
+      size_t best = diag + cost;
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* The known key nearest to key, comparing whole keys and the part after the
+ * dot (so "[loader] path" suggests dataset.path); NULL if nothing is close. */
+static const char *nearest_key(const char *key) {
+  const char *best = NULL;
+  size_t best_d = (size_t)-1;
+  const char *dot = strchr(key, '.');
+  const char *leaf = dot ? dot + 1 : key;
+  for (int i = 0; i < SL_OPT_COUNT_; i++) {
+    size_t d = edit_distance(key, k_opts[i].key);
+    const char *kdot = strchr(k_opts[i].key, '.');
+    size_t dl = edit_distance(leaf, kdot + 1);
+    if (dl != (size_t)-1 && dl + 1 < d)
+      d = dl + 1;
+    if (d < best_d) {
+      best_d = d;
+      best = k_opts[i].key;
+    }
+  }
+  size_t limit = strlen(leaf) / 3 + 2;
+  return best_d <= limit ? best : NULL;
+}
+
+static sl_status unknown_key(sl_err *err, const char *where, const char *key) {
+  const char *near = nearest_key(key);
+  if (near)
+    return sl_err_set(err, SL_ECONFIG,
+                      "%sunknown key '%s' (did you mean %s?)", where, key,
+                      near);
+  return sl_err_set(err, SL_ECONFIG,
+                    "%sunknown key '%s' (`sluice config --list` shows them all)",
+                    where, key);
+}
+
+/* ---- Values: set, copy, free --------------------------------------------- */
+
+static void value_free(const opt_def *d, opt_value *v) {
+  if (d->type == T_STRING) {
+    free(v->s);
+    v->s = NULL;
+  }
+}
+
+/* Parses text into slot id of vals, replacing the old value on success. */
+static sl_status set_value(opt_value *vals, int id, const char *text,
+                           const char *where, sl_err *err) {
+  const opt_def *d = &k_opts[id];
+  opt_value nv = vals[id];
+  nv.s = NULL;
+  char why[256];
+  if (!parse_value(d, text, &nv, why, sizeof why))
+    return sl_err_set(err, SL_ECONFIG, "%s%s = '%s': %s", where, d->key, text,
+                      why);
+  value_free(d, &vals[id]);
+  vals[id] = nv;
+  return SL_OK;
+}
+
+static void values_free(opt_value *vals) {
+  for (int i = 0; i < SL_OPT_COUNT_; i++)
+    value_free(&k_opts[i], &vals[i]);
+}
+
+static bool values_copy(opt_value *dst, const opt_value *src) {
+  memcpy(dst, src, sizeof(opt_value) * SL_OPT_COUNT_);
+  bool ok = true;
+  for (int i = 0; i < SL_OPT_COUNT_; i++) {
+    if (k_opts[i].type == T_STRING) {
+      dst[i].s = src[i].s ? strdup(src[i].s) : NULL;
+      if (src[i].s && !dst[i].s)
+        ok = false;
+    }
+  }
+  return ok;
+}
+
+/* ---- Cross-field validation --------------------------------------------- */
+
+static sl_status validate_values(const opt_value *v, sl_err *err) {
+#define V(id) v[SL_OPT_##id]
+  if (V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i)
+    return sl_err_set(err, SL_ECONFIG,
+                      "resolution.min (%lld) must not exceed resolution.max "
+                      "(%lld)",
+                      (long long)V(RESOLUTION_MIN).u.i,
+                      (long long)V(RESOLUTION_MAX).u.i);
+  if (V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_LINEAR &&
+      V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i)
+    return sl_err_set(err, SL_ECONFIG,
+                      "resolution.start_epoch (%lld) must not exceed "
+                      "resolution.end_epoch (%lld)",
+                      (long long)V(RESOLUTION_START_EPOCH).u.i,
+                      (long long)V(RESOLUTION_END_EPOCH).u.i);
+  if (V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_STEPS &&
+      V(RESOLUTION_STEPS).u.steps.n == 0)
+    return sl_err_set(err, SL_ECONFIG,
+                      "resolution.schedule = steps needs resolution.steps "
+                      "(e.g. '0:128, 6:160, 12:224')");
+  if (V(LOADER_RANK).u.i >= V(LOADER_WORLD_SIZE).u.i)
+    return sl_err_set(err, SL_ECONFIG,
+                      "loader.rank (%lld) must be less than loader.world_size "
+                      "(%lld)",
+                      (long long)V(LOADER_RANK).u.i,
+                      (long long)V(LOADER_WORLD_SIZE).u.i);
+  if (V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1])
+    return sl_err_set(err, SL_ECONFIG,
+                      "augment.scale: the lower bound (%g) exceeds the upper "
+                      "(%g)",
+                      V(AUGMENT_SCALE).u.fl.v[0], V(AUGMENT_SCALE).u.fl.v[1]);
+  if (V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1])
+    return sl_err_set(err, SL_ECONFIG,
+                      "augment.ratio: the lower bound (%g) exceeds the upper "
+                      "(%g)",
+                      V(AUGMENT_RATIO).u.fl.v[0], V(AUGMENT_RATIO).u.fl.v[1]);
+  if (V(AUGMENT_MEAN).u.fl.n != V(AUGMENT_STD).u.fl.n)
+    return sl_err_set(err, SL_ECONFIG,
+                      "augment.mean has %d values but augment.std has %d",
+                      V(AUGMENT_MEAN).u.fl.n, V(AUGMENT_STD).u.fl.n);
+#undef V
+  return SL_OK;
+}
+
+/* ---- Public API ------------------------------------------------------------ */
+
+sl_status sl_config_create(sl_config **out) {
+  if (!out)
+    return SL_EINVAL;
+  *out = NULL;
+  sl_config *cfg = calloc(1, sizeof *cfg);
+  if (!cfg)
+    return SL_ENOMEM;
+  for (int i = 0; i < SL_OPT_COUNT_; i++) {
+    sl_status st = set_value(cfg->v, i, k_opts[i].def, "default: ", &cfg->err);
+    if (st != SL_OK) { /* a bad default is a bug in options.def */
+      values_free(cfg->v);
+      free(cfg);
+      return st;
+    }
+  }
+  *out = cfg;
+  return SL_OK;
+}
+
+void sl_config_destroy(sl_config *cfg) {
+  if (!cfg)
+    return;
+  values_free(cfg->v);
+  free(cfg);
+}
+
+sl_status sl_config_set(sl_config *cfg, const char *key, const char *value) {
+  if (!cfg)
+    return SL_EINVAL;
+  sl_err_clear(&cfg->err);
+  if (!key || !value)
+    return sl_err_set(&cfg->err, SL_EINVAL, "sl_config_set: NULL key or value");
+  int id = find_key(key);
+  if (id < 0)
+    return unknown_key(&cfg->err, "", key);
+  return set_value(cfg->v, id, value, "", &cfg->err);
+}
+
+sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
+                        size_t len) {
+  if (!cfg || !key || !buf || len == 0)
+    return SL_EINVAL;
+  int id = find_key(key);
+  if (id < 0)
+    return SL_ECONFIG;
+  const opt_def *d = &k_opts[id];
+  const opt_value *v = &cfg->v[id];
+  int n = 0;
+  switch (d->type) {
+  case T_INT:
+    n = snprintf(buf, len, "%lld", (long long)v->u.i);
+    break;
+  case T_SIZE: {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    uint64_t x = v->u.z;
+    int u = 0;
+    while (u < 4 && x != 0 && x % 1024 == 0) {
+      x /= 1024;
+      u++;
+    }
+    n = snprintf(buf, len, "%llu%s", (unsigned long long)x, units[u]);
+    break;
+  }
+  case T_FLOAT:
+    n = snprintf(buf, len, "%.17g", v->u.f);
+    break;
+  case T_FLOATS: {
+    size_t off = 0;
+    for (int i = 0; i < v->u.fl.n; i++) {
+      int k = snprintf(buf + off, len - off, "%s%.17g", i ? ", " : "",
+                       v->u.fl.v[i]);
+      if (k < 0 || (size_t)k >= len - off)
+        return SL_ETOOBIG;
+      off += (size_t)k;
+    }
+    return SL_OK;
+  }
+  case T_ENUM: {
+    const char *c = d->choices;
+    for (int i = 0; i < v->u.e; i++)
+      c += strcspn(c, "|") + 1;
+    n = snprintf(buf, len, "%.*s", (int)strcspn(c, "|"), c);
+    break;
+  }
+  case T_BOOL:
+    n = snprintf(buf, len, "%s", v->u.b ? "true" : "false");
+    break;
+  case T_STRING:
+    n = snprintf(buf, len, "%s", v->s ? v->s : "");
+    break;
+  case T_STEPS: {
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < v->u.steps.n; i++) {
+      int k = snprintf(buf + off, len - off, "%s%lld:%lld", i ? ", " : "",
+                       (long long)v->u.steps.v[i].epoch,
+                       (long long)v->u.steps.v[i].res);
+      if (k < 0 || (size_t)k >= len - off)
+        return SL_ETOOBIG;
+      off += (size_t)k;
+    }
+    return SL_OK;
+  }
+  }
+  return (n < 0 || (size_t)n >= len) ? SL_ETOOBIG : SL_OK;
+}
+
+sl_status sl_config_validate(sl_config *cfg) {
+  if (!cfg)
+    return SL_EINVAL;
+  sl_err_clear(&cfg->err);
+  return validate_values(cfg->v, &cfg->err);
+}
+
+void sl_config_set_log(sl_config *cfg, sl_log_fn fn, void *user) {
+  if (!cfg)
+    return;
+  cfg->log_fn = fn;
+  cfg->log_user = user;
+}
+
+const char *sl_config_errmsg(const sl_config *cfg) {
+  return cfg ? cfg->err.msg : "NULL config";
+}
+
+size_t sl_option_count(void) { return SL_OPT_COUNT_; }
+
+sl_status sl_option_info_get(size_t i, sl_option_info *out) {
+  if (i >= SL_OPT_COUNT_ || !out)
+    return SL_EINVAL;
+  const opt_def *d = &k_opts[i];
+  out->key = d->key;
+  out->type = k_type_names[d->type];
+  out->default_value = d->def;
+  describe_allowed(d, out->allowed, sizeof out->allowed);
+  out->help = d->help;
+  return SL_OK;
+}
+
+/* ---- INI loading ----------------------------------------------------------
+ * inih calls the handler per "key = value"; a reader wrapper counts lines so
+ * each message names its line (Debian builds inih without
+ * INI_HANDLER_LINENO). The file is applied to a copy of the values, which
+ * replaces the config's only if the whole file is good. */
+
+typedef struct ini_ctx {
+  const char *name;
+  opt_value vals[SL_OPT_COUNT_];
+  int line_of[SL_OPT_COUNT_]; /* line where each key was set, 0 if not */
+  int line;                   /* line the reader returned last */
+  FILE *file;                 /* for the file reader */
+  const char *text;           /* for the string reader */
+  sl_err err;
+  int errors;
+} ini_ctx;
+
+static char *ini_file_reader(char *str, int num, void *stream) {
+  ini_ctx *ctx = stream;
+  char *r = fgets(str, num, ctx->file);
+  if (r)
+    ctx->line++;
+  return r;
+}
+
+static char *ini_string_reader(char *str, int num, void *stream) {
+  ini_ctx *ctx = stream;
+  if (!ctx->text || *ctx->text == '\0' || num < 2)
+    return NULL;
+  size_t len = strcspn(ctx->text, "\n");
+  if (ctx->text[len] == '\n')
+    len++;
+  if (len > (size_t)num - 1)
+    len = (size_t)num - 1;
+  memcpy(str, ctx->text, len);
+  str[len] = '\0';
+  ctx->text += len;
+  ctx->line++;
+  return str;
+}
+
+static int on_ini_entry(void *user, const char *section, const char *name,
+                       const char *value) {
+  ini_ctx *ctx = user;
+  if (ctx->errors > 0)
+    return 1; /* report the first error only: later ones may be its echoes */
+  char where[320];
+  snprintf(where, sizeof where, "%s:%d: ", ctx->name, ctx->line);
+  char key[256];
+  if (section[0] == '\0') {
+    ctx->errors++;
+    sl_err_set(&ctx->err, SL_ECONFIG,
+               "%skey '%s' is outside any [section]", where, name);
+    return 0;
+  }
+  snprintf(key, sizeof key, "%s.%s", section, name);
+  int id = find_key(key);
+  if (id < 0) {
+    ctx->errors++;
+    unknown_key(&ctx->err, where, key);
+    return 0;
+  }
+  if (ctx->line_of[id]) {
+    ctx->errors++;
+    sl_err_set(&ctx->err, SL_ECONFIG,
+               "%sduplicate key %s (first set on line %d)", where, key,
+               ctx->line_of[id]);
+    return 0;
+  }
+  ctx->line_of[id] = ctx->line;
+  if (set_value(ctx->vals, id, value, where, &ctx->err) != SL_OK) {
+    ctx->errors++;
+    return 0;
+  }
+  return 1;
+}
+
+static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
+  if (!values_copy(ctx->vals, cfg->v)) {
+    values_free(ctx->vals);
+    return sl_err_set(&cfg->err, SL_ENOMEM, "%s: out of memory", ctx->name);
+  }
+  int rc = ini_parse_stream(reader, ctx, on_ini_entry, ctx);
+  sl_status st = SL_OK;
+  if (ctx->errors > 0) {
+    cfg->err = ctx->err;
+    st = ctx->err.code;
+  } else if (rc > 0) {
+    st = sl_err_set(&cfg->err, SL_ECONFIG,
+                    "%s:%d: syntax error (expected '[section]' or "
+                    "'key = value')",
+                    ctx->name, rc);
+  } else if (rc < 0) {
+    st = sl_err_set(&cfg->err, SL_ENOMEM, "%s: parser out of memory",
+                    ctx->name);
+  } else if (validate_values(ctx->vals, &cfg->err) != SL_OK) {
+    st = sl_err_prefix(&cfg->err, "%s: ", ctx->name);
+  }
+  if (st == SL_OK) {
+    values_free(cfg->v);
+    memcpy(cfg->v, ctx->vals, sizeof cfg->v);
+  } else {
+    values_free(ctx->vals);
+  }
+  return st;
+}
+
+sl_status sl_config_load_ini(sl_config *cfg, const char *path) {
+  if (!cfg)
+    return SL_EINVAL;
+  sl_err_clear(&cfg->err);
+  if (!path)
+    return sl_err_set(&cfg->err, SL_EINVAL, "sl_config_load_ini: NULL path");
+  ini_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return sl_err_set(&cfg->err, SL_ENOMEM, "%s: out of memory", path);
+  ctx->name = path;
+  ctx->file = fopen(path, "r");
+  if (!ctx->file) {
+    sl_status st = sl_err_errno(&cfg->err, SL_EIO, errno, "%s", path);
+    free(ctx);
+    return st;
+  }
+  sl_status st = load_ini(cfg, ctx, ini_file_reader);
+  if (st == SL_OK && ferror(ctx->file))
+    st = sl_err_set(&cfg->err, SL_EIO, "%s: read error", path);
+  fclose(ctx->file);
+  free(ctx);
+  return st;
+}
+
+sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
+                                    const char *name) {
+  if (!cfg)
+    return SL_EINVAL;
+  sl_err_clear(&cfg->err);
+  if (!text)
+    return sl_err_set(&cfg->err, SL_EINVAL,
+                      "sl_config_load_ini_string: NULL text");
+  ini_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return sl_err_set(&cfg->err, SL_ENOMEM, "out of memory");
+  ctx->name = name ? name : "<string>";
+  ctx->text = text;
+  sl_status st = load_ini(cfg, ctx, ini_string_reader);
+  free(ctx);
+  return st;
+}
+
+/* ---- Internal getters ------------------------------------------------------ */
+
+int64_t sl_cfg_int(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.i; }
+uint64_t sl_cfg_size(const sl_config *cfg, sl_opt id) {
+  return cfg->v[id].u.z;
+}
+double sl_cfg_float(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.f; }
+const double *sl_cfg_floats(const sl_config *cfg, sl_opt id, int *n) {
+  if (n)
+    *n = cfg->v[id].u.fl.n;
+  return cfg->v[id].u.fl.v;
+}
+int sl_cfg_enum(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.e; }
+bool sl_cfg_bool(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.b; }
+const char *sl_cfg_str(const sl_config *cfg, sl_opt id) {
+  return cfg->v[id].s ? cfg->v[id].s : "";
+}
+const sl_steps *sl_cfg_steps(const sl_config *cfg, sl_opt id) {
+  return &cfg->v[id].u.steps;
+}
+void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user) {
+  *fn = cfg->log_fn;
+  *user = cfg->log_user;
+}

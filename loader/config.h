@@ -1,0 +1,77 @@
+/* Internal view of sl_config: option ids and typed getters.
+ *
+ * The library reads options through these getters, by id, so a misspelt
+ * option is a compile error rather than a silent default. */
+#ifndef SLUICE_LOADER_CONFIG_H
+#define SLUICE_LOADER_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loader/options.def"
+#include "sluice.h"
+
+typedef enum sl_opt {
+#define SL_OPT_ID_(id, key, type, def, lo, hi, choices, help) SL_OPT_##id,
+  SL_OPTIONS(SL_OPT_ID_)
+#undef SL_OPT_ID_
+      SL_OPT_COUNT_
+} sl_opt;
+
+/* Enum options, in the order of their choices in options.def. */
+typedef enum { SL_FORMAT_AUTO, SL_FORMAT_LMDB, SL_FORMAT_HDF5 } sl_format_kind;
+typedef enum { SL_ORDER_SEQUENTIAL, SL_ORDER_RANDOM, SL_ORDER_QUASI } sl_order;
+typedef enum { SL_IO_MMAP, SL_IO_PREAD, SL_IO_URING, SL_IO_AUTO } sl_io_kind;
+typedef enum { SL_ON_ERROR_FAIL, SL_ON_ERROR_SKIP } sl_on_error;
+typedef enum { SL_MODE_TRAIN, SL_MODE_EVAL } sl_mode;
+typedef enum {
+  SL_SCHEDULE_CONSTANT,
+  SL_SCHEDULE_LINEAR,
+  SL_SCHEDULE_STEPS
+} sl_schedule_kind;
+typedef enum { SL_CROP_RANDOM_RESIZED, SL_CROP_CENTER, SL_CROP_NONE } sl_crop;
+typedef enum {
+  SL_OUT_U8,
+  SL_OUT_FP16,
+  SL_OUT_BF16,
+  SL_OUT_FP32
+} sl_out_dtype;
+typedef enum { SL_OUT_NCHW, SL_OUT_NHWC } sl_out_layout;
+typedef enum { SL_FILTER_BOX, SL_FILTER_BILINEAR } sl_filter;
+typedef enum {
+  SL_BACKEND_AUTO,
+  SL_BACKEND_CUDA,
+  SL_BACKEND_HOST
+} sl_backend_kind;
+
+#define SL_FLOATS_MAX 4
+#define SL_STEPS_MAX 64
+
+typedef struct sl_step {
+  int64_t epoch;
+  int64_t res;
+} sl_step;
+
+typedef struct sl_steps {
+  int n;
+  sl_step v[SL_STEPS_MAX];
+} sl_steps;
+
+int64_t sl_cfg_int(const sl_config *cfg, sl_opt id);
+uint64_t sl_cfg_size(const sl_config *cfg, sl_opt id);
+double sl_cfg_float(const sl_config *cfg, sl_opt id);
+/* The list's values; *n receives its length (1..SL_FLOATS_MAX). */
+const double *sl_cfg_floats(const sl_config *cfg, sl_opt id, int *n);
+int sl_cfg_enum(const sl_config *cfg, sl_opt id);
+bool sl_cfg_bool(const sl_config *cfg, sl_opt id);
+/* Never NULL; "" when unset. */
+const char *sl_cfg_str(const sl_config *cfg, sl_opt id);
+const sl_steps *sl_cfg_steps(const sl_config *cfg, sl_opt id);
+/* The log callback set with sl_config_set_log (fn NULL when none). */
+void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user);
+
+/* Parses a size with an optional unit: "4096", "64KiB", "1.5 GiB", "2GB".
+ * Binary units (KiB..TiB, and K/M/G/T) and decimal ones (kB/KB..TB). */
+bool sl_parse_size(const char *text, uint64_t *out);
+
+#endif

@@ -1,0 +1,273 @@
+/* sl_config: parsing of every type, INI errors with file:line, suggestions,
+ * duplicates, atomic application and cross-field validation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "loader/config.h"
+#include "sluice.h"
+
+static int setup(void **state) {
+  sl_config *cfg;
+  if (sl_config_create(&cfg) != SL_OK)
+    return -1;
+  *state = cfg;
+  return 0;
+}
+
+static int teardown(void **state) {
+  sl_config_destroy(*state);
+  return 0;
+}
+
+static void check_value(sl_config *cfg, const char *key, const char *want) {
+  char buf[256];
+  assert_int_equal(sl_config_get(cfg, key, buf, sizeof buf), SL_OK);
+  assert_string_equal(buf, want);
+}
+
+static void test_defaults(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 256);
+  assert_int_equal(sl_cfg_enum(cfg, SL_OPT_LOADER_ORDER), SL_ORDER_QUASI);
+  assert_true(sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST));
+  assert_int_equal(sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), 1ull << 30);
+  int n;
+  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &n);
+  assert_int_equal(n, 3);
+  assert_true(mean[1] == 0.456);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), "");
+  assert_int_equal(sl_config_validate(cfg), SL_OK);
+  /* Every option in the table round-trips through get and set. */
+  for (size_t i = 0; i < sl_option_count(); i++) {
+    sl_option_info info;
+    assert_int_equal(sl_option_info_get(i, &info), SL_OK);
+    assert_non_null(strchr(info.key, '.'));
+    assert_true(strlen(info.help) > 10);
+    char buf[512];
+    assert_int_equal(sl_config_get(cfg, info.key, buf, sizeof buf), SL_OK);
+    assert_int_equal(sl_config_set(cfg, info.key, buf), SL_OK);
+  }
+  sl_option_info info;
+  assert_int_equal(sl_option_info_get(sl_option_count(), &info), SL_EINVAL);
+}
+
+static void test_set_each_type(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(sl_config_set(cfg, "loader.batch_size", " 64 "), SL_OK);
+  assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 64);
+  assert_int_equal(sl_config_set(cfg, "device.vram_budget", "512 MiB"), SL_OK);
+  assert_int_equal(sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), 512u << 20);
+  check_value(cfg, "device.vram_budget", "512MiB");
+  assert_int_equal(sl_config_set(cfg, "device.vram_budget", "1.5GiB"), SL_OK);
+  check_value(cfg, "device.vram_budget", "1536MiB");
+  assert_int_equal(sl_config_set(cfg, "device.vram_budget", "2GB"), SL_OK);
+  assert_int_equal(sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), 2000000000ull);
+  assert_int_equal(sl_config_set(cfg, "augment.flip", "0.25"), SL_OK);
+  assert_true(sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP) == 0.25);
+  assert_int_equal(sl_config_set(cfg, "augment.mean", "0.5"), SL_OK);
+  int n;
+  sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &n);
+  assert_int_equal(n, 1);
+  assert_int_equal(sl_config_set(cfg, "augment.dtype", "bf16"), SL_OK);
+  assert_int_equal(sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE), SL_OUT_BF16);
+  assert_int_equal(sl_config_set(cfg, "loader.drop_last", "No"), SL_OK);
+  assert_false(sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST));
+  assert_int_equal(sl_config_set(cfg, "dataset.path", "/data/x.lmdb"), SL_OK);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), "/data/x.lmdb");
+  assert_int_equal(
+      sl_config_set(cfg, "resolution.steps", "0:128, 6:160,12 : 224"), SL_OK);
+  const sl_steps *st = sl_cfg_steps(cfg, SL_OPT_RESOLUTION_STEPS);
+  assert_int_equal(st->n, 3);
+  assert_int_equal(st->v[2].epoch, 12);
+  assert_int_equal(st->v[2].res, 224);
+  check_value(cfg, "resolution.steps", "0:128, 6:160, 12:224");
+}
+
+/* A bad value is rejected with the key, the value and what is allowed; the
+ * old value stays. */
+static void test_bad_values(void **state) {
+  sl_config *cfg = *state;
+  static const struct {
+    const char *key, *value, *needle;
+  } cases[] = {
+      {"loader.batch_size", "abc", "expected an integer in 1..65536"},
+      {"loader.batch_size", "0", "1..65536"},
+      {"loader.batch_size", "12x", "integer"},
+      {"loader.batch_size", "", "integer"},
+      {"loader.batch_size", "99999999999999999999", "integer"},
+      {"device.vram_budget", "1 parsec", "expected a size"},
+      {"device.vram_budget", "-5MiB", "size"},
+      {"device.vram_budget", "100", "1MiB..1TiB"},
+      {"augment.flip", "1.5", "0.0..1.0"},
+      {"augment.flip", "nan", "number"},
+      {"augment.scale", "0.5", "1 value given; expected 2"},
+      {"augment.scale", "0.1, x", "item 2"},
+      {"augment.mean", "1,2", "2 values given; expected 1|3"},
+      {"augment.mean", "1,2,3,4,5", "expected"},
+      {"augment.dtype", "int8", "one of u8|fp16|bf16|fp32"},
+      {"loader.drop_last", "maybe", "true or false"},
+      {"resolution.steps", "1:128", "epoch 0"},
+      {"resolution.steps", "0:128, 0:160", "increase"},
+      {"resolution.steps", "0:4", "8..8192"},
+      {"resolution.steps", "0-128", "':'"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char before[256];
+    assert_int_equal(
+        sl_config_get(cfg, cases[i].key, before, sizeof before), SL_OK);
+    assert_int_equal(sl_config_set(cfg, cases[i].key, cases[i].value),
+                     SL_ECONFIG);
+    const char *msg = sl_config_errmsg(cfg);
+    if (!strstr(msg, cases[i].needle) || !strstr(msg, cases[i].key))
+      fail_msg("%s = '%s': message '%s' lacks '%s'", cases[i].key,
+               cases[i].value, msg, cases[i].needle);
+    check_value(cfg, cases[i].key, before);
+  }
+}
+
+static void test_unknown_key_suggests(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(sl_config_set(cfg, "loader.batchsize", "4"), SL_ECONFIG);
+  assert_non_null(
+      strstr(sl_config_errmsg(cfg), "did you mean loader.batch_size?"));
+  assert_int_equal(sl_config_set(cfg, "loader.path", "x"), SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "did you mean dataset.path?"));
+  assert_int_equal(sl_config_set(cfg, "zzz.qqqqqqqqq", "x"), SL_ECONFIG);
+  assert_null(strstr(sl_config_errmsg(cfg), "did you mean"));
+  char buf[8];
+  assert_int_equal(sl_config_get(cfg, "nope", buf, sizeof buf), SL_ECONFIG);
+  assert_int_equal(sl_config_get(cfg, "dataset.format", buf, 2), SL_ETOOBIG);
+}
+
+static const char *k_good_ini =
+    "; a training config\n"
+    "[dataset]\n"
+    "path = train.lmdb ; inline comment\n"
+    "\n"
+    "[loader]\n"
+    "batch_size = 128\n"
+    "order = random\n"
+    "[resolution]\n"
+    "schedule = linear\n"
+    "min = 160\n"
+    "max = 192\n"
+    "start_epoch = 11\n"
+    "end_epoch = 13\n"
+    "[device]\n"
+    "vram_budget = 2GiB\n";
+
+static void test_ini_string(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(sl_config_load_ini_string(cfg, k_good_ini, "good.ini"),
+                   SL_OK);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), "train.lmdb");
+  assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 128);
+  assert_int_equal(sl_cfg_enum(cfg, SL_OPT_RESOLUTION_SCHEDULE),
+                   SL_SCHEDULE_LINEAR);
+  assert_int_equal(sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), 2ull << 30);
+}
+
+/* Each bad file names file:line and the problem, and changes nothing. */
+static void test_ini_errors_atomic(void **state) {
+  sl_config *cfg = *state;
+  static const struct {
+    const char *text, *needle;
+  } cases[] = {
+      {"[loader]\nbatch_size = 64\nbatchsize = 3\n",
+       "t.ini:3: unknown key 'loader.batchsize' (did you mean "
+       "loader.batch_size?)"},
+      {"[loader]\nbatch_size = 64\n\nbatch_size = 32\n",
+       "t.ini:4: duplicate key loader.batch_size (first set on line 2)"},
+      {"[loader]\nbatch_size = 64\nworkers = lots\n",
+       "t.ini:3: loader.workers = 'lots': expected an integer in 0..1024"},
+      {"batch_size = 3\n", "t.ini:1: key 'batch_size' is outside any"},
+      {"[loader]\nbatch_size = 64\nthis is not ini\n",
+       "t.ini:3: syntax error"},
+      {"[loader]\nbatch_size = 64\n[resolution]\nmin = 300\nmax = 200\n",
+       "t.ini: resolution.min (300) must not exceed resolution.max (200)"},
+      {"[loader]\nrank = 2\nworld_size = 2\n",
+       "loader.rank (2) must be less than loader.world_size (2)"},
+      {"[resolution]\nschedule = steps\n", "needs resolution.steps"},
+      {"[augment]\nscale = 0.9, 0.1\n", "augment.scale: the lower bound"},
+      {"[augment]\nmean = 0.5\n", "augment.mean has 1 values but augment.std"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_int_equal(sl_config_load_ini_string(cfg, cases[i].text, "t.ini"),
+                     SL_ECONFIG);
+    if (!strstr(sl_config_errmsg(cfg), cases[i].needle))
+      fail_msg("case %zu: '%s' lacks '%s'", i, sl_config_errmsg(cfg),
+               cases[i].needle);
+    /* Atomic: the good lines before the bad one were not applied. */
+    assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 256);
+  }
+}
+
+static void test_ini_file(void **state) {
+  sl_config *cfg = *state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_config_%d.ini", tmp ? tmp : "/tmp",
+           (int)getpid());
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(k_good_ini, f);
+  fputs("[augment]\ndtyp = fp32\n", f);
+  fclose(f);
+  assert_int_equal(sl_config_load_ini(cfg, path), SL_ECONFIG);
+  char want[600];
+  snprintf(want, sizeof want,
+           "%s:17: unknown key 'augment.dtyp' (did you mean augment.dtype?)",
+           path);
+  assert_string_equal(sl_config_errmsg(cfg), want);
+  unlink(path);
+  assert_int_equal(sl_config_load_ini(cfg, path), SL_EIO);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "No such file"));
+}
+
+static void test_size_parser(void **state) {
+  (void)state;
+  uint64_t x;
+  assert_true(sl_parse_size("4096", &x) && x == 4096);
+  assert_true(sl_parse_size("4 KiB", &x) && x == 4096);
+  assert_true(sl_parse_size("4K", &x) && x == 4096);
+  assert_true(sl_parse_size("4kB", &x) && x == 4000);
+  assert_true(sl_parse_size("1TiB", &x) && x == (1ull << 40));
+  assert_false(sl_parse_size("0.5", &x));
+  assert_false(sl_parse_size("1 GiB extra", &x));
+  assert_false(sl_parse_size("1e30 TiB", &x));
+  assert_false(sl_parse_size("", &x));
+}
+
+static void test_null_args(void **state) {
+  (void)state;
+  assert_int_equal(sl_config_create(NULL), SL_EINVAL);
+  sl_config_destroy(NULL);
+  assert_int_equal(sl_config_set(NULL, "a", "b"), SL_EINVAL);
+  assert_int_equal(sl_config_load_ini(NULL, "x"), SL_EINVAL);
+  sl_config *cfg = *state;
+  assert_int_equal(sl_config_set(cfg, NULL, "b"), SL_EINVAL);
+  assert_int_equal(sl_config_load_ini_string(cfg, NULL, NULL), SL_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_set_each_type, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unknown_key_suggests, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_ini_string, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ini_errors_atomic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ini_file, setup, teardown),
+      cmocka_unit_test(test_size_parser),
+      cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
