@@ -1,0 +1,71 @@
+/* The per-sample pipeline: encoded bytes in, one augmented sample out.
+ *
+ *   probe → choose crop (random-resized | center | none) → choose the DCT
+ *   scale → decode the crop region at that scale → resize to out_h×out_w
+ *   (libyuv) → flip → convert (u8/fp16/bf16/fp32, mean/std, NCHW/NHWC) into
+ *   the caller's destination (a batch slot).
+ *
+ * Every random draw comes from sl_rng_for(seed, epoch, sample_index), so a
+ * sample's output depends only on (bytes, params, seed, epoch, index,
+ * out_h, out_w), never on the thread or the order.
+ *
+ * Thread safety: an sl_pipeline is one worker's scratch; use each from one
+ * thread at a time. sl_aug_params is read-only and shared.
+ *
+ * Memory: sl_pipeline_create allocates all scratch once, sized from
+ * max_out_side (the schedule's largest resolution) and max_pixels; nothing is
+ * allocated per sample. The bound is stated in pipeline.c. */
+#ifndef SLUICE_AUGMENT_PIPELINE_H
+#define SLUICE_AUGMENT_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "loader/config.h"
+
+typedef struct sl_aug_params {
+  sl_crop crop;
+  double scale[2];     /* random_resized: area fraction range */
+  double ratio[2];     /* random_resized: aspect range (w/h) */
+  double flip;         /* probability */
+  double center_ratio; /* center: crop = res / center_ratio of shorter side */
+  int channels;        /* 3 (RGB) or 1 (gray); output channels */
+  float mean[3];
+  float std[3];
+  sl_out_dtype dtype;
+  sl_out_layout layout;
+  sl_filter filter;
+  uint64_t max_pixels; /* decompression-bomb guard */
+} sl_aug_params;
+
+/* Fills params from a validated config (augment.*, decode.*). */
+void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg);
+
+/* Bytes one sample occupies at out_h × out_w in params' dtype. */
+size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w);
+
+typedef struct sl_pipeline sl_pipeline;
+
+sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
+                             int max_out_side, sl_err *err);
+void sl_pipeline_destroy(sl_pipeline *pl);
+
+/* Runs the whole pipeline on one sample and writes sl_aug_sample_bytes()
+ * bytes to dst. codec is an sl_codec (formats/source.h); for SL_CODEC_RAW,
+ * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
+ * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over
+ * max_pixels), SL_EUNSUPPORTED; the pipeline stays usable after any error. */
+sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
+                          int codec, int raw_h, int raw_w, int raw_c,
+                          uint64_t seed, uint64_t epoch, uint64_t sample_index,
+                          int out_h, int out_w, void *dst, sl_err *err);
+
+/* Per-stage nanoseconds accumulated by this pipeline (for loader stats). */
+typedef struct sl_pipeline_times {
+  uint64_t decode_ns;
+  uint64_t augment_ns;
+} sl_pipeline_times;
+void sl_pipeline_times_get(const sl_pipeline *pl, sl_pipeline_times *out);
+
+#endif

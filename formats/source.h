@@ -1,0 +1,81 @@
+/* A dataset source: one open LMDB or HDF5 file, indexed once at open.
+ *
+ * After sl_source_open returns, no LMDB transaction and no HDF5 call is
+ * made: every sample's bytes sit at a known offset of the file, read either
+ * from a read-only map (zero-copy) or with pread into the caller's buffer.
+ *
+ * Thread safety: a source is immutable after open and shared read-only by
+ * all worker threads; every function but open/close may be called
+ * concurrently. Close only once no other thread uses it.
+ *
+ * Memory: the index holds SL_SAMPLE_INFO_BYTES (24) bytes per sample,
+ * allocated once at open, plus the class names. The map is address space,
+ * not resident memory. */
+#ifndef SLUICE_FORMATS_SOURCE_H
+#define SLUICE_FORMATS_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "loader/config.h"
+
+/* How a sample's payload is encoded. Values are stored on disk: stable. */
+typedef enum sl_codec {
+  SL_CODEC_JPEG = 1,
+  SL_CODEC_PNG = 2,
+  SL_CODEC_RAW = 3 /* u8 HWC array of height*width*channels bytes */
+} sl_codec;
+
+/* One index entry: 24 bytes. offset is absolute in the file. */
+typedef struct sl_sample_info {
+  uint64_t offset;   /* payload's first byte in the file */
+  uint32_t length;   /* payload bytes */
+  int32_t label;     /* class index, or -1 when unlabelled */
+  uint16_t height;   /* stored image size, as the writer recorded it */
+  uint16_t width;
+  uint8_t codec;     /* sl_codec */
+  uint8_t channels;  /* 1 or 3 */
+  uint16_t reserved;
+} sl_sample_info;
+#define SL_SAMPLE_INFO_BYTES 24
+
+typedef struct sl_source sl_source;
+
+/* Opens path, detecting the format when fmt is SL_FORMAT_AUTO, and indexes
+ * it. io chooses how sl_source_read gets bytes: SL_IO_MMAP maps the file
+ * (MADV_RANDOM), SL_IO_PREAD reads into the caller's buffer; other values
+ * are treated as SL_IO_PREAD by this layer (the loader's I/O engines build on
+ * sl_source_fd and the index). Errors: SL_EIO (cannot open/read/map),
+ * SL_EFORMAT (bad magic, version, layout, truncated file, out-of-range
+ * offsets: the message names the file, sample index or key and says to
+ * re-create the file with `sluice pack`), SL_ENOMEM. */
+sl_status sl_source_open(sl_source **out, const char *path,
+                         sl_format_kind fmt, sl_io_kind io, sl_err *err);
+void sl_source_close(sl_source *src);
+
+uint64_t sl_source_count(const sl_source *src);
+/* Entry i < count. Never fails: the index was validated at open. */
+const sl_sample_info *sl_source_info(const sl_source *src, uint64_t i);
+/* The largest payload length of any sample: size pread buffers with it. */
+uint32_t sl_source_max_length(const sl_source *src);
+/* Number of classes and the name of class c (NULL if out of range). */
+uint32_t sl_source_class_count(const sl_source *src);
+const char *sl_source_class_name(const sl_source *src, uint32_t c);
+/* "lmdb" or "hdf5", and the on-disk layout version. */
+const char *sl_source_format_name(const sl_source *src);
+uint32_t sl_source_layout_version(const sl_source *src);
+/* The open file descriptor (for io_uring, fadvise) and the file's size. */
+int sl_source_fd(const sl_source *src);
+uint64_t sl_source_file_size(const sl_source *src);
+
+/* Gets sample i's payload. With a mapped source *data points into the map
+ * and buf is not touched; otherwise the payload is pread into buf (cap bytes,
+ * at least the sample's length) and *data == buf. Errors: SL_EINVAL (i out of
+ * range, cap too small), SL_EIO (a short or failed read: message names the
+ * file and sample). */
+sl_status sl_source_read(const sl_source *src, uint64_t i, void *buf,
+                         size_t cap, const uint8_t **data, size_t *len,
+                         sl_err *err);
+
+#endif
