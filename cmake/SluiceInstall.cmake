@@ -21,5 +21,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
 # The static library's private dependencies must reach the consumer's link line.
 set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng inih liburing")
 set(SLUICE_PC_LIBS_PRIVATE "-lyuv -lpthread -lm")
+file(RELATIVE_PATH SLUICE_PC_REL_INCLUDEDIR
+  "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix/${CMAKE_INSTALL_INCLUDEDIR}")
 configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

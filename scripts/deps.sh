@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages sluice needs (as root), or prints the exact
+# apt-get line (otherwise). Idempotent: does nothing when all are present.
+# Usage: scripts/deps.sh [--extra]   (--extra adds the sanitizer/fuzz/MPI/peer tools)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  liblmdb-dev lmdb-utils           # LMDB reader/writer; mdb_stat for tests
+  libhdf5-dev hdf5-tools           # HDF5 (hdf5-serial); h5dump/h5ls for tests
+  libjpeg62-turbo-dev libturbojpeg0-dev  # libjpeg API + TurboJPEG
+  libpng-dev                       # PNG codec
+  libyuv-dev                       # resize/convert
+  libinih-dev                      # INI config parser
+  liburing-dev                     # io_uring reads
+  libcmocka-dev                    # tests
+)
+if [[ "${1:-}" == "--extra" ]]; then
+  packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang
+             libopenmpi-dev openmpi-bin # the MPI sharding example and its test
+             python3-matplotlib)        # bench plots
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+if [[ $(id -u) -eq 0 ]]; then
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "deps: missing Debian packages; run as root:" >&2
+  echo "  apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

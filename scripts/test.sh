@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Quick start command 2: install what is missing, build with -Werror, run the
+# whole test suite (everything but GPU-only tests). Idempotent.
+# Usage: scripts/test.sh [BUILD_DIR]   (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh --extra
+build=${1:-build}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON >/dev/null
+ninja -C "$build"
+cd "$build"
+ctest -LE gpu --output-on-failure -j2
