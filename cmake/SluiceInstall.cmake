@@ -1,6 +1,10 @@
 # Installs the header, the library, the CLI, a CMake package and sluice.pc.
 include(CMakePackageConfigHelpers)
 
+# The static library's private dependencies must reach the consumer's link line.
+set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng inih liburing")
+set(SLUICE_PC_LIBS_PRIVATE "-lyuv -lpthread -lm")
+
 install(TARGETS sluice EXPORT sluiceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -18,9 +22,6 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/sluiceConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/sluice)
 
-# The static library's private dependencies must reach the consumer's link line.
-set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng inih liburing")
-set(SLUICE_PC_LIBS_PRIVATE "-lyuv -lpthread -lm")
 file(RELATIVE_PATH SLUICE_PC_REL_INCLUDEDIR
   "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix/${CMAKE_INSTALL_INCLUDEDIR}")
 configure_file(cmake/sluice.pc.in ${CMAKE_CURRENT_BINARY_DIR}/sluice.pc @ONLY)

@@ -20,7 +20,9 @@ LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:$prefix/lib/x86_64-linux-gnu" \
 
 # 2. pkg-config
 pcdir=$(dirname "$(find "$prefix" -name sluice.pc | head -n1)")
-flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs sluice)
+static=
+[[ -e "$pcdir/../libsluice.so" ]] || static=--static   # a static libsluice needs its private deps
+flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config $static --cflags --libs sluice)
 cc -std=c11 -Wall -Werror -o "$scratch/pc-consumer" "$src/tests/install/consumer/main.c" $flags
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:$prefix/lib/x86_64-linux-gnu" \
   "$scratch/pc-consumer"
