@@ -1,0 +1,103 @@
+/* `sluice config`, `--version` and `help` as a user runs them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sluice.h"
+#include "tests/tools/cli_run.h"
+
+static char g_out[1 << 16]; /* test-local output buffer */
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void tmp_path(char *buf, size_t len, const char *name) {
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(buf, len, "%s/%d-%s", tmp ? tmp : "/tmp", (int)getpid(), name);
+}
+
+static void test_check_typo_fails_with_line_and_suggestion(void **state) {
+  (void)state;
+  char path[512], args[600], want[700];
+  tmp_path(path, sizeof path, "typo.ini");
+  write_file(path, "[dataset]\npath = x.lmdb\n[loader]\nbatch_sise = 64\n");
+  snprintf(args, sizeof args, "config --check '%s'", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  snprintf(want, sizeof want,
+           "%s:4: unknown key 'loader.batch_sise' (did you mean "
+           "loader.batch_size?)",
+           path);
+  if (!strstr(g_out, want))
+    fail_msg("output '%s' lacks '%s'", g_out, want);
+  unlink(path);
+}
+
+static void test_check_valid_file_passes(void **state) {
+  (void)state;
+  char path[512], args[600];
+  tmp_path(path, sizeof path, "good.ini");
+  write_file(path, "[loader]\nbatch_size = 64\n[resolution]\nschedule = "
+                   "linear\nmin = 128\nmax = 192\nstart_epoch = 2\n"
+                   "end_epoch = 5\n");
+  snprintf(args, sizeof args, "config --check '%s'", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_non_null(strstr(g_out, ": ok"));
+  snprintf(args, sizeof args, "config --show '%s'", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_non_null(strstr(g_out, "loader.batch_size = 64\n"));
+  assert_non_null(strstr(g_out, "resolution.schedule = linear\n"));
+  unlink(path);
+  snprintf(args, sizeof args, "config --check '%s'", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "No such file"));
+}
+
+static void test_list_has_every_key(void **state) {
+  (void)state;
+  assert_int_equal(cli_run("config --list", g_out, sizeof g_out), 0);
+  for (size_t i = 0; i < sl_option_count(); i++) {
+    sl_option_info info;
+    assert_int_equal(sl_option_info_get(i, &info), SL_OK);
+    if (!strstr(g_out, info.key))
+      fail_msg("--list lacks %s", info.key);
+  }
+}
+
+static void test_usage_errors(void **state) {
+  (void)state;
+  assert_int_equal(cli_run("config", g_out, sizeof g_out), 2);
+  assert_int_equal(cli_run("config --bogus", g_out, sizeof g_out), 2);
+  assert_int_equal(cli_run("nosuchcommand", g_out, sizeof g_out), 2);
+  assert_non_null(strstr(g_out, "unknown command"));
+}
+
+static void test_version_and_help(void **state) {
+  (void)state;
+  char want[64];
+  snprintf(want, sizeof want, "sluice %s\n", sl_version_string());
+  assert_int_equal(cli_run("--version", g_out, sizeof g_out), 0);
+  assert_string_equal(g_out, want);
+  assert_int_equal(cli_run("help", g_out, sizeof g_out), 0);
+  assert_non_null(strstr(g_out, "config"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_check_typo_fails_with_line_and_suggestion),
+      cmocka_unit_test(test_check_valid_file_passes),
+      cmocka_unit_test(test_list_has_every_key),
+      cmocka_unit_test(test_usage_errors),
+      cmocka_unit_test(test_version_and_help),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
