@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""One peer data loader, one measurement: read every image of a folder of class
+subfolders (torchvision ImageFolder layout) with random-resized-crop to RES,
+random horizontal flip and uint8 output, in batches, with W workers.
+
+Prints one line on stdout:
+  RESULT {"peer": ..., "res": R, "workers": W, "images": N, "seconds": S,
+          "images_per_s": X, "version": ...}
+for the timed epoch (the epochs before it are warm-up: worker start, page
+cache). Any failure exits non-zero with the reason on stderr.
+
+Peers:
+  torch_pil       torch DataLoader + torchvision transforms, PIL decode (ImageFolder)
+  torch_tvio      torch DataLoader + torchvision.io.decode_jpeg (libjpeg-turbo) +
+                  transforms.v2 on tensors
+  dali_cpu        NVIDIA DALI pipeline on the CPU: fn.readers.file +
+                  fn.decoders.image_random_crop(device="cpu") + fn.resize + fn.flip
+  ffcv            FFCV Loader over a .beton written from the same folder
+                  (--beton PATH; written once if missing)
+
+Same parameters for all: scale (0.08, 1), ratio (3/4, 4/3), flip 0.5, bilinear
+(antialiased) resize, uint8.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+SCALE = (0.08, 1.0)
+RATIO = (3.0 / 4.0, 4.0 / 3.0)
+
+
+def torch_loader(args, decoder):
+    import torch
+    import torchvision
+    from torch.utils.data import DataLoader, Dataset
+
+    torch.set_num_threads(1)
+    folder = torchvision.datasets.ImageFolder(args.data)
+    samples = folder.samples
+    if decoder == "pil":
+        from torchvision import transforms as T
+
+        tf = T.Compose([T.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO),
+                        T.RandomHorizontalFlip(), T.PILToTensor()])
+
+        class DS(Dataset):
+            def __len__(self):
+                return len(samples)
+
+            def __getitem__(self, i):
+                path, label = samples[i]
+                return tf(folder.loader(path)), label
+    else:
+        from torchvision.io import ImageReadMode, decode_jpeg, read_file
+        from torchvision.transforms import v2 as T
+
+        tf = T.Compose([T.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO, antialias=True),
+                        T.RandomHorizontalFlip()])
+
+        class DS(Dataset):
+            def __len__(self):
+                return len(samples)
+
+            def __getitem__(self, i):
+                path, label = samples[i]
+                return tf(decode_jpeg(read_file(path), mode=ImageReadMode.RGB)), label
+
+    def init(_):
+        torch.set_num_threads(1)
+
+    dl = DataLoader(DS(), batch_size=args.batch, shuffle=True, num_workers=args.workers,
+                    persistent_workers=args.workers > 0, drop_last=False,
+                    worker_init_fn=init, prefetch_factor=2 if args.workers > 0 else None)
+
+    def epoch():
+        n = 0
+        for x, y in dl:
+            assert x.dtype == torch.uint8 and x.shape[-1] == args.res
+            n += x.shape[0]
+        return n
+
+    return epoch, "torch %s torchvision %s" % (torch.__version__, torchvision.__version__)
+
+
+def dali_loader(args):
+    import nvidia.dali as dali
+    import nvidia.dali.fn as fn
+    import nvidia.dali.types as types
+
+    @dali.pipeline_def(batch_size=args.batch, num_threads=args.workers, device_id=None,
+                       seed=1, prefetch_queue_depth=2)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=args.data, random_shuffle=True, name="Reader")
+        images = fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB,
+                                               random_area=list(SCALE),
+                                               random_aspect_ratio=list(RATIO), num_attempts=10)
+        images = fn.resize(images, resize_x=args.res, resize_y=args.res,
+                           interp_type=types.INTERP_LINEAR, antialias=True)
+        images = fn.flip(images, horizontal=fn.random.coin_flip(probability=0.5))
+        return images, labels
+
+    p = pipe()
+    p.build()
+    size = p.epoch_size("Reader")
+    batches = math.ceil(size / args.batch)
+
+    def epoch():
+        n = 0
+        for _ in range(batches):
+            images, labels = p.run()
+            t = images.as_tensor() if hasattr(images, "as_tensor") else None
+            n += len(images)
+            if t is not None:
+                assert t.shape()[1] == args.res
+        return n
+
+    return epoch, "nvidia-dali %s" % dali.__version__
+
+
+def ffcv_loader(args):
+    import numpy as np
+    import torchvision
+    from ffcv.fields import IntField, RGBImageField
+    from ffcv.fields.decoders import IntDecoder, RandomResizedCropRGBImageDecoder
+    from ffcv.loader import Loader, OrderOption
+    from ffcv.transforms import RandomHorizontalFlip, ToTensor
+    from ffcv.writer import DatasetWriter
+    import ffcv
+
+    if not os.path.exists(args.beton):
+        ds = torchvision.datasets.ImageFolder(args.data)
+        tmp = args.beton + ".tmp"
+        # Keep the images as JPEG at their size (<= 512 px side), quality 90.
+        w = DatasetWriter(tmp, {"image": RGBImageField(write_mode="jpg", max_resolution=512,
+                                                       jpeg_quality=90),
+                                "label": IntField()}, num_workers=args.workers)
+        w.from_indexed_dataset(ds)
+        os.rename(tmp, args.beton)
+    loader = Loader(args.beton, batch_size=args.batch, num_workers=args.workers,
+                    order=OrderOption.RANDOM, os_cache=True, drop_last=False,
+                    pipelines={"image": [RandomResizedCropRGBImageDecoder((args.res, args.res),
+                                                                          scale=SCALE, ratio=RATIO),
+                                         RandomHorizontalFlip(), ToTensor()],
+                               "label": [IntDecoder(), ToTensor()]})
+
+    def epoch():
+        n = 0
+        for x, y in loader:
+            assert x.dtype == np.uint8 or str(x.dtype) == "torch.uint8"
+            n += x.shape[0]
+        return n
+
+    return epoch, "ffcv %s" % getattr(ffcv, "__version__", "?")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv"])
+    ap.add_argument("--data", required=True, help="folder of class subfolders of JPEGs")
+    ap.add_argument("--res", type=int, default=224)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
+    ap.add_argument("--beton", help="ffcv: dataset file (written if missing)")
+    args = ap.parse_args()
+    if args.workers < 1:
+        ap.error("--workers must be >= 1")
+    if args.peer == "torch_pil":
+        epoch, version = torch_loader(args, "pil")
+    elif args.peer == "torch_tvio":
+        epoch, version = torch_loader(args, "tvio")
+    elif args.peer == "dali_cpu":
+        epoch, version = dali_loader(args)
+    else:
+        if not args.beton:
+            ap.error("ffcv needs --beton")
+        epoch, version = ffcv_loader(args)
+    for _ in range(args.warmup):
+        epoch()
+    t0 = time.perf_counter()
+    n = epoch()
+    dt = time.perf_counter() - t0
+    print("RESULT " + json.dumps({"peer": args.peer, "res": args.res, "workers": args.workers,
+                                  "batch": args.batch, "images": n, "seconds": round(dt, 4),
+                                  "images_per_s": round(n / dt, 2), "version": version}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Install the peer data loaders the benchmark compares sluice against, into a
+# git-ignored virtual environment (bench/venv). Idempotent: a peer already
+# importable is not reinstalled. A peer that fails to install is recorded in
+# bench/venv/peer-status/<peer> with the exact error (first line "fail"), never
+# silently dropped; run.sh reports it as "not installed: <error>".
+#
+#   bench/setup_peers.sh            install everything (torch, torchvision, pillow,
+#                                   numpy, matplotlib, nvidia-dali, ffcv)
+#   bench/setup_peers.sh --minimal  only what the smoke mode needs (pillow, numpy)
+#
+# Environment: SLUICE_BENCH_PYTHON  interpreter to build the venv from (default:
+#              the python3 on PATH; Debian's /usr/bin/python3 with apt's
+#              python3-torch/python3-torchvision is the fallback for torch).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+venv=${SLUICE_BENCH_VENV:-$here/venv}
+status=$venv/peer-status
+py=${SLUICE_BENCH_PYTHON:-python3}
+minimal=0
+[ "${1:-}" = "--minimal" ] && minimal=1
+
+log() { printf 'setup_peers: %s\n' "$*" >&2; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  log "creating $venv with $($py --version 2>&1)"
+  "$py" -m venv "$venv" || { log "cannot create venv with $py"; exit 1; }
+fi
+mkdir -p "$status"
+vpy=$venv/bin/python
+pip() { nice -n 10 "$vpy" -m pip install --progress-bar off "$@"; }
+
+# record NAME ok|fail MESSAGE
+record() {
+  { echo "$2"; printf '%s\n' "$3"; } > "$status/$1"
+  log "$1: $2"
+}
+
+# try NAME IMPORT_CHECK PIP_ARGS...: skip when importable, else pip install and
+# record the tail of pip's output on failure.
+try() {
+  name=$1 check=$2; shift 2
+  if "$vpy" -c "$check" >/dev/null 2>&1; then
+    ver=$("$vpy" -c "$check; print(v)" 2>/dev/null | tail -1)
+    record "$name" ok "$ver"
+    return 0
+  fi
+  out=$(mktemp)
+  if pip "$@" >"$out" 2>&1 && "$vpy" -c "$check" >>"$out" 2>&1; then
+    ver=$("$vpy" -c "$check; print(v)" 2>/dev/null | tail -1)
+    record "$name" ok "$ver"
+    rc=0
+  else
+    record "$name" fail "$(grep -E 'error|Error|ERROR' "$out" | tail -15; echo '--- tail:'; tail -25 "$out")"
+    rc=1
+  fi
+  rm -f "$out"
+  return $rc
+}
+
+try pillow 'import PIL; v=PIL.__version__' pillow
+try numpy 'import numpy; v=numpy.__version__' numpy
+[ $minimal = 1 ] && exit 0
+
+try matplotlib 'import matplotlib; v=matplotlib.__version__' matplotlib
+try psutil 'import psutil; v=psutil.__version__' psutil
+
+# torch: the CPU wheel index when reachable, else plain PyPI (which pulls the
+# CUDA runtime wheels too: large, but it works without a GPU).
+torch_ok=0
+if try torch 'import torch; v=torch.__version__' --index-url https://download.pytorch.org/whl/cpu torch torchvision 2>/dev/null ||
+   try torch 'import torch; v=torch.__version__' torch torchvision; then
+  torch_ok=1
+fi
+try torchvision 'import torchvision; v=torchvision.__version__' torchvision
+if [ $torch_ok = 0 ] && /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+  record torch-debian ok "/usr/bin/python3 $(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
+fi
+
+# DALI: CPU pipeline only; the CUDA 12 wheel is the one PyPI carries.
+try dali 'import nvidia.dali as d; v=d.__version__' nvidia-dali-cuda120 ||
+  try dali 'import nvidia.dali as d; v=d.__version__' nvidia-dali-cuda110
+
+# FFCV needs OpenCV, libturbojpeg and numba; it compiles a C extension.
+if ! "$vpy" -c 'import ffcv' >/dev/null 2>&1; then
+  if ! pkg-config --exists opencv4 2>/dev/null; then
+    log "ffcv wants opencv4 (pkg-config); trying apt libopencv-dev"
+    (apt-get install -y -q libopencv-dev >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libopencv-dev >/dev/null 2>&1; }) ||
+      log "apt libopencv-dev failed"
+  fi
+  try opencv 'import cv2; v=cv2.__version__' opencv-python-headless
+  try numba 'import numba; v=numba.__version__' numba
+  try ffcv 'import ffcv; v=getattr(ffcv, "__version__", "installed")' --no-build-isolation ffcv
+else
+  record ffcv ok "$("$vpy" -c 'import ffcv; print(getattr(ffcv, "__version__", "installed"))')"
+fi
+log "status in $status"
+exit 0
