@@ -1,0 +1,84 @@
+#include "loader/cuda/cuda_check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+sl_status sl_cuda_status_of(cudaError_t e) {
+  switch (e) {
+  case cudaSuccess:
+    return SL_OK;
+  case cudaErrorInsufficientDriver:
+  case cudaErrorNoDevice:
+  case cudaErrorInvalidDevice:
+  case cudaErrorDevicesUnavailable:
+  case cudaErrorStubLibrary:
+  case cudaErrorSystemDriverMismatch:
+  case cudaErrorSystemNotReady:
+  case cudaErrorCompatNotSupportedOnDevice:
+  case cudaErrorNoKernelImageForDevice:
+  case cudaErrorInitializationError:
+    return SL_ENODEV;
+  case cudaErrorMemoryAllocation:
+    return SL_ENOMEM;
+  default:
+    return SL_ECUDA;
+  }
+}
+
+sl_status sl_cuda_check(cudaError_t e, sl_err *err, const char *what_fmt, ...) {
+  if (e == cudaSuccess)
+    return SL_OK;
+  (void)cudaGetLastError(); /* reset the non-sticky error state */
+  char what[256];
+  va_list ap;
+  va_start(ap, what_fmt);
+  vsnprintf(what, sizeof what, what_fmt, ap);
+  va_end(ap);
+  return sl_err_set(err, sl_cuda_status_of(e), "%s: %s: %s", what,
+                    cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+sl_status sl_cuda_probe(int ordinal, sl_cuda_device *out, sl_err *err) {
+  sl_cuda_device d;
+  memset(&d, 0, sizeof d);
+  d.ordinal = ordinal;
+  sl_status st =
+      sl_cuda_check(cudaGetDeviceCount(&d.count), err, "cudaGetDeviceCount");
+  if (st != SL_OK)
+    return st;
+  if (ordinal < 0 || ordinal >= d.count)
+    return sl_err_set(err, SL_ENODEV,
+                      "device.gpu = %d, but the CUDA runtime sees %d device%s",
+                      ordinal, d.count, d.count == 1 ? "" : "s");
+  if ((st = sl_cuda_check(cudaSetDevice(ordinal), err, "cudaSetDevice(%d)",
+                          ordinal)) != SL_OK)
+    return st;
+  struct cudaDeviceProp p;
+  if ((st = sl_cuda_check(cudaGetDeviceProperties(&p, ordinal), err,
+                          "cudaGetDeviceProperties(%d)", ordinal)) != SL_OK)
+    return st;
+  snprintf(d.name, sizeof d.name, "%s", p.name);
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  if ((st = sl_cuda_check(cudaMemGetInfo(&d.free_bytes, &d.total_bytes), err,
+                          "cudaMemGetInfo on device %d", ordinal)) != SL_OK)
+    return st;
+  if (out)
+    *out = d;
+  return SL_OK;
+}
+
+sl_status sl_cuda_host_alloc(void **out, size_t size, const char *what,
+                             sl_err *err) {
+  *out = NULL;
+  void *p = NULL;
+  sl_status st =
+      sl_cuda_check(cudaHostAlloc(&p, size ? size : 1, cudaHostAllocPortable),
+                    err, "cudaHostAlloc(%s: %zu B)", what, size);
+  if (st != SL_OK)
+    return st;
+  memset(p, 0, size); /* touch every page once, now */
+  *out = p;
+  return SL_OK;
+}

@@ -1,0 +1,156 @@
+#include "loader/device_convert.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/mem.h"
+#include "loader/config.h"
+
+_Static_assert((int)SL_DCONV_U8 == (int)SL_OUT_U8 &&
+                   (int)SL_DCONV_FP16 == (int)SL_OUT_FP16 &&
+                   (int)SL_DCONV_BF16 == (int)SL_OUT_BF16 &&
+                   (int)SL_DCONV_FP32 == (int)SL_OUT_FP32,
+               "device_convert dtypes mirror sl_out_dtype");
+_Static_assert((int)SL_DCONV_NCHW == (int)SL_OUT_NCHW &&
+                   (int)SL_DCONV_NHWC == (int)SL_OUT_NHWC,
+               "device_convert layouts mirror sl_out_layout");
+
+static uint32_t f32_bits(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  return x;
+}
+
+static float bits_f32(uint32_t x) {
+  float f;
+  memcpy(&f, &x, sizeof f);
+  return f;
+}
+
+int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
+                  const float *mean, const float *std) {
+  static const int elem[] = {1, 2, 2, 4};
+  if (!dc || dtype < SL_DCONV_U8 || dtype > SL_DCONV_FP32 ||
+      (layout != SL_DCONV_NCHW && layout != SL_DCONV_NHWC) || channels < 1 ||
+      channels > SL_DCONV_MAX_CHANNELS)
+    return -1;
+  if (dtype != SL_DCONV_U8) {
+    if (!mean || !std)
+      return -1;
+    for (int c = 0; c < channels; c++)
+      if (!(std[c] > 0.0f) || !isfinite(std[c]) || !isfinite(mean[c]))
+        return -1;
+  }
+  memset(dc, 0, sizeof *dc);
+  dc->dtype = dtype;
+  dc->layout = layout;
+  dc->channels = channels;
+  dc->elem_bytes = elem[dtype];
+  for (int c = 0; c < channels; c++) {
+    for (int v = 0; v < 256; v++) {
+      if (dtype == SL_DCONV_U8) {
+        dc->lut[c][v] = (uint32_t)v;
+        continue;
+      }
+      float x = ((float)v / 255.0f - mean[c]) / std[c];
+      dc->lut[c][v] = dtype == SL_DCONV_FP32   ? f32_bits(x)
+                      : dtype == SL_DCONV_FP16 ? sl_f32_to_f16(x)
+                                               : sl_f32_to_bf16(x);
+    }
+  }
+  return 0;
+}
+
+int sl_dconv_is_identity(const sl_dconv *dc) {
+  return dc->dtype == SL_DCONV_U8 &&
+         (dc->layout == SL_DCONV_NHWC || dc->channels == 1);
+}
+
+size_t sl_dconv_in_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w) {
+  size_t a, b, c;
+  if (!sl_mul_size(n, h, &a) || !sl_mul_size(a, w, &b) ||
+      !sl_mul_size(b, (size_t)dc->channels, &c))
+    return 0;
+  return c;
+}
+
+size_t sl_dconv_out_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w) {
+  size_t in = sl_dconv_in_bytes(dc, n, h, w), out;
+  if (!sl_mul_size(in, (size_t)dc->elem_bytes, &out))
+    return 0;
+  return out;
+}
+
+static void put(void *dst, size_t i, int elem_bytes, uint32_t bits) {
+  if (elem_bytes == 1)
+    ((uint8_t *)dst)[i] = (uint8_t)bits;
+  else if (elem_bytes == 2)
+    ((uint16_t *)dst)[i] = (uint16_t)bits;
+  else
+    ((uint32_t *)dst)[i] = bits;
+}
+
+void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
+                       size_t h, size_t w, void *dst) {
+  const size_t C = (size_t)dc->channels, hw = h * w,
+               eb = (size_t)dc->elem_bytes;
+  for (size_t s = 0; s < n; s++) {
+    const uint8_t *in = src + s * hw * C;
+    size_t base = s * hw * C;
+    for (size_t p = 0; p < hw; p++)
+      for (size_t c = 0; c < C; c++) {
+        size_t o =
+            dc->layout == SL_DCONV_NHWC ? base + p * C + c : base + c * hw + p;
+        put(dst, o, (int)eb, dc->lut[c][in[p * C + c]]);
+      }
+  }
+}
+
+uint16_t sl_f32_to_f16(float f) {
+  uint32_t x = f32_bits(f);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) /* NaN: keep the top payload bits, force quiet */
+    return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) /* ≥ 65520 rounds past 65504: infinity */
+    return (uint16_t)(sign | 0x7c00u);
+  if (a >= 0x38800000u) { /* normal: rebias 127 → 15, round 13 bits away */
+    uint32_t r = a - 0x38000000u;
+    r += 0xfffu + ((r >> 13) & 1u);
+    return (uint16_t)(sign | (r >> 13));
+  }
+  if (a <= 0x33000000u) /* ≤ 2^-25: rounds (ties to even) to zero */
+    return sign;
+  /* Subnormal half: value = m × 2^-24 with m = mant × 2^(e - 126). */
+  uint32_t e = a >> 23, mant = (a & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 126u - e; /* 14..24 */
+  uint32_t m = mant >> shift, rem = mant & ((1u << shift) - 1u);
+  uint32_t half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (m & 1u)))
+    m++;
+  return (uint16_t)(sign | m);
+}
+
+uint16_t sl_f32_to_bf16(float f) {
+  uint32_t x = f32_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+float sl_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1f)
+    return bits_f32(sign | 0x7f800000u | (m << 13));
+  if (e == 0) { /* zero or subnormal: m × 2^-24, exact in binary32 */
+    float v = ldexpf((float)m, -24);
+    return sign ? -v : v;
+  }
+  return bits_f32(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+float sl_bf16_to_f32(uint16_t b) {
+  return bits_f32((uint32_t)b << 16);
+}

@@ -1,0 +1,82 @@
+/* The batch convert that runs on the device after the copy, and its host twin.
+ *
+ * u8 crosses PCIe; on the device one small kernel (loader/cuda/convert.cu)
+ * turns a batch of u8 NHWC pixels into the configured dtype and layout:
+ *
+ *   u8                 the pixel itself (only the layout changes)
+ *   fp32               v = ((float)x / 255.0f - mean[c]) / std[c], in fp32
+ *   fp16, bf16         v rounded to nearest, ties to even (IEEE RNE), as
+ *                      CUDA's __float2half_rn / __float2bfloat16_rn do
+ *   layout             NCHW: dst[n][c][y][x];  NHWC: dst[n][y][x][c]
+ *
+ * A pixel is one of 256 values, so the plan holds a table per channel of the
+ * output bits for every value, computed once on the host by the functions
+ * below. The kernel and the host twin (sl_dconv_run_host) only look values up
+ * and lay them out, so the two agree bit for bit by construction; the GPU
+ * tests check it, and check sl_f32_to_f16/bf16 against the CUDA intrinsics.
+ *
+ * Thread safety: a plan is read-only after sl_dconv_init; share it freely.
+ * Memory: a plan is a fixed 3 KiB struct; nothing is allocated. */
+#ifndef SLUICE_LOADER_DEVICE_CONVERT_H
+#define SLUICE_LOADER_DEVICE_CONVERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SL_DCONV_MAX_CHANNELS 3
+
+/* Values of the dtype and layout fields: those of sl_out_dtype and
+ * sl_out_layout in loader/config.h (kept as ints so CUDA code can include
+ * this header alone). */
+enum {
+  SL_DCONV_U8 = 0,
+  SL_DCONV_FP16 = 1,
+  SL_DCONV_BF16 = 2,
+  SL_DCONV_FP32 = 3
+};
+enum { SL_DCONV_NCHW = 0, SL_DCONV_NHWC = 1 };
+
+typedef struct sl_dconv {
+  int dtype;      /* SL_DCONV_U8 .. SL_DCONV_FP32 */
+  int layout;     /* SL_DCONV_NCHW | SL_DCONV_NHWC */
+  int channels;   /* 1..SL_DCONV_MAX_CHANNELS */
+  int elem_bytes; /* 1, 2 or 4 */
+  /* Output bits for pixel value v of channel c, in the low elem_bytes*8
+   * bits. */
+  uint32_t lut[SL_DCONV_MAX_CHANNELS][256];
+} sl_dconv;
+
+/* Fills a plan. mean/std hold `channels` values (ignored for u8). Returns 0,
+ * or -1 for a bad argument (dtype/layout out of range, channels outside
+ * 1..3, a std that is not a positive finite number). */
+int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
+                  const float *mean, const float *std);
+
+/* True when the output equals the input bytes (u8 NHWC): no kernel needed. */
+int sl_dconv_is_identity(const sl_dconv *dc);
+
+/* Bytes of n samples of h × w in and out; 0 on overflow. */
+size_t sl_dconv_in_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w);
+size_t sl_dconv_out_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w);
+
+/* The host twin of the kernel: converts n samples of h × w u8 NHWC pixels at
+ * src into dst (sl_dconv_out_bytes bytes). src and dst must not overlap. */
+void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
+                       size_t h, size_t w, void *dst);
+
+/* IEEE binary32 → binary16 / bfloat16, round to nearest, ties to even.
+ * Overflow gives ±infinity; a NaN gives a quiet NaN of the same sign. */
+uint16_t sl_f32_to_f16(float f);
+uint16_t sl_f32_to_bf16(float f);
+/* Exact widenings back to binary32. */
+float sl_f16_to_f32(uint16_t h);
+float sl_bf16_to_f32(uint16_t b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
