@@ -1,12 +1,14 @@
 /* The host twin of the device convert: rounding, tables and layouts. Runs
  * anywhere (label unit). */
-#include <cmocka.h>
-#include <float.h>
-#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,11 +1,13 @@
 /* Backend choice and CUDA error mapping, on a machine with or without a
  * usable GPU (label unit). Here the CUDA runtime answers
  * cudaErrorInsufficientDriver; on a GPU machine the device is picked. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
+
 #include <string.h>
 
 #include "loader/cuda/device_select.h"
