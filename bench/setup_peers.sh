@@ -11,7 +11,8 @@
 #
 # Environment: SLUICE_BENCH_PYTHON  interpreter to build the venv from (default:
 #              the python3 on PATH; Debian's /usr/bin/python3 with apt's
-#              python3-torch/python3-torchvision is the fallback for torch).
+#              python3-torch/python3-torchvision is the fallback for torch),
+#              SLUICE_BENCH_TORCH_INDEX  optional pip index for CPU-only torch wheels.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 venv=${SLUICE_BENCH_VENV:-$here/venv}
@@ -65,11 +66,14 @@ try numpy 'import numpy; v=numpy.__version__' numpy
 try matplotlib 'import matplotlib; v=matplotlib.__version__' matplotlib
 try psutil 'import psutil; v=psutil.__version__' psutil
 
-# torch: the CPU wheel index when reachable, else plain PyPI (which pulls the
-# CUDA runtime wheels too: large, but it works without a GPU).
+# torch: from SLUICE_BENCH_TORCH_INDEX (a CPU-only wheel index, if you have one
+# reachable) else plain PyPI, whose wheels pull the CUDA runtime wheels too:
+# large, but they work without a GPU.
 torch_ok=0
-if try torch 'import torch; v=torch.__version__' --index-url https://download.pytorch.org/whl/cpu torch torchvision 2>/dev/null ||
-   try torch 'import torch; v=torch.__version__' torch torchvision; then
+if [ -n "${SLUICE_BENCH_TORCH_INDEX:-}" ] &&
+   try torch 'import torch; v=torch.__version__' --index-url "$SLUICE_BENCH_TORCH_INDEX" torch torchvision; then
+  torch_ok=1
+elif try torch 'import torch; v=torch.__version__' torch torchvision; then
   torch_ok=1
 fi
 try torchvision 'import torchvision; v=torchvision.__version__' torchvision
@@ -91,9 +95,11 @@ if ! "$vpy" -c 'import ffcv' >/dev/null 2>&1; then
   fi
   try opencv 'import cv2; v=cv2.__version__' opencv-python-headless
   try numba 'import numba; v=numba.__version__' numba
-  try ffcv 'import ffcv; v=getattr(ffcv, "__version__", "installed")' --no-build-isolation ffcv
+  # Ask for 1.0 first: the resolver otherwise may settle on the old 0.0.3rc1.
+  fv='import ffcv, importlib.metadata as m; v=m.version("ffcv")'
+  try ffcv "$fv" --no-build-isolation 'ffcv>=1.0' || try ffcv "$fv" --no-build-isolation ffcv
 else
-  record ffcv ok "$("$vpy" -c 'import ffcv; print(getattr(ffcv, "__version__", "installed"))')"
+  record ffcv ok "$("$vpy" -c 'import ffcv, importlib.metadata as m; print(m.version("ffcv"))')"
 fi
 log "status in $status"
 exit 0

@@ -128,7 +128,6 @@ def ffcv_loader(args):
     from ffcv.loader import Loader, OrderOption
     from ffcv.transforms import RandomHorizontalFlip, ToTensor
     from ffcv.writer import DatasetWriter
-    import ffcv
 
     if not os.path.exists(args.beton):
         ds = torchvision.datasets.ImageFolder(args.data)
@@ -153,7 +152,8 @@ def ffcv_loader(args):
             n += x.shape[0]
         return n
 
-    return epoch, "ffcv %s" % getattr(ffcv, "__version__", "?")
+    from importlib.metadata import version
+    return epoch, "ffcv %s" % version("ffcv")  # ffcv.__version__ is stale in 1.0.x
 
 
 def main():
