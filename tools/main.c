@@ -11,6 +11,8 @@ static int cmd_version(int argc, char **argv);
 
 static const sl_cli_command k_commands[] = {
     {"config", "list options, check or show a config file", sl_cmd_config},
+    {"synth", "write a deterministic folder of photo-like test JPEGs",
+     sl_cmd_synth},
     {"version", "print the version", cmd_version},
     {"help", "this list", cmd_help},
 };
