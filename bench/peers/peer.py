@@ -6,8 +6,9 @@ random horizontal flip and uint8 output, in batches, with W workers.
 Prints one line on stdout:
   RESULT {"peer": ..., "res": R, "workers": W, "images": N, "seconds": S,
           "images_per_s": X, "version": ...}
-for the timed epoch (the epochs before it are warm-up: worker start, page
-cache). Any failure exits non-zero with the reason on stderr.
+for one epoch, timed from the end of its first --skip batches (worker start,
+JIT compilation and the first prefetch are not counted) to its last batch.
+Any failure exits non-zero with the reason on stderr.
 
 Peers:
   torch_pil       torch DataLoader + torchvision transforms, PIL decode (ImageFolder)
@@ -75,12 +76,10 @@ def torch_loader(args, decoder):
                     persistent_workers=args.workers > 0, drop_last=False,
                     worker_init_fn=init, prefetch_factor=2 if args.workers > 0 else None)
 
-    def epoch():
-        n = 0
-        for x, y in dl:
+    def epoch(mark):
+        for i, (x, y) in enumerate(dl):
             assert x.dtype == torch.uint8 and x.shape[-1] == args.res
-            n += x.shape[0]
-        return n
+            mark(i, x.shape[0])
 
     return epoch, "torch %s torchvision %s" % (torch.__version__, torchvision.__version__)
 
@@ -107,15 +106,11 @@ def dali_loader(args):
     size = p.epoch_size("Reader")
     batches = math.ceil(size / args.batch)
 
-    def epoch():
-        n = 0
-        for _ in range(batches):
+    def epoch(mark):
+        for i in range(batches):
             images, labels = p.run()
-            t = images.as_tensor() if hasattr(images, "as_tensor") else None
-            n += len(images)
-            if t is not None:
-                assert t.shape()[1] == args.res
-        return n
+            assert images.as_tensor().shape()[1] == args.res
+            mark(i, len(images))
 
     return epoch, "nvidia-dali %s" % dali.__version__
 
@@ -145,12 +140,11 @@ def ffcv_loader(args):
                                          RandomHorizontalFlip(), ToTensor()],
                                "label": [IntDecoder(), ToTensor()]})
 
-    def epoch():
-        n = 0
-        for x, y in loader:
+    def epoch(mark):
+        for i, (x, y) in enumerate(loader):
             assert x.dtype == np.uint8 or str(x.dtype) == "torch.uint8"
-            n += x.shape[0]
-        return n
+            assert x.shape[1] == args.res or x.shape[-1] == args.res
+            mark(i, x.shape[0])
 
     from importlib.metadata import version
     return epoch, "ffcv %s" % version("ffcv")  # ffcv.__version__ is stale in 1.0.x
@@ -163,8 +157,10 @@ def main():
     ap.add_argument("--res", type=int, default=224)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
+    ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     ap.add_argument("--beton", help="ffcv: dataset file (written if missing)")
+    ap.add_argument("--prepare", action="store_true",
+                    help="only build what the peer needs (ffcv: the .beton), then exit")
     args = ap.parse_args()
     if args.workers < 1:
         ap.error("--workers must be >= 1")
@@ -178,11 +174,24 @@ def main():
         if not args.beton:
             ap.error("ffcv needs --beton")
         epoch, version = ffcv_loader(args)
-    for _ in range(args.warmup):
-        epoch()
-    t0 = time.perf_counter()
-    n = epoch()
-    dt = time.perf_counter() - t0
+    if args.prepare:
+        return 0
+    state = {"t0": None, "n": 0, "batches": 0}
+
+    def mark(i, n):
+        state["batches"] = i + 1
+        if i + 1 == args.skip:
+            state["t0"] = time.perf_counter()
+        elif i + 1 > args.skip:
+            state["n"] += n
+
+    epoch(mark)
+    t1 = time.perf_counter()
+    if state["t0"] is None or state["n"] == 0:
+        sys.exit("peer.py: only %d batches in the epoch; need more than --skip %d"
+                 % (state["batches"], args.skip))
+    dt = t1 - state["t0"]
+    n = state["n"]
     print("RESULT " + json.dumps({"peer": args.peer, "res": args.res, "workers": args.workers,
                                   "batch": args.batch, "images": n, "seconds": round(dt, 4),
                                   "images_per_s": round(n / dt, 2), "version": version}), flush=True)
