@@ -3,9 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/mem.h"
+#include "loader/cuda/ring_cuda.h"
 #ifdef SLUICE_HAVE_CUDA
 #include "loader/cuda/cuda_check.h"
 #endif
+
+#define SLOT_ALIGN ((size_t)256) /* as in ring_cuda.c */
 
 int sl_device_cuda_built(void) {
 #ifdef SLUICE_HAVE_CUDA
@@ -57,3 +61,63 @@ sl_status sl_device_choose(sl_backend_kind requested, int gpu,
   return SL_OK;
 #endif
 }
+
+sl_status sl_device_ring_need(size_t staging_bytes, size_t slot_bytes,
+                              int landing, int nslots, size_t *need,
+                              sl_err *err) {
+  size_t stride, all;
+  if (slot_bytes > SIZE_MAX - SLOT_ALIGN || nslots < 0)
+    return sl_err_set(err, SL_ETOOBIG, "device ring: slot of %zu B",
+                      slot_bytes);
+  stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+  if (!sl_mul_size(stride, (size_t)nslots, &all) ||
+      (landing && all > SIZE_MAX - staging_bytes))
+    return sl_err_set(err, SL_ETOOBIG, "device ring: %d slots of %zu B", nslots,
+                      slot_bytes);
+  *need = all + (landing ? staging_bytes : 0);
+  return SL_OK;
+}
+
+sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
+                               size_t slot_bytes, int landing, int *nslots,
+                               sl_err *err) {
+  size_t two = 0;
+  sl_status st =
+      sl_device_ring_need(staging_bytes, slot_bytes, landing, 2, &two, err);
+  if (st != SL_OK)
+    return st;
+  if (vram_budget < two)
+    return sl_err_set(err, SL_ECONFIG,
+                      "device.vram_budget = %llu B holds fewer than 2 device "
+                      "slots of %zu B (one batch at the largest resolution)%s"
+                      ": it needs at least %zu B (%.1f MiB)",
+                      (unsigned long long)vram_budget, slot_bytes,
+                      landing ? " plus the u8 landing buffer" : "", two,
+                      (double)two / (1024.0 * 1024.0));
+  uint64_t stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+  uint64_t d = (vram_budget - (landing ? staging_bytes : 0)) / stride;
+  *nslots = d > 1024 ? 1024 : (int)d;
+  return SL_OK;
+}
+
+int sl_device_needs_landing(sl_out_dtype dtype, sl_out_layout layout,
+                            int channels) {
+  return !(dtype == SL_OUT_U8 && (layout == SL_OUT_NHWC || channels == 1));
+}
+
+#ifndef SLUICE_HAVE_CUDA
+sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,
+                                      const sl_cuda_ring_params *p,
+                                      sl_err *err) {
+  (void)p;
+  *out = NULL;
+  return sl_err_set(err, SL_EUNSUPPORTED,
+                    "the CUDA ring backend is not in this build (libsluice "
+                    "was built without CUDA)");
+}
+
+size_t sl_ring_backend_cuda_vram(const sl_ring_backend *b) {
+  (void)b;
+  return 0;
+}
+#endif

@@ -16,6 +16,7 @@
 #define SLUICE_LOADER_CUDA_DEVICE_SELECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/error.h"
 #include "loader/config.h"
@@ -33,6 +34,25 @@ typedef struct sl_device_choice {
 /* Decides as described above. On error *out is unspecified. */
 sl_status sl_device_choose(sl_backend_kind requested, int gpu,
                            sl_device_choice *out, sl_err *err);
+
+/* ---- Sizing the device ring (pure arithmetic, every build) ----------------
+ * VRAM of nslots slots of slot_bytes (each rounded up to 256 B) plus, when
+ * the batch is converted on the device (landing), one u8 landing buffer of
+ * staging_bytes. */
+sl_status sl_device_ring_need(size_t staging_bytes, size_t slot_bytes,
+                              int landing, int nslots, size_t *need,
+                              sl_err *err);
+/* D = floor((vram_budget - landing) / slot), the most slots the budget
+ * holds. Fewer than 2 is SL_ECONFIG saying how much device.vram_budget
+ * needs to be. */
+sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
+                               size_t slot_bytes, int landing, int *nslots,
+                               sl_err *err);
+/* 1 when the device converts the batch after the copy and so needs the
+ * landing buffer: every dtype but u8, and u8 NCHW with more than one
+ * channel. */
+int sl_device_needs_landing(sl_out_dtype dtype, sl_out_layout layout,
+                            int channels);
 
 /* 1 when this build has the CUDA backend. */
 int sl_device_cuda_built(void);

@@ -1,0 +1,281 @@
+#include "loader/cuda/ring_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/cuda/convert.h"
+#include "loader/cuda/cuda_check.h"
+#include "loader/cuda/device_select.h"
+#include "loader/device_convert.h"
+
+#define SLOT_ALIGN ((size_t)256)
+
+typedef struct cuda_backend {
+  sl_ring_backend base; /* first: the ring sees this */
+  sl_cuda_ring_params p;
+  sl_dconv plan;
+  int identity; /* u8 NHWC (or u8 gray): the copy is the whole job */
+  int nstaging, nslots;
+  size_t staging_bytes, slot_bytes, slot_stride;
+  void **staging;      /* nstaging pinned buffers */
+  unsigned char *vram; /* the one device allocation */
+  size_t vram_bytes;
+  unsigned char *landing;          /* inside vram; NULL when identity */
+  cudaStream_t stream;             /* the copy stream (non-blocking) */
+  cudaEvent_t *ready;              /* per slot: copy (and convert) done */
+  cudaEvent_t *consumed;           /* per slot: the user's step done with it */
+  unsigned char *consumed_pending; /* per slot: consumed was recorded */
+} cuda_backend;
+
+static cuda_backend *cb_of(sl_ring_backend *b) {
+  return (cuda_backend *)b;
+}
+
+static sl_status cb_alloc(sl_ring_backend *b, int nstaging,
+                          size_t staging_bytes, int nslots, size_t slot_bytes,
+                          sl_err *err) {
+  cuda_backend *cb = cb_of(b);
+  sl_status st;
+  if (nstaging < 1 || nslots < 1 || staging_bytes == 0 || slot_bytes == 0)
+    return sl_err_set(err, SL_EINVAL,
+                      "cuda ring: %d staging buffers of %zu B, %d slots of "
+                      "%zu B",
+                      nstaging, staging_bytes, nslots, slot_bytes);
+  size_t need = 0;
+  if ((st = sl_device_ring_need(staging_bytes, slot_bytes, !cb->identity,
+                                nslots, &need, err)) != SL_OK)
+    return st;
+  if (need > cb->p.vram_budget)
+    return sl_err_set(err, SL_ECONFIG,
+                      "device.vram_budget = %llu B is too small for %d device "
+                      "slots of %zu B%s: it needs %zu B",
+                      (unsigned long long)cb->p.vram_budget, nslots, slot_bytes,
+                      cb->identity ? ""
+                                   : " plus the u8 landing "
+                                     "buffer",
+                      need);
+  if ((st = sl_cuda_check(cudaSetDevice(cb->p.gpu), err, "cudaSetDevice(%d)",
+                          cb->p.gpu)) != SL_OK)
+    return st;
+  cb->staging = calloc((size_t)nstaging, sizeof *cb->staging);
+  cb->ready = calloc((size_t)nslots, sizeof *cb->ready);
+  cb->consumed = calloc((size_t)nslots, sizeof *cb->consumed);
+  cb->consumed_pending = calloc((size_t)nslots, 1);
+  if (!cb->staging || !cb->ready || !cb->consumed || !cb->consumed_pending)
+    return sl_err_set(err, SL_ENOMEM, "cuda ring: bookkeeping for %d slots",
+                      nslots);
+  cb->nstaging = nstaging;
+  cb->staging_bytes = staging_bytes;
+  cb->slot_bytes = slot_bytes;
+  cb->slot_stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+  for (int i = 0; i < nstaging; i++)
+    if ((st = sl_cuda_host_alloc(&cb->staging[i], staging_bytes, "staging",
+                                 err)) != SL_OK)
+      return st;
+  void *vram = NULL;
+  if ((st = sl_cuda_check(cudaMalloc(&vram, need), err,
+                          "cudaMalloc(device ring: %d slots of %zu B, %zu B "
+                          "in all)",
+                          nslots, slot_bytes, need)) != SL_OK)
+    return st;
+  cb->vram = vram;
+  cb->vram_bytes = need;
+  if (!cb->identity)
+    cb->landing = cb->vram + (size_t)nslots * cb->slot_stride;
+  if ((st = sl_cuda_check(cudaMemset(cb->vram, 0, need), err,
+                          "cudaMemset(device ring)")) != SL_OK)
+    return st;
+  if ((st = sl_cuda_check(
+           cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking), err,
+           "cudaStreamCreateWithFlags(copy stream)")) != SL_OK)
+    return st;
+  /* Blocking sync: the mover sleeps in wait_ready instead of spinning on a
+   * core the workers need. No timing: cheaper records. */
+  const unsigned flags = cudaEventDisableTiming | cudaEventBlockingSync;
+  for (int s = 0; s < nslots; s++) {
+    if ((st = sl_cuda_check(cudaEventCreateWithFlags(&cb->ready[s], flags), err,
+                            "cudaEventCreate(ready %d)", s)) != SL_OK)
+      return st;
+    cb->nslots = s + 1; /* destroy frees events up to here */
+    if ((st = sl_cuda_check(cudaEventCreateWithFlags(&cb->consumed[s], flags),
+                            err, "cudaEventCreate(consumed %d)", s)) != SL_OK)
+      return st;
+  }
+  return sl_cuda_check(cudaStreamSynchronize(cb->stream), err,
+                       "cudaStreamSynchronize(copy stream)");
+}
+
+static void cb_destroy(sl_ring_backend *b) {
+  cuda_backend *cb = cb_of(b);
+  if (!cb)
+    return;
+  /* Errors are ignored here: nothing can be done about them at close. */
+  if (cb->stream)
+    (void)cudaStreamSynchronize(cb->stream);
+  for (int s = 0; s < cb->nslots; s++) {
+    if (cb->ready && cb->ready[s])
+      (void)cudaEventDestroy(cb->ready[s]);
+    if (cb->consumed && cb->consumed[s]) {
+      (void)cudaEventSynchronize(cb->consumed[s]);
+      (void)cudaEventDestroy(cb->consumed[s]);
+    }
+  }
+  if (cb->stream)
+    (void)cudaStreamDestroy(cb->stream);
+  if (cb->vram)
+    (void)cudaFree(cb->vram);
+  for (int i = 0; cb->staging && i < cb->nstaging; i++)
+    if (cb->staging[i])
+      (void)cudaFreeHost(cb->staging[i]);
+  (void)cudaGetLastError();
+  free(cb->staging);
+  free(cb->ready);
+  free(cb->consumed);
+  free(cb->consumed_pending);
+  free(cb);
+}
+
+static void *cb_staging(sl_ring_backend *b, int i) {
+  return cb_of(b)->staging[i];
+}
+
+static void *cb_slot(sl_ring_backend *b, int s) {
+  cuda_backend *cb = cb_of(b);
+  return cb->vram + (size_t)s * cb->slot_stride;
+}
+
+static sl_status cb_thread_init(sl_ring_backend *b, sl_err *err) {
+  int gpu = cb_of(b)->p.gpu;
+  return sl_cuda_check(cudaSetDevice(gpu), err, "mover: cudaSetDevice(%d)",
+                       gpu);
+}
+
+static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
+                                 const sl_ring_copy *c, sl_err *err) {
+  cuda_backend *cb = cb_of(b);
+  const sl_dconv *dc = &cb->plan;
+  if (c->src_dtype != SL_OUT_U8 || c->src_layout != SL_OUT_NHWC ||
+      (int)c->dst_dtype != dc->dtype || (int)c->dst_layout != dc->layout ||
+      c->channels != dc->channels || c->n < 0 || c->height < 0 || c->width < 0)
+    return sl_err_set(err, SL_EINVAL,
+                      "cuda ring: batch of %d×%d×%d×%d (dtype %d/%d, layout "
+                      "%d/%d) does not match the backend's convert plan",
+                      c->n, c->height, c->width, c->channels, (int)c->src_dtype,
+                      (int)c->dst_dtype, (int)c->src_layout,
+                      (int)c->dst_layout);
+  size_t in =
+      sl_dconv_in_bytes(dc, (size_t)c->n, (size_t)c->height, (size_t)c->width);
+  size_t out =
+      sl_dconv_out_bytes(dc, (size_t)c->n, (size_t)c->height, (size_t)c->width);
+  if (in > c->src_bytes || in > cb->staging_bytes || out > cb->slot_bytes ||
+      out > c->dst_bytes)
+    return sl_err_set(err, SL_EINVAL,
+                      "cuda ring: batch needs %zu B in and %zu B out; staging "
+                      "holds %zu B, a slot %zu B",
+                      in, out, cb->staging_bytes, cb->slot_bytes);
+  /* The user's step may still read s: the copy waits for it on the device. */
+  sl_status st;
+  if (cb->consumed_pending[s]) {
+    if ((st = sl_cuda_check(cudaStreamWaitEvent(cb->stream, cb->consumed[s], 0),
+                            err, "cudaStreamWaitEvent(consumed %d)", s)) !=
+        SL_OK)
+      return st;
+    cb->consumed_pending[s] = 0;
+  }
+  void *slot = cb_slot(b, s);
+  void *dst = cb->identity ? slot : cb->landing;
+  if ((st = sl_cuda_check(
+           cudaMemcpyAsync(dst, c->src, in, cudaMemcpyHostToDevice, cb->stream),
+           err, "cudaMemcpyAsync(staging → slot %d, %zu B)", s, in)) != SL_OK)
+    return st;
+  if (cb->identity)
+    return SL_OK;
+  return sl_cuda_check(
+      sl_dconv_launch(dc, cb->landing, (size_t)c->n, (size_t)c->height,
+                      (size_t)c->width, slot, cb->stream),
+      err, "convert kernel (slot %d, %d×%d×%d)", s, c->n, c->height, c->width);
+}
+
+static sl_status cb_record_ready(sl_ring_backend *b, int s, sl_err *err) {
+  cuda_backend *cb = cb_of(b);
+  return sl_cuda_check(cudaEventRecord(cb->ready[s], cb->stream), err,
+                       "cudaEventRecord(ready %d)", s);
+}
+
+static sl_status cb_wait_ready(sl_ring_backend *b, int s, sl_err *err) {
+  cuda_backend *cb = cb_of(b);
+  return sl_cuda_check(cudaEventSynchronize(cb->ready[s]), err,
+                       "cudaEventSynchronize(ready %d)", s);
+}
+
+static void *cb_ready_event(sl_ring_backend *b, int s) {
+  return &cb_of(b)->ready[s];
+}
+
+/* NULL stream: the consumer promises it is done with s now (ring.h). */
+static sl_status cb_record_consumed(sl_ring_backend *b, int s, void *stream,
+                                    sl_err *err) {
+  cuda_backend *cb = cb_of(b);
+  if (!stream) {
+    cb->consumed_pending[s] = 0;
+    return SL_OK;
+  }
+  sl_status st = sl_cuda_check(
+      cudaEventRecord(cb->consumed[s], (cudaStream_t)stream), err,
+      "sl_batch_release: cudaEventRecord(consumed %d) on the given stream", s);
+  cb->consumed_pending[s] = st == SL_OK;
+  return st;
+}
+
+/* The wait happens on the device: copy_to_slot makes the copy stream wait
+ * for `consumed` before writing s, so the mover never blocks on the
+ * training step. */
+static sl_status cb_wait_consumed(sl_ring_backend *b, int s, sl_err *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  return SL_OK;
+}
+
+static const sl_ring_backend_ops cuda_ops = {
+    .name = "cuda",
+    .on_device = true,
+    .converts = true,
+    .alloc = cb_alloc,
+    .destroy = cb_destroy,
+    .staging = cb_staging,
+    .slot = cb_slot,
+    .thread_init = cb_thread_init,
+    .copy_to_slot = cb_copy_to_slot,
+    .record_ready = cb_record_ready,
+    .wait_ready = cb_wait_ready,
+    .ready_event = cb_ready_event,
+    .record_consumed = cb_record_consumed,
+    .wait_consumed = cb_wait_consumed,
+};
+
+sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,
+                                      const sl_cuda_ring_params *p,
+                                      sl_err *err) {
+  *out = NULL;
+  cuda_backend *cb = calloc(1, sizeof *cb);
+  if (!cb)
+    return sl_err_set(err, SL_ENOMEM, "cuda ring backend");
+  cb->base.ops = &cuda_ops;
+  cb->p = *p;
+  if (sl_dconv_init(&cb->plan, (int)p->dtype, (int)p->layout, p->channels,
+                    p->mean, p->std) != 0) {
+    free(cb);
+    return sl_err_set(err, SL_EINVAL,
+                      "cuda ring: no convert plan for dtype %d, layout %d, %d "
+                      "channels (std must be positive)",
+                      (int)p->dtype, (int)p->layout, p->channels);
+  }
+  cb->identity = sl_dconv_is_identity(&cb->plan);
+  *out = &cb->base;
+  return SL_OK;
+}
+
+size_t sl_ring_backend_cuda_vram(const sl_ring_backend *b) {
+  return b ? ((const cuda_backend *)b)->vram_bytes : 0;
+}
