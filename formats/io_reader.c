@@ -1,0 +1,275 @@
+#include "formats/io_reader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+#include "formats/io_hints.h"
+#include "formats/io_select.h"
+
+struct sl_io {
+  sl_io_opts o;
+  char name[256];
+  sl_io_kind kind; /* MMAP, PREAD or URING */
+  char why[320];
+  const uint64_t *order;
+  uint64_t n;
+  bool active;
+  uint64_t ahead; /* mmap: WILLNEED this many positions ahead */
+  uint8_t *map;   /* mmap */
+  size_t map_len;
+  uint8_t *bufs; /* pread: workers * stride */
+  size_t stride;
+  sl_uring *uring;
+};
+
+static sl_status open_mmap(sl_io *io, sl_err *err) {
+  if (io->o.file_size == 0)
+    return SL_OK; /* nothing to map: every sample is empty */
+  if (io->o.file_size > SIZE_MAX)
+    return sl_err_set(err, SL_EIO, "%s: too large to map", io->name);
+  io->map_len = (size_t)io->o.file_size;
+  void *m = mmap(NULL, io->map_len, PROT_READ, MAP_SHARED, io->o.fd, 0);
+  if (m == MAP_FAILED)
+    return sl_err_errno(err, SL_EIO, errno, "%s: mmap of %zu bytes", io->name,
+                        io->map_len);
+  io->map = m;
+  sl_status st = sl_hint_random(io->map, io->map_len, err);
+  if (st != SL_OK)
+    return sl_err_prefix(err, "%s: ", io->name);
+  io->ahead = (uint64_t)io->o.readahead_batches * io->o.batch_size;
+  return SL_OK;
+}
+
+static sl_status open_pread(sl_io *io, sl_err *err) {
+  io->stride = (io->o.max_length + 63u) / 64u * 64u;
+  size_t total;
+  if (!sl_mul_size(io->stride ? io->stride : 64, io->o.workers, &total))
+    return sl_err_set(err, SL_ENOMEM, "%s: pread buffers overflow", io->name);
+  io->bufs = sl_alloc_touched(total, 64);
+  if (!io->bufs)
+    return sl_err_set(err, SL_ENOMEM, "%s: pread buffers (%zu bytes)", io->name,
+                      total);
+  return SL_OK;
+}
+
+static sl_status open_uring(sl_io *io, sl_err *err) {
+  sl_uring_opts u = {.fd = io->o.fd,
+                     .name = io->name,
+                     .count = io->o.count,
+                     .max_length = io->o.max_length,
+                     .locate = io->o.locate,
+                     .locate_ctx = io->o.locate_ctx,
+                     .queue_depth = io->o.queue_depth,
+                     .pool_bytes = io->o.pool_bytes,
+                     .direct = io->o.direct,
+                     .inject_init_errno = io->o.inject_uring_errno};
+  return sl_uring_open(&io->uring, &u, err);
+}
+
+sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
+  *out = NULL;
+  if (o->workers < 1 || !o->locate)
+    return sl_err_set(err, SL_EINVAL, "io: workers %u, locate %s", o->workers,
+                      o->locate ? "set" : "missing");
+  sl_io *io = calloc(1, sizeof *io);
+  if (!io)
+    return sl_err_set(err, SL_ENOMEM, "io: reader state");
+  io->o = *o;
+  snprintf(io->name, sizeof io->name, "%s", o->name ? o->name : "?");
+  io->o.name = io->name;
+  sl_status st = SL_OK;
+
+  uint64_t avail = o->mem_available;
+  if (o->kind == SL_IO_AUTO && avail == 0) {
+    st = sl_io_mem_available(NULL, &avail, err);
+    if (st != SL_OK)
+      goto fail;
+  }
+  io->kind = sl_io_pick(o->kind, o->file_size, avail, o->auto_share, io->why,
+                        sizeof io->why);
+  sl_log_level level = SL_LOG_INFO;
+  if (io->kind == SL_IO_URING) {
+    sl_err e = {0};
+    st = open_uring(io, &e);
+    if (st == SL_EUNSUPPORTED) { /* no io_uring here: pread, say why */
+      size_t l = strlen(io->why);
+      snprintf(io->why + l, sizeof io->why - l,
+               "; io_uring unavailable (%s): falling back to pread", e.msg);
+      io->kind = SL_IO_PREAD;
+      level = SL_LOG_WARN;
+      st = SL_OK;
+    } else if (st != SL_OK) {
+      if (err)
+        *err = e;
+      goto fail;
+    }
+  }
+  if (io->kind == SL_IO_MMAP)
+    st = open_mmap(io, err);
+  else if (io->kind == SL_IO_PREAD)
+    st = open_pread(io, err);
+  if (st != SL_OK)
+    goto fail;
+  if (o->log) {
+    char line[640];
+    snprintf(line, sizeof line, "%s: reading with %s (%s)", io->name,
+             sl_io_kind_name(io->kind), io->why);
+    o->log(o->log_user, level, line);
+  }
+  *out = io;
+  return SL_OK;
+fail:
+  sl_io_close(io);
+  return st;
+}
+
+void sl_io_close(sl_io *io) {
+  if (!io)
+    return;
+  sl_uring_close(io->uring);
+  if (io->map)
+    munmap(io->map, io->map_len);
+  sl_free_aligned(io->bufs);
+  free(io);
+}
+
+sl_io_kind sl_io_backend(const sl_io *io) {
+  return io->kind;
+}
+
+const char *sl_io_why(const sl_io *io) {
+  return io->why;
+}
+
+/* mmap: asks the kernel to read sample order[seq] now. Advisory only. */
+static void hint(sl_io *io, uint64_t seq) {
+  if (seq >= io->n)
+    return;
+  uint64_t off;
+  uint32_t len;
+  io->o.locate(io->o.locate_ctx, io->order ? io->order[seq] : seq, &off, &len);
+  if (off + len <= io->map_len)
+    (void)sl_hint_willneed(io->map + off, len, NULL);
+}
+
+sl_status sl_io_start_epoch(sl_io *io, const uint64_t *order, uint64_t n,
+                            sl_err *err) {
+  sl_io_stop(io);
+  if (io->kind == SL_IO_URING)
+    return sl_uring_start(io->uring, order, n, err);
+  for (uint64_t s = 0; order && s < n; s++)
+    if (order[s] >= io->o.count)
+      return sl_err_set(err, SL_EINVAL,
+                        "%s: epoch order entry %llu is sample %llu, but the "
+                        "file has %llu samples",
+                        io->name, (unsigned long long)s,
+                        (unsigned long long)order[s],
+                        (unsigned long long)io->o.count);
+  if (io->kind == SL_IO_MMAP) {
+    /* A shrunk file turns a map access into SIGBUS: check once an epoch. */
+    struct stat sb;
+    if (fstat(io->o.fd, &sb) != 0)
+      return sl_err_errno(err, SL_EIO, errno, "%s: fstat", io->name);
+    if ((uint64_t)sb.st_size != io->o.file_size)
+      return sl_err_set(err, SL_EIO,
+                        "%s: the file changed size since open (%llu -> %llu "
+                        "bytes): reopen the loader",
+                        io->name, (unsigned long long)io->o.file_size,
+                        (unsigned long long)sb.st_size);
+  }
+  io->order = order;
+  io->n = n;
+  io->active = true;
+  if (io->kind == SL_IO_MMAP)
+    for (uint64_t s = 0; s < io->ahead && s < n; s++)
+      hint(io, s);
+  return SL_OK;
+}
+
+void sl_io_stop(sl_io *io) {
+  if (io->kind == SL_IO_URING)
+    sl_uring_stop(io->uring);
+  io->active = false;
+  io->order = NULL;
+  io->n = 0;
+}
+
+static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
+                           uint32_t len, uint8_t *buf, sl_err *err) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t r = pread(io->o.fd, buf + done, len - done, (off_t)(off + done));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return sl_err_errno(
+          err, SL_EIO, errno, "%s: sample %llu (offset %llu, %u bytes): read",
+          io->name, (unsigned long long)sample, (unsigned long long)off, len);
+    if (r == 0)
+      return sl_err_set(err, SL_EIO,
+                        "%s: sample %llu (offset %llu, %u bytes): the file "
+                        "ends at byte %llu, before the sample does; was it "
+                        "truncated? re-create it with `sluice pack`",
+                        io->name, (unsigned long long)sample,
+                        (unsigned long long)off, len,
+                        (unsigned long long)(off + done));
+    done += (size_t)r;
+  }
+  return SL_OK;
+}
+
+sl_status sl_io_get(sl_io *io, unsigned worker, uint64_t seq,
+                    const uint8_t **data, size_t *len, sl_err *err) {
+  *data = NULL;
+  *len = 0;
+  if (io->kind == SL_IO_URING)
+    return sl_uring_get(io->uring, seq, data, len, err);
+  if (!io->active)
+    return sl_err_set(err, SL_ESTATE, "%s: no epoch started", io->name);
+  if (seq >= io->n || worker >= io->o.workers)
+    return sl_err_set(err, SL_EINVAL, "%s: seq %llu (epoch of %llu), worker %u",
+                      io->name, (unsigned long long)seq,
+                      (unsigned long long)io->n, worker);
+  uint64_t sample = io->order ? io->order[seq] : seq;
+  uint64_t off;
+  uint32_t l;
+  io->o.locate(io->o.locate_ctx, sample, &off, &l);
+  if (io->kind == SL_IO_PREAD) {
+    uint8_t *buf = io->bufs + (size_t)worker * io->stride;
+    sl_status st = read_full(io, sample, off, l, buf, err);
+    if (st != SL_OK)
+      return st;
+    *data = buf;
+    *len = l;
+    return SL_OK;
+  }
+  if (off > io->map_len || l > io->map_len - off)
+    return sl_err_set(err, SL_EIO,
+                      "%s: sample %llu (offset %llu, %u bytes) lies past the "
+                      "mapped %zu bytes",
+                      io->name, (unsigned long long)sample,
+                      (unsigned long long)off, l, io->map_len);
+  if (io->ahead)
+    hint(io, seq + io->ahead);
+  *data = l ? io->map + off : (const uint8_t *)"";
+  *len = l;
+  return SL_OK;
+}
+
+void sl_io_put(sl_io *io, unsigned worker, uint64_t seq) {
+  if (io->kind == SL_IO_URING)
+    sl_uring_put(io->uring, seq);
+}
+
+void sl_io_get_stats(sl_io *io, sl_uring_stats *out) {
+  if (io->kind == SL_IO_URING)
+    sl_uring_get_stats(io->uring, out);
+  else
+    *out = (sl_uring_stats){0};
+}

@@ -1,0 +1,87 @@
+#include "formats/io_select.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *sl_io_kind_name(sl_io_kind kind) {
+  switch (kind) {
+  case SL_IO_MMAP:
+    return "mmap";
+  case SL_IO_PREAD:
+    return "pread";
+  case SL_IO_URING:
+    return "uring";
+  case SL_IO_AUTO:
+    return "auto";
+  }
+  return "?";
+}
+
+sl_status sl_io_mem_available(const char *path, uint64_t *bytes, sl_err *err) {
+  *bytes = 0;
+  if (!path)
+    path = "/proc/meminfo";
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return sl_err_errno(err, SL_EIO, errno, "%s: open", path);
+  char line[256];
+  bool found = false;
+  while (fgets(line, sizeof line, f)) {
+    uint64_t kib;
+    char unit[8] = "";
+    if (sscanf(line, "MemAvailable: %" SCNu64 " %7s", &kib, unit) >= 1) {
+      if (strcmp(unit, "kB") != 0 || kib > UINT64_MAX / 1024)
+        break; /* an unknown unit or an absurd value: not trusted */
+      *bytes = kib * 1024;
+      found = true;
+      break;
+    }
+  }
+  bool bad = ferror(f);
+  fclose(f);
+  if (bad)
+    return sl_err_set(err, SL_EIO, "%s: read error", path);
+  if (!found)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: no 'MemAvailable: <n> kB' line (kernel < 3.14?): "
+                      "set loader.io explicitly",
+                      path);
+  return SL_OK;
+}
+
+const char *sl_io_fmt_bytes(uint64_t bytes, char *buf, size_t cap) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, cap, "%" PRIu64 " B", bytes);
+  else
+    snprintf(buf, cap, "%.1f %s", v, unit[u]);
+  return buf;
+}
+
+sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
+                      uint64_t mem_available, double share, char *why,
+                      size_t why_cap) {
+  if (requested != SL_IO_AUTO) {
+    if (why_cap)
+      snprintf(why, why_cap, "loader.io = %s", sl_io_kind_name(requested));
+    return requested;
+  }
+  double limit = share * (double)mem_available;
+  sl_io_kind k = (double)dataset_bytes > limit ? SL_IO_URING : SL_IO_MMAP;
+  if (why_cap) {
+    char a[32], b[32];
+    snprintf(why, why_cap, "auto: dataset %s %s %.2f x MemAvailable %s: %s",
+             sl_io_fmt_bytes(dataset_bytes, a, sizeof a),
+             k == SL_IO_URING ? ">" : "<=", share,
+             sl_io_fmt_bytes(mem_available, b, sizeof b), sl_io_kind_name(k));
+  }
+  return k;
+}

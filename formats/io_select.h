@@ -1,0 +1,43 @@
+/* The `loader.io = auto` policy and the io_uring fallback.
+ *
+ * auto reads bytes through io_uring when the dataset is larger than
+ * io.auto_share of the memory the kernel says is available (MemAvailable in
+ * /proc/meminfo): such a dataset cannot stay in the page cache, every sample
+ * is a disk read, and reads submitted ahead keep the workers decoding. A
+ * dataset that fits is mapped: after the first epoch every read is a page
+ * cache hit and the map copies nothing.
+ *
+ * Where io_uring cannot be set up (containers often forbid it: EPERM,
+ * ENOSYS), the reader falls back to pread and says why once (io_reader.h).
+ *
+ * No memory is allocated; every function may be called from any thread. */
+#ifndef SLUICE_FORMATS_IO_SELECT_H
+#define SLUICE_FORMATS_IO_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "loader/config.h"
+
+/* "mmap", "pread", "uring" or "auto". */
+const char *sl_io_kind_name(sl_io_kind kind);
+
+/* MemAvailable from a meminfo file (path NULL: /proc/meminfo), in bytes.
+ * Errors: SL_EIO (cannot open/read it), SL_EFORMAT (no MemAvailable line:
+ * the message names the file). */
+sl_status sl_io_mem_available(const char *path, uint64_t *bytes, sl_err *err);
+
+/* Resolves `requested` to the backend to try: auto becomes SL_IO_URING when
+ * dataset_bytes > share * mem_available, else SL_IO_MMAP; other kinds are
+ * returned as they are. Writes a one-line reason into why (why_cap bytes,
+ * may be 0), e.g. "auto: dataset 1.2 GiB > 0.50 x MemAvailable 1.9 GiB:
+ * uring". */
+sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
+                      uint64_t mem_available, double share, char *why,
+                      size_t why_cap);
+
+/* Formats bytes as "512 B", "3.4 MiB", "1.2 GiB" into buf. Returns buf. */
+const char *sl_io_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
+
+#endif

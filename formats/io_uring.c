@@ -1,0 +1,522 @@
+#include "formats/io_uring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+
+enum slot_state {
+  SLOT_FREE,     /* not in the window */
+  SLOT_INFLIGHT, /* read submitted (or resubmitted after a short read) */
+  SLOT_READY,    /* payload in its buffer */
+  SLOT_FAILED,   /* read failed: error (0 = end of file) */
+  SLOT_TAKEN,    /* handed to a worker by get */
+  SLOT_DONE      /* put: freed once every older seq is done too */
+};
+
+typedef struct slot {
+  uint64_t seq;      /* UINT64_MAX when free */
+  uint64_t sample;   /* sample index read into it */
+  uint64_t offset;   /* payload offset in the file (for messages) */
+  uint64_t file_off; /* where the read starts (aligned down with direct) */
+  size_t arena_off;  /* buffer start in the pool */
+  size_t want;       /* bytes the read asks for */
+  size_t need;       /* bytes that must arrive: skip + length */
+  size_t got;        /* bytes arrived so far */
+  size_t skip;       /* payload starts this far into the buffer */
+  uint32_t length;   /* payload bytes */
+  int state;
+  int error; /* errno of a failed read; 0 with SLOT_FAILED: end of file */
+} slot;
+
+struct sl_uring {
+  sl_uring_opts o;
+  char name[256];
+  int fd; /* o.fd, or our O_DIRECT reopen of it */
+  bool own_fd;
+  struct io_uring ring;
+  bool ring_ok;
+  uint8_t *pool;
+  size_t cap;   /* pool bytes */
+  size_t align; /* buffer alignment: SL_URING_ALIGN direct, 64 otherwise */
+  slot *slots;
+  size_t nslots;
+  pthread_t thread;
+  bool thread_ok, sync_ok;
+  pthread_mutex_t mu;
+  pthread_cond_t ready; /* a read completed, or the epoch stopped */
+  pthread_cond_t space; /* reader: pool space, a new epoch, or quit */
+  pthread_cond_t idle;  /* stop: no read in flight */
+  /* Everything below is under mu. */
+  const uint64_t *order;
+  uint64_t n;
+  uint64_t gen; /* bumped by start and stop */
+  bool active, quit;
+  uint64_t next_seq; /* next seq the reader will read */
+  uint64_t live_lo;  /* oldest seq whose buffer is still held */
+  size_t head, tail; /* pool: allocation point, oldest held buffer */
+  unsigned inflight; /* reads prepared and not yet completed */
+  unsigned unsubmitted;
+  bool failed; /* the ring broke: every get returns fatal */
+  sl_err fatal;
+  sl_uring_stats st;
+};
+
+static void *reader_main(void *arg);
+
+static size_t round_up(size_t v, size_t a) {
+  return (v + a - 1) / a * a;
+}
+
+/* Largest pool allocation one sample of `len` bytes can take. */
+static size_t max_alloc(const sl_uring_opts *o, size_t align) {
+  size_t span = o->max_length;
+  if (o->direct)
+    span += 2 * (size_t)SL_URING_ALIGN; /* widened to block boundaries */
+  return round_up(span ? span : 1, align);
+}
+
+sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
+                        sl_err *err) {
+  *out = NULL;
+  if (opts->queue_depth < 1 || opts->queue_depth > 4096)
+    return sl_err_set(err, SL_ECONFIG,
+                      "io.queue_depth %u: must be between 1 and 4096",
+                      opts->queue_depth);
+  if (!opts->locate)
+    return sl_err_set(err, SL_EINVAL, "io_uring: no sample locator");
+  size_t align = opts->direct ? SL_URING_ALIGN : 64;
+  size_t need = max_alloc(opts, align);
+  if (opts->pool_bytes < need)
+    return sl_err_set(err, SL_ECONFIG,
+                      "io.pool_size %zu bytes cannot hold the largest sample "
+                      "of %s (%u bytes, %zu with alignment): raise it",
+                      opts->pool_bytes, opts->name ? opts->name : "the file",
+                      opts->max_length, need);
+  sl_uring *u = calloc(1, sizeof *u);
+  if (!u)
+    return sl_err_set(err, SL_ENOMEM, "io_uring: engine state");
+  u->o = *opts;
+  snprintf(u->name, sizeof u->name, "%s", opts->name ? opts->name : "?");
+  u->o.name = u->name;
+  u->fd = opts->fd;
+  u->align = align;
+  sl_status st = SL_OK;
+
+  /* The ring first: when it cannot exist, fail before allocating the pool
+   * so the caller's fallback is cheap. */
+  int rc = opts->inject_init_errno
+               ? -opts->inject_init_errno
+               : io_uring_queue_init(opts->queue_depth, &u->ring, 0);
+  if (rc < 0) {
+    st = sl_err_errno(err, SL_EUNSUPPORTED, -rc,
+                      "io_uring_queue_init(queue depth %u)", opts->queue_depth);
+    goto fail;
+  }
+  u->ring_ok = true;
+
+  if (opts->direct) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", opts->fd);
+    u->fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (u->fd < 0) {
+      st = sl_err_errno(err, SL_EIO, errno,
+                        "%s: reopen with O_DIRECT (io.direct=true) failed; "
+                        "the filesystem may not support it",
+                        u->name);
+      goto fail;
+    }
+    u->own_fd = true;
+  }
+
+  u->cap = opts->pool_bytes / align * align;
+  size_t ns = u->cap / 4096;
+  if (ns < 2 * (size_t)opts->queue_depth)
+    ns = 2 * (size_t)opts->queue_depth;
+  if (ns > 65536)
+    ns = 65536;
+  u->nslots = ns;
+  u->slots = calloc(ns, sizeof *u->slots);
+  u->pool = sl_alloc_touched(u->cap, SL_URING_ALIGN);
+  if (!u->slots || !u->pool) {
+    st = sl_err_set(err, SL_ENOMEM, "io_uring: pool of %zu bytes", u->cap);
+    goto fail;
+  }
+  for (size_t i = 0; i < ns; i++)
+    u->slots[i].seq = UINT64_MAX;
+
+  if (pthread_mutex_init(&u->mu, NULL) != 0 ||
+      pthread_cond_init(&u->ready, NULL) != 0 ||
+      pthread_cond_init(&u->space, NULL) != 0 ||
+      pthread_cond_init(&u->idle, NULL) != 0) {
+    st = sl_err_set(err, SL_ETHREAD, "io_uring: mutex/condition init");
+    goto fail;
+  }
+  u->sync_ok = true;
+  rc = pthread_create(&u->thread, NULL, reader_main, u);
+  if (rc != 0) {
+    st = sl_err_errno(err, SL_ETHREAD, rc, "io_uring: reader thread");
+    goto fail;
+  }
+  u->thread_ok = true;
+  *out = u;
+  return SL_OK;
+fail:
+  sl_uring_close(u);
+  return st;
+}
+
+void sl_uring_close(sl_uring *u) {
+  if (!u)
+    return;
+  if (u->thread_ok) {
+    sl_uring_stop(u);
+    pthread_mutex_lock(&u->mu);
+    u->quit = true;
+    pthread_cond_signal(&u->space);
+    pthread_mutex_unlock(&u->mu);
+    pthread_join(u->thread, NULL);
+  }
+  if (u->sync_ok) {
+    pthread_cond_destroy(&u->idle);
+    pthread_cond_destroy(&u->space);
+    pthread_cond_destroy(&u->ready);
+    pthread_mutex_destroy(&u->mu);
+  }
+  if (u->ring_ok)
+    io_uring_queue_exit(&u->ring);
+  if (u->own_fd)
+    close(u->fd);
+  sl_free_aligned(u->pool);
+  free(u->slots);
+  free(u);
+}
+
+sl_status sl_uring_start(sl_uring *u, const uint64_t *order, uint64_t n,
+                         sl_err *err) {
+  sl_uring_stop(u);
+  if (order) {
+    for (uint64_t s = 0; s < n; s++)
+      if (order[s] >= u->o.count)
+        return sl_err_set(err, SL_EINVAL,
+                          "%s: epoch order entry %llu is sample %llu, but the "
+                          "file has %llu samples",
+                          u->name, (unsigned long long)s,
+                          (unsigned long long)order[s],
+                          (unsigned long long)u->o.count);
+  } else if (n > u->o.count) {
+    return sl_err_set(err, SL_EINVAL, "%s: epoch of %llu samples > %llu",
+                      u->name, (unsigned long long)n,
+                      (unsigned long long)u->o.count);
+  }
+  pthread_mutex_lock(&u->mu);
+  if (u->failed) {
+    if (err)
+      *err = u->fatal;
+    pthread_mutex_unlock(&u->mu);
+    return err ? err->code : SL_ESTATE;
+  }
+  u->order = order;
+  u->n = n;
+  u->gen++;
+  u->active = true;
+  pthread_cond_signal(&u->space);
+  pthread_mutex_unlock(&u->mu);
+  return SL_OK;
+}
+
+void sl_uring_stop(sl_uring *u) {
+  pthread_mutex_lock(&u->mu);
+  u->active = false;
+  u->gen++;
+  pthread_cond_broadcast(&u->ready);
+  pthread_cond_signal(&u->space);
+  while (u->inflight > 0)
+    pthread_cond_wait(&u->idle, &u->mu);
+  for (size_t i = 0; i < u->nslots; i++) {
+    u->slots[i].seq = UINT64_MAX;
+    u->slots[i].state = SLOT_FREE;
+  }
+  u->order = NULL;
+  u->n = 0;
+  u->next_seq = u->live_lo = 0;
+  u->head = u->tail = 0;
+  pthread_mutex_unlock(&u->mu);
+}
+
+sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
+                       size_t *len, sl_err *err) {
+  *data = NULL;
+  *len = 0;
+  pthread_mutex_lock(&u->mu);
+  sl_status st = SL_OK;
+  uint64_t gen = u->gen;
+  if (!u->active) {
+    st = sl_err_set(err, SL_ESTATE, "%s: io_uring: no epoch started", u->name);
+    goto out;
+  }
+  if (seq >= u->n) {
+    st = sl_err_set(err, SL_EINVAL, "%s: io_uring: seq %llu >= epoch's %llu",
+                    u->name, (unsigned long long)seq, (unsigned long long)u->n);
+    goto out;
+  }
+  slot *s = &u->slots[seq % u->nslots];
+  bool waited = false;
+  for (;;) {
+    if (u->gen != gen || !u->active) {
+      st = sl_err_set(err, SL_ESTATE, "%s: io_uring: epoch stopped", u->name);
+      goto out;
+    }
+    if (u->failed) {
+      if (err)
+        *err = u->fatal;
+      st = u->fatal.code;
+      goto out;
+    }
+    if (seq < u->live_lo ||
+        (s->seq == seq && (s->state == SLOT_TAKEN || s->state == SLOT_DONE))) {
+      st = sl_err_set(err, SL_ESTATE, "%s: io_uring: seq %llu taken twice",
+                      u->name, (unsigned long long)seq);
+      goto out;
+    }
+    if (s->seq == seq && (s->state == SLOT_READY || s->state == SLOT_FAILED))
+      break;
+    waited = true;
+    pthread_cond_wait(&u->ready, &u->mu);
+  }
+  if (waited)
+    u->st.waits++;
+  if (s->state == SLOT_FAILED) {
+    if (s->error)
+      st = sl_err_errno(err, SL_EIO, s->error,
+                        "%s: sample %llu (offset %llu, %u bytes): read",
+                        u->name, (unsigned long long)s->sample,
+                        (unsigned long long)s->offset, s->length);
+    else
+      st = sl_err_set(err, SL_EIO,
+                      "%s: sample %llu (offset %llu, %u bytes): the file ends "
+                      "at byte %llu, before the sample does; was it "
+                      "truncated? re-create it with `sluice pack`",
+                      u->name, (unsigned long long)s->sample,
+                      (unsigned long long)s->offset, s->length,
+                      (unsigned long long)(s->file_off + s->got));
+  } else {
+    *data = u->pool + s->arena_off + s->skip;
+    *len = s->length;
+  }
+  s->state = SLOT_TAKEN;
+out:
+  pthread_mutex_unlock(&u->mu);
+  return st;
+}
+
+void sl_uring_put(sl_uring *u, uint64_t seq) {
+  pthread_mutex_lock(&u->mu);
+  slot *s = &u->slots[seq % u->nslots];
+  if (!u->active || s->seq != seq || s->state != SLOT_TAKEN) {
+    pthread_mutex_unlock(&u->mu); /* stale or double put: nothing held */
+    return;
+  }
+  s->state = SLOT_DONE;
+  bool freed = false;
+  while (u->live_lo < u->next_seq) {
+    slot *o = &u->slots[u->live_lo % u->nslots];
+    if (o->state != SLOT_DONE)
+      break;
+    o->state = SLOT_FREE;
+    o->seq = UINT64_MAX;
+    u->live_lo++;
+    freed = true;
+  }
+  if (u->live_lo < u->next_seq)
+    u->tail = u->slots[u->live_lo % u->nslots].arena_off;
+  else
+    u->head = u->tail = 0;
+  if (freed)
+    pthread_cond_signal(&u->space);
+  pthread_mutex_unlock(&u->mu);
+}
+
+void sl_uring_get_stats(sl_uring *u, sl_uring_stats *out) {
+  pthread_mutex_lock(&u->mu);
+  *out = u->st;
+  pthread_mutex_unlock(&u->mu);
+}
+
+/* ---- the reader thread (everything below runs with mu held) ---- */
+
+/* Carves n bytes from the circular pool; buffers are freed oldest first. */
+static bool pool_alloc(sl_uring *u, size_t n, size_t *at) {
+  bool empty = u->live_lo == u->next_seq;
+  if (empty)
+    u->head = u->tail = 0;
+  if (empty || u->head > u->tail) {
+    if (u->cap - u->head >= n) {
+      *at = u->head;
+      u->head += n;
+      return true;
+    }
+    if (!empty && u->tail >= n) { /* wrap: the end's rest is skipped */
+      *at = 0;
+      u->head = n;
+      return true;
+    }
+    return false;
+  }
+  if (u->head < u->tail && u->tail - u->head >= n) {
+    *at = u->head;
+    u->head += n;
+    return true;
+  }
+  return false; /* head == tail and not empty: full */
+}
+
+static void fail_ring(sl_uring *u, int errnum, const char *what) {
+  if (!u->failed)
+    sl_err_errno(&u->fatal, SL_EIO, errnum, "%s: io_uring: %s", u->name, what);
+  u->failed = true;
+  pthread_cond_broadcast(&u->ready);
+}
+
+/* Prepares the read of what s still lacks. */
+static bool prep_read(sl_uring *u, slot *s, size_t index) {
+  struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+  if (!sqe) {
+    fail_ring(u, EBUSY, "no free submission entry");
+    return false;
+  }
+  io_uring_prep_read(sqe, u->fd, u->pool + s->arena_off + s->got,
+                     (unsigned)(s->want - s->got), s->file_off + s->got);
+  io_uring_sqe_set_data64(sqe, index);
+  u->inflight++;
+  u->unsubmitted++;
+  u->st.reads++;
+  return true;
+}
+
+/* Prepares reads for the next seqs while depth, slots and pool allow. */
+static void queue_reads(sl_uring *u) {
+  while (u->active && !u->failed && u->next_seq < u->n &&
+         u->inflight < u->o.queue_depth &&
+         u->next_seq - u->live_lo < u->nslots) {
+    uint64_t seq = u->next_seq;
+    uint64_t sample = u->order ? u->order[seq] : seq;
+    uint64_t off = 0;
+    uint32_t length = 0;
+    u->o.locate(u->o.locate_ctx, sample, &off, &length);
+    uint64_t start = off, end = off + length;
+    if (u->o.direct) {
+      start = off / SL_URING_ALIGN * SL_URING_ALIGN;
+      end = (end + SL_URING_ALIGN - 1) / SL_URING_ALIGN * SL_URING_ALIGN;
+    }
+    size_t want = (size_t)(end - start);
+    size_t at;
+    if (!pool_alloc(u, round_up(want ? want : 1, u->align), &at)) {
+      u->st.pool_full++;
+      return;
+    }
+    size_t index = (size_t)(seq % u->nslots);
+    slot *s = &u->slots[index];
+    *s = (slot){.seq = seq,
+                .sample = sample,
+                .offset = off,
+                .file_off = start,
+                .arena_off = at,
+                .want = want,
+                .need = (size_t)(off - start) + length,
+                .skip = (size_t)(off - start),
+                .length = length,
+                .state = SLOT_INFLIGHT};
+    u->next_seq++;
+    if (length == 0) {
+      s->state = SLOT_READY;
+      pthread_cond_broadcast(&u->ready);
+    } else if (!prep_read(u, s, index)) {
+      return;
+    }
+  }
+}
+
+/* One completion: done, resubmit the rest of a short read, or failed. */
+static void complete(sl_uring *u, uint64_t index, int res) {
+  slot *s = &u->slots[index];
+  u->inflight--;
+  if (res == -EINTR || res == -EAGAIN) {
+    prep_read(u, s, (size_t)index);
+    return;
+  }
+  if (res < 0) {
+    s->state = SLOT_FAILED;
+    s->error = -res;
+    return;
+  }
+  s->got += (size_t)res;
+  u->st.bytes += (uint64_t)res;
+  if (s->got >= s->need) {
+    s->state = SLOT_READY;
+  } else if (res == 0 || (u->o.direct && s->got % SL_URING_ALIGN != 0)) {
+    s->state = SLOT_FAILED; /* end of file before the payload's end */
+    s->error = 0;
+  } else {
+    prep_read(u, s, (size_t)index); /* short read: ask for the rest */
+  }
+}
+
+static void *reader_main(void *arg) {
+  sl_uring *u = arg;
+  pthread_mutex_lock(&u->mu);
+  while (!u->quit) {
+    queue_reads(u);
+    if (u->unsubmitted > 0) {
+      unsigned pending = u->unsubmitted;
+      pthread_mutex_unlock(&u->mu);
+      int rc = io_uring_submit(&u->ring);
+      pthread_mutex_lock(&u->mu);
+      if (rc >= 0) {
+        u->unsubmitted -= (unsigned)rc < pending ? (unsigned)rc : pending;
+      } else if (rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+        /* Nothing of these will complete: stop counting them. */
+        u->inflight -= u->unsubmitted;
+        u->unsubmitted = 0;
+        fail_ring(u, -rc, "submit");
+      }
+    }
+    if (u->inflight == u->unsubmitted) {
+      if (u->inflight == 0)
+        pthread_cond_broadcast(&u->idle);
+      if (u->unsubmitted == 0)
+        pthread_cond_wait(&u->space, &u->mu);
+      continue;
+    }
+    pthread_mutex_unlock(&u->mu);
+    struct io_uring_cqe *cqe = NULL;
+    int rc = io_uring_wait_cqe(&u->ring, &cqe);
+    pthread_mutex_lock(&u->mu);
+    if (rc < 0) {
+      if (rc != -EINTR && rc != -EAGAIN) {
+        /* The ring is broken: no completion will come. */
+        fail_ring(u, -rc, "wait for a completion");
+        u->inflight = u->unsubmitted = 0;
+        pthread_cond_broadcast(&u->idle);
+      }
+      continue;
+    }
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&u->ring, head, cqe) {
+      complete(u, io_uring_cqe_get_data64(cqe), cqe->res);
+      seen++;
+    }
+    io_uring_cq_advance(&u->ring, seen);
+    pthread_cond_broadcast(&u->ready);
+    if (u->inflight == 0)
+      pthread_cond_broadcast(&u->idle);
+  }
+  pthread_mutex_unlock(&u->mu);
+  return NULL;
+}

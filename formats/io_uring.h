@@ -1,0 +1,104 @@
+/* io_uring read-ahead engine: reads the samples of an epoch, in the epoch's
+ * order, ahead of the workers, into a bounded pool of buffers.
+ *
+ *     sl_uring *u;
+ *     sl_uring_open(&u, &opts, err);          // ring, pool, reader thread
+ *     sl_uring_start(u, order, n, err);       // epoch: seq s reads order[s]
+ *     // in each worker, for the seq it claimed (in roughly rising order):
+ *     sl_uring_get(u, seq, &data, &len, err); // blocks until read
+ *     ... decode data[0..len) ...
+ *     sl_uring_put(u, seq);                   // buffer back to the pool
+ *     sl_uring_close(u);
+ *
+ * One reader thread owns the ring. It walks seq = 0, 1, ... of the epoch and
+ * keeps up to queue_depth reads in flight, each into a buffer carved from a
+ * circular pool; a buffer returns to the pool once it and every older seq
+ * have been put. The reader so runs at most pool_bytes (or nslots samples)
+ * ahead of the oldest sample a worker still holds: workers that claim
+ * samples in batch order never wait for space held by a later sample.
+ *
+ * With direct, the file is reopened with O_DIRECT (through /proc/self/fd)
+ * and each read covers [offset, offset + length) widened to SL_URING_ALIGN
+ * boundaries, into a buffer aligned to SL_URING_ALIGN; the payload pointer
+ * lies inside it. The dataset then never enters the page cache.
+ *
+ * Memory, all allocated (and touched) at open, none later:
+ *   pool_bytes (the buffers)
+ *   + nslots * ~80 B, nslots = clamp(pool_bytes / 4096, 2 * queue_depth, 65536)
+ *   + the ring: queue_depth SQEs (64 B) and 2 * queue_depth CQEs (16 B).
+ *
+ * Thread safety: get and put may be called from any number of threads at
+ * once; open, start, stop and close from one controlling thread, while no
+ * worker is inside get. */
+#ifndef SLUICE_FORMATS_IO_URING_H
+#define SLUICE_FORMATS_IO_URING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+#define SL_URING_ALIGN 4096u
+
+/* Where sample i's payload lies in the file. Must be safe to call from the
+ * reader thread while workers run (sl_source_info is). */
+typedef void (*sl_io_locate_fn)(const void *ctx, uint64_t sample,
+                                uint64_t *offset, uint32_t *length);
+
+typedef struct sl_uring_opts {
+  int fd;                 /* the dataset, open for reading; not closed */
+  const char *name;       /* file name for messages (copied) */
+  uint64_t count;         /* samples in the dataset */
+  uint32_t max_length;    /* largest payload */
+  sl_io_locate_fn locate; /* sample → (offset, length) */
+  const void *locate_ctx;
+  unsigned queue_depth;  /* reads in flight, 1..4096 (io.queue_depth) */
+  size_t pool_bytes;     /* buffer pool (io.pool_size) */
+  bool direct;           /* O_DIRECT (io.direct) */
+  int inject_init_errno; /* test hook: ring setup fails with it (0: off) */
+} sl_uring_opts;
+
+typedef struct sl_uring_stats {
+  uint64_t reads;     /* read requests submitted (short reads resubmit) */
+  uint64_t bytes;     /* bytes read from the file */
+  uint64_t waits;     /* gets that had to block for their read */
+  uint64_t pool_full; /* times the reader stopped for want of pool space */
+} sl_uring_stats;
+
+typedef struct sl_uring sl_uring;
+
+/* Sets up the ring, the pool and the reader thread. Errors: SL_EUNSUPPORTED
+ * when io_uring cannot be set up (EPERM, ENOSYS, ... : the message says
+ * which, so the caller can fall back to pread and say why), SL_ECONFIG
+ * (pool too small for the largest sample, queue depth out of range),
+ * SL_EIO (cannot reopen with O_DIRECT), SL_ENOMEM, SL_ETHREAD. */
+sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts, sl_err *err);
+/* Stops any epoch, waits for the reads in flight, frees all. NULL is ok. */
+void sl_uring_close(sl_uring *u);
+
+/* Starts an epoch of n samples: seq s (0 <= s < n) reads sample order[s]
+ * (order NULL: sample s). order must stay valid until the next start, stop
+ * or close. Stops the previous epoch first. Errors: SL_EINVAL (a sample >=
+ * count), SL_ESTATE (the engine failed earlier). */
+sl_status sl_uring_start(sl_uring *u, const uint64_t *order, uint64_t n,
+                         sl_err *err);
+/* Ends the epoch: no new reads, waits for those in flight, forgets every
+ * buffer (pointers from get become invalid). Workers blocked in get return
+ * SL_ESTATE. */
+void sl_uring_stop(sl_uring *u);
+
+/* Blocks until seq's read completes, then hands out its payload: *data
+ * (valid until put) and *len. Errors: SL_EINVAL (seq >= n), SL_EIO (the read
+ * failed or the file is shorter than the index says: the message names the
+ * file, sample, offset and length), SL_ESTATE (no epoch, or stopped). After
+ * any result but SL_EINVAL/SL_ESTATE, the caller must put seq. */
+sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
+                       size_t *len, sl_err *err);
+/* Returns seq's buffer to the pool. Each seq is put once, after its get. */
+void sl_uring_put(sl_uring *u, uint64_t seq);
+
+/* Counters since open. */
+void sl_uring_get_stats(sl_uring *u, sl_uring_stats *out);
+
+#endif

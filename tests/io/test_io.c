@@ -1,0 +1,452 @@
+/* Unit tests of the out-of-core readers against a plain file with known
+ * bytes: every backend returns the same bytes, O_DIRECT alignment on odd
+ * offsets and lengths, the io_uring fallback, the auto policy, bounded pool
+ * back-pressure, truncated files, misuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/io_hints.h"
+#include "formats/io_reader.h"
+#include "formats/io_select.h"
+#include "formats/io_uring.h"
+#include "io/io_testfile.h"
+
+/* A deterministic permutation of 0..n-1 (Fisher-Yates, xorshift). */
+static uint64_t *perm(uint64_t n, uint64_t seed) {
+  uint64_t *o = malloc((n ? n : 1) * sizeof *o);
+  assert_non_null(o);
+  for (uint64_t i = 0; i < n; i++)
+    o[i] = i;
+  uint64_t x = seed * 2 + 1;
+  for (uint64_t i = n; i > 1; i--) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    uint64_t j = x % i;
+    uint64_t tmp = o[i - 1];
+    o[i - 1] = o[j];
+    o[j] = tmp;
+  }
+  return o;
+}
+
+typedef struct logbook {
+  int calls;
+  sl_log_level level;
+  char last[512];
+} logbook;
+
+static void log_to_book(void *user, sl_log_level level, const char *msg) {
+  logbook *b = user;
+  b->calls++;
+  b->level = level;
+  snprintf(b->last, sizeof b->last, "%s", msg);
+}
+
+static sl_io_opts base_opts(const io_testfile *t, sl_io_kind kind) {
+  return (sl_io_opts){.kind = kind,
+                      .fd = t->fd,
+                      .name = t->path,
+                      .file_size = t->size,
+                      .count = t->count,
+                      .max_length = t->max_length,
+                      .locate = io_testfile_locate,
+                      .locate_ctx = t,
+                      .workers = 4,
+                      .batch_size = 8,
+                      .readahead_batches = 2,
+                      .queue_depth = 8,
+                      .pool_bytes = 1 << 20,
+                      .auto_share = 0.5};
+}
+
+/* ---- epochs driven by worker threads claiming seqs in order ---- */
+
+typedef struct epoch_run {
+  sl_io *io;
+  const io_testfile *t;
+  const uint64_t *order;
+  uint64_t n;
+  atomic_uint_fast64_t next;
+  atomic_int bad, errors;
+  uint64_t *sum; /* per seq: a checksum of the bytes, for cross-backend */
+} epoch_run;
+
+typedef struct worker_arg {
+  epoch_run *r;
+  unsigned id;
+} worker_arg;
+
+static uint64_t fnv(const uint8_t *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static void *worker(void *arg) {
+  worker_arg *w = arg;
+  epoch_run *r = w->r;
+  for (;;) {
+    uint64_t seq = atomic_fetch_add(&r->next, 1);
+    if (seq >= r->n)
+      break;
+    const uint8_t *d;
+    size_t len;
+    sl_err e = {0};
+    sl_status st = sl_io_get(r->io, w->id, seq, &d, &len, &e);
+    if (st != SL_OK) {
+      atomic_fetch_add(&r->errors, 1);
+    } else {
+      uint64_t s = r->order ? r->order[seq] : seq;
+      if (!io_testfile_check(r->t, s, d, len))
+        atomic_fetch_add(&r->bad, 1);
+      r->sum[seq] = fnv(d, len);
+      sched_yield(); /* the buffer must not change while held */
+      if (!io_testfile_check(r->t, s, d, len))
+        atomic_fetch_add(&r->bad, 1);
+    }
+    sl_io_put(r->io, w->id, seq);
+  }
+  return NULL;
+}
+
+/* Runs one epoch over order with `workers` threads; returns the checksums
+ * per seq (caller frees). */
+static uint64_t *run_epoch(sl_io *io, const io_testfile *t,
+                           const uint64_t *order, uint64_t n,
+                           unsigned workers) {
+  epoch_run r = {.io = io, .t = t, .order = order, .n = n};
+  r.sum = calloc(n ? n : 1, sizeof *r.sum);
+  assert_non_null(r.sum);
+  sl_err e = {0};
+  assert_int_equal(sl_io_start_epoch(io, order, n, &e), SL_OK);
+  pthread_t th[8];
+  worker_arg wa[8];
+  assert_true(workers <= 8);
+  for (unsigned w = 0; w < workers; w++) {
+    wa[w] = (worker_arg){&r, w};
+    assert_int_equal(pthread_create(&th[w], NULL, worker, &wa[w]), 0);
+  }
+  for (unsigned w = 0; w < workers; w++)
+    pthread_join(th[w], NULL);
+  assert_int_equal(atomic_load(&r.errors), 0);
+  assert_int_equal(atomic_load(&r.bad), 0);
+  return r.sum;
+}
+
+static void all_backends_identical(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_same.bin", 300, 1);
+  uint64_t *order = perm(t.count, 7);
+  struct {
+    sl_io_kind kind;
+    bool direct;
+    unsigned qd;
+  } cases[] = {{SL_IO_MMAP, false, 8},  {SL_IO_PREAD, false, 8},
+               {SL_IO_URING, false, 8}, {SL_IO_URING, true, 8},
+               {SL_IO_URING, false, 1}, {SL_IO_URING, true, 3}};
+  uint64_t *ref = NULL;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    sl_io_opts o = base_opts(&t, cases[c].kind);
+    o.direct = cases[c].direct;
+    o.queue_depth = cases[c].qd;
+    sl_io *io;
+    sl_err e = {0};
+    assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+    assert_int_equal(sl_io_backend(io), cases[c].kind);
+    for (int epoch = 0; epoch < 2; epoch++) {
+      uint64_t *sum = run_epoch(io, &t, order, t.count, 4);
+      if (!ref)
+        ref = sum;
+      else {
+        assert_memory_equal(sum, ref, t.count * sizeof *sum);
+        free(sum);
+      }
+    }
+    /* The identity order (NULL) too, single worker. */
+    free(run_epoch(io, &t, NULL, t.count, 1));
+    sl_io_close(io);
+  }
+  free(ref);
+  free(order);
+  io_testfile_free(&t);
+}
+
+/* A pool that holds barely the largest sample: the reader must wait for
+ * puts, wrap around, and never hand out a buffer still in use. */
+static void uring_tiny_pool(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_tiny.bin", 200, 1);
+  uint64_t *order = perm(t.count, 3);
+  for (int direct = 0; direct <= 1; direct++) {
+    sl_io_opts o = base_opts(&t, SL_IO_URING);
+    o.direct = direct;
+    o.pool_bytes = t.max_length + (direct ? 3 * SL_URING_ALIGN : 64);
+    sl_io *io;
+    sl_err e = {0};
+    assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+    free(run_epoch(io, &t, order, t.count, 4));
+    free(run_epoch(io, &t, order, t.count, 1));
+    sl_uring_stats st;
+    sl_io_get_stats(io, &st);
+    assert_true(st.pool_full > 0);
+    assert_true(st.reads >= 2 * (t.count - (t.count + 15) / 16)); /* 0-len */
+    sl_io_close(io);
+  }
+  free(order);
+  io_testfile_free(&t);
+}
+
+static void uring_pool_too_small(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_small.bin", 20, 1);
+  sl_io_opts o = base_opts(&t, SL_IO_URING);
+  o.pool_bytes = t.max_length / 2;
+  sl_io *io;
+  sl_err e = {0};
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_ECONFIG);
+  assert_non_null(strstr(e.msg, "io.pool_size"));
+  o = base_opts(&t, SL_IO_URING);
+  o.queue_depth = 0;
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_ECONFIG);
+  assert_non_null(strstr(e.msg, "io.queue_depth"));
+  io_testfile_free(&t);
+}
+
+/* io_uring setup failure (forced): pread, said once, same bytes. */
+static void uring_fallback(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_fallback.bin", 64, 1);
+  int errs[] = {1 /* EPERM */, 38 /* ENOSYS */};
+  for (int k = 0; k < 2; k++) {
+    for (int kind = SL_IO_URING; kind <= SL_IO_AUTO; kind++) {
+      sl_io_opts o = base_opts(&t, (sl_io_kind)kind);
+      o.inject_uring_errno = errs[k];
+      o.mem_available = 1000; /* auto picks uring */
+      logbook book = {0};
+      o.log = log_to_book;
+      o.log_user = &book;
+      sl_io *io;
+      sl_err e = {0};
+      assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+      assert_int_equal(sl_io_backend(io), SL_IO_PREAD);
+      assert_int_equal(book.calls, 1);
+      assert_int_equal(book.level, SL_LOG_WARN);
+      assert_non_null(strstr(book.last, "falling back to pread"));
+      assert_non_null(
+          strstr(book.last, k ? "not implemented" : "not permitted"));
+      assert_non_null(strstr(sl_io_why(io), "io_uring_queue_init"));
+      free(run_epoch(io, &t, NULL, t.count, 2));
+      assert_int_equal(book.calls, 1); /* once, not per epoch */
+      sl_io_close(io);
+    }
+  }
+  /* The engine itself reports SL_EUNSUPPORTED. */
+  sl_uring_opts uo = {.fd = t.fd,
+                      .name = "x",
+                      .count = t.count,
+                      .max_length = t.max_length,
+                      .locate = io_testfile_locate,
+                      .locate_ctx = &t,
+                      .queue_depth = 4,
+                      .pool_bytes = 1 << 20,
+                      .inject_init_errno = 1};
+  sl_uring *u;
+  sl_err e = {0};
+  assert_int_equal(sl_uring_open(&u, &uo, &e), SL_EUNSUPPORTED);
+  assert_null(u);
+  io_testfile_free(&t);
+}
+
+static void auto_policy(void **state) {
+  char why[256];
+  assert_int_equal(sl_io_pick(SL_IO_AUTO, 100, 1000, 0.5, why, sizeof why),
+                   SL_IO_MMAP);
+  assert_non_null(strstr(why, "mmap"));
+  assert_int_equal(sl_io_pick(SL_IO_AUTO, 501, 1000, 0.5, why, sizeof why),
+                   SL_IO_URING);
+  assert_non_null(strstr(why, "> 0.50 x MemAvailable"));
+  assert_int_equal(sl_io_pick(SL_IO_AUTO, 500, 1000, 0.5, NULL, 0), SL_IO_MMAP);
+  assert_int_equal(sl_io_pick(SL_IO_PREAD, 1 << 30, 1, 0.5, why, sizeof why),
+                   SL_IO_PREAD);
+  assert_string_equal(sl_io_kind_name(SL_IO_URING), "uring");
+
+  /* Through the reader: a small file with lots of memory maps. */
+  io_testfile t;
+  io_testfile_make(&t, "io_auto.bin", 16, 1);
+  sl_io_opts o = base_opts(&t, SL_IO_AUTO);
+  o.mem_available = (uint64_t)1 << 40;
+  sl_io *io;
+  sl_err e = {0};
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+  assert_int_equal(sl_io_backend(io), SL_IO_MMAP);
+  sl_io_close(io);
+  o.mem_available = 1024; /* file is larger than half of it */
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+  assert_int_equal(sl_io_backend(io), SL_IO_URING);
+  sl_io_close(io);
+  o.mem_available = 0; /* the real /proc/meminfo */
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+  sl_io_close(io);
+  io_testfile_free(&t);
+}
+
+static void meminfo_parse(void **state) {
+  const char *dir = getenv("SLUICE_TEST_TMP");
+  char p[512];
+  snprintf(p, sizeof p, "%s/io_meminfo", dir && *dir ? dir : "/tmp");
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs("MemTotal:       24684292 kB\nMemFree:  1 kB\n"
+        "MemAvailable:   24298352 kB\nBuffers: 2 kB\n",
+        f);
+  fclose(f);
+  uint64_t b;
+  sl_err e = {0};
+  assert_int_equal(sl_io_mem_available(p, &b, &e), SL_OK);
+  assert_true(b == 24298352ull * 1024);
+  f = fopen(p, "w");
+  assert_non_null(f);
+  fputs("MemTotal:       24684292 kB\nMemFree:  1 kB\n", f);
+  fclose(f);
+  assert_int_equal(sl_io_mem_available(p, &b, &e), SL_EFORMAT);
+  assert_non_null(strstr(e.msg, p));
+  unlink(p);
+  assert_int_equal(sl_io_mem_available(p, &b, &e), SL_EIO);
+  assert_int_equal(sl_io_mem_available(NULL, &b, &e), SL_OK);
+  assert_true(b > 0);
+}
+
+/* The file shrinks under an open reader: the samples past the new end are
+ * a clear SL_EIO, the others still read. mmap refuses the next epoch. */
+static void truncated_file(void **state) {
+  struct {
+    sl_io_kind kind;
+    bool direct;
+  } cases[] = {{SL_IO_PREAD, false},
+               {SL_IO_URING, false},
+               {SL_IO_URING, true},
+               {SL_IO_MMAP, false}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    io_testfile t;
+    io_testfile_make(&t, "io_trunc.bin", 64, 1);
+    sl_io_opts o = base_opts(&t, cases[c].kind);
+    o.direct = cases[c].direct;
+    sl_io *io;
+    sl_err e = {0};
+    assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+    uint64_t cut = t.offset[40] + 5;
+    assert_int_equal(truncate(t.path, (off_t)cut), 0);
+    sl_status st = sl_io_start_epoch(io, NULL, t.count, &e);
+    if (cases[c].kind == SL_IO_MMAP) {
+      assert_int_equal(st, SL_EIO);
+      assert_non_null(strstr(e.msg, "changed size"));
+      sl_io_close(io);
+      io_testfile_free(&t);
+      continue;
+    }
+    assert_int_equal(st, SL_OK);
+    int failures = 0;
+    for (uint64_t s = 0; s < t.count; s++) {
+      const uint8_t *d;
+      size_t len;
+      st = sl_io_get(io, 0, s, &d, &len, &e);
+      bool past = t.length[s] > 0 && t.offset[s] + t.length[s] > cut;
+      if (past) {
+        assert_int_equal(st, SL_EIO);
+        assert_non_null(strstr(e.msg, "truncated"));
+        assert_non_null(strstr(e.msg, t.path));
+        char want[64];
+        snprintf(want, sizeof want, "sample %llu ", (unsigned long long)s);
+        assert_non_null(strstr(e.msg, want));
+        failures++;
+      } else {
+        assert_int_equal(st, SL_OK);
+        assert_true(io_testfile_check(&t, s, d, len));
+      }
+      sl_io_put(io, 0, s);
+    }
+    assert_true(failures > 10);
+    sl_io_close(io);
+    io_testfile_free(&t);
+  }
+}
+
+static void misuse(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_misuse.bin", 32, 1);
+  for (int kind = SL_IO_MMAP; kind <= SL_IO_URING; kind++) {
+    sl_io_opts o = base_opts(&t, (sl_io_kind)kind);
+    sl_io *io;
+    sl_err e = {0};
+    const uint8_t *d;
+    size_t len;
+    assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+    assert_int_equal(sl_io_get(io, 0, 0, &d, &len, &e), SL_ESTATE);
+    uint64_t bad[2] = {1, 32};
+    assert_int_equal(sl_io_start_epoch(io, bad, 2, &e), SL_EINVAL);
+    assert_non_null(strstr(e.msg, "sample 32"));
+    assert_int_equal(sl_io_start_epoch(io, NULL, 10, &e), SL_OK);
+    assert_int_equal(sl_io_get(io, 0, 10, &d, &len, &e), SL_EINVAL);
+    assert_int_equal(sl_io_get(io, 0, 2, &d, &len, &e), SL_OK);
+    assert_true(io_testfile_check(&t, 2, d, len));
+    if (kind == SL_IO_URING) { /* a seq is handed out once */
+      assert_int_equal(sl_io_get(io, 1, 2, &d, &len, &e), SL_ESTATE);
+      assert_non_null(strstr(e.msg, "twice"));
+    }
+    sl_io_put(io, 0, 2);
+    /* Stop mid-epoch with reads in flight, then a full epoch. */
+    sl_io_stop(io);
+    assert_int_equal(sl_io_get(io, 0, 3, &d, &len, &e), SL_ESTATE);
+    free(run_epoch(io, &t, NULL, t.count, 3));
+    sl_io_close(io);
+  }
+  sl_io_close(NULL);
+  sl_uring_close(NULL);
+  io_testfile_free(&t);
+}
+
+static void hints(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_hints.bin", 300, 4);
+  sl_err e = {0};
+  assert_int_equal(sl_fadvise_dontneed(t.fd, 0, 0, &e), SL_OK);
+  assert_int_equal(sl_fadvise_random(t.fd, &e), SL_OK);
+  assert_int_equal(sl_fadvise_willneed(t.fd, 0, 4096, &e), SL_OK);
+  uint64_t cached = UINT64_MAX;
+  assert_int_equal(sl_cached_bytes(t.fd, 0, t.size, &cached, &e), SL_OK);
+  assert_true(cached <= t.size + sl_page_size());
+  assert_int_equal(sl_fadvise_dontneed(-1, 0, 0, &e), SL_EIO);
+  assert_non_null(strstr(e.msg, "DONTNEED"));
+  assert_int_equal(sl_hint_willneed(NULL, 0, &e), SL_OK);
+  assert_int_equal(sl_hint_random((void *)(uintptr_t)4096, 4096, &e), SL_EIO);
+  assert_int_equal(sl_cached_bytes(-1, 0, 10, &cached, &e), SL_EIO);
+  io_testfile_free(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(all_backends_identical),
+      cmocka_unit_test(uring_tiny_pool),
+      cmocka_unit_test(uring_pool_too_small),
+      cmocka_unit_test(uring_fallback),
+      cmocka_unit_test(auto_policy),
+      cmocka_unit_test(meminfo_parse),
+      cmocka_unit_test(truncated_file),
+      cmocka_unit_test(misuse),
+      cmocka_unit_test(hints),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
