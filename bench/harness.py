@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Runs every benchmark comparison of one bench/run.sh call and writes the raw
+and summarised results as JSON. Standard library only (the peers run in their
+own interpreter, bench/venv's); bench/report.py turns the JSON into tables,
+plots and BENCHMARKS.md.
+
+Method (why the numbers can be trusted on a shared machine):
+- Every contender runs in its own process, one at a time, under the same
+  environment (MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ fixed, `nice`).
+- Contenders of one comparison run in rounds, the order reversed every other
+  round (A B C, C B A, ...), so a slow spell on the machine hits all alike.
+  We report medians over rounds, and ratios as the median of the per-round
+  ratios (paired), never one-off absolute times.
+- Memory: the process tree is sampled every 50 ms; we keep the peak of the
+  summed PSS (shared pages split fairly between a loader and its worker
+  processes) and of the summed RSS, and the main process's ru_maxrss.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import sluice_cases  # noqa: E402  (the adapters for sluice's own bench programs)
+
+PEERS = ["torch_pil", "torch_tvio", "dali_cpu", "ffcv"]
+PEER_LABEL = {
+    "torch_pil": "PyTorch DataLoader + torchvision (PIL decode)",
+    "torch_tvio": "PyTorch DataLoader + torchvision.io.decode_jpeg",
+    "dali_cpu": "DALI CPU pipeline (decoders.image_random_crop)",
+    "ffcv": "FFCV Loader (.beton)",
+}
+# Which install-status entries a peer needs (bench/venv/peer-status/<name>).
+PEER_NEEDS = {"torch_pil": ["torch", "torchvision", "pillow"], "torch_tvio": ["torch", "torchvision"],
+              "dali_cpu": ["dali"], "ffcv": ["ffcv", "torch", "torchvision"]}
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "16777216", "MALLOC_TRIM_THRESHOLD_": "134217728"}
+
+
+# ---------------------------------------------------------------- processes
+
+def _children(pid):
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _mem_kb(pid):
+    """(rss_kb, pss_kb) of one process; zeros when it is gone."""
+    rss = pss = 0
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+    except OSError:
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = pss = int(line.split()[1])
+        except OSError:
+            pass
+    return rss, pss
+
+
+class TreeSampler(threading.Thread):
+    """Peak summed RSS and PSS of a process and all its descendants."""
+
+    def __init__(self, pid, period=0.05):
+        super().__init__(daemon=True)
+        self.pid, self.period = pid, period
+        self.peak_rss = self.peak_pss = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            pids, todo = [], [self.pid]
+            while todo:
+                p = todo.pop()
+                pids.append(p)
+                todo += _children(p)
+            rss = pss = 0
+            for p in pids:
+                r, s = _mem_kb(p)
+                rss += r
+                pss += s
+            self.peak_rss = max(self.peak_rss, rss)
+            self.peak_pss = max(self.peak_pss, pss)
+            self.stop.wait(self.period)
+
+
+def run_process(cmd, env, timeout, log):
+    """Runs cmd; returns a dict with rc, stdout, stderr tail, wall seconds,
+    memory peaks (MB) and the parsed RESULT records."""
+    full_env = dict(os.environ)
+    full_env.update(env)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(["nice", "-n", "5"] + cmd, stdout=out, stderr=err, env=full_env)
+        sampler = TreeSampler(p.pid)
+        sampler.start()
+        rc, maxrss_kb, timed_out = None, 0, False
+        while rc is None:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                rc = os.waitstatus_to_exitcode(status)
+                maxrss_kb = ru.ru_maxrss
+                break
+            if time.perf_counter() - t0 > timeout:
+                p.kill()
+                timed_out = True
+            time.sleep(0.02)
+        p.returncode = rc
+        sampler.stop.set()
+        sampler.join()
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    records = []
+    for line in stdout.splitlines():
+        if line.startswith("RESULT "):
+            try:
+                records.append(json.loads(line[7:]))
+            except ValueError:
+                pass
+    res = {"cmd": " ".join(cmd), "rc": rc, "timed_out": timed_out, "wall_s": round(wall, 3),
+           "peak_rss_mb": round(sampler.peak_rss / 1024, 1),
+           "peak_pss_mb": round(sampler.peak_pss / 1024, 1),
+           "maxrss_mb": round(maxrss_kb / 1024, 1), "stdout": stdout,
+           "stderr_tail": "\n".join(stderr.splitlines()[-15:]), "records": records}
+    if rc != 0:
+        log("  FAILED rc=%s%s: %s\n%s" % (rc, " (timeout)" if timed_out else "", res["cmd"],
+                                           res["stderr_tail"]))
+    return res
+
+
+# ---------------------------------------------------------------- machine
+
+def machine_info():
+    info = {"host": socket.gethostname(), "kernel": platform.release(), "cpus": os.cpu_count(),
+            "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"model name\s*:\s*(.*)", f.read())
+            info["cpu"] = m.group(1).strip() if m else "?"
+        with open("/proc/meminfo") as f:
+            info["mem_gb"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    info["glibc"] = platform.libc_ver()[1]
+    info["loadavg_start"] = os.getloadavg()[0]
+    try:
+        info["git"] = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"],
+                                     capture_output=True, text=True).stdout.strip()
+    except OSError:
+        info["git"] = "?"
+    return info
+
+
+def peer_status(venv):
+    """{peer: {"status": "ok", "version": ...} | {"status": "not installed", "error": ...}}"""
+    sdir = os.path.join(venv, "peer-status")
+    entries = {}
+    if os.path.isdir(sdir):
+        for name in os.listdir(sdir):
+            with open(os.path.join(sdir, name)) as f:
+                lines = f.read().splitlines()
+            entries[name] = (lines[0] if lines else "fail", "\n".join(lines[1:]))
+    out = {}
+    for peer in PEERS:
+        missing = []
+        for need in PEER_NEEDS[peer]:
+            st, msg = entries.get(need, ("missing", "bench/setup_peers.sh has not tried it"))
+            if st != "ok":
+                missing.append("%s: %s" % (need, msg.strip()[-1500:] or st))
+        if missing:
+            out[peer] = {"status": "not installed", "error": "\n".join(missing)}
+        else:
+            main = PEER_NEEDS[peer][0]
+            out[peer] = {"status": "ok", "version": entries[main][1].strip()}
+    return out
+
+
+# ---------------------------------------------------------------- comparisons
+
+def rounds_of(contenders, rounds, run, log):
+    """Runs the contenders `rounds` times, alternating the order; returns
+    {name: [run result or None per round]}."""
+    got = {c["name"]: [] for c in contenders}
+    for r in range(rounds):
+        order = contenders if r % 2 == 0 else list(reversed(contenders))
+        for c in order:
+            log("  round %d/%d  %s" % (r + 1, rounds, c["name"]))
+            got[c["name"]].append(run(c, r))
+    return got
+
+
+def median_or_none(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def paired_ratio(a, b):
+    """Median over rounds of a[i]/b[i] (both present)."""
+    rs = [x / y for x, y in zip(a, b) if x is not None and y]
+    return (statistics.median(rs), len(rs)) if rs else (None, 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True, help="sluice Release build dir")
+    ap.add_argument("--images", required=True, help="image folder (class subfolders)")
+    ap.add_argument("--lmdb", help="the images packed to LMDB")
+    ap.add_argument("--hdf5", help="the images packed to HDF5")
+    ap.add_argument("--beton", help="the images as an FFCV .beton")
+    ap.add_argument("--venv", default=os.path.join(HERE, "venv"))
+    ap.add_argument("--out", required=True, help="results JSON path")
+    ap.add_argument("--res", default="224,160,128")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--epochs-drift", type=int, default=5)
+    ap.add_argument("--peer-res", help="resolutions for the peers (default: --res)")
+    ap.add_argument("--peers", default=",".join(PEERS), help="peers to run if installed")
+    ap.add_argument("--mode", default="full")
+    ap.add_argument("--timeout", type=float, default=900)
+    args = ap.parse_args()
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    resolutions = [int(x) for x in args.res.split(",") if x]
+    peer_res = [int(x) for x in (args.peer_res or args.res).split(",") if x]
+    workers = [int(x) for x in args.workers.split(",") if x]
+    env = dict(MALLOC_ENV)
+    env.update({"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
+    vpy = os.path.join(args.venv, "bin", "python")
+    status = peer_status(args.venv)
+    wanted = [p for p in args.peers.split(",") if p]
+    peers = [p for p in wanted if p in status and status[p]["status"] == "ok" and os.path.exists(vpy)]
+    if "ffcv" in peers and not args.beton:
+        peers.remove("ffcv")
+        status["ffcv"] = {"status": "not run", "error": "no .beton was prepared"}
+
+    result = {"schema": 1, "mode": args.mode,
+              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "machine": machine_info(),
+              "settings": {"resolutions": resolutions, "peer_resolutions": peer_res,
+                           "workers": workers, "batch": args.batch, "rounds": args.rounds,
+                           "transform": "random-resized-crop scale (0.08, 1) ratio (3/4, 4/3), "
+                                        "flip 0.5, uint8 output",
+                           "env": env, "nice": 5, "images": args.images,
+                           "image_count": sum(len(fs) for _, _, fs in os.walk(args.images)),
+                           "image_bytes": sum(os.path.getsize(os.path.join(d, f))
+                                              for d, _, fs in os.walk(args.images) for f in fs)},
+              "peers": status, "runs": [], "errors": []}
+
+    def record(section, contender, rnd, res, workers_, r):
+        recs = r["records"]
+        entry = {"section": section, "contender": contender, "round": rnd, "res": res,
+                 "workers": workers_, "rc": r["rc"], "wall_s": r["wall_s"],
+                 "peak_rss_mb": r["peak_rss_mb"], "peak_pss_mb": r["peak_pss_mb"],
+                 "maxrss_mb": r["maxrss_mb"], "records": recs}
+        if r["rc"] != 0 or not recs:
+            entry["error"] = r["stderr_tail"] or "no RESULT line"
+            result["errors"].append("%s %s res=%s w=%s: %s" % (section, contender, res, workers_,
+                                                                 entry["error"][-400:]))
+        result["runs"].append(entry)
+        return entry
+
+    sc = sluice_cases.Cases(args.build, args.images, args.lmdb, args.hdf5, args.batch, log)
+    result["sluice"] = sc.describe()
+    summary = {"decode": [], "loader": [], "drift": None}
+
+    # 1, 2: decode ceiling and sluice decode+augment, single thread.
+    dec = sc.decode_contenders(resolutions)
+    if dec:
+        log("decode: %d contenders x %d rounds" % (len(dec), args.rounds))
+        got = rounds_of(dec, args.rounds,
+                        lambda c, rnd: record("decode", c["name"], rnd, c.get("res"), 1,
+                                              run_process(c["cmd"], env, args.timeout, log)), log)
+        summary["decode"] = sc.summarize_decode(got, dec)
+    else:
+        result["errors"].append("decode: %s" % sc.missing("decode"))
+
+    # 3, 4: loaders end to end, sluice's and the peers', same res and workers.
+    for res in resolutions:
+        for w in workers:
+            cont = sc.loader_contenders(res, w)
+            if res in peer_res:
+                for p in peers:
+                    cmd = [vpy, os.path.join(HERE, "peers", "peer.py"), p, "--data", args.images,
+                           "--res", str(res), "--workers", str(w), "--batch", str(args.batch)]
+                    if p == "ffcv":
+                        cmd += ["--beton", args.beton]
+                    cont.append({"name": p, "cmd": cmd, "kind": "peer"})
+            if not cont:
+                continue
+            log("loader res=%d workers=%d: %s" % (res, w, ", ".join(c["name"] for c in cont)))
+
+            def one(c, rnd, res=res, w=w):
+                e = record("loader", c["name"], rnd, res, w, run_process(c["cmd"], env, args.timeout, log))
+                rate = None
+                for rec in e["records"]:
+                    if "images_per_s" in rec:
+                        rate = float(rec["images_per_s"])
+                return {"rate": rate, "pss": e["peak_pss_mb"], "rss": e["peak_rss_mb"]}
+
+            got = rounds_of(cont, args.rounds, one, log)
+            for c in cont:
+                rates = [g["rate"] for g in got[c["name"]]]
+                ok = [x for x in rates if x is not None]
+                summary["loader"].append({
+                    "contender": c["name"], "kind": c.get("kind", "sluice"), "res": res, "workers": w,
+                    "label": c.get("label", PEER_LABEL.get(c["name"], c["name"])),
+                    "images_per_s": median_or_none(rates),
+                    "per_worker": median_or_none(rates) / w if ok else None,
+                    "min": min(ok) if ok else None, "max": max(ok) if ok else None, "n": len(ok),
+                    "peak_pss_mb": median_or_none([g["pss"] for g in got[c["name"]]]),
+                    "peak_rss_mb": median_or_none([g["rss"] for g in got[c["name"]]])})
+            primary = next((c["name"] for c in cont if c.get("kind", "sluice") == "sluice"), None)
+            if primary:
+                base = [g["rate"] for g in got[primary]]
+                for c in cont:
+                    if c["name"] == primary:
+                        continue
+                    ratio, n = paired_ratio(base, [g["rate"] for g in got[c["name"]]])
+                    summary.setdefault("ratios", []).append(
+                        {"sluice": primary, "vs": c["name"], "res": res, "workers": w,
+                         "ratio": ratio, "pairs": n})
+
+    # 5: sluice RSS over epochs.
+    drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift)
+    if drift:
+        log("drift: %s" % drift["name"])
+        r = run_process(drift["cmd"], env, args.timeout, log)
+        record("drift", drift["name"], 0, max(resolutions), max(workers), r)
+        summary["drift"] = sc.summarize_drift(r)
+    else:
+        result["errors"].append("drift: %s" % sc.missing("loader"))
+
+    summary["goals"] = sluice_cases.goals(summary, workers)
+    result["summary"] = summary
+    result["machine"]["loadavg_end"] = os.getloadavg()[0]
+    for r in result["runs"]:
+        for rec in r["records"]:
+            rec.pop("stdout", None)
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=1)
+    os.replace(tmp, args.out)
+    log("harness: wrote %s (%d runs, %d errors)" % (args.out, len(result["runs"]), len(result["errors"])))
+    for e in result["errors"]:
+        log("  error: " + e.splitlines()[0][:300])
+    return 1 if result["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

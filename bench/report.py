@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Turns one bench/harness.py results JSON into a markdown report (X.md beside
+X.json), PNG plots (X-loader.png, X-decode.png; needs matplotlib, skipped with
+a note otherwise) and, with --benchmarks FILE, rewrites the generated part of
+BENCHMARKS.md (between its BEGIN/END markers) with the latest report.
+
+    report.py bench/results/2026-11-30-host.json [--benchmarks BENCHMARKS.md]
+"""
+import argparse
+import json
+import os
+import sys
+
+BEGIN = "<!-- BEGIN bench/report.py: generated, do not edit by hand -->"
+END = "<!-- END bench/report.py -->"
+
+
+def fmt(x, spec="%.0f"):
+    return "—" if x is None else spec % x
+
+
+def machine_lines(r):
+    m, s = r["machine"], r["settings"]
+    return [
+        "- Machine: %s, %s CPUs, %s GB RAM, Linux %s, glibc %s, host `%s`; load average %.2f at start, %.2f at end"
+        % (m.get("cpu", "?"), m.get("cpus"), m.get("mem_gb"), m.get("kernel"), m.get("glibc"),
+           m.get("host"), m.get("loadavg_start", 0), m.get("loadavg_end", 0)),
+        "- sluice %s, run %s (%s mode)" % (m.get("git"), r["date"], r["mode"]),
+        "- Data: %d images, %.0f KB mean, in `%s`" % (s["image_count"], s["image_bytes"] / 1024 / max(1, s["image_count"]),
+                                                      os.path.basename(os.path.dirname(s["images"])) + "/" + os.path.basename(s["images"])),
+        "- Transform: %s; batch %d; %d rounds, order reversed every other round; medians, ratios paired per round"
+        % (s["transform"], s["batch"], s["rounds"]),
+        "- Environment of every contender (sluice and each Python peer alike): %s, `nice -n %d`"
+        % (", ".join("`%s=%s`" % kv for kv in sorted(s["env"].items())), s["nice"]),
+    ]
+
+
+def report_md(r, plots, prefix=""):
+    su = r.get("summary", {})
+    L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
+
+    L += ["### Goals (issue 8)", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    for g in su.get("goals", []):
+        met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
+        fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])
+        L.append("| %s | %s | %s | %s | %s |" % (g["goal"], g.get("workers", ""), fig, met, g.get("note", "")))
+    L.append("")
+
+    dec = su.get("decode", [])
+    L += ["### Single thread: decode ceiling vs sluice decode+augment", ""]
+    if dec:
+        L += ["| case | res | images/s (median) | × plain full decode | rounds |", "|---|---|---|---|---|"]
+        for d in dec:
+            L.append("| %s | %s | %s | %s | %d |" % (d["case"], d.get("res") or "full", fmt(d["images_per_s"]),
+                                                 fmt(d.get("ratio_vs_full"), "%.2f"), d["n"]))
+    else:
+        L.append("Not measured: %s" % next((e for e in r.get("errors", []) if e.startswith("decode")), "?"))
+    L.append("")
+
+    rows = su.get("loader", [])
+    ratios = {(x["vs"], x["res"], x["workers"]): x for x in su.get("ratios", [])}
+    L += ["### Loaders end to end: images/s (median over rounds)", "",
+          "sluice ÷ peer is the median of per-round ratios against the first sluice row of the same res and W.", "",
+          "| res | W | loader | images/s | per worker | min–max | peak PSS MB (tree) | sluice ÷ this |",
+          "|---|---|---|---|---|---|---|---|"]
+    for x in rows:
+        rt = ratios.get((x["contender"], x["res"], x["workers"]))
+        L.append("| %d | %d | %s | %s | %s | %s–%s | %s | %s |" % (
+            x["res"], x["workers"], x["label"], fmt(x["images_per_s"]), fmt(x["per_worker"]),
+            fmt(x["min"]), fmt(x["max"]), fmt(x["peak_pss_mb"]),
+            fmt(rt and rt["ratio"], "%.2f×")))
+    if not rows:
+        L.append("| | | nothing measured | | | | | |")
+    L.append("")
+
+    d = su.get("drift")
+    L += ["### sluice RSS over epochs", ""]
+    if d and d.get("rss_kb"):
+        L.append("RSS at the end of each epoch (MB): %s — drift %.2f%% first to last."
+                 % (", ".join("%.1f" % (v / 1024) for v in d["rss_kb"]), 100 * d["drift"]))
+    else:
+        L.append("Not measured: %s" % ((d or {}).get("error") or
+                                       next((e for e in r.get("errors", []) if e.startswith("drift")), "?")))
+    L.append("")
+
+    L += ["### Peers", "", "| peer | status | version or error |", "|---|---|---|"]
+    for p, st in r.get("peers", {}).items():
+        detail = st.get("version") or st.get("error", "")
+        detail = detail.replace("\n", " ").replace("|", "\\|")
+        if len(detail) > 300:
+            detail = detail[:300] + "…"
+        L.append("| %s | %s | %s |" % (p, st["status"], detail))
+    L.append("")
+    if r.get("errors"):
+        L += ["### Failures in this run", ""]
+        L += ["- `%s`" % e.splitlines()[0][:300].replace("`", "'") for e in r["errors"]]
+        L.append("")
+    if plots:
+        L += ["### Plots", ""] + ["![%s](%s%s)" % (os.path.basename(p), prefix, os.path.basename(p))
+                                  for p in plots] + [""]
+    return "\n".join(L)
+
+
+def make_plots(r, stem):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return [], "matplotlib is not installed: no plots"
+    out = []
+    su = r.get("summary", {})
+    rows = [x for x in su.get("loader", []) if x["images_per_s"] is not None]
+    if rows:
+        ws = sorted({x["workers"] for x in rows})
+        fig, axes = plt.subplots(1, len(ws), figsize=(6 * len(ws), 4.5), squeeze=False)
+        for ax, w in zip(axes[0], ws):
+            sub = [x for x in rows if x["workers"] == w]
+            names = list(dict.fromkeys(x["contender"] for x in sub))
+            res = sorted({x["res"] for x in sub}, reverse=True)
+            width = 0.8 / max(1, len(names))
+            for i, n in enumerate(names):
+                ys = [next((x["images_per_s"] for x in sub if x["contender"] == n and x["res"] == rr), 0)
+                      for rr in res]
+                ax.bar([j + i * width for j in range(len(res))], ys, width, label=n)
+            ax.set_xticks([j + 0.4 - width / 2 for j in range(len(res))])
+            ax.set_xticklabels(["%d px" % rr for rr in res])
+            ax.set_ylabel("images/s (median)")
+            ax.set_title("end to end, %d worker%s" % (w, "s" if w > 1 else ""))
+            ax.legend(fontsize=8)
+        fig.suptitle("Loaders, random-resized-crop + flip, uint8 (%s)" % r["date"])
+        fig.tight_layout()
+        path = stem + "-loader.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        out.append(path)
+    dec = [d for d in su.get("decode", []) if d["images_per_s"]]
+    if dec:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        labels = ["%s %s" % (d["case"], d.get("res") or "") for d in dec]
+        ax.bar(labels, [d["images_per_s"] for d in dec], color=["gray" if d["case"] == "tj_full" else "C0" for d in dec])
+        ax.set_ylabel("images/s, one thread (median)")
+        ax.set_title("Decode ceiling vs sluice decode+augment")
+        plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+        fig.tight_layout()
+        path = stem + "-decode.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        out.append(path)
+    return out, None
+
+
+def update_benchmarks(path, r, plots, note, json_path):
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(json_path)), os.path.dirname(os.path.abspath(path)))
+    md = report_md(r, plots, rel + "/") + ("\n%s\n" % note if note else "")
+    block = "%s\n\nFrom [`%s`](%s).\n\n%s\n%s" % (BEGIN, os.path.join(rel, os.path.basename(json_path)),
+                                                  os.path.join(rel, os.path.basename(json_path)), md, END)
+    text = open(path).read() if os.path.exists(path) else ""
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json")
+    ap.add_argument("--benchmarks", help="BENCHMARKS.md to update")
+    args = ap.parse_args()
+    with open(args.json) as f:
+        r = json.load(f)
+    stem = os.path.splitext(args.json)[0]
+    plots, note = make_plots(r, stem)
+    md = report_md(r, plots)
+    if note:
+        md += "\n%s\n" % note
+    with open(stem + ".md", "w") as f:
+        f.write(md)
+    print(md)
+    if args.benchmarks:
+        update_benchmarks(args.benchmarks, r, plots, note, args.json)
+        print("report.py: updated %s" % args.benchmarks, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# sluice benchmarks: one command, every comparison, one run.
+#
+#   bench/run.sh [--smoke] [--data DIR] [--count N] [--rounds N] [--res LIST]
+#                [--workers LIST] [--batch N] [--peers LIST] [--no-setup]
+#
+# 1. Builds sluice in Release (SLUICE_BENCH_BUILD, default build-bench/).
+# 2. Data: DIR (or SLUICE_BENCH_DATA), a folder of class subfolders of JPEGs;
+#    by default N generated ImageNet-like images (`sluice synth --imagenet`:
+#    ~500x375, q90, ~100 KB), packed to LMDB and HDF5 with `sluice pack`, and
+#    to an FFCV .beton when FFCV is installed.
+# 3. Installs the peers into bench/venv (bench/setup_peers.sh; a peer that
+#    does not install is reported with its error).
+# 4. Runs bench/harness.py: decode ceiling (tjDecompress2) and sluice
+#    decode+augment per core; sluice loader end to end with each worker count,
+#    format and io backend; the peers with the same images, transforms and
+#    worker counts; peak memory of each; sluice RSS over 5 epochs.
+# 5. Writes bench/results/<date>-<host>.json, .md and .png plots and updates
+#    BENCHMARKS.md (bench/report.py).
+#
+# Environment: SLUICE_BENCH_BUILD, SLUICE_BENCH_DATA, SLUICE_BENCH_VENV,
+# SLUICE_BENCH_JOBS (ninja -j, default 2), SLUICE_BENCH_CMAKE_ARGS (extra
+# cmake arguments, e.g. -DSLUICE_CUDA=OFF).
+#
+# --smoke: a few hundred images, one round, no installs, peers only where
+# already installed, results under the build dir (BENCHMARKS.md untouched).
+# For CI: exits non-zero when any part fails, so the harness cannot rot.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=${SLUICE_BENCH_BUILD:-$root/build-bench}
+venv=${SLUICE_BENCH_VENV:-$here/venv}
+data=${SLUICE_BENCH_DATA:-}
+smoke=0 setup=1 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
+
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case $1 in
+    --smoke) smoke=1 ;;
+    --data) data=$2; shift ;;
+    --count) count=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    --res) res=$2; shift ;;
+    --workers) workers=$2; shift ;;
+    --batch) batch=$2; shift ;;
+    --peers) peers=$2; shift ;;
+    --no-setup) setup=0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ $smoke = 1 ]; then
+  count=${count:-240} rounds=${rounds:-1} res=${res:-224,128} workers=${workers:-1}
+  batch=${batch:-32} setup=0
+  peer_res=${res%%,*}
+else
+  count=${count:-3000} rounds=${rounds:-3} res=${res:-224,160,128} workers=${workers:-1,2}
+  batch=${batch:-64}
+  peer_res=$res
+fi
+peers=${peers:-torch_pil,torch_tvio,dali_cpu,ffcv}
+say() { printf '\n== %s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------- build
+say "build: Release in $build"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=OFF \
+  -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$build.cmake.log" 2>&1 ||
+  { cat "$build.cmake.log" >&2; echo "run.sh: cmake failed" >&2; exit 1; }
+targets=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(bench_[a-z0-9_]*\): .*/\1/p' | sort -u)
+nice ninja -C "$build" -j"$jobs" sluice_cli >&2 || { echo "run.sh: building the sluice CLI failed" >&2; exit 1; }
+built_fail=""
+for t in $targets; do
+  nice ninja -C "$build" -j"$jobs" "$t" >&2 || built_fail="$built_fail $t"
+done
+[ -z "$built_fail" ] || echo "run.sh: these bench targets did not build:$built_fail" >&2
+sluice=$build/tools/sluice
+has_cmd() { "$sluice" "$1" --help >/dev/null 2>&1; }
+
+# ---------------------------------------------------------------- peers
+if [ $setup = 1 ]; then
+  say "peers: bench/setup_peers.sh"
+  "$here/setup_peers.sh" || echo "run.sh: setup_peers.sh failed; peers it did not install are reported" >&2
+fi
+vpy=$venv/bin/python
+
+# ---------------------------------------------------------------- data
+if [ -n "$data" ]; then
+  images=$(cd "$data" && pwd)
+  cache=$build/bench-data/$(printf '%s' "$images" | cksum | cut -d' ' -f1)
+  say "data: $images (given)"
+else
+  cache=$build/bench-data/synth-$count
+  images=$cache/images
+  if [ ! -f "$cache/images.done" ]; then
+    rm -rf "$images"
+    mkdir -p "$cache"
+    if has_cmd synth; then
+      say "data: sluice synth --imagenet --count $count"
+      nice "$sluice" synth "$images" --imagenet --count "$count" --classes 10 --seed 1 >&2
+    elif [ -x "$vpy" ] && "$vpy" -c 'import PIL, numpy' 2>/dev/null; then
+      say "data: sluice synth missing; bench/peers/synth.py --count $count"
+      nice "$vpy" "$here/peers/synth.py" "$images" --count "$count" --classes 10 --seed 1 >&2
+    else
+      echo "run.sh: no image generator (sluice synth, or PIL in $venv); give --data DIR" >&2
+      exit 1
+    fi
+    touch "$cache/images.done"
+  fi
+fi
+mkdir -p "$cache"
+lmdb="" hdf5="" beton=""
+if has_cmd pack; then
+  for fmt in lmdb hdf5; do
+    out=$cache/data.$fmt
+    if [ ! -f "$cache/$fmt.done" ]; then
+      say "data: sluice pack --format $fmt"
+      rm -rf "$out"
+      if nice "$sluice" pack "$images" "$out" --format "$fmt" >&2 </dev/null; then
+        touch "$cache/$fmt.done"
+      else
+        echo "run.sh: sluice pack to $fmt failed" >&2
+      fi
+    fi
+    [ -f "$cache/$fmt.done" ] && eval "$fmt=\$out"
+  done
+else
+  echo "run.sh: 'sluice pack' is not there yet: no LMDB/HDF5, no sluice loader runs" >&2
+fi
+if [[ ",$peers," == *,ffcv,* ]] && [ -x "$vpy" ] && "$vpy" -c 'import ffcv' 2>/dev/null &&
+   { [ $smoke = 0 ] || [ -f "$cache/data.beton" ]; }; then
+  if [ ! -f "$cache/data.beton" ]; then
+    say "data: FFCV .beton"
+    MALLOC_MMAP_THRESHOLD_=16777216 MALLOC_TRIM_THRESHOLD_=134217728 \
+      nice "$vpy" "$here/peers/peer.py" ffcv --prepare --data "$images" --beton "$cache/data.beton" \
+      --workers 2 >&2 2>"$cache/beton.log" || echo "run.sh: ffcv .beton failed: $(tail -3 "$cache/beton.log")" >&2
+  fi
+  [ -f "$cache/data.beton" ] && beton=$cache/data.beton
+fi
+
+# ---------------------------------------------------------------- run
+stamp=$(date -u +%Y-%m-%d)-$(hostname -s)
+if [ $smoke = 1 ]; then
+  outdir=$build/bench-smoke
+else
+  outdir=$here/results
+fi
+mkdir -p "$outdir"
+json=$outdir/$stamp.json
+say "harness -> $json"
+rc=0
+py=python3
+[ -x "$vpy" ] && py=$vpy
+"$py" "$here/harness.py" --build "$build" --images "$images" ${lmdb:+--lmdb "$lmdb"} \
+  ${hdf5:+--hdf5 "$hdf5"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
+  --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
+  --mode "$([ $smoke = 1 ] && echo smoke || echo full)" || rc=$?
+[ -f "$json" ] || { echo "run.sh: the harness wrote no results" >&2; exit 1; }
+
+say "report"
+report_args=("$json")
+[ $smoke = 1 ] || report_args+=(--benchmarks "$root/BENCHMARKS.md")
+"$py" "$here/report.py" "${report_args[@]}" || { echo "run.sh: report failed" >&2; exit 1; }
+[ -z "$built_fail" ] || rc=1
+exit $rc
