@@ -185,8 +185,12 @@ def peer_status(venv):
                 lines = f.read().splitlines()
             entries[name] = (lines[0] if lines else "fail", "\n".join(lines[1:]))
     out = {}
+    debian = entries.get("torch-debian", ("missing", ""))
     for peer in PEERS:
         missing = []
+        if peer.startswith("torch") and debian[0] == "ok" and entries.get("torch", ("",))[0] != "ok":
+            out[peer] = {"status": "ok", "version": debian[1].strip(), "python": "/usr/bin/python3"}
+            continue
         for need in PEER_NEEDS[peer]:
             st, msg = entries.get(need, ("missing", "bench/setup_peers.sh has not tried it"))
             if st != "ok":
@@ -307,7 +311,8 @@ def main():
             cont = sc.loader_contenders(res, w)
             if res in peer_res:
                 for p in peers:
-                    cmd = [vpy, os.path.join(HERE, "peers", "peer.py"), p, "--data", args.images,
+                    cmd = [status[p].get("python", vpy), os.path.join(HERE, "peers", "peer.py"), p,
+                           "--data", args.images,
                            "--res", str(res), "--workers", str(w), "--batch", str(args.batch)]
                     if p == "ffcv":
                         cmd += ["--beton", args.beton]
