@@ -31,6 +31,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import sluice_cases  # noqa: E402  (the adapters for sluice's own bench programs)
 
 PEERS = ["torch_pil", "torch_tvio", "dali_cpu", "ffcv"]

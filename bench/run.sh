@@ -64,9 +64,10 @@ say() { printf '\n== %s\n' "$*" >&2; }
 
 # ---------------------------------------------------------------- build
 say "build: Release in $build"
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=OFF \
-  -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$build.cmake.log" 2>&1 ||
-  { cat "$build.cmake.log" >&2; echo "run.sh: cmake failed" >&2; exit 1; }
+  -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$build/bench-cmake.log" 2>&1 ||
+  { cat "$build/bench-cmake.log" >&2; echo "run.sh: cmake failed" >&2; exit 1; }
 targets=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(bench_[a-z0-9_]*\): .*/\1/p' | sort -u)
 nice ninja -C "$build" -j"$jobs" sluice_cli >&2 || { echo "run.sh: building the sluice CLI failed" >&2; exit 1; }
 built_fail=""
