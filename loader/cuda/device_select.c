@@ -44,9 +44,7 @@ sl_status sl_device_choose(sl_backend_kind requested, int gpu,
     return sl_err_set(
         err, st, "device.backend = cuda: no usable CUDA device: %s", why.msg);
   snprintf(out->fallback_reason, sizeof out->fallback_reason,
-           "device.backend = auto: using the host backend: no usable CUDA "
-           "device: %s",
-           why.msg);
+           "no usable CUDA device (device.gpu = %d): %s", gpu, why.msg);
   return SL_OK;
 #else
   (void)gpu;
@@ -56,8 +54,7 @@ sl_status sl_device_choose(sl_backend_kind requested, int gpu,
                       "without CUDA (configure with -DSLUICE_CUDA=ON and the "
                       "CUDA toolkit)");
   snprintf(out->fallback_reason, sizeof out->fallback_reason,
-           "device.backend = auto: using the host backend: this libsluice "
-           "was built without CUDA");
+           "libsluice was built without CUDA");
   return SL_OK;
 #endif
 }

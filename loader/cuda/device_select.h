@@ -23,8 +23,11 @@
 
 typedef struct sl_device_choice {
   sl_backend_kind backend; /* SL_BACKEND_CUDA or SL_BACKEND_HOST */
-  /* auto fell back to host: why ("no usable CUDA device (device.gpu = 0):
-   * cudaGetDeviceCount: cudaErrorInsufficientDriver: ..."); "" otherwise. */
+  /* auto fell back to host: why, for the caller to say once ("no usable
+   * CUDA device (device.gpu = 0): cudaGetDeviceCount:
+   * cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA
+   * runtime version", or "libsluice was built without CUDA"); "" when no
+   * fallback happened. */
   char fallback_reason[SL_ERRMSG_MAX + 128];
   /* CUDA picked: the device's name, and its free/total memory at the time. */
   char device_name[256];
