@@ -86,14 +86,23 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
   sl_status st = SL_OK;
 
   uint64_t avail = o->mem_available;
-  if (o->kind == SL_IO_AUTO && avail == 0) {
-    st = sl_io_mem_available(NULL, &avail, err);
+  if ((o->kind == SL_IO_AUTO || o->kind == SL_IO_URING) && avail == 0) {
+    st = sl_io_mem_budget(&avail, err);
     if (st != SL_OK)
       goto fail;
   }
   io->kind = sl_io_pick(o->kind, o->file_size, avail, o->auto_share, io->why,
                         sizeof io->why);
   sl_log_level level = SL_LOG_INFO;
+  if (io->kind == SL_IO_URING && o->pool_bytes > avail) {
+    char a[32], b[32];
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: io.pool_size %s is more than the available memory "
+                    "%s (MemAvailable or the cgroup limit): lower it",
+                    io->name, sl_io_fmt_bytes(o->pool_bytes, a, sizeof a),
+                    sl_io_fmt_bytes(avail, b, sizeof b));
+    goto fail;
+  }
   if (io->kind == SL_IO_URING) {
     sl_err e = {0};
     st = open_uring(io, &e);

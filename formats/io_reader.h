@@ -58,7 +58,7 @@ typedef struct sl_io_opts {
   size_t pool_bytes;          /* io.pool_size */
   bool direct;                /* io.direct */
   double auto_share;          /* io.auto_share */
-  uint64_t mem_available;     /* 0: read MemAvailable from /proc/meminfo */
+  uint64_t mem_available;     /* 0: sl_io_mem_budget (io_select.h) */
   int inject_uring_errno;     /* test hook: io_uring setup fails so */
   sl_log_fn log;              /* the one line saying which backend, why */
   void *log_user;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *sl_io_kind_name(sl_io_kind kind) {
@@ -78,10 +79,83 @@ sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
   sl_io_kind k = (double)dataset_bytes > limit ? SL_IO_URING : SL_IO_MMAP;
   if (why_cap) {
     char a[32], b[32];
-    snprintf(why, why_cap, "auto: dataset %s %s %.2f x MemAvailable %s: %s",
+    snprintf(why, why_cap, "auto: dataset %s %s %.2f x available memory %s: %s",
              sl_io_fmt_bytes(dataset_bytes, a, sizeof a),
              k == SL_IO_URING ? ">" : "<=", share,
              sl_io_fmt_bytes(mem_available, b, sizeof b), sl_io_kind_name(k));
   }
   return k;
+}
+
+/* First line of a small file as an unsigned number; false if unreadable or
+ * not a number ("max" in cgroup v2 means no limit). */
+static bool read_u64(const char *path, uint64_t *out) {
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return false;
+  char line[64];
+  bool ok = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  if (!ok)
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(line, &end, 10);
+  if (errno != 0 || end == line)
+    return false;
+  *out = v;
+  return true;
+}
+
+uint64_t sl_io_cgroup_limit(void) {
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  if (!f)
+    return 0;
+  char line[1024], v1[768] = "", v2[768] = "";
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *a = strchr(line, ':');
+    char *b = a ? strchr(a + 1, ':') : NULL;
+    if (!b)
+      continue;
+    *b = '\0';
+    const char *ctrl = a + 1, *cg = b + 1;
+    bool memory = false;
+    for (const char *c = ctrl; *c;) { /* "memory" or "cpu,memory" */
+      size_t n = strcspn(c, ",");
+      if (n == 6 && strncmp(c, "memory", 6) == 0)
+        memory = true;
+      c += n + (c[n] == ',');
+    }
+    if (memory)
+      snprintf(v1, sizeof v1, "%s", cg);
+    else if (line[0] == '0' && a == line + 1 && *ctrl == '\0')
+      snprintf(v2, sizeof v2, "%s", cg);
+  }
+  fclose(f);
+  char path[1024];
+  uint64_t limit = 0;
+  if (v1[0]) {
+    snprintf(path, sizeof path, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+             strcmp(v1, "/") == 0 ? "" : v1);
+    if (read_u64(path, &limit))
+      return limit >= (uint64_t)1 << 60 ? 0 : limit; /* "unlimited" */
+  }
+  if (v2[0]) {
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max",
+             strcmp(v2, "/") == 0 ? "" : v2);
+    if (read_u64(path, &limit))
+      return limit;
+  }
+  return 0;
+}
+
+sl_status sl_io_mem_budget(uint64_t *bytes, sl_err *err) {
+  sl_status st = sl_io_mem_available(NULL, bytes, err);
+  if (st != SL_OK)
+    return st;
+  uint64_t limit = sl_io_cgroup_limit();
+  if (limit && limit < *bytes)
+    *bytes = limit;
+  return SL_OK;
 }

@@ -1,11 +1,11 @@
 /* The `loader.io = auto` policy and the io_uring fallback.
  *
  * auto reads bytes through io_uring when the dataset is larger than
- * io.auto_share of the memory the kernel says is available (MemAvailable in
- * /proc/meminfo): such a dataset cannot stay in the page cache, every sample
- * is a disk read, and reads submitted ahead keep the workers decoding. A
- * dataset that fits is mapped: after the first epoch every read is a page
- * cache hit and the map copies nothing.
+ * io.auto_share of the available memory (MemAvailable in /proc/meminfo, or
+ * the process's memory cgroup limit when lower): such a dataset cannot stay in
+ * the page cache, every sample is a disk read, and reads submitted ahead keep
+ * the workers decoding. A dataset that fits is mapped: after the first epoch
+ * every read is a page cache hit and the map copies nothing.
  *
  * Where io_uring cannot be set up (containers often forbid it: EPERM,
  * ENOSYS), the reader falls back to pread and says why once (io_reader.h).
@@ -28,10 +28,21 @@ const char *sl_io_kind_name(sl_io_kind kind);
  * the message names the file). */
 sl_status sl_io_mem_available(const char *path, uint64_t *bytes, sl_err *err);
 
+/* The memory limit of this process's memory cgroup (cgroup v1
+ * memory.limit_in_bytes or v2 memory.max, found through /proc/self/cgroup
+ * under /sys/fs/cgroup), or 0 when there is none or it cannot be read: a
+ * container's /proc/meminfo shows the host's memory, not its own. Never
+ * fails. */
+uint64_t sl_io_cgroup_limit(void);
+
+/* What auto compares against: MemAvailable, or the cgroup limit when it is
+ * lower. Errors: as sl_io_mem_available. */
+sl_status sl_io_mem_budget(uint64_t *bytes, sl_err *err);
+
 /* Resolves `requested` to the backend to try: auto becomes SL_IO_URING when
  * dataset_bytes > share * mem_available, else SL_IO_MMAP; other kinds are
  * returned as they are. Writes a one-line reason into why (why_cap bytes,
- * may be 0), e.g. "auto: dataset 1.2 GiB > 0.50 x MemAvailable 1.9 GiB:
+ * may be 0), e.g. "auto: dataset 1.2 GiB > 0.50 x available memory 1.9 GiB:
  * uring". */
 sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
                       uint64_t mem_available, double share, char *why,

@@ -234,7 +234,8 @@ static void uring_fallback(void **state) {
     for (int kind = SL_IO_URING; kind <= SL_IO_AUTO; kind++) {
       sl_io_opts o = base_opts(&t, (sl_io_kind)kind);
       o.inject_uring_errno = errs[k];
-      o.mem_available = 1000; /* auto picks uring */
+      o.mem_available = 4 << 20; /* auto picks uring */
+      o.auto_share = 0.001;
       logbook book = {0};
       o.log = log_to_book;
       o.log_user = &book;
@@ -277,7 +278,7 @@ static void auto_policy(void **state) {
   assert_non_null(strstr(why, "mmap"));
   assert_int_equal(sl_io_pick(SL_IO_AUTO, 501, 1000, 0.5, why, sizeof why),
                    SL_IO_URING);
-  assert_non_null(strstr(why, "> 0.50 x MemAvailable"));
+  assert_non_null(strstr(why, "> 0.50 x available memory"));
   assert_int_equal(sl_io_pick(SL_IO_AUTO, 500, 1000, 0.5, NULL, 0), SL_IO_MMAP);
   assert_int_equal(sl_io_pick(SL_IO_PREAD, 1 << 30, 1, 0.5, why, sizeof why),
                    SL_IO_PREAD);
@@ -293,10 +294,15 @@ static void auto_policy(void **state) {
   assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
   assert_int_equal(sl_io_backend(io), SL_IO_MMAP);
   sl_io_close(io);
-  o.mem_available = 1024; /* file is larger than half of it */
+  o.mem_available = 2 << 20; /* the file is larger than 1% of it */
+  o.auto_share = 0.01;
   assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
   assert_int_equal(sl_io_backend(io), SL_IO_URING);
   sl_io_close(io);
+  o.pool_bytes = 3 << 20; /* a pool larger than memory: refused */
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_ECONFIG);
+  assert_non_null(strstr(e.msg, "io.pool_size"));
+  o.pool_bytes = 1 << 20;
   o.mem_available = 0; /* the real /proc/meminfo */
   assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
   sl_io_close(io);
@@ -327,6 +333,11 @@ static void meminfo_parse(void **state) {
   assert_int_equal(sl_io_mem_available(p, &b, &e), SL_EIO);
   assert_int_equal(sl_io_mem_available(NULL, &b, &e), SL_OK);
   assert_true(b > 0);
+  uint64_t budget = 0, limit = sl_io_cgroup_limit();
+  assert_int_equal(sl_io_mem_budget(&budget, &e), SL_OK);
+  assert_true(budget > 0 && budget <= b + (64 << 20)); /* b was read before */
+  if (limit)
+    assert_true(budget <= limit);
 }
 
 /* The file shrinks under an open reader: the samples past the new end are
