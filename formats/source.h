@@ -54,6 +54,19 @@ sl_status sl_source_open(sl_source **out, const char *path,
                          sl_format_kind fmt, sl_io_kind io, sl_err *err);
 void sl_source_close(sl_source *src);
 
+/* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or
+ * length, bad record header, label or shape) is reported through on_bad with
+ * its index and a reason naming the key or offset, and marked unusable in
+ * the index (codec 0, length 0) instead of failing the open. Structural
+ * damage (no usable tree, missing datasets, truncated file) still fails.
+ * on_bad is called from the opening thread only. */
+typedef void (*sl_source_bad_fn)(void *user, uint64_t index,
+                                 const char *reason);
+sl_status sl_source_open_verify(sl_source **out, const char *path,
+                                sl_format_kind fmt, sl_io_kind io,
+                                sl_source_bad_fn on_bad, void *user,
+                                sl_err *err);
+
 uint64_t sl_source_count(const sl_source *src);
 /* Entry i < count. Never fails: the index was validated at open. */
 const sl_sample_info *sl_source_info(const sl_source *src, uint64_t i);
@@ -65,6 +78,8 @@ const char *sl_source_class_name(const sl_source *src, uint32_t c);
 /* "lmdb" or "hdf5", and the on-disk layout version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
+/* The writer's settings as recorded in the file ("" when none). */
+const char *sl_source_writer_settings(const sl_source *src);
 /* The open file descriptor (for io_uring, fadvise) and the file's size. */
 int sl_source_fd(const sl_source *src);
 uint64_t sl_source_file_size(const sl_source *src);

@@ -1,0 +1,120 @@
+/* On-disk layouts of sluice's dataset files, shared by readers and writers.
+ * docs/FORMATS.md describes them for people; this header is the source of
+ * truth for the code. Bump a *_VERSION when a layout changes: readers reject
+ * versions they do not know, with a message that says to re-pack.
+ *
+ * LMDB (layout 1): one environment, normally a single file (MDB_NOSUBDIR).
+ *   key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample index: file order =
+ *                            index order, keys 0..N-1 with no gaps.
+ *   value SL_LMDB_HDR_BYTES header (little-endian fields), then the payload:
+ *           0  u8[4] magic "SLR1"
+ *           4  u16   layout version (1)
+ *           6  u8    codec (sl_codec)
+ *           7  u8    channels (1 or 3)
+ *           8  u16   height
+ *          10  u16   width
+ *          12  i32   label (-1 = none)
+ *          16  u32   payload length (must equal value size - 24)
+ *          20  u32   reserved, 0
+ *   key   "sluice.meta"      text metadata, one "name value" per line:
+ *           sluice-lmdb 1 / count N / classes K / class NAME (K lines, in
+ *           class order) / writer SETTINGS
+ *
+ * HDF5 (layout 1): contiguous, unfiltered datasets in group /samples:
+ *   data    u8  [total]  payloads back to back
+ *   offsets u64 [N+1]    payload i is data[offsets[i] .. offsets[i+1])
+ *   label   i64 [N]
+ *   shape   u32 [N][3]   height, width, channels
+ *   codec   u8  [N]
+ *   attributes of /samples: sluice_layout (u32, 1), count (u64),
+ *   classes (fixed-length strings [K], absent when K = 0), num_classes
+ *   (u32), writer (string). */
+#ifndef SLUICE_FORMATS_LAYOUT_H
+#define SLUICE_FORMATS_LAYOUT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define SL_LMDB_LAYOUT_VERSION 1u
+#define SL_LMDB_HDR_BYTES 24u
+#define SL_LMDB_MAGIC "SLR1"
+#define SL_LMDB_META_KEY "sluice.meta"
+#define SL_LMDB_META_HEAD "sluice-lmdb"
+
+#define SL_HDF5_LAYOUT_VERSION 1u
+#define SL_HDF5_GROUP "/samples"
+
+/* Longest class name a writer accepts (bytes, without the NUL). */
+#define SL_CLASS_NAME_MAX 255u
+/* Most classes a file may declare. */
+#define SL_CLASSES_MAX (1u << 20)
+
+/* The fields of one record's header. */
+typedef struct sl_record_hdr {
+  uint16_t version;
+  uint8_t codec;
+  uint8_t channels;
+  uint16_t height;
+  uint16_t width;
+  int32_t label;
+  uint32_t length;
+} sl_record_hdr;
+
+static inline void sl_put_le16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+static inline void sl_put_le32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t sl_get_le16(const uint8_t *p) {
+  return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t sl_get_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+         ((uint32_t)p[3] << 24);
+}
+static inline uint64_t sl_get_le64(const uint8_t *p) {
+  return (uint64_t)sl_get_le32(p) | ((uint64_t)sl_get_le32(p + 4) << 32);
+}
+static inline void sl_put_be64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+static inline uint64_t sl_get_be64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+static inline void sl_record_hdr_encode(uint8_t out[SL_LMDB_HDR_BYTES],
+                                        const sl_record_hdr *h) {
+  memcpy(out, SL_LMDB_MAGIC, 4);
+  sl_put_le16(out + 4, h->version);
+  out[6] = h->codec;
+  out[7] = h->channels;
+  sl_put_le16(out + 8, h->height);
+  sl_put_le16(out + 10, h->width);
+  sl_put_le32(out + 12, (uint32_t)h->label);
+  sl_put_le32(out + 16, h->length);
+  sl_put_le32(out + 20, 0);
+}
+
+/* Returns 0 and fills h when the magic matches, -1 otherwise. */
+static inline int sl_record_hdr_decode(const uint8_t in[SL_LMDB_HDR_BYTES],
+                                       sl_record_hdr *h) {
+  if (memcmp(in, SL_LMDB_MAGIC, 4) != 0)
+    return -1;
+  h->version = sl_get_le16(in + 4);
+  h->codec = in[6];
+  h->channels = in[7];
+  h->height = sl_get_le16(in + 8);
+  h->width = sl_get_le16(in + 10);
+  h->label = (int32_t)sl_get_le32(in + 12);
+  h->length = sl_get_le32(in + 16);
+  return 0;
+}
+
+#endif

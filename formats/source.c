@@ -1,0 +1,352 @@
+/* sl_source: format detection, the shared index, and reading payloads. */
+#include "formats/source_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+#include "formats/layout.h"
+
+_Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
+               "index entries are 24 bytes");
+
+static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
+                                      '\r', '\n', 0x1a, '\n'};
+#define LMDB_MAGIC 0xBEEFC0DEu
+
+static sl_status open_common(sl_source **out, const char *path,
+                             sl_format_kind fmt, sl_io_kind io,
+                             sl_source_bad_fn on_bad, void *user, sl_err *err);
+static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
+                        char *lmdb_env, size_t env_cap, bool *subdir,
+                        sl_err *err);
+
+sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
+                         sl_io_kind io, sl_err *err) {
+  return open_common(out, path, fmt, io, NULL, NULL, err);
+}
+
+sl_status sl_source_open_verify(sl_source **out, const char *path,
+                                sl_format_kind fmt, sl_io_kind io,
+                                sl_source_bad_fn on_bad, void *user,
+                                sl_err *err) {
+  return open_common(out, path, fmt, io, on_bad, user, err);
+}
+
+void sl_source_close(sl_source *src) {
+  if (!src)
+    return;
+  if (src->map)
+    munmap(src->map, (size_t)src->file_size);
+  if (src->fd >= 0)
+    close(src->fd);
+  free(src->index);
+  free(src->class_blob);
+  free(src->class_off);
+  free(src->writer);
+  free(src->path);
+  free(src);
+}
+
+uint64_t sl_source_count(const sl_source *src) {
+  return src->count;
+}
+
+const sl_sample_info *sl_source_info(const sl_source *src, uint64_t i) {
+  return &src->index[i];
+}
+
+uint32_t sl_source_max_length(const sl_source *src) {
+  return src->max_length;
+}
+
+uint32_t sl_source_class_count(const sl_source *src) {
+  return src->nclasses;
+}
+
+const char *sl_source_class_name(const sl_source *src, uint32_t c) {
+  if (c >= src->nclasses)
+    return NULL;
+  return src->class_blob + src->class_off[c];
+}
+
+const char *sl_source_format_name(const sl_source *src) {
+  return src->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
+}
+
+uint32_t sl_source_layout_version(const sl_source *src) {
+  return src->version;
+}
+
+const char *sl_source_writer_settings(const sl_source *src) {
+  return src->writer ? src->writer : "";
+}
+
+int sl_source_fd(const sl_source *src) {
+  return src->fd;
+}
+
+uint64_t sl_source_file_size(const sl_source *src) {
+  return src->file_size;
+}
+
+sl_status sl_source_read(const sl_source *src, uint64_t i, void *buf,
+                         size_t cap, const uint8_t **data, size_t *len,
+                         sl_err *err) {
+  if (i >= src->count)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %" PRIu64 " out of range (%" PRIu64
+                      " samples)",
+                      src->path, i, src->count);
+  const sl_sample_info *e = &src->index[i];
+  if (e->codec == 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 " is damaged (see `sluice verify`)",
+                      src->path, i);
+  if (src->keep_map) {
+    *data = src->map + e->offset;
+    *len = e->length;
+    return SL_OK;
+  }
+  if (cap < e->length)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %" PRIu64
+                      ": buffer of %zu bytes < payload of %" PRIu32,
+                      src->path, i, cap, e->length);
+  size_t done = 0;
+  while (done < e->length) {
+    ssize_t n = pread(src->fd, (uint8_t *)buf + done, e->length - done,
+                      (off_t)(e->offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return sl_err_errno(err, SL_EIO, errno,
+                          "%s: sample %" PRIu64 ": read at offset %" PRIu64,
+                          src->path, i, e->offset + done);
+    if (n == 0)
+      return sl_err_set(err, SL_EIO,
+                        "%s: sample %" PRIu64 ": file ends at %" PRIu64
+                        " (truncated after open?)",
+                        src->path, i, e->offset + done);
+    done += (size_t)n;
+  }
+  *data = buf;
+  *len = e->length;
+  return SL_OK;
+}
+
+/* ---- helpers for the format modules ------------------------------------ */
+
+sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
+  size_t bytes;
+  if (n > SIZE_MAX / SL_SAMPLE_INFO_BYTES ||
+      !sl_mul_size((size_t)n, sizeof(sl_sample_info), &bytes))
+    return sl_err_set(err, SL_EFORMAT, "%s: %" PRIu64 " samples is too many",
+                      src->path, n);
+  src->index = calloc(n ? (size_t)n : 1, sizeof(sl_sample_info));
+  if (!src->index)
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for the index of %" PRIu64
+                      " samples (%zu bytes)",
+                      src->path, n, bytes);
+  src->count = n;
+  return SL_OK;
+}
+
+sl_status sl_source_set_classes(sl_source *src, const char *blob,
+                                size_t blob_len, uint32_t k, sl_err *err) {
+  src->class_blob = malloc(blob_len ? blob_len : 1);
+  src->class_off = malloc((k ? k : 1) * sizeof *src->class_off);
+  if (!src->class_blob || !src->class_off)
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu32 " classes",
+                      src->path, k);
+  memcpy(src->class_blob, blob, blob_len);
+  size_t pos = 0;
+  for (uint32_t c = 0; c < k; c++) {
+    const char *end = memchr(blob + pos, '\0', blob_len - pos);
+    if (!end)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: class table is malformed; " SL_REPACK_HINT,
+                        src->path);
+    src->class_off[c] = (uint32_t)pos;
+    pos = (size_t)(end - blob) + 1;
+  }
+  src->nclasses = k;
+  return SL_OK;
+}
+
+sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
+                               sl_err *err) {
+  src->writer = malloc(len + 1);
+  if (!src->writer)
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
+  memcpy(src->writer, s, len);
+  src->writer[len] = '\0';
+  return SL_OK;
+}
+
+sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
+                              const char *reason, sl_err *err) {
+  if (src->on_bad) {
+    char msg[384];
+    snprintf(msg, sizeof msg, "%s: %s", where, reason);
+    src->on_bad(src->on_bad_user, i, msg);
+    memset(&src->index[i], 0, sizeof src->index[i]);
+    return SL_OK;
+  }
+  return sl_err_set(err, SL_EFORMAT,
+                    "%s: sample %" PRIu64 " (%s): %s; " SL_REPACK_HINT,
+                    src->path, i, where, reason);
+}
+
+sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
+                                sl_err *err) {
+  sl_sample_info *e = &src->index[i];
+  char why[160];
+  if (e->offset > src->file_size || e->length > src->file_size - e->offset)
+    snprintf(why, sizeof why,
+             "payload [%" PRIu64 ", +%" PRIu32
+             ") lies beyond the end of the file (%" PRIu64 " bytes)",
+             e->offset, e->length, src->file_size);
+  else if (e->codec < SL_CODEC_JPEG || e->codec > SL_CODEC_RAW)
+    snprintf(why, sizeof why, "unknown codec %u", e->codec);
+  else if (e->channels != 1 && e->channels != 3)
+    snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
+  else if (e->height == 0 || e->width == 0)
+    snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
+  else if (e->label < -1 ||
+           (e->label >= 0 && (uint32_t)e->label >= src->nclasses))
+    snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",
+             e->label, src->nclasses);
+  else if (e->length == 0)
+    snprintf(why, sizeof why, "empty payload");
+  else if (e->codec == SL_CODEC_RAW &&
+           (uint64_t)e->height * e->width * e->channels != e->length)
+    snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
+             e->length, e->height, e->width, e->channels);
+  else {
+    if (e->length > src->max_length)
+      src->max_length = e->length;
+    return SL_OK;
+  }
+  return sl_source_bad_entry(src, i, where, why, err);
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static sl_status open_common(sl_source **out, const char *path,
+                             sl_format_kind fmt, sl_io_kind io,
+                             sl_source_bad_fn on_bad, void *user, sl_err *err) {
+  *out = NULL;
+  sl_source *src = calloc(1, sizeof *src);
+  if (!src || !(src->path = strdup(path))) {
+    free(src);
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
+  src->fd = -1;
+  src->keep_map = io == SL_IO_MMAP;
+  src->on_bad = on_bad;
+  src->on_bad_user = user;
+  char env_path[PATH_MAX];
+  bool subdir = false;
+  sl_status st =
+      detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
+  if (st == SL_OK) {
+    src->fmt = fmt;
+    void *m =
+        mmap(NULL, (size_t)src->file_size, PROT_READ, MAP_SHARED, src->fd, 0);
+    if (m == MAP_FAILED)
+      st = sl_err_errno(err, SL_EIO, errno, "%s: mmap", path);
+    else {
+      src->map = m;
+      if (madvise(m, (size_t)src->file_size, MADV_RANDOM) != 0)
+        st = sl_err_errno(err, SL_EIO, errno, "%s: madvise", path);
+    }
+  }
+  if (st == SL_OK)
+    st = fmt == SL_FORMAT_LMDB
+             ? sl_source_index_lmdb(src, env_path, subdir, err)
+             : sl_source_index_hdf5(src, err);
+  if (st == SL_OK && !src->keep_map) {
+    munmap(src->map, (size_t)src->file_size);
+    src->map = NULL;
+  }
+  if (st != SL_OK) {
+    sl_source_close(src);
+    return st;
+  }
+  *out = src;
+  return SL_OK;
+}
+
+/* Opens the data file, checks its size and recognises the format. */
+static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
+                        char *lmdb_env, size_t env_cap, bool *subdir,
+                        sl_err *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s", path);
+  const char *file = path;
+  char data_path[PATH_MAX];
+  if (S_ISDIR(sb.st_mode)) { /* an LMDB environment directory */
+    if (snprintf(data_path, sizeof data_path, "%s/data.mdb", path) >=
+        (int)sizeof data_path)
+      return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
+    file = data_path;
+    *subdir = true;
+  }
+  if (snprintf(lmdb_env, env_cap, "%s", path) >= (int)env_cap)
+    return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
+  src->fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (src->fd < 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s", file);
+  if (fstat(src->fd, &sb) != 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s: stat", file);
+  if (!S_ISREG(sb.st_mode))
+    return sl_err_set(err, SL_EFORMAT, "%s: not a regular file", file);
+  src->file_size = (uint64_t)sb.st_size;
+  if ((uint64_t)(size_t)src->file_size != src->file_size)
+    return sl_err_set(err, SL_ETOOBIG, "%s: too large to map", file);
+  uint8_t head[24] = {0};
+  ssize_t n = pread(src->fd, head, sizeof head, 0);
+  if (n < 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s: read", file);
+  bool is_hdf5 = n >= 8 && memcmp(head, k_hdf5_sig, 8) == 0;
+  bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
+  if (*fmt == SL_FORMAT_AUTO) {
+    if (is_hdf5)
+      *fmt = SL_FORMAT_HDF5;
+    else if (is_lmdb)
+      *fmt = SL_FORMAT_LMDB;
+    else
+      return sl_err_set(
+          err, SL_EFORMAT,
+          "%s: %s; sluice reads LMDB and HDF5 "
+          "files made by `sluice pack`",
+          file, n == 0 ? "file is empty" : "neither an LMDB nor an HDF5 file");
+  } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: not an HDF5 file (no HDF5 "
+                      "signature at offset 0)",
+                      file);
+  } else if (*fmt == SL_FORMAT_LMDB && !is_lmdb) {
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: not an LMDB file (no LMDB magic "
+                      "in the first meta page)",
+                      file);
+  }
+  if (*subdir && *fmt != SL_FORMAT_LMDB)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: a directory must be an LMDB "
+                      "environment",
+                      path);
+  return SL_OK;
+}

@@ -1,0 +1,348 @@
+/* Indexing an HDF5 file (layout in formats/layout.h).
+ *
+ * At open, HDF5 is asked for the datasets' shapes and types, the metadata
+ * arrays are read in blocks of BLOCK samples (so open needs BLOCK * 29 bytes
+ * of scratch beyond the index), and /samples/data's file address comes from
+ * H5Dget_offset. The file is closed before open returns: reads never call
+ * HDF5. Every HDF5 call runs with its error printing turned off; failures
+ * become messages. */
+#include "formats/source_impl.h"
+
+#include <hdf5.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/layout.h"
+
+enum { BLOCK = 65536 };
+
+typedef struct h5 {
+  hid_t file, group;
+  hid_t data, offsets, label, shape, codec;
+} h5;
+
+static sl_status index_open(sl_source *src, h5 *f, sl_err *err);
+static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
+                            sl_err *err);
+static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
+                            uint64_t data_addr, uint64_t data_size,
+                            sl_err *err);
+
+static void h5_close_all(h5 *f) {
+  hid_t *ids[] = {&f->data, &f->offsets, &f->label, &f->shape, &f->codec};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+    if (*ids[i] >= 0)
+      H5Dclose(*ids[i]);
+  if (f->group >= 0)
+    H5Gclose(f->group);
+  if (f->file >= 0)
+    H5Fclose(f->file);
+}
+
+sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
+  h5 f = {-1, -1, -1, -1, -1, -1, -1};
+  sl_status st = SL_OK;
+  H5E_BEGIN_TRY {
+    st = index_open(src, &f, err);
+    h5_close_all(&f);
+  }
+  H5E_END_TRY;
+  return st;
+}
+
+/* Opens dataset name, which must be contiguous, unfiltered, of integer class
+ * with elements of `size` bytes (signed or not as `sign`), and of rank
+ * `rank` with dims[0] == n0 (n0 = 0: any) and, for rank 2, dims[1] == d1. */
+static sl_status open_dset(sl_source *src, h5 *f, const char *name, size_t size,
+                           H5T_sign_t sign, int rank, uint64_t n0, uint64_t d1,
+                           hid_t *out, uint64_t *len, sl_err *err) {
+  if (H5Lexists(f->group, name, H5P_DEFAULT) <= 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s/%s is missing; " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP, name);
+  hid_t d = H5Dopen2(f->group, name, H5P_DEFAULT);
+  if (d < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s/%s is not a dataset; " SL_REPACK_HINT, src->path,
+                      SL_HDF5_GROUP, name);
+  *out = d;
+  const char *why = NULL;
+  hid_t plist = H5Dget_create_plist(d), type = H5Dget_type(d),
+        space = H5Dget_space(d);
+  hsize_t dims[2] = {0, 0};
+  char buf[128];
+  if (plist < 0 || type < 0 || space < 0) {
+    why = "cannot be inspected";
+  } else if (H5Pget_layout(plist) != H5D_CONTIGUOUS) {
+    why = H5Pget_layout(plist) == H5D_CHUNKED ? "is chunked (sluice maps "
+                                                "contiguous datasets only)"
+                                              : "is not contiguous";
+  } else if (H5Pget_nfilters(plist) != 0) {
+    why = "is filtered or compressed";
+  } else if (H5Tget_class(type) != H5T_INTEGER || H5Tget_size(type) != size ||
+             H5Tget_sign(type) != sign ||
+             (size > 1 && H5Tget_order(type) != H5T_ORDER_LE)) {
+    snprintf(buf, sizeof buf,
+             "has the wrong type (expected %s%zu-bit "
+             "little-endian integers)",
+             sign == H5T_SGN_NONE ? "unsigned " : "signed ", size * 8);
+    why = buf;
+  } else if (H5Sget_simple_extent_ndims(space) != rank ||
+             H5Sget_simple_extent_dims(space, dims, NULL) != rank) {
+    snprintf(buf, sizeof buf, "has rank %d (expected %d)",
+             H5Sget_simple_extent_ndims(space), rank);
+    why = buf;
+  } else if ((n0 && dims[0] != n0) || (rank == 2 && dims[1] != d1)) {
+    snprintf(buf, sizeof buf, "has %llu rows (expected %" PRIu64 ")",
+             (unsigned long long)dims[0], n0);
+    why = buf;
+  }
+  if (plist >= 0)
+    H5Pclose(plist);
+  if (type >= 0)
+    H5Tclose(type);
+  if (space >= 0)
+    H5Sclose(space);
+  if (why)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s/%s %s; " SL_REPACK_HINT
+                      " to get a file sluice can read",
+                      src->path, SL_HDF5_GROUP, name, why);
+  *len = dims[0];
+  return SL_OK;
+}
+
+static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
+  f->file = H5Fopen(src->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f->file < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: HDF5 cannot open the file "
+                      "(truncated or damaged?); " SL_REPACK_HINT,
+                      src->path);
+  if (H5Lexists(f->file, SL_HDF5_GROUP, H5P_DEFAULT) <= 0 ||
+      (f->group = H5Gopen2(f->file, SL_HDF5_GROUP, H5P_DEFAULT)) < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: no group %s; not a sluice HDF5 "
+                      "file? " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP);
+  uint64_t n = 0, total = 0, len = 0;
+  sl_status st = read_attrs(src, f, &n, err);
+  if (st == SL_OK)
+    st = open_dset(src, f, "data", 1, H5T_SGN_NONE, 1, 0, 0, &f->data, &total,
+                   err);
+  if (st == SL_OK)
+    st = open_dset(src, f, "offsets", 8, H5T_SGN_NONE, 1, n + 1, 0, &f->offsets,
+                   &len, err);
+  if (st == SL_OK)
+    st =
+        open_dset(src, f, "label", 8, H5T_SGN_2, 1, n, 0, &f->label, &len, err);
+  if (st == SL_OK)
+    st = open_dset(src, f, "shape", 4, H5T_SGN_NONE, 2, n, 3, &f->shape, &len,
+                   err);
+  if (st == SL_OK)
+    st = open_dset(src, f, "codec", 1, H5T_SGN_NONE, 1, n, 0, &f->codec, &len,
+                   err);
+  if (st != SL_OK)
+    return st;
+  uint64_t addr = 0;
+  if (total > 0) {
+    haddr_t a = H5Dget_offset(f->data);
+    if (a == HADDR_UNDEF)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: %s/data has no storage in the "
+                        "file; " SL_REPACK_HINT,
+                        src->path, SL_HDF5_GROUP);
+    addr = (uint64_t)a;
+    if (addr > src->file_size || total > src->file_size - addr)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: truncated: %s/data needs bytes "
+                        "[%" PRIu64 ", %" PRIu64 ") but the file has %" PRIu64
+                        "; " SL_REPACK_HINT,
+                        src->path, SL_HDF5_GROUP, addr, addr + total,
+                        src->file_size);
+  }
+  st = sl_source_alloc_index(src, n, err);
+  if (st == SL_OK)
+    st = fill_index(src, f, n, addr, total, err);
+  return st;
+}
+
+/* Reads a scalar integer attribute of /samples as u64. */
+static int attr_u64(hid_t obj, const char *name, uint64_t *v) {
+  if (H5Aexists(obj, name) <= 0)
+    return -1;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0)
+    return -1;
+  hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+  int ok = t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER &&
+           H5Sget_simple_extent_npoints(s) == 1 &&
+           H5Aread(a, H5T_NATIVE_UINT64, v) >= 0;
+  if (t >= 0)
+    H5Tclose(t);
+  if (s >= 0)
+    H5Sclose(s);
+  H5Aclose(a);
+  return ok ? 0 : -1;
+}
+
+/* A string attribute (fixed-length, `count` strings): all of them, each
+ * NUL-terminated, back to back, into a malloc'd blob. */
+static int attr_strings(hid_t obj, const char *name, uint64_t count,
+                        char **blob, size_t *blob_len) {
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0)
+    return -1;
+  hid_t t = H5Aget_type(a), s = H5Aget_space(a);
+  int rc = -1;
+  size_t sz = t >= 0 ? H5Tget_size(t) : 0;
+  char *raw = NULL;
+  if (t >= 0 && s >= 0 && H5Tget_class(t) == H5T_STRING &&
+      H5Tis_variable_str(t) == 0 && sz > 0 && sz <= SL_CLASS_NAME_MAX + 1 &&
+      (uint64_t)H5Sget_simple_extent_npoints(s) == count &&
+      (raw = malloc(count * sz + 1)) && (*blob = malloc(count * (sz + 1)))) {
+    if (H5Aread(a, t, raw) >= 0) {
+      size_t pos = 0;
+      for (uint64_t i = 0; i < count; i++) {
+        size_t l = strnlen(raw + i * sz, sz);
+        memcpy(*blob + pos, raw + i * sz, l);
+        pos += l;
+        (*blob)[pos++] = '\0';
+      }
+      *blob_len = pos;
+      rc = 0;
+    }
+  }
+  free(raw);
+  if (t >= 0)
+    H5Tclose(t);
+  if (s >= 0)
+    H5Sclose(s);
+  H5Aclose(a);
+  return rc;
+}
+
+static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
+                            sl_err *err) {
+  uint64_t v, k;
+  if (attr_u64(f->group, "sluice_layout", &v) != 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s has no sluice_layout "
+                      "attribute; not a sluice HDF5 file? " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP);
+  if (v != SL_HDF5_LAYOUT_VERSION)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: HDF5 layout version %" PRIu64
+                      " (this sluice reads %u); " SL_REPACK_HINT,
+                      src->path, v, SL_HDF5_LAYOUT_VERSION);
+  src->version = (uint32_t)v;
+  if (attr_u64(f->group, "count", count) != 0 ||
+      attr_u64(f->group, "num_classes", &k) != 0 || k > SL_CLASSES_MAX)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s lacks a valid count or "
+                      "num_classes attribute; " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP);
+  char *blob = NULL;
+  size_t blob_len = 0;
+  if (k > 0 && attr_strings(f->group, "classes", k, &blob, &blob_len) != 0) {
+    free(blob);
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s's classes attribute is not "
+                      "%" PRIu64 " fixed-length strings; " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP, k);
+  }
+  sl_status st =
+      sl_source_set_classes(src, blob ? blob : "", blob_len, (uint32_t)k, err);
+  free(blob);
+  char *w = NULL;
+  size_t wl = 0;
+  if (st == SL_OK && H5Aexists(f->group, "writer") > 0 &&
+      attr_strings(f->group, "writer", 1, &w, &wl) == 0)
+    st = sl_source_set_writer(src, w, wl ? wl - 1 : 0, err);
+  free(w);
+  return st;
+}
+
+static herr_t read_rows(hid_t d, hid_t memtype, uint64_t start, uint64_t rows,
+                        int rank, void *buf) {
+  hsize_t off[2] = {start, 0}, cnt[2] = {rows, 3};
+  hid_t fs = H5Dget_space(d);
+  hid_t ms = H5Screate_simple(rank, cnt, NULL);
+  herr_t rc = -1;
+  if (fs >= 0 && ms >= 0 &&
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) >= 0)
+    rc = H5Dread(d, memtype, ms, fs, H5P_DEFAULT, buf);
+  if (ms >= 0)
+    H5Sclose(ms);
+  if (fs >= 0)
+    H5Sclose(fs);
+  return rc;
+}
+
+static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
+                            uint64_t data_addr, uint64_t data_size,
+                            sl_err *err) {
+  uint64_t *off = malloc((BLOCK + 1) * sizeof *off);
+  int64_t *label = malloc(BLOCK * sizeof *label);
+  uint32_t *shape = malloc(BLOCK * 3 * sizeof *shape);
+  uint8_t *codec = malloc(BLOCK);
+  sl_status st = SL_OK;
+  if (!off || !label || !shape || !codec)
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
+  for (uint64_t s = 0; st == SL_OK && s < n; s += BLOCK) {
+    uint64_t rows = n - s < BLOCK ? n - s : BLOCK;
+    if (read_rows(f->offsets, H5T_NATIVE_UINT64, s, rows + 1, 1, off) < 0 ||
+        read_rows(f->label, H5T_NATIVE_INT64, s, rows, 1, label) < 0 ||
+        read_rows(f->shape, H5T_NATIVE_UINT32, s, rows, 2, shape) < 0 ||
+        read_rows(f->codec, H5T_NATIVE_UINT8, s, rows, 1, codec) < 0) {
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: cannot read the index arrays of "
+                      "samples %" PRIu64 "..%" PRIu64
+                      " (truncated?); " SL_REPACK_HINT,
+                      src->path, s, s + rows - 1);
+      break;
+    }
+    if (s == 0 && off[0] != 0)
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: offsets[0] is %" PRIu64 ", not 0; " SL_REPACK_HINT,
+                      src->path, off[0]);
+    for (uint64_t r = 0; st == SL_OK && r < rows; r++) {
+      uint64_t i = s + r;
+      char where[64];
+      snprintf(where, sizeof where, "offsets[%" PRIu64 "] = %" PRIu64, i,
+               off[r]);
+      const char *why = NULL;
+      if (off[r + 1] < off[r] || off[r + 1] > data_size)
+        why = "payload end before its start or past the data set";
+      else if (off[r + 1] - off[r] > UINT32_MAX)
+        why = "payload longer than 4 GiB";
+      else if (shape[3 * r] > UINT16_MAX || shape[3 * r + 1] > UINT16_MAX ||
+               shape[3 * r + 2] > UINT8_MAX)
+        why = "shape out of range";
+      else if (label[r] < -1 || label[r] > INT32_MAX)
+        why = "label out of range";
+      if (why) {
+        st = sl_source_bad_entry(src, i, where, why, err);
+        if (off[r + 1] < off[r] || off[r + 1] > data_size)
+          off[r + 1] = off[r] <= data_size ? off[r] : data_size;
+        continue;
+      }
+      sl_sample_info *e = &src->index[i];
+      e->offset = data_addr + off[r];
+      e->length = (uint32_t)(off[r + 1] - off[r]);
+      e->label = (int32_t)label[r];
+      e->height = (uint16_t)shape[3 * r];
+      e->width = (uint16_t)shape[3 * r + 1];
+      e->channels = (uint8_t)shape[3 * r + 2];
+      e->codec = codec[r];
+      st = sl_source_check_entry(src, i, where, err);
+    }
+  }
+  free(off);
+  free(label);
+  free(shape);
+  free(codec);
+  return st;
+}

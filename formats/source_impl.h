@@ -1,0 +1,62 @@
+/* Inside a source: the struct the format modules fill in at open.
+ * Only formats/ includes this header. */
+#ifndef SLUICE_FORMATS_SOURCE_IMPL_H
+#define SLUICE_FORMATS_SOURCE_IMPL_H
+
+#include <stdbool.h>
+
+#include "formats/source.h"
+
+struct sl_source {
+  char *path;         /* as given to open */
+  int fd;             /* the data file, O_RDONLY */
+  uint64_t file_size; /* at open */
+  uint8_t *map;       /* whole file, PROT_READ; NULL once unmapped */
+  bool keep_map;      /* io == SL_IO_MMAP: reads come from map */
+  sl_format_kind fmt;
+  uint32_t version; /* layout version */
+  uint64_t count;
+  sl_sample_info *index; /* count entries, 24 B each */
+  uint32_t max_length;
+  uint32_t nclasses;
+  char *class_blob;        /* nclasses NUL-terminated names back to back */
+  uint32_t *class_off;     /* nclasses offsets into class_blob */
+  char *writer;            /* the writer's settings ("" when absent) */
+  sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
+  void *on_bad_user;
+};
+
+/* Allocates the index for n samples (zeroed). */
+sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err);
+/* Copies k NUL-terminated names laid back to back in blob (blob_len bytes
+ * in all) as the class table. */
+sl_status sl_source_set_classes(sl_source *src, const char *blob,
+                                size_t blob_len, uint32_t k, sl_err *err);
+sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
+                               sl_err *err);
+/* Checks entry i (already filled in) against the file and the class table.
+ * where names the record ("key 0x..", "offsets[i]"). A bad entry fails the
+ * open with SL_EFORMAT, or in verify mode is reported through on_bad and
+ * marked unusable (codec 0, length 0). */
+sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
+                                sl_err *err);
+/* As sl_source_check_entry's failure path, for a reason found by the format
+ * module itself (bad record header...). */
+sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
+                              const char *reason, sl_err *err);
+
+/* The format modules: fill count, index, classes, writer, version. */
+sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
+                               bool subdir, sl_err *err);
+sl_status sl_source_index_hdf5(sl_source *src, sl_err *err);
+/* Checks an LMDB file's structure (meta pages, every page of the main tree)
+ * against the map, so that a truncated or corrupt file is an error and not
+ * a fault inside liblmdb. *entries gets the main tree's entry count and
+ * *first_data the file offset of the first (smallest) key's value, which
+ * ties liblmdb's map addresses to file offsets. */
+sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
+                        uint64_t *entries, uint64_t *first_data, sl_err *err);
+
+#define SL_REPACK_HINT "re-create the file with `sluice pack`"
+
+#endif

@@ -1,0 +1,259 @@
+/* sl_writer: the temporary file, its clean-up, and the final rename. */
+#include "formats/writer_impl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TMP_TAG ".sluice-tmp."
+
+struct sl_writer {
+  sl_format_kind fmt;
+  char *path;
+  int anon_fd;        /* O_TMPFILE file, or -1 when tmp is a named file */
+  char open_path[64]; /* "/proc/self/fd/N" for the O_TMPFILE file */
+  char tmp[PATH_MAX]; /* the named temporary file */
+  uint64_t count;
+  sl_lmdb_writer *lmdb;
+  sl_hdf5_writer *hdf5;
+};
+
+static void split_path(const char *path, char *dir, size_t cap,
+                       const char **base);
+static void clean_stale(const char *dir, const char *base);
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+sl_format_kind sl_writer_format_for(const char *path) {
+  if (ends_with(path, ".lmdb") || ends_with(path, ".mdb"))
+    return SL_FORMAT_LMDB;
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5"))
+    return SL_FORMAT_HDF5;
+  return SL_FORMAT_AUTO;
+}
+
+sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
+                         sl_err *err) {
+  *out = NULL;
+  if (fmt == SL_FORMAT_AUTO)
+    fmt = sl_writer_format_for(path);
+  if (fmt == SL_FORMAT_AUTO)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: cannot tell the format from the "
+                      "name (use .lmdb or .h5, or give the format)",
+                      path);
+  char dir[PATH_MAX];
+  const char *base;
+  split_path(path, dir, sizeof dir, &base);
+  if (!*base)
+    return sl_err_set(err, SL_EINVAL, "%s: not a file name", path);
+  sl_writer *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(path))) {
+    free(w);
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
+  w->fmt = fmt;
+  if (snprintf(w->tmp, sizeof w->tmp, "%s/.%s" TMP_TAG "%ld", dir, base,
+               (long)getpid()) >= (int)sizeof w->tmp) {
+    sl_writer_abort(w);
+    return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
+  }
+  w->anon_fd = -1;
+  clean_stale(dir, base);
+  if (unlink(w->tmp) != 0 && errno != ENOENT) {
+    sl_status st = sl_err_errno(err, SL_EIO, errno, "%s", w->tmp);
+    sl_writer_abort(w);
+    return st;
+  }
+  /* LMDB: an anonymous file (gone if the process dies), reopened by liblmdb
+   * through /proc and linked into place at commit. HDF5 spools to an
+   * anonymous file and creates the named file at commit. */
+  if (fmt == SL_FORMAT_LMDB)
+    w->anon_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+  struct stat sb;
+  if (w->anon_fd >= 0) {
+    snprintf(w->open_path, sizeof w->open_path, "/proc/self/fd/%d", w->anon_fd);
+    if (stat(w->open_path, &sb) != 0) { /* no /proc: use the named file */
+      close(w->anon_fd);
+      w->anon_fd = -1;
+    }
+  }
+  const char *target = w->anon_fd >= 0 ? w->open_path : w->tmp;
+  sl_status st = fmt == SL_FORMAT_LMDB
+                     ? sl_lmdb_writer_open(&w->lmdb, target, w->tmp, err)
+                     : sl_hdf5_writer_open(&w->hdf5, w->tmp, err);
+  if (st != SL_OK) {
+    sl_writer_abort(w);
+    return st;
+  }
+  *out = w;
+  return SL_OK;
+}
+
+sl_status sl_writer_add(sl_writer *w, const void *payload, size_t len,
+                        const sl_sample_info *meta, sl_err *err) {
+  if (len == 0 || len >= UINT32_MAX)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %llu: payload of %zu bytes "
+                      "(1 byte to 4 GiB allowed)",
+                      w->path, (unsigned long long)w->count, len);
+  sl_status st =
+      w->lmdb ? sl_lmdb_writer_add(w->lmdb, w->count, payload, len, meta, err)
+              : sl_hdf5_writer_add(w->hdf5, payload, len, meta, err);
+  if (st == SL_OK)
+    w->count++;
+  return st;
+}
+
+/* Makes a new name in path's directory durable (best effort). */
+static sl_status sync_dir(const char *path, sl_err *err) {
+  char dir[PATH_MAX];
+  const char *base;
+  split_path(path, dir, sizeof dir, &base);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+  return SL_OK;
+}
+
+static sl_status publish(sl_writer *w, bool replace, sl_err *err) {
+  if (w->anon_fd >= 0) {
+    /* Give the anonymous file a name: the destination itself when it must
+     * not be replaced (link fails if it exists), else the temporary name,
+     * renamed below. */
+    const char *name = replace ? w->tmp : w->path;
+    if (linkat(AT_FDCWD, w->open_path, AT_FDCWD, name, AT_SYMLINK_FOLLOW) != 0)
+      return errno == EEXIST && !replace
+                 ? sl_err_set(err, SL_EIO, "%s: exists (not replaced)", w->path)
+                 : sl_err_errno(err, SL_EIO, errno, "link %s", name);
+    close(w->anon_fd);
+    w->anon_fd = -1;
+    if (!replace) {
+      w->tmp[0] = '\0'; /* nothing left to clean up */
+      return sync_dir(w->path, err);
+    }
+  }
+  if (replace) {
+    if (rename(w->tmp, w->path) != 0)
+      return sl_err_errno(err, SL_EIO, errno, "rename %s -> %s", w->tmp,
+                          w->path);
+  } else if (renameat2(AT_FDCWD, w->tmp, AT_FDCWD, w->path, RENAME_NOREPLACE) !=
+             0) {
+    if (errno == EEXIST)
+      return sl_err_set(err, SL_EIO, "%s: exists (not replaced)", w->path);
+    if (errno != EINVAL && errno != ENOSYS)
+      return sl_err_errno(err, SL_EIO, errno, "rename %s -> %s", w->tmp,
+                          w->path);
+    /* No RENAME_NOREPLACE on this file system: link fails if path exists. */
+    if (link(w->tmp, w->path) != 0)
+      return errno == EEXIST
+                 ? sl_err_set(err, SL_EIO, "%s: exists (not replaced)", w->path)
+                 : sl_err_errno(err, SL_EIO, errno, "link %s -> %s", w->tmp,
+                                w->path);
+    unlink(w->tmp);
+  }
+  return sync_dir(w->path, err);
+}
+
+sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
+                           const char *const *classes, const char *settings,
+                           bool replace, sl_err *err) {
+  sl_status st;
+  if (w->lmdb)
+    st = sl_lmdb_writer_finish(w->lmdb, w->count, nclasses, classes,
+                               settings ? settings : "", err);
+  else
+    st = sl_hdf5_writer_finish(w->hdf5, nclasses, classes,
+                               settings ? settings : "", err);
+  w->lmdb = NULL;
+  w->hdf5 = NULL;
+  if (st == SL_OK)
+    st = sl_fsync_path(w->anon_fd >= 0 ? w->open_path : w->tmp, err);
+  if (st == SL_OK)
+    st = publish(w, replace, err);
+  sl_writer_abort(w); /* removes the temporary file if it is still there */
+  return st;
+}
+
+void sl_writer_abort(sl_writer *w) {
+  if (!w)
+    return;
+  sl_lmdb_writer_free(w->lmdb);
+  sl_hdf5_writer_free(w->hdf5);
+  if (w->anon_fd >= 0)
+    close(w->anon_fd);
+  else if (w->tmp[0])
+    unlink(w->tmp);
+  free(w->path);
+  free(w);
+}
+
+const char *sl_writer_temp_path(const sl_writer *w) {
+  return w->anon_fd >= 0 ? "" : w->tmp;
+}
+
+uint64_t sl_writer_count(const sl_writer *w) {
+  return w->count;
+}
+
+sl_status sl_fsync_path(const char *path, sl_err *err) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s", path);
+  int rc = fsync(fd);
+  int e = errno;
+  close(fd);
+  if (rc != 0)
+    return sl_err_errno(err, SL_EIO, e, "%s: fsync", path);
+  return SL_OK;
+}
+
+/* dir gets path's directory ("." when none), *base its last component. */
+static void split_path(const char *path, char *dir, size_t cap,
+                       const char **base) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) {
+    snprintf(dir, cap, ".");
+    *base = path;
+  } else if (slash == path) {
+    snprintf(dir, cap, "/");
+    *base = slash + 1;
+  } else {
+    snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+    *base = slash + 1;
+  }
+}
+
+/* Deletes ".BASE.sluice-tmp.PID" files left by writers that were killed. */
+static void clean_stale(const char *dir, const char *base) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  char prefix[NAME_MAX + 32];
+  snprintf(prefix, sizeof prefix, ".%s" TMP_TAG, base);
+  size_t pl = strlen(prefix);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, prefix, pl) != 0)
+      continue;
+    char *end;
+    long pid = strtol(e->d_name + pl, &end, 10);
+    if (*end || pid <= 0 || pid == (long)getpid())
+      continue;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}

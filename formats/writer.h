@@ -1,0 +1,67 @@
+/* Writing a dataset file (LMDB or HDF5, layouts in formats/layout.h).
+ *
+ * Atomic: nothing appears at the destination until sl_writer_commit, which
+ * syncs the file and then gives it its name in one step. LMDB: the file is
+ * made with O_TMPFILE in the destination's directory (liblmdb opens it
+ * through /proc/self/fd), so a killed process (even SIGKILL) leaves nothing
+ * behind; commit links it to the destination (or, when replacing, to
+ * ".NAME.sluice-tmp.PID" and renames that over the destination). HDF5:
+ * payloads go to an anonymous spool file; only commit writes the named
+ * ".NAME.sluice-tmp.PID" (HDF5 cannot create a file through /proc). Where
+ * O_TMPFILE or /proc is missing, LMDB writes the named file from the start.
+ * A process killed while a named temporary file exists leaves it; the next
+ * writer opened for the same destination deletes temporary files whose
+ * process no longer runs. sl_writer_abort deletes everything at once.
+ *
+ * Samples are added in index order. Memory: the LMDB writer holds one
+ * transaction's pages (<= 32 MiB of values); the HDF5 writer spools payloads
+ * to an unlinked temporary file and keeps 29 bytes per sample (offsets,
+ * label, shape, codec) until commit.
+ *
+ * Thread safety: a writer is used by one thread at a time. */
+#ifndef SLUICE_FORMATS_WRITER_H
+#define SLUICE_FORMATS_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/source.h"
+
+typedef struct sl_writer sl_writer;
+
+/* The format a destination path implies: .lmdb/.mdb → LMDB, .h5/.hdf5 →
+ * HDF5, otherwise SL_FORMAT_AUTO (unknown). */
+sl_format_kind sl_writer_format_for(const char *path);
+
+/* Starts writing path in format fmt (SL_FORMAT_AUTO: from the extension).
+ * Nothing is created at path until commit. Errors: SL_EINVAL (unknown
+ * format), SL_EIO (cannot create the temporary file), SL_ENOMEM. */
+sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
+                         sl_err *err);
+
+/* Appends one sample: payload bytes plus meta's label, codec, height, width
+ * and channels (offset, length and reserved are ignored). Errors: SL_EINVAL
+ * (length 0 or >= 4 GiB), SL_EIO. */
+sl_status sl_writer_add(sl_writer *w, const void *payload, size_t len,
+                        const sl_sample_info *meta, sl_err *err);
+
+/* Writes the metadata (classes, the writer's settings string), syncs the
+ * temporary file and renames it onto the destination. replace = false fails
+ * with SL_EIO ("exists") if the destination exists. Frees w in every case;
+ * on failure the temporary file is removed. */
+sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
+                           const char *const *classes, const char *settings,
+                           bool replace, sl_err *err);
+
+/* Discards everything written and frees w. Accepts NULL. */
+void sl_writer_abort(sl_writer *w);
+
+/* The named temporary file's path, or "" when the file is anonymous (valid
+ * until commit/abort). Unlinking it is async-signal-safe: a signal handler
+ * may do so before _exit. */
+const char *sl_writer_temp_path(const sl_writer *w);
+/* Samples added so far. */
+uint64_t sl_writer_count(const sl_writer *w);
+
+#endif

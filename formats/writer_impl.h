@@ -1,0 +1,36 @@
+/* The format-specific halves of sl_writer (formats/writer.c dispatches). */
+#ifndef SLUICE_FORMATS_WRITER_IMPL_H
+#define SLUICE_FORMATS_WRITER_IMPL_H
+
+#include "formats/writer.h"
+
+typedef struct sl_lmdb_writer sl_lmdb_writer;
+typedef struct sl_hdf5_writer sl_hdf5_writer;
+
+/* open_path: the file to create; name: how messages call it. */
+sl_status sl_lmdb_writer_open(sl_lmdb_writer **out, const char *open_path,
+                              const char *name, sl_err *err);
+sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
+                             const void *payload, size_t len,
+                             const sl_sample_info *meta, sl_err *err);
+/* Writes metadata, syncs and closes; frees w in every case. */
+sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
+                                uint32_t nclasses, const char *const *classes,
+                                const char *settings, sl_err *err);
+void sl_lmdb_writer_free(sl_lmdb_writer *w);
+
+/* tmp: the named file created at commit (payloads are spooled until then
+ * to an anonymous file). */
+sl_status sl_hdf5_writer_open(sl_hdf5_writer **out, const char *tmp,
+                              sl_err *err);
+sl_status sl_hdf5_writer_add(sl_hdf5_writer *w, const void *payload, size_t len,
+                             const sl_sample_info *meta, sl_err *err);
+sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
+                                const char *const *classes,
+                                const char *settings, sl_err *err);
+void sl_hdf5_writer_free(sl_hdf5_writer *w);
+
+/* fsync the file at path. */
+sl_status sl_fsync_path(const char *path, sl_err *err);
+
+#endif

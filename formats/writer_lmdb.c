@@ -1,0 +1,186 @@
+/* Writing the LMDB layout: 8-byte big-endian keys appended in order, each
+ * value a 24-byte record header plus the payload, then "sluice.meta".
+ *
+ * One file (MDB_NOSUBDIR), no lock file (MDB_NOLOCK: one writer, and the
+ * file is private until it is renamed), synced once at the end. Values are
+ * committed in transactions of at most TXN_RECORDS records or TXN_BYTES
+ * bytes; between transactions the map grows (doubling) to stay ahead of the
+ * data. Same input → same bytes: every choice here depends only on the
+ * sequence of records. */
+#include "formats/writer_impl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/layout.h"
+
+enum { TXN_RECORDS = 4096 };
+#define TXN_BYTES (32ull << 20)
+#define MAP_START (64ull << 20)
+
+struct sl_lmdb_writer {
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  const char *path;
+  uint64_t used; /* upper bound on the file's size so far */
+  uint64_t mapsize;
+  uint32_t txn_records;
+  uint64_t txn_bytes;
+  uint8_t *buf; /* header + payload of one value */
+  size_t buf_cap;
+};
+
+static sl_status lerr(sl_lmdb_writer *w, int rc, const char *what,
+                      sl_err *err) {
+  return sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EIO, "%s: LMDB %s: %s",
+                    w->path, what, mdb_strerror(rc));
+}
+
+sl_status sl_lmdb_writer_open(sl_lmdb_writer **out, const char *open_path,
+                              const char *tmp, sl_err *err) {
+  sl_lmdb_writer *w = calloc(1, sizeof *w);
+  if (!w)
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", tmp);
+  w->path = tmp;
+  w->mapsize = MAP_START;
+  int rc = mdb_env_create(&w->env);
+  if (rc == 0)
+    rc = mdb_env_set_mapsize(w->env, (size_t)w->mapsize);
+  if (rc == 0)
+    rc = mdb_env_open(w->env, open_path,
+                      MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMETASYNC,
+                      0644);
+  if (rc != 0) {
+    sl_status st = lerr(w, rc, "open", err);
+    sl_lmdb_writer_free(w);
+    return st;
+  }
+  *out = w;
+  return SL_OK;
+}
+
+/* Commits the open transaction, if any. */
+static sl_status end_txn(sl_lmdb_writer *w, sl_err *err) {
+  if (!w->txn)
+    return SL_OK;
+  int rc = mdb_txn_commit(w->txn);
+  w->txn = NULL;
+  w->txn_records = 0;
+  w->txn_bytes = 0;
+  return rc ? lerr(w, rc, "commit", err) : SL_OK;
+}
+
+/* Begins a transaction with room for TXN_BYTES more (map grown if needed). */
+static sl_status begin_txn(sl_lmdb_writer *w, sl_err *err) {
+  uint64_t want = 2 * (w->used + TXN_BYTES) + (16ull << 20);
+  if (want > w->mapsize) {
+    while (w->mapsize < want)
+      w->mapsize *= 2;
+    int rc = mdb_env_set_mapsize(w->env, (size_t)w->mapsize);
+    if (rc)
+      return lerr(w, rc, "grow map", err);
+  }
+  int rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+  if (rc == 0)
+    rc = mdb_dbi_open(w->txn, NULL, 0, &w->dbi);
+  if (rc)
+    return lerr(w, rc, "begin", err);
+  return SL_OK;
+}
+
+static sl_status put(sl_lmdb_writer *w, const void *key, size_t klen,
+                     const void *val, size_t vlen, sl_err *err) {
+  if (w->txn &&
+      (w->txn_records >= TXN_RECORDS || w->txn_bytes + vlen > TXN_BYTES)) {
+    sl_status st = end_txn(w, err);
+    if (st != SL_OK)
+      return st;
+  }
+  if (!w->txn) {
+    sl_status st = begin_txn(w, err);
+    if (st != SL_OK)
+      return st;
+  }
+  MDB_val k = {klen, (void *)(uintptr_t)key},
+          v = {vlen, (void *)(uintptr_t)val};
+  int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND);
+  if (rc)
+    return lerr(w, rc, "put", err);
+  w->txn_records++;
+  w->txn_bytes += vlen;
+  /* A value spills to overflow pages rounded up to 4 KiB; leaves and
+   * branches cost well under 64 bytes a record. */
+  w->used += (vlen + 4095) / 4096 * 4096 + 64 + klen;
+  return SL_OK;
+}
+
+sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
+                             const void *payload, size_t len,
+                             const sl_sample_info *meta, sl_err *err) {
+  size_t need = len + SL_LMDB_HDR_BYTES;
+  if (need > w->buf_cap) {
+    size_t cap = need > 2 * w->buf_cap ? need : 2 * w->buf_cap;
+    uint8_t *b = realloc(w->buf, cap);
+    if (!b)
+      return sl_err_set(err, SL_ENOMEM, "%s: no memory for a %zu-byte value",
+                        w->path, need);
+    w->buf = b;
+    w->buf_cap = cap;
+  }
+  sl_record_hdr h = {SL_LMDB_LAYOUT_VERSION, meta->codec, meta->channels,
+                     meta->height,           meta->width, meta->label,
+                     (uint32_t)len};
+  sl_record_hdr_encode(w->buf, &h);
+  memcpy(w->buf + SL_LMDB_HDR_BYTES, payload, len);
+  uint8_t key[8];
+  sl_put_be64(key, index);
+  return put(w, key, sizeof key, w->buf, need, err);
+}
+
+sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
+                                uint32_t nclasses, const char *const *classes,
+                                const char *settings, sl_err *err) {
+  size_t cap = 128 + strlen(settings);
+  for (uint32_t c = 0; c < nclasses; c++)
+    cap += strlen(classes[c]) + 8;
+  char *text = malloc(cap);
+  sl_status st = SL_OK;
+  if (!text)
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory", w->path);
+  size_t n = 0;
+  if (st == SL_OK) {
+    n += (size_t)snprintf(
+        text + n, cap - n, "%s %u\ncount %" PRIu64 "\nclasses %" PRIu32 "\n",
+        SL_LMDB_META_HEAD, SL_LMDB_LAYOUT_VERSION, count, nclasses);
+    for (uint32_t c = 0; c < nclasses; c++)
+      n += (size_t)snprintf(text + n, cap - n, "class %s\n", classes[c]);
+    n += (size_t)snprintf(text + n, cap - n, "writer %s\n", settings);
+    st = put(w, SL_LMDB_META_KEY, strlen(SL_LMDB_META_KEY), text, n, err);
+  }
+  free(text);
+  if (st == SL_OK)
+    st = end_txn(w, err);
+  if (st == SL_OK) {
+    int rc = mdb_env_sync(w->env, 1);
+    if (rc)
+      st = lerr(w, rc, "sync", err);
+  }
+  sl_lmdb_writer_free(w);
+  return st;
+}
+
+void sl_lmdb_writer_free(sl_lmdb_writer *w) {
+  if (!w)
+    return;
+  if (w->txn)
+    mdb_txn_abort(w->txn);
+  if (w->env)
+    mdb_env_close(w->env);
+  free(w->buf);
+  free(w);
+}

@@ -1,0 +1,445 @@
+/* Readers and writers of both formats: round trips, and damaged files
+ * (truncated, corrupted at many points, wrong HDF5 layouts) that must give
+ * a clear SL_EFORMAT/SL_EIO and never a crash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/source.h"
+#include "formats/writer.h"
+
+static char g_dir[512];
+
+static void path_in(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/%s", g_dir, name);
+}
+
+static int setup_dir(void **state) {
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/formats-src-%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
+  mkdir(g_dir, 0755);
+  return 0;
+}
+
+static int teardown_dir(void **state) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Sample i: length 1 + (i * 37) % 5000 bytes of a pattern, label i % 3. */
+static size_t sample_len(uint64_t i) {
+  return 1 + (size_t)((i * 37) % 5000);
+}
+static uint8_t sample_byte(uint64_t i, size_t j) {
+  return (uint8_t)(i * 131 + j * 7);
+}
+
+static const char *const k_classes[] = {"cat", "dog", "zebra fish"};
+
+static void write_file(const char *path, sl_format_kind fmt, uint64_t n) {
+  sl_err err = {0};
+  sl_writer *w = NULL;
+  assert_int_equal(sl_writer_open(&w, path, fmt, &err), SL_OK);
+  uint8_t *buf = malloc(6000);
+  for (uint64_t i = 0; i < n; i++) {
+    size_t len = sample_len(i);
+    for (size_t j = 0; j < len; j++)
+      buf[j] = sample_byte(i, j);
+    sl_sample_info m = {0};
+    m.label = (int32_t)(i % 3);
+    m.codec = SL_CODEC_JPEG;
+    m.channels = i % 2 ? 3 : 1;
+    m.height = (uint16_t)(10 + i);
+    m.width = (uint16_t)(20 + i);
+    assert_int_equal(sl_writer_add(w, buf, len, &m, &err), SL_OK);
+  }
+  free(buf);
+  if (sl_writer_commit(w, 3, k_classes, "test=1", false, &err) != SL_OK)
+    fail_msg("%s", err.msg);
+}
+
+static void check_file(const char *path, uint64_t n, sl_io_kind io) {
+  sl_err err = {0};
+  sl_source *src = NULL;
+  sl_status st = sl_source_open(&src, path, SL_FORMAT_AUTO, io, &err);
+  if (st != SL_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sl_source_count(src), n);
+  assert_int_equal(sl_source_class_count(src), 3);
+  assert_string_equal(sl_source_class_name(src, 2), "zebra fish");
+  assert_null(sl_source_class_name(src, 3));
+  assert_string_equal(sl_source_writer_settings(src), "test=1");
+  assert_int_equal(sl_source_layout_version(src), 1);
+  uint8_t *buf = malloc(sl_source_max_length(src) + 1);
+  for (uint64_t i = 0; i < n; i++) {
+    const sl_sample_info *e = sl_source_info(src, i);
+    assert_int_equal(e->label, (int32_t)(i % 3));
+    assert_int_equal(e->height, 10 + i);
+    assert_int_equal(e->width, 20 + i);
+    assert_int_equal(e->channels, i % 2 ? 3 : 1);
+    assert_int_equal(e->codec, SL_CODEC_JPEG);
+    const uint8_t *d;
+    size_t len;
+    assert_int_equal(
+        sl_source_read(src, i, buf, sl_source_max_length(src), &d, &len, &err),
+        SL_OK);
+    assert_int_equal(len, sample_len(i));
+    for (size_t j = 0; j < len; j++)
+      if (d[j] != sample_byte(i, j))
+        fail_msg("sample %llu byte %zu differs", (unsigned long long)i, j);
+  }
+  const uint8_t *d;
+  size_t len;
+  assert_int_equal(sl_source_read(src, n, buf, 1 << 20, &d, &len, &err),
+                   SL_EINVAL);
+  free(buf);
+  sl_source_close(src);
+}
+
+static void test_round_trip_lmdb(void **state) {
+  char p[600];
+  path_in(p, sizeof p, "rt.lmdb");
+  write_file(p, SL_FORMAT_AUTO, 500);
+  check_file(p, 500, SL_IO_MMAP);
+  check_file(p, 500, SL_IO_PREAD);
+  /* No replace without asking. */
+  sl_err err = {0};
+  sl_writer *w;
+  assert_int_equal(sl_writer_open(&w, p, SL_FORMAT_LMDB, &err), SL_OK);
+  assert_int_equal(sl_writer_commit(w, 0, NULL, "", false, &err), SL_EIO);
+  assert_non_null(strstr(err.msg, "exists"));
+  check_file(p, 500, SL_IO_MMAP);
+}
+
+static void test_round_trip_hdf5(void **state) {
+  char p[600];
+  path_in(p, sizeof p, "rt.h5");
+  write_file(p, SL_FORMAT_AUTO, 500);
+  check_file(p, 500, SL_IO_MMAP);
+  check_file(p, 500, SL_IO_PREAD);
+  /* Replacing works. */
+  sl_err err = {0};
+  sl_writer *w;
+  assert_int_equal(sl_writer_open(&w, p, SL_FORMAT_HDF5, &err), SL_OK);
+  sl_sample_info m = {
+      .label = 1, .codec = 1, .channels = 3, .height = 2, .width = 2};
+  assert_int_equal(sl_writer_add(w, "abc", 3, &m, &err), SL_OK);
+  assert_int_equal(sl_writer_commit(w, 3, k_classes, "x", true, &err), SL_OK);
+  sl_source *src;
+  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_HDF5, SL_IO_PREAD, &err),
+                   SL_OK);
+  assert_int_equal(sl_source_count(src), 1);
+  sl_source_close(src);
+  /* No temporary file is left in the directory. */
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q sluice-tmp", g_dir);
+  assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_empty_files(void **state) {
+  char p[600];
+  sl_err err = {0};
+  sl_source *src;
+  for (int f = 0; f < 2; f++) {
+    path_in(p, sizeof p, f ? "empty.h5" : "empty.lmdb");
+    sl_writer *w;
+    assert_int_equal(sl_writer_open(&w, p, SL_FORMAT_AUTO, &err), SL_OK);
+    assert_int_equal(sl_writer_commit(w, 0, NULL, "", false, &err), SL_OK);
+    if (sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err) != SL_OK)
+      fail_msg("%s", err.msg);
+    assert_int_equal(sl_source_count(src), 0);
+    assert_int_equal(sl_source_class_count(src), 0);
+    sl_source_close(src);
+  }
+  /* Not a dataset file at all. */
+  path_in(p, sizeof p, "junk.bin");
+  FILE *fp = fopen(p, "wb");
+  fputs("hello, not a dataset", fp);
+  fclose(fp);
+  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
+                   SL_EFORMAT);
+  assert_non_null(strstr(err.msg, "neither an LMDB nor an HDF5"));
+  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_HDF5, SL_IO_MMAP, &err),
+                   SL_EFORMAT);
+  path_in(p, sizeof p, "missing.lmdb");
+  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
+                   SL_EIO);
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  *len = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *b = malloc(*len);
+  assert_int_equal(fread(b, 1, *len, f), *len);
+  fclose(f);
+  return b;
+}
+
+static void spit(const char *path, const uint8_t *b, size_t len) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(b, 1, len, f), len);
+  fclose(f);
+}
+
+/* Opens the damaged file both ways; it must either open (damage in a
+ * payload or unused bytes) and read every sample within bounds, or fail
+ * with a message naming the file. Returns 1 when it failed. */
+static int probe(const char *path) {
+  int failed = 0;
+  for (int io = 0; io < 2; io++) {
+    sl_err err = {0};
+    sl_source *src = NULL;
+    sl_status st = sl_source_open(&src, path, SL_FORMAT_AUTO,
+                                  io ? SL_IO_PREAD : SL_IO_MMAP, &err);
+    if (st != SL_OK) {
+      if (st != SL_EFORMAT && st != SL_EIO)
+        fail_msg("unexpected status %d: %s", st, err.msg);
+      if (!strstr(err.msg, path))
+        fail_msg("message does not name the file: %s", err.msg);
+      failed = 1;
+      continue;
+    }
+    uint8_t *buf = malloc(sl_source_max_length(src) + 1);
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < sl_source_count(src); i++) {
+      const uint8_t *d;
+      size_t len;
+      if (sl_source_read(src, i, buf, sl_source_max_length(src), &d, &len,
+                         &err) == SL_OK)
+        for (size_t j = 0; j < len; j++)
+          sum += d[j];
+    }
+    (void)sum;
+    free(buf);
+    sl_source_close(src);
+  }
+  return failed;
+}
+
+static void damage(const char *name, sl_format_kind fmt) {
+  char p[600], q[700];
+  path_in(p, sizeof p, name);
+  snprintf(q, sizeof q, "%s.bad", p);
+  write_file(p, fmt, 300);
+  size_t len;
+  uint8_t *orig = slurp(p, &len);
+  /* Truncations: every prefix at a coarse step plus the last bytes. */
+  int failures = 0, tries = 0;
+  for (size_t cut = 0; cut < len; cut += len / 97 + 1, tries++) {
+    spit(q, orig, cut);
+    failures += probe(q);
+  }
+  for (size_t cut = len - 8; cut < len; cut++, tries++) {
+    spit(q, orig, cut);
+    failures += probe(q);
+  }
+  assert_true(failures == tries); /* a truncated file never opens */
+  /* Corruptions: overwrite 8 bytes at many points with a few patterns. */
+  uint8_t *b = malloc(len);
+  static const uint8_t pats[3][8] = {
+      {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+      {0, 0, 0, 0, 0, 0, 0, 0},
+      {0x13, 0x9a, 0x77, 0x01, 0xe4, 0x55, 0x80, 0x2c}};
+  failures = 0;
+  for (size_t at = 0; at + 8 <= len; at += len / 331 + 1) {
+    for (int k = 0; k < 3; k++) {
+      memcpy(b, orig, len);
+      memcpy(b + at, pats[k], 8);
+      spit(q, b, len);
+      failures += probe(q);
+    }
+  }
+  assert_true(failures > 0);
+  free(b);
+  free(orig);
+  unlink(q);
+}
+
+static void test_damaged_lmdb(void **state) {
+  damage("dmg.lmdb", SL_FORMAT_LMDB);
+}
+
+static void test_damaged_hdf5(void **state) {
+  damage("dmg.h5", SL_FORMAT_HDF5);
+}
+
+/* Verify mode reports each bad sample and keeps going. */
+typedef struct bad_log {
+  int n;
+  uint64_t first;
+  char reason[400];
+} bad_log;
+
+static void on_bad(void *user, uint64_t i, const char *reason) {
+  bad_log *l = user;
+  if (l->n++ == 0) {
+    l->first = i;
+    snprintf(l->reason, sizeof l->reason, "%s", reason);
+  }
+}
+
+static void test_verify_mode_lmdb(void **state) {
+  char p[600];
+  path_in(p, sizeof p, "vm.lmdb");
+  write_file(p, SL_FORMAT_LMDB, 50);
+  size_t len;
+  uint8_t *b = slurp(p, &len);
+  /* Find sample 7's header and change its label to 99. */
+  uint8_t want[] = {'S', 'L', 'R', '1', 1, 0};
+  int seen = 0;
+  for (size_t at = 0; at + 24 < len; at++) {
+    if (memcmp(b + at, want, sizeof want) == 0 && b[at + 8] == 17) {
+      b[at + 12] = 99;
+      seen = 1;
+      break;
+    }
+  }
+  assert_true(seen);
+  spit(p, b, len);
+  free(b);
+  sl_err err = {0};
+  sl_source *src;
+  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
+                   SL_EFORMAT);
+  assert_non_null(strstr(err.msg, "sample 7"));
+  assert_non_null(strstr(err.msg, "label 99"));
+  bad_log log = {0};
+  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP,
+                                         on_bad, &log, &err),
+                   SL_OK);
+  assert_int_equal(log.n, 1);
+  assert_int_equal(log.first, 7);
+  assert_non_null(strstr(log.reason, "key 0000000000000007"));
+  const uint8_t *d;
+  size_t dl;
+  assert_int_equal(sl_source_read(src, 7, NULL, 0, &d, &dl, &err), SL_EFORMAT);
+  assert_int_equal(sl_source_read(src, 8, NULL, 0, &d, &dl, &err), SL_OK);
+  sl_source_close(src);
+}
+
+/* HDF5 files laid out other than sluice's layout. */
+static void make_h5(const char *path, const char *variant) {
+  hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t g = H5Gcreate2(f, "/samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s = H5Screate(H5S_SCALAR);
+  uint32_t one = 1, k = 0;
+  uint64_t n = 2;
+  hid_t a = H5Acreate2(g, "sluice_layout", H5T_STD_U32LE, s, H5P_DEFAULT,
+                       H5P_DEFAULT);
+  uint32_t ver = strcmp(variant, "version") == 0 ? 7 : one;
+  H5Awrite(a, H5T_NATIVE_UINT32, &ver);
+  H5Aclose(a);
+  a = H5Acreate2(g, "count", H5T_STD_U64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, H5T_NATIVE_UINT64, &n);
+  H5Aclose(a);
+  a = H5Acreate2(g, "num_classes", H5T_STD_U32LE, s, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, H5T_NATIVE_UINT32, &k);
+  H5Aclose(a);
+  H5Sclose(s);
+  uint8_t data[6] = {1, 2, 3, 4, 5, 6};
+  uint64_t off[3] = {0, 3, 6};
+  int64_t label[2] = {-1, -1};
+  uint32_t shape[6] = {1, 1, 3, 1, 1, 3};
+  uint8_t codec[2] = {3, 3};
+  struct {
+    const char *name;
+    hid_t type, mtype;
+    int rank;
+    hsize_t dims[2];
+    const void *buf;
+  } ds[] = {{"data", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, {6, 0}, data},
+            {"offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, {3, 0}, off},
+            {"label", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, {2, 0}, label},
+            {"shape", H5T_STD_U32LE, H5T_NATIVE_UINT32, 2, {2, 3}, shape},
+            {"codec", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, {2, 0}, codec}};
+  for (int i = 0; i < 5; i++) {
+    if (strcmp(variant, "missing") == 0 && strcmp(ds[i].name, "label") == 0)
+      continue;
+    hid_t type = ds[i].type;
+    if (strcmp(variant, "float") == 0 && strcmp(ds[i].name, "data") == 0)
+      type = H5T_IEEE_F32LE;
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (strcmp(variant, "chunked") == 0 && i == 0) {
+      hsize_t c[1] = {3};
+      H5Pset_chunk(dcpl, 1, c);
+    }
+    if (strcmp(variant, "gzip") == 0 && i == 0) {
+      hsize_t c[1] = {6};
+      H5Pset_chunk(dcpl, 1, c);
+      H5Pset_deflate(dcpl, 6);
+    }
+    hid_t sp = H5Screate_simple(ds[i].rank, ds[i].dims, NULL);
+    hid_t d =
+        H5Dcreate2(g, ds[i].name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Dwrite(d, ds[i].mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds[i].buf);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+  }
+  H5Gclose(g);
+  H5Fclose(f);
+}
+
+static void test_hdf5_layouts(void **state) {
+  static const struct {
+    const char *variant, *expect;
+  } cases[] = {{"ok", NULL},
+               {"chunked", "chunked"},
+               {"gzip", "chunked"},
+               {"float", "wrong type"},
+               {"missing", "samples/label is missing"},
+               {"version", "layout version 7"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char p[600];
+    path_in(p, sizeof p, "layout.h5");
+    make_h5(p, cases[i].variant);
+    sl_err err = {0};
+    sl_source *src = NULL;
+    sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err);
+    if (!cases[i].expect) {
+      if (st != SL_OK)
+        fail_msg("%s", err.msg);
+      const uint8_t *d;
+      size_t len;
+      assert_int_equal(sl_source_read(src, 1, NULL, 0, &d, &len, &err), SL_OK);
+      assert_int_equal(len, 3);
+      assert_int_equal(d[0], 4);
+      sl_source_close(src);
+      continue;
+    }
+    assert_int_equal(st, SL_EFORMAT);
+    if (!strstr(err.msg, cases[i].expect) || !strstr(err.msg, "sluice pack"))
+      fail_msg("%s: %s", cases[i].variant, err.msg);
+  }
+}
+
+int main(void) {
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_round_trip_lmdb),
+      cmocka_unit_test(test_round_trip_hdf5),
+      cmocka_unit_test(test_empty_files),
+      cmocka_unit_test(test_verify_mode_lmdb),
+      cmocka_unit_test(test_hdf5_layouts),
+      cmocka_unit_test(test_damaged_lmdb),
+      cmocka_unit_test(test_damaged_hdf5),
+  };
+  return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
