@@ -155,7 +155,10 @@ def update_benchmarks(path, r, plots, note, json_path):
     md = report_md(r, plots, rel + "/") + ("\n%s\n" % note if note else "")
     block = "%s\n\nFrom [`%s`](%s).\n\n%s\n%s" % (BEGIN, os.path.join(rel, os.path.basename(json_path)),
                                                   os.path.join(rel, os.path.basename(json_path)), md, END)
-    text = open(path).read() if os.path.exists(path) else ""
+    text = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
     if BEGIN in text and END in text:
         text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
     else:

@@ -62,13 +62,20 @@ fi
 peers=${peers:-torch_pil,torch_tvio,dali_cpu,ffcv}
 say() { printf '\n== %s\n' "$*" >&2; }
 
+if [ $smoke = 1 ]; then
+  say "smoke: harness unit tests"
+  python3 "$here/test_harness.py" || { echo "run.sh: harness unit tests failed" >&2; exit 1; }
+fi
+
 # ---------------------------------------------------------------- build
 say "build: Release in $build"
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=OFF \
   -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$build/bench-cmake.log" 2>&1 ||
   { cat "$build/bench-cmake.log" >&2; echo "run.sh: cmake failed" >&2; exit 1; }
-targets=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(bench_[a-z0-9_]*\): .*/\1/p' | sort -u)
+# The harness's programs, those that exist in this tree (bench/CMakeLists.txt).
+targets=$(ninja -C "$build" -t targets all 2>/dev/null |
+  sed -n 's/^\(bench_decode\|bench_loader\|bench_formats\): .*/\1/p' | sort -u)
 nice ninja -C "$build" -j"$jobs" sluice_cli >&2 || { echo "run.sh: building the sluice CLI failed" >&2; exit 1; }
 built_fail=""
 for t in $targets; do

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Unit tests of the harness's arithmetic and report (no timing, no peers):
+paired ratios, alternating rounds, goal verdicts, RESULT parsing, memory
+sampling of a process tree, and the BENCHMARKS.md rewrite. Run by
+`bench/run.sh --smoke` and directly: python3 bench/test_harness.py"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import report  # noqa: E402
+import sluice_cases  # noqa: E402
+
+
+class Arithmetic(unittest.TestCase):
+    def test_paired_ratio_is_median_of_per_round_ratios(self):
+        r, n = harness.paired_ratio([200, 100, 300], [100, 100, 100])
+        self.assertEqual((r, n), (2.0, 3))
+
+    def test_paired_ratio_skips_missing_rounds(self):
+        r, n = harness.paired_ratio([200, None, 300], [100, 100, 0])
+        self.assertEqual((r, n), (2.0, 1))
+        self.assertEqual(harness.paired_ratio([None], [1]), (None, 0))
+
+    def test_rounds_alternate_order(self):
+        seen = []
+        harness.rounds_of([{"name": "a"}, {"name": "b"}, {"name": "c"}], 3,
+                          lambda c, r: seen.append(c["name"]), lambda m: None)
+        self.assertEqual(seen, list("abccbaabc"))
+
+
+class Goals(unittest.TestCase):
+    def summary(self, ratio_pil_224, aug_ratio_128, drift):
+        return {"ratios": [{"sluice": "s", "vs": "torch_pil", "res": 224, "workers": 1,
+                            "ratio": ratio_pil_224, "pairs": 3}],
+                "decode": [{"case": "tj_full", "res": None, "images_per_s": 100, "n": 3, "ratio_vs_full": None},
+                           {"case": "sluice_aug", "res": 128, "images_per_s": 250, "n": 3,
+                            "ratio_vs_full": aug_ratio_128}],
+                "loader": [{"contender": "s", "kind": "sluice", "res": 128, "workers": 2,
+                            "images_per_s": 460}],
+                "drift": {"drift": drift, "epochs": 5}}
+
+    def verdict(self, goals, prefix, workers=None):
+        for g in goals:
+            if g["goal"].startswith(prefix) and (workers is None or g.get("workers") == workers):
+                return g["met"], g["figure"]
+        raise AssertionError("no goal " + prefix)
+
+    def test_met_and_not_met(self):
+        g = sluice_cases.goals(self.summary(2.5, 2.5, 0.001), [1])
+        self.assertEqual(self.verdict(g, "sluice per core >= 2x", 1), (True, 2.5))
+        self.assertEqual(self.verdict(g, "sluice decode+augment >= 2.0x"), (True, 2.5))
+        self.assertEqual(self.verdict(g, "RSS flat"), (True, 0.1))
+        self.assertEqual(self.verdict(g, "end to end"), (True, 0.92))
+        g = sluice_cases.goals(self.summary(1.5, 1.9, 0.02), [1])
+        self.assertEqual(self.verdict(g, "sluice per core >= 2x", 1), (False, 1.5))
+        self.assertEqual(self.verdict(g, "sluice decode+augment >= 2.0x"), (False, 1.9))
+        self.assertEqual(self.verdict(g, "RSS flat"), (False, 2.0))
+
+    def test_unmeasured_is_neither_met_nor_failed(self):
+        g = sluice_cases.goals({"ratios": [], "decode": [], "loader": [], "drift": None}, [1, 2])
+        self.assertTrue(all(x["met"] is None for x in g))
+        self.assertEqual(self.verdict(g, "sluice ahead of ffcv at 160", 2), (None, None))
+
+
+class Processes(unittest.TestCase):
+    def test_result_lines_memory_and_failure(self):
+        code = ("import json,subprocess,sys;b=bytearray(64<<20);b[::4096]=b'x'*len(b[::4096]);"
+                "subprocess.run([sys.executable,'-c','import time;b=bytearray(32<<20);"
+                "b[::4096]=bytes(len(b[::4096]));time.sleep(0.5)']);"
+                "print('noise');print('RESULT '+json.dumps({'images_per_s':5}))")
+        r = harness.run_process([sys.executable, "-c", code], {}, 60, lambda m: None)
+        self.assertEqual(r["rc"], 0)
+        self.assertEqual(r["records"], [{"images_per_s": 5}])
+        self.assertGreater(r["peak_rss_mb"], 64 + 32)  # parent and child, summed
+        self.assertGreater(r["maxrss_mb"], 64)
+        r = harness.run_process([sys.executable, "-c", "import sys; sys.exit('broken')"], {}, 60,
+                                lambda m: None)
+        self.assertEqual(r["rc"], 1)
+        self.assertIn("broken", r["stderr_tail"])
+        self.assertEqual(r["records"], [])
+
+    def test_timeout_kills(self):
+        r = harness.run_process([sys.executable, "-c", "import time; time.sleep(30)"], {}, 0.5,
+                                lambda m: None)
+        self.assertTrue(r["timed_out"])
+        self.assertNotEqual(r["rc"], 0)
+
+
+class Report(unittest.TestCase):
+    def test_benchmarks_section_is_replaced_not_appended(self):
+        res = {"date": "2026-01-01T00:00:00Z", "mode": "full",
+               "machine": {"cpu": "x", "cpus": 2, "host": "h"},
+               "settings": {"image_count": 1, "image_bytes": 1000, "images": "/a/b", "transform": "t",
+                            "batch": 64, "rounds": 3, "env": {"A": "1"}, "nice": 5},
+               "peers": {"ffcv": {"status": "not installed", "error": "boom | bad"}},
+               "summary": {"goals": [], "decode": [], "loader": [], "drift": None}, "errors": []}
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "bench", "results"))
+            jp = os.path.join(d, "bench", "results", "r.json")
+            with open(jp, "w") as f:
+                json.dump(res, f)
+            bm = os.path.join(d, "BENCHMARKS.md")
+            with open(bm, "w") as f:
+                f.write("# intro\n\n%s\nold\n%s\ntail\n" % (report.BEGIN, report.END))
+            for _ in range(2):
+                report.update_benchmarks(bm, res, [jp[:-5] + "-loader.png"], None, jp)
+            with open(bm) as f:
+                text = f.read()
+            self.assertEqual(text.count(report.BEGIN), 1)
+            self.assertNotIn("old", text)
+            self.assertTrue(text.startswith("# intro") and text.rstrip().endswith("tail"))
+            self.assertIn("](bench/results/r-loader.png)", text)
+            self.assertIn("boom \\| bad", text)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
