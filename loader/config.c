@@ -843,3 +843,4 @@ void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user) {
   *fn = cfg->log_fn;
   *user = cfg->log_user;
 }
+sl_err *sl_cfg_err(sl_config *cfg) { return &cfg->err; }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/error.h"
 #include "loader/options.def"
 #include "sluice.h"
 
@@ -69,6 +70,9 @@ const char *sl_cfg_str(const sl_config *cfg, sl_opt id);
 const sl_steps *sl_cfg_steps(const sl_config *cfg, sl_opt id);
 /* The log callback set with sl_config_set_log (fn NULL when none). */
 void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user);
+/* The config's last-error record (what sl_config_errmsg shows): objects
+ * opened from a config (sl_loader_open) report their failure there. */
+sl_err *sl_cfg_err(sl_config *cfg);
 
 /* Parses a size with an optional unit: "4096", "64KiB", "1.5 GiB", "2GB".
  * Binary units (KiB..TiB, and K/M/G/T) and decimal ones (kB/KB..TB). */

@@ -39,19 +39,20 @@
 #include "common/error.h"
 #include "loader/config.h"
 
-/* ---- Backend interface ---------------------------------------------------- */
+/* ---- Backend interface ----------------------------------------------------
+ */
 
 /* One batch's move from a staging buffer into a slot. */
 typedef struct sl_ring_copy {
-  const void *src;         /* staging buffer (host memory from alloc) */
-  size_t src_bytes;        /* bytes of src in use: n samples at h × w */
-  size_t dst_bytes;        /* bytes the slot receives */
+  const void *src;  /* staging buffer (host memory from alloc) */
+  size_t src_bytes; /* bytes of src in use: n samples at h × w */
+  size_t dst_bytes; /* bytes the slot receives */
   int n, height, width, channels;
-  sl_out_dtype src_dtype;  /* what the workers wrote: U8 + NHWC when the */
+  sl_out_dtype src_dtype;   /* what the workers wrote: U8 + NHWC when the */
   sl_out_layout src_layout; /* backend converts, else the same as dst   */
   sl_out_dtype dst_dtype;   /* what the consumer gets */
   sl_out_layout dst_layout;
-  float mean[3], std[3];    /* for the conversion (channels values used) */
+  float mean[3], std[3]; /* for the conversion (channels values used) */
 } sl_ring_copy;
 
 typedef struct sl_ring_backend sl_ring_backend;
@@ -107,8 +108,10 @@ struct sl_ring_backend {
 
 /* The host backend: malloc'd staging and slots, memcpy, no events. */
 sl_status sl_ring_backend_host_create(sl_ring_backend **out, sl_err *err);
+/* The CUDA backend: loader/cuda/ring_cuda.h. */
 
-/* ---- The ring --------------------------------------------------------------- */
+/* ---- The ring ---------------------------------------------------------------
+ */
 
 typedef struct sl_ring sl_ring;
 

@@ -51,9 +51,6 @@ sl_status sl_cuda_probe(int ordinal, sl_cuda_device *out, sl_err *err) {
     return sl_err_set(err, SL_ENODEV,
                       "device.gpu = %d, but the CUDA runtime sees %d device%s",
                       ordinal, d.count, d.count == 1 ? "" : "s");
-  if ((st = sl_cuda_check(cudaSetDevice(ordinal), err, "cudaSetDevice(%d)",
-                          ordinal)) != SL_OK)
-    return st;
   struct cudaDeviceProp p;
   if ((st = sl_cuda_check(cudaGetDeviceProperties(&p, ordinal), err,
                           "cudaGetDeviceProperties(%d)", ordinal)) != SL_OK)
@@ -61,12 +58,35 @@ sl_status sl_cuda_probe(int ordinal, sl_cuda_device *out, sl_err *err) {
   snprintf(d.name, sizeof d.name, "%s", p.name);
   d.cc_major = p.major;
   d.cc_minor = p.minor;
-  if ((st = sl_cuda_check(cudaMemGetInfo(&d.free_bytes, &d.total_bytes), err,
-                          "cudaMemGetInfo on device %d", ordinal)) != SL_OK)
+  int prev;
+  if ((st = sl_cuda_device_push(ordinal, &prev, err)) != SL_OK)
+    return st;
+  st = sl_cuda_check(cudaMemGetInfo(&d.free_bytes, &d.total_bytes), err,
+                     "cudaMemGetInfo on device %d", ordinal);
+  sl_cuda_device_pop(prev);
+  if (st != SL_OK)
     return st;
   if (out)
     *out = d;
   return SL_OK;
+}
+
+sl_status sl_cuda_device_push(int ordinal, int *prev, sl_err *err) {
+  *prev = -1;
+  sl_status st = sl_cuda_check(cudaGetDevice(prev), err, "cudaGetDevice");
+  if (st != SL_OK)
+    return st;
+  if (*prev == ordinal)
+    return SL_OK;
+  return sl_cuda_check(cudaSetDevice(ordinal), err, "cudaSetDevice(%d)",
+                       ordinal);
+}
+
+void sl_cuda_device_pop(int prev) {
+  int cur;
+  if (prev >= 0 && cudaGetDevice(&cur) == cudaSuccess && cur != prev)
+    (void)cudaSetDevice(prev);
+  (void)cudaGetLastError();
 }
 
 sl_status sl_cuda_host_alloc(void **out, size_t size, const char *what,

@@ -39,11 +39,18 @@ typedef struct sl_cuda_device {
 } sl_cuda_device;
 
 /* Checks that device `ordinal` is usable: the runtime finds a driver and the
- * device, makes it current on the calling thread, and reports its memory.
+ * device, and reports its memory. The calling thread's current device is
+ * left as it was.
  * Errors: SL_ENODEV with the runtime's message ("cudaGetDeviceCount:
  * cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA
  * runtime version"), or naming the ordinal and the count. */
 sl_status sl_cuda_probe(int ordinal, sl_cuda_device *out, sl_err *err);
+
+/* Makes `ordinal` the calling thread's current device, saving the previous
+ * one in *prev for sl_cuda_device_pop, so the library does not change the
+ * caller's CUDA state behind its back. */
+sl_status sl_cuda_device_push(int ordinal, int *prev, sl_err *err);
+void sl_cuda_device_pop(int prev);
 
 /* Pinned host memory: cudaHostAlloc(size), every page touched once so the
  * faults happen here and not on the hot path. Free with cudaFreeHost. */

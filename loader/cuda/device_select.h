@@ -10,8 +10,8 @@
  *          the choice so the loader can say it once (log callback and stats).
  *
  * Built in every configuration (without CUDA it never picks CUDA).
- * Thread-safe: no state; with CUDA, makes device.gpu current on the calling
- * thread when it picks CUDA. */
+ * Thread-safe: no state; leaves the calling thread's current CUDA device
+ * as it was. */
 #ifndef SLUICE_LOADER_CUDA_DEVICE_SELECT_H
 #define SLUICE_LOADER_CUDA_DEVICE_SELECT_H
 

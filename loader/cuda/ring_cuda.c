@@ -31,6 +31,10 @@ static cuda_backend *cb_of(sl_ring_backend *b) {
   return (cuda_backend *)b;
 }
 
+static sl_status alloc_on_device(cuda_backend *cb, int nstaging,
+                                 size_t staging_bytes, int nslots,
+                                 size_t slot_bytes, size_t need, sl_err *err);
+
 static sl_status cb_alloc(sl_ring_backend *b, int nstaging,
                           size_t staging_bytes, int nslots, size_t slot_bytes,
                           sl_err *err) {
@@ -50,13 +54,21 @@ static sl_status cb_alloc(sl_ring_backend *b, int nstaging,
                       "device.vram_budget = %llu B is too small for %d device "
                       "slots of %zu B%s: it needs %zu B",
                       (unsigned long long)cb->p.vram_budget, nslots, slot_bytes,
-                      cb->identity ? ""
-                                   : " plus the u8 landing "
-                                     "buffer",
-                      need);
-  if ((st = sl_cuda_check(cudaSetDevice(cb->p.gpu), err, "cudaSetDevice(%d)",
-                          cb->p.gpu)) != SL_OK)
+                      cb->identity ? "" : " plus the u8 landing buffer", need);
+  int prev;
+  if ((st = sl_cuda_device_push(cb->p.gpu, &prev, err)) != SL_OK)
     return st;
+  st = alloc_on_device(cb, nstaging, staging_bytes, nslots, slot_bytes, need,
+                       err);
+  sl_cuda_device_pop(prev);
+  return st;
+}
+
+/* cb_alloc's work, with the backend's device current. */
+static sl_status alloc_on_device(cuda_backend *cb, int nstaging,
+                                 size_t staging_bytes, int nslots,
+                                 size_t slot_bytes, size_t need, sl_err *err) {
+  sl_status st;
   cb->staging = calloc((size_t)nstaging, sizeof *cb->staging);
   cb->ready = calloc((size_t)nslots, sizeof *cb->ready);
   cb->consumed = calloc((size_t)nslots, sizeof *cb->consumed);
@@ -110,6 +122,9 @@ static void cb_destroy(sl_ring_backend *b) {
   if (!cb)
     return;
   /* Errors are ignored here: nothing can be done about them at close. */
+  int prev = -1;
+  if (cb->vram || cb->staging)
+    (void)sl_cuda_device_push(cb->p.gpu, &prev, NULL);
   if (cb->stream)
     (void)cudaStreamSynchronize(cb->stream);
   for (int s = 0; s < cb->nslots; s++) {
@@ -127,6 +142,8 @@ static void cb_destroy(sl_ring_backend *b) {
   for (int i = 0; cb->staging && i < cb->nstaging; i++)
     if (cb->staging[i])
       (void)cudaFreeHost(cb->staging[i]);
+  if (prev >= 0)
+    sl_cuda_device_pop(prev);
   (void)cudaGetLastError();
   free(cb->staging);
   free(cb->ready);

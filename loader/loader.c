@@ -1,0 +1,383 @@
+/* The public loader API: open, epochs, next/release, close. The pieces are
+ * the sampler (order), the schedule (resolution), the pool (workers) and the
+ * ring (staging, slots, mover); this file wires them and keeps the
+ * consumer's bookkeeping. State blob and stats live in loader_state.c. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+#include "loader/config.h"
+#include "loader/cuda/device_select.h"
+#include "loader/cuda/ring_cuda.h"
+#include "loader/loader_impl.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res) {
+  static const size_t elem[] = {1, 2, 2, 4};
+  return elem[dtype] * (size_t)channels * (size_t)res * (size_t)res;
+}
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
+                              bool on_device, bool converts,
+                              sl_loader_plan *plan, sl_err *err) {
+  memset(plan, 0, sizeof *plan);
+  sl_schedule sched;
+  sl_schedule_from_config(&sched, cfg);
+  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  size_t bs = (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
+  plan->max_res = sl_schedule_max(&sched);
+  plan->channels = channels;
+  plan->elem_bytes = sl_loader_sample_bytes(dtype, 1, 1);
+  plan->src_elem_bytes = converts ? 1 : plan->elem_bytes;
+  size_t px = (size_t)plan->max_res * (size_t)plan->max_res * (size_t)channels;
+  if (!sl_mul_size(px * plan->elem_bytes, bs, &plan->batch_bytes_max) ||
+      !sl_mul_size(px * plan->src_elem_bytes, bs, &plan->staging_bytes))
+    return sl_err_set(err, SL_ETOOBIG,
+                      "loader.batch_size %zu at resolution "
+                      "%d overflows the address space",
+                      bs, plan->max_res);
+  plan->nstaging = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_STAGING);
+  plan->nslots = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_PREFETCH);
+  int w = (int)sl_cfg_int(cfg, SL_OPT_LOADER_WORKERS);
+  plan->workers = w > 0 ? w : online_cpus();
+  size_t meta = bs * 12 * (size_t)(plan->nstaging + plan->nslots);
+  plan->host_bytes = plan->staging_bytes * (size_t)plan->nstaging + meta;
+  if (on_device) {
+    int fit = 0;
+    sl_status st = sl_device_ring_slots(
+        sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), plan->staging_bytes,
+        plan->batch_bytes_max, converts, &fit, err);
+    if (st != SL_OK)
+      return st;
+    if (fit < plan->nslots)
+      plan->nslots = fit;
+    sl_device_ring_need(plan->staging_bytes, plan->batch_bytes_max, converts,
+                        plan->nslots, &plan->device_bytes, err);
+  } else {
+    plan->host_bytes += plan->batch_bytes_max * (size_t)plan->nslots;
+  }
+  return SL_OK;
+}
+
+/* ---- Open / close
+ * ------------------------------------------------------------ */
+
+/* Picks the backend kind (device.backend, device.gpu), saying once why
+ * auto fell back to host memory. */
+static sl_status choose_kind(sl_logger *log, const sl_config *cfg,
+                             sl_backend_kind *kind, sl_err *err) {
+  sl_device_choice choice;
+  sl_status st =
+      sl_device_choose((sl_backend_kind)sl_cfg_enum(cfg, SL_OPT_DEVICE_BACKEND),
+                       (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU), &choice, err);
+  if (st != SL_OK)
+    return st;
+  if (choice.fallback_reason[0])
+    sl_logf(log, SL_LOG_INFO, "device.backend = auto: using host memory: %s",
+            choice.fallback_reason);
+  *kind = choice.backend;
+  return SL_OK;
+}
+
+static sl_status make_backend(sl_backend_kind kind, const sl_config *cfg,
+                              int channels, sl_ring_backend **be, sl_err *err) {
+  if (kind != SL_BACKEND_CUDA)
+    return sl_ring_backend_host_create(be, err);
+  sl_cuda_ring_params p;
+  memset(&p, 0, sizeof p);
+  p.gpu = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU);
+  p.vram_budget = sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET);
+  p.dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  p.layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  p.channels = channels;
+  int nm, ns;
+  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
+  const double *sd = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
+  for (int c = 0; c < 3; c++) {
+    p.mean[c] = (float)mean[nm == 3 ? c : 0];
+    p.std[c] = (float)sd[ns == 3 ? c : 0];
+  }
+  return sl_ring_backend_cuda_create(be, &p, err);
+}
+
+static void read_settings(sl_loader *ld, const sl_config *cfg) {
+  sl_schedule_from_config(&ld->sched, cfg);
+  ld->batch_size = (int)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
+  ld->dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  ld->layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  ld->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
+  ld->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
+  int nm, ns;
+  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
+  const double *sd = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
+  for (int c = 0; c < 3; c++) {
+    ld->mean[c] = (float)mean[nm == 3 ? c : 0];
+    ld->std[c] = (float)sd[ns == 3 ? c : 0];
+  }
+  sl_sampler_config *sc = &ld->sampler_cfg;
+  sc->batch_size = (uint64_t)ld->batch_size;
+  sc->rank = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_RANK);
+  sc->world_size = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_WORLD_SIZE);
+  sc->order = ld->eval ? SL_ORDER_SEQUENTIAL
+                       : (sl_order)sl_cfg_enum(cfg, SL_OPT_LOADER_ORDER);
+  sc->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
+  sc->drop_last = sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
+  sc->quasi_block = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_BLOCK);
+  sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
+}
+
+static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
+                            sl_err *err) {
+  sl_status st;
+  if (!be) {
+    sl_backend_kind kind;
+    if ((st = choose_kind(&ld->log, cfg, &kind, err)) != SL_OK ||
+        (st = make_backend(kind, cfg, ld->src.channels, &be, err)) != SL_OK)
+      return st;
+  }
+  bool on_device = be->ops->on_device, converts = be->ops->converts;
+  st = sl_loader_plan_make(cfg, ld->src.channels, on_device, converts,
+                           &ld->plan, err);
+  if (st != SL_OK) {
+    be->ops->destroy(be);
+    return st;
+  }
+  ld->sampler_cfg.count = ld->src.count;
+  if ((st = sl_sampler_create(&ld->sampler, &ld->sampler_cfg, err)) != SL_OK) {
+    be->ops->destroy(be);
+    return st;
+  }
+  ld->nbatches = sl_sampler_batches(ld->sampler);
+  ld->src_dtype = converts ? SL_OUT_U8 : ld->dtype;
+  ld->src_layout = converts ? SL_OUT_NHWC : ld->layout;
+  sl_ring_config rc = {.nstaging = ld->plan.nstaging,
+                       .nslots = ld->plan.nslots,
+                       .staging_bytes = ld->plan.staging_bytes,
+                       .slot_bytes = ld->plan.batch_bytes_max,
+                       .batch_size = ld->batch_size};
+  if ((st = sl_ring_create(&ld->ring, &rc, be, err)) != SL_OK)
+    return st;
+  sl_pool_config pc = {.workers = ld->plan.workers,
+                       .max_res = ld->plan.max_res,
+                       .batch_size = ld->batch_size,
+                       .seed = ld->sampler_cfg.seed,
+                       .skip_bad = ld->skip_bad,
+                       .src = &ld->src,
+                       .sampler = ld->sampler,
+                       .ring = ld->ring,
+                       .log = &ld->log};
+  return sl_pool_create(&ld->pool, &pc, err);
+}
+
+sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
+                              const sl_sample_src *src,
+                              sl_ring_backend *backend) {
+  if (out)
+    *out = NULL;
+  if (!out || !cfg || !src) {
+    if (src && src->close)
+      src->close(src->ctx);
+    if (backend)
+      backend->ops->destroy(backend);
+    return cfg ? sl_err_set(sl_cfg_err(cfg), SL_EINVAL,
+                            "sl_loader_open: NULL argument")
+               : SL_EINVAL;
+  }
+  sl_status vst = sl_config_validate(cfg);
+  sl_loader *ld = vst == SL_OK ? calloc(1, sizeof *ld) : NULL;
+  if (!ld) {
+    if (src->close)
+      src->close(src->ctx);
+    if (backend)
+      backend->ops->destroy(backend);
+    return vst != SL_OK ? vst
+                        : sl_err_set(sl_cfg_err(cfg), SL_ENOMEM,
+                                     "sl_loader_open: out of memory");
+  }
+  ld->src = *src;
+  sl_cfg_log(cfg, &ld->log.fn, &ld->log.user);
+  pthread_mutex_init(&ld->log.mu, NULL);
+  read_settings(ld, cfg);
+  sl_err err;
+  sl_err_clear(&err);
+  sl_status st = open_parts(ld, cfg, backend, &err);
+  if (st != SL_OK) {
+    sl_loader_close(ld);
+    sl_err_set(sl_cfg_err(cfg), st, "%s", err.msg);
+    return st;
+  }
+  sl_logf(&ld->log, SL_LOG_INFO,
+          "loader open: %llu samples, %llu batches/epoch of %d, %d workers, "
+          "%s backend, %zu bytes of host buffers",
+          (unsigned long long)ld->src.count, (unsigned long long)ld->nbatches,
+          ld->batch_size, ld->plan.workers, sl_ring_backend_name(ld->ring),
+          ld->plan.host_bytes);
+  *out = ld;
+  return SL_OK;
+}
+
+sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
+  if (out)
+    *out = NULL;
+  if (!out || !cfg)
+    return SL_EINVAL;
+  sl_status st = sl_config_validate(cfg);
+  if (st != SL_OK)
+    return st;
+  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  sl_out_layout layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  /* Whether workers write u8 NHWC depends on the backend; decide it first:
+   * CUDA converts on the device, so u8 crosses PCIe. */
+  sl_logger log;
+  sl_cfg_log(cfg, &log.fn, &log.user);
+  pthread_mutex_init(&log.mu, NULL);
+  sl_backend_kind kind = SL_BACKEND_HOST;
+  sl_err err;
+  sl_err_clear(&err);
+  sl_sample_src src;
+  memset(&src, 0, sizeof src);
+  st = choose_kind(&log, cfg, &kind, &err);
+  if (st == SL_OK && kind == SL_BACKEND_CUDA) {
+    dtype = SL_OUT_U8;
+    layout = SL_OUT_NHWC;
+  }
+  if (st == SL_OK)
+    st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);
+  sl_ring_backend *be = NULL;
+  if (st == SL_OK &&
+      (st = make_backend(kind, cfg, src.channels, &be, &err)) != SL_OK)
+    src.close(src.ctx);
+  pthread_mutex_destroy(&log.mu);
+  if (st != SL_OK)
+    return sl_err_set(sl_cfg_err(cfg), st, "%s", err.msg);
+  return sl_loader_open_with(out, cfg, &src, be);
+}
+
+void sl_loader_close(sl_loader *ld) {
+  if (!ld)
+    return;
+  if (ld->ring)
+    sl_ring_abort(ld->ring);
+  sl_pool_destroy(ld->pool); /* joins workers before the ring goes */
+  sl_ring_destroy(ld->ring);
+  sl_sampler_destroy(ld->sampler);
+  if (ld->src.close)
+    ld->src.close(ld->src.ctx);
+  pthread_mutex_destroy(&ld->log.mu);
+  free(ld);
+}
+
+/* ---- Epochs ----------------------------------------------------------------
+ */
+
+sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
+  if (ld->started) {
+    sl_ring_abort(ld->ring);
+    sl_pool_stop(ld->pool);
+  }
+  sl_sampler_set_epoch(ld->sampler, epoch);
+  int res = sl_schedule_res(&ld->sched, epoch);
+  size_t ch = (size_t)ld->src.channels;
+  sl_ring_epoch ep;
+  memset(&ep, 0, sizeof ep);
+  ep.epoch = epoch;
+  ep.first_batch = first;
+  ep.nbatches = ld->nbatches;
+  ep.src_sample_bytes = sl_loader_sample_bytes(ld->src_dtype, (int)ch, res);
+  ep.dst_sample_bytes = sl_loader_sample_bytes(ld->dtype, (int)ch, res);
+  ep.copy.n = ld->batch_size;
+  ep.copy.height = res;
+  ep.copy.width = res;
+  ep.copy.channels = (int)ch;
+  ep.copy.src_dtype = ld->src_dtype;
+  ep.copy.src_layout = ld->src_layout;
+  ep.copy.dst_dtype = ld->dtype;
+  ep.copy.dst_layout = ld->layout;
+  memcpy(ep.copy.mean, ld->mean, sizeof ld->mean);
+  memcpy(ep.copy.std, ld->std, sizeof ld->std);
+  sl_ring_reset(ld->ring, &ep);
+  uint64_t bs = (uint64_t)ld->batch_size;
+  sl_pool_start(ld->pool, epoch, first * bs, ld->nbatches * bs, res,
+                ep.src_sample_bytes);
+  ld->started = true;
+  ld->epoch = epoch;
+  ld->res = res;
+  ld->delivered = first;
+  ld->epoch_batches = 0;
+  ld->epoch_t0 = now_ns();
+  return SL_OK;
+}
+
+sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch) {
+  if (!ld)
+    return SL_EINVAL;
+  sl_err_clear(&ld->err);
+  return sl_loader_start_at(ld, epoch, 0);
+}
+
+sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
+  if (!ld || !b)
+    return SL_EINVAL;
+  sl_err_clear(&ld->err);
+  memset(b, 0, sizeof *b);
+  sl_ring_batch rb;
+  uint64_t waited = 0;
+  sl_status st = sl_ring_next(ld->ring, &rb, &waited, &ld->err);
+  ld->consumer_wait_ns += waited;
+  if (st != SL_OK)
+    return st;
+  b->data = rb.data;
+  b->labels = rb.labels;
+  b->indices = rb.indices;
+  b->n = (uint32_t)ld->batch_size;
+  b->height = b->width = (uint32_t)ld->res;
+  b->channels = (uint32_t)ld->src.channels;
+  b->dtype = (sl_dtype)ld->dtype;
+  b->layout = (sl_layout)ld->layout;
+  b->on_device = sl_ring_on_device(ld->ring);
+  b->ready = rb.ready;
+  b->bytes = rb.bytes;
+  b->epoch = rb.epoch;
+  b->index = rb.index;
+  b->slot = (uint64_t)rb.generation << 32 | (uint32_t)rb.slot;
+  ld->delivered = rb.index + 1;
+  ld->epoch_batches++;
+  ld->batches++;
+  return SL_OK;
+}
+
+sl_status sl_batch_release(sl_loader *ld, sl_batch *b, void *stream) {
+  if (!ld || !b)
+    return SL_EINVAL;
+  sl_err_clear(&ld->err);
+  return sl_ring_release(ld->ring, (int)(uint32_t)b->slot,
+                         (uint32_t)(b->slot >> 32), stream, &ld->err);
+}
+
+uint64_t sl_loader_batches_per_epoch(const sl_loader *ld) {
+  return ld ? ld->nbatches : 0;
+}
+
+uint64_t sl_loader_sample_count(const sl_loader *ld) {
+  return ld ? ld->src.count : 0;
+}
+
+uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch) {
+  return ld ? (uint32_t)sl_schedule_res(&ld->sched, epoch) : 0;
+}
+
+const char *sl_loader_errmsg(const sl_loader *ld) {
+  return ld ? ld->err.msg : "NULL loader";
+}

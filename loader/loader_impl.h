@@ -1,0 +1,49 @@
+/* The loader object, shared by loader.c (API, epochs) and loader_state.c
+ * (state blob, stats). Not for use outside loader/. */
+#ifndef SLUICE_LOADER_IMPL_H
+#define SLUICE_LOADER_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "loader/loader_internal.h"
+#include "loader/pool.h"
+#include "loader/ring.h"
+#include "loader/sampler.h"
+#include "loader/schedule.h"
+
+struct sl_loader {
+  sl_err err; /* last error of a call on the loader */
+  sl_logger log;
+  /* Settings, copied from the config at open. */
+  sl_schedule sched;
+  sl_sampler_config sampler_cfg;
+  int batch_size;
+  sl_out_dtype dtype, src_dtype;
+  sl_out_layout layout, src_layout;
+  float mean[3], std[3];
+  bool skip_bad, eval;
+  sl_loader_plan plan;
+  /* Parts. */
+  sl_sample_src src;
+  sl_sampler *sampler;
+  sl_ring *ring;
+  sl_pool *pool;
+  uint64_t nbatches;
+  /* Consumer-side state. */
+  bool started;
+  uint64_t epoch;
+  int res;
+  uint64_t delivered;     /* batches of the epoch handed out (or skipped by
+                             a resume): the resume point */
+  uint64_t epoch_batches; /* handed out since start_epoch */
+  uint64_t batches;       /* handed out since open */
+  uint64_t consumer_wait_ns;
+  uint64_t epoch_t0;
+};
+
+/* Starts epoch at batch `first` (0 normally; the resume point on restore). */
+sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first);
+
+#endif

@@ -1,0 +1,51 @@
+/* Internal entry points of the loader, for tests and tools.
+ *
+ * sl_loader_open_with opens a loader on any sample source and ring backend,
+ * so the pool, ring and API can be tested with synthetic samples (and a
+ * poisoning or slow backend) instead of a dataset. */
+#ifndef SLUICE_LOADER_INTERNAL_H
+#define SLUICE_LOADER_INTERNAL_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "loader/pool.h"
+#include "loader/ring.h"
+#include "loader/sample.h"
+#include "sluice.h"
+
+/* The real source: cfg's dataset read through augment/'s pipeline, writing
+ * dtype/layout (u8 NHWC when the ring's backend converts). */
+sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
+                              sl_out_dtype dtype, sl_out_layout layout,
+                              sl_logger *log, sl_err *err);
+
+/* As sl_loader_open, with src (taken over: closed by the loader, also on
+ * error) and backend (taken over; NULL chooses by device.backend). */
+sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
+                              const sl_sample_src *src,
+                              sl_ring_backend *backend);
+
+/* What a config will make the loader hold: computed by the loader at open
+ * and by `sluice schedule` from the config alone. */
+typedef struct sl_loader_plan {
+  int max_res;
+  int channels;
+  size_t elem_bytes;      /* of the batch dtype */
+  size_t src_elem_bytes;  /* of what workers write (1 when converting) */
+  size_t batch_bytes_max; /* one batch at max_res, batch dtype */
+  size_t staging_bytes;   /* one staging buffer at max_res */
+  int nstaging, nslots, workers;
+  size_t host_bytes;   /* staging + host slots + labels/indices */
+  size_t device_bytes; /* slots in device memory (CUDA) */
+} sl_loader_plan;
+
+/* Fills plan for cfg with channels (3 unless known) and whether the backend
+ * is on the device and converts. */
+sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
+                              bool on_device, bool converts,
+                              sl_loader_plan *plan, sl_err *err);
+/* Bytes of one sample at res in dtype (res × res × channels × element). */
+size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res);
+
+#endif

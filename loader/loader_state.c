@@ -1,0 +1,177 @@
+/* The resume blob and the stats.
+ *
+ * State blob, SL_LOADER_STATE_BYTES (96) bytes, little-endian:
+ *    0  magic "SLUICEST"
+ *    8  u32 version (1)           12  u32 size (96)
+ *   16  u64 epoch                 24  u64 next batch (handed out so far)
+ *   32  u64 seed                  40  u64 sample count
+ *   48  u64 batch size            56  u64 rank
+ *   64  u64 world size            72  u32 order   76  u32 drop_last
+ *   80  u32 mode (0 train, 1 eval) 84 u32 zero
+ *   88  u64 FNV-1a 64 of bytes 0..87
+ * The settings are stored to refuse a resume that would not reproduce the
+ * run; the order itself is recomputed from them. */
+#include <string.h>
+#include <time.h>
+
+#include "loader/loader_impl.h"
+
+#define STATE_VERSION 1u
+static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
+
+_Static_assert(SL_LOADER_STATE_BYTES == 96, "state blob layout");
+_Static_assert((int)SL_DTYPE_FP32 == (int)SL_OUT_FP32 &&
+                   (int)SL_LAYOUT_NHWC == (int)SL_OUT_NHWC,
+               "public and internal dtype/layout enums agree");
+_Static_assert(SL_STATS_BAD_KEEP == SL_POOL_BAD_KEEP, "bad sample list");
+
+static void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++)
+    v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+static uint64_t get64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
+  if (!ld || !len)
+    return SL_EINVAL;
+  sl_err *err = &ld->err;
+  sl_err_clear(err);
+  if (!buf || *len < SL_LOADER_STATE_BYTES) {
+    *len = SL_LOADER_STATE_BYTES;
+    return sl_err_set(err, SL_ETOOBIG, "the state needs %d bytes",
+                      SL_LOADER_STATE_BYTES);
+  }
+  if (!ld->started)
+    return sl_err_set(err, SL_ESTATE, "no epoch started: nothing to save");
+  const sl_sampler_config *c = &ld->sampler_cfg;
+  uint8_t *p = buf;
+  memset(p, 0, SL_LOADER_STATE_BYTES);
+  memcpy(p, k_magic, 8);
+  put32(p + 8, STATE_VERSION);
+  put32(p + 12, SL_LOADER_STATE_BYTES);
+  put64(p + 16, ld->epoch);
+  put64(p + 24, ld->delivered);
+  put64(p + 32, c->seed);
+  put64(p + 40, c->count);
+  put64(p + 48, c->batch_size);
+  put64(p + 56, c->rank);
+  put64(p + 64, c->world_size);
+  put32(p + 72, (uint32_t)c->order);
+  put32(p + 76, c->drop_last);
+  put32(p + 80, ld->eval);
+  put64(p + 88, fnv1a(p, 88));
+  *len = SL_LOADER_STATE_BYTES;
+  return SL_OK;
+}
+
+static sl_status differs(sl_err *err, const char *what, uint64_t saved,
+                         uint64_t now) {
+  return sl_err_set(err, SL_ESTATE,
+                    "cannot resume: %s was %llu in the saved run, %llu now",
+                    what, (unsigned long long)saved, (unsigned long long)now);
+}
+
+sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
+  if (!ld)
+    return SL_EINVAL;
+  sl_err_clear(&ld->err);
+  const uint8_t *p = buf;
+  if (!p || len < 16 || memcmp(p, k_magic, 8) != 0)
+    return sl_err_set(&ld->err, SL_EINVAL, "not a sluice loader state");
+  if (get32(p + 8) != STATE_VERSION)
+    return sl_err_set(&ld->err, SL_EINVAL,
+                      "loader state version %u; this library reads %u",
+                      get32(p + 8), STATE_VERSION);
+  if (len < SL_LOADER_STATE_BYTES || get32(p + 12) != SL_LOADER_STATE_BYTES)
+    return sl_err_set(&ld->err, SL_EINVAL,
+                      "loader state truncated (%zu "
+                      "bytes)",
+                      len);
+  if (get64(p + 88) != fnv1a(p, 88))
+    return sl_err_set(&ld->err, SL_EINVAL,
+                      "loader state damaged "
+                      "(checksum mismatch)");
+  const sl_sampler_config *c = &ld->sampler_cfg;
+  struct {
+    const char *what;
+    uint64_t saved, now;
+  } checks[] = {
+      {"loader.seed", get64(p + 32), c->seed},
+      {"the dataset's sample count", get64(p + 40), c->count},
+      {"loader.batch_size", get64(p + 48), c->batch_size},
+      {"loader.rank", get64(p + 56), c->rank},
+      {"loader.world_size", get64(p + 64), c->world_size},
+      {"loader.order", get32(p + 72), (uint64_t)c->order},
+      {"loader.drop_last", get32(p + 76), c->drop_last},
+      {"loader.mode (1 = eval)", get32(p + 80), ld->eval},
+  };
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+    if (checks[i].saved != checks[i].now)
+      return differs(&ld->err, checks[i].what, checks[i].saved, checks[i].now);
+  uint64_t next = get64(p + 24);
+  if (next > ld->nbatches)
+    return sl_err_set(
+        &ld->err, SL_EINVAL, "loader state: batch %llu beyond the epoch's %llu",
+        (unsigned long long)next, (unsigned long long)ld->nbatches);
+  return sl_loader_start_at(ld, get64(p + 16), next);
+}
+
+sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
+  if (!ld || !out)
+    return SL_EINVAL;
+  sl_err_clear(&ld->err);
+  memset(out, 0, sizeof *out);
+  sl_pool_stats ps;
+  sl_pool_stats_get(ld->pool, &ps);
+  out->epoch = ld->epoch;
+  out->batches = ld->batches;
+  out->samples = ps.samples;
+  out->skipped = ps.skipped;
+  out->failed = ps.failed;
+  memcpy(out->bad, ps.bad, sizeof out->bad);
+  out->nbad = (uint32_t)ps.nbad;
+  out->bytes_read = ps.bytes_read;
+  out->read_ns = ps.read_ns;
+  out->decode_ns = ps.decode_ns;
+  out->augment_ns = ps.augment_ns;
+  out->staging_wait_ns = ps.staging_wait_ns;
+  out->slot_wait_ns = sl_ring_slot_wait_ns(ld->ring);
+  out->consumer_wait_ns = ld->consumer_wait_ns;
+  out->epoch_batches = ld->epoch_batches;
+  if (ld->started) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    out->epoch_seconds = (double)(now - ld->epoch_t0) / 1e9;
+    if (out->epoch_seconds > 0)
+      out->images_per_s =
+          (double)ld->epoch_batches * ld->batch_size / out->epoch_seconds;
+  }
+  out->workers = (uint32_t)ld->plan.workers;
+  out->backend = sl_ring_backend_name(ld->ring);
+  return SL_OK;
+}

@@ -1,0 +1,39 @@
+/* Where the workers' samples come from: an interface with one real
+ * implementation (dataset.c: a formats/ source read through an augment/
+ * pipeline) and fakes in the tests, so the pool, the ring and the API can be
+ * tested without images.
+ *
+ * Thread safety: load may run concurrently on different worker states; a
+ * worker state is used by one thread at a time. ctx is read-only after
+ * creation. */
+#ifndef SLUICE_LOADER_SAMPLE_H
+#define SLUICE_LOADER_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+typedef struct sl_sample_times {
+  uint64_t read_ns, decode_ns, augment_ns;
+  uint64_t bytes_read;
+} sl_sample_times;
+
+typedef struct sl_sample_src {
+  void *ctx;
+  uint64_t count; /* samples in the dataset */
+  int channels;   /* of every output sample: 3 or 1 */
+  /* Per-worker state (scratch sized for max_res), made at open. */
+  sl_status (*worker_open)(void *ctx, int max_res, void **ws, sl_err *err);
+  void (*worker_close)(void *ctx, void *ws);
+  /* Writes sample `index` at res × res into dst (exactly the bytes the
+   * loader computed for the dtype, layout and channels) and its label.
+   * Errors name the sample. Adds its time to *t. */
+  sl_status (*load)(void *ctx, void *ws, uint64_t index, uint64_t epoch,
+                    int res, void *dst, int32_t *label, sl_sample_times *t,
+                    sl_err *err);
+  /* Frees ctx. May be NULL. */
+  void (*close)(void *ctx);
+} sl_sample_src;
+
+#endif

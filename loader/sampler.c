@@ -1,0 +1,134 @@
+/* The sampler; see sampler.h for the orders, sharding and bounds. */
+#include "loader/sampler.h"
+
+#include <stdlib.h>
+
+#include "common/rng.h"
+
+/* Keeps the order's random stream apart from augmentation's, which is keyed
+ * by (seed, epoch, sample index) directly. */
+#define ORDER_SALT 0x6f726465722d2d31ULL  /* "order--1" */
+#define WINDOW_SALT 0x77696e646f772d31ULL /* "window-1" */
+
+struct sl_sampler {
+  sl_sampler_config c;
+  uint64_t per_rank; /* P: samples per rank per epoch */
+  uint64_t nblocks;
+  uint64_t *order;  /* N entries: the global order of the epoch */
+  uint64_t *blocks; /* nblocks entries (quasi_random only) */
+};
+
+sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
+                            sl_err *err) {
+  *out = NULL;
+  if (c->count == 0)
+    return sl_err_set(err, SL_EINVAL, "sampler: the dataset has no samples");
+  if (c->batch_size == 0 || c->world_size == 0 || c->rank >= c->world_size ||
+      c->quasi_block == 0 || c->quasi_window == 0)
+    return sl_err_set(
+        err, SL_EINVAL,
+        "sampler: bad settings (batch %llu, rank %llu of %llu, "
+        "quasi %llu x %llu)",
+        (unsigned long long)c->batch_size, (unsigned long long)c->rank,
+        (unsigned long long)c->world_size, (unsigned long long)c->quasi_block,
+        (unsigned long long)c->quasi_window);
+  uint64_t wb;
+  if (__builtin_mul_overflow(c->world_size, c->batch_size, &wb))
+    return sl_err_set(err, SL_EINVAL,
+                      "sampler: world_size x batch_size "
+                      "overflows");
+  uint64_t nb = c->drop_last ? c->count / wb : (c->count + wb - 1) / wb;
+  if (nb == 0)
+    return sl_err_set(err, SL_ECONFIG,
+                      "loader.drop_last: %llu samples are fewer than "
+                      "loader.world_size (%llu) x loader.batch_size (%llu), "
+                      "so no rank gets a whole batch; lower batch_size or set "
+                      "drop_last = false",
+                      (unsigned long long)c->count,
+                      (unsigned long long)c->world_size,
+                      (unsigned long long)c->batch_size);
+  sl_sampler *s = calloc(1, sizeof *s);
+  if (!s)
+    return sl_err_set(err, SL_ENOMEM, "sampler: out of memory");
+  s->c = *c;
+  s->per_rank = nb * c->batch_size;
+  s->nblocks = (c->count + c->quasi_block - 1) / c->quasi_block;
+  s->order = malloc(c->count * sizeof *s->order);
+  if (c->order == SL_ORDER_QUASI)
+    s->blocks = malloc(s->nblocks * sizeof *s->blocks);
+  if (!s->order || (c->order == SL_ORDER_QUASI && !s->blocks)) {
+    sl_sampler_destroy(s);
+    return sl_err_set(err, SL_ENOMEM,
+                      "sampler: out of memory for the order of %llu samples",
+                      (unsigned long long)c->count);
+  }
+  sl_sampler_set_epoch(s, 0);
+  *out = s;
+  return SL_OK;
+}
+
+void sl_sampler_destroy(sl_sampler *s) {
+  if (!s)
+    return;
+  free(s->order);
+  free(s->blocks);
+  free(s);
+}
+
+uint64_t sl_sampler_batches(const sl_sampler *s) {
+  return s->per_rank / s->c.batch_size;
+}
+
+const sl_sampler_config *sl_sampler_settings(const sl_sampler *s) {
+  return &s->c;
+}
+
+static void shuffle(uint64_t *v, uint64_t n, sl_rng *r) {
+  for (uint64_t i = n; i > 1; i--) {
+    uint64_t j = sl_rng_below(r, i);
+    uint64_t t = v[i - 1];
+    v[i - 1] = v[j];
+    v[j] = t;
+  }
+}
+
+static void quasi_order(sl_sampler *s, uint64_t epoch, uint64_t seed) {
+  const uint64_t n = s->c.count, q = s->c.quasi_block, w = s->c.quasi_window;
+  for (uint64_t b = 0; b < s->nblocks; b++)
+    s->blocks[b] = b;
+  sl_rng r = sl_rng_for(seed, epoch, 0);
+  shuffle(s->blocks, s->nblocks, &r);
+  uint64_t pos = 0;
+  for (uint64_t g = 0; g * w < s->nblocks; g++) {
+    uint64_t start = pos;
+    uint64_t gend = (g + 1) * w < s->nblocks ? (g + 1) * w : s->nblocks;
+    for (uint64_t b = g * w; b < gend; b++) {
+      uint64_t first = s->blocks[b] * q;
+      uint64_t last = first + q < n ? first + q : n;
+      for (uint64_t i = first; i < last; i++)
+        s->order[pos++] = i;
+    }
+    sl_rng rw = sl_rng_for(seed ^ WINDOW_SALT, epoch, g);
+    shuffle(s->order + start, pos - start, &rw);
+  }
+}
+
+void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch) {
+  const uint64_t n = s->c.count;
+  uint64_t seed = sl_mix64(s->c.seed) ^ ORDER_SALT;
+  if (s->c.order == SL_ORDER_QUASI) {
+    quasi_order(s, epoch, seed);
+    return;
+  }
+  for (uint64_t i = 0; i < n; i++)
+    s->order[i] = i;
+  if (s->c.order == SL_ORDER_RANDOM) {
+    sl_rng r = sl_rng_for(seed, epoch, 0);
+    shuffle(s->order, n, &r);
+  }
+}
+
+uint64_t sl_sampler_at(const sl_sampler *s, uint64_t pos) {
+  uint64_t global = s->c.rank * s->per_rank + pos;
+  return s->order[global % s->c.count];
+}

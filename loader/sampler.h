@@ -1,0 +1,69 @@
+/* The sampler: which dataset samples this rank reads in an epoch, in order.
+ *
+ * An epoch's order is a pure function of (seed, epoch, rank, world_size):
+ *
+ *   1. A global order of all N samples, from (seed, epoch) only:
+ *        sequential    file order;
+ *        random        a full permutation (Fisher-Yates);
+ *        quasi_random  the file is cut into blocks of quasi_block
+ *                      neighbouring samples; the blocks are permuted, then
+ *                      each run of quasi_window consecutive blocks of that
+ *                      permutation is shuffled sample by sample.
+ *   2. Padding or dropping so every rank gets the same whole number of
+ *      batches: per-rank samples P = floor(N / (W*B)) * B with drop_last,
+ *      P = ceil(N / (W*B)) * B otherwise, where the global positions
+ *      N..W*P-1 repeat the order from its start (position p reads p mod N).
+ *   3. Rank r takes the contiguous positions [r*P, (r+1)*P).
+ *
+ * So in an epoch the ranks' samples are disjoint (apart from padding
+ * repeats), and with padding they cover the dataset; this holds for every
+ * order, since sharding is applied to the global order.
+ *
+ * Working set of quasi_random: a run of quasi_window blocks holds at most
+ * quasi_block * quasi_window samples from quasi_window contiguous regions of
+ * the file. The loader reads positions in order, with at most
+ * staging * batch_size positions in flight, so the samples being read at any
+ * moment come from at most ceil(staging*B / (quasi_block*quasi_window)) + 1
+ * such runs: a dataset larger than RAM is read in bounded, local pieces.
+ *
+ * Thread safety: sl_sampler_set_epoch must not run concurrently with
+ * anything; sl_sampler_at may then be called from any number of threads.
+ * Memory: 8 bytes per sample plus 8 bytes per quasi block, allocated at
+ * create; set_epoch allocates nothing. */
+#ifndef SLUICE_LOADER_SAMPLER_H
+#define SLUICE_LOADER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "loader/config.h"
+
+typedef struct sl_sampler_config {
+  uint64_t count;      /* samples in the dataset */
+  uint64_t batch_size; /* >= 1 */
+  uint64_t rank, world_size;
+  sl_order order;
+  uint64_t seed;
+  bool drop_last;
+  uint64_t quasi_block, quasi_window; /* >= 1 */
+} sl_sampler_config;
+
+typedef struct sl_sampler sl_sampler;
+
+/* Errors: SL_EINVAL (bad values), SL_ECONFIG (drop_last leaves no whole
+ * batch for a rank: the message gives the numbers), SL_ENOMEM. */
+sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
+                            sl_err *err);
+void sl_sampler_destroy(sl_sampler *s);
+
+/* Batches per rank per epoch (the same for every rank). */
+uint64_t sl_sampler_batches(const sl_sampler *s);
+/* Computes the order of an epoch: O(N). */
+void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch);
+/* Dataset index at position pos < batches * batch_size of this rank. */
+uint64_t sl_sampler_at(const sl_sampler *s, uint64_t pos);
+/* The sampler's settings. */
+const sl_sampler_config *sl_sampler_settings(const sl_sampler *s);
+
+#endif

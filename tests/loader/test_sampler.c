@@ -1,0 +1,238 @@
+/* Sampler and schedule: orders are permutations, pure functions of (seed,
+ * epoch, rank, world); sharding is disjoint and covering for every order;
+ * drop_last/padding give every rank the same whole batches; quasi_random
+ * stays within its window; the schedule's forms. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/sampler.h"
+#include "loader/schedule.h"
+
+static sl_sampler *mk(uint64_t n, uint64_t bs, uint64_t rank, uint64_t world,
+                      sl_order order, uint64_t seed, bool drop_last) {
+  sl_sampler_config c = {.count = n,
+                         .batch_size = bs,
+                         .rank = rank,
+                         .world_size = world,
+                         .order = order,
+                         .seed = seed,
+                         .drop_last = drop_last,
+                         .quasi_block = 8,
+                         .quasi_window = 4};
+  sl_sampler *s = NULL;
+  sl_err err;
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_OK);
+  return s;
+}
+
+/* World 1, padding off and N a multiple of the batch: each epoch is a
+ * permutation of 0..N-1 for every order. */
+static void test_orders_are_permutations(void **state) {
+  const uint64_t n = 1000;
+  for (int o = 0; o < 3; o++) {
+    sl_sampler *s = mk(n, 10, 0, 1, (sl_order)o, 7, true);
+    assert_int_equal(sl_sampler_batches(s), 100);
+    for (uint64_t e = 0; e < 3; e++) {
+      sl_sampler_set_epoch(s, e);
+      uint8_t *seen = calloc(n, 1);
+      uint64_t in_place = 0;
+      for (uint64_t p = 0; p < n; p++) {
+        uint64_t i = sl_sampler_at(s, p);
+        assert_true(i < n);
+        assert_int_equal(seen[i], 0);
+        seen[i] = 1;
+        in_place += i == p;
+      }
+      if (o == SL_ORDER_SEQUENTIAL)
+        assert_int_equal(in_place, n);
+      else
+        assert_true(in_place < n / 10); /* actually shuffled */
+      free(seen);
+    }
+    sl_sampler_destroy(s);
+  }
+}
+
+/* Same (seed, epoch) → same order; another epoch or seed → another. */
+static void test_order_pure_function(void **state) {
+  for (int o = 1; o < 3; o++) {
+    sl_sampler *a = mk(500, 5, 0, 1, (sl_order)o, 3, true);
+    sl_sampler *b = mk(500, 5, 0, 1, (sl_order)o, 3, true);
+    sl_sampler *c = mk(500, 5, 0, 1, (sl_order)o, 4, true);
+    sl_sampler_set_epoch(a, 2);
+    sl_sampler_set_epoch(b, 5);
+    sl_sampler_set_epoch(b, 2); /* history does not matter */
+    sl_sampler_set_epoch(c, 2);
+    int diff_seed = 0;
+    for (uint64_t p = 0; p < 500; p++) {
+      assert_int_equal(sl_sampler_at(a, p), sl_sampler_at(b, p));
+      diff_seed += sl_sampler_at(a, p) != sl_sampler_at(c, p);
+    }
+    assert_true(diff_seed > 100);
+    sl_sampler_set_epoch(b, 3);
+    int diff_epoch = 0;
+    for (uint64_t p = 0; p < 500; p++)
+      diff_epoch += sl_sampler_at(a, p) != sl_sampler_at(b, p);
+    assert_true(diff_epoch > 100);
+    sl_sampler_destroy(a);
+    sl_sampler_destroy(b);
+    sl_sampler_destroy(c);
+  }
+}
+
+/* Every order, several worlds, both drop_last settings: ranks get the same
+ * batch count; non-padding samples are disjoint across ranks; with padding
+ * the ranks cover the dataset; with drop_last at most W*B-1 are dropped. */
+static void test_sharding(void **state) {
+  const uint64_t n = 1003, bs = 7;
+  for (int o = 0; o < 3; o++)
+    for (uint64_t world = 1; world <= 5; world++)
+      for (int drop = 0; drop < 2; drop++) {
+        uint32_t *count = calloc(n, sizeof *count);
+        uint64_t batches = 0;
+        for (uint64_t r = 0; r < world; r++) {
+          sl_sampler *s = mk(n, bs, r, world, (sl_order)o, 11, drop);
+          if (r == 0)
+            batches = sl_sampler_batches(s);
+          assert_int_equal(sl_sampler_batches(s), batches);
+          sl_sampler_set_epoch(s, 4);
+          for (uint64_t p = 0; p < batches * bs; p++)
+            count[sl_sampler_at(s, p)]++;
+          sl_sampler_destroy(s);
+        }
+        uint64_t total = batches * bs * world, covered = 0, repeats = 0;
+        for (uint64_t i = 0; i < n; i++) {
+          covered += count[i] > 0;
+          repeats += count[i] > 1 ? count[i] - 1 : 0;
+        }
+        if (drop) {
+          assert_int_equal(batches, n / (world * bs));
+          assert_int_equal(repeats, 0); /* disjoint */
+          assert_int_equal(covered, total);
+          assert_true(n - covered < world * bs);
+        } else {
+          assert_int_equal(batches, (n + world * bs - 1) / (world * bs));
+          assert_int_equal(covered, n);         /* cover */
+          assert_int_equal(repeats, total - n); /* only padding repeats */
+        }
+        free(count);
+      }
+}
+
+/* quasi_random: each run of block*window positions reads at most window
+ * blocks of the file (the working-set bound in sampler.h). */
+static void test_quasi_window(void **state) {
+  const uint64_t n = 1000, q = 8, w = 4;
+  sl_sampler *s = mk(n, 10, 0, 1, SL_ORDER_QUASI, 5, true);
+  sl_sampler_set_epoch(s, 1);
+  for (uint64_t start = 0; start < n; start += q * w) {
+    uint64_t blocks[64];
+    int nb = 0;
+    for (uint64_t p = start; p < start + q * w && p < n; p++) {
+      uint64_t b = sl_sampler_at(s, p) / q;
+      int known = 0;
+      for (int k = 0; k < nb; k++)
+        known |= blocks[k] == b;
+      if (!known)
+        blocks[nb++] = b;
+    }
+    assert_true(nb <= (int)w);
+  }
+  sl_sampler_destroy(s);
+}
+
+static void test_bad_settings(void **state) {
+  sl_sampler *s = NULL;
+  sl_err err;
+  sl_sampler_config c = {.count = 10,
+                         .batch_size = 4,
+                         .rank = 0,
+                         .world_size = 3,
+                         .order = SL_ORDER_RANDOM,
+                         .drop_last = true,
+                         .quasi_block = 1,
+                         .quasi_window = 1};
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_ECONFIG);
+  assert_null(s);
+  assert_non_null(strstr(err.msg, "drop_last"));
+  c.drop_last = false; /* padding makes it work: one batch each */
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_OK);
+  assert_int_equal(sl_sampler_batches(s), 1);
+  sl_sampler_destroy(s);
+  c.count = 0;
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_EINVAL);
+  c.count = 10;
+  c.rank = 3;
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_EINVAL);
+}
+
+static void test_schedule(void **state) {
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  sl_schedule s;
+  /* constant */
+  assert_int_equal(sl_config_set(cfg, "resolution.max", "192"), SL_OK);
+  sl_schedule_from_config(&s, cfg);
+  assert_int_equal(sl_schedule_res(&s, 0), 192);
+  assert_int_equal(sl_schedule_res(&s, 99), 192);
+  assert_int_equal(sl_schedule_max(&s), 192);
+  /* linear, as FFCV: min through start, max from end, rounded between */
+  const char *lin[] = {
+      "resolution.schedule",  "linear", "resolution.min",         "160",
+      "resolution.max",       "224",    "resolution.start_epoch", "10",
+      "resolution.end_epoch", "20",     "resolution.multiple",    "32"};
+  for (int i = 0; i < 12; i += 2)
+    assert_int_equal(sl_config_set(cfg, lin[i], lin[i + 1]), SL_OK);
+  sl_schedule_from_config(&s, cfg);
+  assert_int_equal(sl_schedule_res(&s, 0), 160);
+  assert_int_equal(sl_schedule_res(&s, 10), 160);
+  assert_int_equal(sl_schedule_res(&s, 12), 160); /* 172.8 → 160 */
+  assert_int_equal(sl_schedule_res(&s, 13), 192); /* 179.2 → 192 */
+  assert_int_equal(sl_schedule_res(&s, 15), 192);
+  assert_int_equal(sl_schedule_res(&s, 19), 224); /* 217.6 → 224 */
+  assert_int_equal(sl_schedule_res(&s, 20), 224);
+  assert_int_equal(sl_schedule_res(&s, 1000), 224);
+  assert_int_equal(sl_schedule_max(&s), 224);
+  /* rounding never exceeds max */
+  assert_int_equal(sl_config_set(cfg, "resolution.max", "210"), SL_OK);
+  sl_schedule_from_config(&s, cfg);
+  for (uint64_t e = 0; e < 30; e++)
+    assert_true(sl_schedule_res(&s, e) <= 210);
+  /* steps */
+  assert_int_equal(sl_config_set(cfg, "resolution.schedule", "steps"), SL_OK);
+  assert_int_equal(
+      sl_config_set(cfg, "resolution.steps", "0:128, 6:256, 12:192"), SL_OK);
+  sl_schedule_from_config(&s, cfg);
+  assert_int_equal(sl_schedule_res(&s, 0), 128);
+  assert_int_equal(sl_schedule_res(&s, 5), 128);
+  assert_int_equal(sl_schedule_res(&s, 6), 256);
+  assert_int_equal(sl_schedule_res(&s, 11), 256);
+  assert_int_equal(sl_schedule_res(&s, 12), 192);
+  assert_int_equal(sl_schedule_max(&s), 256);
+  /* eval */
+  assert_int_equal(sl_config_set(cfg, "loader.mode", "eval"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "resolution.eval", "288"), SL_OK);
+  sl_schedule_from_config(&s, cfg);
+  assert_int_equal(sl_schedule_res(&s, 3), 288);
+  assert_int_equal(sl_schedule_max(&s), 288);
+  sl_config_destroy(cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_orders_are_permutations),
+      cmocka_unit_test(test_order_pure_function),
+      cmocka_unit_test(test_sharding),
+      cmocka_unit_test(test_quasi_window),
+      cmocka_unit_test(test_bad_settings),
+      cmocka_unit_test(test_schedule),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
