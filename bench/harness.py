@@ -247,6 +247,7 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS), help="peers to run if installed")
     ap.add_argument("--mode", default="full")
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--prep-log", help="lines 'error MSG' / 'note MSG' from run.sh's data preparation")
     args = ap.parse_args()
 
     def log(msg):
@@ -276,7 +277,13 @@ def main():
                            "image_count": sum(len(fs) for _, _, fs in os.walk(args.images)),
                            "image_bytes": sum(os.path.getsize(os.path.join(d, f))
                                               for d, _, fs in os.walk(args.images) for f in fs)},
-              "peers": status, "runs": [], "errors": []}
+              "peers": status, "runs": [], "errors": [], "notes": []}
+    if args.prep_log and os.path.exists(args.prep_log):
+        with open(args.prep_log) as f:
+            for line in f:
+                kind, _, msg = line.strip().partition(" ")
+                if msg:
+                    result["errors" if kind == "error" else "notes"].append("prepare: " + msg)
 
     def record(section, contender, rnd, res, workers_, r):
         recs = r["records"]
@@ -304,7 +311,8 @@ def main():
                                               run_process(c["cmd"], env, args.timeout, log)), log)
         summary["decode"] = sc.summarize_decode(got, dec)
     else:
-        result["errors"].append("decode: %s" % sc.missing("decode"))
+        msg, is_error = sc.missing("decode")
+        result["errors" if is_error else "notes"].append("decode: %s" % msg)
 
     # 3, 4: loaders end to end, sluice's and the peers', same res and workers.
     for res in resolutions:
@@ -361,7 +369,8 @@ def main():
         record("drift", drift["name"], 0, max(resolutions), max(workers), r)
         summary["drift"] = sc.summarize_drift(r)
     else:
-        result["errors"].append("drift: %s" % sc.missing("loader"))
+        msg, is_error = sc.missing("loader")
+        result["errors" if is_error else "notes"].append("drift: %s" % msg)
 
     summary["goals"] = sluice_cases.goals(summary, workers)
     result["summary"] = summary
@@ -374,6 +383,8 @@ def main():
         json.dump(result, f, indent=1)
     os.replace(tmp, args.out)
     log("harness: wrote %s (%d runs, %d errors)" % (args.out, len(result["runs"]), len(result["errors"])))
+    for e in result["notes"]:
+        log("  note: " + e.splitlines()[0][:300])
     for e in result["errors"]:
         log("  error: " + e.splitlines()[0][:300])
     return 1 if result["errors"] else 0

@@ -54,7 +54,8 @@ def report_md(r, plots, prefix=""):
             L.append("| %s | %s | %s | %s | %d |" % (d["case"], d.get("res") or "full", fmt(d["images_per_s"]),
                                                  fmt(d.get("ratio_vs_full"), "%.2f"), d["n"]))
     else:
-        L.append("Not measured: %s" % next((e for e in r.get("errors", []) if e.startswith("decode")), "?"))
+        L.append("Not measured: %s" % next((e for e in r.get("errors", []) + r.get("notes", [])
+                                             if e.startswith("decode")), "?"))
     L.append("")
 
     rows = su.get("loader", [])
@@ -80,7 +81,8 @@ def report_md(r, plots, prefix=""):
                  % (", ".join("%.1f" % (v / 1024) for v in d["rss_kb"]), 100 * d["drift"]))
     else:
         L.append("Not measured: %s" % ((d or {}).get("error") or
-                                       next((e for e in r.get("errors", []) if e.startswith("drift")), "?")))
+                                       next((e for e in r.get("errors", []) + r.get("notes", [])
+                                            if e.startswith("drift")), "?")))
     L.append("")
 
     L += ["### Peers", "", "| peer | status | version or error |", "|---|---|---|"]
@@ -91,6 +93,10 @@ def report_md(r, plots, prefix=""):
             detail = detail[:300] + "…"
         L.append("| %s | %s | %s |" % (p, st["status"], detail))
     L.append("")
+    if r.get("notes"):
+        L += ["### Not in this tree yet", ""]
+        L += ["- %s" % e.splitlines()[0][:300] for e in r["notes"]]
+        L.append("")
     if r.get("errors"):
         L += ["### Failures in this run", ""]
         L += ["- `%s`" % e.splitlines()[0][:300].replace("`", "'") for e in r["errors"]]
