@@ -102,16 +102,19 @@ int main(int argc, char **argv) {
       synth_index_build(&x, mib * 1048576 / AVG_SAMPLE, AVG_SAMPLE) != 0)
     return usage();
   if (strcmp(argv[1], "make") == 0) {
-    if (synth_write_plain(path, &x) != 0) {
+    int rc = synth_write_plain(path, &x);
+    if (rc != 0)
       fprintf(stderr, "io_ooc: %s: %s\n", path, strerror(errno));
-      return 1;
-    }
-    printf("io_ooc: %s: %llu samples, %llu bytes\n", path,
-           (unsigned long long)x.n, (unsigned long long)x.size);
-    return 0;
+    else
+      printf("io_ooc: %s: %llu samples, %llu bytes\n", path,
+             (unsigned long long)x.n, (unsigned long long)x.size);
+    synth_index_free(&x);
+    return rc ? 1 : 0;
   }
-  if (strcmp(argv[1], "read") != 0 || argc < 5)
+  if (strcmp(argv[1], "read") != 0 || argc < 5) {
+    synth_index_free(&x);
     return usage();
+  }
   const char *backend = argv[4];
   unsigned epochs = 2, workers = 2, qd = 32;
   uint64_t pool_mib = 16;

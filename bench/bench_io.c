@@ -1,0 +1,357 @@
+/* bench_io: cold-cache epochs of each loader.io backend, in random and
+ * quasi-random order, against the disk's own O_DIRECT sequential rate
+ * measured in the same run; and what a page fault costs each backend.
+ *
+ *   bench_io [--file PATH] [--mib N] [--workers W] [--qd N] [--pool MIB]
+ *            [--decode-rate IMAGES_PER_S] [--epochs N] [--fault-mib N]
+ *
+ * The dataset is synthetic (tests/io/io_synth.h): samples of ImageNet JPEG
+ * sizes (110 kB on average) back to back in a plain file, written once
+ * (default $SLUICE_BENCH_TMP or /tmp, bench_io_<N>.bin). Before every epoch
+ * the file is dropped from the page cache (posix_fadvise DONTNEED), so every
+ * epoch reads the disk. Workers get each sample, read one byte per 64 (so
+ * every page is touched, as a decoder would) and put it.
+ *
+ * Reported: images/s per backend x order, the disk-bound rate (O_DIRECT 1
+ * MiB sequential reads / average sample size), and each result's ratio to
+ * min(disk-bound, decode-bound) when --decode-rate (from bench_decode) is
+ * given, else to the disk-bound rate alone. Ratios within one run only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "formats/io_hints.h"
+#include "formats/io_reader.h"
+#include "formats/io_select.h"
+#include "io/io_synth.h"
+
+#define AVG_SAMPLE 110000u
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const char *msg) {
+  fprintf(stderr, "bench_io: %s: %s\n", what, msg);
+  exit(1);
+}
+
+static void drop_cache(int fd) {
+  sl_err e = {0};
+  if (sl_fadvise_dontneed(fd, 0, 0, &e) != SL_OK)
+    die("drop cache", e.msg);
+}
+
+/* ---- the disk's own rate: O_DIRECT, 1 MiB, sequential ---- */
+static double disk_rate(const char *path, uint64_t size) {
+  int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0)
+    die(path, strerror(errno));
+  void *buf = NULL;
+  if (posix_memalign(&buf, 4096, 1 << 20) != 0)
+    die("buffer", "out of memory");
+  memset(buf, 0, 1 << 20);
+  double t0 = now();
+  uint64_t done = 0;
+  while (done < size) {
+    ssize_t r = pread(fd, buf, 1 << 20, (off_t)done);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      die("O_DIRECT read", strerror(errno));
+    if (r == 0)
+      break;
+    done += (uint64_t)r;
+  }
+  double dt = now() - t0;
+  free(buf);
+  close(fd);
+  return (double)done / dt;
+}
+
+/* ---- one epoch of one backend ---- */
+typedef struct epoch {
+  sl_io *io;
+  uint64_t n;
+  atomic_uint_fast64_t next;
+  atomic_uint_fast64_t sink;
+  atomic_int errors;
+  char msg[SL_ERRMSG_MAX];
+} epoch;
+
+typedef struct warg {
+  epoch *ep;
+  unsigned id;
+} warg;
+
+static void *worker(void *p) {
+  warg *w = p;
+  epoch *ep = w->ep;
+  uint64_t acc = 0;
+  for (;;) {
+    uint64_t seq = atomic_fetch_add(&ep->next, 1);
+    if (seq >= ep->n)
+      break;
+    const uint8_t *d;
+    size_t len;
+    sl_err e = {0};
+    sl_status st = sl_io_get(ep->io, w->id, seq, &d, &len, &e);
+    if (st != SL_OK) {
+      if (atomic_fetch_add(&ep->errors, 1) == 0)
+        snprintf(ep->msg, sizeof ep->msg, "%s", e.msg);
+    } else {
+      for (size_t k = 0; k < len; k += 64)
+        acc += d[k];
+    }
+    if (st == SL_OK || st == SL_EIO)
+      sl_io_put(ep->io, w->id, seq);
+  }
+  atomic_fetch_add(&ep->sink, acc);
+  return NULL;
+}
+
+static double run_epoch(sl_io *io, int fd, const uint64_t *order, uint64_t n,
+                        unsigned workers) {
+  drop_cache(fd);
+  epoch ep = {.io = io, .n = n};
+  sl_err e = {0};
+  if (sl_io_start_epoch(io, order, n, &e) != SL_OK)
+    die("start epoch", e.msg);
+  pthread_t th[64];
+  warg wa[64];
+  double t0 = now();
+  for (unsigned w = 0; w < workers; w++) {
+    wa[w] = (warg){&ep, w};
+    if (pthread_create(&th[w], NULL, worker, &wa[w]) != 0)
+      die("thread", strerror(errno));
+  }
+  for (unsigned w = 0; w < workers; w++)
+    pthread_join(th[w], NULL);
+  double dt = now() - t0;
+  sl_io_stop(io);
+  if (atomic_load(&ep.errors))
+    die("epoch", ep.msg);
+  return (double)n / dt;
+}
+
+/* ---- page-fault cost ---- */
+static double touch_map(int fd, size_t bytes, int advice) {
+  uint8_t *m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED)
+    die("mmap", strerror(errno));
+  if (advice >= 0 && madvise(m, bytes, advice) != 0)
+    die("madvise", strerror(errno));
+  volatile uint8_t sink = 0;
+  double t0 = now();
+  for (size_t k = 0; k < bytes; k += 4096)
+    sink += m[k];
+  double dt = now() - t0;
+  munmap(m, bytes);
+  (void)sink;
+  return dt;
+}
+
+static double pread_all(int fd, size_t bytes, size_t chunk) {
+  uint8_t *buf = malloc(chunk);
+  if (!buf)
+    die("buffer", "out of memory");
+  memset(buf, 0, chunk);
+  double t0 = now();
+  for (size_t k = 0; k < bytes; k += chunk) {
+    ssize_t r = pread(fd, buf, chunk, (off_t)k);
+    if (r <= 0)
+      die("pread", r < 0 ? strerror(errno) : "short file");
+  }
+  double dt = now() - t0;
+  free(buf);
+  return dt;
+}
+
+static double touch_anon(size_t bytes) {
+  uint8_t *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    die("mmap", strerror(errno));
+  double t0 = now();
+  for (size_t k = 0; k < bytes; k += 4096)
+    m[k] = 1;
+  double dt = now() - t0;
+  munmap(m, bytes);
+  return dt;
+}
+
+static void fault_costs(int fd, size_t bytes) {
+  double pages = (double)(bytes / 4096), us = 1e6 / pages;
+  double per_img = AVG_SAMPLE / 4096.0;
+  sl_err e = {0};
+  (void)pread_all(fd, bytes, 1 << 20); /* warm */
+  uint64_t cached = 0;
+  if (sl_cached_bytes(fd, 0, bytes, &cached, &e) != SL_OK)
+    die("mincore", e.msg);
+  double warm_map = touch_map(fd, bytes, -1) * us;
+  double warm_rand = touch_map(fd, bytes, MADV_RANDOM) * us;
+  double warm_pread = pread_all(fd, bytes, 128 << 10) * us;
+  double anon = touch_anon(bytes) * us;
+  drop_cache(fd);
+  double cold_map = touch_map(fd, bytes, MADV_RANDOM) * us;
+  drop_cache(fd);
+  double cold_ra = touch_map(fd, bytes, -1) * us;
+  drop_cache(fd);
+  double cold_pread = pread_all(fd, bytes, 128 << 10) * us;
+  printf("\npage cost, %zu MiB, us per 4 KiB page (x %.0f pages = one "
+         "%u-byte image), %.0f%% cached when warm:\n",
+         bytes >> 20, per_img, AVG_SAMPLE,
+         100.0 * (double)cached / (double)bytes);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n",
+         "mmap, cached, first touch (minor)", warm_map, warm_map * per_img);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n",
+         "mmap+MADV_RANDOM, cached, first touch", warm_rand,
+         warm_rand * per_img);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n", "pread 128 KiB, cached",
+         warm_pread, warm_pread * per_img);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n",
+         "anonymous memory, first touch", anon, anon * per_img);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n",
+         "mmap+MADV_RANDOM, cold (1 read/page)", cold_map, cold_map * per_img);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n",
+         "mmap, cold, kernel read-around", cold_ra, cold_ra * per_img);
+  printf("  %-38s %8.2f us/page %8.1f us/image\n", "pread 128 KiB, cold",
+         cold_pread, cold_pread * per_img);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = getenv("SLUICE_BENCH_TMP");
+  char path[512] = "";
+  uint64_t mib = 512, fault_mib = 64;
+  unsigned workers = 2, qd = 64, epochs = 1;
+  uint64_t pool_mib = 64;
+  double decode_rate = 0;
+  for (int a = 1; a < argc; a++) {
+    const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+    if (!v)
+      die(argv[a], "needs a value");
+    if (!strcmp(argv[a], "--file"))
+      snprintf(path, sizeof path, "%s", v);
+    else if (!strcmp(argv[a], "--mib"))
+      mib = strtoull(v, NULL, 10);
+    else if (!strcmp(argv[a], "--workers"))
+      workers = (unsigned)atoi(v);
+    else if (!strcmp(argv[a], "--qd"))
+      qd = (unsigned)atoi(v);
+    else if (!strcmp(argv[a], "--pool"))
+      pool_mib = strtoull(v, NULL, 10);
+    else if (!strcmp(argv[a], "--decode-rate"))
+      decode_rate = atof(v);
+    else if (!strcmp(argv[a], "--epochs"))
+      epochs = (unsigned)atoi(v);
+    else if (!strcmp(argv[a], "--fault-mib"))
+      fault_mib = strtoull(v, NULL, 10);
+    else
+      die(argv[a], "unknown option (see the comment atop bench/bench_io.c)");
+    a++;
+  }
+  if (mib < 8 || workers < 1 || workers > 64 || epochs < 1)
+    die("options", "need --mib >= 8, 1 <= --workers <= 64, --epochs >= 1");
+  if (!path[0])
+    snprintf(path, sizeof path, "%s/bench_io_%llu.bin",
+             dir && *dir ? dir : "/tmp", (unsigned long long)mib);
+
+  synth_index x;
+  if (synth_index_build(&x, mib * 1048576 / AVG_SAMPLE, AVG_SAMPLE) != 0)
+    die("index", "out of memory");
+  if (synth_write_plain(path, &x) != 0)
+    die(path, strerror(errno));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    die(path, strerror(errno));
+
+  drop_cache(fd);
+  double disk = disk_rate(path, x.size);
+  double avg = (double)x.size / (double)x.n;
+  double disk_bound = disk / avg;
+  double bound = disk_bound;
+  if (decode_rate > 0 && decode_rate < bound)
+    bound = decode_rate;
+  printf("bench_io: %s, %llu samples, %.1f MiB, avg %.0f B; %u workers, "
+         "queue depth %u, pool %llu MiB\n",
+         path, (unsigned long long)x.n, (double)x.size / 1048576, avg, workers,
+         qd, (unsigned long long)pool_mib);
+  printf("disk: O_DIRECT 1 MiB sequential %.0f MiB/s = %.0f images/s "
+         "(disk-bound)\n",
+         disk / 1048576, disk_bound);
+  if (decode_rate > 0)
+    printf("decode-bound (given): %.0f images/s\n", decode_rate);
+  printf("bound = min(disk%s) = %.0f images/s\n\n",
+         decode_rate > 0 ? ", decode" : "", bound);
+  printf("%-13s %-7s %6s %10s %9s %7s\n", "backend", "order", "epoch",
+         "images/s", "MiB/s", "ratio");
+
+  struct {
+    const char *name;
+    sl_io_kind kind;
+    bool direct;
+  } be[] = {{"mmap", SL_IO_MMAP, false},
+            {"pread", SL_IO_PREAD, false},
+            {"uring", SL_IO_URING, false},
+            {"uring-direct", SL_IO_URING, true}};
+  uint64_t *order = malloc(x.n * sizeof *order);
+  if (!order)
+    die("order", "out of memory");
+  double best = 0;
+  const char *best_name = "";
+  for (size_t b = 0; b < sizeof be / sizeof *be; b++) {
+    sl_io_opts o = {.kind = be[b].kind,
+                    .fd = fd,
+                    .name = path,
+                    .file_size = x.size,
+                    .count = x.n,
+                    .max_length = x.max,
+                    .locate = synth_locate,
+                    .locate_ctx = &x,
+                    .workers = workers,
+                    .batch_size = 32,
+                    .readahead_batches = 2,
+                    .queue_depth = qd,
+                    .pool_bytes = pool_mib << 20,
+                    .direct = be[b].direct,
+                    .auto_share = 0.5};
+    sl_io *io;
+    sl_err e = {0};
+    if (sl_io_open(&io, &o, &e) != SL_OK)
+      die(be[b].name, e.msg);
+    for (int quasi = 0; quasi <= 1; quasi++) {
+      for (unsigned ep = 0; ep < epochs; ep++) {
+        synth_order(order, x.n, 77 + ep, quasi ? 64 : 0, 16);
+        double r = run_epoch(io, fd, order, x.n, workers);
+        printf("%-13s %-7s %6u %10.0f %9.1f %7.2f\n", be[b].name,
+               quasi ? "quasi" : "random", ep, r, r * avg / 1048576, r / bound);
+        if (r > best) {
+          best = r;
+          best_name = be[b].name;
+        }
+      }
+    }
+    sl_io_close(io);
+  }
+  printf("\nbest: %s, %.0f images/s = %.2f x bound (goal >= 0.8)\n", best_name,
+         best, best / bound);
+  if (fault_mib > 0) {
+    size_t fb = (size_t)(fault_mib << 20);
+    if (fb > x.size)
+      fb = (size_t)(x.size / 4096 * 4096);
+    fault_costs(fd, fb);
+  }
+  free(order);
+  close(fd);
+  synth_index_free(&x);
+  return 0;
+}
