@@ -49,12 +49,11 @@ static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
     if (w->cap == 0)
       w->cap = 1;
     if (!(w->buf = malloc(w->cap))) {
+      size_t cap = w->cap;
       sl_pipeline_destroy(w->pl);
       free(w);
       return sl_err_set(err, SL_ENOMEM,
-                        "worker: no memory for a %zu-byte "
-                        "read buffer",
-                        w->cap);
+                        "worker: no memory for a %zu-byte read buffer", cap);
     }
   }
   *ws = w;

@@ -1,0 +1,564 @@
+/* The loader with a synthetic source (fake_src.h): determinism across worker
+ * counts, resume (in-process and in a forked process), sharding through the
+ * API, shapes at every resolution of a schedule, bad samples (fail, skip),
+ * slot reuse with a slow consumer, misuse, and cleanliness (threads, fds,
+ * memory) over epochs and open/close cycles. Run under TSan too. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fake_src.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+typedef struct opts {
+  uint64_t count;
+  int workers;
+  const char *seed, *order, *batch, *drop_last, *dtype, *staging, *prefetch;
+  const char *rank, *world, *on_error, *schedule, *steps;
+  int delay_us;
+  const uint8_t *bad;
+} opts;
+
+static opts defaults(void) {
+  opts o = {.count = 203,
+            .workers = 2,
+            .seed = "5",
+            .order = "random",
+            .batch = "8",
+            .drop_last = "false",
+            .dtype = "u8",
+            .staging = "2",
+            .prefetch = "3",
+            .rank = "0",
+            .world = "1",
+            .on_error = "fail",
+            .schedule = "steps",
+            .steps = "0:8, 1:12, 3:16"};
+  return o;
+}
+
+static sl_out_dtype dtype_of(const char *s) {
+  return strcmp(s, "u8") == 0     ? SL_OUT_U8
+         : strcmp(s, "fp16") == 0 ? SL_OUT_FP16
+         : strcmp(s, "bf16") == 0 ? SL_OUT_BF16
+                                  : SL_OUT_FP32;
+}
+
+static sl_loader *open_loader(const opts *o) {
+  char workers[16];
+  snprintf(workers, sizeof workers, "%d", o->workers);
+  const char *kv[] = {"loader.workers",
+                      workers,
+                      "loader.seed",
+                      o->seed,
+                      "loader.order",
+                      o->order,
+                      "loader.batch_size",
+                      o->batch,
+                      "loader.drop_last",
+                      o->drop_last,
+                      "augment.dtype",
+                      o->dtype,
+                      "device.staging",
+                      o->staging,
+                      "device.prefetch",
+                      o->prefetch,
+                      "loader.world_size",
+                      o->world,
+                      "loader.rank",
+                      o->rank,
+                      "loader.on_error",
+                      o->on_error,
+                      "resolution.schedule",
+                      o->schedule,
+                      "resolution.steps",
+                      o->steps,
+                      "loader.quasi_block",
+                      "4",
+                      "loader.quasi_window",
+                      "3",
+                      NULL};
+  sl_config *cfg = make_cfg(kv);
+  assert_non_null(cfg);
+  fake_ctx fc = {.seed = strtoull(o->seed, NULL, 10),
+                 .dtype = dtype_of(o->dtype),
+                 .channels = 3,
+                 .delay_us = o->delay_us,
+                 .bad = o->bad};
+  sl_sample_src src = fake_src(o->count, &fc);
+  sl_loader *ld = NULL;
+  sl_status st = sl_loader_open_with(&ld, cfg, &src, NULL);
+  if (st != SL_OK)
+    fprintf(stderr, "open: %s\n", sl_config_errmsg(cfg));
+  assert_int_equal(st, SL_OK);
+  sl_config_destroy(cfg);
+  return ld;
+}
+
+/* Hash of every batch of epochs [e0, e1), checking each batch's bytes. */
+static uint64_t run_epochs(sl_loader *ld, const opts *o, uint64_t e0,
+                           uint64_t e1) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (uint64_t e = e0; e < e1; e++) {
+    assert_int_equal(sl_loader_start_epoch(ld, e), SL_OK);
+    sl_batch b;
+    uint64_t k = 0;
+    sl_status st;
+    while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+      assert_int_equal(b.epoch, e);
+      assert_int_equal(b.index, k++);
+      assert_true(
+          fake_batch_ok(&b, strtoull(o->seed, NULL, 10), dtype_of(o->dtype)));
+      h = hash_batch(h, &b);
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+    }
+    assert_int_equal(st, SL_END);
+    assert_int_equal(k, sl_loader_batches_per_epoch(ld));
+  }
+  return h;
+}
+
+/* Same seed: bit-identical with 1, 2 and 8 workers; another seed differs. */
+static void test_workers_deterministic(void **state) {
+  opts o = defaults();
+  o.delay_us = 200; /* completion order varies between threads */
+  uint64_t h[3];
+  int workers[3] = {1, 2, 8};
+  for (int i = 0; i < 3; i++) {
+    o.workers = workers[i];
+    sl_loader *ld = open_loader(&o);
+    h[i] = run_epochs(ld, &o, 0, 3);
+    sl_loader_close(ld);
+  }
+  assert_true(h[0] == h[1] && h[1] == h[2]);
+  o.seed = "6";
+  o.workers = 2;
+  sl_loader *ld = open_loader(&o);
+  assert_true(run_epochs(ld, &o, 0, 3) != h[0]);
+  sl_loader_close(ld);
+}
+
+/* The hash of the batches of epoch e from batch k on. */
+static uint64_t hash_from(sl_loader *ld, const opts *o, uint64_t k_expect) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  sl_batch b;
+  sl_status st;
+  while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+    assert_int_equal(b.index, k_expect++);
+    assert_true(
+        fake_batch_ok(&b, strtoull(o->seed, NULL, 10), dtype_of(o->dtype)));
+    h = hash_batch(h, &b);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  assert_int_equal(st, SL_END);
+  return h;
+}
+
+/* Save at batch k of epoch 1, restore in a second loader (other worker
+ * count) and in a forked process: the remaining batches equal an
+ * uninterrupted run's. */
+static void test_resume(void **state) {
+  opts o = defaults();
+  o.order = "quasi_random";
+  const uint64_t k = 7;
+  sl_loader *ld = open_loader(&o);
+  /* Uninterrupted: hash of epoch 1 from batch k. */
+  assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+  sl_batch b;
+  for (uint64_t i = 0; i < k; i++) {
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  uint8_t blob[SL_LOADER_STATE_BYTES];
+  size_t len = 0;
+  assert_int_equal(sl_loader_save_state(ld, NULL, &len), SL_ETOOBIG);
+  assert_int_equal(len, SL_LOADER_STATE_BYTES);
+  assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_OK);
+  uint64_t want = hash_from(ld, &o, k);
+  sl_loader_close(ld);
+
+  /* A second loader in this process, with 5 workers. */
+  o.workers = 5;
+  ld = open_loader(&o);
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_OK);
+  assert_int_equal(hash_from(ld, &o, k), want);
+  sl_loader_close(ld);
+
+  /* A new process: no loader threads exist at the fork. */
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    ld = open_loader(&o);
+    uint64_t got = 0;
+    if (sl_loader_restore_state(ld, blob, len) == SL_OK)
+      got = hash_from(ld, &o, k);
+    sl_loader_close(ld);
+    ssize_t w = write(fds[1], &got, sizeof got);
+    _exit(w == (ssize_t)sizeof got ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t got = 0;
+  assert_int_equal(read(fds[0], &got, sizeof got), (ssize_t)sizeof got);
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(got, want);
+}
+
+/* A blob from other settings, a damaged one, and saving before any epoch. */
+static void test_resume_refused(void **state) {
+  opts o = defaults();
+  sl_loader *ld = open_loader(&o);
+  uint8_t blob[SL_LOADER_STATE_BYTES];
+  size_t len = sizeof blob;
+  assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_ESTATE);
+  assert_int_equal(sl_loader_start_epoch(ld, 2), SL_OK);
+  assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_OK);
+  sl_loader_close(ld);
+  o.seed = "77";
+  ld = open_loader(&o);
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
+  assert_non_null(strstr(sl_loader_errmsg(ld), "loader.seed"));
+  blob[20] ^= 1;
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_EINVAL);
+  assert_int_equal(sl_loader_restore_state(ld, blob, 10), SL_EINVAL);
+  sl_loader_close(ld);
+}
+
+/* Through the API, every order: ranks' samples are disjoint and cover the
+ * dataset (padding), every rank has the same batch count; drop_last gives
+ * whole batches only and no repeats. */
+static void test_sharding_api(void **state) {
+  const char *orders[] = {"sequential", "random", "quasi_random"};
+  opts o = defaults();
+  o.count = 101;
+  o.batch = "4";
+  o.world = "3";
+  for (int oi = 0; oi < 3; oi++)
+    for (int drop = 0; drop < 2; drop++) {
+      o.order = orders[oi];
+      o.drop_last = drop ? "true" : "false";
+      uint32_t count[101] = {0};
+      uint64_t nb = 0, total = 0;
+      for (int r = 0; r < 3; r++) {
+        char rank[4];
+        snprintf(rank, sizeof rank, "%d", r);
+        o.rank = rank;
+        sl_loader *ld = open_loader(&o);
+        if (r == 0)
+          nb = sl_loader_batches_per_epoch(ld);
+        assert_int_equal(sl_loader_batches_per_epoch(ld), nb);
+        assert_int_equal(sl_loader_start_epoch(ld, 3), SL_OK);
+        sl_batch b;
+        uint64_t got = 0;
+        while (sl_loader_next(ld, &b) == SL_OK) {
+          assert_int_equal(b.n, 4);
+          for (uint32_t j = 0; j < b.n; j++)
+            count[b.indices[j]]++;
+          total += b.n;
+          got++;
+          sl_batch_release(ld, &b, NULL);
+        }
+        assert_int_equal(got, nb);
+        sl_loader_close(ld);
+      }
+      uint64_t covered = 0, repeats = 0;
+      for (int i = 0; i < 101; i++) {
+        covered += count[i] > 0;
+        repeats += count[i] > 1 ? count[i] - 1 : 0;
+      }
+      if (drop) {
+        assert_int_equal(nb, 101 / 12);
+        assert_int_equal(repeats, 0);
+      } else {
+        assert_int_equal(nb, (101 + 11) / 12);
+        assert_int_equal(covered, 101);
+        assert_int_equal(repeats, total - 101);
+      }
+    }
+}
+
+/* A batch at each resolution of the schedule has its shape and bytes, in
+ * every dtype. */
+static void test_shapes(void **state) {
+  const char *dtypes[] = {"u8", "fp16", "bf16", "fp32"};
+  const size_t elem[] = {1, 2, 2, 4};
+  const int res[] = {8, 12, 12, 16, 16};
+  for (int d = 0; d < 4; d++) {
+    opts o = defaults();
+    o.dtype = dtypes[d];
+    sl_loader *ld = open_loader(&o);
+    for (uint64_t e = 0; e < 5; e++) {
+      assert_int_equal(sl_loader_epoch_resolution(ld, e), res[e]);
+      assert_int_equal(sl_loader_start_epoch(ld, e), SL_OK);
+      sl_batch b;
+      assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+      assert_int_equal(b.height, res[e]);
+      assert_int_equal(b.width, res[e]);
+      assert_int_equal(b.channels, 3);
+      assert_int_equal(b.n, 8);
+      assert_int_equal(b.dtype, d);
+      assert_int_equal(b.layout, SL_LAYOUT_NCHW);
+      assert_int_equal(b.on_device, 0);
+      assert_null(b.ready);
+      assert_int_equal(b.bytes, 8 * 3 * elem[d] * (size_t)res[e] * res[e]);
+      assert_true(fake_batch_ok(&b, 5, (sl_out_dtype)d));
+      sl_batch_release(ld, &b, NULL);
+    }
+    sl_loader_close(ld);
+  }
+}
+
+static uint8_t g_bad[203];
+
+/* on_error = fail: next returns the sample's error, naming it, and keeps
+ * returning it; the next epoch starts clean. */
+static void test_on_error_fail(void **state) {
+  opts o = defaults();
+  o.order = "sequential";
+  memset(g_bad, 0, sizeof g_bad);
+  g_bad[42] = 1; /* batch 5 */
+  o.bad = g_bad;
+  sl_loader *ld = open_loader(&o);
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch b;
+  for (int k = 0; k < 5; k++) {
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    sl_batch_release(ld, &b, NULL);
+  }
+  assert_int_equal(sl_loader_next(ld, &b), SL_EDECODE);
+  assert_non_null(strstr(sl_loader_errmsg(ld), "sample 42"));
+  assert_int_equal(sl_loader_next(ld, &b), SL_EDECODE);
+  sl_loader_stats s;
+  assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+  assert_true(s.failed >= 1);
+  assert_true(s.nbad >= 1);
+  /* The next epoch starts clean (sample 42 fails again in it). */
+  assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  assert_int_equal(b.epoch, 1);
+  sl_batch_release(ld, &b, NULL);
+  sl_loader_close(ld);
+}
+
+/* on_error = skip: the epoch completes, the bad sample is replaced the same
+ * way for any worker count, counted and listed. */
+static void test_on_error_skip(void **state) {
+  opts o = defaults();
+  o.on_error = "skip";
+  memset(g_bad, 0, sizeof g_bad);
+  g_bad[3] = g_bad[100] = g_bad[150] = 1;
+  o.bad = g_bad;
+  uint64_t h[2];
+  for (int i = 0; i < 2; i++) {
+    o.workers = i ? 4 : 1;
+    sl_loader *ld = open_loader(&o);
+    h[i] = run_epochs(ld, &o, 0, 2);
+    sl_loader_stats s;
+    assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+    assert_true(s.skipped >= 6); /* 3 per epoch (padding may add repeats) */
+    int seen100 = 0;
+    for (uint32_t j = 0; j < s.nbad; j++)
+      seen100 |= s.bad[j] == 100;
+    assert_true(seen100);
+    sl_loader_close(ld);
+  }
+  assert_int_equal(h[0], h[1]);
+}
+
+/* A slow consumer holds batches while workers run ahead: a held batch never
+ * changes, and a released slot that we poison is fully rewritten before it
+ * is handed out again. Holding every slot makes next refuse (no deadlock);
+ * a double release is refused. */
+static void test_slot_reuse(void **state) {
+  opts o = defaults();
+  o.workers = 4;
+  o.prefetch = "3";
+  o.staging = "2";
+  sl_loader *ld = open_loader(&o);
+  size_t cap = 0;
+  for (uint64_t e = 0; e < 2; e++) {
+    assert_int_equal(sl_loader_start_epoch(ld, e), SL_OK);
+    sl_batch held[2];
+    uint64_t copies_h[2];
+    int nheld = 0;
+    sl_batch b;
+    sl_status st;
+    while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+      assert_true(fake_batch_ok(&b, 5, SL_OUT_U8));
+      held[nheld] = b;
+      copies_h[nheld] = hash_batch(1, &b);
+      nheld++;
+      if (nheld < 2)
+        continue;
+      usleep(2000); /* workers and mover run ahead meanwhile */
+      for (int i = 0; i < 2; i++) {
+        assert_int_equal(hash_batch(1, &held[i]), copies_h[i]);
+        memset(held[i].data, 0xA5, held[i].bytes); /* poison */
+        if (held[i].bytes > cap)
+          cap = held[i].bytes;
+        assert_int_equal(sl_batch_release(ld, &held[i], NULL), SL_OK);
+      }
+      assert_int_equal(sl_batch_release(ld, &held[0], NULL), SL_EINVAL);
+      nheld = 0;
+    }
+    assert_int_equal(st, SL_END);
+    for (int i = 0; i < nheld; i++)
+      sl_batch_release(ld, &held[i], NULL);
+  }
+  /* Hold all three slots: the fourth next says so instead of hanging. */
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch hb[3], b;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(sl_loader_next(ld, &hb[i]), SL_OK);
+  assert_int_equal(sl_loader_next(ld, &b), SL_ESTATE);
+  assert_non_null(strstr(sl_loader_errmsg(ld), "release"));
+  assert_int_equal(sl_batch_release(ld, &hb[1], NULL), SL_OK);
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  assert_int_equal(b.index, 3);
+  assert_true(fake_batch_ok(&b, 5, SL_OUT_U8));
+  /* Batches held across a restart stay valid and releasable. */
+  assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+  assert_true(fake_batch_ok(&hb[0], 5, SL_OUT_U8));
+  sl_batch_release(ld, &hb[0], NULL);
+  sl_batch_release(ld, &hb[2], NULL);
+  sl_batch_release(ld, &b, NULL);
+  assert_int_equal(run_epochs(ld, &o, 1, 2) != 0, 1);
+  sl_loader_close(ld);
+}
+
+static int count_dir(const char *path) {
+  DIR *d = opendir(path);
+  if (!d)
+    return -1;
+  int n = 0;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+static long rss_kib(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long v = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld", &v) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return v;
+}
+
+/* Closing mid-epoch, restarting an epoch early and 100 open/close cycles
+ * leave no thread or fd behind; RSS does not grow over 5 epochs. */
+static void test_clean(void **state) {
+  int tasks0 = count_dir("/proc/self/task"), fds0 = count_dir("/proc/self/fd");
+  opts o = defaults();
+  o.workers = 3;
+  for (int i = 0; i < 100; i++) {
+    sl_loader *ld = open_loader(&o);
+    if (i % 3 == 1) { /* break out of the loop mid-epoch */
+      assert_int_equal(sl_loader_start_epoch(ld, (uint64_t)i), SL_OK);
+      sl_batch b;
+      assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+      if (i % 2)
+        sl_batch_release(ld, &b, NULL);
+    } else if (i % 3 == 2) { /* restart early, twice */
+      assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+      sl_batch b;
+      assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+      sl_batch_release(ld, &b, NULL);
+      assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+      assert_int_equal(sl_loader_start_epoch(ld, 2), SL_OK);
+      assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+      assert_int_equal(b.epoch, 2);
+      assert_int_equal(b.index, 0);
+    }
+    sl_loader_close(ld);
+  }
+  assert_int_equal(count_dir("/proc/self/task"), tasks0);
+  assert_int_equal(count_dir("/proc/self/fd"), fds0);
+
+  /* Memory: everything is allocated at open. */
+  o.schedule = "constant";
+  o.count = 2000;
+  o.batch = "16";
+  sl_loader *ld = open_loader(&o);
+  run_epochs(ld, &o, 0, 1);
+  long r1 = rss_kib();
+  run_epochs(ld, &o, 1, 5);
+  long r5 = rss_kib();
+  sl_loader_close(ld);
+  if (!SANITIZED)
+    assert_true(r5 - r1 < 1024); /* KiB; buffers alone are ~3 MiB */
+}
+
+/* Bad arguments and states get statuses, not crashes. */
+static void test_misuse(void **state) {
+  sl_batch b;
+  assert_int_equal(sl_loader_next(NULL, &b), SL_EINVAL);
+  sl_loader_close(NULL);
+  assert_int_equal(sl_loader_open(NULL, NULL), SL_EINVAL);
+  opts o = defaults();
+  sl_loader *ld = open_loader(&o);
+  assert_int_equal(sl_loader_next(ld, &b), SL_ESTATE); /* no epoch yet */
+  memset(&b, 0, sizeof b);
+  b.slot = 99;
+  assert_int_equal(sl_batch_release(ld, &b, NULL), SL_EINVAL);
+  sl_loader_close(ld);
+  /* drop_last with too few samples for a whole batch: ECONFIG at open. */
+  sl_config *cfg = make_cfg((const char *[]){"loader.batch_size", "300",
+                                             "loader.drop_last", "true", NULL});
+  fake_ctx fc = {.seed = 1, .dtype = SL_OUT_FP16, .channels = 3};
+  sl_sample_src src = fake_src(203, &fc);
+  assert_int_equal(sl_loader_open_with(&ld, cfg, &src, NULL), SL_ECONFIG);
+  assert_null(ld);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "drop_last"));
+  /* An invalid config. */
+  assert_int_equal(sl_config_set(cfg, "loader.world_size", "2"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "loader.rank", "2"), SL_OK);
+  src = fake_src(203, &fc);
+  assert_int_equal(sl_loader_open_with(&ld, cfg, &src, NULL), SL_ECONFIG);
+  sl_config_destroy(cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_workers_deterministic),
+      cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_resume_refused),
+      cmocka_unit_test(test_sharding_api),
+      cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_on_error_fail),
+      cmocka_unit_test(test_on_error_skip),
+      cmocka_unit_test(test_slot_reuse),
+      cmocka_unit_test(test_clean),
+      cmocka_unit_test(test_misuse),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
