@@ -1,0 +1,98 @@
+/* Inside the codecs stage: the decoder's scratch, the row sink that crops
+ * and box-reduces streaming rows, and the per-codec entry points. */
+#ifndef SLUICE_CODECS_CODEC_IMPL_H
+#define SLUICE_CODECS_CODEC_IMPL_H
+
+#include <setjmp.h>
+#include <stdio.h>
+
+#include <jpeglib.h>
+
+#include "codecs/codec.h"
+
+enum {
+  SL_CODEC_MAX_SIDE = 65535, /* JPEG's own limit, and sl_sample_info's */
+  SL_CROP_PAD = 32,          /* jpeg_crop_scanline widens by < 32 px */
+  SL_ROW_PIXELS = SL_CODEC_MAX_SIDE + SL_CROP_PAD + 1
+};
+
+/* Stored pixel formats a row can come in. */
+typedef enum sl_pixfmt {
+  SL_PIX_GRAY,
+  SL_PIX_RGB,
+  SL_PIX_RGBX,
+  SL_PIX_CMYK,    /* plain: 0 = no ink */
+  SL_PIX_CMYK_INV /* Adobe: stored inverted, 255 = no ink */
+} sl_pixfmt;
+
+typedef struct sl_jpeg_err {
+  struct jpeg_error_mgr pub;
+  jmp_buf jb;
+  char msg[JMSG_LENGTH_MAX];
+} sl_jpeg_err;
+
+/* A bump allocator for libpng and zlib, reset per image. */
+typedef struct sl_arena {
+  uint8_t *base;
+  size_t cap, used;
+} sl_arena;
+
+/* Rows of a region, cropped and box-reduced as they stream in. */
+typedef struct sl_sink {
+  uint8_t *out;
+  size_t stride;
+  int ch, rw, rh, kx, ky, nx, ny;
+  int in_rows, oy, acc_rows;
+  uint32_t *acc; /* nx * ch sums */
+} sl_sink;
+
+struct sl_decoder {
+  uint64_t max_pixels;
+  int cap_w, cap_h;
+  uint8_t *region; /* (cap_w + SL_CROP_PAD) * cap_h * 4 */
+  size_t region_cap;
+  uint8_t *row; /* SL_ROW_PIXELS * 4 */
+  uint32_t *acc;
+  JSAMPROW *rowptr; /* cap_h row pointers */
+  sl_arena arena;
+  /* JPEG: one decompressor for the decoder's life. */
+  struct jpeg_decompress_struct jd;
+  sl_jpeg_err je;
+  int jd_live;
+  const uint8_t *pending; /* input whose header jd holds, or NULL */
+  size_t pending_len;
+  sl_image_info pending_info;
+};
+
+/* The region [x0,x1) x [y0,y1) of the image scaled by M/8, from a request
+ * in full-size coordinates, and the reduction factors for min_w/min_h. */
+void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
+                    int *x0, int *y0, int *rw, int *rh, int *kx, int *ky);
+sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
+                           const sl_image_info *info, sl_err *err);
+
+void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
+                   int ky);
+/* One input row of rw pixels of s->ch bytes. */
+void sl_sink_row(sl_sink *s, const uint8_t *px);
+/* Converts n pixels from fmt to 4 (RGBX) or 1 (gray) bytes per pixel.
+ * in and out may be the same buffer when fmt has 4 bytes per pixel or when
+ * out_ch is 1. */
+void sl_convert_row(const uint8_t *in, sl_pixfmt fmt, int n, uint8_t *out,
+                    int out_ch);
+
+sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
+                        sl_image_info *info, sl_err *err);
+sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
+                         const sl_decode_req *req, sl_decoded *out,
+                         sl_err *err);
+sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
+                       sl_image_info *info, sl_err *err);
+sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
+                        const sl_decode_req *req, sl_decoded *out, sl_err *err);
+sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
+                       sl_image_info *info, sl_err *err);
+sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
+                        const sl_decode_req *req, sl_decoded *out, sl_err *err);
+
+#endif

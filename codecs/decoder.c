@@ -1,0 +1,237 @@
+/* The decoder object, request checks, and the row helpers shared by the
+ * codecs: pixel-format conversion and the cropping/box-reducing sink. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecs/codec_impl.h"
+#include "common/mem.h"
+
+enum { k_arena_extra = 512 * 1024 };
+
+sl_status sl_decoder_create(sl_decoder **out, uint64_t max_pixels, int cap_w,
+                            int cap_h, sl_err *err) {
+  *out = NULL;
+  if (max_pixels < 1 || cap_w < 1 || cap_h < 1 || cap_w > SL_CODEC_MAX_SIDE ||
+      cap_h > SL_CODEC_MAX_SIDE)
+    return sl_err_set(err, SL_EINVAL,
+                      "decoder: bad caps %dx%d or max_pixels %llu", cap_w,
+                      cap_h, (unsigned long long)max_pixels);
+  sl_decoder *d = calloc(1, sizeof *d);
+  if (!d)
+    return sl_err_set(err, SL_ENOMEM, "decoder: out of memory");
+  d->max_pixels = max_pixels;
+  d->cap_w = cap_w;
+  d->cap_h = cap_h;
+  d->region_cap = (size_t)(cap_w + SL_CROP_PAD) * (size_t)cap_h * 4;
+  d->region = sl_alloc_touched(d->region_cap, 64);
+  d->row = sl_alloc_touched((size_t)SL_ROW_PIXELS * 4, 64);
+  d->acc = sl_alloc_touched((size_t)(cap_w + 1) * 4 * sizeof(uint32_t), 64);
+  d->rowptr = calloc((size_t)cap_h, sizeof(JSAMPROW));
+  d->arena.cap = 2 * (size_t)SL_CODEC_MAX_SIDE * 8 + k_arena_extra;
+  d->arena.base = sl_alloc_touched(d->arena.cap, 64);
+  if (!d->region || !d->row || !d->acc || !d->rowptr || !d->arena.base) {
+    size_t total = d->region_cap + d->arena.cap;
+    sl_decoder_destroy(d);
+    return sl_err_set(err, SL_ENOMEM,
+                      "decoder: out of memory for %zu bytes of scratch", total);
+  }
+  *out = d;
+  return SL_OK;
+}
+
+void sl_decoder_destroy(sl_decoder *d) {
+  if (!d)
+    return;
+  if (d->jd_live)
+    jpeg_destroy_decompress(&d->jd);
+  sl_free_aligned(d->region);
+  sl_free_aligned(d->row);
+  sl_free_aligned(d->acc);
+  sl_free_aligned(d->arena.base);
+  free(d->rowptr);
+  free(d);
+}
+
+sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
+                           sl_image_info *info, sl_err *err) {
+  memset(info, 0, sizeof *info);
+  if (!in->bytes && in->len)
+    return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
+  switch (in->codec) {
+  case 1:
+    return sl_jpeg_probe(d, in, info, err);
+  case 2:
+    return sl_png_probe(d, in, info, err);
+  case 3:
+    return sl_raw_probe(d, in, info, err);
+  default:
+    return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
+                      in->codec);
+  }
+}
+
+sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
+                            const sl_decode_req *req, sl_decoded *out,
+                            sl_err *err) {
+  memset(out, 0, sizeof *out);
+  if (req->channels != 1 && req->channels != 4)
+    return sl_err_set(err, SL_EINVAL, "decoder: channels %d (1 or 4)",
+                      req->channels);
+  if (!in->bytes && in->len)
+    return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
+  switch (in->codec) {
+  case 1:
+    return sl_jpeg_decode(d, in, req, out, err);
+  case 2:
+    return sl_png_decode(d, in, req, out, err);
+  case 3:
+    return sl_raw_decode(d, in, req, out, err);
+  default:
+    return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
+                      in->codec);
+  }
+}
+
+sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
+                           const sl_image_info *info, sl_err *err) {
+  if (req->w < 1 || req->h < 1 || req->x < 0 || req->y < 0 ||
+      req->x > info->width - req->w || req->y > info->height - req->h)
+    return sl_err_set(
+        err, SL_EINVAL, "decoder: region %dx%d+%d+%d outside the %dx%d image",
+        req->w, req->h, req->x, req->y, info->width, info->height);
+  if (req->scale < 1 || req->scale > 8 || req->min_w < 0 || req->min_h < 0)
+    return sl_err_set(err, SL_EINVAL, "decoder: scale %d/8 (1..8/8)",
+                      req->scale);
+  (void)d;
+  return SL_OK;
+}
+
+static int plan_axis(int pos, int len, int side, int m, int *p0) {
+  int s = sl_scaled_side(side, m);
+  int a = (int)(((int64_t)pos * m + 4) / 8);
+  int b = (int)(((int64_t)(pos + len) * m + 4) / 8);
+  if (b > s)
+    b = s;
+  if (a > s - 1)
+    a = s - 1;
+  if (b <= a)
+    b = a + 1;
+  *p0 = a;
+  return b - a;
+}
+
+void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
+                    int *x0, int *y0, int *rw, int *rh, int *kx, int *ky) {
+  *rw = plan_axis(req->x, req->w, img_w, m, x0);
+  *rh = plan_axis(req->y, req->h, img_h, m, y0);
+  *kx = req->min_w > 0 && *rw >= 2 * req->min_w ? *rw / req->min_w : 1;
+  *ky = req->min_h > 0 && *rh >= 2 * req->min_h ? *rh / req->min_h : 1;
+}
+
+/* ---- rows ---- */
+
+static inline uint8_t div255(uint32_t v) {
+  v += 128;
+  return (uint8_t)((v + (v >> 8)) >> 8);
+}
+
+static inline uint8_t luma(uint32_t r, uint32_t g, uint32_t b) {
+  return (uint8_t)((r * 77 + g * 150 + b * 29 + 128) >> 8);
+}
+
+void sl_convert_row(const uint8_t *in, sl_pixfmt fmt, int n, uint8_t *out,
+                    int out_ch) {
+  for (int i = 0; i < n; i++) {
+    uint32_t r, g, b;
+    switch (fmt) {
+    case SL_PIX_GRAY:
+      r = g = b = in[i];
+      break;
+    case SL_PIX_RGB:
+      r = in[3 * i], g = in[3 * i + 1], b = in[3 * i + 2];
+      break;
+    case SL_PIX_RGBX:
+      r = in[4 * i], g = in[4 * i + 1], b = in[4 * i + 2];
+      break;
+    case SL_PIX_CMYK_INV: {
+      uint32_t k = in[4 * i + 3];
+      r = div255(in[4 * i] * k), g = div255(in[4 * i + 1] * k);
+      b = div255(in[4 * i + 2] * k);
+      break;
+    }
+    default: { /* SL_PIX_CMYK */
+      uint32_t k = 255u - in[4 * i + 3];
+      r = div255((255u - in[4 * i]) * k);
+      g = div255((255u - in[4 * i + 1]) * k);
+      b = div255((255u - in[4 * i + 2]) * k);
+      break;
+    }
+    }
+    if (out_ch == 1) {
+      out[i] = fmt == SL_PIX_GRAY ? (uint8_t)r : luma(r, g, b);
+    } else {
+      out[4 * i] = (uint8_t)r, out[4 * i + 1] = (uint8_t)g;
+      out[4 * i + 2] = (uint8_t)b, out[4 * i + 3] = 255;
+    }
+  }
+}
+
+void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
+                   int ky) {
+  s->ch = ch;
+  s->rw = rw;
+  s->rh = rh;
+  s->kx = kx;
+  s->ky = ky;
+  s->nx = (rw + kx - 1) / kx;
+  s->ny = (rh + ky - 1) / ky;
+  s->out = d->region;
+  s->stride = (size_t)s->nx * (size_t)ch;
+  s->acc = d->acc;
+  s->in_rows = s->oy = s->acc_rows = 0;
+  if (kx > 1 || ky > 1)
+    memset(s->acc, 0, sizeof(uint32_t) * (size_t)s->nx * (size_t)ch);
+}
+
+static void sink_emit(sl_sink *s) {
+  uint8_t *o = s->out + (size_t)s->oy * s->stride;
+  int ch = s->ch;
+  for (int ox = 0; ox < s->nx; ox++) {
+    int cx = s->rw - ox * s->kx;
+    cx = cx < s->kx ? cx : s->kx;
+    uint32_t n = (uint32_t)(cx * s->acc_rows);
+    for (int c = 0; c < ch; c++) {
+      uint32_t *a = &s->acc[ox * ch + c];
+      o[ox * ch + c] = (uint8_t)((*a + n / 2) / n);
+      *a = 0;
+    }
+  }
+  s->oy++;
+  s->acc_rows = 0;
+}
+
+void sl_sink_row(sl_sink *s, const uint8_t *px) {
+  if (s->in_rows >= s->rh)
+    return;
+  s->in_rows++;
+  if (s->kx == 1 && s->ky == 1) {
+    memcpy(s->out + (size_t)s->oy++ * s->stride, px, s->stride);
+    return;
+  }
+  int ch = s->ch, kx = s->kx;
+  for (int ox = 0, i = 0; ox < s->nx; ox++) {
+    int end = (ox + 1) * kx < s->rw ? (ox + 1) * kx : s->rw;
+    uint32_t *a = &s->acc[ox * ch];
+    if (ch == 4) {
+      for (; i < end; i++) {
+        a[0] += px[4 * i], a[1] += px[4 * i + 1];
+        a[2] += px[4 * i + 2], a[3] += px[4 * i + 3];
+      }
+    } else {
+      for (; i < end; i++)
+        a[0] += px[i];
+    }
+  }
+  if (++s->acc_rows == s->ky || s->in_rows == s->rh)
+    sink_emit(s);
+}

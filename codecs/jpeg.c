@@ -1,0 +1,234 @@
+/* JPEG through libjpeg-turbo's libjpeg API: header probe, and a region
+ * decode at a DCT scale that touches only the rows and iMCU columns the
+ * region needs.
+ *
+ * libjpeg reports errors by calling error_exit, which by default exit()s:
+ * ours longjmps back to the entry point, which aborts the decompressor
+ * (jpeg_abort_decompress keeps the object usable) and returns SL_EDECODE
+ * with libjpeg's message. Warnings (corrupt data: bad Huffman codes,
+ * premature end, extraneous bytes) are errors too. */
+#include <string.h>
+
+#include <jerror.h>
+
+#include "codecs/codec_impl.h"
+
+static void jerr_exit(j_common_ptr c) {
+  sl_jpeg_err *e = (sl_jpeg_err *)c->err;
+  c->err->format_message(c, e->msg);
+  longjmp(e->jb, 1);
+}
+
+static void jerr_emit(j_common_ptr c, int level) {
+  /* Level -1 is a warning: corrupt data that libjpeg would paper over. */
+  if (level < 0 && c->err->msg_code != JWRN_JFIF_MAJOR)
+    jerr_exit(c);
+}
+
+static void jerr_output(j_common_ptr c) {
+  (void)c;
+}
+
+static sl_status fail(sl_decoder *d, sl_err *err) {
+  jpeg_abort_decompress(&d->jd);
+  d->pending = NULL;
+  return sl_err_set(err, SL_EDECODE, "jpeg: %s", d->je.msg);
+}
+
+static sl_status ensure_jd(sl_decoder *d, sl_err *err) {
+  if (d->jd_live)
+    return SL_OK;
+  memset(&d->jd, 0, sizeof d->jd);
+  d->jd.err = jpeg_std_error(&d->je.pub);
+  d->je.pub.error_exit = jerr_exit;
+  d->je.pub.emit_message = jerr_emit;
+  d->je.pub.output_message = jerr_output;
+  if (setjmp(d->je.jb)) {
+    jpeg_destroy_decompress(&d->jd);
+    return sl_err_set(err, SL_ENOMEM, "jpeg: %s", d->je.msg);
+  }
+  jpeg_create_decompress(&d->jd);
+  d->jd_live = 1;
+  return SL_OK;
+}
+
+static sl_subsamp subsampling(const struct jpeg_decompress_struct *j) {
+  if (j->num_components == 1)
+    return SL_SUB_GRAY;
+  for (int i = 1; i < j->num_components; i++)
+    if (j->comp_info[i].h_samp_factor != 1 ||
+        j->comp_info[i].v_samp_factor != 1)
+      return SL_SUB_OTHER;
+  if (j->num_components == 4 && (j->comp_info[3].h_samp_factor != 1 ||
+                                 j->comp_info[3].v_samp_factor != 1))
+    return SL_SUB_OTHER;
+  int h = j->comp_info[0].h_samp_factor, v = j->comp_info[0].v_samp_factor;
+  if (h == 1 && v == 1)
+    return SL_SUB_444;
+  if (h == 2 && v == 1)
+    return SL_SUB_422;
+  if (h == 2 && v == 2)
+    return SL_SUB_420;
+  if (h == 1 && v == 2)
+    return SL_SUB_440;
+  if (h == 4 && v == 1)
+    return SL_SUB_411;
+  return SL_SUB_OTHER;
+}
+
+/* Parses the header into d->jd; called with the longjmp target set. */
+static sl_status read_header(sl_decoder *d, const sl_encoded *in,
+                             sl_image_info *info, sl_err *err) {
+  struct jpeg_decompress_struct *j = &d->jd;
+  jpeg_mem_src(j, in->bytes, (unsigned long)in->len);
+  jpeg_read_header(j, TRUE);
+  info->width = (int)j->image_width;
+  info->height = (int)j->image_height;
+  info->components = j->num_components;
+  info->progressive = j->progressive_mode ? 1 : 0;
+  info->subsamp = subsampling(j);
+  switch (j->jpeg_color_space) {
+  case JCS_GRAYSCALE:
+    info->color = SL_COLOR_GRAY;
+    break;
+  case JCS_CMYK:
+    info->color = SL_COLOR_CMYK;
+    break;
+  case JCS_YCCK:
+    info->color = SL_COLOR_YCCK;
+    break;
+  default:
+    info->color = SL_COLOR_RGB;
+    break;
+  }
+  info->inverted = info->components == 4 && j->saw_Adobe_marker;
+  uint64_t px = (uint64_t)info->width * (uint64_t)info->height;
+  if (px > d->max_pixels || info->width > SL_CODEC_MAX_SIDE ||
+      info->height > SL_CODEC_MAX_SIDE)
+    return sl_err_set(
+        err, SL_ETOOBIG, "jpeg: %dx%d image exceeds decode.max_pixels = %llu",
+        info->width, info->height, (unsigned long long)d->max_pixels);
+  return SL_OK;
+}
+
+sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
+                        sl_image_info *info, sl_err *err) {
+  sl_status st = ensure_jd(d, err);
+  if (st != SL_OK)
+    return st;
+  d->pending = NULL;
+  jpeg_abort_decompress(&d->jd);
+  if (setjmp(d->je.jb))
+    return fail(d, err);
+  st = read_header(d, in, info, err);
+  if (st != SL_OK) {
+    jpeg_abort_decompress(&d->jd);
+    return st;
+  }
+  d->pending = in->bytes;
+  d->pending_len = in->len;
+  d->pending_info = *info;
+  return SL_OK;
+}
+
+/* The decode proper; errors inside libjpeg longjmp to sl_jpeg_decode. */
+static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
+                             const sl_decode_req *req, sl_decoded *out,
+                             sl_err *err) {
+  struct jpeg_decompress_struct *j = &d->jd;
+  int m = req->scale, ch = req->channels, x0, y0, rw, rh, kx, ky;
+  sl_region_plan(req, info->width, info->height, m, &x0, &y0, &rw, &rh, &kx,
+                 &ky);
+  int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
+  if (nx > d->cap_w || ny > d->cap_h)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "jpeg: region %dx%d at %d/8 exceeds the decoder's "
+                      "%dx%d scratch",
+                      nx, ny, m, d->cap_w, d->cap_h);
+  int convert = info->color == SL_COLOR_CMYK || info->color == SL_COLOR_YCCK;
+  sl_pixfmt fmt = info->inverted ? SL_PIX_CMYK_INV : SL_PIX_CMYK;
+  if (convert)
+    j->out_color_space = JCS_CMYK;
+  else if (j->jpeg_color_space == JCS_GRAYSCALE ||
+           j->jpeg_color_space == JCS_YCbCr || j->jpeg_color_space == JCS_RGB)
+    j->out_color_space = ch == 4 ? JCS_EXT_RGBA : JCS_GRAYSCALE;
+  else
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "jpeg: %d-component colour space %d is not supported",
+                      info->components, (int)j->jpeg_color_space);
+  j->scale_num = (unsigned)m;
+  j->scale_denom = 8;
+  jpeg_start_decompress(j);
+  JDIMENSION xoff = (JDIMENSION)x0, cw = (JDIMENSION)rw;
+  if (cw < j->output_width)
+    jpeg_crop_scanline(j, &xoff, &cw);
+  int dx = x0 - (int)xoff, bpp = j->output_components;
+  if (dx < 0 || dx >= SL_CROP_PAD || (int)cw < rw + dx ||
+      (int)cw > SL_ROW_PIXELS)
+    return sl_err_set(err, SL_EDECODE, "jpeg: unexpected crop %u+%u for %d+%d",
+                      (unsigned)cw, (unsigned)xoff, rw, x0);
+  if (y0 > 0 && jpeg_skip_scanlines(j, (JDIMENSION)y0) != (JDIMENSION)y0)
+    return sl_err_set(err, SL_EDECODE, "jpeg: cannot skip to row %d", y0);
+  out->scale = m;
+  out->kx = kx;
+  out->ky = ky;
+  if (kx == 1 && ky == 1) {
+    size_t stride = (size_t)cw * (size_t)bpp;
+    for (int r = 0; r < rh; r++)
+      d->rowptr[r] = d->region + (size_t)r * stride;
+    for (int got = 0; got < rh;) {
+      JDIMENSION n =
+          jpeg_read_scanlines(j, d->rowptr + got, (JDIMENSION)(rh - got));
+      if (n == 0)
+        return sl_err_set(err, SL_EDECODE, "jpeg: no rows after row %d",
+                          y0 + got);
+      if (convert)
+        for (JDIMENSION r = 0; r < n; r++)
+          sl_convert_row(d->rowptr[got + (int)r], fmt, (int)cw,
+                         d->rowptr[got + (int)r], ch);
+      got += (int)n;
+    }
+    out->pixels = d->region + (size_t)dx * (size_t)ch;
+    out->stride = stride;
+    out->w = rw;
+    out->h = rh;
+    return SL_OK;
+  }
+  sl_sink s;
+  sl_sink_begin(&s, d, ch, rw, rh, kx, ky);
+  for (int r = 0; r < rh; r++) {
+    JSAMPROW rp = d->row;
+    if (jpeg_read_scanlines(j, &rp, 1) != 1)
+      return sl_err_set(err, SL_EDECODE, "jpeg: no rows after row %d", y0 + r);
+    if (convert)
+      sl_convert_row(d->row, fmt, (int)cw, d->row, ch);
+    sl_sink_row(&s, d->row + (size_t)dx * (size_t)ch);
+  }
+  out->pixels = d->region;
+  out->stride = s.stride;
+  out->w = s.nx;
+  out->h = s.ny;
+  return SL_OK;
+}
+
+sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
+                         const sl_decode_req *req, sl_decoded *out,
+                         sl_err *err) {
+  sl_image_info info;
+  sl_status st;
+  if (!d->pending || d->pending != in->bytes || d->pending_len != in->len) {
+    st = sl_jpeg_probe(d, in, &info, err);
+    if (st != SL_OK)
+      return st;
+  }
+  info = d->pending_info;
+  st = sl_check_request(d, req, &info, err);
+  if (st == SL_OK) {
+    if (setjmp(d->je.jb))
+      return fail(d, err);
+    st = decode_body(d, &d->pending_info, req, out, err);
+  }
+  jpeg_abort_decompress(&d->jd);
+  d->pending = NULL;
+  return st;
+}

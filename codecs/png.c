@@ -1,0 +1,176 @@
+/* PNG through libpng. The header is parsed by hand for probing; a decode
+ * streams rows through libpng (all memory from the decoder's arena, so
+ * nothing is allocated per image and a hostile file cannot grow it), keeps
+ * the region's rows and stops after the last one. Interlaced PNGs would
+ * need the whole image in memory and are refused. */
+#include <string.h>
+
+#include <png.h>
+
+#include "codecs/codec_impl.h"
+
+typedef struct png_in {
+  const uint8_t *p;
+  size_t len, pos;
+  sl_arena *arena;
+  char msg[200];
+} png_in;
+
+static const uint8_t k_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+static uint32_t be32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         p[3];
+}
+
+sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
+                       sl_image_info *info, sl_err *err) {
+  const uint8_t *p = in->bytes;
+  if (in->len < 33 || memcmp(p, k_sig, 8) != 0 ||
+      memcmp(p + 12, "IHDR", 4) != 0 || be32(p + 8) != 13)
+    return sl_err_set(err, SL_EDECODE, "png: not a PNG file (%zu bytes)",
+                      in->len);
+  uint32_t w = be32(p + 16), h = be32(p + 20);
+  int depth = p[24], type = p[25], interlace = p[28];
+  static const int comps[7] = {1, 0, 3, 1, 2, 0, 4};
+  if (w == 0 || h == 0 || type > 6 || comps[type] == 0 ||
+      (depth != 1 && depth != 2 && depth != 4 && depth != 8 && depth != 16))
+    return sl_err_set(err, SL_EDECODE,
+                      "png: bad header (%ux%u, depth %d, colour type %d)", w, h,
+                      depth, type);
+  if (w > SL_CODEC_MAX_SIDE || h > SL_CODEC_MAX_SIDE ||
+      (uint64_t)w * h > d->max_pixels)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "png: %ux%u image exceeds decode.max_pixels = %llu", w, h,
+                      (unsigned long long)d->max_pixels);
+  info->width = (int)w;
+  info->height = (int)h;
+  info->components = comps[type];
+  info->progressive = interlace != 0;
+  info->color = (type & 2) || type == 3 ? SL_COLOR_RGB : SL_COLOR_GRAY;
+  info->subsamp = info->color == SL_COLOR_GRAY ? SL_SUB_GRAY : SL_SUB_444;
+  return SL_OK;
+}
+
+static void png_err_fn(png_structp p, png_const_charp msg) {
+  png_in *x = png_get_error_ptr(p);
+  size_t n = strlen(msg);
+  n = n < sizeof x->msg - 1 ? n : sizeof x->msg - 1;
+  memcpy(x->msg, msg, n);
+  x->msg[n] = 0;
+  png_longjmp(p, 1);
+}
+
+static void png_warn_fn(png_structp p, png_const_charp msg) {
+  (void)p;
+  (void)msg;
+}
+
+static void png_read_fn(png_structp p, png_bytep out, size_t n) {
+  png_in *x = png_get_io_ptr(p);
+  if (n > x->len - x->pos)
+    png_error(p, "truncated file");
+  memcpy(out, x->p + x->pos, n);
+  x->pos += n;
+}
+
+static png_voidp arena_malloc(png_structp p, png_alloc_size_t n) {
+  sl_arena *a = png_get_mem_ptr(p);
+  size_t need = (n + 15) & ~(size_t)15;
+  if (need < n || need > a->cap - a->used)
+    return NULL;
+  void *r = a->base + a->used;
+  a->used += need;
+  return r;
+}
+
+static void arena_free(png_structp p, png_voidp ptr) {
+  (void)p;
+  (void)ptr;
+}
+
+/* Sets transforms so every row comes out as ch (1 or 4) 8-bit bytes. */
+static void set_transforms(png_structp p, png_infop info, int ch) {
+  int type = png_get_color_type(p, info);
+  png_set_expand(p); /* palette -> RGB, gray < 8 bits -> 8, tRNS -> alpha */
+  png_set_strip_16(p);
+  png_set_strip_alpha(p);
+  if (ch == 4) {
+    if (!(type & PNG_COLOR_MASK_COLOR))
+      png_set_gray_to_rgb(p);
+    png_set_filler(p, 0xff, PNG_FILLER_AFTER);
+  } else if (type & PNG_COLOR_MASK_COLOR) {
+    png_set_rgb_to_gray_fixed(p, 1, 29900, 58700); /* JPEG's luma */
+  }
+}
+
+static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
+                             const sl_image_info *info,
+                             const sl_decode_req *req, sl_decoded *out,
+                             sl_err *err) {
+  int ch = req->channels, x0, y0, rw, rh, kx, ky;
+  sl_region_plan(req, info->width, info->height, 8, &x0, &y0, &rw, &rh, &kx,
+                 &ky);
+  int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
+  if (nx > d->cap_w || ny > d->cap_h)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "png: region %dx%d exceeds the decoder's %dx%d scratch",
+                      nx, ny, d->cap_w, d->cap_h);
+  png_set_user_limits(p, SL_CODEC_MAX_SIDE, SL_CODEC_MAX_SIDE);
+  png_set_chunk_malloc_max(p, 256 * 1024);
+  png_read_info(p, pi);
+  if (png_get_interlace_type(p, pi) != PNG_INTERLACE_NONE)
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "png: interlaced PNG is not supported (re-encode it "
+                      "without interlacing)");
+  set_transforms(p, pi, ch);
+  png_read_update_info(p, pi);
+  if (png_get_rowbytes(p, pi) != (size_t)info->width * (size_t)ch)
+    return sl_err_set(err, SL_EDECODE, "png: unexpected row size %zu",
+                      (size_t)png_get_rowbytes(p, pi));
+  sl_sink s;
+  sl_sink_begin(&s, d, ch, rw, rh, kx, ky);
+  for (int y = 0; y < y0 + rh; y++) {
+    png_read_row(p, d->row, NULL);
+    if (y >= y0)
+      sl_sink_row(&s, d->row + (size_t)x0 * (size_t)ch);
+  }
+  out->pixels = d->region;
+  out->stride = s.stride;
+  out->w = s.nx;
+  out->h = s.ny;
+  out->scale = 8;
+  out->kx = kx;
+  out->ky = ky;
+  return SL_OK;
+}
+
+sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
+                        const sl_decode_req *req, sl_decoded *out,
+                        sl_err *err) {
+  sl_image_info info;
+  memset(&info, 0, sizeof info);
+  sl_status st = sl_png_probe(d, in, &info, err);
+  if (st == SL_OK)
+    st = sl_check_request(d, req, &info, err);
+  if (st != SL_OK)
+    return st;
+  png_in x = {in->bytes, in->len, 0, &d->arena, ""};
+  d->arena.used = 0;
+  png_structp p = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &x,
+                                           png_err_fn, png_warn_fn, &d->arena,
+                                           arena_malloc, arena_free);
+  png_infop pi = p ? png_create_info_struct(p) : NULL;
+  if (!pi) {
+    png_destroy_read_struct(&p, NULL, NULL);
+    return sl_err_set(err, SL_ENOMEM, "png: out of scratch memory");
+  }
+  png_set_read_fn(p, &x, png_read_fn);
+  if (setjmp(png_jmpbuf(p))) {
+    png_destroy_read_struct(&p, &pi, NULL);
+    return sl_err_set(err, SL_EDECODE, "png: %s", x.msg);
+  }
+  st = decode_rows(p, pi, d, &info, req, out, err);
+  png_destroy_read_struct(&p, &pi, NULL);
+  return st;
+}

@@ -1,0 +1,62 @@
+/* Raw u8 HWC arrays (1 = gray, 3 = RGB, 4 = RGBA): the region's rows are
+ * converted and streamed through the same sink as the other codecs. */
+#include "codecs/codec_impl.h"
+
+sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
+                       sl_image_info *info, sl_err *err) {
+  int h = in->raw_h, w = in->raw_w, c = in->raw_c;
+  if (h < 1 || w < 1 || (c != 1 && c != 3 && c != 4))
+    return sl_err_set(err, SL_EDECODE, "raw: bad shape %dx%dx%d", h, w, c);
+  if (w > SL_CODEC_MAX_SIDE || h > SL_CODEC_MAX_SIDE ||
+      (uint64_t)w * (uint64_t)h > d->max_pixels)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "raw: %dx%d image exceeds decode.max_pixels = %llu", w, h,
+                      (unsigned long long)d->max_pixels);
+  uint64_t need = (uint64_t)h * (uint64_t)w * (uint64_t)c;
+  if (in->len != need)
+    return sl_err_set(err, SL_EDECODE,
+                      "raw: %zu bytes for a %dx%dx%d array (%llu expected)",
+                      in->len, h, w, c, (unsigned long long)need);
+  info->width = w;
+  info->height = h;
+  info->components = c;
+  info->progressive = 0;
+  info->color = c == 1 ? SL_COLOR_GRAY : SL_COLOR_RGB;
+  info->subsamp = c == 1 ? SL_SUB_GRAY : SL_SUB_444;
+  return SL_OK;
+}
+
+sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
+                        const sl_decode_req *req, sl_decoded *out,
+                        sl_err *err) {
+  sl_image_info info;
+  sl_status st = sl_raw_probe(d, in, &info, err);
+  if (st == SL_OK)
+    st = sl_check_request(d, req, &info, err);
+  if (st != SL_OK)
+    return st;
+  int ch = req->channels, c = in->raw_c, x0, y0, rw, rh, kx, ky;
+  sl_region_plan(req, info.width, info.height, 8, &x0, &y0, &rw, &rh, &kx, &ky);
+  int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
+  if (nx > d->cap_w || ny > d->cap_h)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "raw: region %dx%d exceeds the decoder's %dx%d scratch",
+                      nx, ny, d->cap_w, d->cap_h);
+  sl_pixfmt fmt = c == 1 ? SL_PIX_GRAY : c == 3 ? SL_PIX_RGB : SL_PIX_RGBX;
+  sl_sink s;
+  sl_sink_begin(&s, d, ch, rw, rh, kx, ky);
+  size_t stride = (size_t)info.width * (size_t)c;
+  for (int y = y0; y < y0 + rh; y++) {
+    const uint8_t *src = in->bytes + (size_t)y * stride + (size_t)x0 * c;
+    sl_convert_row(src, fmt, rw, d->row, ch);
+    sl_sink_row(&s, d->row);
+  }
+  out->pixels = d->region;
+  out->stride = s.stride;
+  out->w = s.nx;
+  out->h = s.ny;
+  out->scale = 8;
+  out->kx = kx;
+  out->ky = ky;
+  return SL_OK;
+}

@@ -1,0 +1,539 @@
+/* codecs/: probe and region decode of JPEG, PNG and raw arrays; the test
+ * image generator; every kind of bad input is an error, and the decoder
+ * keeps working afterwards. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codecs/codec.h"
+#include "codecs/img_util.h"
+#include "tools/synth.h"
+
+enum { JPEG = 1, PNG = 2, RAW = 3 };
+
+typedef struct blob {
+  uint8_t *p;
+  size_t n;
+} blob;
+
+static blob make_jpeg(uint64_t seed, int w, int h, sl_synth_color color,
+                      int progressive, int restart) {
+  sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+  o.color = color;
+  o.progressive = progressive;
+  o.restart_rows = restart;
+  blob b;
+  sl_err err;
+  assert_int_equal(sl_synth_jpeg(seed, w, h, &o, &b.p, &b.n, &err), SL_OK);
+  return b;
+}
+
+static sl_decoder *new_decoder(uint64_t max_pixels, int cap) {
+  sl_decoder *d;
+  sl_err err;
+  assert_int_equal(sl_decoder_create(&d, max_pixels, cap, cap, &err), SL_OK);
+  return d;
+}
+
+/* Decodes the region into a tight malloc'd buffer of w*h*ch bytes. */
+static uint8_t *decode(sl_decoder *d, const sl_encoded *in, int x, int y, int w,
+                       int h, int scale, int min_w, int min_h, int ch,
+                       sl_decoded *out, sl_status *st, sl_err *err) {
+  sl_decode_req req = {x, y, w, h, scale, min_w, min_h, ch};
+  *st = sl_decoder_decode(d, in, &req, out, err);
+  if (*st != SL_OK)
+    return NULL;
+  uint8_t *buf = malloc((size_t)out->w * out->h * ch);
+  for (int r = 0; r < out->h; r++)
+    memcpy(buf + (size_t)r * out->w * ch, out->pixels + r * out->stride,
+           (size_t)out->w * ch);
+  return buf;
+}
+
+static uint8_t *rgbx_to_rgb(const uint8_t *p, size_t npx) {
+  uint8_t *o = malloc(npx * 3);
+  for (size_t i = 0; i < npx; i++)
+    memcpy(o + 3 * i, p + 4 * i, 3);
+  return o;
+}
+
+/* ---- the generator ---- */
+
+static void test_synth_deterministic(void **state) {
+  (void)state;
+  blob a = make_jpeg(5, 97, 61, SL_SYNTH_420, 1, 2);
+  blob b = make_jpeg(5, 97, 61, SL_SYNTH_420, 1, 2);
+  blob c = make_jpeg(6, 97, 61, SL_SYNTH_420, 1, 2);
+  assert_int_equal(a.n, b.n);
+  assert_memory_equal(a.p, b.p, a.n);
+  assert_true(a.n != c.n || memcmp(a.p, c.p, a.n) != 0);
+  free(a.p), free(b.p), free(c.p);
+  sl_synth_folder_opts fo = {0};
+  sl_synth_folder_defaults(&fo);
+  int w, h, gray = 0, prog = 0, rst = 0, tiny = 0, big = 0;
+  sl_synth_jpeg_opts jo;
+  uint64_t seed;
+  char rel[64];
+  for (int i = 0; i < fo.count; i++) {
+    sl_synth_folder_item(&fo, i, &w, &h, &jo, &seed, rel);
+    gray += jo.color == SL_SYNTH_GRAY;
+    prog += jo.progressive;
+    rst += jo.restart_rows > 0;
+    tiny += w * h < 64;
+    big += w * h > 2000000;
+    assert_true(strncmp(rel, "class_", 6) == 0);
+  }
+  assert_true(gray > 0 && prog > 0 && rst > 0 && tiny > 0 && big > 0);
+  /* Content is photo-like: a 256x256 q90 file is far smaller than raw. */
+  blob p = make_jpeg(7, 256, 256, SL_SYNTH_420, 0, 0);
+  assert_true(p.n < 256 * 256 * 3 / 5);
+  assert_true(p.n > 256 * 256 * 3 / 200);
+  free(p.p);
+}
+
+static void test_synth_folder_writes(void **state) {
+  (void)state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/codecs_synth", tmp ? tmp : "/tmp");
+  sl_synth_folder_opts fo = {.count = 6, .classes = 3, .seed = 9};
+  sl_err err;
+  assert_int_equal(sl_synth_folder(dir, &fo, &err), SL_OK);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/class_002/img_00005.jpg", dir);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fclose(f);
+  assert_int_equal(sl_synth_folder("/proc/no/such/dir", &fo, &err), SL_EIO);
+  assert_non_null(strstr(err.msg, "/proc/no/such/dir"));
+}
+
+/* ---- JPEG ---- */
+
+static void test_jpeg_probe_variants(void **state) {
+  (void)state;
+  static const struct {
+    sl_synth_color c;
+    sl_subsamp sub;
+    sl_color_model model;
+  } v[] = {{SL_SYNTH_420, SL_SUB_420, SL_COLOR_RGB},
+           {SL_SYNTH_422, SL_SUB_422, SL_COLOR_RGB},
+           {SL_SYNTH_444, SL_SUB_444, SL_COLOR_RGB},
+           {SL_SYNTH_440, SL_SUB_440, SL_COLOR_RGB},
+           {SL_SYNTH_GRAY, SL_SUB_GRAY, SL_COLOR_GRAY},
+           {SL_SYNTH_CMYK, SL_SUB_444, SL_COLOR_CMYK},
+           {SL_SYNTH_YCCK, SL_SUB_444, SL_COLOR_YCCK}};
+  sl_decoder *d = new_decoder(100000000, 512);
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    for (int prog = 0; prog < 2; prog++) {
+      blob b = make_jpeg(i, 123, 45, v[i].c, prog, 0);
+      sl_encoded in = {b.p, b.n, JPEG, 0, 0, 0};
+      sl_image_info info;
+      sl_err err;
+      assert_int_equal(sl_decoder_probe(d, &in, &info, &err), SL_OK);
+      assert_int_equal(info.width, 123);
+      assert_int_equal(info.height, 45);
+      assert_int_equal(info.progressive, prog);
+      assert_int_equal(info.subsamp, v[i].sub);
+      assert_int_equal(info.color, v[i].model);
+      assert_int_equal(info.inverted, v[i].model >= SL_COLOR_CMYK);
+      free(b.p);
+    }
+  }
+  sl_decoder_destroy(d);
+}
+
+/* Full decode of every variant is close to the generated pixels; CMYK and
+ * YCCK (Adobe, inverted) come back as the RGB they were made from. */
+static void test_jpeg_full_decode_quality(void **state) {
+  (void)state;
+  sl_synth_color colors[] = {SL_SYNTH_420, SL_SYNTH_422,  SL_SYNTH_444,
+                             SL_SYNTH_440, SL_SYNTH_GRAY, SL_SYNTH_CMYK,
+                             SL_SYNTH_YCCK};
+  sl_decoder *d = new_decoder(100000000, 512);
+  int W = 161, H = 119;
+  uint8_t *rgb = malloc((size_t)W * H * 3), *gray = malloc((size_t)W * H);
+  sl_synth_pixels(11, -1, 1, W, H, 3, rgb);
+  sl_synth_pixels(11, -1, 1, W, H, 1, gray);
+  for (size_t i = 0; i < sizeof colors / sizeof colors[0]; i++) {
+    for (int mode = 0; mode < 3; mode++) { /* baseline, progressive, RST */
+      blob b = make_jpeg(11, W, H, colors[i], mode == 1, mode == 2 ? 1 : 0);
+      sl_encoded in = {b.p, b.n, JPEG, 0, 0, 0};
+      sl_decoded out;
+      sl_status st;
+      sl_err err;
+      uint8_t *px = decode(d, &in, 0, 0, W, H, 8, 0, 0, 4, &out, &st, &err);
+      assert_int_equal(st, SL_OK);
+      assert_int_equal(out.w, W);
+      assert_int_equal(out.h, H);
+      uint8_t *p3 = rgbx_to_rgb(px, (size_t)W * H);
+      if (colors[i] == SL_SYNTH_GRAY) {
+        for (int k = 0; k < W * H; k++) { /* replicated to 3 channels */
+          assert_int_equal(p3[3 * k], p3[3 * k + 1]);
+          assert_int_equal(p3[3 * k], p3[3 * k + 2]);
+        }
+        uint8_t *g = decode(d, &in, 0, 0, W, H, 8, 0, 0, 1, &out, &st, &err);
+        assert_true(tu_psnr_u8(g, gray, (size_t)W * H) > 34.0);
+        free(g);
+      } else {
+        double q = tu_psnr_u8(p3, rgb, (size_t)W * H * 3);
+        if (q < 30.0)
+          fail_msg("variant %zu mode %d: PSNR %.2f", i, mode, q);
+      }
+      free(px), free(p3), free(b.p);
+    }
+  }
+  free(rgb), free(gray);
+  sl_decoder_destroy(d);
+}
+
+/* A region decode (crop + skip + early stop) matches the same pixels of a
+ * full decode: exactly for 4:4:4 and gray, and up to the fancy
+ * upsampler's edge columns for subsampled chroma. */
+static void test_jpeg_region_matches_full(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(100000000, 1024);
+  int W = 333, H = 251;
+  sl_synth_color colors[] = {SL_SYNTH_444, SL_SYNTH_GRAY, SL_SYNTH_420,
+                             SL_SYNTH_422, SL_SYNTH_CMYK};
+  int boxes[][4] = {{0, 0, 333, 251}, {37, 21, 100, 90},  {1, 1, 1, 1},
+                    {332, 250, 1, 1}, {200, 5, 133, 246}, {16, 16, 16, 16}};
+  for (size_t c = 0; c < sizeof colors / sizeof colors[0]; c++) {
+    for (int prog = 0; prog < 2; prog++) {
+      blob b = make_jpeg(3 + c, W, H, colors[c], prog, prog ? 0 : 3);
+      sl_encoded in = {b.p, b.n, JPEG, 0, 0, 0};
+      sl_decoded out;
+      sl_status st;
+      sl_err err;
+      uint8_t *full = decode(d, &in, 0, 0, W, H, 8, 0, 0, 4, &out, &st, &err);
+      assert_int_equal(st, SL_OK);
+      for (size_t k = 0; k < sizeof boxes / sizeof boxes[0]; k++) {
+        int *bx = boxes[k];
+        uint8_t *r = decode(d, &in, bx[0], bx[1], bx[2], bx[3], 8, 0, 0, 4,
+                            &out, &st, &err);
+        assert_int_equal(st, SL_OK);
+        assert_int_equal(out.w, bx[2]);
+        assert_int_equal(out.h, bx[3]);
+        int maxd = 0;
+        for (int y = 0; y < bx[3]; y++)
+          for (int x = 0; x < bx[2]; x++)
+            for (int ch = 0; ch < 3; ch++) {
+              int a = r[((size_t)y * bx[2] + x) * 4 + ch];
+              int e = full[(((size_t)(y + bx[1])) * W + x + bx[0]) * 4 + ch];
+              maxd = abs(a - e) > maxd ? abs(a - e) : maxd;
+            }
+        int exact = colors[c] == SL_SYNTH_444 || colors[c] == SL_SYNTH_GRAY ||
+                    colors[c] == SL_SYNTH_CMYK;
+        if (maxd > (exact ? 0 : 12))
+          fail_msg("colour %zu prog %d box %zu: max diff %d", c, prog, k, maxd);
+        free(r);
+      }
+      free(full), free(b.p);
+    }
+  }
+  sl_decoder_destroy(d);
+}
+
+/* DCT-scaled decodes have libjpeg's sizes and look like an area average of
+ * the full decode; the box reduction keeps outputs under 2x the minimum. */
+static void test_jpeg_scaled_and_reduced(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(100000000, 600);
+  int W = 1203, H = 901;
+  blob b = make_jpeg(21, W, H, SL_SYNTH_420, 0, 0);
+  sl_encoded in = {b.p, b.n, JPEG, 0, 0, 0};
+  int tw, th;
+  uint8_t *ref = tu_tj_decode(b.p, b.n, 3, &tw, &th);
+  assert_non_null(ref);
+  for (int m = 1; m <= 8; m++) {
+    sl_decoded out;
+    sl_status st;
+    sl_err err;
+    int bx = 101, by = 57, bw = 600, bh = 500;
+    int min = m == 8 ? 0 : 40; /* reduce at scale < 8 when still big */
+    uint8_t *px =
+        decode(d, &in, bx, by, bw, bh, m, min, min, 4, &out, &st, &err);
+    if (st != SL_OK)
+      fail_msg("m=%d: %s", m, err.msg);
+    int sw =
+        (int)(((int64_t)(bx + bw) * m + 4) / 8 - ((int64_t)bx * m + 4) / 8);
+    assert_int_equal(out.scale, m);
+    assert_int_equal(out.w, (sw + out.kx - 1) / out.kx);
+    if (min) {
+      assert_true(out.w >= min && out.w < 2 * min);
+      assert_true(out.h >= min && out.h < 2 * min);
+    }
+    uint8_t *p3 = rgbx_to_rgb(px, (size_t)out.w * out.h);
+    float *exp = malloc(sizeof(float) * out.w * out.h * 3);
+    tu_area_resample(ref, W, 3, bx, by, bw, bh, out.w, out.h, exp);
+    double q = tu_psnr(p3, exp, (size_t)out.w * out.h * 3);
+    if (q < 30.0)
+      fail_msg("m=%d (%dx%d k=%d,%d): PSNR %.2f", m, out.w, out.h, out.kx,
+               out.ky, q);
+    free(px), free(p3), free(exp);
+  }
+  /* The region must fit the caps when no reduction is asked for. */
+  sl_decode_req big = {0, 0, W, H, 8, 0, 0, 4};
+  sl_decoded out;
+  sl_err err;
+  assert_int_equal(sl_decoder_decode(d, &in, &big, &out, &err), SL_ETOOBIG);
+  free(ref), free(b.p);
+  sl_decoder_destroy(d);
+}
+
+/* ---- PNG and raw ---- */
+
+static void test_png_and_raw_exact(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(100000000, 256);
+  int W = 77, H = 53;
+  uint8_t *rgb = malloc((size_t)W * H * 3), *gray = malloc((size_t)W * H);
+  sl_synth_pixels(4, 2, 1, W, H, 3, rgb);
+  sl_synth_pixels(4, 2, 1, W, H, 1, gray);
+  for (int ch = 1; ch <= 4; ch++) {
+    if (ch == 2)
+      continue;
+    blob b;
+    sl_err err;
+    assert_int_equal(sl_synth_png(4, 2, W, H, ch, &b.p, &b.n, &err), SL_OK);
+    sl_encoded in = {b.p, b.n, PNG, 0, 0, 0};
+    sl_image_info info;
+    assert_int_equal(sl_decoder_probe(d, &in, &info, &err), SL_OK);
+    assert_int_equal(info.width, W);
+    assert_int_equal(info.components, ch);
+    sl_decoded out;
+    sl_status st;
+    uint8_t *px = decode(d, &in, 5, 7, 30, 20, 8, 0, 0, 4, &out, &st, &err);
+    if (st != SL_OK)
+      fail_msg("png %d: %s", ch, err.msg);
+    for (int y = 0; y < 20; y++)
+      for (int x = 0; x < 30; x++)
+        for (int c = 0; c < 3; c++) {
+          size_t s = (size_t)(y + 7) * W + x + 5;
+          int e = ch == 1 ? gray[s] : rgb[s * 3 + c];
+          assert_int_equal(px[((size_t)y * 30 + x) * 4 + c], e);
+        }
+    free(px), free(b.p);
+  }
+  /* Raw arrays, 1/3/4 channels; gray output of RGB is the JPEG luma. */
+  uint8_t *rgba = malloc((size_t)W * H * 4);
+  for (int i = 0; i < W * H; i++) {
+    memcpy(rgba + 4 * i, rgb + 3 * i, 3);
+    rgba[4 * i + 3] = (uint8_t)i;
+  }
+  const uint8_t *srcs[] = {gray, rgb, rgba};
+  int chans[] = {1, 3, 4};
+  for (int k = 0; k < 3; k++) {
+    sl_encoded in = {srcs[k], (size_t)W * H * chans[k], RAW, H, W, chans[k]};
+    sl_decoded out;
+    sl_status st;
+    sl_err err;
+    uint8_t *px = decode(d, &in, 0, 0, W, H, 8, 0, 0, 4, &out, &st, &err);
+    assert_int_equal(st, SL_OK);
+    for (int i = 0; i < W * H; i++)
+      for (int c = 0; c < 3; c++)
+        assert_int_equal(px[4 * i + c], k == 0 ? gray[i] : rgb[3 * i + c]);
+    free(px);
+    uint8_t *g = decode(d, &in, 0, 0, W, H, 8, 0, 0, 1, &out, &st, &err);
+    assert_int_equal(st, SL_OK);
+    for (int i = 0; i < W * H && k == 0; i++)
+      assert_int_equal(g[i], gray[i]);
+    free(g);
+    in.len--; /* wrong size */
+    assert_int_equal(sl_decoder_decode(d, &in,
+                                       &(sl_decode_req){0, 0, W, H, 8, 0, 0, 4},
+                                       &out, &err),
+                     SL_EDECODE);
+  }
+  free(rgb), free(gray), free(rgba);
+  sl_decoder_destroy(d);
+}
+
+/* ---- bad input ---- */
+
+static blob good_jpeg(void) {
+  return make_jpeg(99, 64, 48, SL_SYNTH_420, 0, 0);
+}
+
+/* After an error the decoder still decodes a good image exactly as a
+ * fresh one does. */
+static void assert_still_works(sl_decoder *d, const uint8_t *expect) {
+  blob g = good_jpeg();
+  sl_encoded in = {g.p, g.n, JPEG, 0, 0, 0};
+  sl_decoded out;
+  sl_status st;
+  sl_err err;
+  uint8_t *px = decode(d, &in, 0, 0, 64, 48, 8, 0, 0, 4, &out, &st, &err);
+  assert_int_equal(st, SL_OK);
+  assert_memory_equal(px, expect, 64 * 48 * 4);
+  free(px), free(g.p);
+}
+
+static sl_status decode_all(sl_decoder *d, const uint8_t *p, size_t n,
+                            int codec, sl_err *err) {
+  sl_encoded in = {p, n, codec, 0, 0, 0};
+  sl_image_info info;
+  sl_status st = sl_decoder_probe(d, &in, &info, err);
+  if (st != SL_OK)
+    return st;
+  sl_decode_req req = {0, 0, info.width, info.height, 8, 16, 16, 4};
+  sl_decoded out;
+  return sl_decoder_decode(d, &in, &req, &out, err);
+}
+
+static void test_bad_jpeg(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(1000000, 256);
+  blob g = good_jpeg();
+  sl_encoded gin = {g.p, g.n, JPEG, 0, 0, 0};
+  sl_decoded out;
+  sl_status st;
+  sl_err err;
+  uint8_t *expect = decode(d, &gin, 0, 0, 64, 48, 8, 0, 0, 4, &out, &st, &err);
+  assert_int_equal(st, SL_OK);
+  /* Truncated anywhere before the EOI marker: an error. */
+  blob p = make_jpeg(98, 64, 48, SL_SYNTH_444, 1, 0);
+  blob pieces[2] = {g, p};
+  for (int k = 0; k < 2; k++) {
+    for (size_t cut = 0; cut + 2 < pieces[k].n; cut += 1 + cut / 16) {
+      st = decode_all(d, pieces[k].p, cut, JPEG, &err);
+      if (st == SL_OK)
+        fail_msg("file %d cut at %zu of %zu decoded", k, cut, pieces[k].n);
+      assert_true(st == SL_EDECODE);
+      assert_true(strncmp(err.msg, "jpeg: ", 6) == 0);
+    }
+    assert_still_works(d, expect);
+  }
+  free(p.p);
+  /* Bad Huffman table: code counts summing past 256. */
+  uint8_t *bad = malloc(g.n);
+  memcpy(bad, g.p, g.n);
+  size_t dht = 0;
+  for (size_t i = 0; i + 1 < g.n; i++)
+    if (bad[i] == 0xff && bad[i + 1] == 0xc4) {
+      dht = i;
+      break;
+    }
+  assert_true(dht > 0);
+  memset(bad + dht + 5, 0xff, 16);
+  assert_int_equal(decode_all(d, bad, g.n, JPEG, &err), SL_EDECODE);
+  assert_non_null(strstr(err.msg, "Huffman"));
+  assert_still_works(d, expect);
+  /* Corrupt entropy data: a bad Huffman code is a warning -> error. */
+  memcpy(bad, g.p, g.n);
+  size_t sos = 0;
+  for (size_t i = 0; i + 1 < g.n; i++)
+    if (bad[i] == 0xff && bad[i + 1] == 0xda)
+      sos = i;
+  for (size_t i = sos + 14; i < g.n - 2; i += 3)
+    bad[i] = 0xff, bad[i + 1] = 0x00; /* garbage, properly stuffed */
+  st = decode_all(d, bad, g.n, JPEG, &err);
+  assert_int_equal(st, SL_EDECODE);
+  assert_still_works(d, expect);
+  /* Absurd dimensions in the SOF: over max_pixels, or zero. */
+  size_t sof = 0;
+  for (size_t i = 0; i + 1 < g.n; i++)
+    if (bad[i] == 0xff && (bad[i + 1] == 0xc0 || bad[i + 1] == 0xc2)) {
+      sof = i;
+      break;
+    }
+  assert_true(sof > 0);
+  memcpy(bad, g.p, g.n);
+  bad[sof + 5] = bad[sof + 7] = 0x7f; /* 32767 x 32767 */
+  bad[sof + 6] = bad[sof + 8] = 0xff;
+  assert_int_equal(decode_all(d, bad, g.n, JPEG, &err), SL_ETOOBIG);
+  assert_non_null(strstr(err.msg, "max_pixels"));
+  assert_still_works(d, expect);
+  bad[sof + 5] = bad[sof + 6] = 0;
+  assert_int_equal(decode_all(d, bad, g.n, JPEG, &err), SL_EDECODE);
+  assert_still_works(d, expect);
+  /* Zero bytes, all zeros, text, a PNG fed as JPEG, NULL. */
+  memset(bad, 0, g.n);
+  assert_int_equal(decode_all(d, bad, 0, JPEG, &err), SL_EDECODE);
+  assert_int_equal(decode_all(d, bad, g.n, JPEG, &err), SL_EDECODE);
+  assert_non_null(strstr(err.msg, "Not a JPEG"));
+  const char *text = "hello, I am not an image at all";
+  assert_int_equal(
+      decode_all(d, (const uint8_t *)text, strlen(text), JPEG, &err),
+      SL_EDECODE);
+  blob png;
+  assert_int_equal(sl_synth_png(1, 0, 8, 8, 3, &png.p, &png.n, &err), SL_OK);
+  assert_int_equal(decode_all(d, png.p, png.n, JPEG, &err), SL_EDECODE);
+  assert_int_equal(decode_all(d, NULL, 0, JPEG, &err), SL_EDECODE);
+  assert_int_equal(decode_all(d, g.p, g.n, 77, &err), SL_EUNSUPPORTED);
+  /* A region outside the image, a bad scale: SL_EINVAL. */
+  sl_decode_req r1 = {60, 0, 10, 10, 8, 0, 0, 4};
+  assert_int_equal(sl_decoder_decode(d, &gin, &r1, &out, &err), SL_EINVAL);
+  sl_decode_req r2 = {0, 0, 10, 10, 9, 0, 0, 4};
+  assert_int_equal(sl_decoder_decode(d, &gin, &r2, &out, &err), SL_EINVAL);
+  sl_decode_req r3 = {0, 0, 10, 10, 8, 0, 0, 3};
+  assert_int_equal(sl_decoder_decode(d, &gin, &r3, &out, &err), SL_EINVAL);
+  assert_still_works(d, expect);
+  /* The decompression-bomb guard. */
+  sl_decoder *small = new_decoder(64 * 48 - 1, 256);
+  assert_int_equal(decode_all(small, g.p, g.n, JPEG, &err), SL_ETOOBIG);
+  sl_decoder_destroy(small);
+  free(bad), free(png.p), free(g.p), free(expect);
+  sl_decoder_destroy(d);
+}
+
+static void test_bad_png(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(1000000, 256);
+  blob png;
+  sl_err err;
+  assert_int_equal(sl_synth_png(8, 1, 40, 30, 3, &png.p, &png.n, &err), SL_OK);
+  assert_int_equal(decode_all(d, png.p, png.n, PNG, &err), SL_OK);
+  /* Truncated before the image data ends: an error (the IEND chunk and
+   * the last IDAT's CRC are not needed once every row is in). */
+  for (size_t cut = 0; cut + 24 < png.n; cut += 1 + cut / 32) {
+    sl_status st = decode_all(d, png.p, cut, PNG, &err);
+    if (st == SL_OK)
+      fail_msg("PNG cut at %zu of %zu decoded", cut, png.n);
+  }
+  uint8_t *bad = malloc(png.n);
+  /* A flipped bit anywhere in IHDR or IDAT: CRC or header error. */
+  for (size_t i = 8; i + 12 < png.n; i += 7) {
+    memcpy(bad, png.p, png.n);
+    bad[i] ^= 0x10;
+    sl_status st = decode_all(d, bad, png.n, PNG, &err);
+    if (st == SL_OK)
+      fail_msg("PNG with byte %zu flipped decoded", i);
+  }
+  /* JPEG fed as PNG, zeros, nothing. */
+  blob g = good_jpeg();
+  assert_int_equal(decode_all(d, g.p, g.n, PNG, &err), SL_EDECODE);
+  memset(bad, 0, png.n);
+  assert_int_equal(decode_all(d, bad, png.n, PNG, &err), SL_EDECODE);
+  assert_int_equal(decode_all(d, bad, 0, PNG, &err), SL_EDECODE);
+  /* Absurd size in IHDR (CRC fixed up is not needed: probe refuses it
+   * first). */
+  memcpy(bad, png.p, png.n);
+  bad[16] = bad[17] = 0x7f;
+  assert_int_equal(decode_all(d, bad, png.n, PNG, &err), SL_ETOOBIG);
+  assert_int_equal(decode_all(d, png.p, png.n, PNG, &err), SL_OK);
+  free(bad), free(png.p), free(g.p);
+  sl_decoder_destroy(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_synth_deterministic),
+      cmocka_unit_test(test_synth_folder_writes),
+      cmocka_unit_test(test_jpeg_probe_variants),
+      cmocka_unit_test(test_jpeg_full_decode_quality),
+      cmocka_unit_test(test_jpeg_region_matches_full),
+      cmocka_unit_test(test_jpeg_scaled_and_reduced),
+      cmocka_unit_test(test_png_and_raw_exact),
+      cmocka_unit_test(test_bad_jpeg),
+      cmocka_unit_test(test_bad_png),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
