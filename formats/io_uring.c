@@ -121,18 +121,25 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
   }
   u->ring_ok = true;
 
-  if (opts->direct) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", opts->fd);
-    u->fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-    if (u->fd < 0) {
-      st = sl_err_errno(err, SL_EIO, errno,
-                        "%s: reopen with O_DIRECT (io.direct=true) failed; "
-                        "the filesystem may not support it",
-                        u->name);
-      goto fail;
-    }
+  /* Our own open file description: O_DIRECT when asked, and read-ahead
+   * advice (RANDOM: read what is asked, no more) that does not change the
+   * caller's descriptor. Buffered reads keep the caller's fd when /proc is
+   * missing. */
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", opts->fd);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | (opts->direct ? O_DIRECT : 0));
+  if (fd < 0 && opts->direct) {
+    st = sl_err_errno(err, SL_EIO, errno,
+                      "%s: reopen with O_DIRECT (io.direct=true) failed; "
+                      "the filesystem may not support it",
+                      u->name);
+    goto fail;
+  }
+  if (fd >= 0) {
+    u->fd = fd;
     u->own_fd = true;
+    if (!opts->direct)
+      (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM); /* advisory */
   }
 
   u->cap = opts->pool_bytes / align * align;
