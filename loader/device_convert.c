@@ -52,10 +52,11 @@ int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
         dc->lut[c][v] = (uint32_t)v;
         continue;
       }
-      float x = ((float)v / 255.0f - mean[c]) / std[c];
+      /* In double, rounded once to float: as augment/convert.c does. */
+      float x = (float)(((double)v / 255.0 - (double)mean[c]) / (double)std[c]);
       dc->lut[c][v] = dtype == SL_DCONV_FP32   ? f32_bits(x)
-                      : dtype == SL_DCONV_FP16 ? sl_f32_to_f16(x)
-                                               : sl_f32_to_bf16(x);
+                      : dtype == SL_DCONV_FP16 ? sl_dconv_f32_to_f16(x)
+                                               : sl_dconv_f32_to_bf16(x);
     }
   }
   return 0;
@@ -106,7 +107,7 @@ void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
   }
 }
 
-uint16_t sl_f32_to_f16(float f) {
+uint16_t sl_dconv_f32_to_f16(float f) {
   uint32_t x = f32_bits(f);
   uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
   uint32_t a = x & 0x7fffffffu;
@@ -131,7 +132,7 @@ uint16_t sl_f32_to_f16(float f) {
   return (uint16_t)(sign | m);
 }
 
-uint16_t sl_f32_to_bf16(float f) {
+uint16_t sl_dconv_f32_to_bf16(float f) {
   uint32_t x = f32_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u)
     return (uint16_t)((x >> 16) | 0x40u);
@@ -139,7 +140,7 @@ uint16_t sl_f32_to_bf16(float f) {
   return (uint16_t)(x >> 16);
 }
 
-float sl_f16_to_f32(uint16_t h) {
+float sl_dconv_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   if (e == 0x1f)
@@ -151,6 +152,6 @@ float sl_f16_to_f32(uint16_t h) {
   return bits_f32(sign | ((e + 112u) << 23) | (m << 13));
 }
 
-float sl_bf16_to_f32(uint16_t b) {
+float sl_dconv_bf16_to_f32(uint16_t b) {
   return bits_f32((uint32_t)b << 16);
 }

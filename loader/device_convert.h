@@ -4,7 +4,8 @@
  * turns a batch of u8 NHWC pixels into the configured dtype and layout:
  *
  *   u8                 the pixel itself (only the layout changes)
- *   fp32               v = ((float)x / 255.0f - mean[c]) / std[c], in fp32
+ *   fp32               v = (x / 255 - mean[c]) / std[c], computed in double
+ *                      and rounded once to fp32 (as the CPU convert does)
  *   fp16, bf16         v rounded to nearest, ties to even (IEEE RNE), as
  *                      CUDA's __float2half_rn / __float2bfloat16_rn do
  *   layout             NCHW: dst[n][c][y][x];  NHWC: dst[n][y][x][c]
@@ -13,7 +14,8 @@
  * output bits for every value, computed once on the host by the functions
  * below. The kernel and the host twin (sl_dconv_run_host) only look values up
  * and lay them out, so the two agree bit for bit by construction; the GPU
- * tests check it, and check sl_f32_to_f16/bf16 against the CUDA intrinsics.
+ * tests check it, and check sl_dconv_f32_to_f16/bf16 against the CUDA
+ * intrinsics; the unit tests check the twin against augment's CPU convert.
  *
  * Thread safety: a plan is read-only after sl_dconv_init; share it freely.
  * Memory: a plan is a fixed 3 KiB struct; nothing is allocated. */
@@ -70,11 +72,11 @@ void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
 
 /* IEEE binary32 → binary16 / bfloat16, round to nearest, ties to even.
  * Overflow gives ±infinity; a NaN gives a quiet NaN of the same sign. */
-uint16_t sl_f32_to_f16(float f);
-uint16_t sl_f32_to_bf16(float f);
+uint16_t sl_dconv_f32_to_f16(float f);
+uint16_t sl_dconv_f32_to_bf16(float f);
 /* Exact widenings back to binary32. */
-float sl_f16_to_f32(uint16_t h);
-float sl_bf16_to_f32(uint16_t b);
+float sl_dconv_f16_to_f32(uint16_t h);
+float sl_dconv_bf16_to_f32(uint16_t b);
 
 #ifdef __cplusplus
 }
