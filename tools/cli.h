@@ -18,6 +18,9 @@ typedef struct sl_cli_command {
 
 int sl_cmd_config(int argc, char **argv);
 int sl_cmd_synth(int argc, char **argv);
+int sl_cmd_pack(int argc, char **argv);
+int sl_cmd_info(int argc, char **argv);
+int sl_cmd_verify(int argc, char **argv);
 
 /* Prints "sluice NAME: message" to stderr and returns 2 (usage error). */
 int sl_cli_usage_error(const char *cmd, const char *fmt, ...)

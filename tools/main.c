@@ -13,6 +13,10 @@ static const sl_cli_command k_commands[] = {
     {"config", "list options, check or show a config file", sl_cmd_config},
     {"synth", "write a deterministic folder of photo-like test JPEGs",
      sl_cmd_synth},
+    {"pack", "pack an image folder into an LMDB or HDF5 file", sl_cmd_pack},
+    {"info", "describe a dataset file", sl_cmd_info},
+    {"verify", "check every record of a dataset file (--decode: images too)",
+     sl_cmd_verify},
     {"version", "print the version", cmd_version},
     {"help", "this list", cmd_help},
 };

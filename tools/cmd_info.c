@@ -1,0 +1,110 @@
+/* sluice info FILE: what a dataset file holds. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/source.h"
+#include "tools/cli.h"
+
+enum { NBUCKETS = 9, SHOW_CLASSES = 10 };
+
+static void human(char *buf, size_t cap, double bytes) {
+  const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    u++;
+  }
+  snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: sluice info FILE\n\n"
+             "Prints a dataset file's format, layout version, sample count, "
+             "classes,\nsizes, resolution histogram and codec mix.\n");
+}
+
+int sl_cmd_info(int argc, char **argv) {
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    usage(stdout);
+    return 0;
+  }
+  if (argc != 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *path = argv[1];
+  sl_err err = {0};
+  sl_source *src;
+  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD, &err) != SL_OK) {
+    fprintf(stderr, "sluice info: %s\n", err.msg);
+    return 1;
+  }
+  uint64_t n = sl_source_count(src), total = 0, minb = UINT64_MAX, maxb = 0;
+  uint64_t codecs[4] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
+  unsigned minh = 65535, minw = 65535, maxh = 0, maxw = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    const sl_sample_info *e = sl_source_info(src, i);
+    total += e->length;
+    minb = e->length < minb ? e->length : minb;
+    maxb = e->length > maxb ? e->length : maxb;
+    codecs[e->codec < 4 ? e->codec : 0]++;
+    gray += e->channels == 1;
+    rgb += e->channels == 3;
+    unsigned side = e->height > e->width ? e->height : e->width;
+    int b = 0;
+    while (b < NBUCKETS - 1 && side > (32u << b))
+      b++;
+    hist[b]++;
+    minh = e->height < minh ? e->height : minh;
+    minw = e->width < minw ? e->width : minw;
+    maxh = e->height > maxh ? e->height : maxh;
+    maxw = e->width > maxw ? e->width : maxw;
+  }
+  char a[32], b[32], c[32], d[32];
+  human(a, sizeof a, (double)sl_source_file_size(src));
+  printf("file:        %s\n", path);
+  printf("format:      %s, layout version %" PRIu32 "\n",
+         sl_source_format_name(src), sl_source_layout_version(src));
+  printf("file size:   %s\n", a);
+  printf("samples:     %" PRIu64 "\n", n);
+  uint32_t k = sl_source_class_count(src);
+  printf("classes:     %" PRIu32 "%s", k, k ? ":" : "\n");
+  for (uint32_t i = 0; i < k && i < SHOW_CLASSES; i++)
+    printf(" %s%s", sl_source_class_name(src, i), i + 1 < k ? "," : "\n");
+  if (k > SHOW_CLASSES)
+    printf(" ... (%" PRIu32 " more)\n", k - SHOW_CLASSES);
+  if (n) {
+    human(a, sizeof a, (double)total);
+    human(b, sizeof b, (double)minb);
+    human(c, sizeof c, (double)total / (double)n);
+    human(d, sizeof d, (double)maxb);
+    printf("payloads:    %s in all; per sample min %s, mean %s, max %s\n", a, b,
+           c, d);
+    printf("codecs:      jpeg %" PRIu64 ", png %" PRIu64 ", raw %" PRIu64
+           "%s\n",
+           codecs[1], codecs[2], codecs[3],
+           codecs[0] ? " (and damaged entries)" : "");
+    printf("channels:    rgb %" PRIu64 ", gray %" PRIu64 "\n", rgb, gray);
+    printf("image sizes: %ux%u to %ux%u (width x height)\n", minw, minh, maxw,
+           maxh);
+    printf("longer side:\n");
+    uint64_t top = 1;
+    for (int i = 0; i < NBUCKETS; i++)
+      top = hist[i] > top ? hist[i] : top;
+    for (int i = 0; i < NBUCKETS; i++) {
+      char label[24];
+      if (i < NBUCKETS - 1)
+        snprintf(label, sizeof label, "<= %u", 32u << i);
+      else
+        snprintf(label, sizeof label, "> %u", 32u << (NBUCKETS - 2));
+      int bar = (int)(40.0 * (double)hist[i] / (double)top + 0.5);
+      printf("  %-8s %10" PRIu64 "  %.*s\n", label, hist[i], bar,
+             "########################################");
+    }
+  }
+  const char *wr = sl_source_writer_settings(src);
+  printf("writer:      %s\n", *wr ? wr : "(not recorded)");
+  sl_source_close(src);
+  return 0;
+}

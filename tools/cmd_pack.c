@@ -1,0 +1,408 @@
+/* sluice pack SRC OUT: image folder (or list) → LMDB or HDF5 dataset file.
+ *
+ * Order of work: check options and OUT, list inputs, optionally shuffle,
+ * then workers transcode (tools/pack_pool.c) while this thread appends the
+ * results in input order to a writer (formats/writer.h), which renames its
+ * temporary file onto OUT only at the end. SIGINT/SIGTERM/SIGHUP stop the
+ * work and discard the temporary file; see formats/writer.h for SIGKILL. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/writer.h"
+#include "sluice.h"
+#include "tools/cli.h"
+#include "tools/pack_pool.h"
+#include "tools/pack_progress.h"
+#include "tools/pack_scan.h"
+
+/* The one piece of global state: which signal asked us to stop. */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig) {
+  g_signal = sig;
+}
+
+typedef struct pack_args {
+  const char *src, *out, *list;
+  sl_format_kind fmt;
+  sl_pack_opts img;
+  bool shuffle, strict, force, quiet;
+  uint64_t seed;
+  int threads;
+} pack_args;
+
+typedef struct skip {
+  char *path, *reason;
+} skip;
+
+typedef struct pack_stats {
+  uint64_t packed, kept, reencoded, bytes_in, bytes_out;
+  skip *skips;
+  size_t nskips, cap;
+} pack_stats;
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: sluice pack SRC OUT [options]\n\n"
+             "Packs the images under SRC into one LMDB or HDF5 file OUT.\n"
+             "SRC is a folder of class subfolders (labels = sorted folder "
+             "names),\nor the root that --list paths are relative to.\n\n"
+             "  --list FILE      'relative/path label' lines instead of class "
+             "folders\n"
+             "  --format F       lmdb | hdf5 (default: from OUT's extension, "
+             ".lmdb/.h5)\n"
+             "  --max-side N     resize images whose longer side exceeds N "
+             "(default: none)\n"
+             "  --quality Q      JPEG quality of re-encoded images, 1-100 "
+             "(default 90)\n"
+             "  --reencode       re-encode every image (default: keep JPEG "
+             "bytes when possible)\n"
+             "  --shuffle SEED   store the samples in a random order fixed by "
+             "SEED\n"
+             "  --threads N      decode/encode threads (default: online CPUs)\n"
+             "  --strict         fail on the first unreadable image instead of "
+             "skipping it\n"
+             "  --force          replace OUT if it exists\n"
+             "  --quiet          no progress display\n\n"
+             "Skipped images are listed in OUT.skipped.txt. The same inputs "
+             "and options\ngive a byte-identical OUT for any --threads.\n");
+}
+
+static int parse_int(const char *s, long lo, long hi, long *v) {
+  char *end;
+  errno = 0;
+  long x = strtol(s, &end, 10);
+  if (errno || end == s || *end || x < lo || x > hi)
+    return -1;
+  *v = x;
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, pack_args *a) {
+  static const struct option opts[] = {
+      {"list", required_argument, NULL, 'l'},
+      {"format", required_argument, NULL, 'f'},
+      {"max-side", required_argument, NULL, 'm'},
+      {"quality", required_argument, NULL, 'q'},
+      {"reencode", no_argument, NULL, 'r'},
+      {"shuffle", required_argument, NULL, 's'},
+      {"threads", required_argument, NULL, 't'},
+      {"strict", no_argument, NULL, 'S'},
+      {"force", no_argument, NULL, 'F'},
+      {"quiet", no_argument, NULL, 'Q'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  memset(a, 0, sizeof *a);
+  a->img.quality = 90;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  a->threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
+  long v;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'l':
+      a->list = optarg;
+      break;
+    case 'f':
+      if (strcmp(optarg, "lmdb") == 0)
+        a->fmt = SL_FORMAT_LMDB;
+      else if (strcmp(optarg, "hdf5") == 0)
+        a->fmt = SL_FORMAT_HDF5;
+      else
+        return sl_cli_usage_error("pack", "--format: '%s' (lmdb or hdf5)",
+                                  optarg);
+      break;
+    case 'm':
+      if (parse_int(optarg, 1, 65535, &v))
+        return sl_cli_usage_error("pack", "--max-side: '%s' (1..65535)",
+                                  optarg);
+      a->img.max_side = (int)v;
+      break;
+    case 'q':
+      if (parse_int(optarg, 1, 100, &v))
+        return sl_cli_usage_error("pack", "--quality: '%s' (1..100)", optarg);
+      a->img.quality = (int)v;
+      break;
+    case 'r':
+      a->img.reencode = true;
+      break;
+    case 's': {
+      char *end;
+      errno = 0;
+      a->seed = strtoull(optarg, &end, 10);
+      if (errno || end == optarg || *end || optarg[0] == '-')
+        return sl_cli_usage_error("pack", "--shuffle: '%s' (an integer seed)",
+                                  optarg);
+      a->shuffle = true;
+      break;
+    }
+    case 't':
+      if (parse_int(optarg, 1, 256, &v))
+        return sl_cli_usage_error("pack", "--threads: '%s' (1..256)", optarg);
+      a->threads = (int)v;
+      break;
+    case 'S':
+      a->strict = true;
+      break;
+    case 'F':
+      a->force = true;
+      break;
+    case 'Q':
+      a->quiet = true;
+      break;
+    case 'h':
+      usage(stdout);
+      return 1;
+    default:
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (argc - optind != 2) {
+    usage(stderr);
+    return 2;
+  }
+  a->src = argv[optind];
+  a->out = argv[optind + 1];
+  if (a->fmt == SL_FORMAT_AUTO)
+    a->fmt = sl_writer_format_for(a->out);
+  if (a->fmt == SL_FORMAT_AUTO)
+    return sl_cli_usage_error("pack",
+                              "cannot tell the format of '%s': name "
+                              "it .lmdb or .h5, or give --format",
+                              a->out);
+  return 0;
+}
+
+static int add_skip(pack_stats *s, const char *path, const char *reason) {
+  if (s->nskips == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    skip *k = realloc(s->skips, cap * sizeof *k);
+    if (!k)
+      return -1;
+    s->skips = k;
+    s->cap = cap;
+  }
+  s->skips[s->nskips].path = strdup(path);
+  s->skips[s->nskips].reason = strdup(reason);
+  s->nskips++;
+  return 0;
+}
+
+static void free_skips(pack_stats *s) {
+  for (size_t i = 0; i < s->nskips; i++) {
+    free(s->skips[i].path);
+    free(s->skips[i].reason);
+  }
+  free(s->skips);
+}
+
+/* OUT.skipped.txt, written atomically; removed when nothing was skipped. */
+static int write_report(const pack_args *a, const pack_stats *s, char *path,
+                        size_t cap) {
+  snprintf(path, cap, "%s.skipped.txt", a->out);
+  if (s->nskips == 0) {
+    if (unlink(path) != 0 && errno != ENOENT)
+      fprintf(stderr, "sluice pack: cannot remove old %s: %s\n", path,
+              strerror(errno));
+    return 0;
+  }
+  char tmp[PATH_MAX + 32];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return -1;
+  fprintf(f, "# sluice pack: %zu input(s) skipped; path<TAB>reason\n",
+          s->nskips);
+  for (size_t i = 0; i < s->nskips; i++)
+    fprintf(f, "%s\t%s\n", s->skips[i].path, s->skips[i].reason);
+  int bad = ferror(f) != 0;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+/* Takes results in order and writes them. Returns 0, 1 (failed), 130
+ * (interrupted). */
+static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
+               pack_stats *s) {
+  char msg[512];
+  sl_pack_pool *pool;
+  if (sl_pack_pool_start(&pool, in, &a->img, a->threads, msg, sizeof msg)) {
+    fprintf(stderr, "sluice pack: %s\n", msg);
+    return 1;
+  }
+  sl_progress prog;
+  sl_progress_init(&prog, in->n, "images", a->quiet);
+  int rc = 0;
+  for (size_t i = 0; i < in->n && rc == 0;) {
+    sl_pack_result r;
+    size_t in_bytes;
+    if (g_signal) {
+      rc = 130;
+      break;
+    }
+    if (!sl_pack_pool_next(pool, &r, &in_bytes, 100)) {
+      sl_progress_update(&prog, i, s->bytes_in, false);
+      continue;
+    }
+    s->bytes_in += in_bytes;
+    if (!r.data) {
+      if (a->strict) {
+        sl_progress_end(&prog);
+        fprintf(stderr, "sluice pack: %s: %s (--strict: nothing written)\n",
+                in->items[i].path, r.reason);
+        rc = 1;
+      } else if (add_skip(s, in->items[i].path, r.reason)) {
+        fprintf(stderr, "sluice pack: out of memory\n");
+        rc = 1;
+      }
+    } else {
+      sl_sample_info m = {0};
+      m.label = in->items[i].label;
+      m.codec = r.codec;
+      m.channels = r.channels;
+      m.height = r.height;
+      m.width = r.width;
+      sl_err err = {0};
+      if (sl_writer_add(w, r.data, r.len, &m, &err) != SL_OK) {
+        sl_progress_end(&prog);
+        fprintf(stderr, "sluice pack: %s\n", err.msg);
+        rc = 1;
+      } else {
+        s->packed++;
+        s->bytes_out += r.len;
+        s->reencoded += r.reencoded;
+        s->kept += !r.reencoded;
+      }
+      sl_pack_result_free(&r);
+    }
+    i++;
+    sl_progress_update(&prog, i, s->bytes_in, i == in->n);
+  }
+  sl_progress_end(&prog);
+  sl_pack_pool_stop(pool);
+  if (rc == 0 && g_signal)
+    rc = 130;
+  return rc;
+}
+
+static int pack(const pack_args *a) {
+  struct stat sb;
+  if (!a->force && lstat(a->out, &sb) == 0) {
+    fprintf(stderr, "sluice pack: %s exists (use --force to replace it)\n",
+            a->out);
+    return 1;
+  }
+  double t0 = sl_now();
+  sl_pack_inputs in;
+  char msg[512];
+  if (sl_pack_scan(&in, a->src, a->list, msg, sizeof msg)) {
+    fprintf(stderr, "sluice pack: %s\n", msg);
+    sl_pack_inputs_free(&in);
+    return 1;
+  }
+  if (in.n == 0) {
+    fprintf(stderr, "sluice pack: no images found under %s\n", a->src);
+    sl_pack_inputs_free(&in);
+    return 1;
+  }
+  if (a->shuffle)
+    sl_pack_shuffle(&in, a->seed);
+  const char *fmt_name = a->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
+  if (!a->quiet)
+    fprintf(stderr,
+            "sluice pack: %zu images, %" PRIu32 " classes -> %s "
+            "(%s), %d threads\n",
+            in.n, in.nclasses, a->out, fmt_name, a->threads);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  sl_err err = {0};
+  sl_writer *w = NULL;
+  pack_stats s;
+  memset(&s, 0, sizeof s);
+  int rc = 0;
+  if (sl_writer_open(&w, a->out, a->fmt, &err) != SL_OK) {
+    fprintf(stderr, "sluice pack: %s\n", err.msg);
+    rc = 1;
+  }
+  if (rc == 0)
+    rc = run(a, &in, w, &s);
+  if (rc == 0 && s.packed == 0) {
+    fprintf(stderr,
+            "sluice pack: none of the %zu images could be packed "
+            "(first: %s: %s)\n",
+            in.n, s.nskips ? s.skips[0].path : "?",
+            s.nskips ? s.skips[0].reason : "?");
+    rc = 1;
+  }
+  if (rc == 0) {
+    char settings[256];
+    char seed[32] = "none";
+    if (a->shuffle)
+      snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
+    snprintf(settings, sizeof settings,
+             "sluice %s pack max_side=%d "
+             "quality=%d reencode=%d shuffle=%s input=%s",
+             sl_version_string(), a->img.max_side, a->img.quality,
+             a->img.reencode, seed, a->list ? "list" : "folders");
+    sl_writer *wc = w;
+    w = NULL;
+    if (sl_writer_commit(wc, in.nclasses, (const char *const *)in.classes,
+                         settings, a->force, &err) != SL_OK) {
+      fprintf(stderr, "sluice pack: %s\n", err.msg);
+      rc = 1;
+    }
+  }
+  sl_writer_abort(w);
+  if (rc == 130)
+    fprintf(stderr,
+            "sluice pack: interrupted by signal %d; %s not "
+            "written\n",
+            (int)g_signal, a->out);
+  char report[PATH_MAX + 32] = "";
+  if (rc == 0 && write_report(a, &s, report, sizeof report) != 0) {
+    fprintf(stderr, "sluice pack: cannot write %s: %s\n", report,
+            strerror(errno));
+    rc = 1;
+  }
+  if (rc == 0) {
+    double el = sl_now() - t0;
+    printf("packed %" PRIu64 " of %zu images into %s (%s, %" PRIu32
+           " classes): %.1f MB; %" PRIu64 " kept as is, %" PRIu64
+           " re-encoded; %zu skipped%s%s%s; %.1f s, %.0f images/s\n",
+           s.packed, in.n, a->out, fmt_name, in.nclasses,
+           (double)s.bytes_out / 1e6, s.kept, s.reencoded, s.nskips,
+           s.nskips ? " (listed in " : "", s.nskips ? report : "",
+           s.nskips ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);
+  }
+  free_skips(&s);
+  sl_pack_inputs_free(&in);
+  return rc;
+}
+
+int sl_cmd_pack(int argc, char **argv) {
+  pack_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc == 1)
+    return 0; /* --help */
+  if (rc)
+    return rc;
+  return pack(&a);
+}

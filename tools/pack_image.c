@@ -1,0 +1,359 @@
+/* `sluice pack`'s transcoding: see tools/pack_image.h for the rules. */
+#include "tools/pack_image.h"
+
+#include <libyuv/scale.h>
+#include <libyuv/scale_rgb.h>
+#include <png.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <turbojpeg.h>
+
+#include "formats/source.h"
+
+#define MAX_PIXELS (1ull << 28) /* 256 Mpx: larger inputs are skipped */
+
+struct sl_pack_codec {
+  tjhandle dec, enc;
+};
+
+static int fail(sl_pack_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
+                  int orient, const sl_pack_opts *o, sl_pack_result *r);
+
+sl_pack_codec *sl_pack_codec_create(void) {
+  sl_pack_codec *c = calloc(1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->dec = tjInitDecompress();
+  c->enc = tjInitCompress();
+  if (!c->dec || !c->enc) {
+    sl_pack_codec_destroy(c);
+    return NULL;
+  }
+  return c;
+}
+
+void sl_pack_codec_destroy(sl_pack_codec *c) {
+  if (!c)
+    return;
+  if (c->dec)
+    tjDestroy(c->dec);
+  if (c->enc)
+    tjDestroy(c->enc);
+  free(c);
+}
+
+void sl_pack_result_free(sl_pack_result *r) {
+  if (r->tj_owned)
+    tjFree(r->data);
+  else
+    free(r->data);
+  r->data = NULL;
+  r->len = 0;
+}
+
+/* The size w x h takes when its longer side is limited to max_side. */
+static void fit(int max_side, int *w, int *h) {
+  if (max_side <= 0 || (*w <= max_side && *h <= max_side))
+    return;
+  if (*w >= *h) {
+    int nh = (int)(((long long)*h * max_side + *w / 2) / *w);
+    *h = nh < 1 ? 1 : nh;
+    *w = max_side;
+  } else {
+    int nw = (int)(((long long)*w * max_side + *h / 2) / *h);
+    *w = nw < 1 ? 1 : nw;
+    *h = max_side;
+  }
+}
+
+static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
+                          const sl_pack_opts *o, sl_pack_result *r) {
+  int w, h, ss, cs;
+  if (tjDecompressHeader3(c->dec, in, (unsigned long)len, &w, &h, &ss, &cs))
+    return fail(r, "bad JPEG header: %s", tjGetErrorStr2(c->dec));
+  if (w <= 0 || h <= 0 || (unsigned long long)w * h > MAX_PIXELS)
+    return fail(r, "JPEG of %dx%d is too large", w, h);
+  int orient = sl_exif_orientation(in, len);
+  bool cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK, gray = cs == TJCS_GRAY;
+  int ow = orient >= 5 ? h : w, oh = orient >= 5 ? w : h;
+  int tw = ow, th = oh;
+  fit(o->max_side, &tw, &th);
+  bool resize = tw != ow || th != oh;
+  int pf = gray ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB;
+  if (!o->reencode && !resize && orient == 1 && !cmyk) {
+    /* Keep the bytes; decode at 1/8 scale to be sure they decode. */
+    tjscalingfactor eighth = {1, 8};
+    int sw = TJSCALED(w, eighth), sh = TJSCALED(h, eighth);
+    uint8_t *tmp = malloc((size_t)sw * sh * tjPixelSize[pf]);
+    if (!tmp)
+      return fail(r, "out of memory");
+    int rc = tjDecompress2(c->dec, in, (unsigned long)len, tmp, sw, 0, sh, pf,
+                           TJFLAG_STOPONWARNING);
+    free(tmp);
+    if (rc)
+      return fail(r, "corrupt JPEG: %s", tjGetErrorStr2(c->dec));
+    r->data = in;
+    r->len = len;
+    r->width = (uint16_t)w;
+    r->height = (uint16_t)h;
+    r->channels = gray ? 1 : 3;
+    r->codec = SL_CODEC_JPEG;
+    return 0;
+  }
+  /* Decode at the smallest DCT scale that still covers the target. */
+  int tws = orient >= 5 ? th : tw, ths = orient >= 5 ? tw : th;
+  int nsf, sw = w, sh = h;
+  tjscalingfactor *sf = tjGetScalingFactors(&nsf);
+  for (int i = 0; resize && sf && i < nsf; i++) {
+    int a = TJSCALED(w, sf[i]), b = TJSCALED(h, sf[i]);
+    if (a >= tws && b >= ths && a < sw)
+      sw = a, sh = b;
+  }
+  uint8_t *pix = malloc((size_t)sw * sh * tjPixelSize[pf]);
+  if (!pix)
+    return fail(r, "out of memory");
+  if (tjDecompress2(c->dec, in, (unsigned long)len, pix, sw, 0, sh, pf,
+                    TJFLAG_STOPONWARNING)) {
+    free(pix);
+    return fail(r, "corrupt JPEG: %s", tjGetErrorStr2(c->dec));
+  }
+  if (cmyk) { /* Adobe inverted CMYK → RGB, in place (3 <= 4 bytes). */
+    size_t n = (size_t)sw * sh;
+    for (size_t i = 0; i < n; i++) {
+      unsigned k = pix[4 * i + 3];
+      uint8_t rr = (uint8_t)((pix[4 * i] * k + 127) / 255);
+      uint8_t gg = (uint8_t)((pix[4 * i + 1] * k + 127) / 255);
+      uint8_t bb = (uint8_t)((pix[4 * i + 2] * k + 127) / 255);
+      pix[3 * i] = rr;
+      pix[3 * i + 1] = gg;
+      pix[3 * i + 2] = bb;
+    }
+  }
+  return finish(c, pix, sw, sh, gray ? 1 : 3, orient, o, r);
+}
+
+static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
+                         const sl_pack_opts *o, sl_pack_result *r) {
+  png_image img;
+  memset(&img, 0, sizeof img);
+  img.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&img, in, len))
+    return fail(r, "bad PNG: %s", img.message);
+  if ((unsigned long long)img.width * img.height > MAX_PIXELS) {
+    png_image_free(&img);
+    return fail(r, "PNG of %ux%u is too large", img.width, img.height);
+  }
+  bool gray = !(img.format & PNG_FORMAT_FLAG_COLOR);
+  img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  uint8_t *pix = malloc(PNG_IMAGE_SIZE(img));
+  if (!pix) {
+    png_image_free(&img);
+    return fail(r, "out of memory");
+  }
+  png_color white = {255, 255, 255};
+  if (!png_image_finish_read(&img, &white, pix, 0, NULL)) {
+    free(pix);
+    png_image_free(&img);
+    return fail(r, "corrupt PNG: %s", img.message);
+  }
+  return finish(c, pix, (int)img.width, (int)img.height, gray ? 1 : 3, 1, o, r);
+}
+
+int sl_pack_transcode(sl_pack_codec *c, uint8_t *in, size_t len,
+                      const sl_pack_opts *o, sl_pack_result *r) {
+  memset(r, 0, sizeof *r);
+  static const uint8_t png_sig[8] = {0x89, 'P',  'N',  'G',
+                                     '\r', '\n', 0x1a, '\n'};
+  int rc;
+  if (len >= 3 && in[0] == 0xFF && in[1] == 0xD8 && in[2] == 0xFF) {
+    rc = transcode_jpeg(c, in, len, o, r);
+    if (rc == 0 && r->data == in)
+      return 0; /* kept: in is the payload now */
+  } else if (len >= 8 && memcmp(in, png_sig, 8) == 0) {
+    rc = transcode_png(c, in, len, o, r);
+  } else {
+    rc = fail(r, "not a JPEG or PNG file");
+  }
+  free(in);
+  return rc;
+}
+
+/* Pixel (x, y) of the upright image comes from source pixel (sx, sy) of
+ * the stored w x h image, for EXIF orientations 1..8. */
+static void source_xy(int orient, int w, int h, int x, int y, int *sx,
+                      int *sy) {
+  switch (orient) {
+  case 2:
+    *sx = w - 1 - x, *sy = y;
+    break;
+  case 3:
+    *sx = w - 1 - x, *sy = h - 1 - y;
+    break;
+  case 4:
+    *sx = x, *sy = h - 1 - y;
+    break;
+  case 5:
+    *sx = y, *sy = x;
+    break;
+  case 6:
+    *sx = y, *sy = h - 1 - x;
+    break;
+  case 7:
+    *sx = w - 1 - y, *sy = h - 1 - x;
+    break;
+  case 8:
+    *sx = w - 1 - y, *sy = x;
+    break;
+  default:
+    *sx = x, *sy = y;
+    break;
+  }
+}
+
+/* Orients, resizes and encodes pix (w x h x ch, freed here). */
+static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
+                  int orient, const sl_pack_opts *o, sl_pack_result *r) {
+  if (orient != 1) {
+    int ow = orient >= 5 ? h : w, oh = orient >= 5 ? w : h;
+    uint8_t *up = malloc((size_t)w * h * ch);
+    if (!up) {
+      free(pix);
+      return fail(r, "out of memory");
+    }
+    for (int y = 0; y < oh; y++)
+      for (int x = 0; x < ow; x++) {
+        int sx, sy;
+        source_xy(orient, w, h, x, y, &sx, &sy);
+        memcpy(up + ((size_t)y * ow + x) * ch, pix + ((size_t)sy * w + sx) * ch,
+               (size_t)ch);
+      }
+    free(pix);
+    pix = up;
+    w = ow;
+    h = oh;
+  }
+  int tw = w, th = h;
+  fit(o->max_side, &tw, &th);
+  if (tw > 65535 || th > 65535) {
+    free(pix);
+    return fail(r, "%dx%d is larger than 65535 pixels (use --max-side)", w, h);
+  }
+  if (tw != w || th != h) {
+    uint8_t *small = malloc((size_t)tw * th * ch);
+    if (!small) {
+      free(pix);
+      return fail(r, "out of memory");
+    }
+    if (ch == 1)
+      ScalePlane(pix, w, w, h, small, tw, tw, th, kFilterBox);
+    else if (RGBScale(pix, w * 3, w, h, small, tw * 3, tw, th, kFilterBox)) {
+      free(small);
+      free(pix);
+      return fail(r, "resize %dx%d -> %dx%d failed", w, h, tw, th);
+    }
+    free(pix);
+    pix = small;
+    w = tw;
+    h = th;
+  }
+  unsigned char *jpg = NULL;
+  unsigned long jlen = 0;
+  int rc =
+      tjCompress2(c->enc, pix, w, 0, h, ch == 1 ? TJPF_GRAY : TJPF_RGB, &jpg,
+                  &jlen, ch == 1 ? TJSAMP_GRAY : TJSAMP_420, o->quality, 0);
+  free(pix);
+  if (rc) {
+    tjFree(jpg);
+    return fail(r, "JPEG encode failed: %s", tjGetErrorStr2(c->enc));
+  }
+  r->data = jpg;
+  r->len = jlen;
+  r->tj_owned = true;
+  r->width = (uint16_t)w;
+  r->height = (uint16_t)h;
+  r->channels = (uint8_t)ch;
+  r->codec = SL_CODEC_JPEG;
+  r->reencoded = true;
+  return 0;
+}
+
+int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
+                         uint8_t codec, uint16_t height, uint16_t width,
+                         uint8_t channels, char *why, size_t why_len) {
+  int w = 0, h = 0, ch = 0;
+  if (codec == SL_CODEC_JPEG) {
+    int ss, cs;
+    if (tjDecompressHeader3(c->dec, data, (unsigned long)len, &w, &h, &ss,
+                            &cs)) {
+      snprintf(why, why_len, "bad JPEG header: %s", tjGetErrorStr2(c->dec));
+      return -1;
+    }
+    if (cs == TJCS_CMYK || cs == TJCS_YCCK) {
+      snprintf(why, why_len, "CMYK JPEG (the loader reads gray and RGB)");
+      return -1;
+    }
+    ch = cs == TJCS_GRAY ? 1 : 3;
+    if (w == width && h == height && ch == channels) {
+      uint8_t *pix = malloc((size_t)w * h * ch);
+      int rc = !pix || tjDecompress2(c->dec, data, (unsigned long)len, pix, w,
+                                     0, h, ch == 1 ? TJPF_GRAY : TJPF_RGB,
+                                     TJFLAG_STOPONWARNING);
+      free(pix);
+      if (rc) {
+        snprintf(why, why_len, "corrupt JPEG: %s",
+                 pix ? tjGetErrorStr2(c->dec) : "out of memory");
+        return -1;
+      }
+    }
+  } else if (codec == SL_CODEC_PNG) {
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&img, data, len)) {
+      snprintf(why, why_len, "bad PNG: %s", img.message);
+      return -1;
+    }
+    w = (int)img.width;
+    h = (int)img.height;
+    ch = img.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1;
+    img.format = ch == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+    uint8_t *pix = (unsigned long long)w * h <= MAX_PIXELS
+                       ? malloc(PNG_IMAGE_SIZE(img))
+                       : NULL;
+    int ok = pix && png_image_finish_read(&img, NULL, pix, 0, NULL);
+    free(pix);
+    if (!ok) {
+      snprintf(why, why_len, "corrupt PNG: %s", img.message);
+      png_image_free(&img);
+      return -1;
+    }
+  } else if (codec == SL_CODEC_RAW) {
+    if ((size_t)height * width * channels != len) {
+      snprintf(why, why_len, "raw payload of %zu bytes for %ux%ux%u", len,
+               width, height, channels);
+      return -1;
+    }
+    return 0;
+  } else {
+    snprintf(why, why_len, "unknown codec %u", codec);
+    return -1;
+  }
+  if (w != width || h != height || ch != channels) {
+    snprintf(why, why_len, "decodes to %dx%dx%d, index says %ux%ux%u", w, h, ch,
+             width, height, channels);
+    return -1;
+  }
+  return 0;
+}
+
+static int fail(sl_pack_result *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+  va_end(ap);
+  return -1;
+}

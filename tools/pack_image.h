@@ -1,0 +1,61 @@
+/* `sluice pack`'s image work: probe, decode, orient, resize, encode.
+ *
+ * Rules (docs/FORMATS.md repeats them):
+ *  - JPEG inputs keep their original bytes when they need no change: not
+ *    larger than --max-side, EXIF orientation 1 (or none), not CMYK/YCCK,
+ *    and --reencode not given. They are still decoded once (at 1/8 scale)
+ *    so a corrupt file is skipped rather than packed.
+ *  - Otherwise the image is decoded, turned upright by its EXIF orientation,
+ *    resized with a box filter (libyuv) so its longer side is --max-side,
+ *    and encoded as JPEG at --quality (4:2:0 for colour).
+ *  - PNG inputs are decoded (8-bit, alpha composited onto white) and encoded
+ *    as JPEG the same way.
+ *  - Grayscale stays grayscale (1 channel); everything else becomes RGB
+ *    (3 channels). CMYK/YCCK JPEGs are read as Adobe-style inverted CMYK and
+ *    converted with R = C*K/255 (and so on).
+ *
+ * One sl_pack_codec per thread (it holds TurboJPEG handles). */
+#ifndef SLUICE_TOOLS_PACK_IMAGE_H
+#define SLUICE_TOOLS_PACK_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sl_pack_codec sl_pack_codec;
+
+typedef struct sl_pack_opts {
+  int max_side; /* 0: no limit */
+  int quality;  /* 1..100 */
+  bool reencode;
+} sl_pack_opts;
+
+typedef struct sl_pack_result {
+  uint8_t *data; /* payload; free with sl_pack_result_free */
+  size_t len;
+  bool tj_owned; /* data came from tjAlloc */
+  uint16_t height, width;
+  uint8_t channels, codec;
+  bool reencoded;   /* false: the original JPEG bytes */
+  char reason[200]; /* why the input was skipped */
+} sl_pack_result;
+
+sl_pack_codec *sl_pack_codec_create(void);
+void sl_pack_codec_destroy(sl_pack_codec *c);
+
+/* Turns one input file's bytes into a payload. in is taken over (freed, or
+ * kept as the payload). Returns 0, or -1 with r->reason set (skip it). */
+int sl_pack_transcode(sl_pack_codec *c, uint8_t *in, size_t len,
+                      const sl_pack_opts *o, sl_pack_result *r);
+void sl_pack_result_free(sl_pack_result *r);
+
+/* Decodes a stored payload fully and checks it against the recorded size.
+ * Returns 0, or -1 with a reason in why. */
+int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
+                         uint8_t codec, uint16_t height, uint16_t width,
+                         uint8_t channels, char *why, size_t why_len);
+
+/* EXIF orientation (1..8) of a JPEG, 1 when it has none or it is bad. */
+int sl_exif_orientation(const uint8_t *jpeg, size_t len);
+
+#endif

@@ -1,0 +1,32 @@
+/* The inputs of `sluice pack`: a folder of class subfolders (labels = the
+ * subfolders' names in byte order, like torchvision's ImageFolder; files
+ * found recursively, in byte order, with an image extension) or a list file
+ * of "relative/path label" lines (like Caffe's convert_imageset; classes
+ * are then "0".."max label"). Hidden files and folders are ignored. */
+#ifndef SLUICE_TOOLS_PACK_SCAN_H
+#define SLUICE_TOOLS_PACK_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sl_pack_item {
+  char *path; /* full path to read */
+  int32_t label;
+} sl_pack_item;
+
+typedef struct sl_pack_inputs {
+  sl_pack_item *items;
+  size_t n, cap;
+  char **classes;
+  uint32_t nclasses;
+} sl_pack_inputs;
+
+/* Fills in from a folder (list == NULL) or from list, whose paths are
+ * relative to root. Returns 0, or -1 with a message (file, line) in msg. */
+int sl_pack_scan(sl_pack_inputs *in, const char *root, const char *list,
+                 char *msg, size_t msg_len);
+/* Shuffles the items with a permutation that depends only on seed. */
+void sl_pack_shuffle(sl_pack_inputs *in, uint64_t seed);
+void sl_pack_inputs_free(sl_pack_inputs *in);
+
+#endif
