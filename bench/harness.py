@@ -112,6 +112,7 @@ def run_process(cmd, env, timeout, log):
     memory peaks (MB) and the parsed RESULT records."""
     full_env = dict(os.environ)
     full_env.update(env)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(["nice", "-n", "5"] + cmd, stdout=out, stderr=err, env=full_env)
@@ -143,6 +144,7 @@ def run_process(cmd, env, timeout, log):
             except ValueError:
                 pass
     res = {"cmd": " ".join(cmd), "rc": rc, "timed_out": timed_out, "wall_s": round(wall, 3),
+           "loadavg": round(load, 2),
            "peak_rss_mb": round(sampler.peak_rss / 1024, 1),
            "peak_pss_mb": round(sampler.peak_pss / 1024, 1),
            "maxrss_mb": round(maxrss_kb / 1024, 1), "stdout": stdout,
@@ -288,7 +290,7 @@ def main():
     def record(section, contender, rnd, res, workers_, r):
         recs = r["records"]
         entry = {"section": section, "contender": contender, "round": rnd, "res": res,
-                 "workers": workers_, "rc": r["rc"], "wall_s": r["wall_s"],
+                 "workers": workers_, "rc": r["rc"], "wall_s": r["wall_s"], "loadavg": r["loadavg"],
                  "peak_rss_mb": r["peak_rss_mb"], "peak_pss_mb": r["peak_pss_mb"],
                  "maxrss_mb": r["maxrss_mb"], "records": recs}
         if r["rc"] != 0 or not recs:

@@ -119,24 +119,51 @@ def make_plots(r, stem):
     rows = [x for x in su.get("loader", []) if x["images_per_s"] is not None]
     if rows:
         ws = sorted({x["workers"] for x in rows})
-        fig, axes = plt.subplots(1, len(ws), figsize=(6 * len(ws), 4.5), squeeze=False)
+        fig, axes = plt.subplots(1, len(ws), figsize=(6.5 * len(ws), 4.8), squeeze=False)
         for ax, w in zip(axes[0], ws):
             sub = [x for x in rows if x["workers"] == w]
             names = list(dict.fromkeys(x["contender"] for x in sub))
             res = sorted({x["res"] for x in sub}, reverse=True)
             width = 0.8 / max(1, len(names))
             for i, n in enumerate(names):
-                ys = [next((x["images_per_s"] for x in sub if x["contender"] == n and x["res"] == rr), 0)
+                xs = [j + i * width for j in range(len(res))]
+                ys = [next((x["per_worker"] for x in sub if x["contender"] == n and x["res"] == rr), 0)
                       for rr in res]
-                ax.bar([j + i * width for j in range(len(res))], ys, width, label=n)
+                lo = [y - next((x["min"] / w for x in sub if x["contender"] == n and x["res"] == rr), y)
+                      for y, rr in zip(ys, res)]
+                hi = [next((x["max"] / w for x in sub if x["contender"] == n and x["res"] == rr), y) - y
+                      for y, rr in zip(ys, res)]
+                ax.bar(xs, ys, width, label=n, yerr=[lo, hi], capsize=2,
+                       hatch="" if n.startswith("sluice") else "//")
             ax.set_xticks([j + 0.4 - width / 2 for j in range(len(res))])
             ax.set_xticklabels(["%d px" % rr for rr in res])
-            ax.set_ylabel("images/s (median)")
+            ax.set_ylabel("images/s per worker (median, bars: min-max)")
             ax.set_title("end to end, %d worker%s" % (w, "s" if w > 1 else ""))
-            ax.legend(fontsize=8)
-        fig.suptitle("Loaders, random-resized-crop + flip, uint8 (%s)" % r["date"])
+            ax.legend(fontsize=7)
+        fig.suptitle("Loaders per core: random-resized-crop + flip, uint8 (%s)" % r["date"][:10])
         fig.tight_layout()
         path = stem + "-loader.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        out.append(path)
+    rat = [x for x in su.get("ratios", []) if x["ratio"] is not None]
+    if rat:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for vs in dict.fromkeys(x["vs"] for x in rat):
+            for w in sorted({x["workers"] for x in rat}):
+                pts = sorted((x["res"], x["ratio"]) for x in rat if x["vs"] == vs and x["workers"] == w)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                            linestyle="-" if w == 1 else "--", label="÷ %s, W=%d" % (vs, w))
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.plot([224], [2.0], "k*", markersize=10, label="goal vs torch_pil")
+        ax.plot([128], [3.0], "k*", markersize=10)
+        ax.set_xlabel("output resolution (px)")
+        ax.set_ylabel("sluice ÷ peer, images/s (median of paired rounds)")
+        ax.set_title("sluice speed-up over each peer")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = stem + "-ratios.png"
         fig.savefig(path, dpi=90)
         plt.close(fig)
         out.append(path)
