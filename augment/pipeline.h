@@ -14,7 +14,10 @@
  *
  * Memory: sl_pipeline_create allocates all scratch once, sized from
  * max_out_side (the schedule's largest resolution) and max_pixels; nothing is
- * allocated per sample. The bound is stated in pipeline.c. */
+ * allocated per sample. Per pipeline: the decoder's scratch (codecs/codec.h:
+ * about 16*S^2 + 1.6 MiB for S = max_out_side) + 4*S^2 bytes for the
+ * resized crop + 6 KiB of conversion tables: ~2.6 MiB at S = 224, 5 MiB at
+ * S = 512. libyuv's box filter mallocs a row of sums per call. */
 #ifndef SLUICE_AUGMENT_PIPELINE_H
 #define SLUICE_AUGMENT_PIPELINE_H
 
@@ -39,6 +42,32 @@ typedef struct sl_aug_params {
   uint64_t max_pixels; /* decompression-bomb guard */
 } sl_aug_params;
 
+/* A crop in full-size image pixels. */
+typedef struct sl_crop_box {
+  int x, y, w, h;
+} sl_crop_box;
+
+/* The crop and flip of sample (seed, epoch, index) for an img_w x img_h
+ * image and an out_h x out_w output. The stream's first draw decides the
+ * flip (u < flip), the following ones the crop:
+ *   random_resized: torchvision's RandomResizedCrop.get_params: up to 10
+ *     tries of area = img area * U(scale), aspect = exp(U(log ratio)),
+ *     w = round(sqrt(area * aspect)), h = round(sqrt(area / aspect))
+ *     (round half to even, as Python), accepted when 0 < w <= img_w and
+ *     0 < h <= img_h, then top = randint(0, img_h - h), left likewise;
+ *     else the center crop of the whole image clamped to the ratio range.
+ *   center: the image's shorter side resized to floor(min(out) /
+ *     center_ratio) (256 for 224 at 0.875), then the central out_h x out_w;
+ *     expressed here as the matching box of the full-size image.
+ *   none: the whole image. */
+void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
+                        int out_w, uint64_t seed, uint64_t epoch,
+                        uint64_t index, sl_crop_box *box, int *flip);
+
+/* The JPEG DCT scale M (of M/8): the smallest in 1..8 at which the crop
+ * still covers out_w x out_h in both dimensions; 8 when even 8/8 does not. */
+int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h);
+
 /* Fills params from a validated config (augment.*, decode.*). */
 void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg);
 
@@ -47,6 +76,9 @@ size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w);
 
 typedef struct sl_pipeline sl_pipeline;
 
+/* A pipeline for outputs up to max_out_side (1..8192) on each side.
+ * Errors: SL_EINVAL (bad params: channels not 1 or 3, a zero std, ...),
+ * SL_ENOMEM. */
 sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
                              int max_out_side, sl_err *err);
 void sl_pipeline_destroy(sl_pipeline *pl);
@@ -55,7 +87,9 @@ void sl_pipeline_destroy(sl_pipeline *pl);
  * bytes to dst. codec is an sl_codec (formats/source.h); for SL_CODEC_RAW,
  * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
  * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over
- * max_pixels), SL_EUNSUPPORTED; the pipeline stays usable after any error. */
+ * max_pixels), SL_EUNSUPPORTED, SL_EINVAL (out_h/out_w outside
+ * 1..max_out_side); the pipeline stays usable after any error. On error
+ * dst may have been partly written. */
 sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                           int codec, int raw_h, int raw_w, int raw_c,
                           uint64_t seed, uint64_t epoch, uint64_t sample_index,

@@ -1,0 +1,110 @@
+/* u8 pixels to u8/fp16/bf16/fp32, NCHW/NHWC, flipped or not: see
+ * convert.h. Every output element is one table lookup. */
+#include "augment/convert.h"
+
+#include <string.h>
+
+uint16_t sl_f32_to_f16(float f) {
+  /* F. Giesen's float_to_half_fast3_rtne. */
+  const uint32_t f32infty = 255u << 23, f16max = (127u + 16u) << 23;
+  const uint32_t denorm_magic_u = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = x & 0x80000000u;
+  x ^= sign;
+  uint16_t o;
+  if (x >= f16max) {
+    o = x > f32infty ? 0x7e00 : 0x7c00;
+  } else if (x < (113u << 23)) {
+    float fx, magic;
+    memcpy(&fx, &x, 4);
+    memcpy(&magic, &denorm_magic_u, 4);
+    fx += magic;
+    uint32_t b;
+    memcpy(&b, &fx, 4);
+    o = (uint16_t)(b - denorm_magic_u);
+  } else {
+    uint32_t mant_odd = (x >> 13) & 1;
+    x += ((uint32_t)(15 - 127) << 23) + 0xfff;
+    x += mant_odd;
+    o = (uint16_t)(x >> 13);
+  }
+  return (uint16_t)(o | (sign >> 16));
+}
+
+uint16_t sl_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40);
+  x += 0x7fffu + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p) {
+  for (int c = 0; c < 3; c++) {
+    for (int v = 0; v < 256; v++) {
+      double x = ((double)v / 255.0 - (double)p->mean[c]) / (double)p->std[c];
+      float f = (float)x;
+      t->f32[c][v] = f;
+      t->h16[c][v] =
+          p->dtype == SL_OUT_BF16 ? sl_f32_to_bf16(f) : sl_f32_to_f16(f);
+    }
+  }
+}
+
+/* One output row of channel-plane or interleaved elements. T is the
+ * element type, LUT(c, v) the value of channel c for byte v. */
+#define CONVERT_ROWS(T, LUT)                                                   \
+  do {                                                                         \
+    T *o = (T *)dst;                                                           \
+    size_t plane = (size_t)h * (size_t)w;                                      \
+    for (int y = 0; y < h; y++) {                                              \
+      const uint8_t *s = src + (size_t)y * (size_t)w * (size_t)src_ch;         \
+      if (nch == 1) {                                                          \
+        T *d0 = o + (size_t)y * (size_t)w;                                     \
+        for (int x = 0; x < w; x++) {                                          \
+          int sx = flip ? w - 1 - x : x;                                       \
+          d0[x] = LUT(0, s[sx * src_ch]);                                      \
+        }                                                                      \
+      } else if (nchw) {                                                       \
+        T *d0 = o + (size_t)y * (size_t)w, *d1 = d0 + plane, *d2 = d1 + plane; \
+        for (int x = 0; x < w; x++) {                                          \
+          const uint8_t *q = s + (size_t)(flip ? w - 1 - x : x) * 4;           \
+          d0[x] = LUT(0, q[0]);                                                \
+          d1[x] = LUT(1, q[1]);                                                \
+          d2[x] = LUT(2, q[2]);                                                \
+        }                                                                      \
+      } else {                                                                 \
+        T *d = o + (size_t)y * (size_t)w * 3;                                  \
+        for (int x = 0; x < w; x++) {                                          \
+          const uint8_t *q = s + (size_t)(flip ? w - 1 - x : x) * 4;           \
+          d[3 * x] = LUT(0, q[0]);                                             \
+          d[3 * x + 1] = LUT(1, q[1]);                                         \
+          d[3 * x + 2] = LUT(2, q[2]);                                         \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  } while (0)
+
+#define LUT_U8(c, v) (v)
+#define LUT_F32(c, v) (t->f32[c][v])
+#define LUT_H16(c, v) (t->h16[c][v])
+
+void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
+                    const uint8_t *src, int src_ch, int h, int w, int flip,
+                    void *dst) {
+  int nch = p->channels == 1 ? 1 : 3;
+  int nchw = p->layout == SL_OUT_NCHW;
+  switch (p->dtype) {
+  case SL_OUT_U8:
+    CONVERT_ROWS(uint8_t, LUT_U8);
+    break;
+  case SL_OUT_FP32:
+    CONVERT_ROWS(float, LUT_F32);
+    break;
+  default: /* fp16, bf16 */
+    CONVERT_ROWS(uint16_t, LUT_H16);
+    break;
+  }
+}

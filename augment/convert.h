@@ -1,0 +1,28 @@
+/* The last step of the pipeline: resized 8-bit pixels (RGBX or gray) to
+ * the caller's dtype and layout, with the horizontal flip and per-channel
+ * normalisation folded into 256-entry tables built once per pipeline. */
+#ifndef SLUICE_AUGMENT_CONVERT_H
+#define SLUICE_AUGMENT_CONVERT_H
+
+#include <stdint.h>
+
+#include "augment/pipeline.h"
+
+typedef struct sl_convert_tables {
+  float f32[3][256];    /* (v/255 - mean[c]) / std[c] */
+  uint16_t h16[3][256]; /* the same as fp16 or bf16 bits */
+} sl_convert_tables;
+
+void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p);
+
+/* src: h rows of w pixels of src_ch (4: RGBX, 1: gray) bytes, tightly
+ * packed. Writes sl_aug_sample_bytes(p, h, w) bytes to dst. */
+void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
+                    const uint8_t *src, int src_ch, int h, int w, int flip,
+                    void *dst);
+
+/* IEEE binary16 and bfloat16 bits of f, rounded to nearest even. */
+uint16_t sl_f32_to_f16(float f);
+uint16_t sl_f32_to_bf16(float f);
+
+#endif

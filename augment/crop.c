@@ -1,0 +1,119 @@
+/* Crop geometry: torchvision's RandomResizedCrop and the eval center crop,
+ * the DCT scale choice, and the parameters read from the config. */
+#include <math.h>
+
+#include "augment/pipeline.h"
+#include "common/rng.h"
+
+static sl_crop_box whole(int w, int h) {
+  sl_crop_box b = {0, 0, w, h};
+  return b;
+}
+
+static sl_crop_box random_resized(const sl_aug_params *p, int W, int H,
+                                  sl_rng *r) {
+  double area = (double)W * (double)H;
+  double lr0 = log(p->ratio[0]), lr1 = log(p->ratio[1]);
+  for (int t = 0; t < 10; t++) {
+    double target =
+        area * (p->scale[0] + (p->scale[1] - p->scale[0]) * sl_rng_uniform(r));
+    double ar = exp(lr0 + (lr1 - lr0) * sl_rng_uniform(r));
+    double fw = nearbyint(sqrt(target * ar)), fh = nearbyint(sqrt(target / ar));
+    if (fw > 0 && fw <= W && fh > 0 && fh <= H) {
+      sl_crop_box b;
+      b.w = (int)fw;
+      b.h = (int)fh;
+      b.y = (int)sl_rng_below(r, (uint64_t)(H - b.h + 1));
+      b.x = (int)sl_rng_below(r, (uint64_t)(W - b.w + 1));
+      return b;
+    }
+  }
+  /* Fallback: the central crop, clamped to the ratio range. */
+  double in_ratio = (double)W / (double)H;
+  double rmin = fmin(p->ratio[0], p->ratio[1]);
+  double rmax = fmax(p->ratio[0], p->ratio[1]);
+  sl_crop_box b = whole(W, H);
+  if (in_ratio < rmin) {
+    b.h = (int)nearbyint((double)W / rmin);
+  } else if (in_ratio > rmax) {
+    b.w = (int)nearbyint((double)H * rmax);
+  }
+  b.w = b.w < 1 ? 1 : b.w > W ? W : b.w;
+  b.h = b.h < 1 ? 1 : b.h > H ? H : b.h;
+  b.x = (W - b.w) / 2;
+  b.y = (H - b.h) / 2;
+  return b;
+}
+
+static int clampi(double v, int lo, int hi) {
+  return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
+static sl_crop_box center(const sl_aug_params *p, int W, int H, int out_h,
+                          int out_w) {
+  /* torchvision eval: Resize(int(res / ratio)) on the shorter side, then
+   * CenterCrop(out_h, out_w); mapped back to full-size pixels. */
+  int res = out_h < out_w ? out_h : out_w;
+  double rs = floor((double)res / p->center_ratio + 1e-9);
+  double f = rs / (double)(W < H ? W : H); /* resize factor */
+  sl_crop_box b;
+  b.w = clampi(nearbyint((double)out_w / f), 1, W);
+  b.h = clampi(nearbyint((double)out_h / f), 1, H);
+  b.x = (int)nearbyint((W - b.w) / 2.0);
+  b.y = (int)nearbyint((H - b.h) / 2.0);
+  b.x = b.x > W - b.w ? W - b.w : b.x;
+  b.y = b.y > H - b.h ? H - b.h : b.y;
+  return b;
+}
+
+void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
+                        int out_w, uint64_t seed, uint64_t epoch,
+                        uint64_t index, sl_crop_box *box, int *flip) {
+  sl_rng r = sl_rng_for(seed, epoch, index);
+  *flip = sl_rng_uniform(&r) < p->flip;
+  if (p->crop == SL_CROP_RANDOM_RESIZED)
+    *box = random_resized(p, img_w, img_h, &r);
+  else if (p->crop == SL_CROP_CENTER)
+    *box = center(p, img_w, img_h, out_h, out_w);
+  else
+    *box = whole(img_w, img_h);
+}
+
+int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
+  for (int m = 1; m < 8; m++)
+    if ((int64_t)crop_w * m >= (int64_t)8 * out_w &&
+        (int64_t)crop_h * m >= (int64_t)8 * out_h)
+      return m;
+  return 8;
+}
+
+void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
+  int n;
+  const double *v;
+  p->crop = (sl_crop)sl_cfg_enum(cfg, SL_OPT_AUGMENT_CROP);
+  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_SCALE, &n);
+  p->scale[0] = v[0];
+  p->scale[1] = n > 1 ? v[1] : v[0];
+  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_RATIO, &n);
+  p->ratio[0] = v[0];
+  p->ratio[1] = n > 1 ? v[1] : v[0];
+  p->flip = sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP);
+  p->center_ratio = sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO);
+  p->channels = 3;
+  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &n);
+  for (int c = 0; c < 3; c++)
+    p->mean[c] = (float)v[n == 3 ? c : 0];
+  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &n);
+  for (int c = 0; c < 3; c++)
+    p->std[c] = (float)v[n == 3 ? c : 0];
+  p->dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  p->layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
+  p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
+}
+
+size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w) {
+  static const size_t k_size[] = {1, 2, 2, 4}; /* u8 fp16 bf16 fp32 */
+  size_t e = (unsigned)p->dtype < 4 ? k_size[p->dtype] : 4;
+  return (size_t)out_h * (size_t)out_w * (size_t)p->channels * e;
+}
