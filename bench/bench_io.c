@@ -138,7 +138,8 @@ typedef struct epoch {
 
 typedef struct warg {
   epoch *ep;
-  unsigned id;
+  uint8_t *buf; /* sl_io_buffer_bytes */
+  size_t cap;
 } warg;
 
 static void *worker(void *p) {
@@ -152,7 +153,7 @@ static void *worker(void *p) {
     const uint8_t *d;
     size_t len;
     sl_err e = {0};
-    sl_status st = sl_io_get(ep->io, w->id, seq, &d, &len, &e);
+    sl_status st = sl_io_get(ep->io, seq, w->buf, w->cap, &d, &len, &e);
     if (st != SL_OK) {
       if (atomic_fetch_add(&ep->errors, 1) == 0)
         snprintf(ep->msg, sizeof ep->msg, "%s", e.msg);
@@ -160,8 +161,7 @@ static void *worker(void *p) {
       for (size_t k = 0; k < len; k += 64)
         acc += d[k];
     }
-    if (st == SL_OK || st == SL_EIO)
-      sl_io_put(ep->io, w->id, seq);
+    sl_io_put(ep->io, seq);
   }
   atomic_fetch_add(&ep->sink, acc);
   return NULL;
@@ -172,13 +172,18 @@ static double run_epoch(sl_io *io, int fd, const uint64_t *order, uint64_t n,
   drop_cache(fd);
   epoch ep = {.io = io, .n = n};
   sl_err e = {0};
-  if (sl_io_start_epoch(io, order, n, &e) != SL_OK)
+  if (sl_io_start_epoch(io, sl_io_order_array, order, 0, n, &e) != SL_OK)
     die("start epoch", e.msg);
   pthread_t th[64];
   warg wa[64];
+  size_t cap = sl_io_buffer_bytes(io);
+  uint8_t *bufs = malloc(cap * workers + 1); /* the workers' read buffers */
+  if (!bufs)
+    die("buffers", "out of memory");
+  memset(bufs, 0, cap * workers + 1);
   double t0 = now();
   for (unsigned w = 0; w < workers; w++) {
-    wa[w] = (warg){&ep, w};
+    wa[w] = (warg){&ep, bufs + (size_t)w * cap, cap};
     if (pthread_create(&th[w], NULL, worker, &wa[w]) != 0)
       die("thread", strerror(errno));
   }
@@ -186,6 +191,7 @@ static double run_epoch(sl_io *io, int fd, const uint64_t *order, uint64_t n,
     pthread_join(th[w], NULL);
   double dt = now() - t0;
   sl_io_stop(io);
+  free(bufs);
   if (atomic_load(&ep.errors))
     die("epoch", ep.msg);
   return (double)n / dt;
@@ -398,7 +404,6 @@ int main(int argc, char **argv) {
                     .max_length = x.max,
                     .locate = synth_locate,
                     .locate_ctx = &x,
-                    .workers = workers,
                     .batch_size = 32,
                     .readahead_batches = 2,
                     .queue_depth = qd,

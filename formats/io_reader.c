@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/mem.h"
 #include "formats/io_hints.h"
 #include "formats/io_select.h"
 
@@ -17,14 +16,13 @@ struct sl_io {
   char name[256];
   sl_io_kind kind; /* MMAP, PREAD or URING */
   char why[320];
-  const uint64_t *order;
-  uint64_t n;
+  sl_io_order_fn order;
+  const void *order_ctx;
+  uint64_t first, end;
   bool active;
   uint64_t ahead; /* mmap: WILLNEED this many positions ahead */
   uint8_t *map;   /* mmap */
   size_t map_len;
-  uint8_t *bufs; /* pread: workers * stride */
-  size_t stride;
   sl_uring *uring;
 };
 
@@ -46,18 +44,6 @@ static sl_status open_mmap(sl_io *io, sl_err *err) {
   return SL_OK;
 }
 
-static sl_status open_pread(sl_io *io, sl_err *err) {
-  io->stride = (io->o.max_length + 63u) / 64u * 64u;
-  size_t total;
-  if (!sl_mul_size(io->stride ? io->stride : 64, io->o.workers, &total))
-    return sl_err_set(err, SL_ENOMEM, "%s: pread buffers overflow", io->name);
-  io->bufs = sl_alloc_touched(total, 64);
-  if (!io->bufs)
-    return sl_err_set(err, SL_ENOMEM, "%s: pread buffers (%zu bytes)", io->name,
-                      total);
-  return SL_OK;
-}
-
 static sl_status open_uring(sl_io *io, sl_err *err) {
   sl_uring_opts u = {.fd = io->o.fd,
                      .name = io->name,
@@ -74,9 +60,8 @@ static sl_status open_uring(sl_io *io, sl_err *err) {
 
 sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
   *out = NULL;
-  if (o->workers < 1 || !o->locate)
-    return sl_err_set(err, SL_EINVAL, "io: workers %u, locate %s", o->workers,
-                      o->locate ? "set" : "missing");
+  if (!o->locate)
+    return sl_err_set(err, SL_EINVAL, "io: no sample locator");
   sl_io *io = calloc(1, sizeof *io);
   if (!io)
     return sl_err_set(err, SL_ENOMEM, "io: reader state");
@@ -119,11 +104,7 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
       goto fail;
     }
   }
-  if (io->kind == SL_IO_MMAP)
-    st = open_mmap(io, err);
-  else if (io->kind == SL_IO_PREAD)
-    st = open_pread(io, err);
-  if (st != SL_OK)
+  if (io->kind == SL_IO_MMAP && (st = open_mmap(io, err)) != SL_OK)
     goto fail;
   if (o->log) {
     char line[640];
@@ -144,7 +125,6 @@ void sl_io_close(sl_io *io) {
   sl_uring_close(io->uring);
   if (io->map)
     munmap(io->map, io->map_len);
-  sl_free_aligned(io->bufs);
   free(io);
 }
 
@@ -156,30 +136,34 @@ const char *sl_io_why(const sl_io *io) {
   return io->why;
 }
 
-/* mmap: asks the kernel to read sample order[seq] now. Advisory only. */
+size_t sl_io_buffer_bytes(const sl_io *io) {
+  return io->kind == SL_IO_MMAP ? 0 : io->o.max_length;
+}
+
+/* mmap: asks the kernel to read position seq's sample now. Advisory. */
 static void hint(sl_io *io, uint64_t seq) {
-  if (seq >= io->n)
+  if (seq >= io->end)
+    return;
+  uint64_t i = io->order ? io->order(io->order_ctx, seq) : seq;
+  if (i >= io->o.count)
     return;
   uint64_t off;
   uint32_t len;
-  io->o.locate(io->o.locate_ctx, io->order ? io->order[seq] : seq, &off, &len);
-  if (off + len <= io->map_len)
+  io->o.locate(io->o.locate_ctx, i, &off, &len);
+  if (off <= io->map_len && len <= io->map_len - off)
     (void)sl_hint_willneed(io->map + off, len, NULL);
 }
 
-sl_status sl_io_start_epoch(sl_io *io, const uint64_t *order, uint64_t n,
+sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
+                            const void *order_ctx, uint64_t first, uint64_t end,
                             sl_err *err) {
   sl_io_stop(io);
   if (io->kind == SL_IO_URING)
-    return sl_uring_start(io->uring, order, n, err);
-  for (uint64_t s = 0; order && s < n; s++)
-    if (order[s] >= io->o.count)
-      return sl_err_set(err, SL_EINVAL,
-                        "%s: epoch order entry %llu is sample %llu, but the "
-                        "file has %llu samples",
-                        io->name, (unsigned long long)s,
-                        (unsigned long long)order[s],
-                        (unsigned long long)io->o.count);
+    return sl_uring_start(io->uring, order, order_ctx, first, end, err);
+  if (first > end)
+    return sl_err_set(err, SL_EINVAL, "%s: epoch positions %llu..%llu",
+                      io->name, (unsigned long long)first,
+                      (unsigned long long)end);
   if (io->kind == SL_IO_MMAP) {
     /* A shrunk file turns a map access into SIGBUS: check once an epoch. */
     struct stat sb;
@@ -193,10 +177,12 @@ sl_status sl_io_start_epoch(sl_io *io, const uint64_t *order, uint64_t n,
                         (unsigned long long)sb.st_size);
   }
   io->order = order;
-  io->n = n;
+  io->order_ctx = order_ctx;
+  io->first = first;
+  io->end = end;
   io->active = true;
   if (io->kind == SL_IO_MMAP)
-    for (uint64_t s = 0; s < io->ahead && s < n; s++)
+    for (uint64_t s = first; s < first + io->ahead && s < end; s++)
       hint(io, s);
   return SL_OK;
 }
@@ -206,7 +192,7 @@ void sl_io_stop(sl_io *io) {
     sl_uring_stop(io->uring);
   io->active = false;
   io->order = NULL;
-  io->n = 0;
+  io->first = io->end = 0;
 }
 
 static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
@@ -233,7 +219,41 @@ static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
   return SL_OK;
 }
 
-sl_status sl_io_get(sl_io *io, unsigned worker, uint64_t seq,
+sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
+                     const uint8_t **data, size_t *len, sl_err *err) {
+  *data = NULL;
+  *len = 0;
+  if (sample >= io->o.count)
+    return sl_err_set(err, SL_EINVAL, "%s: sample %llu of %llu", io->name,
+                      (unsigned long long)sample,
+                      (unsigned long long)io->o.count);
+  uint64_t off;
+  uint32_t l;
+  io->o.locate(io->o.locate_ctx, sample, &off, &l);
+  if (io->kind == SL_IO_MMAP) {
+    if (off > io->map_len || l > io->map_len - off)
+      return sl_err_set(err, SL_EIO,
+                        "%s: sample %llu (offset %llu, %u bytes) lies past "
+                        "the mapped %zu bytes",
+                        io->name, (unsigned long long)sample,
+                        (unsigned long long)off, l, io->map_len);
+    *data = l ? io->map + off : (const uint8_t *)"";
+    *len = l;
+    return SL_OK;
+  }
+  if (cap < l || (!buf && l))
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %llu: buffer of %zu bytes < %u", io->name,
+                      (unsigned long long)sample, cap, l);
+  sl_status st = read_full(io, sample, off, l, buf, err);
+  if (st != SL_OK)
+    return st;
+  *data = l ? buf : (const uint8_t *)"";
+  *len = l;
+  return SL_OK;
+}
+
+sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
                     const uint8_t **data, size_t *len, sl_err *err) {
   *data = NULL;
   *len = 0;
@@ -241,37 +261,25 @@ sl_status sl_io_get(sl_io *io, unsigned worker, uint64_t seq,
     return sl_uring_get(io->uring, seq, data, len, err);
   if (!io->active)
     return sl_err_set(err, SL_ESTATE, "%s: no epoch started", io->name);
-  if (seq >= io->n || worker >= io->o.workers)
-    return sl_err_set(err, SL_EINVAL, "%s: seq %llu (epoch of %llu), worker %u",
+  if (seq < io->first || seq >= io->end)
+    return sl_err_set(
+        err, SL_EINVAL, "%s: position %llu outside the epoch's %llu..%llu",
+        io->name, (unsigned long long)seq, (unsigned long long)io->first,
+        (unsigned long long)io->end - 1);
+  uint64_t sample = io->order ? io->order(io->order_ctx, seq) : seq;
+  if (sample >= io->o.count)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: epoch position %llu is sample %llu, but the file "
+                      "has %llu samples",
                       io->name, (unsigned long long)seq,
-                      (unsigned long long)io->n, worker);
-  uint64_t sample = io->order ? io->order[seq] : seq;
-  uint64_t off;
-  uint32_t l;
-  io->o.locate(io->o.locate_ctx, sample, &off, &l);
-  if (io->kind == SL_IO_PREAD) {
-    uint8_t *buf = io->bufs + (size_t)worker * io->stride;
-    sl_status st = read_full(io, sample, off, l, buf, err);
-    if (st != SL_OK)
-      return st;
-    *data = buf;
-    *len = l;
-    return SL_OK;
-  }
-  if (off > io->map_len || l > io->map_len - off)
-    return sl_err_set(err, SL_EIO,
-                      "%s: sample %llu (offset %llu, %u bytes) lies past the "
-                      "mapped %zu bytes",
-                      io->name, (unsigned long long)sample,
-                      (unsigned long long)off, l, io->map_len);
-  if (io->ahead)
+                      (unsigned long long)sample,
+                      (unsigned long long)io->o.count);
+  if (io->kind == SL_IO_MMAP && io->ahead)
     hint(io, seq + io->ahead);
-  *data = l ? io->map + off : (const uint8_t *)"";
-  *len = l;
-  return SL_OK;
+  return sl_io_read(io, sample, buf, cap, data, len, err);
 }
 
-void sl_io_put(sl_io *io, unsigned worker, uint64_t seq) {
+void sl_io_put(sl_io *io, uint64_t seq) {
   if (io->kind == SL_IO_URING)
     sl_uring_put(io->uring, seq);
 }

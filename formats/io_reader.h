@@ -2,12 +2,15 @@
  * worker the payload of the sample at position seq of the epoch order.
  *
  *     sl_io *io;
- *     sl_io_open(&io, &opts, err);            // picks and opens the backend
- *     sl_io_start_epoch(io, order, n, err);   // the epoch's sample order
- *     // worker w, for each seq it claims (batch order):
- *     sl_io_get(io, w, seq, &data, &len, err);
+ *     sl_io_open(&io, &opts, err);          // picks and opens the backend
+ *     size_t cap = sl_io_buffer_bytes(io);  // each worker: a buffer of cap
+ *     sl_io_start_epoch(io, sl_sampler_at-like fn, ctx, first, end, err);
+ *     // a worker, for each position seq it claims (in claim order):
+ *     sl_io_get(io, seq, buf, cap, &data, &len, err);
  *     ... decode data[0..len) ...
- *     sl_io_put(io, w, seq);                  // always, after every get
+ *     sl_io_put(io, seq);                   // after every get
+ *     // a sample outside the order (a replacement for a bad one):
+ *     sl_io_read(io, sample, buf, cap, &data, &len, err);
  *     sl_io_close(io);
  *
  * Backends (opts.kind = loader.io; auto resolved by io_select.h):
@@ -15,21 +18,23 @@
  *          into the map and gives MADV_WILLNEED to the sample
  *          readahead_batches * batch_size positions ahead, so the kernel
  *          reads it before a worker faults on it. Zero-copy, but each cold
- *          4 KiB page costs the worker a fault.
- *   pread  reads into the worker's own buffer (max_length bytes each): no
- *          map, no page-table cost, the worker waits for the disk.
- *   uring  io_uring.h: a reader thread reads ahead in epoch order into a
- *          bounded pool (io.pool_size, io.queue_depth, io.direct).
+ *          page costs the worker a fault.
+ *   pread  reads into the worker's buffer: no map, no page-table cost, the
+ *          worker waits for the disk.
+ *   uring  io_uring.h: a reader thread reads positions ahead, in order, into
+ *          a bounded pool (io.pool_size, io.queue_depth, io.direct); get
+ *          blocks until its read is done.
  * When io_uring cannot be set up the reader falls back to pread and logs
- * why once (WARN); the chosen backend and the reason are also in
- * sl_io_backend / sl_io_why.
+ * why once (WARN); the backend and the reason are in sl_io_backend and
+ * sl_io_why.
  *
- * Memory, allocated at open: mmap: none (address space only); pread:
- * workers * max_length; uring: see io_uring.h (about pool_bytes).
+ * Memory, allocated at open: mmap: none (address space only); pread: none
+ * (the callers' buffers); uring: see io_uring.h (about pool_bytes). A uring
+ * pool larger than the available memory (sl_io_mem_budget) is refused.
  *
- * Thread safety: get/put from any number of workers at once (worker ids
- * distinct, < opts.workers); open, start_epoch, stop and close from one
- * controlling thread while no worker is inside get. */
+ * Thread safety: get, put and read from any number of workers at once;
+ * open, start_epoch, stop and close from one controlling thread while no
+ * worker is inside get or read. */
 #ifndef SLUICE_FORMATS_IO_READER_H
 #define SLUICE_FORMATS_IO_READER_H
 
@@ -51,8 +56,7 @@ typedef struct sl_io_opts {
   uint32_t max_length;
   sl_io_locate_fn locate;
   const void *locate_ctx;
-  unsigned workers;           /* loader.workers (resolved, >= 1) */
-  unsigned batch_size;        /* loader.batch_size */
+  unsigned batch_size;        /* loader.batch_size (mmap hint distance) */
   unsigned readahead_batches; /* io.readahead_batches (mmap) */
   unsigned queue_depth;       /* io.queue_depth */
   size_t pool_bytes;          /* io.pool_size */
@@ -72,13 +76,11 @@ void sl_io_opts_from_source(sl_io_opts *o, const sl_source *src,
                             const char *name);
 
 /* Fills the configured part of o from the loader's options (inline so this
- * stage does not link the loader's config code); workers and batch_size
- * are the loader's resolved values. */
+ * stage does not link the loader's config code); batch_size is the
+ * loader's. */
 static inline void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,
-                                          unsigned workers,
                                           unsigned batch_size) {
   o->kind = (sl_io_kind)sl_cfg_enum(cfg, SL_OPT_LOADER_IO);
-  o->workers = workers;
   o->batch_size = batch_size;
   o->readahead_batches = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_READAHEAD_BATCHES);
   o->queue_depth = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_QUEUE_DEPTH);
@@ -98,23 +100,35 @@ void sl_io_close(sl_io *io);
  * line saying why (the same text that was logged). */
 sl_io_kind sl_io_backend(const sl_io *io);
 const char *sl_io_why(const sl_io *io);
+/* Bytes of buffer each worker passes to get and read: 0 with mmap, else
+ * the largest payload (pread reads into it; uring's read needs it). */
+size_t sl_io_buffer_bytes(const sl_io *io);
 
-/* Starts an epoch: seq s reads sample order[s] (order NULL: s); order must
- * stay valid until the next start, stop or close. Errors: SL_EINVAL (a
- * sample out of range), SL_EIO (mmap: the file changed size since open). */
-sl_status sl_io_start_epoch(sl_io *io, const uint64_t *order, uint64_t n,
+/* Starts an epoch: positions first .. end-1, position seq being sample
+ * order(order_ctx, seq) (order NULL: sample seq); the order must not change
+ * until the next start, stop or close. Errors: SL_EINVAL (first > end),
+ * SL_EIO (mmap: the file changed size since open). */
+sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
+                            const void *order_ctx, uint64_t first, uint64_t end,
                             sl_err *err);
-/* Ends the epoch early (uring: waits for reads in flight). */
+/* Ends the epoch (uring: waits for reads in flight). */
 void sl_io_stop(sl_io *io);
 
-/* Sample order[seq]'s payload for worker `worker`: *data is valid until
- * the matching put. Blocks (uring) until read. Errors: SL_EIO (a failed or
- * short read: the message names file, sample, offset and length), SL_EINVAL
- * (seq or worker out of range), SL_ESTATE (no epoch). Put after every get
- * but SL_EINVAL/SL_ESTATE. */
-sl_status sl_io_get(sl_io *io, unsigned worker, uint64_t seq,
+/* The payload of position seq: *data is valid until the matching put (it
+ * is buf with pread, else inside the map or the pool). Blocks (uring) until
+ * read. Errors: SL_EIO (a failed or short read: the message names file,
+ * sample, offset and length), SL_EINVAL (seq outside the epoch, sample out
+ * of range, cap too small), SL_ESTATE (no epoch). Put seq once after its get,
+ * whatever get returned. */
+sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
                     const uint8_t **data, size_t *len, sl_err *err);
-void sl_io_put(sl_io *io, unsigned worker, uint64_t seq);
+void sl_io_put(sl_io *io, uint64_t seq);
+
+/* Sample `sample`'s payload outside the epoch order (no read-ahead): a
+ * pointer into the map with mmap, else pread into buf. Valid until the next
+ * read into buf. Errors as get. */
+sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
+                     const uint8_t **data, size_t *len, sl_err *err);
 
 /* The uring engine's counters (zeros for other backends). */
 void sl_io_get_stats(sl_io *io, sl_uring_stats *out);

@@ -32,7 +32,7 @@ typedef struct slot {
   size_t skip;       /* payload starts this far into the buffer */
   uint32_t length;   /* payload bytes */
   int state;
-  int error; /* errno of a failed read; 0 with SLOT_FAILED: end of file */
+  int error; /* errno of a failed read; 0: end of file; -1: bad sample */
 } slot;
 
 struct sl_uring {
@@ -54,9 +54,10 @@ struct sl_uring {
   pthread_cond_t space; /* reader: pool space, a new epoch, or quit */
   pthread_cond_t idle;  /* stop: no read in flight */
   /* Everything below is under mu. */
-  const uint64_t *order;
-  uint64_t n;
-  uint64_t gen; /* bumped by start and stop */
+  sl_io_order_fn order;
+  const void *order_ctx;
+  uint64_t first, end; /* the epoch's positions */
+  uint64_t gen;        /* bumped by start and stop */
   bool active, quit;
   uint64_t next_seq; /* next seq the reader will read */
   uint64_t live_lo;  /* oldest seq whose buffer is still held */
@@ -205,23 +206,17 @@ void sl_uring_close(sl_uring *u) {
   free(u);
 }
 
-sl_status sl_uring_start(sl_uring *u, const uint64_t *order, uint64_t n,
+uint64_t sl_io_order_array(const void *ctx, uint64_t seq) {
+  return ((const uint64_t *)ctx)[seq];
+}
+
+sl_status sl_uring_start(sl_uring *u, sl_io_order_fn order,
+                         const void *order_ctx, uint64_t first, uint64_t end,
                          sl_err *err) {
   sl_uring_stop(u);
-  if (order) {
-    for (uint64_t s = 0; s < n; s++)
-      if (order[s] >= u->o.count)
-        return sl_err_set(err, SL_EINVAL,
-                          "%s: epoch order entry %llu is sample %llu, but the "
-                          "file has %llu samples",
-                          u->name, (unsigned long long)s,
-                          (unsigned long long)order[s],
-                          (unsigned long long)u->o.count);
-  } else if (n > u->o.count) {
-    return sl_err_set(err, SL_EINVAL, "%s: epoch of %llu samples > %llu",
-                      u->name, (unsigned long long)n,
-                      (unsigned long long)u->o.count);
-  }
+  if (first > end)
+    return sl_err_set(err, SL_EINVAL, "%s: epoch positions %llu..%llu", u->name,
+                      (unsigned long long)first, (unsigned long long)end);
   pthread_mutex_lock(&u->mu);
   if (u->failed) {
     if (err)
@@ -230,7 +225,10 @@ sl_status sl_uring_start(sl_uring *u, const uint64_t *order, uint64_t n,
     return err ? err->code : SL_ESTATE;
   }
   u->order = order;
-  u->n = n;
+  u->order_ctx = order_ctx;
+  u->first = first;
+  u->end = end;
+  u->next_seq = u->live_lo = first;
   u->gen++;
   u->active = true;
   pthread_cond_signal(&u->space);
@@ -251,7 +249,7 @@ void sl_uring_stop(sl_uring *u) {
     u->slots[i].state = SLOT_FREE;
   }
   u->order = NULL;
-  u->n = 0;
+  u->first = u->end = 0;
   u->next_seq = u->live_lo = 0;
   u->head = u->tail = 0;
   pthread_mutex_unlock(&u->mu);
@@ -268,9 +266,13 @@ sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
     st = sl_err_set(err, SL_ESTATE, "%s: io_uring: no epoch started", u->name);
     goto out;
   }
-  if (seq >= u->n) {
-    st = sl_err_set(err, SL_EINVAL, "%s: io_uring: seq %llu >= epoch's %llu",
-                    u->name, (unsigned long long)seq, (unsigned long long)u->n);
+  if (seq < u->first || seq >= u->end) {
+    st = sl_err_set(err, SL_EINVAL,
+                    "%s: io_uring: position %llu outside the epoch's "
+                    "%llu..%llu",
+                    u->name, (unsigned long long)seq,
+                    (unsigned long long)u->first,
+                    (unsigned long long)u->end - 1);
     goto out;
   }
   slot *s = &u->slots[seq % u->nslots];
@@ -300,7 +302,14 @@ sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
   if (waited)
     u->st.waits++;
   if (s->state == SLOT_FAILED) {
-    if (s->error)
+    if (s->error < 0)
+      st = sl_err_set(err, SL_EINVAL,
+                      "%s: epoch position %llu is sample %llu, but the file "
+                      "has %llu samples",
+                      u->name, (unsigned long long)seq,
+                      (unsigned long long)s->sample,
+                      (unsigned long long)u->o.count);
+    else if (s->error)
       st = sl_err_errno(err, SL_EIO, s->error,
                         "%s: sample %llu (offset %llu, %u bytes): read",
                         u->name, (unsigned long long)s->sample,
@@ -409,14 +418,16 @@ static bool prep_read(sl_uring *u, slot *s, size_t index) {
 
 /* Prepares reads for the next seqs while depth, slots and pool allow. */
 static void queue_reads(sl_uring *u) {
-  while (u->active && !u->failed && u->next_seq < u->n &&
+  while (u->active && !u->failed && u->next_seq < u->end &&
          u->inflight < u->o.queue_depth &&
          u->next_seq - u->live_lo < u->nslots) {
     uint64_t seq = u->next_seq;
-    uint64_t sample = u->order ? u->order[seq] : seq;
+    uint64_t sample = u->order ? u->order(u->order_ctx, seq) : seq;
     uint64_t off = 0;
     uint32_t length = 0;
-    u->o.locate(u->o.locate_ctx, sample, &off, &length);
+    bool valid = sample < u->o.count;
+    if (valid)
+      u->o.locate(u->o.locate_ctx, sample, &off, &length);
     uint64_t start = off, end = off + length;
     if (u->o.direct) {
       start = off / SL_URING_ALIGN * SL_URING_ALIGN;
@@ -441,7 +452,11 @@ static void queue_reads(sl_uring *u) {
                 .length = length,
                 .state = SLOT_INFLIGHT};
     u->next_seq++;
-    if (length == 0) {
+    if (!valid) {
+      s->state = SLOT_FAILED;
+      s->error = -1; /* the order's sample is out of range */
+      pthread_cond_broadcast(&u->ready);
+    } else if (length == 0) {
       s->state = SLOT_READY;
       pthread_cond_broadcast(&u->ready);
     } else if (!prep_read(u, s, index)) {

@@ -3,7 +3,7 @@
  *
  *     sl_uring *u;
  *     sl_uring_open(&u, &opts, err);          // ring, pool, reader thread
- *     sl_uring_start(u, order, n, err);       // epoch: seq s reads order[s]
+ *     sl_uring_start(u, at, ctx, first, end, err); // seq s reads at(ctx, s)
  *     // in each worker, for the seq it claimed (in roughly rising order):
  *     sl_uring_get(u, seq, &data, &len, err); // blocks until read
  *     ... decode data[0..len) ...
@@ -46,6 +46,13 @@
 typedef void (*sl_io_locate_fn)(const void *ctx, uint64_t sample,
                                 uint64_t *offset, uint32_t *length);
 
+/* The epoch's order: the sample read at position seq (the loader's
+ * sl_sampler_at). Called from the reader thread during the epoch. */
+typedef uint64_t (*sl_io_order_fn)(const void *ctx, uint64_t seq);
+
+/* An sl_io_order_fn over an array: ctx is a const uint64_t *. */
+uint64_t sl_io_order_array(const void *ctx, uint64_t seq);
+
 typedef struct sl_uring_opts {
   int fd;                 /* the dataset, open for reading; not closed */
   const char *name;       /* file name for messages (copied) */
@@ -77,11 +84,14 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts, sl_err *err);
 /* Stops any epoch, waits for the reads in flight, frees all. NULL is ok. */
 void sl_uring_close(sl_uring *u);
 
-/* Starts an epoch of n samples: seq s (0 <= s < n) reads sample order[s]
- * (order NULL: sample s). order must stay valid until the next start, stop
- * or close. Stops the previous epoch first. Errors: SL_EINVAL (a sample >=
- * count), SL_ESTATE (the engine failed earlier). */
-sl_status sl_uring_start(sl_uring *u, const uint64_t *order, uint64_t n,
+/* Starts an epoch: positions seq = first .. end-1 are read in that order,
+ * seq reading sample order(order_ctx, seq) (order NULL: sample seq). The
+ * order must not change until the next start, stop or close. Stops the
+ * previous epoch first. A sample >= count fails that seq's get with
+ * SL_EINVAL. Errors: SL_EINVAL (first > end), SL_ESTATE (the engine failed
+ * earlier). */
+sl_status sl_uring_start(sl_uring *u, sl_io_order_fn order,
+                         const void *order_ctx, uint64_t first, uint64_t end,
                          sl_err *err);
 /* Ends the epoch: no new reads, waits for those in flight, forgets every
  * buffer (pointers from get become invalid). Workers blocked in get return
@@ -89,10 +99,12 @@ sl_status sl_uring_start(sl_uring *u, const uint64_t *order, uint64_t n,
 void sl_uring_stop(sl_uring *u);
 
 /* Blocks until seq's read completes, then hands out its payload: *data
- * (valid until put) and *len. Errors: SL_EINVAL (seq >= n), SL_EIO (the read
+ * (valid until put) and *len. Errors: SL_EINVAL (seq outside [first, end),
+ * or the order gave a sample out of range), SL_EIO (the read
  * failed or the file is shorter than the index says: the message names the
- * file, sample, offset and length), SL_ESTATE (no epoch, or stopped). After
- * any result but SL_EINVAL/SL_ESTATE, the caller must put seq. */
+ * file, sample, offset and length), SL_ESTATE (no epoch, or stopped). Put
+ * seq once after its get, whatever get returned (a put of a seq that was
+ * not handed out does nothing). */
 sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
                        size_t *len, sl_err *err);
 /* Returns seq's buffer to the pool. Each seq is put once, after its get. */

@@ -41,7 +41,8 @@ typedef struct run {
 
 typedef struct warg {
   run *r;
-  unsigned id;
+  uint8_t *buf; /* sl_io_buffer_bytes */
+  size_t cap;
 } warg;
 
 static void *worker(void *p) {
@@ -55,7 +56,7 @@ static void *worker(void *p) {
     size_t len;
     sl_err e = {0};
     uint64_t i = r->order[seq];
-    sl_status st = sl_io_get(r->io, w->id, seq, &d, &len, &e);
+    sl_status st = sl_io_get(r->io, seq, w->buf, w->cap, &d, &len, &e);
     long bad = -1;
     if (st == SL_OK && len == synth_len(i, AVG_SAMPLE))
       bad = synth_check(i, d, len);
@@ -73,8 +74,7 @@ static void *worker(void *p) {
       }
       pthread_mutex_unlock(&r->mu);
     }
-    if (st == SL_OK || st == SL_EIO)
-      sl_io_put(r->io, w->id, seq);
+    sl_io_put(r->io, seq);
   }
 }
 
@@ -144,7 +144,6 @@ int main(int argc, char **argv) {
                   .locate = synth_locate,
                   .locate_ctx = &x,
                   .name = path,
-                  .workers = workers,
                   .batch_size = 32,
                   .readahead_batches = 2,
                   .queue_depth = qd,
@@ -180,7 +179,9 @@ int main(int argc, char **argv) {
   uint64_t *order = malloc(x.n * sizeof *order);
   pthread_t *th = calloc(workers, sizeof *th);
   warg *wa = calloc(workers, sizeof *wa);
-  if (!order || !th || !wa) {
+  size_t cap = sl_io_buffer_bytes(io);
+  uint8_t *bufs = malloc(cap * workers + 1); /* the workers' read buffers */
+  if (!order || !th || !wa || !bufs) {
     fprintf(stderr, "io_ooc: out of memory\n");
     return 1;
   }
@@ -191,13 +192,13 @@ int main(int argc, char **argv) {
   for (unsigned ep = 0; ep < epochs && rc == 0; ep++) {
     synth_order(order, x.n, 1000 + ep, quasi ? 64 : 0, 16);
     atomic_store(&r.next, 0);
-    if (sl_io_start_epoch(io, order, x.n, &e) != SL_OK) {
+    if (sl_io_start_epoch(io, sl_io_order_array, order, 0, x.n, &e) != SL_OK) {
       fprintf(stderr, "io_ooc: epoch %u: %s\n", ep, e.msg);
       rc = 1;
       break;
     }
     for (unsigned w = 0; w < workers; w++) {
-      wa[w] = (warg){&r, w};
+      wa[w] = (warg){&r, bufs + (size_t)w * cap, cap};
       if (pthread_create(&th[w], NULL, worker, &wa[w]) != 0) {
         fprintf(stderr, "io_ooc: thread: %s\n", strerror(errno));
         return 1;
@@ -226,6 +227,7 @@ int main(int argc, char **argv) {
   sl_io_close(io);
   close(o.fd);
   free(order);
+  free(bufs);
   free(th);
   free(wa);
   synth_index_free(&x);

@@ -63,7 +63,6 @@ static sl_io_opts base_opts(const io_testfile *t, sl_io_kind kind) {
                       .max_length = t->max_length,
                       .locate = io_testfile_locate,
                       .locate_ctx = t,
-                      .workers = 4,
                       .batch_size = 8,
                       .readahead_batches = 2,
                       .queue_depth = 8,
@@ -85,7 +84,8 @@ typedef struct epoch_run {
 
 typedef struct worker_arg {
   epoch_run *r;
-  unsigned id;
+  uint8_t *buf; /* sl_io_buffer_bytes */
+  size_t cap;
 } worker_arg;
 
 static uint64_t fnv(const uint8_t *p, size_t n) {
@@ -105,7 +105,7 @@ static void *worker(void *arg) {
     const uint8_t *d;
     size_t len;
     sl_err e = {0};
-    sl_status st = sl_io_get(r->io, w->id, seq, &d, &len, &e);
+    sl_status st = sl_io_get(r->io, seq, w->buf, w->cap, &d, &len, &e);
     if (st != SL_OK) {
       atomic_fetch_add(&r->errors, 1);
     } else {
@@ -117,7 +117,7 @@ static void *worker(void *arg) {
       if (!io_testfile_check(r->t, s, d, len))
         atomic_fetch_add(&r->bad, 1);
     }
-    sl_io_put(r->io, w->id, seq);
+    sl_io_put(r->io, seq);
   }
   return NULL;
 }
@@ -131,16 +131,22 @@ static uint64_t *run_epoch(sl_io *io, const io_testfile *t,
   r.sum = calloc(n ? n : 1, sizeof *r.sum);
   assert_non_null(r.sum);
   sl_err e = {0};
-  assert_int_equal(sl_io_start_epoch(io, order, n, &e), SL_OK);
+  assert_int_equal(
+      sl_io_start_epoch(io, order ? sl_io_order_array : NULL, order, 0, n, &e),
+      SL_OK);
   pthread_t th[8];
   worker_arg wa[8];
   assert_true(workers <= 8);
   for (unsigned w = 0; w < workers; w++) {
-    wa[w] = (worker_arg){&r, w};
+    wa[w] = (worker_arg){&r, NULL, sl_io_buffer_bytes(io)};
+    wa[w].buf = malloc(wa[w].cap ? wa[w].cap : 1);
+    assert_non_null(wa[w].buf);
     assert_int_equal(pthread_create(&th[w], NULL, worker, &wa[w]), 0);
   }
-  for (unsigned w = 0; w < workers; w++)
+  for (unsigned w = 0; w < workers; w++) {
     pthread_join(th[w], NULL);
+    free(wa[w].buf);
+  }
   assert_int_equal(atomic_load(&r.errors), 0);
   assert_int_equal(atomic_load(&r.bad), 0);
   return r.sum;
@@ -360,7 +366,7 @@ static void truncated_file(void **state) {
     assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
     uint64_t cut = t.offset[40] + 5;
     assert_int_equal(truncate(t.path, (off_t)cut), 0);
-    sl_status st = sl_io_start_epoch(io, NULL, t.count, &e);
+    sl_status st = sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e);
     if (cases[c].kind == SL_IO_MMAP) {
       assert_int_equal(st, SL_EIO);
       assert_non_null(strstr(e.msg, "changed size"));
@@ -370,10 +376,13 @@ static void truncated_file(void **state) {
     }
     assert_int_equal(st, SL_OK);
     int failures = 0;
+    size_t cap = sl_io_buffer_bytes(io);
+    uint8_t *buf = malloc(cap);
+    assert_non_null(buf);
     for (uint64_t s = 0; s < t.count; s++) {
       const uint8_t *d;
       size_t len;
-      st = sl_io_get(io, 0, s, &d, &len, &e);
+      st = sl_io_get(io, s, buf, cap, &d, &len, &e);
       bool past = t.length[s] > 0 && t.offset[s] + t.length[s] > cut;
       if (past) {
         assert_int_equal(st, SL_EIO);
@@ -387,8 +396,12 @@ static void truncated_file(void **state) {
         assert_int_equal(st, SL_OK);
         assert_true(io_testfile_check(&t, s, d, len));
       }
-      sl_io_put(io, 0, s);
+      sl_io_put(io, s);
+      /* The same sample outside the order: the same answer. */
+      sl_status st2 = sl_io_read(io, s, buf, cap, &d, &len, &e);
+      assert_int_equal(st2, past ? SL_EIO : SL_OK);
     }
+    free(buf);
     assert_true(failures > 10);
     sl_io_close(io);
     io_testfile_free(&t);
@@ -398,6 +411,9 @@ static void truncated_file(void **state) {
 static void misuse(void **state) {
   io_testfile t;
   io_testfile_make(&t, "io_misuse.bin", 32, 1);
+  uint8_t *buf = malloc(t.max_length);
+  assert_non_null(buf);
+  size_t cap = t.max_length;
   for (int kind = SL_IO_MMAP; kind <= SL_IO_URING; kind++) {
     sl_io_opts o = base_opts(&t, (sl_io_kind)kind);
     sl_io *io;
@@ -405,25 +421,47 @@ static void misuse(void **state) {
     const uint8_t *d;
     size_t len;
     assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
-    assert_int_equal(sl_io_get(io, 0, 0, &d, &len, &e), SL_ESTATE);
-    uint64_t bad[2] = {1, 32};
-    assert_int_equal(sl_io_start_epoch(io, bad, 2, &e), SL_EINVAL);
+    assert_int_equal(sl_io_get(io, 0, buf, cap, &d, &len, &e), SL_ESTATE);
+    assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 5, 4, &e), SL_EINVAL);
+    /* An order naming a sample past the end: that position fails. */
+    uint64_t bad[3] = {1, 32, 2};
+    assert_int_equal(sl_io_start_epoch(io, sl_io_order_array, bad, 0, 3, &e),
+                     SL_OK);
+    assert_int_equal(sl_io_get(io, 0, buf, cap, &d, &len, &e), SL_OK);
+    assert_true(io_testfile_check(&t, 1, d, len));
+    sl_io_put(io, 0);
+    assert_int_equal(sl_io_get(io, 1, buf, cap, &d, &len, &e), SL_EINVAL);
     assert_non_null(strstr(e.msg, "sample 32"));
-    assert_int_equal(sl_io_start_epoch(io, NULL, 10, &e), SL_OK);
-    assert_int_equal(sl_io_get(io, 0, 10, &d, &len, &e), SL_EINVAL);
-    assert_int_equal(sl_io_get(io, 0, 2, &d, &len, &e), SL_OK);
+    sl_io_put(io, 1);
+    assert_int_equal(sl_io_get(io, 2, buf, cap, &d, &len, &e), SL_OK);
     assert_true(io_testfile_check(&t, 2, d, len));
-    if (kind == SL_IO_URING) { /* a seq is handed out once */
-      assert_int_equal(sl_io_get(io, 1, 2, &d, &len, &e), SL_ESTATE);
+    sl_io_put(io, 2);
+    /* Positions [4, 10) only: a resumed epoch. */
+    assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 4, 10, &e), SL_OK);
+    assert_int_equal(sl_io_get(io, 10, buf, cap, &d, &len, &e), SL_EINVAL);
+    assert_int_equal(sl_io_get(io, 3, buf, cap, &d, &len, &e), SL_EINVAL);
+    assert_int_equal(sl_io_get(io, 5, buf, cap, &d, &len, &e), SL_OK);
+    assert_true(io_testfile_check(&t, 5, d, len));
+    if (kind == SL_IO_URING) { /* a position is handed out once */
+      const uint8_t *d2;
+      assert_int_equal(sl_io_get(io, 5, buf, cap, &d2, &len, &e), SL_ESTATE);
       assert_non_null(strstr(e.msg, "twice"));
     }
-    sl_io_put(io, 0, 2);
+    sl_io_put(io, 5);
+    sl_io_put(io, 5); /* a second put does nothing */
+    /* Buffers too small for pread and the out-of-order read. */
+    if (kind != SL_IO_MMAP) {
+      assert_int_equal(sl_io_read(io, 5, buf, 1, &d, &len, &e), SL_EINVAL);
+      assert_non_null(strstr(e.msg, "buffer"));
+    }
+    assert_int_equal(sl_io_read(io, 99, buf, cap, &d, &len, &e), SL_EINVAL);
     /* Stop mid-epoch with reads in flight, then a full epoch. */
     sl_io_stop(io);
-    assert_int_equal(sl_io_get(io, 0, 3, &d, &len, &e), SL_ESTATE);
+    assert_int_equal(sl_io_get(io, 6, buf, cap, &d, &len, &e), SL_ESTATE);
     free(run_epoch(io, &t, NULL, t.count, 3));
     sl_io_close(io);
   }
+  free(buf);
   sl_io_close(NULL);
   sl_uring_close(NULL);
   io_testfile_free(&t);
