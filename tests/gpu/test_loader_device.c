@@ -1,0 +1,134 @@
+/* device.backend through the public loader (label unit), on a synthetic
+ * source: `cuda` without a usable device fails at open with the CUDA
+ * runtime's message; `auto` falls back to host memory, says why exactly
+ * once through the log callback, and then delivers correct host batches.
+ * On a machine with a GPU the no-device cases skip (test_loader_gpu covers
+ * that side). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "loader/cuda/device_select.h"
+#include "loader/fake_src.h"
+#ifdef SLUICE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+/* clang-format off */
+static const char *const kBase[] = {
+    "loader.batch_size", "4", "loader.workers", "2",
+    "resolution.min", "32", "resolution.max", "32",
+    "augment.dtype", "fp16", "augment.layout", "nchw", NULL};
+/* clang-format on */
+
+static int usable_device(void) {
+  sl_device_choice ch;
+  sl_err err;
+  sl_err_clear(&err);
+  return sl_device_choose(SL_BACKEND_CUDA, 0, &ch, &err) == SL_OK;
+}
+
+/* The runtime's sentence for "no device" here, or "" without CUDA. */
+static const char *runtime_words(void) {
+#ifdef SLUICE_HAVE_CUDA
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  (void)cudaGetLastError();
+  return e == cudaSuccess ? "" : cudaGetErrorString(e);
+#else
+  return "";
+#endif
+}
+
+static void test_cuda_without_device_fails_open(void **state) {
+  (void)state;
+  if (usable_device())
+    skip();
+  sl_config *cfg = make_cfg(kBase);
+  assert_non_null(cfg);
+  assert_int_equal(sl_config_set(cfg, "device.backend", "cuda"), SL_OK);
+  fake_ctx fc = {.seed = 5, .dtype = SL_OUT_U8, .channels = 3};
+  sl_sample_src src = fake_src(40, &fc);
+  sl_loader *ld = (sl_loader *)1;
+  sl_status st = sl_loader_open_with(&ld, cfg, &src, NULL);
+  assert_null(ld);
+  const char *msg = sl_config_errmsg(cfg);
+  if (!strstr(msg, "device.backend = cuda"))
+    fail_msg("status %d: %s", (int)st, msg);
+  if (sl_device_cuda_built()) {
+    assert_true(st == SL_ENODEV || st == SL_ECUDA);
+    assert_non_null(strstr(msg, runtime_words()));
+  } else {
+    assert_int_equal(st, SL_EUNSUPPORTED);
+    assert_non_null(strstr(msg, "without CUDA"));
+  }
+  sl_config_destroy(cfg);
+}
+
+typedef struct log_count {
+  int fallback, total;
+  char last[512];
+} log_count;
+
+static void count_log(void *user, sl_log_level level, const char *message) {
+  log_count *lc = user;
+  lc->total++;
+  if (strstr(message, "no usable CUDA device") ||
+      strstr(message, "built without CUDA")) {
+    lc->fallback++;
+    snprintf(lc->last, sizeof lc->last, "%s", message);
+  }
+}
+
+static void test_auto_falls_back_once(void **state) {
+  (void)state;
+  if (usable_device())
+    skip();
+  sl_config *cfg = make_cfg(kBase);
+  assert_non_null(cfg);
+  assert_int_equal(sl_config_set(cfg, "device.backend", "auto"), SL_OK);
+  log_count lc;
+  memset(&lc, 0, sizeof lc);
+  sl_config_set_log(cfg, count_log, &lc);
+  fake_ctx fc = {.seed = 5, .dtype = SL_OUT_FP16, .channels = 3};
+  sl_sample_src src = fake_src(40, &fc);
+  sl_loader *ld = NULL;
+  if (sl_loader_open_with(&ld, cfg, &src, NULL) != SL_OK)
+    fail_msg("%s", sl_config_errmsg(cfg));
+  assert_int_equal(lc.fallback, 1);
+  assert_non_null(strstr(lc.last, "host"));
+  sl_loader_stats stats;
+  assert_int_equal(sl_loader_stats_get(ld, &stats), SL_OK);
+  assert_string_equal(stats.backend, "host");
+  for (uint64_t epoch = 0; epoch < 2; epoch++) {
+    assert_int_equal(sl_loader_start_epoch(ld, epoch), SL_OK);
+    sl_batch b;
+    int n = 0;
+    sl_status st;
+    while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+      assert_int_equal(b.on_device, 0);
+      assert_null(b.ready);
+      assert_true(fake_batch_ok(&b, 5, SL_OUT_FP16));
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+      n++;
+    }
+    assert_int_equal(st, SL_END);
+    assert_int_equal(n, 10);
+  }
+  sl_loader_close(ld);
+  assert_int_equal(lc.fallback, 1); /* said once, not per epoch */
+  sl_config_destroy(cfg);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cuda_without_device_fails_open),
+      cmocka_unit_test(test_auto_falls_back_once),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
