@@ -20,6 +20,7 @@ struct sl_pack_codec {
 
 static int fail(sl_pack_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static int dec_fail(sl_pack_codec *c, sl_pack_result *r, const char *what);
 static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
                   int orient, const sl_pack_opts *o, sl_pack_result *r);
 
@@ -74,7 +75,7 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
                           const sl_pack_opts *o, sl_pack_result *r) {
   int w, h, ss, cs;
   if (tjDecompressHeader3(c->dec, in, (unsigned long)len, &w, &h, &ss, &cs))
-    return fail(r, "bad JPEG header: %s", tjGetErrorStr2(c->dec));
+    return dec_fail(c, r, "bad JPEG header");
   if (w <= 0 || h <= 0 || (unsigned long long)w * h > MAX_PIXELS)
     return fail(r, "JPEG of %dx%d is too large", w, h);
   int orient = sl_exif_orientation(in, len);
@@ -95,7 +96,7 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
                            TJFLAG_STOPONWARNING);
     free(tmp);
     if (rc)
-      return fail(r, "corrupt JPEG: %s", tjGetErrorStr2(c->dec));
+      return dec_fail(c, r, "corrupt JPEG");
     r->data = in;
     r->len = len;
     r->width = (uint16_t)w;
@@ -119,7 +120,7 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   if (tjDecompress2(c->dec, in, (unsigned long)len, pix, sw, 0, sh, pf,
                     TJFLAG_STOPONWARNING)) {
     free(pix);
-    return fail(r, "corrupt JPEG: %s", tjGetErrorStr2(c->dec));
+    return dec_fail(c, r, "corrupt JPEG");
   }
   if (cmyk) { /* Adobe inverted CMYK → RGB, in place (3 <= 4 bytes). */
     size_t n = (size_t)sw * sh;
@@ -290,6 +291,8 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
     if (tjDecompressHeader3(c->dec, data, (unsigned long)len, &w, &h, &ss,
                             &cs)) {
       snprintf(why, why_len, "bad JPEG header: %s", tjGetErrorStr2(c->dec));
+      tjDestroy(c->dec);
+      c->dec = tjInitDecompress();
       return -1;
     }
     if (cs == TJCS_CMYK || cs == TJCS_YCCK) {
@@ -306,6 +309,8 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
       if (rc) {
         snprintf(why, why_len, "corrupt JPEG: %s",
                  pix ? tjGetErrorStr2(c->dec) : "out of memory");
+        tjDestroy(c->dec);
+        c->dec = tjInitDecompress();
         return -1;
       }
     }
@@ -348,6 +353,16 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
     return -1;
   }
   return 0;
+}
+
+/* After a failed decode a TurboJPEG handle is not reliably reusable (2.1:
+ * later headers fail with "Bogus Huffman table definition"), so the reason
+ * is recorded and the handle replaced. */
+static int dec_fail(sl_pack_codec *c, sl_pack_result *r, const char *what) {
+  fail(r, "%s: %s", what, tjGetErrorStr2(c->dec));
+  tjDestroy(c->dec);
+  c->dec = tjInitDecompress();
+  return -1;
 }
 
 static int fail(sl_pack_result *r, const char *fmt, ...) {

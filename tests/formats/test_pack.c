@@ -1,0 +1,569 @@
+/* `sluice pack`, `info` and `verify`, run as the built CLI ($SLUICE_BIN):
+ * round trips in both formats, folder and list inputs, skipped inputs,
+ * --strict, --force, determinism, SIGINT/SIGKILL atomicity, the standard
+ * tools (mdb_stat, h5dump, h5ls) and verify's reports on damaged files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+
+#include "formats/source.h"
+#include "test_images.h"
+
+static char g_dir[512];
+static const char *g_bin;
+
+static void pathf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void pathf(char *buf, size_t cap, const char *fmt, ...) {
+  int n = snprintf(buf, cap, "%s/", g_dir);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, cap - (size_t)n, fmt, ap);
+  va_end(ap);
+}
+
+/* Runs the CLI with args (NULL-terminated); stdout and stderr go to
+ * g_dir/out.txt and g_dir/err.txt. Returns the exit status, or 128 + signal. */
+static int cli(const char *first, ...) {
+  const char *argv[32] = {g_bin};
+  int n = 1;
+  va_list ap;
+  va_start(ap, first);
+  for (const char *a = first; a && n < 31; a = va_arg(ap, const char *))
+    argv[n++] = a;
+  va_end(ap);
+  argv[n] = NULL;
+  char out[600], err[600];
+  pathf(out, sizeof out, "out.txt");
+  pathf(err, sizeof err, "err.txt");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    execv(g_bin, (char *const *)(uintptr_t)argv);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Whether g_dir/name (out.txt or err.txt) contains s. */
+static int output_has(const char *name, const char *s) {
+  char p[600];
+  pathf(p, sizeof p, "%s", name);
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  if (!b)
+    return 0;
+  char *t = realloc(b, len + 1);
+  t[len] = '\0';
+  int found = strstr(t, s) != NULL;
+  if (!found)
+    fprintf(stderr, "[%s] lacks '%s':\n%s\n", name, s, t);
+  free(t);
+  return found;
+}
+
+static int exists(const char *path) {
+  struct stat sb;
+  return lstat(path, &sb) == 0;
+}
+
+/* Number of entries in dir whose name contains s. */
+static int count_names(const char *dir, const char *s) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    n += strstr(e->d_name, s) != NULL;
+  if (d)
+    closedir(d);
+  return n;
+}
+
+static void mk(const char *rel) {
+  char p[600];
+  pathf(p, sizeof p, "%s", rel);
+  mkdir(p, 0755);
+}
+
+/* The source tree:
+ *   src/a/     1.jpg 64x48 rgb, 2.jpg 32x24 gray, 3.png 60x40 rgb,
+ *              4.jpg broken (truncated), notes.txt (not an image)
+ *   src/b b/   1.jpg EXIF orientation 6: stored 20x40, upright 40x20
+ *              2.jpg CMYK 24x24, 3.png 30x30 gray+alpha, 4.png garbage
+ *   src/c/     1.jpg 48x48 rgb, x/2.jpg 16x16 rgb (nested) */
+static int setup(void **state) {
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  g_bin = getenv("SLUICE_BIN");
+  if (!g_bin)
+    return -1;
+  snprintf(g_dir, sizeof g_dir, "%s/formats-pack-%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
+  mkdir(g_dir, 0755);
+  mk("src");
+  mk("src/a");
+  mk("src/b b");
+  mk("src/c");
+  mk("src/c/x");
+  char p[600];
+  int rc = 0;
+  pathf(p, sizeof p, "src/a/1.jpg");
+  rc |= ti_jpeg(p, 64, 48, 0, 90);
+  pathf(p, sizeof p, "src/a/2.jpg");
+  rc |= ti_jpeg(p, 32, 24, 1, 90);
+  pathf(p, sizeof p, "src/a/3.png");
+  rc |= ti_png(p, 60, 40, 0, 0);
+  pathf(p, sizeof p, "src/a/1.jpg");
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  pathf(p, sizeof p, "src/a/4.jpg");
+  rc |= ti_write(p, b, len - 30); /* headers intact, scan cut short */
+  free(b);
+  pathf(p, sizeof p, "src/a/notes.txt");
+  rc |= ti_write(p, "hello", 5);
+  pathf(p, sizeof p, "src/b b/1.jpg");
+  rc |= ti_jpeg_exif(p, 40, 20, 6);
+  pathf(p, sizeof p, "src/b b/2.jpg");
+  rc |= ti_jpeg_cmyk(p, 24, 24);
+  pathf(p, sizeof p, "src/b b/3.png");
+  rc |= ti_png(p, 30, 30, 1, 1);
+  pathf(p, sizeof p, "src/b b/4.png");
+  rc |= ti_write(p, "\x89PNG\r\n\x1a\nbroken", 14);
+  pathf(p, sizeof p, "src/c/1.jpg");
+  rc |= ti_jpeg(p, 48, 48, 0, 90);
+  pathf(p, sizeof p, "src/c/x/2.jpg");
+  rc |= ti_jpeg(p, 16, 16, 0, 90);
+  return rc;
+}
+
+static int teardown(void **state) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static sl_source *open_src(const char *path) {
+  sl_err err = {0};
+  sl_source *src = NULL;
+  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_IO_MMAP, &err) != SL_OK)
+    fail_msg("%s", err.msg);
+  return src;
+}
+
+/* Decodes sample i; returns the RGB (or gray) pixels, w, h, channels. */
+static uint8_t *decode(sl_source *src, uint64_t i, int *w, int *h, int *ch) {
+  const uint8_t *d;
+  size_t len;
+  sl_err err = {0};
+  assert_int_equal(sl_source_read(src, i, NULL, 0, &d, &len, &err), SL_OK);
+  tjhandle t = tjInitDecompress();
+  int ss, cs;
+  assert_int_equal(
+      tjDecompressHeader3(t, d, (unsigned long)len, w, h, &ss, &cs), 0);
+  *ch = cs == TJCS_GRAY ? 1 : 3;
+  uint8_t *pix = malloc((size_t)*w * *h * *ch);
+  assert_int_equal(tjDecompress2(t, d, (unsigned long)len, pix, *w, 0, *h,
+                                 *ch == 1 ? TJPF_GRAY : TJPF_RGB, 0),
+                   0);
+  tjDestroy(t);
+  return pix;
+}
+
+static void near_rgb(const uint8_t *px, const uint8_t *want) {
+  for (int c = 0; c < 3; c++)
+    if (abs((int)px[c] - (int)want[c]) > 40)
+      fail_msg("pixel %d,%d,%d != %d,%d,%d", px[0], px[1], px[2], want[0],
+               want[1], want[2]);
+}
+
+static void check_folder_pack(const char *name) {
+  char out[600], src[600];
+  pathf(src, sizeof src, "src");
+  pathf(out, sizeof out, "%s", name);
+  int rc = cli("pack", src, out, "--max-side", "48", "--threads", "2", NULL);
+  assert_int_equal(rc, 0);
+  assert_true(output_has("out.txt", "packed 8 of 10 images"));
+  assert_true(output_has("out.txt", "2 skipped"));
+  char report[700];
+  snprintf(report, sizeof report, "%s.skipped.txt", out);
+  assert_true(exists(report));
+  char rel[700];
+  snprintf(rel, sizeof rel, "%s.skipped.txt", name);
+  assert_true(output_has(rel, "src/a/4.jpg\tcorrupt JPEG: Premature end"));
+  assert_true(output_has(rel, "src/b b/4.png\tbad PNG"));
+
+  sl_source *s = open_src(out);
+  assert_int_equal(sl_source_count(s), 8);
+  assert_int_equal(sl_source_class_count(s), 3);
+  assert_string_equal(sl_source_class_name(s, 0), "a");
+  assert_string_equal(sl_source_class_name(s, 1), "b b");
+  assert_string_equal(sl_source_class_name(s, 2), "c");
+  static const int labels[8] = {0, 0, 0, 1, 1, 1, 2, 2};
+  /* Expected stored sizes (w, h, channels). */
+  static const int sizes[8][3] = {{48, 36, 3}, {32, 24, 1}, {48, 32, 3},
+                                  {40, 20, 3}, {24, 24, 3}, {30, 30, 1},
+                                  {48, 48, 3}, {16, 16, 3}};
+  for (uint64_t i = 0; i < 8; i++) {
+    const sl_sample_info *e = sl_source_info(s, i);
+    assert_int_equal(e->label, labels[i]);
+    assert_int_equal(e->codec, SL_CODEC_JPEG);
+    int w, h, ch;
+    uint8_t *pix = decode(s, i, &w, &h, &ch);
+    if (w != sizes[i][0] || h != sizes[i][1] || ch != sizes[i][2])
+      fail_msg("sample %d: %dx%dx%d", (int)i, w, h, ch);
+    assert_int_equal(e->width, w);
+    assert_int_equal(e->height, h);
+    assert_int_equal(e->channels, ch);
+    if (i == 3) { /* EXIF 6: stored 20x40, upright 40x20 with the pattern */
+      uint8_t want[3];
+      ti_pattern(2, 2, 40, 20, want);
+      near_rgb(pix + (2 * 40 + 2) * 3, want);
+      ti_pattern(37, 2, 40, 20, want);
+      near_rgb(pix + (2 * 40 + 37) * 3, want);
+      ti_pattern(2, 17, 40, 20, want);
+      near_rgb(pix + (17 * 40 + 2) * 3, want);
+    }
+    if (i == 4) { /* CMYK (200,100,50,255) inverted → RGB ~ (200,100,50) */
+      static const uint8_t want[3] = {200, 100, 50};
+      near_rgb(pix + (12 * 24 + 12) * 3, want);
+    }
+    free(pix);
+  }
+  /* Kept originals are byte-identical: a/2.jpg, c/1.jpg, c/x/2.jpg. */
+  static const struct {
+    int i;
+    const char *file;
+  } kept[] = {{1, "src/a/2.jpg"}, {6, "src/c/1.jpg"}, {7, "src/c/x/2.jpg"}};
+  for (size_t k = 0; k < 3; k++) {
+    char p[600];
+    pathf(p, sizeof p, "%s", kept[k].file);
+    size_t len;
+    uint8_t *orig = ti_read(p, &len);
+    const uint8_t *d;
+    size_t dl;
+    sl_err err = {0};
+    assert_int_equal(
+        sl_source_read(s, (uint64_t)kept[k].i, NULL, 0, &d, &dl, &err), SL_OK);
+    assert_int_equal(dl, len);
+    assert_memory_equal(d, orig, len);
+    free(orig);
+  }
+  assert_non_null(strstr(sl_source_writer_settings(s), "max_side=48"));
+  sl_source_close(s);
+  assert_int_equal(count_names(g_dir, "sluice-tmp"), 0);
+
+  /* info and verify on the good file. */
+  assert_int_equal(cli("info", out, NULL), 0);
+  assert_true(output_has("out.txt", "samples:     8"));
+  assert_true(output_has("out.txt", "classes:     3: a, b b, c"));
+  assert_true(output_has("out.txt", "jpeg 8"));
+  assert_true(output_has("out.txt", "rgb 6, gray 2"));
+  assert_true(output_has("out.txt", "<= 64"));
+  assert_int_equal(cli("verify", out, "--decode", "--quiet", NULL), 0);
+  assert_true(output_has("out.txt", "8 samples, all records in bounds, all "
+                                    "images decode"));
+}
+
+static void test_folder_lmdb(void **state) {
+  check_folder_pack("f.lmdb");
+}
+static void test_folder_hdf5(void **state) {
+  check_folder_pack("f.h5");
+}
+
+static void test_list_mode(void **state) {
+  char list[600], src[600], out[600];
+  pathf(list, sizeof list, "list.txt");
+  pathf(src, sizeof src, "src");
+  const char *text = "# comment\n"
+                     "c/1.jpg 4\n"
+                     "\n"
+                     "a/2.jpg\t0\n"
+                     "b b/1.jpg 2\n"
+                     "a/missing.jpg 1\n";
+  assert_int_equal(ti_write(list, text, strlen(text)), 0);
+  pathf(out, sizeof out, "list.h5");
+  assert_int_equal(cli("pack", src, out, "--list", list, "--quiet", NULL), 0);
+  assert_true(output_has("out.txt", "packed 3 of 4 images"));
+  char rel[64] = "list.h5.skipped.txt";
+  assert_true(output_has(rel, "a/missing.jpg\tcannot open"));
+  sl_source *s = open_src(out);
+  assert_int_equal(sl_source_count(s), 3);
+  assert_int_equal(sl_source_class_count(s), 5);
+  assert_string_equal(sl_source_class_name(s, 4), "4");
+  assert_int_equal(sl_source_info(s, 0)->label, 4);
+  assert_int_equal(sl_source_info(s, 1)->label, 0);
+  assert_int_equal(sl_source_info(s, 2)->label, 2);
+  assert_int_equal(sl_source_info(s, 2)->width, 40); /* EXIF applied */
+  assert_int_equal(sl_source_info(s, 2)->height, 20);
+  sl_source_close(s);
+  /* A bad line is an error naming file and line. */
+  const char *bad = "a/2.jpg 0\na/1.jpg x\n";
+  assert_int_equal(ti_write(list, bad, strlen(bad)), 0);
+  pathf(out, sizeof out, "list2.h5");
+  assert_int_equal(cli("pack", src, out, "--list", list, NULL), 1);
+  assert_true(output_has("err.txt", "list.txt:2:"));
+  assert_false(exists(out));
+}
+
+static void test_strict_and_force(void **state) {
+  char src[600], out[600];
+  pathf(src, sizeof src, "src");
+  pathf(out, sizeof out, "strict.lmdb");
+  assert_int_equal(cli("pack", src, out, "--strict", "--threads", "1", NULL),
+                   1);
+  assert_true(output_has("err.txt", "--strict"));
+  assert_false(exists(out));
+  assert_int_equal(count_names(g_dir, "sluice-tmp"), 0);
+  /* An existing OUT is kept unless --force. */
+  assert_int_equal(ti_write(out, "precious", 8), 0);
+  assert_int_equal(cli("pack", src, out, "--quiet", NULL), 1);
+  assert_true(output_has("err.txt", "exists (use --force"));
+  size_t len;
+  uint8_t *b = ti_read(out, &len);
+  assert_int_equal(len, 8);
+  free(b);
+  assert_int_equal(cli("pack", src, out, "--quiet", "--force", NULL), 0);
+  sl_source *s = open_src(out);
+  assert_int_equal(sl_source_count(s), 8);
+  sl_source_close(s);
+  /* Usage errors. */
+  assert_int_equal(cli("pack", src, NULL), 2);
+  pathf(out, sizeof out, "noext.bin");
+  assert_int_equal(cli("pack", src, out, NULL), 2);
+  assert_int_equal(cli("pack", src, out, "--format", "zip", NULL), 2);
+  assert_int_equal(cli("pack", src, out, "--quality", "0", NULL), 2);
+  /* No images at all. */
+  char empty[600];
+  pathf(empty, sizeof empty, "emptysrc");
+  mkdir(empty, 0755);
+  pathf(out, sizeof out, "empty.lmdb");
+  assert_int_equal(cli("pack", empty, out, NULL), 1);
+  assert_false(exists(out));
+}
+
+static int same_file(const char *a, const char *b) {
+  size_t la, lb;
+  uint8_t *x = ti_read(a, &la), *y = ti_read(b, &lb);
+  int same = x && y && la == lb && memcmp(x, y, la) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+static void test_deterministic(void **state) {
+  static const char *const ext[2] = {"lmdb", "h5"};
+  char src[600];
+  pathf(src, sizeof src, "src");
+  for (int f = 0; f < 2; f++) {
+    char o1[600], o3[600], o4[600];
+    pathf(o1, sizeof o1, "det1.%s", ext[f]);
+    pathf(o3, sizeof o3, "det3.%s", ext[f]);
+    pathf(o4, sizeof o4, "det4.%s", ext[f]);
+    assert_int_equal(cli("pack", src, o1, "--threads", "1", "--shuffle", "7",
+                         "--reencode", "--quiet", NULL),
+                     0);
+    assert_int_equal(cli("pack", src, o3, "--threads", "3", "--shuffle", "7",
+                         "--reencode", "--quiet", NULL),
+                     0);
+    assert_true(same_file(o1, o3));
+    assert_int_equal(cli("pack", src, o4, "--threads", "3", "--shuffle", "8",
+                         "--reencode", "--quiet", NULL),
+                     0);
+    assert_false(same_file(o1, o4));
+    sl_source *s = open_src(o1);
+    assert_int_equal(sl_source_count(s), 8);
+    assert_non_null(strstr(sl_source_writer_settings(s), "shuffle=7"));
+    sl_source_close(s);
+  }
+}
+
+/* Many larger images so that a pack runs long enough to be interrupted. */
+static void make_big_src(void) {
+  char p[600];
+  pathf(p, sizeof p, "big");
+  if (exists(p))
+    return;
+  mk("big");
+  mk("big/k");
+  pathf(p, sizeof p, "big/k/0.jpg");
+  assert_int_equal(ti_jpeg(p, 512, 512, 0, 95), 0);
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  for (int i = 1; i < 600; i++) {
+    pathf(p, sizeof p, "big/k/%d.jpg", i);
+    assert_int_equal(ti_write(p, b, len), 0);
+  }
+  free(b);
+}
+
+/* Starts a pack, waits for its start line, sends sig; returns the exit. */
+static int pack_and_signal(const char *out, int sig) {
+  char src[600];
+  pathf(src, sizeof src, "big");
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    int nul = open("/dev/null", O_WRONLY);
+    dup2(nul, 1);
+    close(fds[0]);
+    execl(g_bin, g_bin, "pack", src, out, "--threads", "1", "--reencode",
+          "--max-side", "300", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[512];
+  size_t got = 0;
+  while (got < sizeof buf - 1) {
+    ssize_t n = read(fds[0], buf + got, sizeof buf - 1 - got);
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+    buf[got] = '\0';
+    if (strstr(buf, "threads\n"))
+      break;
+  }
+  kill(pid, sig);
+  int st;
+  waitpid(pid, &st, 0);
+  close(fds[0]);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_signals(void **state) {
+  make_big_src();
+  static const char *const names[2] = {"sig.lmdb", "sig.h5"};
+  for (int f = 0; f < 2; f++) {
+    char out[600];
+    pathf(out, sizeof out, "%s", names[f]);
+    int before = count_names(g_dir, "");
+    assert_int_equal(pack_and_signal(out, SIGINT), 130);
+    assert_false(exists(out));
+    assert_int_equal(count_names(g_dir, ""), before);
+    assert_int_equal(pack_and_signal(out, SIGKILL), 128 + SIGKILL);
+    assert_false(exists(out));
+    /* Nothing is left: the files being written were anonymous. */
+    assert_int_equal(count_names(g_dir, ""), before);
+    assert_int_equal(count_names(g_dir, "sluice-tmp"), 0);
+  }
+  /* A temporary file left by a dead writer is removed by the next pack. */
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, NULL, 0);
+  char stale[700], src[600], out[600];
+  pathf(stale, sizeof stale, ".st.h5.sluice-tmp.%ld", (long)dead);
+  assert_int_equal(ti_write(stale, "x", 1), 0);
+  pathf(src, sizeof src, "src");
+  pathf(out, sizeof out, "st.h5");
+  assert_int_equal(cli("pack", src, out, "--quiet", NULL), 0);
+  assert_false(exists(stale));
+}
+
+static int have(const char *tool) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", tool);
+  if (system(cmd) == 0)
+    return 1;
+  printf("skipping the %s check: %s is not installed\n", tool, tool);
+  return 0;
+}
+
+static void test_standard_tools(void **state) {
+  char src[600], l[600], h[600], cmd[2000], out[600];
+  pathf(src, sizeof src, "src");
+  pathf(l, sizeof l, "std.lmdb");
+  pathf(h, sizeof h, "std.h5");
+  pathf(out, sizeof out, "tool.txt");
+  assert_int_equal(cli("pack", src, l, "--quiet", NULL), 0);
+  assert_int_equal(cli("pack", src, h, "--quiet", NULL), 0);
+  if (have("mdb_stat")) {
+    snprintf(cmd, sizeof cmd, "mdb_stat -n '%s' > '%s' 2>&1", l, out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(output_has("tool.txt", "Entries: 9")); /* 8 + metadata */
+  }
+  if (have("h5ls")) {
+    snprintf(cmd, sizeof cmd, "h5ls -r '%s' > '%s' 2>&1", h, out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(output_has("tool.txt", "/samples/offsets"));
+    assert_true(output_has("tool.txt", "Dataset {8, 3}"));
+  }
+  if (have("h5dump")) {
+    snprintf(cmd, sizeof cmd, "h5dump -d /samples/label '%s' > '%s' 2>&1", h,
+             out);
+    assert_int_equal(system(cmd), 0);
+    assert_true(output_has("tool.txt", "0, 0, 0, 1, 1, 1, 2, 2"));
+  }
+}
+
+/* verify names damaged samples; info and verify reject non-files. */
+static void test_verify_damage(void **state) {
+  char src[600], out[600];
+  pathf(src, sizeof src, "src");
+  static const char *const names[2] = {"vd.lmdb", "vd.h5"};
+  for (int f = 0; f < 2; f++) {
+    pathf(out, sizeof out, "%s", names[f]);
+    assert_int_equal(cli("pack", src, out, "--quiet", NULL), 0);
+    sl_source *s = open_src(out);
+    uint64_t off = sl_source_info(s, 6)->offset;
+    uint32_t len = sl_source_info(s, 6)->length;
+    sl_source_close(s);
+    /* Scramble the entropy-coded middle of sample 6. */
+    size_t flen;
+    uint8_t *b = ti_read(out, &flen);
+    for (uint32_t k = len / 2; k < len - 4; k++)
+      b[off + k] = (uint8_t)(k * 13);
+    assert_int_equal(ti_write(out, b, flen), 0);
+    assert_int_equal(cli("verify", out, NULL), 0); /* records still fine */
+    assert_int_equal(cli("verify", out, "--decode", "--quiet", NULL), 1);
+    assert_true(output_has("err.txt", ": sample 6 (offset "));
+    assert_true(output_has("out.txt", "1 of 8 samples are bad"));
+    if (f == 0) { /* LMDB: a record header's codec byte */
+      b[off - 24 + 6] = 9;
+      assert_int_equal(ti_write(out, b, flen), 0);
+      assert_int_equal(cli("verify", out, NULL), 1);
+      assert_true(output_has("err.txt", "sample 6: key 0000000000000006"));
+      assert_true(output_has("err.txt", "unknown codec 9"));
+    }
+    free(b);
+  }
+  pathf(out, sizeof out, "nothing.lmdb");
+  assert_int_equal(cli("info", out, NULL), 1);
+  assert_int_equal(cli("verify", out, NULL), 1);
+  assert_true(output_has("err.txt", "nothing.lmdb"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_folder_lmdb),
+      cmocka_unit_test(test_folder_hdf5),
+      cmocka_unit_test(test_list_mode),
+      cmocka_unit_test(test_strict_and_force),
+      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_signals),
+      cmocka_unit_test(test_standard_tools),
+      cmocka_unit_test(test_verify_damage),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
