@@ -17,6 +17,7 @@ typedef struct sl_cli_command {
 } sl_cli_command;
 
 int sl_cmd_config(int argc, char **argv);
+int sl_cmd_schedule(int argc, char **argv);
 int sl_cmd_synth(int argc, char **argv);
 int sl_cmd_pack(int argc, char **argv);
 int sl_cmd_info(int argc, char **argv);
