@@ -12,15 +12,20 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 export PATH=/usr/local/cuda/bin:$PATH
 
-gen=()
-command -v ninja >/dev/null && gen=(-G Ninja)
+gen=() keep=(-- -k)
+command -v ninja >/dev/null && gen=(-G Ninja) keep=(-- -k 0)
 echo "== configure ($build)"
 timeout 180 cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DSLUICE_CUDA=ON -DSLUICE_BUILD_EXAMPLES=OFF >"$log/configure" 2>&1 ||
   { tail -30 "$log/configure"; echo "gpu.sh: configure failed"; exit 1; }
 echo "== build"
-timeout 300 cmake --build "$build" -j "$(nproc)" >"$log/build" 2>&1 ||
-  { tail -40 "$log/build"; echo "gpu.sh: build failed"; exit 1; }
+# Keep going past targets of other parts of the tree that fail to build: the
+# GPU path needs only its own; ctest reports any gpu test that did not build.
+if ! timeout 300 cmake --build "$build" -j "$(nproc)" "${keep[@]}" >"$log/build" 2>&1; then
+  grep -E "FAILED|error" "$log/build" | head -20
+  echo "gpu.sh: some targets failed to build; going on with what built"
+fi
+[ -x "$build/bench/bench_gpu" ] || { tail -40 "$log/build"; echo "gpu.sh: bench_gpu did not build"; exit 1; }
 
 echo "== ctest -L gpu"
 status=0
