@@ -94,9 +94,6 @@ static sl_status alloc_on_device(cuda_backend *cb, int nstaging,
   cb->vram_bytes = need;
   if (!cb->identity)
     cb->landing = cb->vram + (size_t)nslots * cb->slot_stride;
-  if ((st = sl_cuda_check(cudaMemset(cb->vram, 0, need), err,
-                          "cudaMemset(device ring)")) != SL_OK)
-    return st;
   if ((st = sl_cuda_check(
            cudaStreamCreateWithFlags(&cb->stream, cudaStreamNonBlocking), err,
            "cudaStreamCreateWithFlags(copy stream)")) != SL_OK)
@@ -113,6 +110,11 @@ static sl_status alloc_on_device(cuda_backend *cb, int nstaging,
                             err, "cudaEventCreate(consumed %d)", s)) != SL_OK)
       return st;
   }
+  /* Zero the slots on the copy stream itself: the non-blocking stream does
+   * not wait for the legacy default stream a plain cudaMemset would use. */
+  if ((st = sl_cuda_check(cudaMemsetAsync(cb->vram, 0, need, cb->stream), err,
+                          "cudaMemsetAsync(device ring)")) != SL_OK)
+    return st;
   return sl_cuda_check(cudaStreamSynchronize(cb->stream), err,
                        "cudaStreamSynchronize(copy stream)");
 }
