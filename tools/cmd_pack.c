@@ -243,6 +243,12 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
     fprintf(stderr, "sluice pack: %s\n", msg);
     return 1;
   }
+  if (!a->quiet) /* the work starts now (tests wait for this line) */
+    fprintf(stderr,
+            "sluice pack: %zu images, %" PRIu32 " classes -> %s (%s), %d "
+            "threads\n",
+            in->n, in->nclasses, a->out,
+            a->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5", a->threads);
   sl_progress prog;
   sl_progress_init(&prog, in->n, "images", a->quiet);
   int rc = 0;
@@ -321,11 +327,6 @@ static int pack(const pack_args *a) {
   if (a->shuffle)
     sl_pack_shuffle(&in, a->seed);
   const char *fmt_name = a->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
-  if (!a->quiet)
-    fprintf(stderr,
-            "sluice pack: %zu images, %" PRIu32 " classes -> %s "
-            "(%s), %d threads\n",
-            in.n, in.nclasses, a->out, fmt_name, a->threads);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

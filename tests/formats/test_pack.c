@@ -416,7 +416,8 @@ static void make_big_src(void) {
   free(b);
 }
 
-/* Starts a pack, waits for its start line, sends sig; returns the exit. */
+/* Starts a pack, waits for its start line, sends sig; returns the exit
+ * status, or 1000 + the signal that killed it. */
 static int pack_and_signal(const char *out, int sig) {
   char src[600];
   pathf(src, sizeof src, "big");
@@ -448,7 +449,7 @@ static int pack_and_signal(const char *out, int sig) {
   int st;
   waitpid(pid, &st, 0);
   close(fds[0]);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
 }
 
 static void test_signals(void **state) {
@@ -461,7 +462,7 @@ static void test_signals(void **state) {
     assert_int_equal(pack_and_signal(out, SIGINT), 130);
     assert_false(exists(out));
     assert_int_equal(count_names(g_dir, ""), before);
-    assert_int_equal(pack_and_signal(out, SIGKILL), 128 + SIGKILL);
+    assert_int_equal(pack_and_signal(out, SIGKILL), 1000 + SIGKILL);
     assert_false(exists(out));
     /* Nothing is left: the files being written were anonymous. */
     assert_int_equal(count_names(g_dir, ""), before);
