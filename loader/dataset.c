@@ -1,22 +1,29 @@
-/* The loader's real sample source: a formats/ source (LMDB or HDF5) read
- * with mmap or pread, each sample run through an augment/ pipeline.
+/* The loader's real sample source: a formats/ source (LMDB or HDF5) whose
+ * bytes come through formats/io_reader.h (loader.io: mmap with read-ahead
+ * hints, pread, or io_uring reading ahead in the epoch's order), each sample
+ * run through an augment/ pipeline.
  *
  * Memory: per worker one pipeline (its scratch bound is stated in
- * augment/pipeline.c) and, when reading with pread, one buffer of the
- * largest payload; the source's index (24 bytes per sample). All at open. */
+ * augment/pipeline.c) and, unless mapped, one buffer of the largest payload;
+ * the source's index (24 bytes per sample); with uring the read-ahead pool
+ * (io.pool_size). All at open. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "augment/pipeline.h"
+#include "formats/io_reader.h"
 #include "formats/source.h"
 #include "loader/loader_internal.h"
+#include "loader/sampler.h"
 
 typedef struct ds_ctx {
   sl_source *src;
+  sl_io *io;
   sl_aug_params p;
   uint64_t seed;
-  bool mapped;
+  sl_err start_err; /* epoch_start's failure, reported by every load */
   char path[512];
 } ds_ctx;
 
@@ -24,6 +31,8 @@ typedef struct ds_worker {
   sl_pipeline *pl;
   uint8_t *buf;
   size_t cap;
+  uint64_t pos; /* the epoch position of the next load, when has_pos */
+  bool has_pos;
 } ds_worker;
 
 static uint64_t now_ns(void) {
@@ -44,10 +53,8 @@ static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
     free(w);
     return st;
   }
-  if (!c->mapped) {
-    w->cap = sl_source_max_length(c->src);
-    if (w->cap == 0)
-      w->cap = 1;
+  w->cap = sl_io_buffer_bytes(c->io);
+  if (w->cap > 0) {
     if (!(w->buf = malloc(w->cap))) {
       size_t cap = w->cap;
       sl_pipeline_destroy(w->pl);
@@ -77,13 +84,23 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   const sl_sample_info *info = sl_source_info(c->src, index);
   *label = info->label;
   uint64_t t0 = now_ns();
-  const uint8_t *data;
-  size_t len;
-  sl_status st =
-      sl_source_read(c->src, index, w->buf, w->cap, &data, &len, err);
+  const uint8_t *data = NULL;
+  size_t len = 0;
+  bool in_order = w->has_pos; /* else a replacement: outside the order */
+  w->has_pos = false;
+  sl_status st;
+  if (c->start_err.code != SL_OK)
+    st = sl_err_set(err, c->start_err.code, "%s", c->start_err.msg);
+  else if (in_order)
+    st = sl_io_get(c->io, w->pos, w->buf, w->cap, &data, &len, err);
+  else
+    st = sl_io_read(c->io, index, w->buf, w->cap, &data, &len, err);
   t->read_ns += now_ns() - t0;
-  if (st != SL_OK)
+  if (st != SL_OK) {
+    if (in_order)
+      sl_io_put(c->io, w->pos);
     return st;
+  }
   t->bytes_read += len;
   sl_pipeline_times before, after;
   sl_pipeline_times_get(w->pl, &before);
@@ -91,6 +108,8 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
                        info->channels, c->seed, epoch, index, res, res, dst,
                        err);
   sl_pipeline_times_get(w->pl, &after);
+  if (in_order)
+    sl_io_put(c->io, w->pos); /* the payload's buffer back to the reader */
   t->decode_ns += after.decode_ns - before.decode_ns;
   t->augment_ns += after.augment_ns - before.augment_ns;
   if (st != SL_OK)
@@ -98,10 +117,35 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   return st;
 }
 
+static uint64_t ds_order_at(const void *sampler, uint64_t pos) {
+  return sl_sampler_at(sampler, pos);
+}
+
+static void ds_epoch_start(void *ctx, const struct sl_sampler *sampler,
+                           uint64_t first, uint64_t end) {
+  ds_ctx *c = ctx;
+  sl_err_clear(&c->start_err);
+  if (sl_io_start_epoch(c->io, ds_order_at, sampler, first, end,
+                        &c->start_err) == SL_OK)
+    sl_err_clear(&c->start_err);
+}
+
+static void ds_epoch_stop(void *ctx) {
+  ds_ctx *c = ctx;
+  sl_io_stop(c->io);
+}
+
+static void ds_position(void *ctx, void *ws, uint64_t pos) {
+  ds_worker *w = ws;
+  w->pos = pos;
+  w->has_pos = true;
+}
+
 static void ds_close(void *ctx) {
   ds_ctx *c = ctx;
   if (!c)
     return;
+  sl_io_close(c->io);
   sl_source_close(c->src);
   free(c);
 }
@@ -116,18 +160,22 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   if (!c)
     return sl_err_set(err, SL_ENOMEM, "loader: out of memory");
   snprintf(c->path, sizeof c->path, "%s", path);
-  sl_io_kind io = (sl_io_kind)sl_cfg_enum(cfg, SL_OPT_LOADER_IO);
-  if (io == SL_IO_AUTO)
-    io = SL_IO_MMAP;
-  if (io == SL_IO_URING) {
-    sl_logf(log, SL_LOG_INFO, "loader.io = uring: reading with pread");
-    io = SL_IO_PREAD;
-  }
-  c->mapped = io == SL_IO_MMAP;
+  /* The source only indexes (pread: no map of its own); bytes come through
+   * the reader loader.io chose (it maps the file itself for mmap). */
   sl_status st = sl_source_open(
       &c->src, path, (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-      io, err);
+      SL_IO_PREAD, err);
   if (st != SL_OK) {
+    free(c);
+    return st;
+  }
+  sl_io_opts io;
+  memset(&io, 0, sizeof io);
+  sl_io_opts_from_source(&io, c->src, c->path);
+  sl_io_opts_from_config(&io, cfg,
+                         (unsigned)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE));
+  if ((st = sl_io_open(&c->io, &io, err)) != SL_OK) {
+    sl_source_close(c->src);
     free(c);
     return st;
   }
@@ -146,5 +194,8 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   out->worker_close = ds_worker_close;
   out->load = ds_load;
   out->close = ds_close;
+  out->epoch_start = ds_epoch_start;
+  out->epoch_stop = ds_epoch_stop;
+  out->position = ds_position;
   return SL_OK;
 }

@@ -133,6 +133,8 @@ static void *worker_main(void *arg) {
     int j = (int)(pos % bs);
     sl_ring_staging stg;
     uint64_t t0 = now_ns();
+    if (p->c.src->position) /* read-ahead: which epoch position this is */
+      p->c.src->position(p->c.src->ctx, w->ws, pos);
     sl_status st = sl_ring_staging_acquire(p->c.ring, k, &stg);
     o.staging_wait_ns = now_ns() - t0;
     bool counted = false;
@@ -199,6 +201,8 @@ sl_status sl_pool_create(sl_pool **out, const sl_pool_config *pc, sl_err *err) {
 void sl_pool_destroy(sl_pool *p) {
   if (!p)
     return;
+  if (p->c.src->epoch_stop) /* wakes workers blocked on a read-ahead */
+    p->c.src->epoch_stop(p->c.src->ctx);
   pthread_mutex_lock(&p->mu);
   p->shutdown = true;
   pthread_cond_broadcast(&p->cv_work);
@@ -218,6 +222,8 @@ void sl_pool_destroy(sl_pool *p) {
 
 void sl_pool_start(sl_pool *p, uint64_t epoch, uint64_t first, uint64_t end,
                    int res, size_t sample_bytes) {
+  if (p->c.src->epoch_start) /* the source may read ahead in this order */
+    p->c.src->epoch_start(p->c.src->ctx, p->c.sampler, first, end);
   pthread_mutex_lock(&p->mu);
   p->epoch = epoch;
   p->next = first;
@@ -230,6 +236,8 @@ void sl_pool_start(sl_pool *p, uint64_t epoch, uint64_t first, uint64_t end,
 }
 
 void sl_pool_stop(sl_pool *p) {
+  if (p->c.src->epoch_stop) /* wakes workers blocked on a read-ahead */
+    p->c.src->epoch_stop(p->c.src->ctx);
   pthread_mutex_lock(&p->mu);
   p->running = false;
   while (p->busy > 0)

@@ -14,6 +14,8 @@
 
 #include "common/error.h"
 
+struct sl_sampler;
+
 typedef struct sl_sample_times {
   uint64_t read_ns, decode_ns, augment_ns;
   uint64_t bytes_read;
@@ -34,6 +36,18 @@ typedef struct sl_sample_src {
                     sl_err *err);
   /* Frees ctx. May be NULL. */
   void (*close)(void *ctx);
+  /* Optional (NULL: none), for a source that reads ahead in the epoch's
+   * order (loader.io = uring, mmap hints). epoch_start: positions
+   * [first, end) of the epoch, in the order sampler gives (sl_sampler_at),
+   * are about to be claimed; called while no worker runs; a failure is the
+   * source's to report from load. epoch_stop: the epoch ends; called before
+   * the pool waits for its workers, so one blocked on a read wakes up.
+   * position: worker state ws's next load is position pos (not called for
+   * replacements of a bad sample). */
+  void (*epoch_start)(void *ctx, const struct sl_sampler *sampler,
+                      uint64_t first, uint64_t end);
+  void (*epoch_stop)(void *ctx);
+  void (*position)(void *ctx, void *ws, uint64_t pos);
 } sl_sample_src;
 
 #endif
