@@ -1,0 +1,241 @@
+/* bench_formats: `sluice pack` throughput with 1 and 2 threads, and the time
+ * to open (index) a 1,000,000-sample file in each format. Not a test: it
+ * prints a table. Ratios (2 threads / 1 thread) are measured in one run.
+ *
+ *   bench_formats [--dir DIR] [--images N] [--samples N] [--bin SLUICE]
+ *
+ * DIR (default $TMPDIR or /tmp) receives the inputs and outputs, removed at
+ * the end. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+
+#include "formats/source.h"
+#include "formats/writer.h"
+
+extern char **environ;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int write_bytes(const char *path, const void *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return -1;
+  int rc = fwrite(b, 1, n, f) == n ? 0 : -1;
+  return fclose(f) == 0 ? rc : -1;
+}
+
+/* A 500x375 photo-like JPEG (smooth gradients plus noise), quality 90. */
+static unsigned char *make_jpeg(unsigned long *len) {
+  int w = 500, h = 375;
+  unsigned char *pix = malloc((size_t)w * h * 3), *jpg = NULL;
+  uint32_t s = 12345;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < 3; c++) {
+        s = s * 1664525u + 1013904223u;
+        int v = (x * (c + 1) + y * (3 - c)) / 4 % 256 + (int)(s >> 28) - 8;
+        pix[((size_t)y * w + x) * 3 + c] = (unsigned char)(v < 0     ? 0
+                                                           : v > 255 ? 255
+                                                                     : v);
+      }
+  tjhandle t = tjInitCompress();
+  *len = 0;
+  if (t &&
+      tjCompress2(t, pix, w, 0, h, TJPF_RGB, &jpg, len, TJSAMP_420, 90, 0) != 0)
+    jpg = NULL;
+  if (t)
+    tjDestroy(t);
+  free(pix);
+  return jpg;
+}
+
+static double run_pack(const char *bin, const char *src, const char *out,
+                       const char *threads, int reencode) {
+  const char *argv[] = {bin,       "pack",      src,
+                        out,       "--threads", threads,
+                        "--quiet", "--force",   reencode ? "--max-side" : NULL,
+                        "256",     NULL};
+  pid_t pid;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  double t0 = now();
+  int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)(uintptr_t)argv,
+                       environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return -1;
+  int st;
+  waitpid(pid, &st, 0);
+  double t = now() - t0;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
+}
+
+static void bench_pack(const char *bin, const char *dir, int images) {
+  char src[1024], cls[1100], p[1200], out[1100];
+  snprintf(src, sizeof src, "%s/bench-pack-src", dir);
+  snprintf(cls, sizeof cls, "%s/k", src);
+  mkdir(src, 0755);
+  mkdir(cls, 0755);
+  unsigned long len;
+  unsigned char *jpg = make_jpeg(&len);
+  if (!jpg) {
+    fprintf(stderr, "bench_formats: cannot make a JPEG\n");
+    return;
+  }
+  for (int i = 0; i < images; i++) {
+    snprintf(p, sizeof p, "%s/%05d.jpg", cls, i);
+    if (write_bytes(p, jpg, len)) {
+      fprintf(stderr, "bench_formats: %s: %s\n", p, strerror(errno));
+      return;
+    }
+  }
+  tjFree(jpg);
+  printf("pack: %d JPEGs of 500x375 (%lu bytes each)\n", images, len);
+  printf("  %-22s %10s %10s %8s\n", "format, mode", "1 thread", "2 threads",
+         "2t/1t");
+  static const char *const fmts[2] = {"lmdb", "h5"};
+  for (int f = 0; f < 2; f++)
+    for (int re = 0; re < 2; re++) {
+      snprintf(out, sizeof out, "%s/bench-pack.%s", dir, fmts[f]);
+      double best[2] = {1e30, 1e30};
+      for (int rep = 0; rep < 2; rep++) /* alternate, keep the best */
+        for (int t = 0; t < 2; t++) {
+          double s = run_pack(bin, src, out, t ? "2" : "1", re);
+          if (s > 0 && s < best[t])
+            best[t] = s;
+        }
+      char mode[64];
+      snprintf(mode, sizeof mode, "%s, %s", fmts[f],
+               re ? "--max-side 256" : "keep bytes");
+      printf("  %-22s %8.0f/s %8.0f/s %7.2fx\n", mode, images / best[0],
+             images / best[1], best[0] / best[1]);
+      unlink(out);
+    }
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", src);
+  if (system(cmd) != 0)
+    fprintf(stderr, "bench_formats: could not remove %s\n", src);
+}
+
+static int write_many(const char *path, sl_format_kind fmt, uint64_t n) {
+  sl_err err = {0};
+  sl_writer *w;
+  if (sl_writer_open(&w, path, fmt, &err) != SL_OK) {
+    fprintf(stderr, "bench_formats: %s\n", err.msg);
+    return -1;
+  }
+  uint8_t payload[16];
+  sl_sample_info m = {0};
+  m.codec = SL_CODEC_RAW;
+  m.channels = 1;
+  m.height = 4;
+  m.width = 4;
+  for (uint64_t i = 0; i < n; i++) {
+    memset(payload, (int)(i & 0xff), sizeof payload);
+    m.label = (int32_t)(i % 1000);
+    if (sl_writer_add(w, payload, sizeof payload, &m, &err) != SL_OK) {
+      fprintf(stderr, "bench_formats: %s\n", err.msg);
+      sl_writer_abort(w);
+      return -1;
+    }
+  }
+  char *names[1000];
+  char buf[1000][8];
+  for (int c = 0; c < 1000; c++) {
+    snprintf(buf[c], sizeof buf[c], "c%03d", c);
+    names[c] = buf[c];
+  }
+  if (sl_writer_commit(w, 1000, (const char *const *)names, "bench", true,
+                       &err) != SL_OK) {
+    fprintf(stderr, "bench_formats: %s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static void bench_open(const char *dir, uint64_t n) {
+  static const char *const ext[2] = {"lmdb", "h5"};
+  static const sl_format_kind kinds[2] = {SL_FORMAT_LMDB, SL_FORMAT_HDF5};
+  printf("\nindex open: %" PRIu64 " samples of 16 bytes, best of 5 "
+         "(page cache warm)\n",
+         n);
+  printf("  %-6s %10s %9s %12s %12s %10s\n", "format", "file MB", "write s",
+         "open mmap", "open pread", "ns/sample");
+  for (int f = 0; f < 2; f++) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/bench-open.%s", dir, ext[f]);
+    double t0 = now();
+    if (write_many(path, kinds[f], n))
+      continue;
+    double wt = now() - t0;
+    double best[2] = {1e30, 1e30};
+    uint64_t size = 0;
+    for (int rep = 0; rep < 5; rep++)
+      for (int io = 0; io < 2; io++) {
+        sl_err err = {0};
+        sl_source *s;
+        double a = now();
+        if (sl_source_open(&s, path, SL_FORMAT_AUTO,
+                           io ? SL_IO_PREAD : SL_IO_MMAP, &err) != SL_OK) {
+          fprintf(stderr, "bench_formats: %s\n", err.msg);
+          return;
+        }
+        double b = now() - a;
+        size = sl_source_file_size(s);
+        if (sl_source_count(s) != n)
+          fprintf(stderr, "bench_formats: count mismatch\n");
+        sl_source_close(s);
+        if (b < best[io])
+          best[io] = b;
+      }
+    printf("  %-6s %10.1f %9.2f %9.1f ms %9.1f ms %10.1f\n", ext[f],
+           (double)size / 1e6, wt, best[0] * 1e3, best[1] * 1e3,
+           best[0] * 1e9 / (double)n);
+    unlink(path);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  const char *bin = SLUICE_BIN_PATH;
+  int images = 400;
+  uint64_t samples = 1000000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--dir"))
+      dir = argv[i + 1];
+    else if (!strcmp(argv[i], "--images"))
+      images = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--samples"))
+      samples = strtoull(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--bin"))
+      bin = argv[i + 1];
+    else {
+      fprintf(stderr, "usage: bench_formats [--dir DIR] [--images N] "
+                      "[--samples N] [--bin SLUICE]\n");
+      return 2;
+    }
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  printf("bench_formats: %ld online CPUs, dir %s\n\n", cpus, dir);
+  if (images > 0)
+    bench_pack(bin, dir, images);
+  if (samples > 0)
+    bench_open(dir, samples);
+  return 0;
+}
