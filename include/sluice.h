@@ -264,7 +264,8 @@ SL_API void sl_loader_close(sl_loader *ld);
 /* Starts an epoch (any number, in any order): computes its order and
  * resolution and sets the workers going. Allowed at any time: an epoch in
  * progress is abandoned cleanly; batches already handed out stay valid until
- * released. Returns SL_ETHREAD/SL_ECUDA if the loader has failed. */
+ * released. Returns SL_OK (SL_EINVAL for a NULL loader); a failure of the
+ * loader's threads or device shows at the next sl_loader_next. */
 SL_API sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch);
 /* Waits for the next batch of the epoch and fills *batch. Returns SL_OK,
  * SL_END after the epoch's last batch, or an error: a sample that failed

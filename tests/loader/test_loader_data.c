@@ -147,6 +147,10 @@ static void test_deterministic_over_workers(void **state) {
   }
   assert_int_equal(h[0], h[1]);
   assert_int_equal(h[1], h[2]);
+  const char *pread[] = {"loader.workers", "2", "loader.io", "pread", NULL};
+  sl_loader *lp = open_on(g_h5, pread); /* bytes by pread, same batches */
+  assert_int_equal(run(lp, 0, 3, 1), h[0]);
+  sl_loader_close(lp);
   const char *kv[] = {"loader.workers", "2", "loader.seed", "2", NULL};
   sl_loader *ld = open_on(g_h5, kv);
   assert_true(run(ld, 0, 3, 1) != h[0]);
