@@ -340,6 +340,17 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
       st = sl_source_check_entry(src, i, where, err);
     }
   }
+  uint64_t end = 0;
+  if (st == SL_OK && n > 0 &&
+      read_rows(f->offsets, H5T_NATIVE_UINT64, n, 1, 1, &end) < 0)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: cannot read offsets[%" PRIu64 "]; " SL_REPACK_HINT,
+                    src->path, n);
+  if (st == SL_OK && end != data_size)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: offsets[%" PRIu64 "] = %" PRIu64
+                    " but %s/data holds %" PRIu64 " bytes; " SL_REPACK_HINT,
+                    src->path, n, end, SL_HDF5_GROUP, data_size);
   free(off);
   free(label);
   free(shape);

@@ -149,6 +149,26 @@ static void test_round_trip_hdf5(void **state) {
   assert_int_not_equal(system(cmd), 0);
 }
 
+/* An LMDB environment directory (data.mdb inside) is read too. */
+static void test_lmdb_directory(void **state) {
+  char p[600], d[600], q[700];
+  path_in(p, sizeof p, "dir-src.lmdb");
+  write_file(p, SL_FORMAT_LMDB, 20);
+  path_in(d, sizeof d, "envdir");
+  mkdir(d, 0755);
+  snprintf(q, sizeof q, "%s/data.mdb", d);
+  assert_int_equal(rename(p, q), 0);
+  check_file(d, 20, SL_IO_PREAD);
+  /* A directory without data.mdb is an I/O error naming the file. */
+  path_in(d, sizeof d, "emptydir");
+  mkdir(d, 0755);
+  sl_err err = {0};
+  sl_source *src;
+  assert_int_equal(sl_source_open(&src, d, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
+                   SL_EIO);
+  assert_non_null(strstr(err.msg, "data.mdb"));
+}
+
 static void test_empty_files(void **state) {
   char p[600];
   sl_err err = {0};
@@ -436,6 +456,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip_lmdb),
       cmocka_unit_test(test_round_trip_hdf5),
       cmocka_unit_test(test_empty_files),
+      cmocka_unit_test(test_lmdb_directory),
       cmocka_unit_test(test_verify_mode_lmdb),
       cmocka_unit_test(test_hdf5_layouts),
       cmocka_unit_test(test_damaged_lmdb),
