@@ -229,7 +229,8 @@ typedef enum sl_layout { SL_LAYOUT_NCHW = 0, SL_LAYOUT_NHWC = 1 } sl_layout;
 
 /* A batch handed out by sl_loader_next. Everything it points to belongs to
  * the loader and stays valid and unchanged until sl_batch_release (or
- * sl_loader_close). */
+ * sl_loader_close). Its data may be read from any thread; release it from
+ * the loader's consumer thread. */
 typedef struct sl_batch {
   void *data;               /* n samples back to back in dtype and layout;
                                a device pointer when on_device */
