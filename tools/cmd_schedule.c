@@ -73,9 +73,8 @@ int sl_cmd_schedule(int argc, char **argv) {
   for (long e = 0; e < epochs; e++) {
     int res = sl_schedule_res(&s, (uint64_t)e);
     uint64_t bytes = bs * sl_loader_sample_bytes(dtype, channels, res);
-    printf("%-7ld %-11s %s\n", e,
-           (snprintf(b1, sizeof b1, "%dx%d", res, res), b1),
-           human(bytes, b2, sizeof b2));
+    snprintf(b1, sizeof b1, "%dx%d", res, res);
+    printf("%-7ld %-11s %s\n", e, b1, human(bytes, b2, sizeof b2));
   }
 
   sl_err err;
