@@ -249,6 +249,9 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS), help="peers to run if installed")
     ap.add_argument("--mode", default="full")
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--io-all-res", action="store_true",
+                    help="every io backend at every resolution (default: all at 224, mmap elsewhere)")
+    ap.add_argument("--formats-dir", help="scratch dir for bench_formats (default: beside --out)")
     ap.add_argument("--prep-log", help="lines 'error MSG' / 'note MSG' from run.sh's data preparation")
     args = ap.parse_args()
 
@@ -287,34 +290,45 @@ def main():
                 if msg:
                     result["errors" if kind == "error" else "notes"].append("prepare: " + msg)
 
-    def record(section, contender, rnd, res, workers_, r):
+    def record(section, contender, rnd, res, workers_, r, need_records=True):
         recs = r["records"]
         entry = {"section": section, "contender": contender, "round": rnd, "res": res,
                  "workers": workers_, "rc": r["rc"], "wall_s": r["wall_s"], "loadavg": r["loadavg"],
                  "peak_rss_mb": r["peak_rss_mb"], "peak_pss_mb": r["peak_pss_mb"],
                  "maxrss_mb": r["maxrss_mb"], "records": recs}
-        if r["rc"] != 0 or not recs:
+        if r["rc"] != 0 or (need_records and not recs):
             entry["error"] = r["stderr_tail"] or "no RESULT line"
             result["errors"].append("%s %s res=%s w=%s: %s" % (section, contender, res, workers_,
                                                                  entry["error"][-400:]))
         result["runs"].append(entry)
         return entry
 
-    sc = sluice_cases.Cases(args.build, args.images, args.lmdb, args.hdf5, args.batch, log)
+    sc = sluice_cases.Cases(args.build, args.images, args.lmdb, args.hdf5, args.batch, log,
+                            smoke=args.mode == "smoke", io_all_res=args.io_all_res)
     result["sluice"] = sc.describe()
-    summary = {"decode": [], "loader": [], "drift": None}
+    summary = {"decode": [], "loader": [], "efficiency": [], "drift": None, "formats": None}
 
-    # 1, 2: decode ceiling and sluice decode+augment, single thread.
-    dec = sc.decode_contenders(resolutions)
+    def note_missing(section, what):
+        msg, is_error = sc.missing(what)
+        result["errors" if is_error else "notes"].append("%s: %s" % (section, msg))
+
+    # 1, 2: decode ceiling and sluice decode+augment, single thread; the
+    # program alternates (a) and (b) over its own rounds.
+    dec_rounds = max(5, args.rounds) if args.mode != "smoke" else 1
+    dec = sc.decode_contenders(dec_rounds)
     if dec:
-        log("decode: %d contenders x %d rounds" % (len(dec), args.rounds))
-        got = rounds_of(dec, args.rounds,
-                        lambda c, rnd: record("decode", c["name"], rnd, c.get("res"), 1,
-                                              run_process(c["cmd"], env, args.timeout, log)), log)
-        summary["decode"] = sc.summarize_decode(got, dec)
+        log("decode: bench_decode")
+        r = run_process(dec[0]["cmd"], env, args.timeout, log)
+        e = record("decode", "bench_decode", 0, None, 1, r, need_records=False)
+        rows = sc.parse_decode(r["stdout"], r["records"]) if r["rc"] == 0 else []
+        for row in rows:
+            row["n"] = dec_rounds
+        e["stdout"] = r["stdout"]
+        if r["rc"] == 0 and not rows:
+            result["errors"].append("decode: bench_decode printed nothing the harness can read")
+        summary["decode"] = rows
     else:
-        msg, is_error = sc.missing("decode")
-        result["errors" if is_error else "notes"].append("decode: %s" % msg)
+        note_missing("decode", "decode")
 
     # 3, 4: loaders end to end, sluice's and the peers', same res and workers.
     for res in resolutions:
@@ -371,15 +385,30 @@ def main():
         record("drift", drift["name"], 0, max(resolutions), max(workers), r)
         summary["drift"] = sc.summarize_drift(r)
     else:
-        msg, is_error = sc.missing("loader")
-        result["errors" if is_error else "notes"].append("drift: %s" % msg)
+        note_missing("drift", "drift")
+
+    # End to end vs single thread, as the loader's own bench measures it.
+    for c in sc.efficiency_contenders(resolutions):
+        log("efficiency: %s" % c["name"])
+        r = run_process(c["cmd"], env, args.timeout, log)
+        record("efficiency", c["name"], 0, c["res"], None, r)
+        summary["efficiency"] += sc.parse_efficiency(r["records"])
+    if not sc.bench_loader:
+        note_missing("efficiency", "efficiency")
+
+    # Formats: pack throughput and index-open time, reported as printed.
+    fc = sc.formats_contender(args.formats_dir or tempfile.gettempdir())
+    if fc:
+        log("formats: bench_formats")
+        r = run_process(fc["cmd"], env, args.timeout, log)
+        record("formats", "bench_formats", 0, None, None, r, need_records=False)
+        summary["formats"] = {"rc": r["rc"], "stdout": r["stdout"][-6000:]}
+    elif args.mode != "smoke":
+        note_missing("formats", "formats")
 
     summary["goals"] = sluice_cases.goals(summary, workers)
     result["summary"] = summary
     result["machine"]["loadavg_end"] = os.getloadavg()[0]
-    for r in result["runs"]:
-        for rec in r["records"]:
-            rec.pop("stdout", None)
     tmp = args.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(result, f, indent=1)

@@ -74,17 +74,45 @@ def report_md(r, plots, prefix=""):
         L.append("| | | nothing measured | | | | | |")
     L.append("")
 
+    eff = su.get("efficiency", [])
+    L += ["### sluice end to end vs its single-thread pipeline (bench_loader)", ""]
+    if eff:
+        L += ["Same process, same dataset: the single-thread `sl_pipeline_run` rate, then the loader "
+              "with W workers (bench_loader's config: fp16 output, the loader's default).", "",
+              "| res | W | single thread img/s | loader img/s | loader ÷ (W × single) |", "|---|---|---|---|---|"]
+        for e in eff:
+            L.append("| %s | %s | %s | %s | %s |" % (e["res"], e["workers"], fmt(e["single_thread"]),
+                                                 fmt(e["images_per_s"]), fmt(e["efficiency"], "%.2f")))
+    else:
+        L.append("Not measured: %s" % next((e for e in r.get("errors", []) + r.get("notes", [])
+                                             if e.startswith("efficiency")), "?"))
+    L.append("")
+
     d = su.get("drift")
     L += ["### sluice RSS over epochs", ""]
     if d and d.get("rss_kb"):
-        L.append("RSS at the end of each epoch (MB): %s — drift %.2f%% first to last."
-                 % (", ".join("%.1f" % (v / 1024) for v in d["rss_kb"]), 100 * d["drift"]))
+        L.append("sluice_loader.py, LMDB, io=mmap, %d px, %d workers. VmRSS at the end of each epoch (MB): %s — "
+                 "drift %.2f%% from the first to the last." % (
+                     max(r["settings"]["resolutions"]),
+                     max(r["settings"]["workers"]),
+                     ", ".join("%.1f" % (v / 1024) for v in d["rss_kb"]), 100 * d["drift"]))
+        if d.get("anon_kb"):
+            L.append("RssAnon (what the loader allocated; the rest is the mapped dataset): %s MB — drift %.2f%%."
+                     % (", ".join("%.1f" % (v / 1024) for v in d["anon_kb"]), 100 * d["anon_drift"]))
     else:
         L.append("Not measured: %s" % ((d or {}).get("error") or
                                        next((e for e in r.get("errors", []) + r.get("notes", [])
                                             if e.startswith("drift")), "?")))
     L.append("")
 
+    dec_run = next((x for x in r.get("runs", []) if x["section"] == "decode"), None)
+    if dec_run and dec_run.get("stdout"):
+        L += ["<details><summary>bench_decode output</summary>", "", "```", dec_run["stdout"].strip(), "```",
+              "</details>", ""]
+    fm = su.get("formats")
+    if fm:
+        L += ["### Formats (bench_formats: pack throughput, index-open time)", "", "```",
+              fm["stdout"].strip(), "```", ""]
     L += ["### Peers", "", "| peer | status | version or error |", "|---|---|---|"]
     for p, st in r.get("peers", {}).items():
         detail = st.get("version") or st.get("error", "")

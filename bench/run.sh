@@ -20,7 +20,8 @@
 #
 # Environment: SLUICE_BENCH_BUILD, SLUICE_BENCH_DATA, SLUICE_BENCH_VENV,
 # SLUICE_BENCH_JOBS (ninja -j, default 2), SLUICE_BENCH_CMAKE_ARGS (extra
-# cmake arguments, e.g. -DSLUICE_CUDA=OFF).
+# cmake arguments, e.g. -DSLUICE_CUDA=OFF), SLUICE_BENCH_HARNESS_ARGS (extra
+# bench/harness.py arguments, e.g. --io-all-res).
 #
 # --smoke: a few hundred images, one round, no installs, peers only where
 # already installed, results under the build dir (BENCHMARKS.md untouched).
@@ -76,7 +77,8 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_
 # The harness's programs, those that exist in this tree (bench/CMakeLists.txt).
 targets=$(ninja -C "$build" -t targets all 2>/dev/null |
   sed -n 's/^\(bench_decode\|bench_loader\|bench_formats\): .*/\1/p' | sort -u)
-nice ninja -C "$build" -j"$jobs" sluice_cli >&2 || { echo "run.sh: building the sluice CLI failed" >&2; exit 1; }
+nice ninja -C "$build" -j"$jobs" sluice_cli sluice >&2 ||
+  { echo "run.sh: building the sluice CLI and library failed" >&2; exit 1; }
 built_fail=""
 for t in $targets; do
   nice ninja -C "$build" -j"$jobs" "$t" >&2 || built_fail="$built_fail $t"
@@ -159,7 +161,7 @@ if [ $smoke = 1 ]; then
 else
   outdir=$here/results
 fi
-mkdir -p "$outdir"
+mkdir -p "$outdir" "$build/bench-formats"
 json=$outdir/$stamp.json
 say "harness -> $json"
 rc=0
@@ -168,7 +170,8 @@ py=python3
 "$py" "$here/harness.py" --build "$build" --images "$images" ${lmdb:+--lmdb "$lmdb"} \
   ${hdf5:+--hdf5 "$hdf5"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
-  --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" || rc=$?
+  --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" \
+  --formats-dir "$build/bench-formats" ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?
 [ -f "$json" ] || { echo "run.sh: the harness wrote no results" >&2; exit 1; }
 
 say "report"

@@ -1,16 +1,33 @@
-"""Adapters between bench/harness.py and sluice's own bench programs (built in
-the Release build dir): which command measures what, and how to read its
-output. Each program prints its measurements as lines
+"""Adapters between bench/harness.py and sluice's own programs (built in the
+Release build dir): which command measures what, and how to read its output.
+Programs print their measurements as lines
 
     RESULT {"case": ..., "res": R, "workers": W, "images_per_s": X, ...}
 
-(one JSON object per line, after the word RESULT); anything else on stdout is
-for people and ignored here. See parse notes at each adapter.
+(one JSON object per line after the word RESULT); other lines are for people.
+bench_decode prints only human lines so far: parsed by pattern below.
+
+- decode (issues 4/8, items 1-2): bench_decode, one thread, its own in-memory
+  ImageNet-like JPEGs, (a) tjDecompress2 full decode vs (b) sluice
+  decode+augment at 224/160/128, alternating rounds inside one process;
+  images per thread-CPU-second and the median per-round ratio b/a.
+- loader (item 3): bench/peers/sluice_loader.py drives libsluice's public API
+  exactly as bench/peers/peer.py drives a peer (u8 NCHW, same crop/flip, one
+  epoch timed after 3 batches), for each format and io backend.
+- efficiency and drift (goal "end to end >= 0.9 x W x single thread", item 5):
+  bench_loader (issue 5's own), which measures the single-thread pipeline and
+  the loader with 1 and 2 workers on the same dataset in one process, and
+  sluice_loader.py over 5 epochs for the RSS per epoch.
+- formats: bench_formats (pack throughput, index-open time), reported as is.
 
 Also: the goals of issue 8, computed from the summary.
 """
 import os
+import re
 import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _exe(build, name):
@@ -27,94 +44,161 @@ def _median(xs):
 
 
 class Cases:
-    def __init__(self, build, images, lmdb, hdf5, batch, log):
+    def __init__(self, build, images, lmdb, hdf5, batch, log, smoke=False, io_all_res=False):
         self.build, self.images, self.batch, self.log = build, images, batch, log
+        self.smoke, self.io_all_res = smoke, io_all_res
         self.datasets = [(k, p) for k, p in (("lmdb", lmdb), ("hdf5", hdf5)) if p and os.path.exists(p)]
         self.bench_decode = _exe(build, "bench_decode")
         self.bench_loader = _exe(build, "bench_loader")
+        self.bench_formats = _exe(build, "bench_formats")
         self.sluice = _exe(build, "sluice")
+        self.lib = next((os.path.join(build, n) for n in ("libsluice.so",)
+                         if os.path.exists(os.path.join(build, n))), None)
 
     def describe(self):
         return {"bench_decode": self.bench_decode, "bench_loader": self.bench_loader,
-                "cli": self.sluice, "datasets": [k for k, _ in self.datasets],
-                "io": self.io_backends()}
+                "bench_formats": self.bench_formats, "cli": self.sluice, "lib": self.lib,
+                "datasets": [k for k, _ in self.datasets], "io": self.io_backends(224)}
 
     def missing(self, what):
         """(message, is_error): a program whose source is in the tree but that
         was not built is an error; one not written yet is only a note."""
-        prog = "bench_decode" if what == "decode" else "bench_loader"
-        if not getattr(self, prog):
-            src = os.path.join(os.path.dirname(os.path.abspath(__file__)), prog + ".c")
-            if os.path.exists(src):
+        prog = {"decode": "bench_decode", "efficiency": "bench_loader", "formats": "bench_formats"}.get(what)
+        if prog and not getattr(self, prog):
+            if os.path.exists(os.path.join(HERE, prog + ".c")):
                 return "%s did not build (bench/%s.c exists)" % (prog, prog), True
             return "%s is not in this tree yet (bench/%s.c)" % (prog, prog), False
+        if what in ("loader", "drift") and not self.lib:
+            return "libsluice.so was not built (shared library needed by sluice_loader.py)", True
         return "no packed dataset (sluice pack missing or failed, see above)", False
 
     # ------------------------------------------------------------ decode
 
-    def decode_contenders(self, resolutions):
-        """One contender per round: bench_decode runs the plain tjDecompress2
-        decode and sluice's decode+augment at each resolution on the same
-        images in one process, alternating them itself; the harness repeats it
-        for its rounds."""
+    def decode_contenders(self, rounds):
+        """bench_decode alternates (a) and (b) itself: one run, its rounds."""
         if not self.bench_decode:
             return []
-        cmd = [self.bench_decode, "--res", ",".join(map(str, resolutions)), self.images]
+        cmd = [self.bench_decode, "--rounds", str(rounds)]
+        if self.smoke:
+            cmd += ["--images", "40"]
         return [{"name": "bench_decode", "cmd": cmd}]
 
-    def summarize_decode(self, got, contenders):
-        """Rows {case, res, images_per_s (median over rounds), ratio_vs_full}."""
-        per = {}
-        for run in got.get("bench_decode", []):
-            if run is None:
-                continue
-            for rec in run.get("records", []):
-                key = (rec.get("case"), rec.get("res"))
-                per.setdefault(key, []).append(rec.get("images_per_s"))
+    _A = re.compile(r"^\(a\) tjDecompress2.*?\s([\d.]+) images/s")
+    _B = re.compile(r"^\(b\) sluice.*?at (\d+)\s+([\d.]+) images/s\s+b/a ([\d.]+)")
+
+    def parse_decode(self, stdout, records):
+        """Rows {case: tj_full | sluice_aug, res, images_per_s, ratio_vs_full}
+        from RESULT lines when they carry these cases, else from the human
+        lines '(a) tjDecompress2 ... N images/s' and '(b) sluice ... at R N
+        images/s  b/a X'."""
         rows = []
-        full = _median(per.get(("tj_full", None), []) or per.get(("tj_full", 0), []))
-        for (case, res), xs in sorted(per.items(), key=lambda kv: (str(kv[0][0]), -(kv[0][1] or 0))):
-            m = _median(xs)
-            rows.append({"case": case, "res": res, "images_per_s": m, "n": len(xs),
-                         "ratio_vs_full": (m / full) if (m and full and case != "tj_full") else None})
+        for rec in records:
+            case = str(rec.get("case", ""))
+            if "images_per_s" not in rec:
+                continue
+            if "tj" in case or "full" in case:
+                rows.append({"case": "tj_full", "res": None, "images_per_s": rec["images_per_s"],
+                             "ratio_vs_full": None})
+            elif rec.get("res"):
+                rows.append({"case": "sluice_aug", "res": int(rec["res"]),
+                             "images_per_s": rec["images_per_s"],
+                             "ratio_vs_full": rec.get("ratio", rec.get("ratio_vs_full"))})
+        if rows:
+            return rows
+        for line in stdout.splitlines():
+            m = self._A.match(line.strip())
+            if m:
+                rows.append({"case": "tj_full", "res": None, "images_per_s": float(m.group(1)),
+                             "ratio_vs_full": None})
+            m = self._B.match(line.strip())
+            if m:
+                rows.append({"case": "sluice_aug", "res": int(m.group(1)),
+                             "images_per_s": float(m.group(2)), "ratio_vs_full": float(m.group(3))})
         return rows
 
     # ------------------------------------------------------------ loader
 
-    def io_backends(self):
-        return ["auto"]
+    def io_backends(self, res):
+        if self.smoke:
+            return ["mmap"]
+        if res == 224 or self.io_all_res:
+            return ["mmap", "pread", "uring"]
+        return ["mmap"]
 
     def loader_contenders(self, res, workers):
-        if not self.bench_loader:
+        """The first is the primary one the peers are compared with: LMDB with
+        mmap (what io = auto picks for a dataset that fits in memory)."""
+        if not self.lib:
             return []
         out = []
         for kind, path in self.datasets:
-            for io in self.io_backends():
+            for io in self.io_backends(res):
                 out.append({"name": "sluice_%s_%s" % (kind, io), "kind": "sluice",
                             "label": "sluice loader, %s, io=%s" % (kind.upper(), io),
-                            "cmd": [self.bench_loader, path, "--res", str(res), "--workers",
-                                    str(workers), "--batch", str(self.batch), "--io", io]})
+                            "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"),
+                                    self.lib, path, "--res", str(res), "--workers", str(workers),
+                                    "--batch", str(self.batch), "--io", io]})
         return out
 
     def drift_contender(self, res, workers, epochs):
-        if not self.bench_loader or not self.datasets:
+        if not self.lib or not self.datasets:
             return None
         kind, path = self.datasets[0]
-        return {"name": "sluice_%s_drift" % kind,
-                "cmd": [self.bench_loader, path, "--res", str(res), "--workers", str(workers),
-                        "--batch", str(self.batch), "--epochs", str(epochs)]}
+        return {"name": "sluice_%s_mmap_drift" % kind,
+                "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"), self.lib, path,
+                        "--res", str(res), "--workers", str(workers), "--batch", str(self.batch),
+                        "--io", "mmap", "--epochs", str(epochs)]}
 
     def summarize_drift(self, run):
-        """RSS per epoch from records {"epoch": e, "rss_kb": ...}; drift is
-        (last - first epoch's end RSS) / first."""
-        rss = [(r["epoch"], r["rss_kb"]) for r in run.get("records", []) if "rss_kb" in r and "epoch" in r]
+        """RSS at the end of each epoch; drift = (last - first) / first, first
+        being the end of epoch 0 (a mapped dataset's pages are all in by
+        then). Also the drift of RssAnon, the memory the loader allocated."""
+        rss = sorted((r["epoch"], r["rss_kb"], r.get("anon_kb")) for r in run.get("records", [])
+                     if r.get("case") == "rss" and r.get("rss_kb") is not None)
         if len(rss) < 2:
             return {"error": "no per-epoch RSS lines", "peak_rss_mb": run.get("peak_rss_mb")}
-        rss.sort()
         first, last = rss[0][1], rss[-1][1]
-        return {"epochs": len(rss), "rss_kb": [v for _, v in rss], "first_kb": first, "last_kb": last,
-                "drift": (last - first) / first if first else None,
-                "peak_rss_mb": run.get("peak_rss_mb")}
+        out = {"epochs": len(rss), "rss_kb": [v for _, v, _ in rss], "first_kb": first, "last_kb": last,
+               "drift": (last - first) / first if first else None, "peak_rss_mb": run.get("peak_rss_mb")}
+        if rss[0][2] and rss[-1][2] is not None:
+            out["anon_kb"] = [a for _, _, a in rss]
+            out["anon_drift"] = (rss[-1][2] - rss[0][2]) / rss[0][2]
+        return out
+
+    # ------------------------------------------------------------ efficiency
+
+    def efficiency_contenders(self, resolutions):
+        """bench_loader's own comparison, once per resolution, on the primary
+        dataset: single-thread pipeline rate and the loader with 1 and 2
+        workers (its config: fp16 output, the loader's default)."""
+        if not self.bench_loader or not self.datasets:
+            return []
+        kind, path = self.datasets[0]
+        out = []
+        for res in resolutions:
+            out.append({"name": "bench_loader_%d" % res, "res": res,
+                        "cmd": [self.bench_loader, path, "--res", str(res), "--batch", str(self.batch),
+                                "--epochs", "2" if self.smoke else "3"]})
+        return out
+
+    @staticmethod
+    def parse_efficiency(records):
+        single = next((r["images_per_s"] for r in records if r.get("case") == "pipeline_1t"), None)
+        rows = []
+        for r in records:
+            if r.get("case") == "loader_vs_1t":
+                rows.append({"res": r.get("res"), "workers": r.get("workers"),
+                             "images_per_s": r.get("images_per_s"), "single_thread": single,
+                             "efficiency": r.get("efficiency")})
+        return rows
+
+    def formats_contender(self, workdir):
+        if not self.bench_formats or self.smoke:
+            return None
+        cmd = [self.bench_formats, "--dir", workdir]
+        if self.sluice:
+            cmd += ["--bin", self.sluice]
+        return {"name": "bench_formats", "cmd": cmd}
 
 
 # ---------------------------------------------------------------- goals
@@ -156,24 +240,38 @@ def goals(summary, workers):
                     "figure": round(fig, 2) if fig else None, "met": (fig >= target) if fig else None,
                     "note": "bench_decode, single thread" if fig else "bench_decode did not run"})
 
-    for row in summary.get("loader", []):
-        if row["kind"] != "sluice" or row["images_per_s"] is None:
-            continue
-        single = _find(dec, case="sluice_aug", res=row["res"])
-        if not single or not single.get("images_per_s"):
-            continue
-        eff = row["images_per_s"] / (row["workers"] * single["images_per_s"])
-        out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (%s, %d, W=%d)"
-                            % (row["contender"], row["res"], row["workers"]),
-                    "figure": round(eff, 2), "met": eff >= 0.9,
-                    "note": "%.0f img/s vs %d x %.0f" % (row["images_per_s"], row["workers"],
-                                                         single["images_per_s"])})
+    eff = summary.get("efficiency", [])
+    if eff:
+        for row in eff:
+            if row.get("efficiency") is None:
+                continue
+            out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (res %s)"
+                                % row["res"], "workers": row["workers"],
+                        "figure": round(row["efficiency"], 2), "met": row["efficiency"] >= 0.9,
+                        "note": "bench_loader: %.0f img/s vs %d x %.0f, same process and dataset"
+                                % (row["images_per_s"], row["workers"], row["single_thread"] or 0)})
+    else:
+        for row in summary.get("loader", []):
+            if row["kind"] != "sluice" or row["images_per_s"] is None:
+                continue
+            single = _find(dec, case="sluice_aug", res=row["res"])
+            if not single or not single.get("images_per_s"):
+                continue
+            e = row["images_per_s"] / (row["workers"] * single["images_per_s"])
+            out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (%s, %d)"
+                                % (row["contender"], row["res"]), "workers": row["workers"],
+                        "figure": round(e, 2), "met": e >= 0.9,
+                        "note": "%.0f img/s vs %d x %.0f (bench_decode, CPU time)"
+                                % (row["images_per_s"], row["workers"], single["images_per_s"])})
 
     d = summary.get("drift")
     if d and d.get("drift") is not None:
         out.append({"goal": "RSS flat across epochs (drift < 1%)", "figure": round(100 * d["drift"], 2),
-                    "met": abs(d["drift"]) < 0.01, "note": "%% over %d epochs" % d["epochs"]})
+                    "met": abs(d["drift"]) < 0.01,
+                    "note": "VmRSS, end of epoch 0 to end of epoch %d%s" % (
+                        d["epochs"] - 1, "; RssAnon %.2f%%" % (100 * d["anon_drift"])
+                        if d.get("anon_drift") is not None else "")})
     else:
         out.append({"goal": "RSS flat across epochs (drift < 1%)", "figure": None, "met": None,
-                    "note": (d or {}).get("error", "bench_loader did not run")})
+                    "note": (d or {}).get("error", "the 5-epoch run did not run")})
     return out

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""sluice's loader measured exactly like the peers (bench/peers/peer.py):
+libsluice through its public C API (ctypes, standard library only), one
+epoch, timed from the end of its first --skip batches to its last batch,
+random-resized-crop to RES + flip 0.5, uint8 NCHW output on the host.
+
+Prints `RESULT {"case": "loader", "res", "workers", "images", "seconds",
+"images_per_s", ...}`, and with --epochs E > 1 one `RESULT {"case": "rss",
+"epoch": e, "rss_kb": ...}` line at the end of each epoch (the timed figure
+is then the last epoch's).
+
+    sluice_loader.py LIBSLUICE DATASET --res 224 --workers 2 --batch 64 --io auto
+"""
+import argparse
+import ctypes as C
+import json
+import sys
+import time
+
+
+class Batch(C.Structure):  # include/sluice.h: sl_batch
+    _fields_ = [("data", C.c_void_p), ("labels", C.POINTER(C.c_int32)),
+                ("indices", C.POINTER(C.c_uint64)), ("n", C.c_uint32), ("height", C.c_uint32),
+                ("width", C.c_uint32), ("channels", C.c_uint32), ("dtype", C.c_int),
+                ("layout", C.c_int), ("on_device", C.c_int), ("ready", C.c_void_p),
+                ("bytes", C.c_size_t), ("epoch", C.c_uint64), ("index", C.c_uint64),
+                ("slot", C.c_uint64)]
+
+
+SL_OK, SL_END = 0, 1
+
+
+def rss_kb():
+    """VmRSS, RssAnon and RssFile of this process, KiB (mapped dataset pages
+    count in RssFile: page cache, not memory the loader allocated)."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key = line.split(":")[0]
+            if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                out[key] = int(line.split()[1])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("lib", help="path of libsluice.so")
+    ap.add_argument("dataset", help="LMDB or HDF5 file made by sluice pack")
+    ap.add_argument("--res", type=int, default=224)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--io", default="auto")
+    ap.add_argument("--filter", default="box", help="augment.filter: box | bilinear")
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
+    args = ap.parse_args()
+
+    lib = C.CDLL(args.lib)
+    lib.sl_config_errmsg.restype = C.c_char_p
+    lib.sl_loader_errmsg.restype = C.c_char_p
+    lib.sl_config_set.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p]
+    lib.sl_loader_open.argtypes = [C.POINTER(C.c_void_p), C.c_void_p]
+    lib.sl_loader_start_epoch.argtypes = [C.c_void_p, C.c_uint64]
+    lib.sl_loader_next.argtypes = [C.c_void_p, C.POINTER(Batch)]
+    lib.sl_batch_release.argtypes = [C.c_void_p, C.POINTER(Batch), C.c_void_p]
+    lib.sl_loader_close.argtypes = [C.c_void_p]
+    lib.sl_config_destroy.argtypes = [C.c_void_p]
+    lib.sl_config_errmsg.argtypes = [C.c_void_p]
+    lib.sl_loader_errmsg.argtypes = [C.c_void_p]
+
+    cfg = C.c_void_p()
+    if lib.sl_config_create(C.byref(cfg)) != SL_OK:
+        sys.exit("sluice_loader.py: sl_config_create failed")
+    settings = {"dataset.path": args.dataset, "loader.batch_size": args.batch,
+                "loader.workers": args.workers, "loader.order": "random", "loader.drop_last": "true",
+                "loader.io": args.io, "resolution.schedule": "constant", "resolution.min": args.res,
+                "resolution.max": args.res, "augment.crop": "random_resized",
+                "augment.scale": "0.08, 1.0", "augment.ratio": "0.75, 1.3333333", "augment.flip": "0.5",
+                "augment.dtype": "u8", "augment.layout": "nchw", "augment.filter": args.filter,
+                "device.backend": "host"}
+    for k, v in settings.items():
+        if lib.sl_config_set(cfg, k.encode(), str(v).encode()) != SL_OK:
+            sys.exit("sluice_loader.py: %s = %s: %s" % (k, v, lib.sl_config_errmsg(cfg).decode()))
+    ld = C.c_void_p()
+    if lib.sl_loader_open(C.byref(ld), cfg) != SL_OK:
+        sys.exit("sluice_loader.py: open: %s" % lib.sl_config_errmsg(cfg).decode())
+    lib.sl_config_destroy(cfg)
+
+    b = Batch()
+    out = None
+    for epoch in range(args.epochs):
+        lib.sl_loader_start_epoch(ld, epoch)
+        i, n, t0 = 0, 0, None
+        while True:
+            st = lib.sl_loader_next(ld, C.byref(b))
+            if st == SL_END:
+                break
+            if st != SL_OK:
+                sys.exit("sluice_loader.py: epoch %d: %s" % (epoch, lib.sl_loader_errmsg(ld).decode()))
+            if b.dtype != 0 or b.width != args.res or b.on_device:
+                sys.exit("sluice_loader.py: batch is dtype %d, %dx%d, on_device %d; want u8 %d on host"
+                         % (b.dtype, b.width, b.height, b.on_device, args.res))
+            i += 1
+            if i == args.skip:
+                t0 = time.perf_counter()
+            elif i > args.skip:
+                n += b.n
+            lib.sl_batch_release(ld, C.byref(b), None)
+        t1 = time.perf_counter()
+        if t0 is None or n == 0:
+            sys.exit("sluice_loader.py: only %d batches in the epoch; need more than --skip %d"
+                     % (i, args.skip))
+        out = {"case": "loader", "res": args.res, "workers": args.workers, "batch": args.batch,
+               "io": args.io, "filter": args.filter, "images": n, "seconds": round(t1 - t0, 4),
+               "images_per_s": round(n / (t1 - t0), 2)}
+        if args.epochs > 1:
+            m = rss_kb()
+            print("RESULT " + json.dumps({"case": "rss", "epoch": epoch, "rss_kb": m.get("VmRSS"),
+                                          "anon_kb": m.get("RssAnon"), "file_kb": m.get("RssFile"),
+                                          "workers": args.workers, "io": args.io}), flush=True)
+    lib.sl_loader_close(ld)
+    print("RESULT " + json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
