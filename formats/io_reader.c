@@ -79,12 +79,24 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
   io->kind = sl_io_pick(o->kind, o->file_size, avail, o->auto_share, io->why,
                         sizeof io->why);
   sl_log_level level = SL_LOG_INFO;
-  if (io->kind == SL_IO_URING && o->pool_bytes > avail) {
+  if (o->kind == SL_IO_AUTO && io->kind == SL_IO_URING &&
+      io->o.pool_bytes > avail / 4) {
+    /* auto chose uring because memory is short: keep the pool to a quarter
+     * of it (at least the largest sample) rather than fail on a default. */
+    size_t need = (size_t)io->o.max_length + 3 * (size_t)SL_URING_ALIGN;
+    io->o.pool_bytes = avail / 4 > need ? (size_t)(avail / 4) : need;
+    char a[32];
+    size_t l = strlen(io->why);
+    snprintf(io->why + l, sizeof io->why - l,
+             "; io.pool_size lowered to %s (a quarter of it)",
+             sl_io_fmt_bytes(io->o.pool_bytes, a, sizeof a));
+  }
+  if (io->kind == SL_IO_URING && io->o.pool_bytes > avail) {
     char a[32], b[32];
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: io.pool_size %s is more than the available memory "
                     "%s (MemAvailable or the cgroup limit): lower it",
-                    io->name, sl_io_fmt_bytes(o->pool_bytes, a, sizeof a),
+                    io->name, sl_io_fmt_bytes(io->o.pool_bytes, a, sizeof a),
                     sl_io_fmt_bytes(avail, b, sizeof b));
     goto fail;
   }

@@ -30,7 +30,8 @@
  *
  * Memory, allocated at open: mmap: none (address space only); pread: none
  * (the callers' buffers); uring: see io_uring.h (about pool_bytes). A uring
- * pool larger than the available memory (sl_io_mem_budget) is refused.
+ * pool larger than the available memory (sl_io_mem_budget) is refused when
+ * uring was asked for, and lowered to a quarter of it when auto chose it.
  *
  * Thread safety: get, put and read from any number of workers at once;
  * open, start_epoch, stop and close from one controlling thread while no

@@ -305,9 +305,16 @@ static void auto_policy(void **state) {
   assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
   assert_int_equal(sl_io_backend(io), SL_IO_URING);
   sl_io_close(io);
-  o.pool_bytes = 3 << 20; /* a pool larger than memory: refused */
+  o.pool_bytes = 3 << 20; /* a pool larger than memory: lowered by auto */
+  assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+  assert_int_equal(sl_io_backend(io), SL_IO_URING);
+  assert_non_null(strstr(sl_io_why(io), "io.pool_size lowered to 512.0 KiB"));
+  free(run_epoch(io, &t, NULL, t.count, 2));
+  sl_io_close(io);
+  o.kind = SL_IO_URING; /* ... and refused when uring was asked for */
   assert_int_equal(sl_io_open(&io, &o, &e), SL_ECONFIG);
   assert_non_null(strstr(e.msg, "io.pool_size"));
+  o.kind = SL_IO_AUTO;
   o.pool_bytes = 1 << 20;
   o.mem_available = 0; /* the real /proc/meminfo */
   assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
