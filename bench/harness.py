@@ -174,7 +174,8 @@ def machine_info():
         info["git"] = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"],
                                      capture_output=True, text=True).stdout.strip()
     except OSError:
-        info["git"] = "?"
+        info["git"] = ""
+    info["git"] = info["git"] or os.environ.get("SLUICE_BENCH_REV", "?")
     return info
 
 

@@ -67,6 +67,42 @@ class Goals(unittest.TestCase):
         self.assertEqual(self.verdict(g, "sluice ahead of ffcv at 160", 2), (None, None))
 
 
+class Parsers(unittest.TestCase):
+    def cases(self):
+        return sluice_cases.Cases("/nonexistent", "/x", None, None, 64, lambda m: None)
+
+    def test_bench_decode_human_lines(self):
+        out = ("bench_decode: 40 images\n"
+               "(a) tjDecompress2 full decode, RGB                 1111 images/s\n"
+               "(b) sluice rrc+flip+u8 NCHW at 224                 1182 images/s  b/a 1.06  (goal >= 1.2: MISSED)\n"
+               "(b) sluice rrc+flip+u8 NCHW at 128                 1429.5 images/s  b/a 1.29\n")
+        rows = self.cases().parse_decode(out, [])
+        self.assertEqual(rows[0], {"case": "tj_full", "res": None, "images_per_s": 1111.0, "ratio_vs_full": None})
+        self.assertEqual(rows[2], {"case": "sluice_aug", "res": 128, "images_per_s": 1429.5, "ratio_vs_full": 1.29})
+        self.assertEqual(self.cases().parse_decode("garbage\n", []), [])
+
+    def test_bench_decode_result_lines_win(self):
+        rows = self.cases().parse_decode("(a) tjDecompress2 x 5 images/s\n", [
+            {"case": "tjdecompress2", "images_per_s": 10},
+            {"case": "sluice", "res": 224, "images_per_s": 15, "ratio": 1.5}])
+        self.assertEqual([r["images_per_s"] for r in rows], [10, 15])
+        self.assertEqual(rows[1]["ratio_vs_full"], 1.5)
+
+    def test_efficiency_and_drift(self):
+        rows = sluice_cases.Cases.parse_efficiency([
+            {"case": "pipeline_1t", "res": 224, "images_per_s": 100.0},
+            {"case": "loader_vs_1t", "res": 224, "workers": 2, "images_per_s": 190.0, "efficiency": 0.95}])
+        self.assertEqual(rows, [{"res": 224, "workers": 2, "images_per_s": 190.0, "single_thread": 100.0,
+                                 "efficiency": 0.95}])
+        d = self.cases().summarize_drift({"records": [
+            {"case": "rss", "epoch": 1, "rss_kb": 1010, "anon_kb": 500},
+            {"case": "rss", "epoch": 0, "rss_kb": 1000, "anon_kb": 500},
+            {"case": "loader", "images_per_s": 5}]})
+        self.assertAlmostEqual(d["drift"], 0.01)
+        self.assertEqual(d["anon_drift"], 0.0)
+        self.assertIn("error", self.cases().summarize_drift({"records": []}))
+
+
 class Processes(unittest.TestCase):
     def test_result_lines_memory_and_failure(self):
         code = ("import json,subprocess,sys;b=bytearray(64<<20);b[::4096]=b'x'*len(b[::4096]);"
