@@ -37,7 +37,7 @@ void io_testfile_make(io_testfile *t, const char *name, uint64_t count,
   t->size = p + 29; /* an odd tail too */
   FILE *f = fopen(t->path, "wb");
   assert_non_null(f);
-  uint8_t buf[65536];
+  uint8_t buf[65536] = {0};
   for (uint64_t at = 0; at < t->size;) {
     size_t n = t->size - at < sizeof buf ? (size_t)(t->size - at) : sizeof buf;
     for (size_t k = 0; k < n; k++)
