@@ -1,6 +1,7 @@
 #include "formats/io_reader.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,10 @@ struct sl_io {
   sl_io_order_fn order;
   const void *order_ctx;
   uint64_t first, end;
-  bool active;
+  /* Cleared by stop while workers may still be in get (the loader stops
+   * before it waits for them); order, first and end change only in start,
+   * when no worker runs. */
+  atomic_bool active;
   uint64_t ahead; /* mmap: WILLNEED this many positions ahead */
   uint8_t *map;   /* mmap */
   size_t map_len;
@@ -192,7 +196,7 @@ sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
   io->order_ctx = order_ctx;
   io->first = first;
   io->end = end;
-  io->active = true;
+  atomic_store(&io->active, true);
   if (io->kind == SL_IO_MMAP)
     for (uint64_t s = first; s < first + io->ahead && s < end; s++)
       hint(io, s);
@@ -202,9 +206,7 @@ sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
 void sl_io_stop(sl_io *io) {
   if (io->kind == SL_IO_URING)
     sl_uring_stop(io->uring);
-  io->active = false;
-  io->order = NULL;
-  io->first = io->end = 0;
+  atomic_store(&io->active, false);
 }
 
 static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
@@ -271,7 +273,7 @@ sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
   *len = 0;
   if (io->kind == SL_IO_URING)
     return sl_uring_get(io->uring, seq, data, len, err);
-  if (!io->active)
+  if (!atomic_load(&io->active))
     return sl_err_set(err, SL_ESTATE, "%s: no epoch started", io->name);
   if (seq < io->first || seq >= io->end)
     return sl_err_set(

@@ -34,8 +34,8 @@
  * uring was asked for, and lowered to a quarter of it when auto chose it.
  *
  * Thread safety: get, put and read from any number of workers at once;
- * open, start_epoch, stop and close from one controlling thread while no
- * worker is inside get or read. */
+ * open, start_epoch, stop and close from one controlling thread; all but
+ * stop while no worker is inside get or read. */
 #ifndef SLUICE_FORMATS_IO_READER_H
 #define SLUICE_FORMATS_IO_READER_H
 
@@ -112,7 +112,10 @@ size_t sl_io_buffer_bytes(const sl_io *io);
 sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
                             const void *order_ctx, uint64_t first, uint64_t end,
                             sl_err *err);
-/* Ends the epoch (uring: waits for reads in flight). */
+/* Ends the epoch (uring: waits for reads in flight): later gets return
+ * SL_ESTATE, and workers blocked in a uring get wake with it. Unlike
+ * start, stop may run while workers are inside get (the loader stops the
+ * reader before it waits for its workers). */
 void sl_io_stop(sl_io *io);
 
 /* The payload of position seq: *data is valid until the matching put (it

@@ -28,8 +28,8 @@
  *   + the ring: queue_depth SQEs (64 B) and 2 * queue_depth CQEs (16 B).
  *
  * Thread safety: get and put may be called from any number of threads at
- * once; open, start, stop and close from one controlling thread, while no
- * worker is inside get. */
+ * once; open, start, stop and close from one controlling thread, start and
+ * close while no worker is inside get (stop wakes those in get). */
 #ifndef SLUICE_FORMATS_IO_URING_H
 #define SLUICE_FORMATS_IO_URING_H
 
