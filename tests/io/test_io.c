@@ -474,6 +474,66 @@ static void misuse(void **state) {
   io_testfile_free(&t);
 }
 
+/* stop while workers are inside get: they end with SL_ESTATE (uring: also
+ * those blocked on a read), nothing races (TSan), the next epoch is whole. */
+typedef struct stopper {
+  sl_io *io;
+  uint8_t *buf;
+  size_t cap;
+  uint64_t n;
+  atomic_uint_fast64_t *next;
+} stopper;
+
+static void *stop_worker(void *arg) {
+  stopper *w = arg;
+  for (;;) {
+    uint64_t seq = atomic_fetch_add(w->next, 1);
+    if (seq >= w->n)
+      return NULL;
+    const uint8_t *d;
+    size_t len;
+    sl_err e = {0};
+    sl_status st = sl_io_get(w->io, seq, w->buf, w->cap, &d, &len, &e);
+    sl_io_put(w->io, seq);
+    if (st == SL_ESTATE)
+      return NULL;
+    assert_int_equal(st, SL_OK);
+  }
+}
+
+static void stop_while_reading(void **state) {
+  io_testfile t;
+  io_testfile_make(&t, "io_stop.bin", 2000, 2);
+  for (int kind = SL_IO_MMAP; kind <= SL_IO_URING; kind++) {
+    sl_io_opts o = base_opts(&t, (sl_io_kind)kind);
+    sl_io *io;
+    sl_err e = {0};
+    assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+    for (int round = 0; round < 3; round++) {
+      atomic_uint_fast64_t next = 0;
+      assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e),
+                       SL_OK);
+      stopper w[3];
+      pthread_t th[3];
+      for (int i = 0; i < 3; i++) {
+        w[i] =
+            (stopper){io, malloc(t.max_length), t.max_length, t.count, &next};
+        assert_non_null(w[i].buf);
+        assert_int_equal(pthread_create(&th[i], NULL, stop_worker, &w[i]), 0);
+      }
+      usleep(1000 * (unsigned)round);
+      sl_io_stop(io);
+      for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        free(w[i].buf);
+      }
+    }
+    free(run_epoch(io, &t, NULL, t.count, 3));
+    sl_io_close(io);
+  }
+  io_testfile_free(&t);
+}
+
 static void hints(void **state) {
   io_testfile t;
   io_testfile_make(&t, "io_hints.bin", 300, 4);
@@ -502,6 +562,7 @@ int main(void) {
       cmocka_unit_test(meminfo_parse),
       cmocka_unit_test(truncated_file),
       cmocka_unit_test(misuse),
+      cmocka_unit_test(stop_while_reading),
       cmocka_unit_test(hints),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
