@@ -5,7 +5,8 @@
  * quasi-random order, with several workers; an epoch abandoned midway with
  * a full read-ahead pool neither hangs nor changes the next epoch; a corrupt
  * sample is replaced the same way (the replacement is read outside the
- * order); the chosen backend is logged once. */
+ * order); a resumed epoch reads ahead from the resumed position; the chosen
+ * backend is logged once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -274,6 +275,49 @@ static void abandon_midway(void **state) {
   sl_loader_close(ld);
 }
 
+/* Hash of the rest of the current epoch. */
+static uint64_t rest_of_epoch(sl_loader *ld) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  sl_batch b;
+  sl_status st;
+  while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+    h = hash_bytes(h, b.indices, b.n * sizeof *b.indices);
+    h = hash_bytes(h, b.data, b.bytes);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  assert_int_equal(st, SL_END);
+  return h;
+}
+
+/* Resumed mid-epoch, the read-ahead starts at the resumed position: the
+ * rest of the epoch equals the uninterrupted run's, across backends. */
+static void resume_mid_epoch(void **state) {
+  paths *p = *state;
+  const char *kv[] = {"loader.io", "uring",        "io.pool_size",
+                      "1MiB",      "loader.order", "quasi_random",
+                      NULL};
+  const char *kv2[] = {"loader.io",    "uring",        "io.direct", "true",
+                       "loader.order", "quasi_random", NULL};
+  sl_loader *ld = open_on(p->lmdb, kv, NULL);
+  assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+  for (int k = 0; k < 5; k++) {
+    sl_batch b;
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  uint8_t blob[SL_LOADER_STATE_BYTES];
+  size_t len = sizeof blob;
+  assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_OK);
+  uint64_t want = rest_of_epoch(ld);
+  sl_loader_close(ld);
+  for (int k = 0; k < 2; k++) {
+    ld = open_on(p->lmdb, k ? kv2 : kv, NULL);
+    assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_OK);
+    assert_true(rest_of_epoch(ld) == want);
+    sl_loader_close(ld);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identical_lmdb_random),
@@ -281,6 +325,7 @@ int main(void) {
       cmocka_unit_test(identical_hdf5_random),
       cmocka_unit_test(identical_hdf5_quasi),
       cmocka_unit_test(abandon_midway),
+      cmocka_unit_test(resume_mid_epoch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
