@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include <libyuv/convert_from_argb.h>
+#include <libyuv/planar_functions.h>
+
 uint16_t sl_f32_to_f16(float f) {
   /* F. Giesen's float_to_half_fast3_rtne. */
   const uint32_t f32infty = 255u << 23, f16max = (127u + 16u) << 23;
@@ -87,18 +90,40 @@ void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p) {
     }                                                                          \
   } while (0)
 
-#define LUT_U8(c, v) (v)
 #define LUT_F32(c, v) (t->f32[c][v])
 #define LUT_H16(c, v) (t->h16[c][v])
 
+/* u8 output: libyuv's SIMD row functions (mirror, split, pack). In
+ * memory libyuv's "ARGB" is B,G,R,A; ours is R,G,B,X, so its "B" plane is
+ * our R and ARGBToRGB24 keeps our byte order. */
+static void convert_u8(const sl_aug_params *p, const uint8_t *src, int src_ch,
+                       int h, int w, int flip, uint8_t *scratch, uint8_t *dst) {
+  if (flip) {
+    if (src_ch == 4)
+      ARGBMirror(src, w * 4, scratch, w * 4, w, h);
+    else
+      MirrorPlane(src, w, scratch, w, w, h);
+    src = scratch;
+  }
+  size_t plane = (size_t)h * (size_t)w;
+  if (p->channels == 1) {
+    memcpy(dst, src, plane); /* gray output comes from a gray decode */
+  } else if (p->layout == SL_OUT_NCHW) {
+    SplitARGBPlane(src, w * 4, dst + 2 * plane, w, dst + plane, w, dst, w, NULL,
+                   0, w, h);
+  } else {
+    ARGBToRGB24(src, w * 4, dst, w * 3, w, h);
+  }
+}
+
 void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
                     const uint8_t *src, int src_ch, int h, int w, int flip,
-                    void *dst) {
+                    uint8_t *scratch, void *dst) {
   int nch = p->channels == 1 ? 1 : 3;
   int nchw = p->layout == SL_OUT_NCHW;
   switch (p->dtype) {
   case SL_OUT_U8:
-    CONVERT_ROWS(uint8_t, LUT_U8);
+    convert_u8(p, src, src_ch, h, w, flip, scratch, dst);
     break;
   case SL_OUT_FP32:
     CONVERT_ROWS(float, LUT_F32);

@@ -80,7 +80,11 @@ void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
 }
 
 int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
-  for (int m = 1; m < 8; m++)
+  /* Only 1/8, 2/8, 4/8 and 8/8: libjpeg-turbo has SIMD IDCTs for these,
+   * and for subsampled chroma it decodes at twice the luma scale, so the
+   * other scales (plain-C 3x3..7x7 luma, 6x6..14x14 chroma IDCTs) cost as
+   * much as 4/8 (M=3) or more than 8/8 (M=5..7) in bench_decode. */
+  for (int m = 1; m < 8; m *= 2)
     if ((int64_t)crop_w * m >= (int64_t)8 * out_w &&
         (int64_t)crop_h * m >= (int64_t)8 * out_h)
       return m;

@@ -5,7 +5,8 @@
  * DCT scale M/8 (JPEG only: libjpeg's scaled IDCT, so a 1/2-size decode
  * costs a quarter of the work) and a minimum output size; when the scaled
  * region is still at least twice that size in a dimension, it is further
- * box-averaged by an integer factor in that dimension while rows stream in.
+ * box-averaged by an integer factor in that dimension while rows stream in
+ * (to between 1x and 2x the minimum).
  * JPEG decodes only the rows and iMCU columns that hold the region
  * (jpeg_crop_scanline, jpeg_skip_scanlines, and it stops after the last
  * needed row).
@@ -77,7 +78,7 @@ typedef struct sl_encoded {
 typedef struct sl_decode_req {
   int x, y, w, h;   /* region of the full-size image; inside it, w,h >= 1 */
   int scale;        /* M of the DCT scale M/8, 1..8; non-JPEG ignore it */
-  int min_w, min_h; /* box-reduce only while the output stays >= this;
+  int min_w, min_h; /* box-reduce while the output stays >= this;
                        0: never reduce */
   int channels;     /* output bytes per pixel: 4 (RGBX) or 1 (gray) */
 } sl_decode_req;
@@ -94,9 +95,10 @@ typedef struct sl_decoded {
 typedef struct sl_decoder sl_decoder;
 
 /* A decoder whose decoded regions may be up to cap_w x cap_h pixels
- * (before the +32 columns jpeg_crop_scanline may add on the left). Callers
- * that pass min_w/min_h get regions under 2*min_w x 2*min_h, so
- * cap = 2 * the largest output side suffices. Errors: SL_EINVAL, SL_ENOMEM. */
+ * (before the +32 columns jpeg_crop_scanline may add on the left); larger
+ * ones are SL_ETOOBIG. Requests with min_w/min_h get regions under
+ * 2*min_w x 2*min_h, so cap = 2 * the largest output side suffices.
+ * Errors: SL_EINVAL, SL_ENOMEM. */
 sl_status sl_decoder_create(sl_decoder **out, uint64_t max_pixels, int cap_w,
                             int cap_h, sl_err *err);
 void sl_decoder_destroy(sl_decoder *d);

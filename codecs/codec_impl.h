@@ -64,8 +64,8 @@ struct sl_decoder {
   sl_image_info pending_info;
 };
 
-/* The region [x0,x1) x [y0,y1) of the image scaled by M/8, from a request
- * in full-size coordinates, and the reduction factors for min_w/min_h. */
+/* The region [x0,x0+rw) x [y0,y0+rh) of the image scaled by M/8, from a
+ * request in full-size coordinates, and the box factors for min_w/min_h. */
 void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
                     int *x0, int *y0, int *rw, int *rh, int *kx, int *ky);
 sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,

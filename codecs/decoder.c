@@ -120,12 +120,19 @@ static int plan_axis(int pos, int len, int side, int m, int *p0) {
   return b - a;
 }
 
+/* The box factor for a scaled region side r: 1 below 2 * min (or when
+ * min is 0), else floor(r / min), which leaves the side in [min, 2 * min).
+ * A pure function of the request, so outputs never depend on the caps. */
+static int reduce_factor(int r, int min) {
+  return min > 0 && r >= 2 * min ? r / min : 1;
+}
+
 void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
                     int *x0, int *y0, int *rw, int *rh, int *kx, int *ky) {
   *rw = plan_axis(req->x, req->w, img_w, m, x0);
   *rh = plan_axis(req->y, req->h, img_h, m, y0);
-  *kx = req->min_w > 0 && *rw >= 2 * req->min_w ? *rw / req->min_w : 1;
-  *ky = req->min_h > 0 && *rh >= 2 * req->min_h ? *rh / req->min_h : 1;
+  *kx = reduce_factor(*rw, req->min_w);
+  *ky = reduce_factor(*rh, req->min_h);
 }
 
 /* ---- rows ---- */
@@ -193,16 +200,24 @@ void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
     memset(s->acc, 0, sizeof(uint32_t) * (size_t)s->nx * (size_t)ch);
 }
 
+/* Divides the sums of an output row by their pixel counts (a rounded
+ * fixed-point reciprocal per count) and clears them. */
 static void sink_emit(sl_sink *s) {
   uint8_t *o = s->out + (size_t)s->oy * s->stride;
-  int ch = s->ch;
-  for (int ox = 0; ox < s->nx; ox++) {
-    int cx = s->rw - ox * s->kx;
-    cx = cx < s->kx ? cx : s->kx;
-    uint32_t n = (uint32_t)(cx * s->acc_rows);
+  int ch = s->ch, full = s->rw / s->kx;
+  uint64_t n = (uint64_t)s->kx * (uint64_t)s->acc_rows;
+  uint64_t mul = ((1ull << 24) + n / 2) / n;
+  size_t nfull = (size_t)full * (size_t)ch;
+  for (size_t i = 0; i < nfull; i++) {
+    o[i] = (uint8_t)((s->acc[i] * mul + (1u << 23)) >> 24);
+    s->acc[i] = 0;
+  }
+  if (full < s->nx) { /* the last, narrower column */
+    n = (uint64_t)(s->rw - full * s->kx) * (uint64_t)s->acc_rows;
+    mul = ((1ull << 24) + n / 2) / n;
     for (int c = 0; c < ch; c++) {
-      uint32_t *a = &s->acc[ox * ch + c];
-      o[ox * ch + c] = (uint8_t)((*a + n / 2) / n);
+      uint32_t *a = &s->acc[nfull + (size_t)c];
+      o[nfull + (size_t)c] = (uint8_t)((*a * mul + (1u << 23)) >> 24);
       *a = 0;
     }
   }
@@ -218,19 +233,30 @@ void sl_sink_row(sl_sink *s, const uint8_t *px) {
     memcpy(s->out + (size_t)s->oy++ * s->stride, px, s->stride);
     return;
   }
-  int ch = s->ch, kx = s->kx;
-  for (int ox = 0, i = 0; ox < s->nx; ox++) {
-    int end = (ox + 1) * kx < s->rw ? (ox + 1) * kx : s->rw;
-    uint32_t *a = &s->acc[ox * ch];
-    if (ch == 4) {
-      for (; i < end; i++) {
-        a[0] += px[4 * i], a[1] += px[4 * i + 1];
-        a[2] += px[4 * i + 2], a[3] += px[4 * i + 3];
-      }
-    } else {
-      for (; i < end; i++)
-        a[0] += px[i];
+  int ch = s->ch, kx = s->kx, full = s->rw / kx;
+  uint32_t *a = s->acc;
+  if (kx == 1) {
+    size_t n = (size_t)s->rw * (size_t)ch;
+    for (size_t i = 0; i < n; i++)
+      a[i] += px[i];
+  } else if (ch == 4) {
+    for (int ox = 0; ox < full; ox++, a += 4) {
+      uint32_t r = 0, g = 0, b = 0, x = 0;
+      for (int i = 0; i < kx; i++, px += 4)
+        r += px[0], g += px[1], b += px[2], x += px[3];
+      a[0] += r, a[1] += g, a[2] += b, a[3] += x;
     }
+    for (int i = full * kx; i < s->rw; i++, px += 4)
+      a[0] += px[0], a[1] += px[1], a[2] += px[2], a[3] += px[3];
+  } else {
+    for (int ox = 0; ox < full; ox++, a++) {
+      uint32_t v = 0;
+      for (int i = 0; i < kx; i++)
+        v += *px++;
+      a[0] += v;
+    }
+    for (int i = full * kx; i < s->rw; i++)
+      a[0] += *px++;
   }
   if (++s->acc_rows == s->ky || s->in_rows == s->rh)
     sink_emit(s);
