@@ -1,0 +1,95 @@
+/* libFuzzer target: probe + region decode + the whole augment pipeline on
+ * arbitrary bytes. JPEG and PNG are recognised by their magic; anything
+ * else is fed as a raw array whose shape comes from its first bytes. The
+ * pipeline's settings (output size, crop, dtype, layout, flip, filter) are
+ * derived from the input's length and last byte, so plain image files make
+ * a good seed corpus (fuzz/corpus). Build and run: fuzz/run.sh.
+ *
+ * Every outcome but a crash, a sanitizer report or a leak is fine: bad
+ * input must come back as an error status. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "augment/pipeline.h"
+#include "codecs/codec.h"
+
+enum { k_side = 64, k_npipes = 8 };
+
+/* One pipeline per settings combination, created on first use: a harness
+ * may keep state; the library itself has none. */
+static sl_pipeline *g_pipes[k_npipes];
+static sl_decoder *g_dec;
+static uint8_t g_out[k_side * k_side * 3 * 4];
+
+static sl_aug_params params(int i) {
+  sl_aug_params p = {.crop = (sl_crop)(i % 3),
+                     .scale = {0.08, 1.0},
+                     .ratio = {3.0 / 4.0, 4.0 / 3.0},
+                     .flip = 0.5,
+                     .center_ratio = 0.875,
+                     .channels = i == 7 ? 1 : 3,
+                     .mean = {0.485f, 0.456f, 0.406f},
+                     .std = {0.229f, 0.224f, 0.225f},
+                     .dtype = (sl_out_dtype)(i % 4),
+                     .layout = (sl_out_layout)((i / 4) % 2),
+                     .filter = (sl_filter)((i / 2) % 2),
+                     .max_pixels = 4u << 20};
+  return p;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  sl_err err;
+  if (!g_dec && sl_decoder_create(&g_dec, 4u << 20, 2 * k_side, 2 * k_side,
+                                  &err) != SL_OK)
+    abort();
+  int codec = 3, rh = 0, rw = 0, rc = 0;
+  const uint8_t *payload = data;
+  size_t len = size;
+  if (size >= 2 && data[0] == 0xff && data[1] == 0xd8) {
+    codec = 1;
+  } else if (size >= 8 && memcmp(data, "\x89PNG", 4) == 0) {
+    codec = 2;
+  } else if (size >= 3) {
+    rh = 1 + data[0] % 32, rw = 1 + data[1] % 32,
+    rc = (int[]){1, 3, 4}[data[2] % 3];
+    payload = data + 3;
+    len = size - 3;
+  }
+  uint8_t last = size ? data[size - 1] : 0;
+  sl_encoded in = {payload, len, codec, rh, rw, rc};
+  sl_image_info info;
+  if (sl_decoder_probe(g_dec, &in, &info, &err) == SL_OK) {
+    /* A region and scale from the input's own numbers. */
+    int x = (int)(last % (unsigned)info.width);
+    int y = (int)((size / 7) % (unsigned)info.height);
+    sl_decode_req req = {x,
+                         y,
+                         info.width - x,
+                         info.height - y,
+                         1 + (int)(size % 8),
+                         1 + last % 40,
+                         1 + last % 50,
+                         (last & 1) ? 4 : 1};
+    sl_decoded out;
+    if (sl_decoder_decode(g_dec, &in, &req, &out, &err) == SL_OK) {
+      volatile uint8_t sink = 0; /* touch every decoded byte */
+      for (int r = 0; r < out.h; r++)
+        for (int c = 0; c < out.w * req.channels; c++)
+          sink ^= out.pixels[(size_t)r * out.stride + (size_t)c];
+      (void)sink;
+    }
+  }
+  int i = (int)((size + last) % k_npipes);
+  if (!g_pipes[i]) {
+    sl_aug_params p = params(i);
+    if (sl_pipeline_create(&g_pipes[i], &p, k_side, &err) != SL_OK)
+      abort();
+  }
+  int oh = 1 + (int)(last % k_side), ow = 1 + (int)((size * 13) % k_side);
+  sl_pipeline_run(g_pipes[i], payload, len, codec, rh, rw, rc, 1, 0, size, oh,
+                  ow, g_out, &err);
+  return 0;
+}
