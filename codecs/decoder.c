@@ -239,6 +239,13 @@ void sl_sink_row(sl_sink *s, const uint8_t *px) {
     size_t n = (size_t)s->rw * (size_t)ch;
     for (size_t i = 0; i < n; i++)
       a[i] += px[i];
+  } else if (ch == 4 && kx == 2) { /* the common case: pairs */
+    for (int ox = 0; ox < full; ox++, a += 4, px += 8) {
+      a[0] += (uint32_t)px[0] + px[4], a[1] += (uint32_t)px[1] + px[5];
+      a[2] += (uint32_t)px[2] + px[6], a[3] += (uint32_t)px[3] + px[7];
+    }
+    if (full * 2 < s->rw)
+      a[0] += px[0], a[1] += px[1], a[2] += px[2], a[3] += px[3];
   } else if (ch == 4) {
     for (int ox = 0; ox < full; ox++, a += 4) {
       uint32_t r = 0, g = 0, b = 0, x = 0;

@@ -253,31 +253,34 @@ static void test_jpeg_scaled_and_reduced(void **state) {
   uint8_t *ref = tu_tj_decode(b.p, b.n, 3, &tw, &th);
   assert_non_null(ref);
   for (int m = 1; m <= 8; m++) {
-    sl_decoded out;
-    sl_status st;
-    sl_err err;
-    int bx = 101, by = 57, bw = 600, bh = 500;
-    int min = m == 8 ? 0 : 40; /* reduce at scale < 8 when still big */
-    uint8_t *px =
-        decode(d, &in, bx, by, bw, bh, m, min, min, 4, &out, &st, &err);
-    if (st != SL_OK)
-      fail_msg("m=%d: %s", m, err.msg);
-    int sw =
-        (int)(((int64_t)(bx + bw) * m + 4) / 8 - ((int64_t)bx * m + 4) / 8);
-    assert_int_equal(out.scale, m);
-    assert_int_equal(out.w, (sw + out.kx - 1) / out.kx);
-    if (min) {
-      assert_true(out.w >= min && out.w < 2 * min);
-      assert_true(out.h >= min && out.h < 2 * min);
+    for (int min = 0; min <= 150; min += min ? 110 : 40) {
+      sl_decoded out;
+      sl_status st;
+      sl_err err;
+      int bx = 101, by = 57, bw = 600, bh = 500;
+      uint8_t *px =
+          decode(d, &in, bx, by, bw, bh, m, min, min, 4, &out, &st, &err);
+      if (st != SL_OK)
+        fail_msg("m=%d: %s", m, err.msg);
+      int sw =
+          (int)(((int64_t)(bx + bw) * m + 4) / 8 - ((int64_t)bx * m + 4) / 8);
+      assert_int_equal(out.scale, m);
+      assert_int_equal(out.w, (sw + out.kx - 1) / out.kx);
+      if (min) { /* reduced to [min, 2 min), or left alone below 2 min */
+        assert_true(out.w < 2 * min && out.h < 2 * min);
+        assert_true(out.w >= (sw < min ? sw : min));
+      }
+      if (min == 150 && m == 4)
+        assert_int_equal(out.kx, 2); /* 300 wide */
+      uint8_t *p3 = rgbx_to_rgb(px, (size_t)out.w * out.h);
+      float *exp = malloc(sizeof(float) * out.w * out.h * 3);
+      tu_area_resample(ref, W, 3, bx, by, bw, bh, out.w, out.h, exp);
+      double q = tu_psnr(p3, exp, (size_t)out.w * out.h * 3);
+      if (q < 30.0)
+        fail_msg("m=%d (%dx%d k=%d,%d): PSNR %.2f", m, out.w, out.h, out.kx,
+                 out.ky, q);
+      free(px), free(p3), free(exp);
     }
-    uint8_t *p3 = rgbx_to_rgb(px, (size_t)out.w * out.h);
-    float *exp = malloc(sizeof(float) * out.w * out.h * 3);
-    tu_area_resample(ref, W, 3, bx, by, bw, bh, out.w, out.h, exp);
-    double q = tu_psnr(p3, exp, (size_t)out.w * out.h * 3);
-    if (q < 30.0)
-      fail_msg("m=%d (%dx%d k=%d,%d): PSNR %.2f", m, out.w, out.h, out.kx,
-               out.ky, q);
-    free(px), free(p3), free(exp);
   }
   /* The region must fit the caps when no reduction is asked for. */
   sl_decode_req big = {0, 0, W, H, 8, 0, 0, 4};
