@@ -61,8 +61,8 @@ def _children(pid):
 
 
 def _mem_kb(pid):
-    """(rss_kb, pss_kb) of one process; zeros when it is gone."""
-    rss = pss = 0
+    """(rss_kb, pss_kb, anon_kb) of one process; zeros when it is gone."""
+    rss = pss = anon = 0
     try:
         with open("/proc/%d/smaps_rollup" % pid) as f:
             for line in f:
@@ -70,24 +70,30 @@ def _mem_kb(pid):
                     rss = int(line.split()[1])
                 elif line.startswith("Pss:"):
                     pss = int(line.split()[1])
+                elif line.startswith("Anonymous:"):
+                    anon = int(line.split()[1])
     except OSError:
         try:
             with open("/proc/%d/status" % pid) as f:
                 for line in f:
                     if line.startswith("VmRSS:"):
                         rss = pss = int(line.split()[1])
+                    elif line.startswith("RssAnon:"):
+                        anon = int(line.split()[1])
         except OSError:
             pass
-    return rss, pss
+    return rss, pss, anon
 
 
 class TreeSampler(threading.Thread):
-    """Peak summed RSS and PSS of a process and all its descendants."""
+    """Peak summed RSS, PSS and anonymous memory of a process and all its
+    descendants (anonymous: what the processes allocated, without the page
+    cache of files they map, such as a mapped dataset)."""
 
     def __init__(self, pid, period=0.05):
         super().__init__(daemon=True)
         self.pid, self.period = pid, period
-        self.peak_rss = self.peak_pss = 0
+        self.peak_rss = self.peak_pss = self.peak_anon = 0
         self.stop = threading.Event()
 
     def run(self):
@@ -97,13 +103,15 @@ class TreeSampler(threading.Thread):
                 p = todo.pop()
                 pids.append(p)
                 todo += _children(p)
-            rss = pss = 0
+            rss = pss = anon = 0
             for p in pids:
-                r, s = _mem_kb(p)
+                r, s, a = _mem_kb(p)
                 rss += r
                 pss += s
+                anon += a
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_pss = max(self.peak_pss, pss)
+            self.peak_anon = max(self.peak_anon, anon)
             self.stop.wait(self.period)
 
 
@@ -147,6 +155,7 @@ def run_process(cmd, env, timeout, log):
            "loadavg": round(load, 2),
            "peak_rss_mb": round(sampler.peak_rss / 1024, 1),
            "peak_pss_mb": round(sampler.peak_pss / 1024, 1),
+           "peak_anon_mb": round(sampler.peak_anon / 1024, 1),
            "maxrss_mb": round(maxrss_kb / 1024, 1), "stdout": stdout,
            "stderr_tail": "\n".join(stderr.splitlines()[-15:]), "records": records}
     if rc != 0:
@@ -296,6 +305,7 @@ def main():
         entry = {"section": section, "contender": contender, "round": rnd, "res": res,
                  "workers": workers_, "rc": r["rc"], "wall_s": r["wall_s"], "loadavg": r["loadavg"],
                  "peak_rss_mb": r["peak_rss_mb"], "peak_pss_mb": r["peak_pss_mb"],
+                 "peak_anon_mb": r["peak_anon_mb"],
                  "maxrss_mb": r["maxrss_mb"], "records": recs}
         if r["rc"] != 0 or (need_records and not recs):
             entry["error"] = r["stderr_tail"] or "no RESULT line"
@@ -353,7 +363,8 @@ def main():
                 for rec in e["records"]:
                     if "images_per_s" in rec:
                         rate = float(rec["images_per_s"])
-                return {"rate": rate, "pss": e["peak_pss_mb"], "rss": e["peak_rss_mb"]}
+                return {"rate": rate, "pss": e["peak_pss_mb"], "rss": e["peak_rss_mb"],
+                        "anon": e["peak_anon_mb"]}
 
             got = rounds_of(cont, args.rounds, one, log)
             for c in cont:
@@ -366,7 +377,8 @@ def main():
                     "per_worker": median_or_none(rates) / w if ok else None,
                     "min": min(ok) if ok else None, "max": max(ok) if ok else None, "n": len(ok),
                     "peak_pss_mb": median_or_none([g["pss"] for g in got[c["name"]]]),
-                    "peak_rss_mb": median_or_none([g["rss"] for g in got[c["name"]]])})
+                    "peak_rss_mb": median_or_none([g["rss"] for g in got[c["name"]]]),
+                    "peak_anon_mb": median_or_none([g["anon"] for g in got[c["name"]]])})
             primary = next((c["name"] for c in cont if c.get("kind", "sluice") == "sluice"), None)
             if primary:
                 base = [g["rate"] for g in got[primary]]

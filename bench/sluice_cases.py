@@ -79,8 +79,7 @@ class Cases:
         if not self.bench_decode:
             return []
         cmd = [self.bench_decode, "--rounds", str(rounds)]
-        if self.smoke:
-            cmd += ["--images", "40"]
+        cmd += ["--images", "40" if self.smoke else "300"]
         return [{"name": "bench_decode", "cmd": cmd}]
 
     _A = re.compile(r"^\(a\) tjDecompress2.*?\s([\d.]+) images/s")
