@@ -114,6 +114,7 @@ class Processes(unittest.TestCase):
         self.assertEqual(r["records"], [{"images_per_s": 5}])
         self.assertGreater(r["peak_rss_mb"], 64 + 32)  # parent and child, summed
         self.assertGreater(r["maxrss_mb"], 64)
+        self.assertGreater(r["peak_anon_mb"], 64 + 32)
         r = harness.run_process([sys.executable, "-c", "import sys; sys.exit('broken')"], {}, 60,
                                 lambda m: None)
         self.assertEqual(r["rc"], 1)
