@@ -63,9 +63,12 @@ fi
 peers=${peers:-torch_pil,torch_tvio,dali_cpu,ffcv}
 say() { printf '\n== %s\n' "$*" >&2; }
 
+py=python3
+command -v python3 >/dev/null || py=/usr/bin/python3
+[ -x "$venv/bin/python" ] && py=$venv/bin/python
 if [ $smoke = 1 ]; then
   say "smoke: harness unit tests"
-  python3 "$here/test_harness.py" || { echo "run.sh: harness unit tests failed" >&2; exit 1; }
+  "$py" "$here/test_harness.py" || { echo "run.sh: harness unit tests failed" >&2; exit 1; }
 fi
 
 # ---------------------------------------------------------------- build
@@ -165,8 +168,6 @@ mkdir -p "$outdir" "$build/bench-formats"
 json=$outdir/$stamp.json
 say "harness -> $json"
 rc=0
-py=python3
-[ -x "$vpy" ] && py=$vpy
 "$py" "$here/harness.py" --build "$build" --images "$images" ${lmdb:+--lmdb "$lmdb"} \
   ${hdf5:+--hdf5 "$hdf5"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
