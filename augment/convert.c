@@ -95,35 +95,58 @@ void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p) {
 
 /* u8 output: libyuv's SIMD row functions (mirror, split, pack). In
  * memory libyuv's "ARGB" is B,G,R,A; ours is R,G,B,X, so its "B" plane is
- * our R and ARGBToRGB24 keeps our byte order. */
+ * our R and ARGBToRGB24 keeps our byte order. A flipped row is mirrored in
+ * chunks through a small stack buffer: chunk [x0, x1) of the output is the
+ * reverse of input [w - x1, w - x0). */
+enum { k_chunk = 512 };
+
+static void u8_span(const sl_aug_params *p, const uint8_t *s, int n,
+                    size_t plane, uint8_t *dst, size_t at) {
+  if (p->layout == SL_OUT_NCHW)
+    SplitARGBPlane(s, n * 4, dst + 2 * plane + at, n, dst + plane + at, n,
+                   dst + at, n, NULL, 0, n, 1);
+  else
+    ARGBToRGB24(s, n * 4, dst + 3 * at, n * 3, n, 1);
+}
+
 static void convert_u8(const sl_aug_params *p, const uint8_t *src, int src_ch,
-                       int h, int w, int flip, uint8_t *scratch, uint8_t *dst) {
-  if (flip) {
-    if (src_ch == 4)
-      ARGBMirror(src, w * 4, scratch, w * 4, w, h);
-    else
-      MirrorPlane(src, w, scratch, w, w, h);
-    src = scratch;
-  }
+                       int h, int w, int flip, uint8_t *dst) {
   size_t plane = (size_t)h * (size_t)w;
-  if (p->channels == 1) {
-    memcpy(dst, src, plane); /* gray output comes from a gray decode */
-  } else if (p->layout == SL_OUT_NCHW) {
-    SplitARGBPlane(src, w * 4, dst + 2 * plane, w, dst + plane, w, dst, w, NULL,
-                   0, w, h);
-  } else {
-    ARGBToRGB24(src, w * 4, dst, w * 3, w, h);
+  if (p->channels == 1) { /* gray output comes from a gray decode */
+    if (flip)
+      MirrorPlane(src, w, dst, w, w, h);
+    else
+      memcpy(dst, src, plane);
+    return;
   }
+  if (!flip) {
+    if (p->layout == SL_OUT_NCHW)
+      SplitARGBPlane(src, w * 4, dst + 2 * plane, w, dst + plane, w, dst, w,
+                     NULL, 0, w, h);
+    else
+      ARGBToRGB24(src, w * 4, dst, w * 3, w, h);
+    return;
+  }
+  uint8_t tmp[k_chunk * 4];
+  for (int y = 0; y < h; y++) {
+    const uint8_t *row = src + (size_t)y * (size_t)w * 4;
+    for (int x0 = 0; x0 < w; x0 += k_chunk) {
+      int n = w - x0 < k_chunk ? w - x0 : k_chunk;
+      ARGBMirror(row + (size_t)(w - x0 - n) * 4, n * 4, tmp, n * 4, n, 1);
+      u8_span(p, tmp, n, plane, dst, (size_t)y * (size_t)w + (size_t)x0);
+    }
+  }
+  (void)src_ch;
 }
 
 void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
                     const uint8_t *src, int src_ch, int h, int w, int flip,
-                    uint8_t *scratch, void *dst) {
+                    void *dst) {
   int nch = p->channels == 1 ? 1 : 3;
   int nchw = p->layout == SL_OUT_NCHW;
   switch (p->dtype) {
   case SL_OUT_U8:
-    convert_u8(p, src, src_ch, h, w, flip, scratch, dst);
+    convert_u8(p, src, src_ch, h, w, flip, dst);
     break;
   case SL_OUT_FP32:
     CONVERT_ROWS(float, LUT_F32);

@@ -15,12 +15,12 @@ typedef struct sl_convert_tables {
 
 void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p);
 
-/* src: h rows of w pixels of src_ch (4: RGBX, 1: gray) bytes, tightly
- * packed; the pipeline only asks for gray output from gray src. scratch:
- * h*w*src_ch bytes. Writes sl_aug_sample_bytes(p, h, w) bytes to dst. */
+/* src: h rows of w pixels of src_ch bytes, tightly packed: 4 (RGBX) for
+ * 3-channel output, 1 (gray) for 1-channel output. Writes
+ * sl_aug_sample_bytes(p, h, w) bytes to dst. */
 void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
                     const uint8_t *src, int src_ch, int h, int w, int flip,
-                    uint8_t *scratch, void *dst);
+                    void *dst);
 
 /* IEEE binary16 and bfloat16 bits of f, rounded to nearest even. */
 uint16_t sl_f32_to_f16(float f);

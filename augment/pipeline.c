@@ -20,7 +20,6 @@ struct sl_pipeline {
   int ch; /* bytes per decoded pixel: 4 (RGBX) or 1 (gray) */
   sl_decoder *dec;
   uint8_t *resized; /* max_side^2 * ch */
-  uint8_t *mirror;  /* max_side^2 * ch, for flipped u8 output */
   sl_convert_tables tables;
   sl_pipeline_times times;
 };
@@ -77,8 +76,7 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
   }
   size_t n = (size_t)max_out_side * (size_t)max_out_side * (size_t)pl->ch;
   pl->resized = sl_alloc_touched(n, 64);
-  pl->mirror = sl_alloc_touched(n, 64);
-  if (!pl->resized || !pl->mirror) {
+  if (!pl->resized) {
     sl_pipeline_destroy(pl);
     return sl_err_set(err, SL_ENOMEM, "augment: out of memory for %zu bytes",
                       n);
@@ -93,7 +91,6 @@ void sl_pipeline_destroy(sl_pipeline *pl) {
     return;
   sl_decoder_destroy(pl->dec);
   sl_free_aligned(pl->resized);
-  sl_free_aligned(pl->mirror);
   free(pl);
 }
 
@@ -138,7 +135,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                out_w, out_h, f);
   }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
-                 pl->mirror, dst);
+                 dst);
   uint64_t t2 = now_ns();
   pl->times.decode_ns += t1 - t0;
   pl->times.augment_ns += t2 - t1;

@@ -339,23 +339,47 @@ static void test_determinism_and_flip(void **state) {
                    SL_OK);
   assert_true(memcmp(fa, fb, sz) != 0);
   /* flip = 1 is the mirror image of flip = 0 (same crop: the flip draw
-   * comes first either way). */
-  sl_aug_params p0 = defaults(), p1 = defaults();
-  p0.flip = 0, p1.flip = 1;
-  sl_pipeline *q0 = new_pipeline(&p0, R), *q1 = new_pipeline(&p1, R);
-  uint8_t *o0 = malloc(R * R * 3), *o1 = malloc(R * R * 3);
-  for (int i = 0; i < N; i++) {
-    assert_int_equal(sl_pipeline_run(q0, imgs[i].p, imgs[i].n, JPEG, 0, 0, 0, 3,
-                                     0, (uint64_t)i, R, R, o0, &err),
-                     SL_OK);
-    assert_int_equal(sl_pipeline_run(q1, imgs[i].p, imgs[i].n, JPEG, 0, 0, 0, 3,
-                                     0, (uint64_t)i, R, R, o1, &err),
-                     SL_OK);
-    for (int y = 0; y < R; y++)
-      for (int x = 0; x < R; x++)
-        assert_memory_equal(o0 + (y * R + x) * 3, o1 + (y * R + R - 1 - x) * 3,
-                            3);
-  }
+   * comes first either way), for every dtype and layout, and for outputs
+   * wider than the u8 mirror's 512-pixel chunks. */
+  static const int shapes[][2] = {{R, R}, {5, 700}};
+  size_t big = (size_t)R * R * 3 * 4; /* >= 5 * 700 * 3 * 4 */
+  uint8_t *o0 = malloc(big), *o1 = malloc(big);
+  for (int dt = 0; dt < 4; dt++)
+    for (int lay = 0; lay < 2; lay++)
+      for (int sh = 0; sh < 2; sh++) {
+        sl_aug_params p0 = defaults(), p1;
+        p0.dtype = (sl_out_dtype)dt, p0.layout = (sl_out_layout)lay;
+        p0.flip = 0;
+        p1 = p0;
+        p1.flip = 1;
+        int oh = shapes[sh][0], ow = shapes[sh][1];
+        sl_pipeline *q0 = new_pipeline(&p0, 700), *q1 = new_pipeline(&p1, 700);
+        size_t es = sl_aug_sample_bytes(&p0, 1, 1) / 3; /* element size */
+        for (int i = 0; i < N; i += 3) {
+          assert_int_equal(sl_pipeline_run(q0, imgs[i].p, imgs[i].n, JPEG, 0, 0,
+                                           0, 3, 0, (uint64_t)i, oh, ow, o0,
+                                           &err),
+                           SL_OK);
+          assert_int_equal(sl_pipeline_run(q1, imgs[i].p, imgs[i].n, JPEG, 0, 0,
+                                           0, 3, 0, (uint64_t)i, oh, ow, o1,
+                                           &err),
+                           SL_OK);
+          for (int c = 0; c < 3; c++)
+            for (int y = 0; y < oh; y++)
+              for (int x = 0; x < ow; x++) {
+                size_t i0, i1;
+                if (lay == SL_OUT_NCHW) {
+                  i0 = ((size_t)c * oh + y) * ow + x;
+                  i1 = ((size_t)c * oh + y) * ow + (ow - 1 - x);
+                } else {
+                  i0 = ((size_t)y * ow + x) * 3 + c;
+                  i1 = ((size_t)y * ow + (ow - 1 - x)) * 3 + c;
+                }
+                assert_memory_equal(o0 + i0 * es, o1 + i1 * es, es);
+              }
+        }
+        sl_pipeline_destroy(q0), sl_pipeline_destroy(q1);
+      }
   sl_pipeline_times t;
   sl_pipeline_times_get(a, &t);
   assert_true(t.decode_ns > 0 && t.augment_ns > 0);
@@ -363,7 +387,6 @@ static void test_determinism_and_flip(void **state) {
     free(imgs[i].p);
   free(fa), free(fb), free(o0), free(o1);
   sl_pipeline_destroy(a), sl_pipeline_destroy(b);
-  sl_pipeline_destroy(q0), sl_pipeline_destroy(q1);
 }
 
 /* ---- other codecs, gray output, tiny and huge images ---- */
