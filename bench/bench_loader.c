@@ -189,7 +189,7 @@ static double loader_rate(const args *a, int workers, int epochs, int rss) {
     return 0;
   }
   sl_config_destroy(cfg);
-  double best = 0;
+  double best = 0, wall = 0;
   for (int e = 0; e < epochs; e++) {
     double t0 = now_s();
     uint64_t images = 0;
@@ -201,6 +201,7 @@ static double loader_rate(const args *a, int workers, int epochs, int rss) {
       sl_batch_release(ld, &b, NULL);
     }
     double dt = now_s() - t0, rate = (double)images / dt;
+    wall += dt;
     if (st != SL_END) {
       fprintf(stderr, "bench_loader: %s\n", sl_loader_errmsg(ld));
       break;
@@ -217,12 +218,17 @@ static double loader_rate(const args *a, int workers, int epochs, int rss) {
   }
   sl_loader_stats s;
   sl_loader_stats_get(ld, &s);
+  /* Share of the workers' wall time spent inside read/decode/augment: what
+   * is left is the pool's own overhead and waiting (on a machine shared
+   * with other work, a low rate with a high share means CPU contention). */
+  double busy = (double)(s.read_ns + s.decode_ns + s.augment_ns) * 1e-9 /
+                (workers * wall);
   printf("  %d workers: %.0f images/s; per sample: read %.3f ms, decode %.3f "
-         "ms, augment %.3f ms; workers waited %.2f s for staging, mover %.2f "
-         "s for slots\n",
+         "ms, augment %.3f ms; workers in read/decode/augment %.0f%% of the "
+         "time, waited %.2f s for staging; mover waited %.2f s for slots\n",
          workers, best, s.samples ? s.read_ns * 1e-6 / s.samples : 0,
          s.samples ? s.decode_ns * 1e-6 / s.samples : 0,
-         s.samples ? s.augment_ns * 1e-6 / s.samples : 0,
+         s.samples ? s.augment_ns * 1e-6 / s.samples : 0, 100 * busy,
          s.staging_wait_ns * 1e-9, s.slot_wait_ns * 1e-9);
   sl_loader_close(ld);
   return best;
