@@ -12,12 +12,15 @@
  * Thread safety: an sl_pipeline is one worker's scratch; use each from one
  * thread at a time. sl_aug_params is read-only and shared.
  *
- * Memory: sl_pipeline_create allocates all scratch once, sized from
- * max_out_side (the schedule's largest resolution) and max_pixels; nothing is
- * allocated per sample. Per pipeline: the decoder's scratch (codecs/codec.h:
- * about 16*S^2 + 1.6 MiB for S = max_out_side) + 4*S^2 bytes for the
- * resized crop + 6 KiB of conversion tables: ~2.6 MiB at S = 224, 5 MiB at
- * S = 512. libyuv's box filter mallocs a row of sums per call. */
+ * Memory: sl_pipeline_create allocates all of sluice's scratch once, sized
+ * from max_out_side S (the schedule's largest resolution): the decoder's
+ * (codecs/codec.h: (2S + 32) * 2S * 4 bytes of region, 256 KiB of row,
+ * 1.5 MiB of PNG arena) + 4*S^2 bytes for the resized crop + 6 KiB of
+ * conversion tables: ~2.9 MiB at S = 224, ~7 MiB at S = 512. sluice itself
+ * allocates nothing per sample; the libraries do a little: libjpeg's
+ * per-image pools (tens of KiB; for a progressive JPEG the whole coefficient
+ * image, ~2 bytes per pixel and component, bounded through max_pixels) and
+ * libyuv's row buffers, all freed before the call returns. */
 #ifndef SLUICE_AUGMENT_PIPELINE_H
 #define SLUICE_AUGMENT_PIPELINE_H
 
