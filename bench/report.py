@@ -35,11 +35,35 @@ def machine_lines(r):
     ]
 
 
+def headline(su):
+    """Images/s per worker (per core), sluice's primary row against each peer,
+    with sluice ÷ peer (median of paired rounds) in parentheses."""
+    rows = [x for x in su.get("loader", []) if x["images_per_s"] is not None]
+    if not rows:
+        return []
+    ratios = {(x["vs"], x["res"], x["workers"]): x["ratio"] for x in su.get("ratios", [])}
+    peers = list(dict.fromkeys(x["contender"] for x in rows if x["kind"] == "peer"))
+    L = ["### Headline: images/s per core (sluice ÷ peer)", "",
+         "| res | W | sluice | " + " | ".join(peers) + " |", "|---|---|---|" + "---|" * len(peers)]
+    for res in sorted({x["res"] for x in rows}, reverse=True):
+        for w in sorted({x["workers"] for x in rows}):
+            sub = [x for x in rows if x["res"] == res and x["workers"] == w]
+            prim = next((x for x in sub if x["kind"] == "sluice"), None)
+            cells = []
+            for p in peers:
+                x = next((y for y in sub if y["contender"] == p), None)
+                rt = ratios.get((p, res, w))
+                cells.append("—" if x is None else "%s (%s)" % (fmt(x["per_worker"]), fmt(rt, "%.2f×")))
+            L.append("| %d | %d | %s | %s |" % (res, w, fmt(prim and prim["per_worker"]), " | ".join(cells)))
+    prim_name = next((x["label"] for x in rows if x["kind"] == "sluice"), "sluice")
+    return L + ["", "sluice = %s." % prim_name, ""]
+
+
 def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += ["### Goals (issue 8)", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + ["### Goals (issue 8)", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])
