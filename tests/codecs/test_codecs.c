@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,45 @@ static void test_jpeg_scaled_and_reduced(void **state) {
   sl_decoder_destroy(d);
 }
 
+/* Gray output of every colour model matches the luma of the RGB output,
+ * on the direct path and on the box-reduced one. */
+static void test_jpeg_gray_output(void **state) {
+  (void)state;
+  sl_synth_color colors[] = {SL_SYNTH_420, SL_SYNTH_444, SL_SYNTH_GRAY,
+                             SL_SYNTH_CMYK, SL_SYNTH_YCCK};
+  sl_decoder *d = new_decoder(100000000, 256);
+  for (size_t i = 0; i < sizeof colors / sizeof colors[0]; i++) {
+    blob b = make_jpeg(60 + i, 150, 101, colors[i], 0, 0);
+    sl_encoded in = {b.p, b.n, JPEG, 0, 0, 0};
+    for (int min = 0; min <= 30; min += 30) {
+      sl_decoded o4, o1;
+      sl_status st;
+      sl_err err;
+      uint8_t *c4 =
+          decode(d, &in, 3, 5, 140, 90, 8, min, min, 4, &o4, &st, &err);
+      assert_int_equal(st, SL_OK);
+      uint8_t *c1 =
+          decode(d, &in, 3, 5, 140, 90, 8, min, min, 1, &o1, &st, &err);
+      assert_int_equal(st, SL_OK);
+      assert_int_equal(o1.w, o4.w);
+      assert_int_equal(o1.h, o4.h);
+      assert_int_equal(o1.kx, min ? 4 : 1);
+      double diff = 0;
+      for (int k = 0; k < o1.w * o1.h; k++) {
+        const uint8_t *q = c4 + 4 * k;
+        double y = 0.299 * q[0] + 0.587 * q[1] + 0.114 * q[2];
+        diff += fabs(y - c1[k]);
+      }
+      diff /= o1.w * o1.h;
+      if (diff > 1.5)
+        fail_msg("colour %zu min %d: mean |luma - gray| %.2f", i, min, diff);
+      free(c4), free(c1);
+    }
+    free(b.p);
+  }
+  sl_decoder_destroy(d);
+}
+
 /* ---- PNG and raw ---- */
 
 static void test_png_and_raw_exact(void **state) {
@@ -534,6 +574,7 @@ int main(void) {
       cmocka_unit_test(test_jpeg_full_decode_quality),
       cmocka_unit_test(test_jpeg_region_matches_full),
       cmocka_unit_test(test_jpeg_scaled_and_reduced),
+      cmocka_unit_test(test_jpeg_gray_output),
       cmocka_unit_test(test_png_and_raw_exact),
       cmocka_unit_test(test_bad_jpeg),
       cmocka_unit_test(test_bad_png),
