@@ -104,7 +104,8 @@ sl_status sl_decoder_create(sl_decoder **out, uint64_t max_pixels, int cap_w,
 void sl_decoder_destroy(sl_decoder *d);
 
 /* Reads the header. For JPEG the parsed header is kept, so a decode of the
- * same input that follows reuses it. Errors: SL_EDECODE (not this codec,
+ * same input (same pointer and length, bytes unchanged) that follows reuses
+ * it. Errors: SL_EDECODE (not this codec,
  * corrupt header: the library's message), SL_ETOOBIG (over max_pixels or a
  * side over 65535), SL_EUNSUPPORTED (unknown codec). */
 sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
