@@ -102,6 +102,13 @@ if [ -n "$data" ]; then
   images=$(cd "$data" && pwd)
   cache=$build/bench-data/$(printf '%s' "$images" | cksum | cut -d' ' -f1)
   say "data: $images (given)"
+  # Repack when the folder changed (names, sizes, times).
+  sig=$(find "$images" -type f -printf '%s %T@ %P\n' | sort | cksum)
+  if [ "$(cat "$cache/source.sig" 2>/dev/null)" != "$sig" ]; then
+    rm -rf "$cache"
+    mkdir -p "$cache"
+    printf '%s\n' "$sig" >"$cache/source.sig"
+  fi
 else
   cache=$build/bench-data/synth-$count
   images=$cache/images
