@@ -359,11 +359,12 @@ def main():
 
             def one(c, rnd, res=res, w=w):
                 e = record("loader", c["name"], rnd, res, w, run_process(c["cmd"], env, args.timeout, log))
-                rate = None
+                rate = cpu_rate = None
                 for rec in e["records"]:
                     if "images_per_s" in rec:
                         rate = float(rec["images_per_s"])
-                return {"rate": rate, "pss": e["peak_pss_mb"], "rss": e["peak_rss_mb"],
+                        cpu_rate = rec.get("images_per_cpu_s")
+                return {"rate": rate, "cpu_rate": cpu_rate, "pss": e["peak_pss_mb"], "rss": e["peak_rss_mb"],
                         "anon": e["peak_anon_mb"]}
 
             got = rounds_of(cont, args.rounds, one, log)
@@ -375,6 +376,7 @@ def main():
                     "label": c.get("label", PEER_LABEL.get(c["name"], c["name"])),
                     "images_per_s": median_or_none(rates),
                     "per_worker": median_or_none(rates) / w if ok else None,
+                    "images_per_cpu_s": median_or_none([g["cpu_rate"] for g in got[c["name"]]]),
                     "min": min(ok) if ok else None, "max": max(ok) if ok else None, "n": len(ok),
                     "peak_pss_mb": median_or_none([g["pss"] for g in got[c["name"]]]),
                     "peak_rss_mb": median_or_none([g["rss"] for g in got[c["name"]]]),
@@ -386,9 +388,11 @@ def main():
                     if c["name"] == primary:
                         continue
                     ratio, n = paired_ratio(base, [g["rate"] for g in got[c["name"]]])
+                    cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[primary]],
+                                                [g["cpu_rate"] for g in got[c["name"]]])
                     summary.setdefault("ratios", []).append(
                         {"sluice": primary, "vs": c["name"], "res": res, "workers": w,
-                         "ratio": ratio, "pairs": n})
+                         "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
 
     # 5: sluice RSS over epochs.
     drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift)

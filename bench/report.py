@@ -56,7 +56,25 @@ def headline(su):
                 cells.append("—" if x is None else "%s (%s)" % (fmt(x["per_worker"]), fmt(rt, "%.2f×")))
             L.append("| %d | %d | %s | %s |" % (res, w, fmt(prim and prim["per_worker"]), " | ".join(cells)))
     prim_name = next((x["label"] for x in rows if x["kind"] == "sluice"), "sluice")
-    return L + ["", "sluice = %s." % prim_name, ""]
+    L += ["", "sluice = %s. Wall clock: images/s ÷ workers." % prim_name, ""]
+    if any(x.get("images_per_cpu_s") for x in rows):
+        cr = {(x["vs"], x["res"], x["workers"]): x.get("cpu_ratio") for x in su.get("ratios", [])}
+        L += ["Per CPU-second (CPU time of the whole process tree over the timed part; what each "
+              "loader costs whatever else runs on the machine):", "",
+              "| res | W | sluice | " + " | ".join(peers) + " |", "|---|---|---|" + "---|" * len(peers)]
+        for res in sorted({x["res"] for x in rows}, reverse=True):
+            for w in sorted({x["workers"] for x in rows}):
+                sub = [x for x in rows if x["res"] == res and x["workers"] == w]
+                prim = next((x for x in sub if x["kind"] == "sluice"), None)
+                cells = []
+                for p in peers:
+                    x = next((y for y in sub if y["contender"] == p), None)
+                    cells.append("—" if x is None else "%s (%s)" % (fmt(x.get("images_per_cpu_s")),
+                                                                   fmt(cr.get((p, res, w)), "%.2f×")))
+                L.append("| %d | %d | %s | %s |" % (res, w, fmt(prim and prim.get("images_per_cpu_s")),
+                                                    " | ".join(cells)))
+        L.append("")
+    return L
 
 
 def report_md(r, plots, prefix=""):

@@ -221,9 +221,12 @@ def goals(summary, workers):
                 out.append({"goal": text, "workers": w, "figure": None, "met": None,
                             "note": "%s or the sluice loader did not run" % vs})
             else:
+                cpu = r.get("cpu_ratio")
                 out.append({"goal": text, "workers": w, "figure": round(r["ratio"], 2),
                             "met": r["ratio"] >= target,
-                            "note": "%s / %s, median of %d paired rounds" % (r["sluice"], vs, r["pairs"])})
+                            "note": "%s / %s, median of %d paired rounds%s" % (
+                                r["sluice"], vs, r["pairs"],
+                                "; per CPU-second %.2f×" % cpu if cpu else "")})
 
     ratio_goal("torch_pil", 224, 2.0, "sluice per core >= 2x torchvision DataLoader per worker at 224")
     ratio_goal("torch_pil", 128, 3.0, "sluice per core >= 3x torchvision DataLoader per worker at 128")

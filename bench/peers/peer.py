@@ -5,7 +5,8 @@ random horizontal flip and uint8 output, in batches, with W workers.
 
 Prints one line on stdout:
   RESULT {"peer": ..., "res": R, "workers": W, "images": N, "seconds": S,
-          "images_per_s": X, "version": ...}
+          "images_per_s": X, "cpu_s": C, "images_per_cpu_s": Y, "version": ...}
+(cpu_s: CPU time of the process tree, workers included, over the timed part)
 for one epoch, timed from the end of its first --skip batches (worker start,
 JIT compilation and the first prefetch are not counted) to its last batch.
 Any failure exits non-zero with the reason on stderr.
@@ -28,6 +29,8 @@ import math
 import os
 import sys
 import time
+
+from cputime import tree_cpu_seconds
 
 SCALE = (0.08, 1.0)
 RATIO = (3.0 / 4.0, 4.0 / 3.0)
@@ -182,11 +185,13 @@ def main():
         state["batches"] = i + 1
         if i + 1 == args.skip:
             state["t0"] = time.perf_counter()
+            state["c0"] = tree_cpu_seconds()
         elif i + 1 > args.skip:
             state["n"] += n
 
     epoch(mark)
     t1 = time.perf_counter()
+    cpu = tree_cpu_seconds() - state.get("c0", 0)
     if state["t0"] is None or state["n"] == 0:
         sys.exit("peer.py: only %d batches in the epoch; need more than --skip %d"
                  % (state["batches"], args.skip))
@@ -194,7 +199,9 @@ def main():
     n = state["n"]
     print("RESULT " + json.dumps({"peer": args.peer, "res": args.res, "workers": args.workers,
                                   "batch": args.batch, "images": n, "seconds": round(dt, 4),
-                                  "images_per_s": round(n / dt, 2), "version": version}), flush=True)
+                                  "images_per_s": round(n / dt, 2), "cpu_s": round(cpu, 3),
+                                  "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None,
+                                  "version": version}), flush=True)
     return 0
 
 

@@ -17,6 +17,8 @@ import json
 import sys
 import time
 
+from cputime import tree_cpu_seconds
+
 
 class Batch(C.Structure):  # include/sluice.h: sl_batch
     _fields_ = [("data", C.c_void_p), ("labels", C.POINTER(C.c_int32)),
@@ -90,7 +92,7 @@ def main():
     out = None
     for epoch in range(args.epochs):
         lib.sl_loader_start_epoch(ld, epoch)
-        i, n, t0 = 0, 0, None
+        i, n, t0, c0 = 0, 0, None, 0.0
         while True:
             st = lib.sl_loader_next(ld, C.byref(b))
             if st == SL_END:
@@ -103,16 +105,19 @@ def main():
             i += 1
             if i == args.skip:
                 t0 = time.perf_counter()
+                c0 = tree_cpu_seconds()
             elif i > args.skip:
                 n += b.n
             lib.sl_batch_release(ld, C.byref(b), None)
         t1 = time.perf_counter()
+        cpu = tree_cpu_seconds() - c0 if t0 is not None else 0
         if t0 is None or n == 0:
             sys.exit("sluice_loader.py: only %d batches in the epoch; need more than --skip %d"
                      % (i, args.skip))
         out = {"case": "loader", "res": args.res, "workers": args.workers, "batch": args.batch,
                "io": args.io, "filter": args.filter, "images": n, "seconds": round(t1 - t0, 4),
-               "images_per_s": round(n / (t1 - t0), 2)}
+               "images_per_s": round(n / (t1 - t0), 2), "cpu_s": round(cpu, 3),
+               "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None}
         if args.epochs > 1:
             m = rss_kb()
             print("RESULT " + json.dumps({"case": "rss", "epoch": epoch, "rss_kb": m.get("VmRSS"),
