@@ -11,6 +11,8 @@ import unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+import cputime  # noqa: E402
 import harness  # noqa: E402
 import report  # noqa: E402
 import sluice_cases  # noqa: E402
@@ -126,6 +128,19 @@ class Processes(unittest.TestCase):
                                 lambda m: None)
         self.assertTrue(r["timed_out"])
         self.assertNotEqual(r["rc"], 0)
+
+
+class CpuTime(unittest.TestCase):
+    def test_counts_live_children(self):
+        import subprocess
+        import time
+        c0 = cputime.tree_cpu_seconds()
+        child = subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<1.5: pass"])
+        try:
+            time.sleep(1.0)
+            self.assertGreater(cputime.tree_cpu_seconds() - c0, 0.3)  # the child's, while it runs
+        finally:
+            child.wait()
 
 
 class Report(unittest.TestCase):
