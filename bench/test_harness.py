@@ -138,7 +138,7 @@ class CpuTime(unittest.TestCase):
         child = subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<1.5: pass"])
         try:
             time.sleep(1.0)
-            self.assertGreater(cputime.tree_cpu_seconds() - c0, 0.3)  # the child's, while it runs
+            self.assertGreater(cputime.tree_cpu_seconds() - c0, 0.1)  # the child's, while it runs
         finally:
             child.wait()
 
