@@ -104,19 +104,21 @@ def report_md(r, plots, prefix=""):
     ratios = {(x["vs"], x["res"], x["workers"]): x for x in su.get("ratios", [])}
     L += ["### Loaders end to end: images/s (median over rounds)", "",
           "sluice ÷ peer is the median of per-round ratios against the first sluice row of the same res and W.", "",
-          "Memory: peaks over the process tree (the loader and its worker processes). PSS splits shared "
+          "Memory: peaks over the process tree (the loader and its worker processes). RSS sums every "
+          "process's resident pages (shared libraries counted once per worker); PSS splits shared "
           "pages fairly but counts the page cache of mapped files (sluice's mmap io maps the dataset; "
           "FFCV maps its .beton); anonymous is what the processes allocated.", "",
-          "| res | W | loader | images/s | per worker | min–max | peak PSS MB | peak anon MB | sluice ÷ this |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          "| res | W | loader | images/s | per worker | min–max | peak RSS MB | peak PSS MB | peak anon MB | sluice ÷ this |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for x in rows:
         rt = ratios.get((x["contender"], x["res"], x["workers"]))
-        L.append("| %d | %d | %s | %s | %s | %s–%s | %s | %s | %s |" % (
+        L.append("| %d | %d | %s | %s | %s | %s–%s | %s | %s | %s | %s |" % (
             x["res"], x["workers"], x["label"], fmt(x["images_per_s"]), fmt(x["per_worker"]),
-            fmt(x["min"]), fmt(x["max"]), fmt(x["peak_pss_mb"]), fmt(x.get("peak_anon_mb")),
+            fmt(x["min"]), fmt(x["max"]), fmt(x.get("peak_rss_mb")), fmt(x["peak_pss_mb"]),
+            fmt(x.get("peak_anon_mb")),
             fmt(rt and rt["ratio"], "%.2f×")))
     if not rows:
-        L.append("| | | nothing measured | | | | | | |")
+        L.append("| | | nothing measured | | | | | | | |")
     L.append("")
 
     eff = su.get("efficiency", [])
