@@ -399,6 +399,50 @@ static void test_png_and_raw_exact(void **state) {
   sl_decoder_destroy(d);
 }
 
+/* The box reduction is exact: every (kx, ky) path against sums computed
+ * here with the same rounding. */
+static void test_box_reduction_exact(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(100000000, 256);
+  int W = 77, H = 53;
+  uint8_t *rgb = malloc((size_t)W * H * 3), *gray = malloc((size_t)W * H);
+  sl_synth_pixels(12, -1, 3, W, H, 3, rgb);
+  sl_synth_pixels(12, -1, 3, W, H, 1, gray);
+  static const int mins[][2] = {{30, 20}, {77, 10}, {20, 53}, {11, 7}};
+  for (int k = 0; k < 4; k++)
+    for (int ch = 1; ch <= 4; ch += 3) {
+      sl_encoded in = {
+          ch == 1 ? gray : rgb, (size_t)W * H * (ch == 1 ? 1 : 3), RAW, H, W,
+          ch == 1 ? 1 : 3};
+      sl_decoded out;
+      sl_status st;
+      sl_err err;
+      uint8_t *px = decode(d, &in, 1, 2, W - 1, H - 2, 8, mins[k][0],
+                           mins[k][1], ch, &out, &st, &err);
+      assert_int_equal(st, SL_OK);
+      int kx = out.kx, ky = out.ky, rw = W - 1, rh = H - 2;
+      assert_int_equal(kx, rw >= 2 * mins[k][0] ? rw / mins[k][0] : 1);
+      assert_int_equal(ky, rh >= 2 * mins[k][1] ? rh / mins[k][1] : 1);
+      for (int oy = 0; oy < out.h; oy++)
+        for (int ox = 0; ox < out.w; ox++)
+          for (int c = 0; c < (ch == 1 ? 1 : 3); c++) {
+            uint64_t sum = 0, n = 0;
+            for (int y = oy * ky; y < (oy + 1) * ky && y < rh; y++)
+              for (int x = ox * kx; x < (ox + 1) * kx && x < rw; x++, n++)
+                sum += ch == 1 ? gray[(size_t)(y + 2) * W + x + 1]
+                               : rgb[((size_t)(y + 2) * W + x + 1) * 3 + c];
+            uint64_t mul = ((1ull << 24) + n / 2) / n;
+            int e = (int)((sum * mul + (1u << 23)) >> 24);
+            int got = px[((size_t)oy * out.w + ox) * ch + c];
+            if (got != e)
+              fail_msg("k=%d ch=%d (%d,%d): %d != %d", k, ch, ox, oy, got, e);
+          }
+      free(px);
+    }
+  free(rgb), free(gray);
+  sl_decoder_destroy(d);
+}
+
 /* ---- bad input ---- */
 
 static blob good_jpeg(void) {
@@ -576,6 +620,7 @@ int main(void) {
       cmocka_unit_test(test_jpeg_scaled_and_reduced),
       cmocka_unit_test(test_jpeg_gray_output),
       cmocka_unit_test(test_png_and_raw_exact),
+      cmocka_unit_test(test_box_reduction_exact),
       cmocka_unit_test(test_bad_jpeg),
       cmocka_unit_test(test_bad_png),
   };
