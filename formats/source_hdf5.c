@@ -115,7 +115,16 @@ static sl_status open_dset(sl_source *src, h5 *f, const char *name, size_t size,
 }
 
 static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
-  f->file = H5Fopen(src->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  /* Closing the file closes whatever is still open in it, so a failure
+   * half-way leaves nothing behind in the HDF5 library. */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+    if (fapl >= 0)
+      H5Pclose(fapl);
+    return sl_err_set(err, SL_ENOMEM, "%s: HDF5 property list", src->path);
+  }
+  f->file = H5Fopen(src->path, H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
   if (f->file < 0)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: HDF5 cannot open the file "
