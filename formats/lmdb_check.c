@@ -3,14 +3,16 @@
  * liblmdb trusts its file: a truncated file or a flipped byte in a page
  * header can make it read outside its map (SIGBUS, SIGSEGV). This walk reads
  * the same structures (LMDB 0.9 data format 1, 64-bit) from our own map with
- * every offset bounds-checked: both meta pages, then every page of the main
- * tree, each at most once. Page layout (lmdb.c): 16-byte header {pgno u64,
- * pad u16, flags u16, lower u16, upper u16 | overflow page count u32},
- * then u16 node offsets; a node is {lo u16, hi u16, flags u16, ksize u16,
- * key, data}. */
+ * every offset bounds-checked: both meta pages, then every branch and leaf
+ * page of the main tree, each at most once, and the extent of every
+ * overflow run (its header too when thorough). Page layout (lmdb.c): 16-byte
+ * header {pgno u64, pad u16, flags u16, lower u16, upper u16 | overflow page
+ * count u32}, then u16 node offsets; a node is {lo u16, hi u16, flags u16,
+ * ksize u16, key, data}. */
 #include "formats/source_impl.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +43,7 @@ typedef struct walk {
   uint8_t *seen;   /* one bit per page */
   uint64_t entries;
   uint64_t first_data; /* file offset of the smallest key's value */
+  bool thorough;       /* also read every overflow page's header */
 } walk;
 
 typedef struct meta {
@@ -54,7 +57,8 @@ static int read_meta(const uint8_t *p, uint64_t avail, meta *m);
 static sl_status check_page(walk *w, uint64_t pgno, int depth, sl_err *err);
 
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
-                        uint64_t *entries, uint64_t *first_data, sl_err *err) {
+                        bool thorough, uint64_t *entries, uint64_t *first_data,
+                        sl_err *err) {
   meta m0, m1, m;
   if (read_meta(map, size, &m0) != 0)
     return sl_err_set(err, SL_EFORMAT,
@@ -77,7 +81,7 @@ sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                       "%s: main database has flags 0x%x "
                       "(sluice writes plain keys); " SL_REPACK_HINT,
                       path, m.main_flags);
-  walk w = {map, size, path, m.psize, m.last_pg + 1, NULL, 0, 0};
+  walk w = {map, size, path, m.psize, m.last_pg + 1, NULL, 0, 0, thorough};
   if (m.root == P_INVALID) {
     *entries = 0;
     return SL_OK;
@@ -132,6 +136,14 @@ static sl_status check_overflow(walk *w, uint64_t pgno, uint64_t dsize,
                                 sl_err *err) {
   if (pgno < 2 || pgno >= w->npages)
     return bad(w, pgno, "overflow page number out of range", err);
+  /* The run must lie inside the file. liblmdb only computes the value's
+   * address from the page number, so unless asked not to, the overflow
+   * page itself is not read: a cold open then reads tree pages only. */
+  uint64_t need = (PAGEHDR + dsize + w->psize - 1) / w->psize;
+  if (need > w->npages - pgno)
+    return bad(w, pgno, "overflow run runs past the end of the file", err);
+  if (!w->thorough)
+    return SL_OK;
   const uint8_t *p = w->map + pgno * w->psize;
   uint32_t pages = sl_get_le32(p + 12);
   if (le64(p) != pgno || (sl_get_le16(p + 10) & P_OVERFLOW) == 0)

@@ -29,13 +29,13 @@ typedef enum sl_codec {
 
 /* One index entry: 24 bytes. offset is absolute in the file. */
 typedef struct sl_sample_info {
-  uint64_t offset;   /* payload's first byte in the file */
-  uint32_t length;   /* payload bytes */
-  int32_t label;     /* class index, or -1 when unlabelled */
-  uint16_t height;   /* stored image size, as the writer recorded it */
+  uint64_t offset; /* payload's first byte in the file */
+  uint32_t length; /* payload bytes */
+  int32_t label;   /* class index, or -1 when unlabelled */
+  uint16_t height; /* stored image size, as the writer recorded it */
   uint16_t width;
-  uint8_t codec;     /* sl_codec */
-  uint8_t channels;  /* 1 or 3 */
+  uint8_t codec;    /* sl_codec */
+  uint8_t channels; /* 1 or 3 */
   uint16_t reserved;
 } sl_sample_info;
 #define SL_SAMPLE_INFO_BYTES 24
@@ -50,8 +50,8 @@ typedef struct sl_source sl_source;
  * SL_EFORMAT (bad magic, version, layout, truncated file, out-of-range
  * offsets: the message names the file, sample index or key and says to
  * re-create the file with `sluice pack`), SL_ENOMEM. */
-sl_status sl_source_open(sl_source **out, const char *path,
-                         sl_format_kind fmt, sl_io_kind io, sl_err *err);
+sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
+                         sl_io_kind io, sl_err *err);
 void sl_source_close(sl_source *src);
 
 /* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or

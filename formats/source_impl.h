@@ -55,7 +55,8 @@ sl_status sl_source_index_hdf5(sl_source *src, sl_err *err);
  * *first_data the file offset of the first (smallest) key's value, which
  * ties liblmdb's map addresses to file offsets. */
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
-                        uint64_t *entries, uint64_t *first_data, sl_err *err);
+                        bool thorough, uint64_t *entries, uint64_t *first_data,
+                        sl_err *err);
 
 #define SL_REPACK_HINT "re-create the file with `sluice pack`"
 

@@ -1,14 +1,16 @@
 /* Indexing an LMDB file (layout in formats/layout.h).
  *
  * At open: check the file's structure against our own map (lmdb_check.c),
- * then walk the main database once with a read-only cursor. A value's file
- * offset is its address in liblmdb's map minus the map's base (liblmdb does
- * not export the base: mdb_env_info's me_mapaddr is only the MDB_FIXEDMAP
- * address; the base is the first value's address minus its file offset
- * found by the check, and every record's header is compared between the
- * two maps); the
- * transaction and environment are closed before open returns, so reads never
- * touch liblmdb. */
+ * read the metadata, then walk the main database once with a read-only
+ * cursor. A sample value's file offset is its address in liblmdb's map
+ * minus the map's base (liblmdb does not export the base: mdb_env_info's
+ * me_mapaddr is only the MDB_FIXEDMAP address; the base is the first
+ * value's address minus its file offset, found by the check). Labels,
+ * sizes and codecs come from the "sluice.ix" chunks, so a normal open
+ * reads tree pages and chunks but no sample value; verify mode (thorough)
+ * also reads every record header and compares it with the index. The
+ * transaction and environment are closed before open returns, so reads
+ * never touch liblmdb. */
 #include "formats/source_impl.h"
 
 #include <errno.h>
@@ -27,23 +29,39 @@ typedef struct meta_text {
   bool has_count, has_classes;
 } meta_text;
 
-static sl_status walk(sl_source *src, MDB_env *env, uint64_t n,
-                      uint64_t first_data, sl_err *err);
+typedef struct lmdb_walk {
+  sl_source *src;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  MDB_cursor *cur;
+  const uint8_t *base; /* liblmdb's map address of file offset 0 */
+  uint64_t first_data;
+  bool thorough;
+  uint64_t n;      /* samples, from the metadata */
+  uint64_t chunks; /* index chunks expected */
+  uint64_t samples_seen, chunks_seen;
+} lmdb_walk;
+
+static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err);
 static sl_status parse_meta(sl_source *src, const char *text, size_t len,
-                            sl_err *err);
+                            uint64_t *count, sl_err *err);
+static sl_status finish_entries(lmdb_walk *w, sl_err *err);
 
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                                bool subdir, sl_err *err) {
-  uint64_t entries = 0, first_data = 0;
-  sl_status st = sl_lmdb_check(src->map, src->file_size, src->path, &entries,
-                               &first_data, err);
+  lmdb_walk w = {0};
+  w.src = src;
+  w.thorough = src->on_bad != NULL; /* verify reads every value too */
+  uint64_t entries = 0;
+  sl_status st = sl_lmdb_check(src->map, src->file_size, src->path, w.thorough,
+                               &entries, &w.first_data, err);
   if (st != SL_OK)
     return st;
   if (entries == 0)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: LMDB file holds no entries (no "
-                      "'%s' metadata); " SL_REPACK_HINT,
-                      src->path, SL_LMDB_META_KEY);
+    return sl_err_set(
+        err, SL_EFORMAT,
+        "%s: LMDB file holds no entries (no '%s' metadata); " SL_REPACK_HINT,
+        src->path, SL_LMDB_META_KEY);
   MDB_env *env = NULL;
   int rc = mdb_env_create(&env);
   if (rc == 0)
@@ -51,154 +69,217 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                       MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD |
                           (subdir ? 0 : MDB_NOSUBDIR),
                       0444);
-  if (rc != 0) {
-    mdb_env_close(env);
-    return sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EFORMAT,
-                      "%s: cannot open as LMDB: %s", src->path,
-                      mdb_strerror(rc));
-  }
-  st = sl_source_alloc_index(src, entries - 1, err);
-  if (st == SL_OK)
-    st = walk(src, env, entries - 1, first_data, err);
+  if (rc == 0)
+    rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &w.txn);
+  if (rc == 0)
+    rc = mdb_dbi_open(w.txn, NULL, 0, &w.dbi);
+  if (rc == 0)
+    rc = mdb_cursor_open(w.txn, w.dbi, &w.cur);
+  if (rc != 0)
+    st = sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EFORMAT,
+                    "%s: cannot open as LMDB: %s", src->path, mdb_strerror(rc));
+  else
+    st = walk(&w, entries, err);
+  if (w.cur)
+    mdb_cursor_close(w.cur);
+  if (w.txn)
+    mdb_txn_abort(w.txn);
   mdb_env_close(env);
+  if (st == SL_OK)
+    st = finish_entries(&w, err);
   return st;
 }
 
-/* Reads one sample value at file offset off (size bytes) into entry i. */
-static sl_status take_value(sl_source *src, uint64_t i, uint64_t off,
-                            size_t size, sl_err *err) {
-  char where[64];
-  snprintf(where, sizeof where, "key %016" PRIx64 ", offset %" PRIu64, i, off);
-  sl_record_hdr h;
-  if (size < SL_LMDB_HDR_BYTES)
-    return sl_source_bad_entry(src, i, where,
-                               "value shorter than the "
-                               "24-byte record header",
-                               err);
-  if (sl_record_hdr_decode(src->map + off, &h) != 0)
-    return sl_source_bad_entry(src, i, where, "bad record magic", err);
-  if (h.version != SL_LMDB_LAYOUT_VERSION) {
-    char why[96];
-    snprintf(why, sizeof why, "record layout version %u (this sluice reads %u)",
-             h.version, SL_LMDB_LAYOUT_VERSION);
-    return sl_source_bad_entry(src, i, where, why, err);
-  }
-  if (h.length != size - SL_LMDB_HDR_BYTES)
-    return sl_source_bad_entry(src, i, where,
-                               "header length disagrees with "
-                               "the value's size",
-                               err);
-  sl_sample_info *e = &src->index[i];
-  e->offset = off + SL_LMDB_HDR_BYTES;
-  e->length = h.length;
-  e->label = h.label;
-  e->height = h.height;
-  e->width = h.width;
-  e->codec = h.codec;
-  e->channels = h.channels;
-  return sl_source_check_entry(src, i, where, err);
+/* File offset of a value liblmdb returned, checked against the file. */
+static int value_offset(const lmdb_walk *w, const MDB_val *v, uint64_t *off) {
+  const uint8_t *d = v->mv_data;
+  if (d < w->base || (uint64_t)(d - w->base) > w->src->file_size ||
+      v->mv_size > w->src->file_size - (uint64_t)(d - w->base))
+    return -1;
+  *off = (uint64_t)(d - w->base);
+  /* Thorough: the bytes liblmdb sees are the bytes of our map there. */
+  if (w->thorough &&
+      memcmp(d, w->src->map + *off, v->mv_size < 24 ? v->mv_size : 24) != 0)
+    return -1;
+  return 0;
 }
 
-static sl_status walk(sl_source *src, MDB_env *env, uint64_t n,
-                      uint64_t first_data, sl_err *err) {
-  MDB_txn *txn = NULL;
-  MDB_cursor *cur = NULL;
-  MDB_dbi dbi;
-  MDB_val k, v;
-  int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-  if (rc == 0)
-    rc = mdb_dbi_open(txn, NULL, 0, &dbi);
-  if (rc == 0)
-    rc = mdb_cursor_open(txn, dbi, &cur);
-  if (rc == 0)
-    rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-  if (rc != 0) {
-    mdb_txn_abort(txn);
+static sl_status read_meta(lmdb_walk *w, sl_err *err) {
+  sl_source *src = w->src;
+  char meta_key[] = SL_LMDB_META_KEY;
+  MDB_val k = {strlen(meta_key), meta_key}, v;
+  int rc = mdb_get(w->txn, w->dbi, &k, &v);
+  uint64_t off;
+  if (rc == MDB_NOTFOUND)
+    return sl_err_set(
+        err, SL_EFORMAT,
+        "%s: no '%s' metadata entry; not a sluice LMDB file? " SL_REPACK_HINT,
+        src->path, SL_LMDB_META_KEY);
+  if (rc != 0)
     return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
                       mdb_strerror(rc));
+  if (value_offset(w, &v, &off) != 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: metadata lies outside the file; " SL_REPACK_HINT,
+                      src->path);
+  return parse_meta(src, (const char *)src->map + off, v.mv_size, &w->n, err);
+}
+
+/* One "sluice.ix" chunk: fills the index fields of its samples. */
+static sl_status take_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
+                            size_t size, sl_err *err) {
+  sl_source *src = w->src;
+  uint32_t c = sl_get_be32((const uint8_t *)k->mv_data + SL_LMDB_IX_PREFIX_LEN);
+  uint64_t first = (uint64_t)c * SL_LMDB_IX_CHUNK;
+  uint64_t want =
+      w->n - first < SL_LMDB_IX_CHUNK ? w->n - first : SL_LMDB_IX_CHUNK;
+  const uint8_t *p = src->map + off;
+  if (c != w->chunks_seen || first >= w->n ||
+      size != SL_LMDB_IX_HDR + want * SL_LMDB_IX_ENTRY ||
+      memcmp(p, SL_LMDB_IX_MAGIC, 4) != 0 || sl_get_le32(p + 4) != want)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: index chunk %" PRIu32 " (offset %" PRIu64
+                      ") is malformed or out of order; " SL_REPACK_HINT,
+                      src->path, c, off);
+  w->chunks_seen++;
+  for (uint64_t j = 0; j < want; j++) {
+    sl_record_hdr h;
+    sl_ix_entry_decode(p + SL_LMDB_IX_HDR + j * SL_LMDB_IX_ENTRY, &h);
+    sl_sample_info *e = &src->index[first + j];
+    if (e->offset == 0)
+      continue; /* already reported */
+    if (h.length != e->length) {
+      char where[64];
+      snprintf(where, sizeof where, "key %016" PRIx64, first + j);
+      sl_status st = sl_source_bad_entry(
+          src, first + j, where, "index length disagrees with the value's size",
+          err);
+      if (st != SL_OK)
+        return st;
+      continue;
+    }
+    e->label = h.label;
+    e->height = h.height;
+    e->width = h.width;
+    e->codec = h.codec;
+    e->channels = h.channels;
   }
-  const uint8_t *base = (const uint8_t *)v.mv_data - first_data;
-  sl_status st = SL_OK;
-  uint64_t i = 0;
-  /* The metadata first: labels are checked against its class count. */
-  char meta_key[] = SL_LMDB_META_KEY;
-  k.mv_size = strlen(meta_key);
-  k.mv_data = meta_key;
-  rc = mdb_get(txn, dbi, &k, &v);
-  if (rc == MDB_NOTFOUND)
-    st = sl_err_set(err, SL_EFORMAT,
-                    "%s: no '%s' metadata entry; not a "
-                    "sluice LMDB file? " SL_REPACK_HINT,
-                    src->path, SL_LMDB_META_KEY);
-  else if (rc != 0)
-    st = sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
-                    mdb_strerror(rc));
-  else if ((const uint8_t *)v.mv_data < base ||
-           (uint64_t)((const uint8_t *)v.mv_data - base) + v.mv_size >
-               src->file_size)
-    st = sl_err_set(err, SL_EFORMAT,
-                    "%s: metadata lies outside the file; " SL_REPACK_HINT,
-                    src->path);
-  else
-    st = parse_meta(
-        src, (const char *)src->map + ((const uint8_t *)v.mv_data - base),
-        v.mv_size, err);
-  if (st != SL_OK) {
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
+  return SL_OK;
+}
+
+static sl_status take_sample(lmdb_walk *w, const MDB_val *k, uint64_t off,
+                             size_t size, sl_err *err) {
+  sl_source *src = w->src;
+  uint64_t key = sl_get_be64(k->mv_data), i = w->samples_seen;
+  if (key != i)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: key %016" PRIx64 " where key %016" PRIx64
+                      " was expected (keys must be 0..N-1); " SL_REPACK_HINT,
+                      src->path, key, i);
+  w->samples_seen++;
+  if (size < SL_LMDB_HDR_BYTES) {
+    char where[64];
+    snprintf(where, sizeof where, "key %016" PRIx64 ", offset %" PRIu64, i,
+             off);
+    return sl_source_bad_entry(
+        src, i, where, "value shorter than the 24-byte record header", err);
+  }
+  src->index[i].offset = off + SL_LMDB_HDR_BYTES;
+  src->index[i].length = (uint32_t)(size - SL_LMDB_HDR_BYTES);
+  if (size - SL_LMDB_HDR_BYTES > UINT32_MAX)
+    src->index[i].length = 0; /* caught by the chunk's length check */
+  return SL_OK;
+}
+
+static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
+  sl_source *src = w->src;
+  MDB_val k, v;
+  int rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST);
+  if (rc != 0)
+    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
+                      mdb_strerror(rc));
+  w->base = (const uint8_t *)v.mv_data - w->first_data;
+  /* The metadata first: it gives the count (and the classes that labels
+   * are checked against). */
+  sl_status st = read_meta(w, err);
+  if (st != SL_OK)
     return st;
-  }
-  for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && st == SL_OK;
-       rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-    const uint8_t *d = v.mv_data;
-    if (d < base || (uint64_t)(d - base) > src->file_size ||
-        v.mv_size > src->file_size - (uint64_t)(d - base)) {
-      st = sl_err_set(err, SL_EFORMAT,
-                      "%s: entry %" PRIu64 " lies outside "
-                      "the file; " SL_REPACK_HINT,
-                      src->path, i);
-      break;
-    }
-    uint64_t off = (uint64_t)(d - base);
-    if (memcmp(d, src->map + off, v.mv_size < 24 ? v.mv_size : 24) != 0) {
-      st = sl_err_set(err, SL_EFORMAT,
-                      "%s: entry %" PRIu64 ": liblmdb and "
-                      "the file disagree about its place; " SL_REPACK_HINT,
-                      src->path, i);
-      break;
-    }
-    if (k.mv_size == 8 && i < n) {
-      uint64_t key = sl_get_be64(k.mv_data);
-      if (key != i)
-        st = sl_err_set(err, SL_EFORMAT,
-                        "%s: key %016" PRIx64 " where key %016" PRIx64
-                        " was expected (keys must be 0..N-1); " SL_REPACK_HINT,
-                        src->path, key, i);
-      else
-        st = take_value(src, i++, off, v.mv_size, err);
-    } else if (k.mv_size == strlen(SL_LMDB_META_KEY) &&
-               memcmp(k.mv_data, SL_LMDB_META_KEY, k.mv_size) == 0) {
+  w->chunks = (w->n + SL_LMDB_IX_CHUNK - 1) / SL_LMDB_IX_CHUNK;
+  if (w->n > entries || entries - w->n != w->chunks + 1)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: metadata says %" PRIu64 " samples but the file "
+                      "holds %" PRIu64 " entries; " SL_REPACK_HINT,
+                      src->path, w->n, entries);
+  st = sl_source_alloc_index(src, w->n, err);
+  for (rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST); rc == 0 && st == SL_OK;
+       rc = mdb_cursor_get(w->cur, &k, &v, MDB_NEXT)) {
+    uint64_t off;
+    if (value_offset(w, &v, &off) != 0)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: entry %" PRIu64 " lies outside the file or "
+                        "moved; " SL_REPACK_HINT,
+                        src->path, w->samples_seen);
+    if (k.mv_size == 8 && w->samples_seen < w->n)
+      st = take_sample(w, &k, off, v.mv_size, err);
+    else if (k.mv_size == SL_LMDB_IX_KEY_LEN &&
+             memcmp(k.mv_data, SL_LMDB_IX_PREFIX, SL_LMDB_IX_PREFIX_LEN) == 0 &&
+             w->samples_seen == w->n)
+      st = take_chunk(w, &k, off, v.mv_size, err);
+    else if (k.mv_size == strlen(SL_LMDB_META_KEY) &&
+             memcmp(k.mv_data, SL_LMDB_META_KEY, k.mv_size) == 0)
       continue; /* read above */
-    } else {
+    else
       st = sl_err_set(err, SL_EFORMAT,
-                      "%s: unexpected key of %zu bytes after "
-                      "%" PRIu64
+                      "%s: unexpected key of %zu bytes after %" PRIu64
                       " samples; not a sluice LMDB file? " SL_REPACK_HINT,
-                      src->path, k.mv_size, i);
-    }
+                      src->path, k.mv_size, w->samples_seen);
   }
   if (st == SL_OK && rc != 0 && rc != MDB_NOTFOUND)
     st = sl_err_set(err, SL_EFORMAT, "%s: LMDB walk: %s", src->path,
                     mdb_strerror(rc));
-  mdb_cursor_close(cur);
-  mdb_txn_abort(txn);
-  if (st != SL_OK)
-    return st;
-  if (i != n)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: %" PRIu64 " samples, metadata "
-                      "says %" PRIu64 "; " SL_REPACK_HINT,
-                      src->path, i, n);
+  if (st == SL_OK && (w->samples_seen != w->n || w->chunks_seen != w->chunks))
+    st = sl_err_set(
+        err, SL_EFORMAT,
+        "%s: %" PRIu64 " samples and %" PRIu64 " index chunks, "
+        "metadata implies %" PRIu64 " and %" PRIu64 "; " SL_REPACK_HINT,
+        src->path, w->samples_seen, w->chunks_seen, w->n, w->chunks);
+  return st;
+}
+
+/* Checks every entry; thorough (verify) also compares each record's own
+ * header with the index. */
+static sl_status finish_entries(lmdb_walk *w, sl_err *err) {
+  sl_source *src = w->src;
+  for (uint64_t i = 0; i < src->count; i++) {
+    sl_sample_info *e = &src->index[i];
+    if (e->offset == 0)
+      continue; /* reported already */
+    uint64_t off = e->offset - SL_LMDB_HDR_BYTES;
+    char where[64];
+    snprintf(where, sizeof where, "key %016" PRIx64 ", offset %" PRIu64, i,
+             off);
+    if (w->thorough) {
+      sl_record_hdr h;
+      const char *why = NULL;
+      if (sl_record_hdr_decode(src->map + off, &h) != 0)
+        why = "bad record magic";
+      else if (h.version != SL_LMDB_LAYOUT_VERSION)
+        why = "unknown record layout version";
+      else if (h.length != e->length || h.label != e->label ||
+               h.height != e->height || h.width != e->width ||
+               h.codec != e->codec || h.channels != e->channels)
+        why = "record header disagrees with the index";
+      if (why) {
+        sl_status st = sl_source_bad_entry(src, i, where, why, err);
+        if (st != SL_OK)
+          return st;
+        continue;
+      }
+    }
+    sl_status st = sl_source_check_entry(src, i, where, err);
+    if (st != SL_OK)
+      return st;
+  }
   return SL_OK;
 }
 
@@ -241,7 +322,7 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
 /* The "sluice.meta" value: see formats/layout.h. The class lines are copied
  * into a blob of NUL-terminated names. */
 static sl_status parse_meta(sl_source *src, const char *text, size_t len,
-                            sl_err *err) {
+                            uint64_t *count, sl_err *err) {
   size_t pos = 0, llen, rlen;
   const char *line, *rest;
   uint64_t v;
@@ -292,11 +373,8 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                     "%s: metadata lacks its count, classes "
                     "or class names; " SL_REPACK_HINT,
                     src->path);
-  if (st == SL_OK && m.count != src->count)
-    st = sl_err_set(err, SL_EFORMAT,
-                    "%s: metadata says %" PRIu64 " samples, "
-                    "the file holds %" PRIu64 "; " SL_REPACK_HINT,
-                    src->path, m.count, src->count);
+  if (st == SL_OK)
+    *count = m.count;
   if (st == SL_OK)
     st = sl_source_set_classes(src, blob, blob_len, m.classes, err);
   free(blob);

@@ -14,9 +14,10 @@
  * process no longer runs. sl_writer_abort deletes everything at once.
  *
  * Samples are added in index order. Memory: the LMDB writer holds one
- * transaction's pages (<= 32 MiB of values); the HDF5 writer spools payloads
- * to an unlinked temporary file and keeps 29 bytes per sample (offsets,
- * label, shape, codec) until commit.
+ * transaction's pages (<= 32 MiB of values) and 16 bytes a sample (the
+ * index chunks written at commit); the HDF5 writer spools payloads to an
+ * anonymous file and keeps 29 bytes per sample (offsets, label, shape,
+ * codec) until commit.
  *
  * Thread safety: a writer is used by one thread at a time. */
 #ifndef SLUICE_FORMATS_WRITER_H

@@ -1,11 +1,12 @@
 /* Writing the LMDB layout: 8-byte big-endian keys appended in order, each
  * value a 24-byte record header plus the payload, then "sluice.meta".
  *
- * One file (MDB_NOSUBDIR), no lock file (MDB_NOLOCK: one writer, and the
- * file is private until it is renamed), synced once at the end. Values are
- * committed in transactions of at most TXN_RECORDS records or TXN_BYTES
- * bytes; between transactions the map grows (doubling) to stay ahead of the
- * data. Same input → same bytes: every choice here depends only on the
+ * The index chunks (16 bytes a sample, kept in memory) are appended at
+ * commit, then the metadata. One file (MDB_NOSUBDIR), no lock file (MDB_NOLOCK:
+ * one writer, and the file is private until it is renamed), synced once at the
+ * end. Values are committed in transactions of at most TXN_RECORDS records or
+ * TXN_BYTES bytes; between transactions the map grows (doubling) to stay ahead
+ * of the data. Same input → same bytes: every choice here depends only on the
  * sequence of records. */
 #include "formats/writer_impl.h"
 
@@ -33,6 +34,8 @@ struct sl_lmdb_writer {
   uint64_t txn_bytes;
   uint8_t *buf; /* header + payload of one value */
   size_t buf_cap;
+  uint8_t *ix; /* SL_LMDB_IX_ENTRY bytes a sample, written at commit */
+  uint64_t ix_n, ix_cap;
 };
 
 static sl_status lerr(sl_lmdb_writer *w, int rc, const char *what,
@@ -136,6 +139,17 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
                      meta->height,           meta->width, meta->label,
                      (uint32_t)len};
   sl_record_hdr_encode(w->buf, &h);
+  if (w->ix_n == w->ix_cap) {
+    uint64_t cap = w->ix_cap ? 2 * w->ix_cap : 4096;
+    uint8_t *ix = realloc(w->ix, (size_t)cap * SL_LMDB_IX_ENTRY);
+    if (!ix)
+      return sl_err_set(err, SL_ENOMEM,
+                        "%s: no memory for the index of %" PRIu64 " samples",
+                        w->path, cap);
+    w->ix = ix;
+    w->ix_cap = cap;
+  }
+  sl_ix_entry_encode(w->ix + w->ix_n++ * SL_LMDB_IX_ENTRY, &h);
   memcpy(w->buf + SL_LMDB_HDR_BYTES, payload, len);
   uint8_t key[8];
   sl_put_be64(key, index);
@@ -152,6 +166,29 @@ sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
   sl_status st = SL_OK;
   if (!text)
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory", w->path);
+  /* The index chunks ("sluice.ix" sorts after the sample keys and before
+   * "sluice.meta", so appending keeps key order). */
+  uint8_t *chunk = NULL;
+  if (st == SL_OK && count &&
+      !(chunk = malloc(SL_LMDB_IX_HDR +
+                       (size_t)SL_LMDB_IX_CHUNK * SL_LMDB_IX_ENTRY)))
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory", w->path);
+  for (uint64_t first = 0; st == SL_OK && first < count;
+       first += SL_LMDB_IX_CHUNK) {
+    uint64_t k =
+        count - first < SL_LMDB_IX_CHUNK ? count - first : SL_LMDB_IX_CHUNK;
+    uint8_t key[SL_LMDB_IX_KEY_LEN];
+    memcpy(key, SL_LMDB_IX_PREFIX, SL_LMDB_IX_PREFIX_LEN);
+    sl_put_be32(key + SL_LMDB_IX_PREFIX_LEN,
+                (uint32_t)(first / SL_LMDB_IX_CHUNK));
+    memcpy(chunk, SL_LMDB_IX_MAGIC, 4);
+    sl_put_le32(chunk + 4, (uint32_t)k);
+    memcpy(chunk + SL_LMDB_IX_HDR, w->ix + first * SL_LMDB_IX_ENTRY,
+           (size_t)k * SL_LMDB_IX_ENTRY);
+    st = put(w, key, sizeof key, chunk,
+             SL_LMDB_IX_HDR + (size_t)k * SL_LMDB_IX_ENTRY, err);
+  }
+  free(chunk);
   size_t n = 0;
   if (st == SL_OK) {
     n += (size_t)snprintf(
@@ -182,5 +219,6 @@ void sl_lmdb_writer_free(sl_lmdb_writer *w) {
   if (w->env)
     mdb_env_close(w->env);
   free(w->buf);
+  free(w->ix);
   free(w);
 }

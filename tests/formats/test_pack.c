@@ -502,7 +502,8 @@ static void test_standard_tools(void **state) {
   if (have("mdb_stat")) {
     snprintf(cmd, sizeof cmd, "mdb_stat -n '%s' > '%s' 2>&1", l, out);
     assert_int_equal(system(cmd), 0);
-    assert_true(output_has("tool.txt", "Entries: 9")); /* 8 + metadata */
+    /* 8 samples, 1 index chunk, the metadata */
+    assert_true(output_has("tool.txt", "Entries: 10"));
   }
   if (have("h5ls")) {
     snprintf(cmd, sizeof cmd, "h5ls -r '%s' > '%s' 2>&1", h, out);
@@ -545,7 +546,20 @@ static void test_verify_damage(void **state) {
       assert_int_equal(ti_write(out, b, flen), 0);
       assert_int_equal(cli("verify", out, NULL), 1);
       assert_true(output_has("err.txt", "sample 6: key 0000000000000006"));
+      assert_true(output_has("err.txt", "record header disagrees"));
+      /* The index chunk's codec of sample 5: open fails, verify names it. */
+      for (size_t at = 0; at + 8 + 16 * 8 <= flen; at++)
+        if (memcmp(b + at, "SLI1", 4) == 0 && b[at + 4] == 8) {
+          b[at + 8 + 16 * 5 + 12] = 9;
+          break;
+        }
+      assert_int_equal(ti_write(out, b, flen), 0);
+      assert_int_equal(cli("info", out, NULL), 1);
+      assert_true(output_has("err.txt", "sample 5"));
       assert_true(output_has("err.txt", "unknown codec 9"));
+      assert_int_equal(cli("verify", out, NULL), 1);
+      assert_true(output_has("err.txt", "sample 5: key 0000000000000005"));
+      assert_true(output_has("out.txt", "2 of 8 samples are bad"));
     }
     free(b);
   }

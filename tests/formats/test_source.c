@@ -221,19 +221,28 @@ static void spit(const char *path, const uint8_t *b, size_t len) {
 /* Opens the damaged file both ways; it must either open (damage in a
  * payload or unused bytes) and read every sample within bounds, or fail
  * with a message naming the file. Returns 1 when it failed. */
+static void ignore_bad(void *user, uint64_t i, const char *reason) {
+  (void)user;
+  (void)i;
+  (void)reason;
+}
+
 static int probe(const char *path) {
   int failed = 0;
-  for (int io = 0; io < 2; io++) {
+  for (int io = 0; io < 3; io++) { /* mmap, pread, verify mode */
     sl_err err = {0};
     sl_source *src = NULL;
-    sl_status st = sl_source_open(&src, path, SL_FORMAT_AUTO,
-                                  io ? SL_IO_PREAD : SL_IO_MMAP, &err);
+    sl_status st =
+        io == 2 ? sl_source_open_verify(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD,
+                                        ignore_bad, NULL, &err)
+                : sl_source_open(&src, path, SL_FORMAT_AUTO,
+                                 io ? SL_IO_PREAD : SL_IO_MMAP, &err);
     if (st != SL_OK) {
       if (st != SL_EFORMAT && st != SL_EIO)
         fail_msg("unexpected status %d: %s", st, err.msg);
       if (!strstr(err.msg, path))
         fail_msg("message does not name the file: %s", err.msg);
-      failed = 1;
+      failed |= io < 2;
       continue;
     }
     uint8_t *buf = malloc(sl_source_max_length(src) + 1);
@@ -321,17 +330,23 @@ static void test_verify_mode_lmdb(void **state) {
   write_file(p, SL_FORMAT_LMDB, 50);
   size_t len;
   uint8_t *b = slurp(p, &len);
-  /* Find sample 7's header and change its label to 99. */
-  uint8_t want[] = {'S', 'L', 'R', '1', 1, 0};
+  /* Sample 7's label in the index chunk becomes 99; sample 9's own record
+   * header gets label 2 (the index says 0). */
   int seen = 0;
-  for (size_t at = 0; at + 24 < len; at++) {
-    if (memcmp(b + at, want, sizeof want) == 0 && b[at + 8] == 17) {
-      b[at + 12] = 99;
-      seen = 1;
+  for (size_t at = 0; at + 8 + 16 * 50 <= len; at++)
+    if (memcmp(b + at, "SLI1", 4) == 0 && b[at + 4] == 50) {
+      b[at + 8 + 16 * 7 + 4] = 99;
+      seen |= 1;
       break;
     }
-  }
-  assert_true(seen);
+  uint8_t want[] = {'S', 'L', 'R', '1', 1, 0};
+  for (size_t at = 0; at + 24 < len; at++)
+    if (memcmp(b + at, want, sizeof want) == 0 && b[at + 8] == 19) {
+      b[at + 12] = 2;
+      seen |= 2;
+      break;
+    }
+  assert_int_equal(seen, 3);
   spit(p, b, len);
   free(b);
   sl_err err = {0};
@@ -344,13 +359,14 @@ static void test_verify_mode_lmdb(void **state) {
   assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP,
                                          on_bad, &log, &err),
                    SL_OK);
-  assert_int_equal(log.n, 1);
+  assert_int_equal(log.n, 2);
   assert_int_equal(log.first, 7);
   assert_non_null(strstr(log.reason, "key 0000000000000007"));
   const uint8_t *d;
   size_t dl;
   assert_int_equal(sl_source_read(src, 7, NULL, 0, &d, &dl, &err), SL_EFORMAT);
   assert_int_equal(sl_source_read(src, 8, NULL, 0, &d, &dl, &err), SL_OK);
+  assert_int_equal(sl_source_read(src, 9, NULL, 0, &d, &dl, &err), SL_EFORMAT);
   sl_source_close(src);
 }
 
