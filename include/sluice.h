@@ -327,6 +327,8 @@ typedef struct sl_loader_stats {
   double images_per_s;       /* epoch_batches × n / epoch_seconds */
   uint32_t workers;          /* worker threads */
   const char *backend;       /* "host" or "cuda" (static string) */
+  const char *backend_note;  /* why device.backend = auto fell back to host
+                                memory ("" otherwise); valid while open */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 

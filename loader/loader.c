@@ -2,6 +2,7 @@
  * the sampler (order), the schedule (resolution), the pool (workers) and the
  * ring (staging, slots, mover); this file wires them and keeps the
  * consumer's bookkeeping. State blob and stats live in loader_state.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -74,16 +75,17 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
 /* ---- Open / close
  * ------------------------------------------------------------ */
 
-/* Picks the backend kind (device.backend, device.gpu), saying once why
- * auto fell back to host memory. */
-static sl_status choose_kind(sl_logger *log, const sl_config *cfg,
-                             sl_backend_kind *kind, sl_err *err) {
+sl_status sl_loader_choose_backend(sl_logger *log, const sl_config *cfg,
+                                   sl_backend_kind *kind, char *note,
+                                   size_t note_len, sl_err *err) {
   sl_device_choice choice;
   sl_status st =
       sl_device_choose((sl_backend_kind)sl_cfg_enum(cfg, SL_OPT_DEVICE_BACKEND),
                        (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU), &choice, err);
   if (st != SL_OK)
     return st;
+  if (note_len > 0)
+    snprintf(note, note_len, "%s", choice.fallback_reason);
   if (choice.fallback_reason[0])
     sl_logf(log, SL_LOG_INFO, "device.backend = auto: using host memory: %s",
             choice.fallback_reason);
@@ -91,8 +93,9 @@ static sl_status choose_kind(sl_logger *log, const sl_config *cfg,
   return SL_OK;
 }
 
-static sl_status make_backend(sl_backend_kind kind, const sl_config *cfg,
-                              int channels, sl_ring_backend **be, sl_err *err) {
+sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
+                                 int channels, sl_ring_backend **be,
+                                 sl_err *err) {
   if (kind != SL_BACKEND_CUDA)
     return sl_ring_backend_host_create(be, err);
   sl_cuda_ring_params p;
@@ -143,8 +146,11 @@ static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
   sl_status st;
   if (!be) {
     sl_backend_kind kind;
-    if ((st = choose_kind(&ld->log, cfg, &kind, err)) != SL_OK ||
-        (st = make_backend(kind, cfg, ld->src.channels, &be, err)) != SL_OK)
+    if ((st = sl_loader_choose_backend(&ld->log, cfg, &kind, ld->backend_note,
+                                       sizeof ld->backend_note, err)) !=
+            SL_OK ||
+        (st = sl_loader_make_backend(kind, cfg, ld->src.channels, &be, err)) !=
+            SL_OK)
       return st;
   }
   bool on_device = be->ops->on_device, converts = be->ops->converts;
@@ -226,43 +232,6 @@ sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
           ld->plan.host_bytes);
   *out = ld;
   return SL_OK;
-}
-
-sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
-  if (out)
-    *out = NULL;
-  if (!out || !cfg)
-    return SL_EINVAL;
-  sl_status st = sl_config_validate(cfg);
-  if (st != SL_OK)
-    return st;
-  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  sl_out_layout layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
-  /* Whether workers write u8 NHWC depends on the backend; decide it first:
-   * CUDA converts on the device, so u8 crosses PCIe. */
-  sl_logger log;
-  sl_cfg_log(cfg, &log.fn, &log.user);
-  pthread_mutex_init(&log.mu, NULL);
-  sl_backend_kind kind = SL_BACKEND_HOST;
-  sl_err err;
-  sl_err_clear(&err);
-  sl_sample_src src;
-  memset(&src, 0, sizeof src);
-  st = choose_kind(&log, cfg, &kind, &err);
-  if (st == SL_OK && kind == SL_BACKEND_CUDA) {
-    dtype = SL_OUT_U8;
-    layout = SL_OUT_NHWC;
-  }
-  if (st == SL_OK)
-    st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);
-  sl_ring_backend *be = NULL;
-  if (st == SL_OK &&
-      (st = make_backend(kind, cfg, src.channels, &be, &err)) != SL_OK)
-    src.close(src.ctx);
-  pthread_mutex_destroy(&log.mu);
-  if (st != SL_OK)
-    return sl_err_set(sl_cfg_err(cfg), st, "%s", err.msg);
-  return sl_loader_open_with(out, cfg, &src, be);
 }
 
 void sl_loader_close(sl_loader *ld) {

@@ -25,6 +25,7 @@ struct sl_loader {
   float mean[3], std[3];
   bool skip_bad, eval;
   sl_loader_plan plan;
+  char backend_note[160]; /* why device.backend = auto fell back, or "" */
   /* Parts. */
   sl_sample_src src;
   sl_sampler *sampler;

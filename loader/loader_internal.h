@@ -20,6 +20,17 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
                               sl_out_dtype dtype, sl_out_layout layout,
                               sl_logger *log, sl_err *err);
 
+/* Picks the backend kind from device.backend and device.gpu; when auto
+ * falls back to host memory, logs why once and writes the reason to note
+ * ("" otherwise). */
+sl_status sl_loader_choose_backend(sl_logger *log, const sl_config *cfg,
+                                   sl_backend_kind *kind, char *note,
+                                   size_t note_len, sl_err *err);
+/* Creates the ring backend of kind for samples of channels. */
+sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
+                                 int channels, sl_ring_backend **be,
+                                 sl_err *err);
+
 /* As sl_loader_open, with src (taken over: closed by the loader, also on
  * error) and backend (taken over; NULL chooses by device.backend). */
 sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,

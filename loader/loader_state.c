@@ -173,5 +173,6 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   }
   out->workers = (uint32_t)ld->plan.workers;
   out->backend = sl_ring_backend_name(ld->ring);
+  out->backend_note = ld->backend_note;
   return SL_OK;
 }

@@ -105,6 +105,9 @@ static void test_auto_falls_back_once(void **state) {
   sl_loader_stats stats;
   assert_int_equal(sl_loader_stats_get(ld, &stats), SL_OK);
   assert_string_equal(stats.backend, "host");
+  /* The reason is in the stats too, and it is the one that was logged. */
+  assert_true(strlen(stats.backend_note) > 0);
+  assert_non_null(strstr(lc.last, stats.backend_note));
   for (uint64_t epoch = 0; epoch < 2; epoch++) {
     assert_int_equal(sl_loader_start_epoch(ld, epoch), SL_OK);
     sl_batch b;

@@ -1,0 +1,51 @@
+/* sl_loader_open: a loader on the config's dataset. It lives apart from
+ * loader.c, in the sluice_loader_dataset object library with dataset.c,
+ * because it reaches into formats/ and augment/; the loader core (and its
+ * tests on synthetic sources, through sl_loader_open_with) does not. */
+#include <pthread.h>
+#include <string.h>
+
+#include "loader/config.h"
+#include "loader/loader_impl.h"
+
+sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
+  if (out)
+    *out = NULL;
+  if (!out || !cfg)
+    return SL_EINVAL;
+  sl_status st = sl_config_validate(cfg);
+  if (st != SL_OK)
+    return st;
+  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  sl_out_layout layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  /* Whether workers write u8 NHWC depends on the backend; decide it first:
+   * CUDA converts on the device, so u8 crosses PCIe. */
+  sl_logger log;
+  sl_cfg_log(cfg, &log.fn, &log.user);
+  pthread_mutex_init(&log.mu, NULL);
+  sl_backend_kind kind = SL_BACKEND_HOST;
+  sl_err err;
+  sl_err_clear(&err);
+  sl_sample_src src;
+  memset(&src, 0, sizeof src);
+  char note[sizeof ((sl_loader *)0)->backend_note];
+  st = sl_loader_choose_backend(&log, cfg, &kind, note, sizeof note, &err);
+  if (st == SL_OK && kind == SL_BACKEND_CUDA) {
+    dtype = SL_OUT_U8;
+    layout = SL_OUT_NHWC;
+  }
+  if (st == SL_OK)
+    st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);
+  sl_ring_backend *be = NULL;
+  if (st == SL_OK &&
+      (st = sl_loader_make_backend(kind, cfg, src.channels, &be, &err)) !=
+          SL_OK)
+    src.close(src.ctx);
+  pthread_mutex_destroy(&log.mu);
+  if (st != SL_OK)
+    return sl_err_set(sl_cfg_err(cfg), st, "%s", err.msg);
+  st = sl_loader_open_with(out, cfg, &src, be);
+  if (st == SL_OK)
+    memcpy((*out)->backend_note, note, sizeof note);
+  return st;
+}
