@@ -3,12 +3,12 @@
  * truth for the code. Bump a *_VERSION when a layout changes: readers reject
  * versions they do not know, with a message that says to re-pack.
  *
- * LMDB (layout 1): one environment, normally a single file (MDB_NOSUBDIR).
+ * LMDB (layout 2; 1 had no index chunks): one environment, normally a single file (MDB_NOSUBDIR).
  *   key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample index: file order =
  *                            index order, keys 0..N-1 with no gaps.
  *   value SL_LMDB_HDR_BYTES header (little-endian fields), then the payload:
  *           0  u8[4] magic "SLR1"
- *           4  u16   layout version (1)
+ *           4  u16   layout version (2)
  *           6  u8    codec (sl_codec)
  *           7  u8    channels (1 or 3)
  *           8  u16   height
@@ -26,7 +26,7 @@
  *         cache one random read per sample would make opening 1M samples
  *         take minutes. `sluice verify` compares them with every header.
  *   key   "sluice.meta"      text metadata, one "name value" per line:
- *           sluice-lmdb 1 / count N / classes K / class NAME (K lines, in
+ *           sluice-lmdb 2 / count N / classes K / class NAME (K lines, in
  *           class order) / writer SETTINGS
  *
  * HDF5 (layout 1): contiguous, unfiltered datasets in group /samples:
@@ -44,7 +44,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define SL_LMDB_LAYOUT_VERSION 1u
+#define SL_LMDB_LAYOUT_VERSION 2u
 #define SL_LMDB_HDR_BYTES 24u
 #define SL_LMDB_MAGIC "SLR1"
 #define SL_LMDB_META_KEY "sluice.meta"

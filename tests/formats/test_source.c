@@ -21,6 +21,9 @@
 
 static char g_dir[512];
 
+static uint8_t *slurp(const char *path, size_t *len);
+static void spit(const char *path, const uint8_t *b, size_t len);
+
 static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
@@ -82,7 +85,8 @@ static void check_file(const char *path, uint64_t n, sl_io_kind io) {
   assert_string_equal(sl_source_class_name(src, 2), "zebra fish");
   assert_null(sl_source_class_name(src, 3));
   assert_string_equal(sl_source_writer_settings(src), "test=1");
-  assert_int_equal(sl_source_layout_version(src), 1);
+  assert_int_equal(sl_source_layout_version(src),
+                   strcmp(sl_source_format_name(src), "lmdb") == 0 ? 2 : 1);
   uint8_t *buf = malloc(sl_source_max_length(src) + 1);
   for (uint64_t i = 0; i < n; i++) {
     const sl_sample_info *e = sl_source_info(src, i);
@@ -147,6 +151,31 @@ static void test_round_trip_hdf5(void **state) {
   char cmd[700];
   snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q sluice-tmp", g_dir);
   assert_int_not_equal(system(cmd), 0);
+}
+
+/* A file of another layout version is refused, saying which. */
+static void test_lmdb_old_version(void **state) {
+  char p[600];
+  path_in(p, sizeof p, "old.lmdb");
+  write_file(p, SL_FORMAT_LMDB, 5);
+  size_t len;
+  uint8_t *b = slurp(p, &len);
+  int seen = 0;
+  for (size_t at = 0; at + 13 < len; at++)
+    if (memcmp(b + at, "sluice-lmdb 2\n", 13) == 0) {
+      b[at + 12] = '1';
+      seen = 1;
+    }
+  assert_true(seen);
+  spit(p, b, len);
+  free(b);
+  sl_err err = {0};
+  sl_source *src;
+  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
+                   SL_EFORMAT);
+  if (!strstr(err.msg, "LMDB layout version 1 (this sluice reads 2)") ||
+      !strstr(err.msg, "sluice pack"))
+    fail_msg("%s", err.msg);
 }
 
 /* An LMDB environment directory (data.mdb inside) is read too. */
@@ -339,7 +368,7 @@ static void test_verify_mode_lmdb(void **state) {
       seen |= 1;
       break;
     }
-  uint8_t want[] = {'S', 'L', 'R', '1', 1, 0};
+  uint8_t want[] = {'S', 'L', 'R', '1', 2, 0};
   for (size_t at = 0; at + 24 < len; at++)
     if (memcmp(b + at, want, sizeof want) == 0 && b[at + 8] == 19) {
       b[at + 12] = 2;
@@ -473,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_round_trip_hdf5),
       cmocka_unit_test(test_empty_files),
       cmocka_unit_test(test_lmdb_directory),
+      cmocka_unit_test(test_lmdb_old_version),
       cmocka_unit_test(test_verify_mode_lmdb),
       cmocka_unit_test(test_hdf5_layouts),
       cmocka_unit_test(test_damaged_lmdb),
