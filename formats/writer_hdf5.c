@@ -189,7 +189,8 @@ static int attr_strings(hid_t obj, const char *name, const char *const *strs,
   hid_t s = H5Screate_simple(1, dims, NULL);
   int rc = -1;
   if (raw && t >= 0 && s >= 0 && H5Tset_size(t, sz) >= 0 &&
-      H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0) {
+      H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 &&
+      H5Tset_cset(t, H5T_CSET_UTF8) >= 0) {
     for (uint32_t i = 0; i < count; i++)
       memcpy(raw + i * sz, strs[i], strlen(strs[i]));
     hid_t a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT);

@@ -538,7 +538,8 @@ static void test_verify_damage(void **state) {
       b[off + k] = (uint8_t)(k * 13);
     assert_int_equal(ti_write(out, b, flen), 0);
     assert_int_equal(cli("verify", out, NULL), 0); /* records still fine */
-    assert_int_equal(cli("verify", out, "--decode", "--quiet", NULL), 1);
+    assert_int_equal(
+        cli("verify", out, "--decode", "--quiet", "--threads", "3", NULL), 1);
     assert_true(output_has("err.txt", ": sample 6 (offset "));
     assert_true(output_has("out.txt", "1 of 8 samples are bad"));
     if (f == 0) { /* LMDB: a record header's codec byte */
