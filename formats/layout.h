@@ -3,17 +3,12 @@
  * truth for the code. Bump a *_VERSION when a layout changes: readers reject
  * versions they do not know, with a message that says to re-pack.
  *
- * LMDB (layout 2; 1 had no index chunks): one environment, normally a single file (MDB_NOSUBDIR).
- *   key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample index: file order =
- *                            index order, keys 0..N-1 with no gaps.
- *   value SL_LMDB_HDR_BYTES header (little-endian fields), then the payload:
- *           0  u8[4] magic "SLR1"
- *           4  u16   layout version (2)
- *           6  u8    codec (sl_codec)
- *           7  u8    channels (1 or 3)
- *           8  u16   height
- *          10  u16   width
- *          12  i32   label (-1 = none)
+ * LMDB (layout 2; 1 had no index chunks): one environment, normally a single
+ * file (MDB_NOSUBDIR). key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample
+ * index: file order = index order, keys 0..N-1 with no gaps. value
+ * SL_LMDB_HDR_BYTES header (little-endian fields), then the payload: 0  u8[4]
+ * magic "SLR1" 4  u16   layout version (2) 6  u8    codec (sl_codec) 7  u8
+ * channels (1 or 3) 8  u16   height 10  u16   width 12  i32   label (-1 = none)
  *          16  u32   payload length (must equal value size - 24)
  *          20  u32   reserved, 0
  *   key   "sluice.ix" + u32 big-endian chunk c (13 bytes): the index of
