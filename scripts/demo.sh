@@ -4,10 +4,11 @@
 # into an LMDB file with `sluice pack`, and trains a toy C loop on it with a
 # progressive-resolution curriculum. Idempotent; everything lands in out/demo.
 # Usage: scripts/demo.sh [IMAGE_FOLDER]   (default: generated images)
+# On a GPU machine with the CUDA toolkit the batches land in device memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-build=build
+build=build-release
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$build" >/dev/null
 sluice=$build/tools/sluice
@@ -24,32 +25,13 @@ if [[ -z "$src" ]]; then
 fi
 
 echo "== packing $src into $work/train.lmdb"
-"$sluice" pack "$src" "$work/train.lmdb" --max-side 256 --threads 2 --force
+"$sluice" pack "$src" "$work/train.lmdb" --max-side 320 --threads 2 --force
 "$sluice" info "$work/train.lmdb"
 
-cat > "$work/train.ini" <<INI
-; The embedded default: a progressive-resolution curriculum on the demo data.
-[dataset]
-path = $work/train.lmdb
-[loader]
-batch_size = 32
-workers = 2
-order = quasi_random
-seed = 1
-[resolution]
-schedule = linear
-min = 128
-max = 192
-start_epoch = 1
-end_epoch = 3
-multiple = 32
-[augment]
-dtype = fp16
-layout = nchw
-[device]
-backend = auto
-INI
-"$sluice" config --check "$work/train.ini"
-"$sluice" schedule "$work/train.ini" --epochs 4
+# The embedded default: examples/curriculum.ini, a progressive-resolution
+# curriculum (128 px in epoch 0, 192 px from epoch 4), on the packed data.
+config=examples/curriculum.ini
+"$sluice" config --check "$config"
+"$sluice" schedule "$config" --epochs 5
 echo "== training loop"
-"$build/examples/train_loop" "$work/train.ini" 4
+"$build/examples/train_loop" "$config" --epochs 5 --set dataset.path="$work/train.lmdb"
