@@ -247,24 +247,32 @@ def goals(summary, workers):
         for row in eff:
             if row.get("efficiency") is None:
                 continue
-            out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (res %s)"
+            out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (fp16, res %s)"
                                 % row["res"], "workers": row["workers"],
                         "figure": round(row["efficiency"], 2), "met": row["efficiency"] >= 0.9,
                         "note": "bench_loader: %.0f img/s vs %d x %.0f, same process and dataset"
                                 % (row["images_per_s"], row["workers"], row["single_thread"] or 0)})
-    else:
-        for row in summary.get("loader", []):
-            if row["kind"] != "sluice" or row["images_per_s"] is None:
+    # The same goal for the u8 loader runs compared with the peers (primary
+    # rows): wall-clock loader rate against bench_decode's single-thread
+    # rate per CPU-second, which a loaded machine cannot lower (conservative).
+    primaries = {}
+    for row in summary.get("loader", []):
+        if row["kind"] == "sluice":
+            primaries.setdefault((row["res"], row["workers"]), row)
+    if primaries:
+        for row in primaries.values():
+            if row["images_per_s"] is None:
                 continue
             single = _find(dec, case="sluice_aug", res=row["res"])
             if not single or not single.get("images_per_s"):
                 continue
             e = row["images_per_s"] / (row["workers"] * single["images_per_s"])
-            out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (%s, %d)"
-                                % (row["contender"], row["res"]), "workers": row["workers"],
+            out.append({"goal": "end to end >= 0.9 x workers x single-thread decode+augment (u8, res %d)"
+                                % row["res"], "workers": row["workers"],
                         "figure": round(e, 2), "met": e >= 0.9,
-                        "note": "%.0f img/s vs %d x %.0f (bench_decode, CPU time)"
-                                % (row["images_per_s"], row["workers"], single["images_per_s"])})
+                        "note": "%s %.0f img/s vs %d x %.0f (bench_decode, per CPU-second)"
+                                % (row["contender"], row["images_per_s"], row["workers"],
+                                   single["images_per_s"])})
 
     d = summary.get("drift")
     if d and d.get("drift") is not None:
