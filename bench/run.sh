@@ -136,6 +136,11 @@ lmdb="" hdf5="" beton=""
 if has_cmd pack; then
   for fmt in lmdb hdf5; do
     out=$cache/data.$fmt
+    # A file packed by an older sluice (layout version) is packed again.
+    if [ -f "$cache/$fmt.done" ] && has_cmd verify && ! "$sluice" verify "$out" >/dev/null 2>&1; then
+      echo "run.sh: $out does not verify with this sluice; packing it again" >&2
+      rm -f "$cache/$fmt.done"
+    fi
     if [ ! -f "$cache/$fmt.done" ]; then
       say "data: sluice pack --format $fmt"
       rm -rf "$out"
