@@ -248,12 +248,18 @@ static sl_status copy_spool(sl_hdf5_writer *w, uint64_t addr, uint64_t total,
 static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
                             const char *const *classes, const char *settings,
                             uint64_t *data_addr, sl_err *err) {
+  /* No object has a timestamp, the root group included (it takes the file
+   * creation list): the same input must give byte-identical files. */
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), gcpl = H5Pcreate(H5P_GROUP_CREATE);
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
   hid_t f = -1, g = -1;
-  if (fapl >= 0 && gcpl >= 0 &&
+  if (fapl >= 0 && gcpl >= 0 && fcpl >= 0 &&
       H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) >= 0 &&
-      H5Pset_obj_track_times(gcpl, 0) >= 0)
-    f = H5Fcreate(w->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+      H5Pset_obj_track_times(gcpl, 0) >= 0 &&
+      H5Pset_obj_track_times(fcpl, 0) >= 0)
+    f = H5Fcreate(w->path, H5F_ACC_TRUNC, fcpl, fapl);
+  if (fcpl >= 0)
+    H5Pclose(fcpl);
   if (f >= 0)
     g = H5Gcreate2(f, SL_HDF5_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT);
   const char *what = f < 0 ? "create the file" : "create /samples";
