@@ -29,6 +29,7 @@
 #include "formats/writer.h"
 #include "loader/config.h"
 #include "sluice.h"
+#include "support/proc.h"
 #include "tools/synth.h"
 
 typedef struct args {
@@ -41,18 +42,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long rss_kb(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "VmRSS: %ld", &v) == 1)
-      break;
-  if (f)
-    fclose(f);
-  return v;
 }
 
 static const char *const k_classes[10] = {"c0", "c1", "c2", "c3", "c4",
@@ -209,7 +198,7 @@ static double loader_rate(const args *a, int workers, int epochs, int rss) {
     if ((e > 0 || epochs == 1) && rate > best)
       best = rate;
     if (rss) {
-      long kb = rss_kb();
+      long kb = sl_test_status_kib("VmRSS");
       printf("  epoch %d: %.0f images/s, RSS %ld KiB\n", e, rate, kb);
       printf("RESULT {\"case\": \"rss\", \"epoch\": %d, \"rss_kb\": %ld, "
              "\"workers\": %d}\n",

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_test.h"
 #include "gpu_util.h"
 #include "loader/cuda/convert.h"
 #include "loader/cuda/cuda_check.h"
@@ -22,27 +23,8 @@
 #include "loader/device_convert.h"
 #include "loader/ring.h"
 
-#define CK(call)                                                               \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess)                                                     \
-      fail_msg("%s: %s", #call, cudaGetErrorString(e_));                       \
-  } while (0)
-
 static const float kMean[3] = {0.485f, 0.456f, 0.406f};
 static const float kStd[3] = {0.229f, 0.224f, 0.225f};
-
-static void need_device(void) {
-  sl_err err;
-  sl_err_clear(&err);
-  if (sl_cuda_probe(0, NULL, &err) == SL_OK)
-    return;
-  const char *req = getenv("SLUICE_REQUIRE_GPU");
-  if (req && strcmp(req, "1") == 0)
-    fail_msg("SLUICE_REQUIRE_GPU=1 but no usable device: %s", err.msg);
-  print_message("skipped: %s\n", err.msg);
-  skip();
-}
 
 static void fill_pattern(uint8_t *p, size_t n, uint32_t seed) {
   uint32_t x = seed * 2654435761u + 1;

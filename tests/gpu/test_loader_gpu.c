@@ -14,33 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_test.h"
 #include "gpu_util.h"
 #include "loader/cuda/cuda_check.h"
 #include "loader/device_convert.h"
 #include "loader/fake_src.h"
 
-#define CK(call)                                                               \
-  do {                                                                         \
-    cudaError_t e_ = (call);                                                   \
-    if (e_ != cudaSuccess)                                                     \
-      fail_msg("%s: %s", #call, cudaGetErrorString(e_));                       \
-  } while (0)
-
 static const float kMean[3] = {0.5f, 0.25f, 0.125f};
 static const float kStd[3] = {0.2f, 0.3f, 0.4f};
 enum { SEED = 9, COUNT = 48, BATCH = 4 };
-
-static void need_device(void) {
-  sl_err err;
-  sl_err_clear(&err);
-  if (sl_cuda_probe(0, NULL, &err) == SL_OK)
-    return;
-  const char *req = getenv("SLUICE_REQUIRE_GPU");
-  if (req && strcmp(req, "1") == 0)
-    fail_msg("SLUICE_REQUIRE_GPU=1 but no usable device: %s", err.msg);
-  print_message("skipped: %s\n", err.msg);
-  skip();
-}
 
 static sl_loader *open_cuda(const char *dtype, const char *layout,
                             const char *budget, sl_status *st_out,

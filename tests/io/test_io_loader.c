@@ -19,9 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/writer.h"
 #include "sluice.h"
-#include "tools/synth.h"
+#include "support/loader_data.h"
 
 #define NSAMPLES 150
 #define BAD_INDEX 33
@@ -30,55 +29,33 @@ typedef struct paths {
   char lmdb[512], h5[512];
 } paths;
 
-static void write_dataset(const char *path, int corrupt) {
-  sl_err err;
-  sl_writer *w = NULL;
-  unlink(path);
-  assert_int_equal(sl_writer_open(&w, path, SL_FORMAT_AUTO, &err), SL_OK);
-  for (int i = 0; i < NSAMPLES; i++) {
-    /* 3..30 KB each: the whole set is larger than a 1 MiB pool. */
-    int wd = 60 + (i * 37) % 260, ht = 50 + (i * 53) % 240;
-    sl_synth_jpeg_opts jo = sl_synth_jpeg_defaults();
-    jo.label = i % 7;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    assert_int_equal(
-        sl_synth_jpeg((uint64_t)i + 11, wd, ht, &jo, &buf, &len, &err), SL_OK);
-    if (corrupt && i == BAD_INDEX)
-      memset(buf, 0x5a, len < 64 ? len : 64);
-    sl_sample_info meta = {.label = i % 7,
-                           .height = (uint16_t)ht,
-                           .width = (uint16_t)wd,
-                           .codec = SL_CODEC_JPEG,
-                           .channels = 3};
-    assert_int_equal(sl_writer_add(w, buf, len, &meta, &err), SL_OK);
-    free(buf);
-  }
-  const char *classes[] = {"a", "b", "c", "d", "e", "f", "g"};
-  assert_int_equal(sl_writer_commit(w, 7, classes, "test", true, &err), SL_OK);
-}
+/* 3..30 KB each: the whole set is larger than a 1 MiB pool. */
+static const sl_test_set k_set = {.n = NSAMPLES,
+                                  .nclasses = 7,
+                                  .bad = BAD_INDEX,
+                                  .seed0 = 11,
+                                  .w0 = 60,
+                                  .wstep = 37,
+                                  .wmod = 260,
+                                  .h0 = 50,
+                                  .hstep = 53,
+                                  .hmod = 240};
 
 static int setup(void **state) {
   paths *p = calloc(1, sizeof *p);
   assert_non_null(p);
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  if (!tmp)
-    tmp = "/tmp";
-  snprintf(p->lmdb, sizeof p->lmdb, "%s/io_loader_%d.lmdb", tmp, getpid());
-  snprintf(p->h5, sizeof p->h5, "%s/io_loader_%d.h5", tmp, getpid());
-  write_dataset(p->lmdb, 1);
-  write_dataset(p->h5, 0);
+  sl_test_tmp_path(p->lmdb, sizeof p->lmdb, "io_loader", "lmdb");
+  sl_test_tmp_path(p->h5, sizeof p->h5, "io_loader", "h5");
+  sl_test_write_set(p->lmdb, &k_set, 1);
+  sl_test_write_set(p->h5, &k_set, 0);
   *state = p;
   return 0;
 }
 
 static int teardown(void **state) {
   paths *p = *state;
-  unlink(p->lmdb);
+  sl_test_unlink_lmdb(p->lmdb);
   unlink(p->h5);
-  char lock[600];
-  snprintf(lock, sizeof lock, "%s-lock", p->lmdb);
-  unlink(lock);
   free(p);
   return 0;
 }
@@ -99,53 +76,28 @@ static void log_fn(void *user, sl_log_level level, const char *msg) {
 /* The loader on path with the base settings, then kv (NULL-terminated). */
 static sl_loader *open_on(const char *path, const char *const *kv,
                           logbook *book) {
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *base[] = {"dataset.path",
-                        path,
-                        "device.backend",
-                        "host",
-                        "loader.batch_size",
-                        "8",
-                        "loader.workers",
-                        "3",
-                        "loader.drop_last",
-                        "false",
-                        "resolution.max",
-                        "40",
-                        "resolution.min",
-                        "40",
-                        "augment.dtype",
-                        "u8",
-                        "loader.on_error",
-                        "skip",
-                        "loader.quasi_block",
-                        "8",
-                        "loader.quasi_window",
-                        "3",
-                        NULL};
-  for (int i = 0; base[i]; i += 2)
-    assert_int_equal(sl_config_set(cfg, base[i], base[i + 1]), SL_OK);
-  for (int i = 0; kv && kv[i]; i += 2)
-    assert_int_equal(sl_config_set(cfg, kv[i], kv[i + 1]), SL_OK);
-  if (book)
-    sl_config_set_log(cfg, log_fn, book);
-  sl_loader *ld = NULL;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK)
-    fprintf(stderr, "open: %s\n", sl_config_errmsg(cfg));
-  assert_int_equal(st, SL_OK);
-  sl_config_destroy(cfg);
-  return ld;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
-  const uint8_t *b = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= b[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
+  static const char *const base[] = {"device.backend",
+                                     "host",
+                                     "loader.batch_size",
+                                     "8",
+                                     "loader.workers",
+                                     "3",
+                                     "loader.drop_last",
+                                     "false",
+                                     "resolution.max",
+                                     "40",
+                                     "resolution.min",
+                                     "40",
+                                     "augment.dtype",
+                                     "u8",
+                                     "loader.on_error",
+                                     "skip",
+                                     "loader.quasi_block",
+                                     "8",
+                                     "loader.quasi_window",
+                                     "3",
+                                     NULL};
+  return sl_test_open_loader(path, base, kv, book ? log_fn : NULL, book);
 }
 
 /* Hash of epoch e's batches (data, labels, indices) of bs samples. */
@@ -156,9 +108,9 @@ static uint64_t run_epoch(sl_loader *ld, uint64_t e, int bs) {
   sl_status st;
   int batches = 0;
   while ((st = sl_loader_next(ld, &b)) == SL_OK) {
-    h = hash_bytes(h, b.indices, b.n * sizeof *b.indices);
-    h = hash_bytes(h, b.labels, b.n * sizeof *b.labels);
-    h = hash_bytes(h, b.data, b.bytes);
+    h = sl_test_hash(h, b.indices, b.n * sizeof *b.indices);
+    h = sl_test_hash(h, b.labels, b.n * sizeof *b.labels);
+    h = sl_test_hash(h, b.data, b.bytes);
     assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
     batches++;
   }
@@ -281,8 +233,8 @@ static uint64_t rest_of_epoch(sl_loader *ld) {
   sl_batch b;
   sl_status st;
   while ((st = sl_loader_next(ld, &b)) == SL_OK) {
-    h = hash_bytes(h, b.indices, b.n * sizeof *b.indices);
-    h = hash_bytes(h, b.data, b.bytes);
+    h = sl_test_hash(h, b.indices, b.n * sizeof *b.indices);
+    h = sl_test_hash(h, b.data, b.bytes);
     assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
   }
   assert_int_equal(st, SL_END);

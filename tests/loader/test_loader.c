@@ -10,7 +10,6 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "fake_src.h"
+#include "support/proc.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -451,51 +451,11 @@ static void test_slot_reuse(void **state) {
   sl_loader_close(ld);
 }
 
-static int count_dir(const char *path) {
-  DIR *d = opendir(path);
-  if (!d)
-    return -1;
-  int n = 0;
-  while (readdir(d))
-    n++;
-  closedir(d);
-  return n;
-}
-
-/* Resident anonymous memory (KiB): what the loader allocates. VmRSS also
- * counts file-backed pages (library code faulted in late, or reclaimed and
- * faulted back on a loaded machine), which is not the loader's memory. */
-static long rss_anon_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "RssAnon: %ld", &v) == 1)
-      break;
-  if (f)
-    fclose(f);
-  return v;
-}
-
-/* The thread count once threads that were joined have left the process.
- * pthread_join returns when the kernel clears the thread's tid, before the
- * exiting thread is unlisted from /proc/self/task, so right after a close a
- * joined worker can still be counted (seen about once in 20000 joins on a
- * loaded machine). Waits, up to 10 s, for the count to fall to `want`; a
- * thread left running never leaves, so a leak still fails. */
-static int tasks_settled(int want) {
-  int n = count_dir("/proc/self/task");
-  for (int i = 0; i < 10000 && n > want; i++) {
-    usleep(1000);
-    n = count_dir("/proc/self/task");
-  }
-  return n;
-}
-
 /* Closing mid-epoch, restarting an epoch early and 100 open/close cycles
  * leave no thread or fd behind; anonymous RSS does not grow over 5 epochs. */
 static void test_clean(void **state) {
-  int tasks0 = count_dir("/proc/self/task"), fds0 = count_dir("/proc/self/fd");
+  int tasks0 = sl_test_count_dir("/proc/self/task"),
+      fds0 = sl_test_count_dir("/proc/self/fd");
   opts o = defaults();
   o.workers = 3;
   for (int i = 0; i < 100; i++) {
@@ -519,18 +479,20 @@ static void test_clean(void **state) {
     }
     sl_loader_close(ld);
   }
-  assert_int_equal(tasks_settled(tasks0), tasks0);
-  assert_int_equal(count_dir("/proc/self/fd"), fds0);
+  assert_int_equal(sl_test_tasks_settled(tasks0), tasks0);
+  assert_int_equal(sl_test_count_dir("/proc/self/fd"), fds0);
 
-  /* Memory: everything is allocated at open. */
+  /* Memory: everything is allocated at open. Anonymous memory: VmRSS also
+   * counts file-backed pages (code faulted in late, or reclaimed and faulted
+   * back on a loaded machine), which the loader does not allocate. */
   o.schedule = "constant";
   o.count = 2000;
   o.batch = "16";
   sl_loader *ld = open_loader(&o);
   run_epochs(ld, &o, 0, 1);
-  long r1 = rss_anon_kib();
+  long r1 = sl_test_status_kib("RssAnon");
   run_epochs(ld, &o, 1, 5);
-  long r5 = rss_anon_kib();
+  long r5 = sl_test_status_kib("RssAnon");
   sl_loader_close(ld);
   if (!SANITIZED)
     assert_true(r1 > 0 && r5 - r1 < 1024); /* KiB; buffers alone are ~3 MiB */

@@ -16,102 +16,57 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/writer.h"
 #include "sluice.h"
-#include "tools/synth.h"
+#include "support/loader_data.h"
+#include "support/proc.h"
 
 #define NSAMPLES 48
 #define BAD_INDEX 17
 
 static char g_lmdb[512], g_h5[512];
 
-static void write_dataset(const char *path, int corrupt) {
-  sl_err err;
-  sl_writer *w = NULL;
-  unlink(path);
-  assert_int_equal(sl_writer_open(&w, path, SL_FORMAT_AUTO, &err), SL_OK);
-  for (int i = 0; i < NSAMPLES; i++) {
-    int wd = 40 + (i * 13) % 70, ht = 36 + (i * 29) % 80;
-    sl_synth_jpeg_opts jo = sl_synth_jpeg_defaults();
-    jo.label = i % 5;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    assert_int_equal(
-        sl_synth_jpeg((uint64_t)i + 1, wd, ht, &jo, &buf, &len, &err), SL_OK);
-    if (corrupt && i == BAD_INDEX) /* not a JPEG any more */
-      memset(buf, 0x5a, len < 64 ? len : 64);
-    sl_sample_info meta = {.label = i % 5,
-                           .height = (uint16_t)ht,
-                           .width = (uint16_t)wd,
-                           .codec = SL_CODEC_JPEG,
-                           .channels = 3};
-    assert_int_equal(sl_writer_add(w, buf, len, &meta, &err), SL_OK);
-    free(buf);
-  }
-  const char *classes[] = {"a", "b", "c", "d", "e"};
-  assert_int_equal(sl_writer_commit(w, 5, classes, "test", true, &err), SL_OK);
-}
+static const sl_test_set k_set = {.n = NSAMPLES,
+                                  .nclasses = 5,
+                                  .bad = BAD_INDEX,
+                                  .seed0 = 1,
+                                  .w0 = 40,
+                                  .wstep = 13,
+                                  .wmod = 70,
+                                  .h0 = 36,
+                                  .hstep = 29,
+                                  .hmod = 80};
 
 static int setup(void **state) {
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  if (!tmp)
-    tmp = "/tmp";
-  snprintf(g_lmdb, sizeof g_lmdb, "%s/loader_data_%d.lmdb", tmp, getpid());
-  snprintf(g_h5, sizeof g_h5, "%s/loader_data_%d.h5", tmp, getpid());
-  write_dataset(g_lmdb, 1);
-  write_dataset(g_h5, 0);
+  sl_test_tmp_path(g_lmdb, sizeof g_lmdb, "loader_data", "lmdb");
+  sl_test_tmp_path(g_h5, sizeof g_h5, "loader_data", "h5");
+  sl_test_write_set(g_lmdb, &k_set, 1);
+  sl_test_write_set(g_h5, &k_set, 0);
   return 0;
 }
 
 static int teardown(void **state) {
-  unlink(g_lmdb);
+  sl_test_unlink_lmdb(g_lmdb);
   unlink(g_h5);
-  char lock[600];
-  snprintf(lock, sizeof lock, "%s-lock", g_lmdb);
-  unlink(lock);
   return 0;
 }
 
 static sl_loader *open_on(const char *path, const char *const *kv) {
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *base[] = {"dataset.path",
-                        path,
-                        "device.backend",
-                        "host",
-                        "loader.batch_size",
-                        "6",
-                        "loader.order",
-                        "random",
-                        "loader.drop_last",
-                        "false",
-                        "resolution.schedule",
-                        "steps",
-                        "resolution.steps",
-                        "0:32, 1:48, 2:24",
-                        "augment.dtype",
-                        "fp16",
-                        NULL};
-  for (int i = 0; base[i]; i += 2)
-    assert_int_equal(sl_config_set(cfg, base[i], base[i + 1]), SL_OK);
-  for (int i = 0; kv && kv[i]; i += 2)
-    assert_int_equal(sl_config_set(cfg, kv[i], kv[i + 1]), SL_OK);
-  sl_loader *ld = NULL;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK)
-    fprintf(stderr, "open: %s\n", sl_config_errmsg(cfg));
-  assert_int_equal(st, SL_OK);
-  sl_config_destroy(cfg);
-  return ld;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
-  const uint8_t *b = p;
-  for (size_t i = 0; i < n; i++) {
-    h ^= b[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
+  static const char *const base[] = {"device.backend",
+                                     "host",
+                                     "loader.batch_size",
+                                     "6",
+                                     "loader.order",
+                                     "random",
+                                     "loader.drop_last",
+                                     "false",
+                                     "resolution.schedule",
+                                     "steps",
+                                     "resolution.steps",
+                                     "0:32, 1:48, 2:24",
+                                     "augment.dtype",
+                                     "fp16",
+                                     NULL};
+  return sl_test_open_loader(path, base, kv, NULL, NULL);
 }
 
 /* Hash of epochs [e0, e1) from batch `from` of e0; checks shapes. */
@@ -133,8 +88,8 @@ static uint64_t run(sl_loader *ld, uint64_t e0, uint64_t e1, int start) {
         assert_true(b.indices[j] < NSAMPLES);
         assert_int_equal(b.labels[j], (int32_t)(b.indices[j] % 5));
       }
-      h = hash_bytes(h, b.indices, b.n * sizeof *b.indices);
-      h = hash_bytes(h, b.data, b.bytes);
+      h = sl_test_hash(h, b.indices, b.n * sizeof *b.indices);
+      h = sl_test_hash(h, b.data, b.bytes);
       assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
     }
     assert_int_equal(st, SL_END);
@@ -230,23 +185,10 @@ static void test_corrupt_skip(void **state) {
 #define SANITIZED 0
 #endif
 
-/* Resident anonymous memory (KiB): what the loader allocates. VmRSS also
- * counts file-backed pages (library code faulted in late, or reclaimed and
- * faulted back on a loaded machine), which is not the loader's memory. */
-static long rss_anon_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "RssAnon: %ld", &v) == 1)
-      break;
-  if (f)
-    fclose(f);
-  return v;
-}
-
-/* Everything is allocated at open: anonymous RSS after epoch 1 and after
- * epoch 5 of the real pipeline are the same (within 1 MiB of allocator noise).
+/* Everything is allocated at open: anonymous RSS (VmRSS also counts the
+ * mapped dataset's pages, which the kernel may reclaim and fault back) after
+ * epoch 1 and after epoch 5 of the real pipeline are the same (within 1 MiB of
+ * allocator noise).
  */
 static void test_no_growth(void **state) {
   const char *kv[] = {"loader.workers",
@@ -269,7 +211,7 @@ static void test_no_growth(void **state) {
     while ((st = sl_loader_next(ld, &b)) == SL_OK)
       sl_batch_release(ld, &b, NULL);
     assert_int_equal(st, SL_END);
-    r[e] = rss_anon_kib();
+    r[e] = sl_test_status_kib("RssAnon");
   }
   sl_loader_close(ld);
   assert_true(r[1] > 0);

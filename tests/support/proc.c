@@ -1,0 +1,44 @@
+/* See proc.h. */
+#include "support/proc.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+long sl_test_status_kib(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  size_t n = strlen(field);
+  char line[256];
+  long v = -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, field, n) == 0 && line[n] == ':') {
+      if (sscanf(line + n + 1, "%ld", &v) != 1)
+        v = -1;
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
+int sl_test_count_dir(const char *path) {
+  DIR *d = opendir(path);
+  if (!d)
+    return -1;
+  int n = 0;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+int sl_test_tasks_settled(int want) {
+  int n = sl_test_count_dir("/proc/self/task");
+  for (int i = 0; i < 10000 && n > want; i++) {
+    usleep(1000);
+    n = sl_test_count_dir("/proc/self/task");
+  }
+  return n;
+}
