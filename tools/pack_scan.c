@@ -34,32 +34,51 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The visible entries of dir, sorted by bytes. */
+/* The visible entries of dir, sorted by bytes; NULL with errno set when the
+ * folder cannot be opened or read, or memory runs out (never a partial
+ * list: a sample missing from a pack would go unnoticed). */
 static char **list_dir(const char *dir, size_t *n) {
-  DIR *d = opendir(dir);
   *n = 0;
+  DIR *d = opendir(dir);
   if (!d)
     return NULL;
-  size_t cap = 16;
+  size_t cap = 16, count = 0;
   char **names = malloc(cap * sizeof *names);
-  struct dirent *e;
-  while (names && (e = readdir(d)) != NULL) {
+  int failed = names ? 0 : ENOMEM;
+  while (!failed) {
+    errno = 0;
+    struct dirent *e = readdir(d);
+    if (!e) {
+      failed = errno; /* 0 at the end of the folder */
+      break;
+    }
     if (e->d_name[0] == '.')
       continue;
-    if (*n == cap) {
+    if (count == cap) {
       char **nn = realloc(names, 2 * cap * sizeof *nn);
-      if (!nn)
+      if (!nn) {
+        failed = ENOMEM;
         break;
+      }
       names = nn;
       cap *= 2;
     }
-    if (!(names[*n] = strdup(e->d_name)))
+    if (!(names[count] = strdup(e->d_name))) {
+      failed = ENOMEM;
       break;
-    (*n)++;
+    }
+    count++;
   }
   closedir(d);
-  if (names)
-    qsort(names, *n, sizeof *names, by_name);
+  if (failed) {
+    for (size_t i = 0; names && i < count; i++)
+      free(names[i]);
+    free(names);
+    errno = failed;
+    return NULL;
+  }
+  qsort(names, count, sizeof *names, by_name);
+  *n = count;
   return names;
 }
 
@@ -97,8 +116,13 @@ static int walk(sl_pack_inputs *in, const char *dir, int32_t label, int depth,
   for (size_t i = 0; rc == 0 && i < n; i++) {
     char path[4096];
     struct stat sb;
-    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path)
-      continue;
+    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >=
+        (int)sizeof path) {
+      snprintf(msg, msg_len, "%s/%s: path longer than %zu bytes", dir, names[i],
+               sizeof path - 1);
+      rc = -1;
+      break;
+    }
     if (stat(path, &sb) != 0)
       continue;
     if (S_ISDIR(sb.st_mode))
