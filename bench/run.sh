@@ -73,8 +73,9 @@ fi
 
 # ---------------------------------------------------------------- build
 say "build: Release in $build"
+# Tests stay configured (not built): bench/ uses tests/support helpers.
 mkdir -p "$build"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=OFF \
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=ON \
   -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$build/bench-cmake.log" 2>&1 ||
   { cat "$build/bench-cmake.log" >&2; echo "run.sh: cmake failed" >&2; exit 1; }
 # The harness's programs, those that exist in this tree (bench/CMakeLists.txt).
