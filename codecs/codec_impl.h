@@ -75,6 +75,9 @@ void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
                    int ky);
 /* One input row of rw pixels of s->ch bytes. */
 void sl_sink_row(sl_sink *s, const uint8_t *px);
+/* Describes the sink's finished output in out: its pixels, stride and size,
+ * the DCT scale m/8 it was decoded at and its box factors. */
+void sl_sink_end(const sl_sink *s, int m, sl_decoded *out);
 /* Converts n pixels from fmt to 4 (RGBX) or 1 (gray) bytes per pixel.
  * in and out may be the same buffer when fmt has 4 bytes per pixel or when
  * out_ch is 1. */

@@ -204,6 +204,16 @@ void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
     memset(s->acc, 0, sizeof(uint32_t) * (size_t)s->nx * (size_t)ch);
 }
 
+void sl_sink_end(const sl_sink *s, int m, sl_decoded *out) {
+  out->pixels = s->out;
+  out->stride = s->stride;
+  out->w = s->nx;
+  out->h = s->ny;
+  out->scale = m;
+  out->kx = s->kx;
+  out->ky = s->ky;
+}
+
 /* Divides the sums of an output row by their pixel counts (a rounded
  * fixed-point reciprocal per count) and clears them. */
 static void sink_emit(sl_sink *s) {

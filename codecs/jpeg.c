@@ -204,10 +204,7 @@ static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
       sl_convert_row(d->row, fmt, (int)cw, d->row, ch);
     sl_sink_row(&s, d->row + (size_t)dx * (size_t)ch);
   }
-  out->pixels = d->region;
-  out->stride = s.stride;
-  out->w = s.nx;
-  out->h = s.ny;
+  sl_sink_end(&s, m, out);
   return SL_OK;
 }
 

@@ -135,13 +135,7 @@ static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
     if (y >= y0)
       sl_sink_row(&s, d->row + (size_t)x0 * (size_t)ch);
   }
-  out->pixels = d->region;
-  out->stride = s.stride;
-  out->w = s.nx;
-  out->h = s.ny;
-  out->scale = 8;
-  out->kx = kx;
-  out->ky = ky;
+  sl_sink_end(&s, 8, out);
   return SL_OK;
 }
 

@@ -51,12 +51,6 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
     sl_convert_row(src, fmt, rw, d->row, ch);
     sl_sink_row(&s, d->row);
   }
-  out->pixels = d->region;
-  out->stride = s.stride;
-  out->w = s.nx;
-  out->h = s.ny;
-  out->scale = 8;
-  out->kx = kx;
-  out->ky = ky;
+  sl_sink_end(&s, 8, out);
   return SL_OK;
 }
