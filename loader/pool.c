@@ -137,7 +137,6 @@ static void *worker_main(void *arg) {
       p->c.src->position(p->c.src->ctx, w->ws, pos);
     sl_status st = sl_ring_staging_acquire(p->c.ring, k, &stg);
     o.staging_wait_ns = now_ns() - t0;
-    bool counted = false;
     if (st == SL_OK) {
       sl_err err;
       sl_err_clear(&err);
@@ -148,12 +147,14 @@ static void *worker_main(void *arg) {
       stg.labels[j] = label;
       stg.indices[j] = used;
       o.failed = st != SL_OK;
+      /* Stats first: once staging_done completes the batch, the consumer
+       * may read them, and they must already count this sample. */
+      pthread_mutex_lock(&p->mu);
+      fold(p, &o);
+      pthread_mutex_unlock(&p->mu);
       sl_ring_staging_done(p->c.ring, k, j, st, err.msg);
-      counted = true;
     }
     pthread_mutex_lock(&p->mu);
-    if (counted)
-      fold(p, &o);
     if (--p->busy == 0)
       pthread_cond_broadcast(&p->cv_idle);
   }
