@@ -278,8 +278,10 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   switch (d->type) {
   case T_INT: {
     int64_t x, lo, hi;
-    parse_int(d->lo, &lo);
-    parse_int(d->hi, &hi);
+    if (!parse_int(d->lo, &lo) || !parse_int(d->hi, &hi)) {
+    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+    return false;
+  }
     if (!parse_int(text, &x) || x < lo || x > hi) {
       snprintf(why, why_len, "expected an integer in %s", allowed);
       return false;
@@ -289,8 +291,10 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   }
   case T_SIZE: {
     uint64_t x, lo, hi;
-    sl_parse_size(d->lo, &lo);
-    sl_parse_size(d->hi, &hi);
+    if (!sl_parse_size(d->lo, &lo) || !sl_parse_size(d->hi, &hi)) {
+    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+    return false;
+  }
     if (!sl_parse_size(text, &x) || x < lo || x > hi) {
       snprintf(why, why_len, "expected a size in %s", allowed);
       return false;
@@ -300,8 +304,10 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   }
   case T_FLOAT: {
     double x, lo, hi;
-    parse_double(d->lo, &lo);
-    parse_double(d->hi, &hi);
+    if (!parse_double(d->lo, &lo) || !parse_double(d->hi, &hi)) {
+    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+    return false;
+  }
     if (!parse_double(text, &x) || x < lo || x > hi) {
       snprintf(why, why_len, "expected a number in %s", allowed);
       return false;
@@ -311,8 +317,10 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   }
   case T_FLOATS: {
     double lo, hi;
-    parse_double(d->lo, &lo);
-    parse_double(d->hi, &hi);
+    if (!parse_double(d->lo, &lo) || !parse_double(d->hi, &hi)) {
+    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+    return false;
+  }
     int n = 0;
     char item[64];
     for (const char *p = text;;) {
