@@ -33,6 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import sluice_cases  # noqa: E402  (the adapters for sluice's own bench programs)
+sys.path.insert(0, os.path.join(HERE, "peers"))
+from cputime import _children  # noqa: E402  (one walk of a process tree)
 
 PEERS = ["torch_pil", "torch_tvio", "dali_cpu", "ffcv"]
 PEER_LABEL = {
@@ -49,15 +51,6 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "16777216", "MALLOC_TRIM_THRESHOLD_": "1
 
 # ---------------------------------------------------------------- processes
 
-def _children(pid):
-    out = []
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    return out
 
 
 def _mem_kb(pid):

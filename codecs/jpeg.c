@@ -2,7 +2,8 @@
  * decode at a DCT scale that touches only the rows and iMCU columns the
  * region needs.
  *
- * libjpeg reports errors by calling error_exit, which by default exit()s:
+ * libjpeg reports errors by calling error_exit, which by default ends the
+ * process:
  * ours longjmps back to the entry point, which aborts the decompressor
  * (jpeg_abort_decompress keeps the object usable) and returns SL_EDECODE
  * with libjpeg's message. Warnings (corrupt data: bad Huffman codes,
