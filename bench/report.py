@@ -39,6 +39,23 @@ def machine_lines(r):
     ]
 
 
+def _per_core_table(rows, peers, key, ratios):
+    """One res × workers table of rows[key] for sluice and each peer, with
+    sluice ÷ peer (ratios[(peer, res, workers)]) beside each peer."""
+    L = ["| res | W | sluice | " + " | ".join(peers) + " |", "|---|---|---|" + "---|" * len(peers)]
+    for res in sorted({x["res"] for x in rows}, reverse=True):
+        for w in sorted({x["workers"] for x in rows}):
+            sub = [x for x in rows if x["res"] == res and x["workers"] == w]
+            prim = next((x for x in sub if x["kind"] == "sluice"), None)
+            cells = []
+            for p in peers:
+                x = next((y for y in sub if y["contender"] == p), None)
+                cells.append("—" if x is None else "%s (%s)" % (fmt(x.get(key)),
+                                                               fmt(ratios.get((p, res, w)), "%.2f×")))
+            L.append("| %d | %d | %s | %s |" % (res, w, fmt(prim and prim.get(key)), " | ".join(cells)))
+    return L
+
+
 def headline(su):
     """Images/s per worker (per core), sluice's primary row against each peer,
     with sluice ÷ peer (median of paired rounds) in parentheses."""
@@ -47,36 +64,15 @@ def headline(su):
         return []
     ratios = {(x["vs"], x["res"], x["workers"]): x["ratio"] for x in su.get("ratios", [])}
     peers = list(dict.fromkeys(x["contender"] for x in rows if x["kind"] == "peer"))
-    L = ["### Headline: images/s per core (sluice ÷ peer)", "",
-         "| res | W | sluice | " + " | ".join(peers) + " |", "|---|---|---|" + "---|" * len(peers)]
-    for res in sorted({x["res"] for x in rows}, reverse=True):
-        for w in sorted({x["workers"] for x in rows}):
-            sub = [x for x in rows if x["res"] == res and x["workers"] == w]
-            prim = next((x for x in sub if x["kind"] == "sluice"), None)
-            cells = []
-            for p in peers:
-                x = next((y for y in sub if y["contender"] == p), None)
-                rt = ratios.get((p, res, w))
-                cells.append("—" if x is None else "%s (%s)" % (fmt(x["per_worker"]), fmt(rt, "%.2f×")))
-            L.append("| %d | %d | %s | %s |" % (res, w, fmt(prim and prim["per_worker"]), " | ".join(cells)))
+    L = ["### Headline: images/s per core (sluice ÷ peer)", ""]
+    L += _per_core_table(rows, peers, "per_worker", ratios)
     prim_name = next((x["label"] for x in rows if x["kind"] == "sluice"), "sluice")
     L += ["", "sluice = %s. Wall clock: images/s ÷ workers." % prim_name, ""]
     if any(x.get("images_per_cpu_s") for x in rows):
         cr = {(x["vs"], x["res"], x["workers"]): x.get("cpu_ratio") for x in su.get("ratios", [])}
         L += ["Per CPU-second (CPU time of the whole process tree over the timed part; what each "
-              "loader costs whatever else runs on the machine):", "",
-              "| res | W | sluice | " + " | ".join(peers) + " |", "|---|---|---|" + "---|" * len(peers)]
-        for res in sorted({x["res"] for x in rows}, reverse=True):
-            for w in sorted({x["workers"] for x in rows}):
-                sub = [x for x in rows if x["res"] == res and x["workers"] == w]
-                prim = next((x for x in sub if x["kind"] == "sluice"), None)
-                cells = []
-                for p in peers:
-                    x = next((y for y in sub if y["contender"] == p), None)
-                    cells.append("—" if x is None else "%s (%s)" % (fmt(x.get("images_per_cpu_s")),
-                                                                   fmt(cr.get((p, res, w)), "%.2f×")))
-                L.append("| %d | %d | %s | %s |" % (res, w, fmt(prim and prim.get("images_per_cpu_s")),
-                                                    " | ".join(cells)))
+              "loader costs whatever else runs on the machine):", ""]
+        L += _per_core_table(rows, peers, "images_per_cpu_s", cr)
         L.append("")
     return L
 
