@@ -23,6 +23,7 @@
 #include <turbojpeg.h>
 
 #include "augment/pipeline.h"
+#include "support/aug_params.h"
 #include "tools/synth.h"
 
 enum { k_max_rounds = 99, k_nres = 3 };
@@ -96,18 +97,7 @@ int main(int argc, char **argv) {
     total += len[i];
   }
   tjhandle tj = tjInitDecompress();
-  sl_aug_params p = {.crop = SL_CROP_RANDOM_RESIZED,
-                     .scale = {0.08, 1.0},
-                     .ratio = {3.0 / 4.0, 4.0 / 3.0},
-                     .flip = 0.5,
-                     .center_ratio = 0.875,
-                     .channels = 3,
-                     .mean = {0.485f, 0.456f, 0.406f},
-                     .std = {0.229f, 0.224f, 0.225f},
-                     .dtype = SL_OUT_U8,
-                     .layout = SL_OUT_NCHW,
-                     .filter = SL_FILTER_BOX,
-                     .max_pixels = 100000000};
+  sl_aug_params p = sl_test_aug_params(SL_OUT_NCHW);
   sl_pipeline *pl;
   if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK) {
     fprintf(stderr, "bench_decode: cannot set up: %s\n",

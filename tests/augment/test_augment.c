@@ -16,24 +16,13 @@
 #include "augment/convert.h"
 #include "augment/pipeline.h"
 #include "codecs/img_util.h"
+#include "support/aug_params.h"
 #include "tools/synth.h"
 
 enum { JPEG = 1, PNG = 2, RAW = 3 };
 
 static sl_aug_params defaults(void) {
-  sl_aug_params p = {.crop = SL_CROP_RANDOM_RESIZED,
-                     .scale = {0.08, 1.0},
-                     .ratio = {3.0 / 4.0, 4.0 / 3.0},
-                     .flip = 0.5,
-                     .center_ratio = 0.875,
-                     .channels = 3,
-                     .mean = {0.485f, 0.456f, 0.406f},
-                     .std = {0.229f, 0.224f, 0.225f},
-                     .dtype = SL_OUT_U8,
-                     .layout = SL_OUT_NHWC,
-                     .filter = SL_FILTER_BOX,
-                     .max_pixels = 100000000};
-  return p;
+  return sl_test_aug_params(SL_OUT_NHWC);
 }
 
 static sl_pipeline *new_pipeline(const sl_aug_params *p, int side) {
