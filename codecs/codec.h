@@ -9,7 +9,10 @@
  * (to between 1x and 2x the minimum).
  * JPEG decodes only the rows and iMCU columns that hold the region
  * (jpeg_crop_scanline, jpeg_skip_scanlines, and it stops after the last
- * needed row).
+ * needed row). When the file's restart markers cut its MCU rows into
+ * segments (codecs/jpeg_layout.h, what `sluice pack` writes), it also
+ * Huffman-decodes only the segments under the region instead of every row
+ * above it and the full width of each row: same pixels, less work.
  *
  * Output is 8-bit RGBX (4 bytes per pixel, X = 255: the layout libyuv's
  * ARGB functions take) or gray (1 byte). Grayscale sources are replicated to
@@ -24,6 +27,7 @@
  *   region buffer  (cap_w + 32) * cap_h * 4 bytes
  *   one row        65568 * 4 bytes, plus cap_w * 16 bytes of sums
  *   PNG arena      2 * 65535 * 8 + 512 KiB (libpng and zlib state)
+ *   JPEG window    1 MiB (a larger window falls back to the whole stream)
  * libjpeg's own working memory comes from its allocator: small tables, plus
  * for progressive JPEGs the coefficients of the whole image (about 2 bytes
  * per pixel and component), bounded through max_pixels. Decoding is
@@ -90,6 +94,8 @@ typedef struct sl_decoded {
   int w, h;              /* pixels after the DCT scale and box reduction */
   int scale;             /* the DCT scale used (8 for non-JPEG) */
   int kx, ky;            /* the box-reduction factors used */
+  int windowed;          /* JPEG: only the region's restart segments were
+                            read (codecs/jpeg_window.h) */
 } sl_decoded;
 
 typedef struct sl_decoder sl_decoder;

@@ -9,11 +9,16 @@
 #include <jpeglib.h>
 
 #include "codecs/codec.h"
+#include "codecs/jpeg_window.h"
 
 enum {
   SL_CODEC_MAX_SIDE = 65535, /* JPEG's own limit, and sl_sample_info's */
   SL_CROP_PAD = 32,          /* jpeg_crop_scanline widens by < 32 px */
-  SL_ROW_PIXELS = SL_CODEC_MAX_SIDE + SL_CROP_PAD + 1
+  SL_ROW_PIXELS = SL_CODEC_MAX_SIDE + SL_CROP_PAD + 1,
+  /* Room for a restart-segment window (codecs/jpeg_window.h): a crop of a
+   * photo of up to ~4 MP at q90. A larger window is decoded from the whole
+   * stream instead, which gives the same pixels. */
+  SL_WINDOW_BYTES = 1 << 20
 };
 
 /* Stored pixel formats a row can come in. */
@@ -62,12 +67,21 @@ struct sl_decoder {
   const uint8_t *pending; /* input whose header jd holds, or NULL */
   size_t pending_len;
   sl_image_info pending_info;
+  int pending_windowable; /* pending_layout is usable for windows */
+  sl_jpeg_layout pending_layout;
+  uint8_t *window; /* SL_WINDOW_BYTES */
 };
 
-/* The region [x0,x0+rw) x [y0,y0+rh) of the image scaled by M/8, from a
- * request in full-size coordinates, and the box factors for min_w/min_h. */
+/* The region [x0,x0+rw) x [y0,y0+rh) of the image scaled by M/8, and the
+ * box factors kx, ky that reduce it for min_w/min_h. */
+typedef struct sl_region {
+  int x0, y0, rw, rh, kx, ky;
+} sl_region;
+
+/* The region of req (full-size coordinates) in an img_w x img_h image at
+ * M/8. */
 void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
-                    int *x0, int *y0, int *rw, int *rh, int *kx, int *ky);
+                    sl_region *r);
 sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
                            const sl_image_info *info, sl_err *err);
 

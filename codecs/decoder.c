@@ -33,8 +33,10 @@ sl_status sl_decoder_create(sl_decoder **out, uint64_t max_pixels, int cap_w,
   d->rowptr = calloc((size_t)cap_h, sizeof(JSAMPROW));
   d->arena.cap = 2 * (size_t)SL_CODEC_MAX_SIDE * 8 + k_arena_extra;
   d->arena.base = sl_alloc_touched(d->arena.cap, 64);
-  if (!d->region || !d->row || !d->acc || !d->rowptr || !d->arena.base) {
-    size_t total = d->region_cap + d->arena.cap;
+  d->window = sl_alloc_touched(SL_WINDOW_BYTES, 64);
+  if (!d->region || !d->row || !d->acc || !d->rowptr || !d->arena.base ||
+      !d->window) {
+    size_t total = d->region_cap + d->arena.cap + SL_WINDOW_BYTES;
     sl_decoder_destroy(d);
     return sl_err_set(err, SL_ENOMEM,
                       "decoder: out of memory for %zu bytes of scratch", total);
@@ -52,6 +54,7 @@ void sl_decoder_destroy(sl_decoder *d) {
   sl_free_aligned(d->row);
   sl_free_aligned(d->acc);
   sl_free_aligned(d->arena.base);
+  sl_free_aligned(d->window);
   free(d->rowptr);
   free(d);
 }
@@ -132,11 +135,11 @@ static int reduce_factor(int r, int min) {
 }
 
 void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
-                    int *x0, int *y0, int *rw, int *rh, int *kx, int *ky) {
-  *rw = plan_axis(req->x, req->w, img_w, m, x0);
-  *rh = plan_axis(req->y, req->h, img_h, m, y0);
-  *kx = reduce_factor(*rw, req->min_w);
-  *ky = reduce_factor(*rh, req->min_h);
+                    sl_region *r) {
+  r->rw = plan_axis(req->x, req->w, img_w, m, &r->x0);
+  r->rh = plan_axis(req->y, req->h, img_h, m, &r->y0);
+  r->kx = reduce_factor(r->rw, req->min_w);
+  r->ky = reduce_factor(r->rh, req->min_h);
 }
 
 /* ---- rows ---- */

@@ -129,17 +129,19 @@ sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
   d->pending = in->bytes;
   d->pending_len = in->len;
   d->pending_info = *info;
+  d->pending_windowable =
+      !info->progressive &&
+      sl_jpeg_layout_read(in->bytes, in->len, &d->pending_layout);
   return SL_OK;
 }
 
-/* The decode proper; errors inside libjpeg longjmp to sl_jpeg_decode. */
+/* The decode proper, of region g at m/8 of the image whose header d->jd
+ * holds; errors inside libjpeg longjmp to sl_jpeg_decode. */
 static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
-                             const sl_decode_req *req, sl_decoded *out,
+                             const sl_region *g, int m, int ch, sl_decoded *out,
                              sl_err *err) {
   struct jpeg_decompress_struct *j = &d->jd;
-  int m = req->scale, ch = req->channels, x0, y0, rw, rh, kx, ky;
-  sl_region_plan(req, info->width, info->height, m, &x0, &y0, &rw, &rh, &kx,
-                 &ky);
+  int x0 = g->x0, y0 = g->y0, rw = g->rw, rh = g->rh, kx = g->kx, ky = g->ky;
   int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
   if (nx > d->cap_w || ny > d->cap_h)
     return sl_err_set(err, SL_ETOOBIG,
@@ -209,6 +211,39 @@ static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
   return SL_OK;
 }
 
+/* Switches d->jd from the whole stream to a window of g's segments when
+ * the file's restart layout allows one and it saves work (see
+ * codecs/jpeg_window.h). Returns 1 with the window's header read. Called
+ * with the longjmp target set. */
+static int open_window(sl_decoder *d, const sl_encoded *in, const sl_region *g,
+                       int m, sl_jpeg_window *win) {
+  const sl_jpeg_layout *lo = &d->pending_layout;
+  int sw = lo->mcu_w * m / 8, sh = lo->mcu_h * m / 8, gx, gy;
+  sl_jpeg_window_margin(lo, m, &gx, &gy);
+  int mx0 = g->x0 / sw - gx, mx1 = (g->x0 + g->rw + sw - 1) / sw + gx;
+  int my0 = g->y0 / sh - gy, my1 = (g->y0 + g->rh + sh - 1) / sh + gy;
+  mx0 = mx0 < 0 ? 0 : mx0;
+  my0 = my0 < 0 ? 0 : my0;
+  mx1 = mx1 > lo->mcus_x ? lo->mcus_x : mx1;
+  my1 = my1 > lo->mcus_y ? lo->mcus_y : my1;
+  /* The whole-stream decode reads every MCU of rows [0, my1); a window
+   * (rounded out to whole segments) that saves under a tenth of that is
+   * not worth its copy. */
+  int wx0 = mx0 / lo->seg_w * lo->seg_w,
+      wy0 = my0 / lo->seg_rows * lo->seg_rows;
+  int wx1 = ((mx1 - 1) / lo->seg_w + 1) * lo->seg_w;
+  int64_t part = (int64_t)(wx1 - wx0) * (my1 - wy0);
+  if (part * 10 > (int64_t)lo->mcus_x * my1 * 9)
+    return 0;
+  if (!sl_jpeg_window_build(in->bytes, in->len, lo, mx0, my0, mx1, my1,
+                            d->window, SL_WINDOW_BYTES, win))
+    return 0;
+  jpeg_abort_decompress(&d->jd);
+  jpeg_mem_src(&d->jd, d->window, (unsigned long)win->len);
+  jpeg_read_header(&d->jd, TRUE);
+  return 1;
+}
+
 sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
                          const sl_decode_req *req, sl_decoded *out,
                          sl_err *err) {
@@ -224,7 +259,18 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
   if (st == SL_OK) {
     if (setjmp(d->je.jb))
       return fail(d, err);
-    st = decode_body(d, &d->pending_info, req, out, err);
+    sl_region g;
+    sl_region_plan(req, info.width, info.height, req->scale, &g);
+    sl_jpeg_window win;
+    int windowed =
+        d->pending_windowable && open_window(d, in, &g, req->scale, &win);
+    if (windowed) { /* the region, in the window's coordinates */
+      const sl_jpeg_layout *lo = &d->pending_layout;
+      g.x0 -= win.mcu_x * (lo->mcu_w * req->scale / 8);
+      g.y0 -= win.mcu_y * (lo->mcu_h * req->scale / 8);
+    }
+    st = decode_body(d, &info, &g, req->scale, req->channels, out, err);
+    out->windowed = windowed;
   }
   jpeg_abort_decompress(&d->jd);
   d->pending = NULL;

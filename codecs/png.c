@@ -108,9 +108,10 @@ static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
                              const sl_image_info *info,
                              const sl_decode_req *req, sl_decoded *out,
                              sl_err *err) {
-  int ch = req->channels, x0, y0, rw, rh, kx, ky;
-  sl_region_plan(req, info->width, info->height, 8, &x0, &y0, &rw, &rh, &kx,
-                 &ky);
+  int ch = req->channels;
+  sl_region g;
+  sl_region_plan(req, info->width, info->height, 8, &g);
+  int x0 = g.x0, y0 = g.y0, rw = g.rw, rh = g.rh, kx = g.kx, ky = g.ky;
   int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
   if (nx > d->cap_w || ny > d->cap_h)
     return sl_err_set(err, SL_ETOOBIG,

@@ -35,8 +35,10 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
     st = sl_check_request(d, req, &info, err);
   if (st != SL_OK)
     return st;
-  int ch = req->channels, c = in->raw_c, x0, y0, rw, rh, kx, ky;
-  sl_region_plan(req, info.width, info.height, 8, &x0, &y0, &rw, &rh, &kx, &ky);
+  int ch = req->channels, c = in->raw_c;
+  sl_region g;
+  sl_region_plan(req, info.width, info.height, 8, &g);
+  int x0 = g.x0, y0 = g.y0, rw = g.rw, rh = g.rh, kx = g.kx, ky = g.ky;
   int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
   if (nx > d->cap_w || ny > d->cap_h)
     return sl_err_set(err, SL_ETOOBIG,

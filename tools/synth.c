@@ -16,6 +16,7 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "codecs/jpeg_layout.h"
 #include "common/rng.h"
 
 enum { k_max_shapes = 80, k_max_side = 65500 };
@@ -291,7 +292,7 @@ static void jdst_term(j_compress_ptr c) {
 }
 
 sl_synth_jpeg_opts sl_synth_jpeg_defaults(void) {
-  sl_synth_jpeg_opts o = {90, 0, SL_SYNTH_420, 0, -1, 1};
+  sl_synth_jpeg_opts o = {90, 0, SL_SYNTH_420, 0, -1, 1, 0};
   return o;
 }
 
@@ -341,7 +342,8 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
   if (w < 1 || h < 1 || w > k_max_side || h > k_max_side)
     return sl_err_set(err, SL_EINVAL, "synth: bad JPEG size %dx%d", w, h);
   if (opt.quality < 0 || opt.quality > 100 || opt.color < SL_SYNTH_420 ||
-      opt.color > SL_SYNTH_YCCK || opt.restart_rows < 0)
+      opt.color > SL_SYNTH_YCCK || opt.restart_rows < 0 ||
+      opt.restart_mcus < -1 || opt.restart_mcus > 65535)
     return sl_err_set(err, SL_EINVAL, "synth: bad JPEG options");
   int gray = opt.color == SL_SYNTH_GRAY;
   int cmyk = opt.color == SL_SYNTH_CMYK || opt.color == SL_SYNTH_YCCK;
@@ -388,6 +390,15 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
   jpeg_set_quality(&c, opt.quality ? opt.quality : 90, TRUE);
   set_sampling(&c, opt.color);
   c.restart_in_rows = opt.restart_rows;
+  if (opt.restart_mcus != 0) {
+    c.restart_in_rows = 0;
+    c.restart_interval = (unsigned)opt.restart_mcus;
+    if (opt.restart_mcus < 0) {
+      int mcu_w = gray ? 8 : 8 * c.comp_info[0].h_samp_factor;
+      c.restart_interval =
+          (unsigned)sl_jpeg_restart_mcus((w + mcu_w - 1) / mcu_w, mcu_w);
+    }
+  }
   if (opt.progressive)
     jpeg_simple_progression(&c);
   jpeg_start_compress(&c, TRUE);

@@ -38,6 +38,9 @@ typedef struct sl_synth_jpeg_opts {
   int label;            /* tints the content; -1: none */
   int texture;          /* 0..3: grain and fine texture (1 by default when
                            the whole struct is zeroed; 2 ~ ImageNet bytes) */
+  int restart_mcus;     /* a restart marker every N MCUs (overrides
+                           restart_rows); -1: the layout `sluice pack`
+                           writes (codecs/jpeg_layout.h); 0: none */
 } sl_synth_jpeg_opts;
 
 /* Default options: q90 baseline 4:2:0, no restarts, no label, texture 1. */
