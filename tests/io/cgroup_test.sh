@@ -75,7 +75,10 @@ for backend in mmap pread uring uring-direct auto; do
 done
 
 if [ -n "$loader_bin" ]; then
-  [ -f "$lmdb" ] || "$loader_bin" make "$lmdb" "$data_mib" || exit 1
+  # Cached between runs, but rebuilt by a newer build (its layout may have
+  # changed since).
+  [ "$lmdb" -nt "$loader_bin" ] || "$loader_bin" make "$lmdb" "$data_mib" ||
+    exit 1
   for order in random quasi_random; do
     ref=
     for backend in mmap pread uring uring-direct auto; do
