@@ -44,7 +44,7 @@ typedef struct skip {
 } skip;
 
 typedef struct pack_stats {
-  uint64_t packed, kept, reencoded, bytes_in, bytes_out;
+  uint64_t packed, kept, rewritten, reencoded, bytes_in, bytes_out;
   skip *skips;
   size_t nskips, cap;
 } pack_stats;
@@ -62,8 +62,14 @@ static void usage(FILE *f) {
              "(default: none)\n"
              "  --quality Q      JPEG quality of re-encoded images, 1-100 "
              "(default 90)\n"
-             "  --reencode       re-encode every image (default: keep JPEG "
-             "bytes when possible)\n"
+             "  --reencode       re-encode every image (default: rewrite JPEGs "
+             "that need no\n"
+             "                   change losslessly into sluice's restart "
+             "layout)\n"
+             "  --keep-jpeg      store JPEGs that need no change byte for "
+             "byte (no rewrite:\n"
+             "                   smaller files possible, but crops decode "
+             "slower)\n"
              "  --shuffle SEED   store the samples in a random order fixed by "
              "SEED\n"
              "  --threads N      decode/encode threads (default: online CPUs)\n"
@@ -92,6 +98,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       {"max-side", required_argument, NULL, 'm'},
       {"quality", required_argument, NULL, 'q'},
       {"reencode", no_argument, NULL, 'r'},
+      {"keep-jpeg", no_argument, NULL, 'k'},
       {"shuffle", required_argument, NULL, 's'},
       {"threads", required_argument, NULL, 't'},
       {"strict", no_argument, NULL, 'S'},
@@ -134,6 +141,9 @@ static int parse_args(int argc, char **argv, pack_args *a) {
     case 'r':
       a->img.reencode = true;
       break;
+    case 'k':
+      a->img.keep_jpeg = true;
+      break;
     case 's': {
       char *end;
       errno = 0;
@@ -170,6 +180,9 @@ static int parse_args(int argc, char **argv, pack_args *a) {
     usage(stderr);
     return 2;
   }
+  if (a->img.reencode && a->img.keep_jpeg)
+    return sl_cli_usage_error("pack", "--reencode and --keep-jpeg exclude "
+                                      "each other");
   a->src = argv[optind];
   a->out = argv[optind + 1];
   if (a->fmt == SL_FORMAT_AUTO)
@@ -290,7 +303,8 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
         s->packed++;
         s->bytes_out += r.len;
         s->reencoded += r.reencoded;
-        s->kept += !r.reencoded;
+        s->rewritten += r.rewritten;
+        s->kept += !r.reencoded && !r.rewritten;
       }
       sl_pack_result_free(&r);
     }
@@ -361,9 +375,10 @@ static int pack(const pack_args *a) {
       snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
     snprintf(settings, sizeof settings,
              "sluice %s pack max_side=%d "
-             "quality=%d reencode=%d shuffle=%s input=%s",
+             "quality=%d reencode=%d keep_jpeg=%d shuffle=%s input=%s",
              sl_version_string(), a->img.max_side, a->img.quality,
-             a->img.reencode, seed, a->list ? "list" : "folders");
+             a->img.reencode, a->img.keep_jpeg, seed,
+             a->list ? "list" : "folders");
     sl_writer *wc = w;
     w = NULL;
     if (sl_writer_commit(wc, in.nclasses, (const char *const *)in.classes,
@@ -388,10 +403,11 @@ static int pack(const pack_args *a) {
     double el = sl_now() - t0;
     printf("packed %" PRIu64 " of %zu images into %s (%s, %" PRIu32
            " classes): %.1f MB; %" PRIu64 " kept as is, %" PRIu64
+           " rewritten, %" PRIu64
            " re-encoded; %zu skipped%s%s%s; %.1f s, %.0f images/s\n",
            s.packed, in.n, a->out, fmt_name, in.nclasses,
-           (double)s.bytes_out / 1e6, s.kept, s.reencoded, s.nskips,
-           s.nskips ? " (listed in " : "", s.nskips ? report : "",
+           (double)s.bytes_out / 1e6, s.kept, s.rewritten, s.reencoded,
+           s.nskips, s.nskips ? " (listed in " : "", s.nskips ? report : "",
            s.nskips ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);
   }
   free_skips(&s);

@@ -10,17 +10,23 @@
 #include <string.h>
 #include <turbojpeg.h>
 
+#include "codecs/jpeg_rewrite.h"
 #include "formats/source.h"
 
 #define MAX_PIXELS (1ull << 28) /* 256 Mpx: larger inputs are skipped */
 
 struct sl_pack_codec {
   tjhandle dec, enc;
+  sl_jpeg_rewriter *rw;
 };
 
 static int fail(sl_pack_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int dec_fail(sl_pack_codec *c, sl_pack_result *r, const char *what);
+static int check_eighth(sl_pack_codec *c, const uint8_t *jpg, size_t len, int w,
+                        int h, int pf, sl_pack_result *r);
+static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
+                   sl_pack_result *r);
 static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
                   int orient, const sl_pack_opts *o, sl_pack_result *r);
 
@@ -30,7 +36,9 @@ sl_pack_codec *sl_pack_codec_create(void) {
     return NULL;
   c->dec = tjInitDecompress();
   c->enc = tjInitCompress();
-  if (!c->dec || !c->enc) {
+  sl_err err;
+  if (!c->dec || !c->enc ||
+      sl_jpeg_rewriter_create(&c->rw, MAX_PIXELS, &err) != SL_OK) {
     sl_pack_codec_destroy(c);
     return NULL;
   }
@@ -44,6 +52,7 @@ void sl_pack_codec_destroy(sl_pack_codec *c) {
     tjDestroy(c->dec);
   if (c->enc)
     tjDestroy(c->enc);
+  sl_jpeg_rewriter_destroy(c->rw);
   free(c);
 }
 
@@ -86,19 +95,20 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   bool resize = tw != ow || th != oh;
   int pf = gray ? TJPF_GRAY : cmyk ? TJPF_CMYK : TJPF_RGB;
   if (!o->reencode && !resize && orient == 1 && !cmyk) {
-    /* Keep the bytes; decode at 1/8 scale to be sure they decode. */
-    tjscalingfactor eighth = {1, 8};
-    int sw = TJSCALED(w, eighth), sh = TJSCALED(h, eighth);
-    uint8_t *tmp = malloc((size_t)sw * sh * tjPixelSize[pf]);
-    if (!tmp)
-      return fail(r, "out of memory");
-    int rc = tjDecompress2(c->dec, in, (unsigned long)len, tmp, sw, 0, sh, pf,
-                           TJFLAG_STOPONWARNING);
-    free(tmp);
-    if (rc)
-      return dec_fail(c, r, "corrupt JPEG");
-    r->data = in;
-    r->len = len;
+    if (o->keep_jpeg) { /* the bytes as they are, if they decode */
+      if (check_eighth(c, in, len, w, h, pf, r))
+        return -1;
+      r->data = in;
+      r->len = len;
+    } else { /* same coefficients in the restart layout */
+      if (rewrite(c, in, len, r))
+        return -1;
+      if (check_eighth(c, r->data, r->len, w, h, pf, r)) {
+        sl_pack_result_free(r);
+        return -1;
+      }
+      r->rewritten = true;
+    }
     r->width = (uint16_t)w;
     r->height = (uint16_t)h;
     r->channels = gray ? 1 : 3;
@@ -271,9 +281,11 @@ static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
     tjFree(jpg);
     return fail(r, "JPEG encode failed: %s", tjGetErrorStr2(c->enc));
   }
-  r->data = jpg;
-  r->len = jlen;
-  r->tj_owned = true;
+  /* Into the restart layout (lossless: TurboJPEG's coefficients). */
+  rc = rewrite(c, jpg, jlen, r);
+  tjFree(jpg);
+  if (rc)
+    return -1;
   r->width = (uint16_t)w;
   r->height = (uint16_t)h;
   r->channels = (uint8_t)ch;
@@ -352,6 +364,47 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
              width, height, channels);
     return -1;
   }
+  return 0;
+}
+
+/* Decodes a JPEG at 1/8 scale (warnings are errors) to be sure it decodes:
+ * every block is still Huffman-decoded. */
+static int check_eighth(sl_pack_codec *c, const uint8_t *jpg, size_t len, int w,
+                        int h, int pf, sl_pack_result *r) {
+  tjscalingfactor eighth = {1, 8};
+  int sw = TJSCALED(w, eighth), sh = TJSCALED(h, eighth);
+  uint8_t *tmp = malloc((size_t)sw * sh * tjPixelSize[pf]);
+  if (!tmp)
+    return fail(r, "out of memory");
+  int rc = tjDecompress2(c->dec, jpg, (unsigned long)len, tmp, sw, 0, sh, pf,
+                         TJFLAG_STOPONWARNING);
+  free(tmp);
+  return rc ? dec_fail(c, r, "corrupt JPEG") : 0;
+}
+
+/* Rewrites a JPEG into the restart layout (codecs/jpeg_rewrite.h): sets
+ * r->data (malloc'd) and r->len, or r->reason. */
+static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
+                   sl_pack_result *r) {
+  sl_err err = {0};
+  uint8_t *out;
+  size_t out_len;
+  sl_status st = sl_jpeg_rewrite(c->rw, jpg, len, &out, &out_len, &err);
+  if (st != SL_OK) {
+    static const char prefix[] = "jpeg rewrite: ";
+    const char *msg = err.msg;
+    if (strncmp(msg, prefix, sizeof prefix - 1) == 0)
+      msg += sizeof prefix - 1;
+    return fail(r, "%s JPEG: %s",
+                st == SL_EUNSUPPORTED ? "unsupported"
+                : st == SL_ENOMEM     ? "out of memory for"
+                : st == SL_ETOOBIG    ? "too large"
+                                      : "corrupt",
+                msg);
+  }
+  r->data = out;
+  r->len = out_len;
+  r->tj_owned = false;
   return 0;
 }
 

@@ -1,20 +1,27 @@
 /* `sluice pack`'s image work: probe, decode, orient, resize, encode.
  *
  * Rules (docs/FORMATS.md repeats them):
- *  - JPEG inputs keep their original bytes when they need no change: not
- *    larger than --max-side, EXIF orientation 1 (or none), not CMYK/YCCK,
- *    and --reencode not given. They are still decoded once (at 1/8 scale)
- *    so a corrupt file is skipped rather than packed.
+ *  - JPEG inputs that need no change (not larger than --max-side, EXIF
+ *    orientation 1 or none, not CMYK/YCCK, --reencode not given) are
+ *    rewritten losslessly into the restart layout (codecs/jpeg_layout.h,
+ *    codecs/jpeg_rewrite.h): same DCT coefficients, so the same pixels;
+ *    sequential Huffman with optimized tables; metadata dropped. With
+ *    --keep-jpeg (keep_jpeg) they keep their original bytes instead. The
+ *    stored bytes are decoded once more (at 1/8 scale, warnings are errors),
+ *    and an input libjpeg cannot read cleanly is skipped, not packed.
  *  - Otherwise the image is decoded, turned upright by its EXIF orientation,
  *    resized with a box filter (libyuv) so its longer side is --max-side,
- *    and encoded as JPEG at --quality (4:2:0 for colour).
+ *    encoded as JPEG at --quality (4:2:0 for colour) and rewritten into the
+ *    restart layout (lossless), whatever keep_jpeg says.
  *  - PNG inputs are decoded (8-bit, alpha composited onto white) and encoded
  *    as JPEG the same way.
  *  - Grayscale stays grayscale (1 channel); everything else becomes RGB
  *    (3 channels). CMYK/YCCK JPEGs are read as Adobe-style inverted CMYK and
  *    converted with R = C*K/255 (and so on).
  *
- * One sl_pack_codec per thread (it holds TurboJPEG handles). */
+ * One sl_pack_codec per thread (it holds TurboJPEG handles and a
+ * rewriter). A rewrite holds the input's coefficients: ~2 bytes per pixel
+ * per component, so at most 6 * MAX_PIXELS (256 Mpx) bytes per thread. */
 #ifndef SLUICE_TOOLS_PACK_IMAGE_H
 #define SLUICE_TOOLS_PACK_IMAGE_H
 
@@ -28,6 +35,7 @@ typedef struct sl_pack_opts {
   int max_side; /* 0: no limit */
   int quality;  /* 1..100 */
   bool reencode;
+  bool keep_jpeg; /* JPEGs needing no change keep their bytes */
 } sl_pack_opts;
 
 typedef struct sl_pack_result {
@@ -36,7 +44,9 @@ typedef struct sl_pack_result {
   bool tj_owned; /* data came from tjAlloc */
   uint16_t height, width;
   uint8_t channels, codec;
-  bool reencoded;   /* false: the original JPEG bytes */
+  bool reencoded;   /* decoded and encoded again */
+  bool rewritten;   /* the input's coefficients in the restart layout;
+                       neither: the original JPEG bytes */
   char reason[200]; /* why the input was skipped */
 } sl_pack_result;
 

@@ -1,7 +1,8 @@
 /* `sluice pack`, `info` and `verify`, run as the built CLI ($SLUICE_BIN):
  * round trips in both formats, folder and list inputs, skipped inputs,
  * --strict, --force, determinism, SIGINT/SIGKILL atomicity, the standard
- * tools (mdb_stat, h5dump, h5ls) and verify's reports on damaged files. */
+ * tools (mdb_stat, h5dump, h5ls), verify's reports on damaged files, and
+ * the JPEG restart layout (lossless rewrite; --keep-jpeg keeps bytes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "codecs/jpeg_layout.h"
 #include "formats/source.h"
 #include "test_images.h"
 
@@ -195,6 +197,98 @@ static void near_rgb(const uint8_t *px, const uint8_t *want) {
                want[1], want[2]);
 }
 
+/* Asserts that a stored JPEG is in the restart layout: sequential (SOF0 or
+ * SOF1) and a DRI of sl_jpeg_restart_mcus for its frame (a marker walk up
+ * to the first SOS). */
+static void assert_layout(const uint8_t *p, size_t n) {
+  int sof = 0, dri = -1, w = 0, ncomp = 0, max_h = 0;
+  size_t at = 2;
+  assert_true(n > 4 && p[0] == 0xFF && p[1] == 0xD8);
+  while (at + 4 <= n && p[at] == 0xFF && p[at + 1] != 0xDA) {
+    int m = p[at + 1], seg = p[at + 2] << 8 | p[at + 3];
+    const uint8_t *s = p + at + 4;
+    assert_true(seg >= 2 && at + 2 + (size_t)seg <= n);
+    if (m == 0xDD)
+      dri = s[0] << 8 | s[1];
+    if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+      sof = m;
+      w = s[3] << 8 | s[4];
+      ncomp = s[5];
+      for (int c = 0; c < ncomp; c++)
+        if (s[6 + 3 * c + 1] >> 4 > max_h)
+          max_h = s[6 + 3 * c + 1] >> 4;
+    }
+    at += 2 + (size_t)seg;
+  }
+  assert_true(at + 2 <= n && p[at + 1] == 0xDA); /* reached the scan */
+  if (sof != 0xC0 && sof != 0xC1)
+    fail_msg("SOF marker 0x%02X: not sequential Huffman", sof);
+  int mcu_w = ncomp == 1 ? 8 : 8 * max_h;
+  int want = sl_jpeg_restart_mcus((w + mcu_w - 1) / mcu_w, mcu_w);
+  if (dri != want)
+    fail_msg("restart interval %d, the layout's is %d", dri, want);
+}
+
+/* Full-size decode of a JPEG's bytes (RGB or gray as it is stored). */
+static uint8_t *decode_bytes(const uint8_t *d, size_t len, int *w, int *h,
+                             int *ch) {
+  tjhandle t = tjInitDecompress();
+  int ss, cs;
+  assert_int_equal(
+      tjDecompressHeader3(t, d, (unsigned long)len, w, h, &ss, &cs), 0);
+  *ch = cs == TJCS_GRAY ? 1 : 3;
+  uint8_t *pix = malloc((size_t)*w * *h * *ch);
+  assert_int_equal(tjDecompress2(t, d, (unsigned long)len, pix, *w, 0, *h,
+                                 *ch == 1 ? TJPF_GRAY : TJPF_RGB,
+                                 TJFLAG_STOPONWARNING),
+                   0);
+  tjDestroy(t);
+  return pix;
+}
+
+/* Sample i of s holds the same pixels as the JPEG file (lossless). */
+static void assert_same_pixels(sl_source *s, uint64_t i, const char *file) {
+  size_t len;
+  uint8_t *orig = ti_read(file, &len);
+  assert_non_null(orig);
+  const uint8_t *d;
+  size_t dl;
+  sl_err err = {0};
+  assert_int_equal(sl_source_read(s, i, NULL, 0, &d, &dl, &err), SL_OK);
+  int w0, h0, c0, w1, h1, c1;
+  uint8_t *p0 = decode_bytes(orig, len, &w0, &h0, &c0);
+  uint8_t *p1 = decode_bytes(d, dl, &w1, &h1, &c1);
+  assert_int_equal(w0, w1);
+  assert_int_equal(h0, h1);
+  assert_int_equal(c0, c1);
+  assert_memory_equal(p0, p1, (size_t)w0 * h0 * c0);
+  free(p0);
+  free(p1);
+  free(orig);
+}
+
+/* Sample i of s is byte for byte the file. */
+static void assert_same_bytes(sl_source *s, uint64_t i, const char *file) {
+  size_t len;
+  uint8_t *orig = ti_read(file, &len);
+  assert_non_null(orig);
+  const uint8_t *d;
+  size_t dl;
+  sl_err err = {0};
+  assert_int_equal(sl_source_read(s, i, NULL, 0, &d, &dl, &err), SL_OK);
+  assert_int_equal(dl, len);
+  assert_memory_equal(d, orig, len);
+  free(orig);
+}
+
+/* The JPEGs of the source tree that need no change at --max-side 48, and
+ * their sample index. */
+static const struct {
+  int i;
+  const char *file;
+} g_unchanged[3] = {
+    {1, "src/a/2.jpg"}, {6, "src/c/1.jpg"}, {7, "src/c/x/2.jpg"}};
+
 static void check_folder_pack(const char *name) {
   char out[600], src[600];
   pathf(src, sizeof src, "src");
@@ -233,6 +327,11 @@ static void check_folder_pack(const char *name) {
     assert_int_equal(e->width, w);
     assert_int_equal(e->height, h);
     assert_int_equal(e->channels, ch);
+    const uint8_t *d;
+    size_t dl;
+    sl_err err = {0};
+    assert_int_equal(sl_source_read(s, i, NULL, 0, &d, &dl, &err), SL_OK);
+    assert_layout(d, dl); /* re-encoded and rewritten alike */
     if (i == 3) { /* EXIF 6: stored 20x40, upright 40x20 with the pattern */
       uint8_t want[3];
       ti_pattern(2, 2, 40, 20, want);
@@ -248,26 +347,16 @@ static void check_folder_pack(const char *name) {
     }
     free(pix);
   }
-  /* Kept originals are byte-identical: a/2.jpg, c/1.jpg, c/x/2.jpg. */
-  static const struct {
-    int i;
-    const char *file;
-  } kept[] = {{1, "src/a/2.jpg"}, {6, "src/c/1.jpg"}, {7, "src/c/x/2.jpg"}};
+  /* JPEGs that need no change were rewritten losslessly: a/2.jpg, c/1.jpg
+   * and c/x/2.jpg decode to their originals' pixels. */
   for (size_t k = 0; k < 3; k++) {
     char p[600];
-    pathf(p, sizeof p, "%s", kept[k].file);
-    size_t len;
-    uint8_t *orig = ti_read(p, &len);
-    const uint8_t *d;
-    size_t dl;
-    sl_err err = {0};
-    assert_int_equal(
-        sl_source_read(s, (uint64_t)kept[k].i, NULL, 0, &d, &dl, &err), SL_OK);
-    assert_int_equal(dl, len);
-    assert_memory_equal(d, orig, len);
-    free(orig);
+    pathf(p, sizeof p, "%s", g_unchanged[k].file);
+    assert_same_pixels(s, (uint64_t)g_unchanged[k].i, p);
   }
+  assert_true(output_has("out.txt", "0 kept as is, 3 rewritten, 5 re-encoded"));
   assert_non_null(strstr(sl_source_writer_settings(s), "max_side=48"));
+  assert_non_null(strstr(sl_source_writer_settings(s), "keep_jpeg=0"));
   sl_source_close(s);
   assert_int_equal(count_names(g_dir, "sluice-tmp"), 0);
 
@@ -572,6 +661,115 @@ static void test_verify_damage(void **state) {
   assert_true(output_has("err.txt", "nothing.lmdb"));
 }
 
+/* A textured w x h JPEG written by TurboJPEG with subsampling samp and
+ * flags (TJFLAG_PROGRESSIVE). */
+static void write_tj(const char *rel, int w, int h, int samp, int flags) {
+  int ch = samp == TJSAMP_GRAY ? 1 : 3;
+  uint8_t *pix = malloc((size_t)w * h * ch);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w * ch; x++)
+      pix[(size_t)y * w * ch + x] = (uint8_t)(x * 7 + y * 13 + (x * y) % 31);
+  tjhandle t = tjInitCompress();
+  unsigned char *jpg = NULL;
+  unsigned long len = 0;
+  assert_int_equal(tjCompress2(t, pix, w, 0, h, ch == 1 ? TJPF_GRAY : TJPF_RGB,
+                               &jpg, &len, samp, 85, flags),
+                   0);
+  char p[600];
+  pathf(p, sizeof p, "%s", rel);
+  assert_int_equal(ti_write(p, jpg, len), 0);
+  tjFree(jpg);
+  tjDestroy(t);
+  free(pix);
+}
+
+/* Progressive and baseline inputs of every subsampling are rewritten into
+ * the layout with their pixels unchanged, the same for any --threads;
+ * --keep-jpeg stores their bytes; it excludes --reencode. */
+static void test_jpeg_layout(void **state) {
+  mk("lay");
+  mk("lay/k");
+  static const struct {
+    const char *file;
+    int w, h, samp, flags;
+  } in[] = {{"lay/k/a422.jpg", 211, 23, TJSAMP_422, 0},
+            {"lay/k/b440.jpg", 33, 70, TJSAMP_440, 0},
+            {"lay/k/c420p.jpg", 500, 375, TJSAMP_420, TJFLAG_PROGRESSIVE},
+            {"lay/k/d444p.jpg", 75, 41, TJSAMP_444, TJFLAG_PROGRESSIVE},
+            {"lay/k/e_grayp.jpg", 17, 9, TJSAMP_GRAY, TJFLAG_PROGRESSIVE},
+            {"lay/k/f1x1.jpg", 1, 1, TJSAMP_420, 0}};
+  enum { N = sizeof in / sizeof *in };
+  for (int i = 0; i < N; i++)
+    write_tj(in[i].file, in[i].w, in[i].h, in[i].samp, in[i].flags);
+  char src[600], o1[600], o3[600], ok[600], p[600];
+  pathf(src, sizeof src, "lay");
+  pathf(o1, sizeof o1, "lay1.lmdb");
+  pathf(o3, sizeof o3, "lay3.lmdb");
+  pathf(ok, sizeof ok, "layk.h5");
+  assert_int_equal(cli("pack", src, o1, "--threads", "1", "--quiet", NULL), 0);
+  assert_true(output_has("out.txt", "0 kept as is, 6 rewritten, 0 re-encoded"));
+  assert_int_equal(cli("pack", src, o3, "--threads", "3", "--quiet", NULL), 0);
+  assert_true(same_file(o1, o3));
+  sl_source *s = open_src(o1);
+  assert_int_equal(sl_source_count(s), N);
+  for (int i = 0; i < N; i++) {
+    const uint8_t *d;
+    size_t dl;
+    sl_err err = {0};
+    assert_int_equal(sl_source_read(s, (uint64_t)i, NULL, 0, &d, &dl, &err),
+                     SL_OK);
+    assert_layout(d, dl);
+    pathf(p, sizeof p, "%s", in[i].file);
+    assert_same_pixels(s, (uint64_t)i, p);
+  }
+  sl_source_close(s);
+  assert_int_equal(cli("verify", o1, "--decode", "--quiet", NULL), 0);
+
+  assert_int_equal(cli("pack", src, ok, "--keep-jpeg", "--quiet", NULL), 0);
+  assert_true(output_has("out.txt", "6 kept as is, 0 rewritten, 0 re-encoded"));
+  s = open_src(ok);
+  for (int i = 0; i < N; i++) {
+    pathf(p, sizeof p, "%s", in[i].file);
+    assert_same_bytes(s, (uint64_t)i, p);
+  }
+  assert_non_null(strstr(sl_source_writer_settings(s), "keep_jpeg=1"));
+  sl_source_close(s);
+  pathf(ok, sizeof ok, "layx.h5");
+  assert_int_equal(cli("pack", src, ok, "--keep-jpeg", "--reencode", NULL), 2);
+  assert_true(output_has("err.txt", "--keep-jpeg"));
+  assert_false(exists(ok));
+}
+
+/* --keep-jpeg on the mixed tree: the JPEGs that need no change keep their
+ * bytes; what is re-encoded still gets the layout. */
+static void test_keep_jpeg(void **state) {
+  char out[600], src[600];
+  pathf(src, sizeof src, "src");
+  pathf(out, sizeof out, "keep.lmdb");
+  assert_int_equal(
+      cli("pack", src, out, "--max-side", "48", "--keep-jpeg", "--quiet", NULL),
+      0);
+  assert_true(output_has("out.txt", "3 kept as is, 0 rewritten, 5 re-encoded"));
+  sl_source *s = open_src(out);
+  assert_int_equal(sl_source_count(s), 8);
+  for (size_t k = 0; k < 3; k++) {
+    char p[600];
+    pathf(p, sizeof p, "%s", g_unchanged[k].file);
+    assert_same_bytes(s, (uint64_t)g_unchanged[k].i, p);
+  }
+  static const int reencoded[5] = {0, 2, 3, 4, 5};
+  for (int k = 0; k < 5; k++) {
+    const uint8_t *d;
+    size_t dl;
+    sl_err err = {0};
+    assert_int_equal(
+        sl_source_read(s, (uint64_t)reencoded[k], NULL, 0, &d, &dl, &err),
+        SL_OK);
+    assert_layout(d, dl);
+  }
+  sl_source_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_lmdb),
@@ -582,6 +780,8 @@ int main(void) {
       cmocka_unit_test(test_signals),
       cmocka_unit_test(test_standard_tools),
       cmocka_unit_test(test_verify_damage),
+      cmocka_unit_test(test_jpeg_layout),
+      cmocka_unit_test(test_keep_jpeg),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
