@@ -2,8 +2,9 @@
  * pixels (baseline, progressive, arithmetic; every subsampling; odd sizes),
  * is sequential Huffman, carries the restart interval of
  * codecs/jpeg_layout.h (parsed here from the bytes) with markers where the
- * rule puts them, drops metadata, and every bad input is an error after
- * which the rewriter still works. */
+ * rule puts them and is taken by the region decoder's layout reader, drops
+ * metadata, and every bad input is an error after which the rewriter still
+ * works. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 
 #include "codecs/jpeg_layout.h"
 #include "codecs/jpeg_rewrite.h"
+#include "codecs/jpeg_window.h"
 #include "tools/synth.h"
 
 typedef struct blob {
@@ -165,6 +167,14 @@ static blob rewrite_ok(sl_jpeg_rewriter *rw, const blob *src) {
   assert_int_equal(b.dri, want);
   assert_int_equal(b.rst, per_row / want * rows - 1);
   assert_true(b.rst_order);
+  /* The region decoder takes it, with the same reading of the rule. */
+  sl_jpeg_layout lo;
+  assert_int_equal(sl_jpeg_layout_read(out.p, out.n, &lo), 1);
+  assert_int_equal(lo.interval, want);
+  assert_int_equal(lo.mcu_w, mcu_w);
+  assert_int_equal(lo.mcus_x, per_row);
+  assert_int_equal(lo.mcus_y, rows);
+  assert_int_equal(lo.seg_rows, 1);
   /* Bit-identical pixels. */
   int pf = a.ncomp == 1 ? TJPF_GRAY : a.ncomp == 4 ? TJPF_CMYK : TJPF_RGB;
   int w0, h0, w1, h1;
