@@ -138,6 +138,10 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                  dst);
   uint64_t t2 = now_ns();
   pl->times.decode_ns += t1 - t0;
+  if (codec == 1) {
+    pl->times.jpeg_decodes++;
+    pl->times.jpeg_windowed += (uint64_t)dec.windowed;
+  }
   pl->times.augment_ns += t2 - t1;
   return SL_OK;
 }

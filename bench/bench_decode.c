@@ -4,17 +4,26 @@
  *
  * Generates N ImageNet-like JPEGs (500x375, q90, 4:2:0, ~90 KB with the
  * default texture 2; texture 1 gives smoother ~40 KB files) from
- * tools/synth in memory, then alternates rounds of
- *   (a) tjDecompress2: full-size decode to RGB, as PIL/torchvision and
- *       FFCV's decoder do before they crop, and
- *   (b) sl_pipeline_run: random-resized-crop + flip + u8 NCHW output at
- *       224, 160 and 128 (region-of-interest decode at a DCT scale, libyuv
- *       resize),
+ * tools/synth in memory (the "original" files), and the same files as
+ * `sluice pack` stores them (sl_jpeg_rewrite: the same coefficients with
+ * restart markers cut into ~32 px segments, codecs/jpeg_layout.h). Then
+ * alternates rounds of
+ *   (a)  tjDecompress2 full-size decode of the originals to RGB, as
+ *        PIL/torchvision and FFCV's decoder do before they crop;
+ *   (a') the same on the packed files (the layout's own cost);
+ *   (b)  sl_pipeline_run on the packed files: random-resized-crop + flip +
+ *        u8 NCHW at 224, 160 and 128 (windowed region decode at a DCT
+ *        scale, libyuv resize);
+ *   (s)  the same on the originals (`pack --keep-jpeg`: no restart
+ *        markers, so the decode reads every row above the crop);
  * each round over all N images (fresh crops per round). Reports the median
- * images per CPU-second (thread CPU time) of each and the median of the
- * per-round ratios b/a. The goal of
- * issue 4 is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a test: no
- * thresholds, and it never fails on speed. */
+ * images per thread-CPU-second of each and the medians of the per-round
+ * ratios. The goal of issue 4 is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a
+ * test: no thresholds, and it never fails on speed.
+ *
+ * Output: human lines, plus `RESULT {json}` lines (bench/sluice_cases.py):
+ *   tj_full, tj_full_packed, sluice_aug (res, ratio = b/a), sluice_stream
+ *   (res, ratio = s/a), size (original and packed mean bytes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +32,7 @@
 #include <turbojpeg.h>
 
 #include "augment/pipeline.h"
+#include "codecs/jpeg_rewrite.h"
 #include "support/aug_params.h"
 #include "tools/synth.h"
 
@@ -56,6 +66,35 @@ static int parse_int(const char *s, int lo, int hi, int *out) {
   return 1;
 }
 
+/* One round of full decodes; images per CPU-second, or -1 on error. */
+static double tj_round(tjhandle tj, uint8_t **jpg, const size_t *len, int n,
+                       uint8_t *rgb) {
+  double t0 = now_s();
+  for (int i = 0; i < n; i++)
+    if (tjDecompress2(tj, jpg[i], (unsigned long)len[i], rgb, 500, 0, 375,
+                      TJPF_RGB, 0) != 0) {
+      fprintf(stderr, "bench_decode: tjDecompress2: %s\n", tjGetErrorStr2(tj));
+      return -1;
+    }
+  return n / (now_s() - t0);
+}
+
+/* One round of sluice's pipeline at res; crops fresh per round. */
+static double sluice_round(sl_pipeline *pl, uint8_t **jpg, const size_t *len,
+                           int n, int round, int seed, int res, uint8_t *out) {
+  sl_err err;
+  double t0 = now_s();
+  for (int i = 0; i < n; i++) {
+    uint64_t idx = (uint64_t)round * (uint64_t)n + (uint64_t)i;
+    if (sl_pipeline_run(pl, jpg[i], len[i], 1, 0, 0, 0, (uint64_t)seed, 0, idx,
+                        res, res, out, &err) != SL_OK) {
+      fprintf(stderr, "bench_decode: %s\n", err.msg);
+      return -1;
+    }
+  }
+  return n / (now_s() - t0);
+}
+
 int main(int argc, char **argv) {
   int n = 64, rounds = 7, seed = 1, texture = 2;
   for (int i = 1; i < argc; i++) {
@@ -79,80 +118,118 @@ int main(int argc, char **argv) {
     }
   }
   uint8_t **jpg = calloc((size_t)n, sizeof *jpg);
+  uint8_t **pk = calloc((size_t)n, sizeof *pk);
   size_t *len = calloc((size_t)n, sizeof *len);
+  size_t *pk_len = calloc((size_t)n, sizeof *pk_len);
   uint8_t *rgb = malloc(500 * 375 * 3), *out = malloc(224 * 224 * 3);
-  if (!jpg || !len || !rgb || !out)
+  if (!jpg || !pk || !len || !pk_len || !rgb || !out)
     return 1;
   sl_err err;
-  size_t total = 0;
+  sl_jpeg_rewriter *rw;
+  if (sl_jpeg_rewriter_create(&rw, 0, &err) != SL_OK) {
+    fprintf(stderr, "bench_decode: %s\n", err.msg);
+    return 1;
+  }
+  size_t total = 0, pk_total = 0;
   for (int i = 0; i < n; i++) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     o.texture = texture;
     o.label = i % 10;
     if (sl_synth_jpeg((uint64_t)seed * 1000003u + (uint64_t)i, 500, 375, &o,
-                      &jpg[i], &len[i], &err) != SL_OK) {
+                      &jpg[i], &len[i], &err) != SL_OK ||
+        sl_jpeg_rewrite(rw, jpg[i], len[i], &pk[i], &pk_len[i], &err) !=
+            SL_OK) {
       fprintf(stderr, "bench_decode: %s\n", err.msg);
       return 1;
     }
     total += len[i];
+    pk_total += pk_len[i];
   }
+  sl_jpeg_rewriter_destroy(rw);
   tjhandle tj = tjInitDecompress();
   sl_aug_params p = sl_test_aug_params(SL_OUT_NCHW);
-  sl_pipeline *pl;
-  if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK) {
+  sl_pipeline *pl, *pl_stream;
+  if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK ||
+      sl_pipeline_create(&pl_stream, &p, 224, &err) != SL_OK) {
     fprintf(stderr, "bench_decode: cannot set up: %s\n",
             tj ? err.msg : tjGetErrorStr2(NULL));
     return 1;
   }
   printf("bench_decode: %d images 500x375 q90 4:2:0, texture %d (mean %.1f "
-         "KB), %d rounds, 1 thread, images per thread-CPU-second\n",
-         n, texture, (double)total / n / 1000.0, rounds);
-  double a[k_max_rounds], b[k_nres][k_max_rounds], ratio[k_nres][k_max_rounds];
+         "KB original, %.1f KB packed: %+.1f%%), %d rounds, 1 thread, images "
+         "per thread-CPU-second\n",
+         n, texture, (double)total / n / 1000.0, (double)pk_total / n / 1000.0,
+         100.0 * ((double)pk_total / (double)total - 1.0), rounds);
+  double a[k_max_rounds], a2[k_max_rounds], ra2[k_max_rounds];
+  double b[k_nres][k_max_rounds], rb[k_nres][k_max_rounds];
+  double sr[k_nres][k_max_rounds], rs[k_nres][k_max_rounds];
+  double gain[k_nres][k_max_rounds];
   for (int r = 0; r < rounds; r++) {
-    double t0 = now_s();
-    for (int i = 0; i < n; i++)
-      if (tjDecompress2(tj, jpg[i], (unsigned long)len[i], rgb, 500, 0, 375,
-                        TJPF_RGB, 0) != 0) {
-        fprintf(stderr, "bench_decode: tjDecompress2: %s\n",
-                tjGetErrorStr2(tj));
-        return 1;
-      }
-    a[r] = n / (now_s() - t0);
+    a[r] = tj_round(tj, jpg, len, n, rgb);
+    a2[r] = tj_round(tj, pk, pk_len, n, rgb);
+    if (a[r] <= 0 || a2[r] <= 0)
+      return 1;
+    ra2[r] = a2[r] / a[r];
     for (int k = 0; k < k_nres; k++) {
-      t0 = now_s();
-      for (int i = 0; i < n; i++) {
-        uint64_t idx = (uint64_t)r * (uint64_t)n + (uint64_t)i;
-        if (sl_pipeline_run(pl, jpg[i], len[i], 1, 0, 0, 0, (uint64_t)seed, 0,
-                            idx, k_res[k], k_res[k], out, &err) != SL_OK) {
-          fprintf(stderr, "bench_decode: %s\n", err.msg);
-          return 1;
-        }
-      }
-      b[k][r] = n / (now_s() - t0);
-      ratio[k][r] = b[k][r] / a[r];
+      b[k][r] = sluice_round(pl, pk, pk_len, n, r, seed, k_res[k], out);
+      sr[k][r] = sluice_round(pl_stream, jpg, len, n, r, seed, k_res[k], out);
+      if (b[k][r] <= 0 || sr[k][r] <= 0)
+        return 1;
+      rb[k][r] = b[k][r] / a[r];
+      rs[k][r] = sr[k][r] / a[r];
+      gain[k][r] = b[k][r] / sr[k][r];
     }
   }
-  printf("%-44s %10.0f images/s\n", "(a) tjDecompress2 full decode, RGB",
-         median(a, rounds));
+  double am = median(a, rounds), a2m = median(a2, rounds);
+  printf("%-50s %7.0f images/s\n", "(a)  tjDecompress2 full decode, originals",
+         am);
+  printf("%-50s %7.0f images/s  a'/a %.2f\n",
+         "(a') tjDecompress2 full decode, packed files", a2m,
+         median(ra2, rounds));
+  printf("RESULT {\"case\": \"tj_full\", \"images_per_s\": %.1f}\n", am);
+  printf("RESULT {\"case\": \"tj_full_packed\", \"images_per_s\": %.1f, "
+         "\"ratio\": %.4f}\n",
+         a2m, median(ra2, rounds));
   static const double goal[k_nres] = {1.2, 0, 2.0};
   for (int k = 0; k < k_nres; k++) {
-    char name[64];
-    snprintf(name, sizeof name, "(b) sluice rrc+flip+u8 NCHW at %d", k_res[k]);
-    double rm = median(ratio[k], rounds);
-    printf("%-44s %10.0f images/s  b/a %.2f", name, median(b[k], rounds), rm);
+    char name[80];
+    double bm = median(b[k], rounds), rbm = median(rb[k], rounds);
+    double sm = median(sr[k], rounds), rsm = median(rs[k], rounds);
+    snprintf(name, sizeof name, "(b)  sluice rrc+flip+u8 NCHW at %d, packed",
+             k_res[k]);
+    printf("%-50s %7.0f images/s  b/a %.2f", name, bm, rbm);
     if (goal[k] > 0)
-      printf("  (goal >= %.1f: %s)", goal[k], rm >= goal[k] ? "met" : "MISSED");
+      printf("  (goal >= %.1f: %s)", goal[k],
+             rbm >= goal[k] ? "met" : "MISSED");
     printf("\n");
+    snprintf(name, sizeof name, "(s)  the same on the originals at %d",
+             k_res[k]);
+    printf("%-50s %7.0f images/s  s/a %.2f  windows gain b/s %.2f\n", name, sm,
+           rsm, median(gain[k], rounds));
+    printf("RESULT {\"case\": \"sluice_aug\", \"res\": %d, \"images_per_s\": "
+           "%.1f, \"ratio\": %.4f}\n",
+           k_res[k], bm, rbm);
+    printf("RESULT {\"case\": \"sluice_stream\", \"res\": %d, "
+           "\"images_per_s\": %.1f, \"ratio\": %.4f}\n",
+           k_res[k], sm, rsm);
   }
+  printf("RESULT {\"case\": \"size\", \"original_bytes\": %.0f, "
+         "\"packed_bytes\": %.0f}\n",
+         (double)total / n, (double)pk_total / n);
   sl_pipeline_times t;
   sl_pipeline_times_get(pl, &t);
-  printf("sluice time split: decode %.0f%%, resize+convert %.0f%%\n",
+  printf("sluice (b) time split: decode %.0f%%, resize+convert %.0f%%; "
+         "%.0f%% of decodes windowed\n",
          100.0 * (double)t.decode_ns / (double)(t.decode_ns + t.augment_ns),
-         100.0 * (double)t.augment_ns / (double)(t.decode_ns + t.augment_ns));
+         100.0 * (double)t.augment_ns / (double)(t.decode_ns + t.augment_ns),
+         100.0 * (double)t.jpeg_windowed / (double)t.jpeg_decodes);
   sl_pipeline_destroy(pl);
+  sl_pipeline_destroy(pl_stream);
   tjDestroy(tj);
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     free(jpg[i]);
-  free(jpg), free(len), free(rgb), free(out);
+    free(pk[i]);
+  }
+  free(jpg), free(pk), free(len), free(pk_len), free(rgb), free(out);
   return 0;
 }

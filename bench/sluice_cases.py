@@ -5,12 +5,13 @@ Programs print their measurements as lines
     RESULT {"case": ..., "res": R, "workers": W, "images_per_s": X, ...}
 
 (one JSON object per line after the word RESULT); other lines are for people.
-bench_decode prints only human lines so far: parsed by pattern below.
 
 - decode (issues 4/8, items 1-2): bench_decode, one thread, its own in-memory
-  ImageNet-like JPEGs, (a) tjDecompress2 full decode vs (b) sluice
-  decode+augment at 224/160/128, alternating rounds inside one process;
-  images per thread-CPU-second and the median per-round ratio b/a.
+  ImageNet-like JPEGs, (a) tjDecompress2 full decode of the original files
+  vs (b) sluice decode+augment at 224/160/128 on the same images as `sluice
+  pack` stores them (restart layout), and (s) on the original bytes,
+  alternating rounds inside one process; images per thread-CPU-second and
+  the median per-round ratios to (a).
 - loader (item 3): bench/peers/sluice_loader.py drives libsluice's public API
   exactly as bench/peers/peer.py drives a peer (u8 NCHW, same crop/flip, one
   epoch timed after 3 batches), for each format and io backend.
@@ -82,37 +83,20 @@ class Cases:
         cmd += ["--images", "40" if self.smoke else "300"]
         return [{"name": "bench_decode", "cmd": cmd}]
 
-    _A = re.compile(r"^\(a\) tjDecompress2.*?\s([\d.]+) images/s")
-    _B = re.compile(r"^\(b\) sluice.*?at (\d+)\s+([\d.]+) images/s\s+b/a ([\d.]+)")
+    _DECODE_CASES = ("tj_full", "tj_full_packed", "sluice_aug", "sluice_stream")
 
     def parse_decode(self, stdout, records):
-        """Rows {case: tj_full | sluice_aug, res, images_per_s, ratio_vs_full}
-        from RESULT lines when they carry these cases, else from the human
-        lines '(a) tjDecompress2 ... N images/s' and '(b) sluice ... at R N
-        images/s  b/a X'."""
+        """Rows {case, res, images_per_s, ratio_vs_full} from bench_decode's
+        RESULT lines: tj_full (a), tj_full_packed (a'), sluice_aug (b, the
+        goal's ratio) and sluice_stream (s) at each res."""
         rows = []
         for rec in records:
-            case = str(rec.get("case", ""))
-            if "images_per_s" not in rec:
+            case = rec.get("case")
+            if case not in self._DECODE_CASES or "images_per_s" not in rec:
                 continue
-            if "tj" in case or "full" in case:
-                rows.append({"case": "tj_full", "res": None, "images_per_s": rec["images_per_s"],
-                             "ratio_vs_full": None})
-            elif rec.get("res"):
-                rows.append({"case": "sluice_aug", "res": int(rec["res"]),
-                             "images_per_s": rec["images_per_s"],
-                             "ratio_vs_full": rec.get("ratio", rec.get("ratio_vs_full"))})
-        if rows:
-            return rows
-        for line in stdout.splitlines():
-            m = self._A.match(line.strip())
-            if m:
-                rows.append({"case": "tj_full", "res": None, "images_per_s": float(m.group(1)),
-                             "ratio_vs_full": None})
-            m = self._B.match(line.strip())
-            if m:
-                rows.append({"case": "sluice_aug", "res": int(m.group(1)),
-                             "images_per_s": float(m.group(2)), "ratio_vs_full": float(m.group(3))})
+            res = rec.get("res")
+            rows.append({"case": case, "res": int(res) if res else None,
+                         "images_per_s": rec["images_per_s"], "ratio_vs_full": rec.get("ratio")})
         return rows
 
     # ------------------------------------------------------------ loader
