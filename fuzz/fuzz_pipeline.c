@@ -5,6 +5,10 @@
  * derived from the input's length and last byte, so plain image files make
  * a good seed corpus (fuzz/corpus). Build and run: fuzz/run.sh.
  *
+ * Each input is decoded twice: the region from a point to the far corner,
+ * and the middle quarter (which a restart-laid-out JPEG decodes through a
+ * window of its segments).
+ *
  * Every outcome but a crash, a sanitizer report or a leak is fine: bad
  * input must come back as an error status. */
 #include <stdint.h>
@@ -81,6 +85,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           sink ^= out.pixels[(size_t)r * out.stride + (size_t)c];
       (void)sink;
     }
+    /* The middle quarter: small enough that a JPEG with restart markers
+     * is decoded through a window of its segments (codecs/jpeg_window.h). */
+    sl_decode_req mid = {info.width / 4,
+                         info.height / 4,
+                         info.width / 2 ? info.width / 2 : 1,
+                         info.height / 2 ? info.height / 2 : 1,
+                         req.scale,
+                         0,
+                         0,
+                         req.channels};
+    if (sl_decoder_decode(g_dec, &in, &mid, &out, &err) == SL_OK && out.w > 0)
+      (void)*(volatile const uint8_t *)(out.pixels +
+                                        (size_t)(out.h - 1) * out.stride);
   }
   int i = (int)((size + last) % k_npipes);
   if (!g_pipes[i]) {
