@@ -135,10 +135,12 @@ int main(int argc, char **argv) {
   sl_loader_stats s;
   if (sl_loader_stats_get(ld, &s) == SL_OK)
     printf("workers %u (%s): read %.2f s, decode %.2f s, augment %.2f s, "
-           "skipped %llu, %.1f MB read\n",
+           "skipped %llu, %.1f MB read, %llu of %llu JPEGs decoded from "
+           "their crop's segments only\n",
            s.workers, s.backend, s.read_ns * 1e-9, s.decode_ns * 1e-9,
            s.augment_ns * 1e-9, (unsigned long long)s.skipped,
-           (double)s.bytes_read / 1e6);
+           (double)s.bytes_read / 1e6, (unsigned long long)s.jpeg_windowed,
+           (unsigned long long)s.jpeg_samples);
   sl_loader_close(ld);
   return rc + (sink < 0); /* keep the step's work observable */
 }

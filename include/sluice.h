@@ -329,6 +329,11 @@ typedef struct sl_loader_stats {
   const char *backend;       /* "host" or "cuda" (static string) */
   const char *backend_note;  /* why device.backend = auto fell back to host
                                 memory ("" otherwise); valid while open */
+  uint64_t jpeg_samples;     /* JPEG samples decoded */
+  uint64_t jpeg_windowed;    /* of which only the crop's restart segments
+                                were read: files written by `sluice pack`
+                                (without --keep-jpeg); the others are read
+                                from their first row */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 

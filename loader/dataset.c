@@ -112,6 +112,8 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
     sl_io_put(c->io, w->pos); /* the payload's buffer back to the reader */
   t->decode_ns += after.decode_ns - before.decode_ns;
   t->augment_ns += after.augment_ns - before.augment_ns;
+  t->jpeg_samples += after.jpeg_decodes - before.jpeg_decodes;
+  t->jpeg_windowed += after.jpeg_windowed - before.jpeg_windowed;
   if (st != SL_OK)
     sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
   return st;

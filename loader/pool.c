@@ -98,6 +98,8 @@ static void fold(sl_pool *p, const outcome *o) {
   s->read_ns += o->t.read_ns;
   s->decode_ns += o->t.decode_ns;
   s->augment_ns += o->t.augment_ns;
+  s->jpeg_samples += o->t.jpeg_samples;
+  s->jpeg_windowed += o->t.jpeg_windowed;
   s->bytes_read += o->t.bytes_read;
   s->staging_wait_ns += o->staging_wait_ns;
   s->skipped += o->skipped;

@@ -19,6 +19,7 @@ struct sl_sampler;
 typedef struct sl_sample_times {
   uint64_t read_ns, decode_ns, augment_ns;
   uint64_t bytes_read;
+  uint64_t jpeg_samples, jpeg_windowed;
 } sl_sample_times;
 
 typedef struct sl_sample_src {

@@ -144,6 +144,38 @@ static void test_resume(void **state) {
   sl_loader_close(ld);
 }
 
+/* The same images with and without sluice pack's restart layout give the
+ * same batches, byte for byte; only the laid-out ones are decoded from
+ * their crops' segments (stats). */
+static void test_restart_layout_same_batches(void **state) {
+  sl_test_set set = k_set;
+  set.bad = -1;
+  set.w0 = 180, set.wmod = 160, set.h0 = 140, set.hmod = 150;
+  char plain[512], laid[512];
+  sl_test_tmp_path(plain, sizeof plain, "loader_plain", "h5");
+  sl_test_tmp_path(laid, sizeof laid, "loader_laid", "h5");
+  sl_test_write_set(plain, &set, 0);
+  set.restart_layout = 1;
+  sl_test_write_set(laid, &set, 0);
+  const char *kv[] = {"loader.workers", "2", NULL};
+  uint64_t h[2], windowed[2];
+  const char *paths[2] = {plain, laid};
+  for (int i = 0; i < 2; i++) {
+    sl_loader *ld = open_on(paths[i], kv);
+    h[i] = run(ld, 0, 3, 1);
+    sl_loader_stats s;
+    assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+    assert_int_equal(s.jpeg_samples, s.samples);
+    windowed[i] = s.jpeg_windowed;
+    sl_loader_close(ld);
+  }
+  assert_int_equal(h[0], h[1]);
+  assert_int_equal(windowed[0], 0);
+  assert_true(windowed[1] > 3 * NSAMPLES / 2); /* most of 3 epochs */
+  unlink(plain);
+  unlink(laid);
+}
+
 static void test_corrupt_fail(void **state) {
   const char *kv[] = {"loader.order", "sequential", "loader.workers", "2",
                       NULL};
@@ -224,6 +256,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_over_workers),
       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_restart_layout_same_batches),
       cmocka_unit_test(test_corrupt_fail),
       cmocka_unit_test(test_corrupt_skip),
       cmocka_unit_test(test_no_growth),

@@ -28,6 +28,7 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
     int ht = set->h0 + (i * set->hstep) % set->hmod;
     sl_synth_jpeg_opts jo = sl_synth_jpeg_defaults();
     jo.label = i % set->nclasses;
+    jo.restart_mcus = set->restart_layout ? -1 : 0;
     uint8_t *buf = NULL;
     size_t len = 0;
     assert_int_equal(

@@ -12,11 +12,14 @@
 
 /* Sample i is a JPEG of w0 + (i * wstep) % wmod by h0 + (i * hstep) % hmod
  * pixels made with seed i + seed0, labelled i % nclasses (at most 8);
- * sample `bad` (-1: none) has its first 64 bytes overwritten. */
+ * sample `bad` (-1: none) has its first 64 bytes overwritten. With
+ * restart_layout the JPEGs carry the restart markers `sluice pack` writes
+ * (codecs/jpeg_layout.h); the pixels are the same either way. */
 typedef struct sl_test_set {
   int n, nclasses, bad;
   uint64_t seed0;
   int w0, wstep, wmod, h0, hstep, hmod;
+  int restart_layout;
 } sl_test_set;
 
 /* Writes the set to path (LMDB or HDF5 by its extension), replacing it. */
