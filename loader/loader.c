@@ -84,8 +84,11 @@ sl_status sl_loader_choose_backend(sl_logger *log, const sl_config *cfg,
                        (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU), &choice, err);
   if (st != SL_OK)
     return st;
-  if (note_len > 0)
-    snprintf(note, note_len, "%s", choice.fallback_reason);
+  if (note_len > 0) { /* truncated to note_len - 1 bytes if need be */
+    size_t n = strnlen(choice.fallback_reason, note_len - 1);
+    memcpy(note, choice.fallback_reason, n);
+    note[n] = '\0';
+  }
   if (choice.fallback_reason[0])
     sl_logf(log, SL_LOG_INFO, "device.backend = auto: using host memory: %s",
             choice.fallback_reason);
