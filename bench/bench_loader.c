@@ -14,7 +14,9 @@
  * (default 2), for bench/harness.py.
  *
  * Without DATASET, N ImageNet-like JPEGs (500x375 q90 4:2:0, default 192)
- * are synthesized into a temporary LMDB first.
+ * are synthesized into a temporary LMDB first, stored as `sluice pack`
+ * stores them (lossless rewrite into the restart layout,
+ * codecs/jpeg_rewrite.h).
  *
  * Output: human lines, plus one `RESULT {json}` line per measurement (the
  * last one carries the headline images_per_s). */
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "augment/pipeline.h"
+#include "codecs/jpeg_rewrite.h"
 #include "formats/source.h"
 #include "formats/writer.h"
 #include "loader/config.h"
@@ -50,8 +53,12 @@ static const char *const k_classes[10] = {"c0", "c1", "c2", "c3", "c4",
 static int make_dataset(const char *path, int n) {
   sl_err err;
   sl_writer *w;
+  sl_jpeg_rewriter *rw;
+  if (sl_jpeg_rewriter_create(&rw, 0, &err) != SL_OK)
+    return fprintf(stderr, "bench_loader: %s\n", err.msg), 1;
   if (sl_writer_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);
+    sl_jpeg_rewriter_destroy(rw);
     return 1;
   }
   for (int i = 0; i < n; i++) {
@@ -59,11 +66,18 @@ static int make_dataset(const char *path, int n) {
     o.label = i % 10;
     o.texture = 2; /* ImageNet-like bytes per image */
     int wd = i % 5 == 4 ? 375 : 500, ht = i % 5 == 4 ? 500 : 375;
-    uint8_t *buf;
-    size_t len;
-    if (sl_synth_jpeg((uint64_t)i + 1, wd, ht, &o, &buf, &len, &err) != SL_OK) {
+    uint8_t *jpg, *buf = NULL;
+    size_t jlen, len;
+    sl_status st =
+        sl_synth_jpeg((uint64_t)i + 1, wd, ht, &o, &jpg, &jlen, &err);
+    if (st == SL_OK) {
+      st = sl_jpeg_rewrite(rw, jpg, jlen, &buf, &len, &err);
+      free(jpg);
+    }
+    if (st != SL_OK) {
       fprintf(stderr, "bench_loader: %s\n", err.msg);
       sl_writer_abort(w);
+      sl_jpeg_rewriter_destroy(rw);
       return 1;
     }
     sl_sample_info meta = {.label = i % 10,
@@ -71,14 +85,16 @@ static int make_dataset(const char *path, int n) {
                            .width = (uint16_t)wd,
                            .codec = SL_CODEC_JPEG,
                            .channels = 3};
-    sl_status st = sl_writer_add(w, buf, len, &meta, &err);
+    st = sl_writer_add(w, buf, len, &meta, &err);
     free(buf);
     if (st != SL_OK) {
       fprintf(stderr, "bench_loader: %s\n", err.msg);
       sl_writer_abort(w);
+      sl_jpeg_rewriter_destroy(rw);
       return 1;
     }
   }
+  sl_jpeg_rewriter_destroy(rw);
   if (sl_writer_commit(w, 10, k_classes, "bench_loader", true, &err) != SL_OK) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);
     return 1;
