@@ -15,8 +15,9 @@
  * Memory: sl_pipeline_create allocates all of sluice's scratch once, sized
  * from max_out_side S (the schedule's largest resolution): the decoder's
  * (codecs/codec.h: (2S + 32) * 2S * 4 bytes of region, 256 KiB of row,
- * 1.5 MiB of PNG arena) + 4*S^2 bytes for the resized crop + 6 KiB of
- * conversion tables: ~2.9 MiB at S = 224, ~7 MiB at S = 512. sluice itself
+ * 1.5 MiB of PNG arena, 1 MiB of JPEG window) + 4*S^2 bytes for the
+ * resized crop + 6 KiB of conversion tables: ~3.9 MiB at S = 224, ~8 MiB
+ * at S = 512. sluice itself
  * allocates nothing per sample; the libraries do a little: libjpeg's
  * per-image pools (tens of KiB; for a progressive JPEG the whole coefficient
  * image, ~2 bytes per pixel and component, bounded through max_pixels) and
