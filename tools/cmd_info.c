@@ -1,12 +1,14 @@
 /* sluice info FILE: what a dataset file holds. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "codecs/jpeg_window.h"
 #include "formats/source.h"
 #include "tools/cli.h"
 
-enum { NBUCKETS = 9, SHOW_CLASSES = 10 };
+enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };
 
 static void human(char *buf, size_t cap, double bytes) {
   const char *units[] = {"B", "KB", "MB", "GB", "TB"};
@@ -18,10 +20,50 @@ static void human(char *buf, size_t cap, double bytes) {
   snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
 }
 
+/* How many of up to LAYOUT_SAMPLES JPEGs, spread over the file, have the
+ * restart layout the region decoder uses (codecs/jpeg_window.h). */
+static void print_jpeg_layout(const sl_source *src, uint64_t n) {
+  uint64_t seen = 0, laid = 0, bad = 0;
+  size_t cap = sl_source_max_length(src);
+  uint8_t *buf = malloc(cap ? cap : 1);
+  if (!buf) {
+    printf("jpeg layout: (out of memory)\n");
+    return;
+  }
+  uint64_t step = (n + LAYOUT_SAMPLES - 1) / LAYOUT_SAMPLES;
+  for (uint64_t i = 0; i < n && seen < LAYOUT_SAMPLES; i += step) {
+    if (sl_source_info(src, i)->codec != SL_CODEC_JPEG)
+      continue;
+    const uint8_t *data;
+    size_t len;
+    sl_err err = {0};
+    sl_jpeg_layout lo;
+    seen++;
+    if (sl_source_read(src, i, buf, cap, &data, &len, &err) != SL_OK)
+      bad++;
+    else
+      laid += (uint64_t)sl_jpeg_layout_read(data, len, &lo);
+  }
+  free(buf);
+  if (seen == 0)
+    return;
+  printf("jpeg layout: %" PRIu64 " of %" PRIu64
+         " sampled JPEGs have restart segments%s\n",
+         laid, seen,
+         laid == seen ? " (crops decode only their segments)"
+         : laid == 0  ? " (crops decode from the first row; `sluice pack` "
+                        "without --keep-jpeg rewrites them losslessly)"
+                      : "");
+  if (bad)
+    printf("             %" PRIu64 " could not be read (sluice verify)\n", bad);
+}
+
 static void usage(FILE *f) {
   fprintf(f, "usage: sluice info FILE\n\n"
              "Prints a dataset file's format, layout version, sample count, "
-             "classes,\nsizes, resolution histogram and codec mix.\n");
+             "classes,\nsizes, resolution histogram and codec mix, and "
+             "whether (a sample of)\nits JPEGs have the restart layout "
+             "that lets crops skip data.\n");
 }
 
 int sl_cmd_info(int argc, char **argv) {
@@ -85,6 +127,7 @@ int sl_cmd_info(int argc, char **argv) {
            "%s\n",
            codecs[1], codecs[2], codecs[3],
            codecs[0] ? " (and damaged entries)" : "");
+    print_jpeg_layout(src, n);
     printf("channels:    rgb %" PRIu64 ", gray %" PRIu64 "\n", rgb, gray);
     printf("image sizes: %ux%u to %ux%u (width x height)\n", minw, minh, maxw,
            maxh);

@@ -724,9 +724,14 @@ static void test_jpeg_layout(void **state) {
   }
   sl_source_close(s);
   assert_int_equal(cli("verify", o1, "--decode", "--quiet", NULL), 0);
+  assert_int_equal(cli("info", o1, NULL), 0);
+  assert_true(output_has("out.txt", "jpeg layout: 6 of 6 sampled JPEGs have "
+                                    "restart segments (crops decode only"));
 
   assert_int_equal(cli("pack", src, ok, "--keep-jpeg", "--quiet", NULL), 0);
   assert_true(output_has("out.txt", "6 kept as is, 0 rewritten, 0 re-encoded"));
+  assert_int_equal(cli("info", ok, NULL), 0); /* TurboJPEG wrote no markers */
+  assert_true(output_has("out.txt", "jpeg layout: 0 of 6 sampled JPEGs"));
   s = open_src(ok);
   for (int i = 0; i < N; i++) {
     pathf(p, sizeof p, "%s", in[i].file);
