@@ -132,6 +132,7 @@ static void *mover_main(void *arg) {
     r->mover_busy = true;
     sl_ring_copy c = r->ep.copy;
     c.src = r->be->ops->staging(r->be, i);
+    c.src_index = i;
     c.src_bytes = (size_t)r->rc.batch_size * r->ep.src_sample_bytes;
     c.dst_bytes = (size_t)r->rc.batch_size * r->ep.dst_sample_bytes;
     sl_status batch_err = b->err;

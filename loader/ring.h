@@ -45,6 +45,7 @@
 /* One batch's move from a staging buffer into a slot. */
 typedef struct sl_ring_copy {
   const void *src;  /* staging buffer (host memory from alloc) */
+  int src_index;    /* its index: src == staging(src_index) */
   size_t src_bytes; /* bytes of src in use: n samples at h × w */
   size_t dst_bytes; /* bytes the slot receives */
   int n, height, width, channels;
@@ -72,7 +73,11 @@ typedef struct sl_ring_backend_ops {
   /* Opening/closing thread, after the mover has stopped. Frees everything
    * and the backend object itself. Accepts a backend whose alloc failed. */
   void (*destroy)(sl_ring_backend *b);
-  /* Any thread, after alloc: the buffers' addresses (stable). */
+  /* After alloc: where staging buffer i and slot s are now. The ring asks
+   * each time it hands one out (staging to a worker, a slot to the
+   * consumer), under its lock, because a backend may exchange a staging
+   * buffer with a slot in copy_to_slot instead of copying (the host backend
+   * does). */
   void *(*staging)(sl_ring_backend *b, int i);
   void *(*slot)(sl_ring_backend *b, int s);
 
@@ -106,7 +111,8 @@ struct sl_ring_backend {
   const sl_ring_backend_ops *ops;
 };
 
-/* The host backend: malloc'd staging and slots, memcpy, no events. */
+/* The host backend: host memory for staging and slots, which trade buffers
+ * instead of copying; no events. */
 sl_status sl_ring_backend_host_create(sl_ring_backend **out, sl_err *err);
 /* The CUDA backend: loader/cuda/ring_cuda.h. */
 

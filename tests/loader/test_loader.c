@@ -2,7 +2,8 @@
  * counts, resume (in-process and in a forked process), sharding through the
  * API, shapes at every resolution of a schedule, bad samples (fail, skip),
  * slot reuse with a slow consumer, misuse, and cleanliness (threads, fds,
- * memory) over epochs and open/close cycles. Run under TSan too. */
+ * memory) over epochs and open/close cycles; the host ring backend trading
+ * buffers instead of copying. Run under TSan too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "fake_src.h"
+#include "loader/ring.h"
 #include "support/proc.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -527,6 +529,37 @@ static void test_misuse(void **state) {
   sl_config_destroy(cfg);
 }
 
+/* The host backend moves a batch by exchanging the full staging buffer with
+ * the slot's buffer: no bytes are copied, every buffer stays owned once, and
+ * a copy it cannot do is an error. */
+static void test_host_backend_trades_buffers(void **state) {
+  (void)state;
+  sl_ring_backend *b;
+  sl_err err;
+  assert_int_equal(sl_ring_backend_host_create(&b, &err), SL_OK);
+  assert_int_equal(b->ops->alloc(b, 2, 4096, 3, 4096, &err), SL_OK);
+  void *st0 = b->ops->staging(b, 0), *st1 = b->ops->staging(b, 1);
+  void *sl2 = b->ops->slot(b, 2);
+  memset(st1, 0x5A, 4096);
+  sl_ring_copy c = {.src = st1,
+                    .src_index = 1,
+                    .src_bytes = 4096,
+                    .dst_bytes = 4096,
+                    .src_dtype = SL_OUT_FP16,
+                    .dst_dtype = SL_OUT_FP16};
+  assert_int_equal(b->ops->copy_to_slot(b, 2, &c, &err), SL_OK);
+  assert_ptr_equal(b->ops->slot(b, 2), st1); /* the batch, not a copy */
+  assert_ptr_equal(b->ops->staging(b, 1), sl2);
+  assert_ptr_equal(b->ops->staging(b, 0), st0);
+  assert_int_equal(((uint8_t *)b->ops->slot(b, 2))[4095], 0x5A);
+  c.src = st1; /* no longer staging buffer 1 */
+  assert_int_equal(b->ops->copy_to_slot(b, 0, &c, &err), SL_EINVAL);
+  c.src = b->ops->staging(b, 1);
+  c.dst_dtype = SL_OUT_FP32;
+  assert_int_equal(b->ops->copy_to_slot(b, 0, &c, &err), SL_EUNSUPPORTED);
+  b->ops->destroy(b); /* frees each buffer once (ASan, valgrind) */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_workers_deterministic),
@@ -539,6 +572,7 @@ int main(void) {
       cmocka_unit_test(test_slot_reuse),
       cmocka_unit_test(test_clean),
       cmocka_unit_test(test_misuse),
+      cmocka_unit_test(test_host_backend_trades_buffers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
