@@ -11,6 +11,7 @@
 #include "augment/convert.h"
 #include "codecs/codec.h"
 #include "common/mem.h"
+#include "formats/source.h"
 
 enum { k_max_side = 8192 };
 
@@ -114,7 +115,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   sl_aug_sample_crop(&pl->p, info.width, info.height, out_h, out_w, seed, epoch,
                      sample_index, &box, &flip);
   sl_decode_req req = {box.x, box.y, box.w, box.h, 8, out_w, out_h, pl->ch};
-  if (codec == 1)
+  if (codec == SL_CODEC_JPEG)
     req.scale = sl_aug_dct_scale(box.w, box.h, out_w, out_h);
   sl_decoded dec;
   st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
@@ -138,7 +139,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                  dst);
   uint64_t t2 = now_ns();
   pl->times.decode_ns += t1 - t0;
-  if (codec == 1) {
+  if (codec == SL_CODEC_JPEG) {
     pl->times.jpeg_decodes++;
     pl->times.jpeg_windowed += (uint64_t)dec.windowed;
   }

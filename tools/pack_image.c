@@ -10,6 +10,7 @@
 #include <string.h>
 #include <turbojpeg.h>
 
+#include "codecs/codec.h"
 #include "codecs/jpeg_rewrite.h"
 #include "formats/source.h"
 
@@ -18,6 +19,7 @@
 struct sl_pack_codec {
   tjhandle dec, enc;
   sl_jpeg_rewriter *rw;
+  sl_decoder *loader_dec; /* the loader's decoder, for the rewrite check */
 };
 
 static int fail(sl_pack_result *r, const char *fmt, ...)
@@ -38,7 +40,8 @@ sl_pack_codec *sl_pack_codec_create(void) {
   c->enc = tjInitCompress();
   sl_err err;
   if (!c->dec || !c->enc ||
-      sl_jpeg_rewriter_create(&c->rw, MAX_PIXELS, &err) != SL_OK) {
+      sl_jpeg_rewriter_create(&c->rw, MAX_PIXELS, &err) != SL_OK ||
+      sl_decoder_create(&c->loader_dec, MAX_PIXELS, 16, 16, &err) != SL_OK) {
     sl_pack_codec_destroy(c);
     return NULL;
   }
@@ -53,6 +56,7 @@ void sl_pack_codec_destroy(sl_pack_codec *c) {
   if (c->enc)
     tjDestroy(c->enc);
   sl_jpeg_rewriter_destroy(c->rw);
+  sl_decoder_destroy(c->loader_dec);
   free(c);
 }
 
@@ -403,6 +407,31 @@ static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
   r->data = out;
   r->len = out_len;
   r->tj_owned = false;
+  /* The rewrite read every coefficient (warnings as errors); what is left
+   * to check is that the loader's decoder takes the result: its first and
+   * last pixel, through the restart windows (a few segments, microseconds;
+   * this also runs libjpeg's output setup, which refuses sampling it cannot
+   * upsample). */
+  sl_encoded e = {out, out_len, SL_CODEC_JPEG, 0, 0, 0};
+  sl_image_info info;
+  st = sl_decoder_probe(c->loader_dec, &e, &info, &err);
+  for (int corner = 0; st == SL_OK && corner < 2; corner++) {
+    sl_decode_req q = {corner ? info.width - 1 : 0,
+                       corner ? info.height - 1 : 0,
+                       1,
+                       1,
+                       8,
+                       0,
+                       0,
+                       4};
+    sl_decoded d;
+    st = sl_decoder_decode(c->loader_dec, &e, &q, &d, &err);
+  }
+  if (st != SL_OK) {
+    sl_pack_result_free(r);
+    return fail(r, "JPEG the loader cannot decode after the rewrite: %s",
+                err.msg);
+  }
   return 0;
 }
 

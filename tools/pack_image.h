@@ -6,9 +6,11 @@
  *    rewritten losslessly into the restart layout (codecs/jpeg_layout.h,
  *    codecs/jpeg_rewrite.h): same DCT coefficients, so the same pixels;
  *    sequential Huffman with optimized tables; metadata dropped. With
- *    --keep-jpeg (keep_jpeg) they keep their original bytes instead. The
- *    stored bytes are decoded once more (at 1/8 scale, warnings are errors),
- *    and an input libjpeg cannot read cleanly is skipped, not packed.
+ *    --keep-jpeg (keep_jpeg) they keep their original bytes instead. An
+ *    input libjpeg cannot read cleanly is skipped, not packed: the rewrite
+ *    reads every coefficient (warnings are errors) and the loader's decoder
+ *    then decodes the result's first and last pixel; kept bytes are
+ *    decoded once at 1/8 scale.
  *  - Otherwise the image is decoded, turned upright by its EXIF orientation,
  *    resized with a box filter (libyuv) so its longer side is --max-side,
  *    encoded as JPEG at --quality (4:2:0 for colour) and rewritten into the
