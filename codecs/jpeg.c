@@ -10,24 +10,13 @@
  * premature end, extraneous bytes) are errors too. */
 #include <string.h>
 
-#include <jerror.h>
-
 #include "codecs/codec_impl.h"
+#include "codecs/jpeg_strict.h"
 
 static void jerr_exit(j_common_ptr c) {
   sl_jpeg_err *e = (sl_jpeg_err *)c->err;
   c->err->format_message(c, e->msg);
   longjmp(e->jb, 1);
-}
-
-static void jerr_emit(j_common_ptr c, int level) {
-  /* Level -1 is a warning: corrupt data that libjpeg would paper over. */
-  if (level < 0 && c->err->msg_code != JWRN_JFIF_MAJOR)
-    jerr_exit(c);
-}
-
-static void jerr_output(j_common_ptr c) {
-  (void)c;
 }
 
 static sl_status fail(sl_decoder *d, sl_err *err) {
@@ -42,8 +31,8 @@ static sl_status ensure_jd(sl_decoder *d, sl_err *err) {
   memset(&d->jd, 0, sizeof d->jd);
   d->jd.err = jpeg_std_error(&d->je.pub);
   d->je.pub.error_exit = jerr_exit;
-  d->je.pub.emit_message = jerr_emit;
-  d->je.pub.output_message = jerr_output;
+  d->je.pub.emit_message = sl_jpeg_emit_strict;
+  d->je.pub.output_message = sl_jpeg_output_silent;
   if (setjmp(d->je.jb)) {
     jpeg_destroy_decompress(&d->jd);
     return sl_err_set(err, SL_ENOMEM, "jpeg: %s", d->je.msg);

@@ -18,6 +18,7 @@
 #include <jpeglib.h>
 
 #include "codecs/jpeg_layout.h"
+#include "codecs/jpeg_strict.h"
 
 enum { MIN_OUT_CAP = 4096 };
 
@@ -40,8 +41,6 @@ struct sl_jpeg_rewriter {
 };
 
 static void jerr_exit(j_common_ptr c);
-static void jerr_emit(j_common_ptr c, int level);
-static void jerr_output(j_common_ptr c);
 static void dest_init(j_compress_ptr c);
 static boolean dest_empty(j_compress_ptr c);
 static void dest_term(j_compress_ptr c);
@@ -60,8 +59,8 @@ sl_status sl_jpeg_rewriter_create(sl_jpeg_rewriter **out, uint64_t max_pixels,
   rw->max_pixels = max_pixels;
   jpeg_std_error(&rw->je.pub);
   rw->je.pub.error_exit = jerr_exit;
-  rw->je.pub.emit_message = jerr_emit;
-  rw->je.pub.output_message = jerr_output;
+  rw->je.pub.emit_message = sl_jpeg_emit_strict;
+  rw->je.pub.output_message = sl_jpeg_output_silent;
   rw->src.err = &rw->je.pub;
   rw->dst.err = &rw->je.pub;
   rw->dest.init_destination = dest_init;
@@ -193,16 +192,6 @@ static void jerr_exit(j_common_ptr c) {
     break;
   }
   longjmp(e->jb, 1);
-}
-
-static void jerr_emit(j_common_ptr c, int level) {
-  /* Level -1 is a warning: corrupt data that libjpeg would paper over. */
-  if (level < 0 && c->err->msg_code != JWRN_JFIF_MAJOR)
-    jerr_exit(c);
-}
-
-static void jerr_output(j_common_ptr c) {
-  (void)c;
 }
 
 /* The destination: one malloc'd buffer, doubled when full. */
