@@ -1,4 +1,5 @@
-/* EXIF orientation from a JPEG's APP1 segment, bounds-checked throughout. */
+/* EXIF orientation from a JPEG's APP1 segment or a PNG's eXIf chunk,
+ * bounds-checked throughout. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -66,6 +67,30 @@ int sl_exif_orientation(const uint8_t *j, size_t len) {
     if (m == 0xE1 && seg >= 8 && memcmp(j + p + 4, "Exif\0\0", 6) == 0)
       return tiff_orientation(j + p + 10, seg - 8);
     p += 2 + seg;
+  }
+  return 1;
+}
+
+static uint32_t be32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         p[3];
+}
+
+int sl_png_exif_orientation(const uint8_t *png, size_t len) {
+  static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (len < 8 || memcmp(png, sig, 8) != 0)
+    return 1;
+  /* Chunks: length, type, data, CRC. eXIf may come before or after IDAT. */
+  for (size_t p = 8; p + 12 <= len;) {
+    uint32_t n = be32(png + p);
+    if (n > len - p - 12)
+      return 1;
+    const uint8_t *type = png + p + 4;
+    if (memcmp(type, "eXIf", 4) == 0)
+      return tiff_orientation(png + p + 8, n);
+    if (memcmp(type, "IEND", 4) == 0)
+      return 1;
+    p += 12 + (size_t)n;
   }
   return 1;
 }

@@ -173,7 +173,8 @@ static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
     png_image_free(&img);
     return fail(r, "corrupt PNG: %s", img.message);
   }
-  return finish(c, pix, (int)img.width, (int)img.height, gray ? 1 : 3, 1, o, r);
+  return finish(c, pix, (int)img.width, (int)img.height, gray ? 1 : 3,
+                sl_png_exif_orientation(in, len), o, r);
 }
 
 int sl_pack_transcode(sl_pack_codec *c, uint8_t *in, size_t len,

@@ -15,8 +15,9 @@
  *    resized with a box filter (libyuv) so its longer side is --max-side,
  *    encoded as JPEG at --quality (4:2:0 for colour) and rewritten into the
  *    restart layout (lossless), whatever keep_jpeg says.
- *  - PNG inputs are decoded (8-bit, alpha composited onto white) and encoded
- *    as JPEG the same way.
+ *  - PNG inputs are decoded (8-bit, alpha composited onto white), turned
+ *    upright by the orientation in their eXIf chunk, and encoded as JPEG
+ *    the same way.
  *  - Grayscale stays grayscale (1 channel); everything else becomes RGB
  *    (3 channels). CMYK/YCCK JPEGs are read as Adobe-style inverted CMYK and
  *    converted with R = C*K/255 (and so on).
@@ -69,5 +70,7 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
 
 /* EXIF orientation (1..8) of a JPEG, 1 when it has none or it is bad. */
 int sl_exif_orientation(const uint8_t *jpeg, size_t len);
+/* The same from a PNG's eXIf chunk. */
+int sl_png_exif_orientation(const uint8_t *png, size_t len);
 
 #endif

@@ -87,9 +87,11 @@ int ti_jpeg(const char *path, int w, int h, int gray, int quality) {
   return rc;
 }
 
-int ti_jpeg_exif(const char *path, int w, int h, int orient) {
-  /* Stored size and the inverse transform: stored(sx, sy) = upright(x, y)
-   * where applying orient to stored gives upright. */
+/* The pattern as a camera stores it when its EXIF orientation is orient:
+ * applying orient to the stored sw x sh pixels gives the upright w x h
+ * pattern. malloc'd, RGB. */
+static uint8_t *stored_pattern(int w, int h, int orient, int *sw_out,
+                               int *sh_out) {
   int sw = orient >= 5 ? h : w, sh = orient >= 5 ? w : h;
   uint8_t *up = pattern(w, h, 3);
   uint8_t *st = malloc((size_t)sw * sh * 3);
@@ -112,41 +114,84 @@ int ti_jpeg_exif(const char *path, int w, int h, int orient) {
       }
       memcpy(st + ((size_t)sy * sw + sx) * 3, up + ((size_t)y * w + x) * 3, 3);
     }
-  /* APP1: "Exif\0\0" + little-endian TIFF with one IFD0 entry. */
-  uint8_t app1[2 + 2 + 6 + 8 + 2 + 12 + 4] = {0xFF, 0xE1};
+  free(up);
+  *sw_out = sw;
+  *sh_out = sh;
+  return st;
+}
+
+enum { TIFF_BYTES = 26 };
+
+/* A little-endian TIFF block whose IFD0 holds one entry: orientation. */
+static void exif_tiff(int orient, uint8_t t[TIFF_BYTES]) {
+  static const uint8_t head[TIFF_BYTES] = {
+      'I',  'I',  42, 0, 8, 0, 0, 0,             /* header, IFD0 at 8 */
+      1,    0,                                   /* one entry */
+      0x12, 0x01, 3,  0, 1, 0, 0, 0, 0, 0, 0, 0, /* 0x0112 SHORT x1 */
+      0,    0,    0,  0};                        /* no next IFD */
+  memcpy(t, head, TIFF_BYTES);
+  t[18] = (uint8_t)orient;
+}
+
+int ti_jpeg_exif(const char *path, int w, int h, int orient) {
+  int sw, sh;
+  uint8_t *st = stored_pattern(w, h, orient, &sw, &sh);
+  /* APP1: "Exif\0\0" + the TIFF block. */
+  uint8_t app1[4 + 6 + TIFF_BYTES] = {0xFF, 0xE1};
   size_t n = sizeof app1;
   app1[2] = (uint8_t)((n - 2) >> 8);
   app1[3] = (uint8_t)(n - 2);
   memcpy(app1 + 4, "Exif\0\0", 6);
-  uint8_t tiff[] = {'I',
-                    'I',
-                    42,
-                    0,
-                    8,
-                    0,
-                    0,
-                    0,
-                    1,
-                    0,
-                    0x12,
-                    0x01,
-                    3,
-                    0,
-                    1,
-                    0,
-                    0,
-                    0,
-                    (uint8_t)orient,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0};
-  memcpy(app1 + 10, tiff, sizeof tiff);
+  exif_tiff(orient, app1 + 10);
   int rc = encode(path, st, sw, sh, TJPF_RGB, TJSAMP_444, 95, app1, n);
-  free(up);
+  free(st);
+  return rc;
+}
+
+static uint32_t crc32_png(const uint8_t *p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++)
+      c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+
+static void be32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+int ti_png_exif(const char *path, int w, int h, int orient) {
+  int sw, sh;
+  uint8_t *st = stored_pattern(w, h, orient, &sw, &sh);
+  png_image img;
+  memset(&img, 0, sizeof img);
+  img.version = PNG_IMAGE_VERSION;
+  img.width = (png_uint_32)sw;
+  img.height = (png_uint_32)sh;
+  img.format = PNG_FORMAT_RGB;
+  png_alloc_size_t len = 0;
+  int rc = -1;
+  if (png_image_write_get_memory_size(img, len, 0, st, 0, NULL)) {
+    uint8_t *png = malloc(len);
+    if (png && png_image_write_to_memory(&img, png, &len, 0, st, 0, NULL)) {
+      /* eXIf right after the signature (8) and IHDR (25 bytes). */
+      enum { AT = 8 + 25, CHUNK = 12 + TIFF_BYTES };
+      uint8_t *out = malloc(len + CHUNK);
+      uint8_t *c = out + AT;
+      memcpy(out, png, AT);
+      be32(c, TIFF_BYTES);
+      memcpy(c + 4, "eXIf", 4);
+      exif_tiff(orient, c + 8);
+      be32(c + 8 + TIFF_BYTES, crc32_png(c + 4, 4 + TIFF_BYTES));
+      memcpy(out + AT + CHUNK, png + AT, len - AT);
+      rc = ti_write(path, out, len + CHUNK);
+      free(out);
+    }
+    free(png);
+  }
   free(st);
   return rc;
 }

@@ -16,6 +16,9 @@ int ti_jpeg(const char *path, int w, int h, int gray, int quality);
 int ti_jpeg_exif(const char *path, int w, int h, int orient);
 int ti_jpeg_cmyk(const char *path, int w, int h);
 int ti_png(const char *path, int w, int h, int gray, int alpha);
+/* An RGB PNG of the pattern stored for EXIF orientation orient, with an
+ * eXIf chunk saying so (w x h is the upright size). */
+int ti_png_exif(const char *path, int w, int h, int orient);
 int ti_write(const char *path, const void *data, size_t len);
 /* The whole file in a malloc'd buffer, NULL on failure. */
 uint8_t *ti_read(const char *path, size_t *len);

@@ -775,6 +775,39 @@ static void test_keep_jpeg(void **state) {
   sl_source_close(s);
 }
 
+/* PNG inputs are turned upright by the orientation in their eXIf chunk
+ * (3: upside down, 6 and 8: a quarter turn each way), like JPEGs by EXIF. */
+static void test_png_exif(void **state) {
+  mk("pngx");
+  mk("pngx/k");
+  static const int orients[3] = {3, 6, 8};
+  char p[600], src[600], out[600];
+  for (int k = 0; k < 3; k++) {
+    pathf(p, sizeof p, "pngx/k/o%d.png", orients[k]);
+    assert_int_equal(ti_png_exif(p, 40, 20, orients[k]), 0);
+  }
+  pathf(src, sizeof src, "pngx");
+  pathf(out, sizeof out, "pngx.h5");
+  assert_int_equal(cli("pack", src, out, "--quiet", NULL), 0);
+  sl_source *s = open_src(out);
+  assert_int_equal(sl_source_count(s), 3);
+  for (uint64_t i = 0; i < 3; i++) {
+    int w, h, ch;
+    uint8_t *pix = decode(s, i, &w, &h, &ch);
+    if (w != 40 || h != 20 || ch != 3)
+      fail_msg("orientation %d: stored %dx%dx%d, want 40x20x3", orients[i], w,
+               h, ch);
+    static const int at[4][2] = {{3, 3}, {36, 3}, {3, 16}, {36, 16}};
+    for (int c = 0; c < 4; c++) {
+      uint8_t want[3];
+      ti_pattern(at[c][0], at[c][1], 40, 20, want);
+      near_rgb(pix + (at[c][1] * 40 + at[c][0]) * 3, want);
+    }
+    free(pix);
+  }
+  sl_source_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_lmdb),
@@ -787,6 +820,7 @@ int main(void) {
       cmocka_unit_test(test_verify_damage),
       cmocka_unit_test(test_jpeg_layout),
       cmocka_unit_test(test_keep_jpeg),
+      cmocka_unit_test(test_png_exif),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
