@@ -17,6 +17,7 @@
 #include "augment/pipeline.h"
 #include "codecs/img_util.h"
 #include "support/aug_params.h"
+#include "support/synth_jpeg.h"
 #include "tools/synth.h"
 
 enum { JPEG = 1, PNG = 2, RAW = 3 };
@@ -32,20 +33,12 @@ static sl_pipeline *new_pipeline(const sl_aug_params *p, int side) {
   return pl;
 }
 
-typedef struct blob {
-  uint8_t *p;
-  size_t n;
-} blob;
-
 static blob jpeg(uint64_t seed, int w, int h, sl_synth_color c, int prog) {
   sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
   o.color = c;
   o.progressive = prog;
   o.texture = 2;
-  blob b;
-  sl_err err;
-  assert_int_equal(sl_synth_jpeg(seed, w, h, &o, &b.p, &b.n, &err), SL_OK);
-  return b;
+  return sl_test_jpeg(seed, w, h, &o);
 }
 
 /* ---- crop parameters ---- */

@@ -15,14 +15,10 @@
 
 #include "codecs/codec.h"
 #include "codecs/img_util.h"
+#include "support/synth_jpeg.h"
 #include "tools/synth.h"
 
 enum { JPEG = 1, PNG = 2, RAW = 3 };
-
-typedef struct blob {
-  uint8_t *p;
-  size_t n;
-} blob;
 
 static blob make_jpeg(uint64_t seed, int w, int h, sl_synth_color color,
                       int progressive, int restart) {
@@ -30,10 +26,7 @@ static blob make_jpeg(uint64_t seed, int w, int h, sl_synth_color color,
   o.color = color;
   o.progressive = progressive;
   o.restart_rows = restart;
-  blob b;
-  sl_err err;
-  assert_int_equal(sl_synth_jpeg(seed, w, h, &o, &b.p, &b.n, &err), SL_OK);
-  return b;
+  return sl_test_jpeg(seed, w, h, &o);
 }
 
 static sl_decoder *new_decoder(uint64_t max_pixels, int cap) {

@@ -22,12 +22,8 @@
 #include "codecs/jpeg_layout.h"
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
+#include "support/synth_jpeg.h"
 #include "tools/synth.h"
-
-typedef struct blob {
-  uint8_t *p;
-  size_t n;
-} blob;
 
 static blob make_jpeg(uint64_t seed, int w, int h, sl_synth_color color,
                       int progressive, int restart_rows) {
@@ -36,10 +32,7 @@ static blob make_jpeg(uint64_t seed, int w, int h, sl_synth_color color,
   o.progressive = progressive;
   o.restart_rows = restart_rows;
   o.texture = 2;
-  blob b;
-  sl_err err;
-  assert_int_equal(sl_synth_jpeg(seed, w, h, &o, &b.p, &b.n, &err), SL_OK);
-  return b;
+  return sl_test_jpeg(seed, w, h, &o);
 }
 
 static sl_jpeg_rewriter *new_rewriter(uint64_t max_pixels) {
