@@ -9,6 +9,9 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,8 +417,22 @@ static int pack(const pack_args *a) {
   return rc;
 }
 
+/* libjpeg allocates each image's coefficients (about 3 bytes per pixel)
+ * and frees them again; above glibc's default 128 KiB mmap threshold every
+ * image then costs fresh zeroed pages from the kernel. Keeping such blocks
+ * on the heap made pack 3-16% faster on one thread (400 ImageNet-like
+ * files, alternating runs; within noise on two). The process is ours:
+ * this is the command, not the library. */
+static void keep_image_buffers_on_heap(void) {
+#if defined(__GLIBC__)
+  (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
+}
+
 int sl_cmd_pack(int argc, char **argv) {
   pack_args a;
+  keep_image_buffers_on_heap();
   int rc = parse_args(argc, argv, &a);
   if (rc == 1)
     return 0; /* --help */
