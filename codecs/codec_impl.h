@@ -79,9 +79,11 @@ typedef struct sl_region {
 } sl_region;
 
 /* The region of req (full-size coordinates) in an img_w x img_h image at
- * M/8. */
-void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
-                    sl_region *r);
+ * M/8. SL_ETOOBIG (message starting with codec) when the region, after box
+ * reduction, does not fit the decoder's scratch. */
+sl_status sl_region_plan(const sl_decoder *d, const char *codec,
+                         const sl_decode_req *req, int img_w, int img_h, int m,
+                         sl_region *r, sl_err *err);
 sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
                            const sl_image_info *info, sl_err *err);
 

@@ -134,12 +134,20 @@ static int reduce_factor(int r, int min) {
   return min > 0 && r >= 2 * min ? r / min : 1;
 }
 
-void sl_region_plan(const sl_decode_req *req, int img_w, int img_h, int m,
-                    sl_region *r) {
+sl_status sl_region_plan(const sl_decoder *d, const char *codec,
+                         const sl_decode_req *req, int img_w, int img_h, int m,
+                         sl_region *r, sl_err *err) {
   r->rw = plan_axis(req->x, req->w, img_w, m, &r->x0);
   r->rh = plan_axis(req->y, req->h, img_h, m, &r->y0);
   r->kx = reduce_factor(r->rw, req->min_w);
   r->ky = reduce_factor(r->rh, req->min_h);
+  int nx = (r->rw + r->kx - 1) / r->kx, ny = (r->rh + r->ky - 1) / r->ky;
+  if (nx > d->cap_w || ny > d->cap_h)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "%s: region %dx%d at %d/8 exceeds the decoder's %dx%d "
+                      "scratch",
+                      codec, nx, ny, m, d->cap_w, d->cap_h);
+  return SL_OK;
 }
 
 /* ---- rows ---- */

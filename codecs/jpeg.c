@@ -131,12 +131,6 @@ static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
                              sl_err *err) {
   struct jpeg_decompress_struct *j = &d->jd;
   int x0 = g->x0, y0 = g->y0, rw = g->rw, rh = g->rh, kx = g->kx, ky = g->ky;
-  int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
-  if (nx > d->cap_w || ny > d->cap_h)
-    return sl_err_set(err, SL_ETOOBIG,
-                      "jpeg: region %dx%d at %d/8 exceeds the decoder's "
-                      "%dx%d scratch",
-                      nx, ny, m, d->cap_w, d->cap_h);
   int convert = info->color == SL_COLOR_CMYK || info->color == SL_COLOR_YCCK;
   sl_pixfmt fmt = info->inverted ? SL_PIX_CMYK_INV : SL_PIX_CMYK;
   if (convert)
@@ -244,12 +238,14 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
       return st;
   }
   info = d->pending_info;
+  sl_region g;
   st = sl_check_request(d, req, &info, err);
+  if (st == SL_OK)
+    st = sl_region_plan(d, "jpeg", req, info.width, info.height, req->scale, &g,
+                        err);
   if (st == SL_OK) {
     if (setjmp(d->je.jb))
       return fail(d, err);
-    sl_region g;
-    sl_region_plan(req, info.width, info.height, req->scale, &g);
     sl_jpeg_window win;
     int windowed =
         d->pending_windowable && open_window(d, in, &g, req->scale, &win);

@@ -110,13 +110,11 @@ static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
                              sl_err *err) {
   int ch = req->channels;
   sl_region g;
-  sl_region_plan(req, info->width, info->height, 8, &g);
+  sl_status st =
+      sl_region_plan(d, "png", req, info->width, info->height, 8, &g, err);
+  if (st != SL_OK)
+    return st;
   int x0 = g.x0, y0 = g.y0, rw = g.rw, rh = g.rh, kx = g.kx, ky = g.ky;
-  int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
-  if (nx > d->cap_w || ny > d->cap_h)
-    return sl_err_set(err, SL_ETOOBIG,
-                      "png: region %dx%d exceeds the decoder's %dx%d scratch",
-                      nx, ny, d->cap_w, d->cap_h);
   png_set_user_limits(p, SL_CODEC_MAX_SIDE, SL_CODEC_MAX_SIDE);
   png_set_chunk_malloc_max(p, 256 * 1024);
   png_read_info(p, pi);

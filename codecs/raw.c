@@ -37,13 +37,10 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
     return st;
   int ch = req->channels, c = in->raw_c;
   sl_region g;
-  sl_region_plan(req, info.width, info.height, 8, &g);
+  st = sl_region_plan(d, "raw", req, info.width, info.height, 8, &g, err);
+  if (st != SL_OK)
+    return st;
   int x0 = g.x0, y0 = g.y0, rw = g.rw, rh = g.rh, kx = g.kx, ky = g.ky;
-  int nx = (rw + kx - 1) / kx, ny = (rh + ky - 1) / ky;
-  if (nx > d->cap_w || ny > d->cap_h)
-    return sl_err_set(err, SL_ETOOBIG,
-                      "raw: region %dx%d exceeds the decoder's %dx%d scratch",
-                      nx, ny, d->cap_w, d->cap_h);
   sl_pixfmt fmt = c == 1 ? SL_PIX_GRAY : c == 3 ? SL_PIX_RGB : SL_PIX_RGBX;
   sl_sink s;
   sl_sink_begin(&s, d, ch, rw, rh, kx, ky);

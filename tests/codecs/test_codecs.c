@@ -388,6 +388,26 @@ static void test_png_and_raw_exact(void **state) {
                                        &out, &err),
                      SL_EDECODE);
   }
+  /* A region larger than the decoder's scratch (and not reduced): PNG and
+   * raw refuse it as JPEG does, naming the codec. */
+  sl_decoder *tiny = new_decoder(100000000, 16);
+  sl_decode_req whole = {0, 0, W, H, 8, 0, 0, 4};
+  sl_decoded out;
+  sl_err err;
+  blob p;
+  assert_int_equal(sl_synth_png(4, 2, W, H, 3, &p.p, &p.n, &err), SL_OK);
+  sl_encoded pin = {p.p, p.n, PNG, 0, 0, 0};
+  assert_int_equal(sl_decoder_decode(tiny, &pin, &whole, &out, &err),
+                   SL_ETOOBIG);
+  assert_non_null(strstr(err.msg, "png: region 77x53"));
+  sl_encoded rin = {rgb, (size_t)W * H * 3, RAW, H, W, 3};
+  assert_int_equal(sl_decoder_decode(tiny, &rin, &whole, &out, &err),
+                   SL_ETOOBIG);
+  assert_non_null(strstr(err.msg, "raw: region 77x53"));
+  whole.min_w = whole.min_h = 10; /* box-reduced to fit: fine */
+  assert_int_equal(sl_decoder_decode(tiny, &rin, &whole, &out, &err), SL_OK);
+  sl_decoder_destroy(tiny);
+  free(p.p);
   free(rgb), free(gray), free(rgba);
   sl_decoder_destroy(d);
 }
