@@ -75,9 +75,10 @@ static sl_status load_sample(sl_pool *p, void *ws, uint64_t epoch, int res,
   sl_logf(p->c.log, SL_LOG_WARN, "skipping sample %llu: %s",
           (unsigned long long)index, err->msg);
   sl_rng r = sl_rng_for(p->c.seed ^ SKIP_SALT, epoch, index);
+  sl_err e2; /* the last replacement's error (not err: sl_err_set would
+                format err->msg into itself) */
   for (int a = 0; a < SL_POOL_SKIP_TRIES; a++) {
     uint64_t alt = sl_rng_below(&r, src->count);
-    sl_err e2;
     sl_err_clear(&e2);
     st = src->load(src->ctx, ws, alt, epoch, res, dst, label, &o->t, &e2);
     if (st == SL_OK) {
@@ -89,7 +90,7 @@ static sl_status load_sample(sl_pool *p, void *ws, uint64_t epoch, int res,
   }
   return sl_err_set(err, SL_ESAMPLE,
                     "sample %llu and %d replacements failed; last: %s",
-                    (unsigned long long)index, SL_POOL_SKIP_TRIES, err->msg);
+                    (unsigned long long)index, SL_POOL_SKIP_TRIES, e2.msg);
 }
 
 static void fold(sl_pool *p, const outcome *o) {

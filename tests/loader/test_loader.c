@@ -392,6 +392,26 @@ static void test_on_error_skip(void **state) {
   assert_int_equal(h[0], h[1]);
 }
 
+/* on_error = skip with nothing loadable: the epoch fails with SL_ESAMPLE and
+ * a readable message that quotes a replacement's own error once. */
+static void test_on_error_skip_all_bad(void **state) {
+  opts o = defaults();
+  o.on_error = "skip";
+  memset(g_bad, 1, sizeof g_bad);
+  o.bad = g_bad;
+  sl_loader *ld = open_loader(&o);
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch b;
+  assert_int_equal(sl_loader_next(ld, &b), SL_ESAMPLE);
+  const char *msg = sl_loader_errmsg(ld);
+  const char *first = strstr(msg, "replacements failed");
+  assert_non_null(first);
+  assert_null(strstr(first + 1, "replacements failed"));
+  assert_non_null(strstr(msg, "last: fake.lmdb: sample "));
+  assert_non_null(strstr(msg, ": corrupt JPEG"));
+  sl_loader_close(ld);
+}
+
 /* A slow consumer holds batches while workers run ahead: a held batch never
  * changes, and a released slot that we poison is fully rewritten before it
  * is handed out again. Holding every slot makes next refuse (no deadlock);
@@ -569,6 +589,7 @@ int main(void) {
       cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_on_error_fail),
       cmocka_unit_test(test_on_error_skip),
+      cmocka_unit_test(test_on_error_skip_all_bad),
       cmocka_unit_test(test_slot_reuse),
       cmocka_unit_test(test_clean),
       cmocka_unit_test(test_misuse),
