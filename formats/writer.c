@@ -63,12 +63,12 @@ sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
   w->fmt = fmt;
+  w->anon_fd = -1; /* before any abort: calloc's 0 would close stdin */
   if (snprintf(w->tmp, sizeof w->tmp, "%s/.%s" TMP_TAG "%ld", dir, base,
                (long)getpid()) >= (int)sizeof w->tmp) {
     sl_writer_abort(w);
     return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
   }
-  w->anon_fd = -1;
   clean_stale(dir, base);
   if (unlink(w->tmp) != 0 && errno != ENOENT) {
     sl_status st = sl_err_errno(err, SL_EIO, errno, "%s", w->tmp);
