@@ -206,8 +206,14 @@ static int add_skip(pack_stats *s, const char *path, const char *reason) {
     s->skips = k;
     s->cap = cap;
   }
-  s->skips[s->nskips].path = strdup(path);
-  s->skips[s->nskips].reason = strdup(reason);
+  char *p = strdup(path), *r = strdup(reason);
+  if (!p || !r) {
+    free(p);
+    free(r);
+    return -1;
+  }
+  s->skips[s->nskips].path = p;
+  s->skips[s->nskips].reason = r;
   s->nskips++;
   return 0;
 }

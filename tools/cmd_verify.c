@@ -72,7 +72,8 @@ static void *decode_range(void *arg) {
   uint8_t *buf = malloc(cap);
   if (!codec || !buf)
     p->failed = 1;
-  for (uint64_t i = p->first; !p->failed && i < p->end; i++) {
+  uint64_t i = p->first;
+  for (; !p->failed && i < p->end; i++) {
     const sl_sample_info *e = sl_source_info(p->src, i);
     char line[768], why[256];
     if (e->codec != 0) { /* codec 0: reported at open */
@@ -92,6 +93,9 @@ static void *decode_range(void *arg) {
     atomic_fetch_add(p->done, 1);
     atomic_fetch_add(p->bytes, e->length);
   }
+  /* A failed part still counts its samples, or the caller waits forever
+   * for them; p->failed makes the run fail. */
+  atomic_fetch_add(p->done, p->end - i);
   free(buf);
   sl_pack_codec_destroy(codec);
   return NULL;

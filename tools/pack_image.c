@@ -315,6 +315,10 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
       return -1;
     }
     ch = cs == TJCS_GRAY ? 1 : 3;
+    if ((uint64_t)w * (uint64_t)h > MAX_PIXELS) {
+      snprintf(why, why_len, "JPEG of %dx%d is too large", w, h);
+      return -1;
+    }
     if (w == width && h == height && ch == channels) {
       uint8_t *pix = malloc((size_t)w * h * ch);
       int rc = !pix || tjDecompress2(c->dec, data, (unsigned long)len, pix, w,

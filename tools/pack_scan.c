@@ -147,6 +147,8 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
   }
   in->classes = calloc(n ? n : 1, sizeof *in->classes);
   int rc = in->classes ? 0 : -1;
+  if (rc)
+    snprintf(msg, msg_len, "%s: out of memory for %zu classes", root, n);
   for (size_t i = 0; rc == 0 && i < n; i++) {
     char path[4096];
     struct stat sb;
