@@ -13,7 +13,8 @@
 #include <jpeglib.h>
 
 /* emit_message: a warning (level -1) goes to the manager's error_exit;
- * the JFIF minor-version notice is not corruption and is ignored. */
+ * the unknown-JFIF-revision notice (JWRN_JFIF_MAJOR) is not corruption
+ * and is ignored. */
 void sl_jpeg_emit_strict(j_common_ptr c, int level);
 /* output_message: libraries do not print. */
 void sl_jpeg_output_silent(j_common_ptr c);

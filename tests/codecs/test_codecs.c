@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codecs/codec.h"
 #include "codecs/img_util.h"
@@ -96,15 +97,35 @@ static void test_synth_folder_writes(void **state) {
   (void)state;
   const char *tmp = getenv("SLUICE_TEST_TMP");
   char dir[1024];
-  snprintf(dir, sizeof dir, "%s/codecs_synth", tmp ? tmp : "/tmp");
+  /* A fresh folder per run, so files from an earlier run cannot pass. */
+  snprintf(dir, sizeof dir, "%s/codecs_synth_%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
   sl_synth_folder_opts fo = {.count = 6, .classes = 3, .seed = 9};
   sl_err err;
   assert_int_equal(sl_synth_folder(dir, &fo, &err), SL_OK);
-  char path[1100];
-  snprintf(path, sizeof path, "%s/class_002/img_00005.jpg", dir);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fclose(f);
+  sl_synth_folder_defaults(&fo);
+  for (int i = 0; i < fo.count; i++) { /* every image, where item() says */
+    int w, h;
+    sl_synth_jpeg_opts jo;
+    uint64_t seed;
+    char rel[64], path[1100];
+    sl_synth_folder_item(&fo, i, &w, &h, &jo, &seed, rel);
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+      fail_msg("%s missing", path);
+    uint8_t soi[2] = {0};
+    assert_int_equal(fread(soi, 1, 2, f), 2);
+    assert_true(soi[0] == 0xFF && soi[1] == 0xD8);
+    fclose(f);
+    assert_int_equal(unlink(path), 0);
+  }
+  for (int c = 0; c < fo.classes; c++) {
+    char sub[1100];
+    snprintf(sub, sizeof sub, "%s/class_%03d", dir, c);
+    assert_int_equal(rmdir(sub), 0); /* empty: nothing else was written */
+  }
+  assert_int_equal(rmdir(dir), 0);
   assert_int_equal(sl_synth_folder("/proc/no/such/dir", &fo, &err), SL_EIO);
   assert_non_null(strstr(err.msg, "/proc/no/such/dir"));
 }

@@ -590,24 +590,23 @@ static void test_standard_tools(void **state) {
   pathf(out, sizeof out, "tool.txt");
   assert_int_equal(cli("pack", src, l, "--quiet", NULL), 0);
   assert_int_equal(cli("pack", src, h, "--quiet", NULL), 0);
-  if (have("mdb_stat")) {
-    snprintf(cmd, sizeof cmd, "mdb_stat -n '%s' > '%s' 2>&1", l, out);
-    assert_int_equal(system(cmd), 0);
-    /* 8 samples, 1 index chunk, the metadata */
-    assert_true(output_has("tool.txt", "Entries: 10"));
+  if (!have("mdb_stat") || !have("h5ls") || !have("h5dump")) {
+    print_message("mdb_stat, h5ls or h5dump missing (scripts/deps.sh "
+                  "installs lmdb-utils and hdf5-tools)\n");
+    skip(); /* reported as skipped, not passed */
   }
-  if (have("h5ls")) {
-    snprintf(cmd, sizeof cmd, "h5ls -r '%s' > '%s' 2>&1", h, out);
-    assert_int_equal(system(cmd), 0);
-    assert_true(output_has("tool.txt", "/samples/offsets"));
-    assert_true(output_has("tool.txt", "Dataset {8, 3}"));
-  }
-  if (have("h5dump")) {
-    snprintf(cmd, sizeof cmd, "h5dump -d /samples/label '%s' > '%s' 2>&1", h,
-             out);
-    assert_int_equal(system(cmd), 0);
-    assert_true(output_has("tool.txt", "0, 0, 0, 1, 1, 1, 2, 2"));
-  }
+  snprintf(cmd, sizeof cmd, "mdb_stat -n '%s' > '%s' 2>&1", l, out);
+  assert_int_equal(system(cmd), 0);
+  /* 8 samples, 1 index chunk, the metadata */
+  assert_true(output_has("tool.txt", "Entries: 10"));
+  snprintf(cmd, sizeof cmd, "h5ls -r '%s' > '%s' 2>&1", h, out);
+  assert_int_equal(system(cmd), 0);
+  assert_true(output_has("tool.txt", "/samples/offsets"));
+  assert_true(output_has("tool.txt", "Dataset {8, 3}"));
+  snprintf(cmd, sizeof cmd, "h5dump -d /samples/label '%s' > '%s' 2>&1", h,
+           out);
+  assert_int_equal(system(cmd), 0);
+  assert_true(output_has("tool.txt", "0, 0, 0, 1, 1, 1, 2, 2"));
 }
 
 /* verify names damaged samples; info and verify reject non-files. */
