@@ -11,6 +11,7 @@
 
 #include "formats/io_hints.h"
 #include "formats/io_select.h"
+#include "formats/pread_full.h"
 
 struct sl_io {
   sl_io_opts o;
@@ -211,25 +212,20 @@ void sl_io_stop(sl_io *io) {
 
 static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
                            uint32_t len, uint8_t *buf, sl_err *err) {
-  size_t done = 0;
-  while (done < len) {
-    ssize_t r = pread(io->o.fd, buf + done, len - done, (off_t)(off + done));
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return sl_err_errno(
-          err, SL_EIO, errno, "%s: sample %llu (offset %llu, %u bytes): read",
-          io->name, (unsigned long long)sample, (unsigned long long)off, len);
-    if (r == 0)
-      return sl_err_set(err, SL_EIO,
-                        "%s: sample %llu (offset %llu, %u bytes): the file "
-                        "ends at byte %llu, before the sample does; was it "
-                        "truncated? re-create it with `sluice pack`",
-                        io->name, (unsigned long long)sample,
-                        (unsigned long long)off, len,
-                        (unsigned long long)(off + done));
-    done += (size_t)r;
-  }
+  size_t done;
+  int rc = sl_pread_full(io->o.fd, buf, len, off, &done);
+  if (rc < 0)
+    return sl_err_errno(
+        err, SL_EIO, errno, "%s: sample %llu (offset %llu, %u bytes): read",
+        io->name, (unsigned long long)sample, (unsigned long long)off, len);
+  if (rc > 0)
+    return sl_err_set(err, SL_EIO,
+                      "%s: sample %llu (offset %llu, %u bytes): the file "
+                      "ends at byte %llu, before the sample does; was it "
+                      "truncated? re-create it with `sluice pack`",
+                      io->name, (unsigned long long)sample,
+                      (unsigned long long)off, len,
+                      (unsigned long long)(off + done));
   return SL_OK;
 }
 

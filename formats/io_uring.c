@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/mem.h"
+#include "formats/io_hints.h"
 
 enum slot_state {
   SLOT_FREE,     /* not in the window */
@@ -139,8 +140,9 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
   if (fd >= 0) {
     u->fd = fd;
     u->own_fd = true;
-    if (!opts->direct)
-      (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM); /* advisory */
+    sl_err ignored;
+    if (!opts->direct) /* advisory: no read-ahead; failing it costs speed */
+      (void)sl_fadvise_random(fd, &ignored);
   }
 
   u->cap = opts->pool_bytes / align * align;

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "common/mem.h"
+#include "formats/io_hints.h"
 #include "formats/layout.h"
+#include "formats/pread_full.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
                "index entries are 24 bytes");
@@ -121,23 +123,17 @@ sl_status sl_source_read(const sl_source *src, uint64_t i, void *buf,
                       "%s: sample %" PRIu64
                       ": buffer of %zu bytes < payload of %" PRIu32,
                       src->path, i, cap, e->length);
-  size_t done = 0;
-  while (done < e->length) {
-    ssize_t n = pread(src->fd, (uint8_t *)buf + done, e->length - done,
-                      (off_t)(e->offset + done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return sl_err_errno(err, SL_EIO, errno,
-                          "%s: sample %" PRIu64 ": read at offset %" PRIu64,
-                          src->path, i, e->offset + done);
-    if (n == 0)
-      return sl_err_set(err, SL_EIO,
-                        "%s: sample %" PRIu64 ": file ends at %" PRIu64
-                        " (truncated after open?)",
+  size_t done;
+  int rc = sl_pread_full(src->fd, buf, e->length, e->offset, &done);
+  if (rc < 0)
+    return sl_err_errno(err, SL_EIO, errno,
+                        "%s: sample %" PRIu64 ": read at offset %" PRIu64,
                         src->path, i, e->offset + done);
-    done += (size_t)n;
-  }
+  if (rc > 0)
+    return sl_err_set(err, SL_EIO,
+                      "%s: sample %" PRIu64 ": file ends at %" PRIu64
+                      " (truncated after open?)",
+                      src->path, i, e->offset + done);
   *data = buf;
   *len = e->length;
   return SL_OK;
@@ -267,8 +263,9 @@ static sl_status open_common(sl_source **out, const char *path,
       st = sl_err_errno(err, SL_EIO, errno, "%s: mmap", path);
     else {
       src->map = m;
-      if (madvise(m, (size_t)src->file_size, MADV_RANDOM) != 0)
-        st = sl_err_errno(err, SL_EIO, errno, "%s: madvise", path);
+      st = sl_hint_random(m, (size_t)src->file_size, err);
+      if (st != SL_OK)
+        sl_err_prefix(err, "%s: ", path);
     }
   }
   if (st == SL_OK)
