@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "formats/layout.h"
 #include "tools/pack_image.h"
 
 static uint32_t rd(const uint8_t *p, int n, int big) {
@@ -71,18 +72,13 @@ int sl_exif_orientation(const uint8_t *j, size_t len) {
   return 1;
 }
 
-static uint32_t be32(const uint8_t *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         p[3];
-}
-
 int sl_png_exif_orientation(const uint8_t *png, size_t len) {
   static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   if (len < 8 || memcmp(png, sig, 8) != 0)
     return 1;
   /* Chunks: length, type, data, CRC. eXIf may come before or after IDAT. */
   for (size_t p = 8; p + 12 <= len;) {
-    uint32_t n = be32(png + p);
+    uint32_t n = sl_get_be32(png + p);
     if (n > len - p - 12)
       return 1;
     const uint8_t *type = png + p + 4;
