@@ -217,7 +217,17 @@ sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
   }
   ld->src = *src;
   sl_cfg_log(cfg, &ld->log.fn, &ld->log.user);
-  pthread_mutex_init(&ld->log.mu, NULL);
+  int e = pthread_mutex_init(&ld->log.mu, NULL);
+  if (e != 0) {
+    if (src->close)
+      src->close(src->ctx);
+    if (backend)
+      backend->ops->destroy(backend);
+    free(ld);
+    sl_err tmp;
+    sl_err_errno(&tmp, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
+    return sl_err_set(sl_cfg_err(cfg), SL_ETHREAD, "%s", tmp.msg);
+  }
   read_settings(ld, cfg);
   sl_err err;
   sl_err_clear(&err);

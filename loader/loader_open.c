@@ -22,13 +22,18 @@ sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
    * CUDA converts on the device, so u8 crosses PCIe. */
   sl_logger log;
   sl_cfg_log(cfg, &log.fn, &log.user);
-  pthread_mutex_init(&log.mu, NULL);
+  int e = pthread_mutex_init(&log.mu, NULL);
+  if (e != 0) {
+    sl_err tmp;
+    sl_err_errno(&tmp, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
+    return sl_err_set(sl_cfg_err(cfg), SL_ETHREAD, "%s", tmp.msg);
+  }
   sl_backend_kind kind = SL_BACKEND_HOST;
   sl_err err;
   sl_err_clear(&err);
   sl_sample_src src;
   memset(&src, 0, sizeof src);
-  char note[sizeof ((sl_loader *)0)->backend_note];
+  char note[sizeof((sl_loader *)0)->backend_note];
   st = sl_loader_choose_backend(&log, cfg, &kind, note, sizeof note, &err);
   if (st == SL_OK && kind == SL_BACKEND_CUDA) {
     dtype = SL_OUT_U8;
@@ -37,9 +42,8 @@ sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
   if (st == SL_OK)
     st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);
   sl_ring_backend *be = NULL;
-  if (st == SL_OK &&
-      (st = sl_loader_make_backend(kind, cfg, src.channels, &be, &err)) !=
-          SL_OK)
+  if (st == SL_OK && (st = sl_loader_make_backend(kind, cfg, src.channels, &be,
+                                                  &err)) != SL_OK)
     src.close(src.ctx);
   pthread_mutex_destroy(&log.mu);
   if (st != SL_OK)

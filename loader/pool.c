@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/rng.h"
+#include "common/sync.h"
 
 #define SKIP_SALT 0x736b69702d2d2d31ULL /* "skip---1" */
 
@@ -176,9 +177,13 @@ sl_status sl_pool_create(sl_pool **out, const sl_pool_config *pc, sl_err *err) {
     free(p);
     return sl_err_set(err, SL_ENOMEM, "pool: out of memory");
   }
-  pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->cv_work, NULL);
-  pthread_cond_init(&p->cv_idle, NULL);
+  int e =
+      sl_sync_init(&p->mu, (pthread_cond_t *[]){&p->cv_work, &p->cv_idle}, 2);
+  if (e != 0) {
+    free(p->w);
+    free(p);
+    return sl_err_errno(err, SL_ETHREAD, e, "pool: cannot create its locks");
+  }
   for (int i = 0; i < pc->workers; i++) {
     p->w[i].pool = p;
     sl_status st =
@@ -189,7 +194,7 @@ sl_status sl_pool_create(sl_pool **out, const sl_pool_config *pc, sl_err *err) {
     }
   }
   for (int i = 0; i < pc->workers; i++) {
-    int e = pthread_create(&p->w[i].thread, NULL, worker_main, &p->w[i]);
+    e = pthread_create(&p->w[i].thread, NULL, worker_main, &p->w[i]);
     if (e != 0) {
       sl_err_errno(err, SL_ETHREAD, e, "pool: cannot start worker %d of %d", i,
                    pc->workers);
@@ -217,9 +222,7 @@ void sl_pool_destroy(sl_pool *p) {
   for (int i = 0; i < p->c.workers; i++)
     if (p->w[i].ws)
       p->c.src->worker_close(p->c.src->ctx, p->w[i].ws);
-  pthread_cond_destroy(&p->cv_work);
-  pthread_cond_destroy(&p->cv_idle);
-  pthread_mutex_destroy(&p->mu);
+  sl_sync_destroy(&p->mu, (pthread_cond_t *[]){&p->cv_work, &p->cv_idle}, 2);
   free(p->w);
   free(p);
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "common/mem.h"
+#include "common/sync.h"
 
 enum { SLOT_FREE, SLOT_MOVING, SLOT_READY, SLOT_HELD };
 
@@ -47,6 +48,7 @@ struct sl_ring {
   pthread_mutex_t mu;
   pthread_cond_t cv_work, cv_mover, cv_consumer;
   pthread_t mover;
+  bool sync_ok; /* mu and the condition variables exist */
   bool mover_started, shutdown, active, mover_busy;
   sl_ring_epoch ep;
   uint64_t moved;   /* next batch the mover takes */
@@ -235,14 +237,15 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
     r->slots[s].indices = r->index_mem + ((size_t)rc->nstaging + s) * nb;
     q_push(r->freeq, r->free_head, &r->free_n, rc->nslots, s);
   }
-  if (pthread_mutex_init(&r->mu, NULL) != 0) {
+  int e = sl_sync_init(
+      &r->mu, (pthread_cond_t *[]){&r->cv_work, &r->cv_mover, &r->cv_consumer},
+      3);
+  if (e != 0) {
     sl_ring_destroy(r);
-    return sl_err_set(err, SL_ETHREAD, "ring: pthread_mutex_init failed");
+    return sl_err_errno(err, SL_ETHREAD, e, "ring: cannot create its locks");
   }
-  pthread_cond_init(&r->cv_work, NULL);
-  pthread_cond_init(&r->cv_mover, NULL);
-  pthread_cond_init(&r->cv_consumer, NULL);
-  int e = pthread_create(&r->mover, NULL, mover_main, r);
+  r->sync_ok = true;
+  e = pthread_create(&r->mover, NULL, mover_main, r);
   if (e != 0) {
     sl_err_errno(err, SL_ETHREAD, e, "ring: cannot start the mover thread");
     r->mover_started = false;
@@ -266,12 +269,10 @@ void sl_ring_destroy(sl_ring *r) {
     pthread_mutex_unlock(&r->mu);
     pthread_join(r->mover, NULL);
   }
-  if (r->stg && r->slots) { /* the mutex exists once these do */
-    pthread_cond_destroy(&r->cv_work);
-    pthread_cond_destroy(&r->cv_mover);
-    pthread_cond_destroy(&r->cv_consumer);
-    pthread_mutex_destroy(&r->mu);
-  }
+  if (r->sync_ok)
+    sl_sync_destroy(
+        &r->mu,
+        (pthread_cond_t *[]){&r->cv_work, &r->cv_mover, &r->cv_consumer}, 3);
   r->be->ops->destroy(r->be);
   free(r->stg);
   free(r->slots);
