@@ -10,6 +10,7 @@
 
 #include "augment/convert.h"
 #include "codecs/codec.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "formats/source.h"
 
@@ -24,12 +25,6 @@ struct sl_pipeline {
   sl_convert_tables tables;
   sl_pipeline_times times;
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static sl_status check_params(const sl_aug_params *p, sl_err *err) {
   if (p->channels != 1 && p->channels != 3)
@@ -104,7 +99,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
     return sl_err_set(err, SL_EINVAL,
                       "augment: output %dx%d outside 1..%d (or no dst)", out_w,
                       out_h, pl->max_side);
-  uint64_t t0 = now_ns();
+  uint64_t t0 = sl_now_ns();
   sl_encoded in = {bytes, len, codec, raw_h, raw_w, raw_c};
   sl_image_info info;
   sl_status st = sl_decoder_probe(pl->dec, &in, &info, err);
@@ -121,7 +116,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
   if (st != SL_OK)
     return st;
-  uint64_t t1 = now_ns();
+  uint64_t t1 = sl_now_ns();
   enum FilterMode f =
       pl->p.filter == SL_FILTER_BOX ? kFilterBox : kFilterBilinear;
   if (pl->ch == 4) {
@@ -137,7 +132,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
                  dst);
-  uint64_t t2 = now_ns();
+  uint64_t t2 = sl_now_ns();
   pl->times.decode_ns += t1 - t0;
   if (codec == SL_CODEC_JPEG) {
     pl->times.jpeg_decodes++;

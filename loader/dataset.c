@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "augment/pipeline.h"
+
+#include "common/clock.h"
 #include "formats/io_reader.h"
 #include "formats/source.h"
 #include "loader/loader_internal.h"
@@ -34,12 +36,6 @@ typedef struct ds_worker {
   uint64_t pos; /* the epoch position of the next load, when has_pos */
   bool has_pos;
 } ds_worker;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
                                 sl_err *err) {
@@ -83,7 +79,7 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   ds_worker *w = ws;
   const sl_sample_info *info = sl_source_info(c->src, index);
   *label = info->label;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = sl_now_ns();
   const uint8_t *data = NULL;
   size_t len = 0;
   bool in_order = w->has_pos; /* else a replacement: outside the order */
@@ -95,7 +91,7 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
     st = sl_io_get(c->io, w->pos, w->buf, w->cap, &data, &len, err);
   else
     st = sl_io_read(c->io, index, w->buf, w->cap, &data, &len, err);
-  t->read_ns += now_ns() - t0;
+  t->read_ns += sl_now_ns() - t0;
   if (st != SL_OK) {
     if (in_order)
       sl_io_put(c->io, w->pos);

@@ -8,17 +8,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/mem.h"
 #include "loader/config.h"
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
 #include "loader/loader_impl.h"
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res) {
   static const size_t elem[] = {1, 2, 2, 4};
@@ -298,7 +293,7 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
   ld->res = res;
   ld->delivered = first;
   ld->epoch_batches = 0;
-  ld->epoch_t0 = now_ns();
+  ld->epoch_t0 = sl_now_ns();
   return SL_OK;
 }
 

@@ -16,6 +16,8 @@
 
 #include "loader/loader_impl.h"
 
+#include "common/clock.h"
+
 #define STATE_VERSION 1u
 static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
@@ -165,10 +167,7 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   out->consumer_wait_ns = ld->consumer_wait_ns;
   out->epoch_batches = ld->epoch_batches;
   if (ld->started) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-    out->epoch_seconds = (double)(now - ld->epoch_t0) / 1e9;
+    out->epoch_seconds = (double)(sl_now_ns() - ld->epoch_t0) / 1e9;
     if (out->epoch_seconds > 0)
       out->images_per_s =
           (double)ld->epoch_batches * ld->batch_size / out->epoch_seconds;

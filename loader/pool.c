@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/rng.h"
 #include "common/sync.h"
 
@@ -31,12 +32,6 @@ struct sl_pool {
   sl_pool_stats st;
   worker *w;
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void sl_logf(sl_logger *lg, sl_log_level level, const char *fmt, ...) {
   if (!lg || !lg->fn)
@@ -136,11 +131,11 @@ static void *worker_main(void *arg) {
     uint64_t k = pos / bs;
     int j = (int)(pos % bs);
     sl_ring_staging stg;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = sl_now_ns();
     if (p->c.src->position) /* read-ahead: which epoch position this is */
       p->c.src->position(p->c.src->ctx, w->ws, pos);
     sl_status st = sl_ring_staging_acquire(p->c.ring, k, &stg);
-    o.staging_wait_ns = now_ns() - t0;
+    o.staging_wait_ns = sl_now_ns() - t0;
     if (st == SL_OK) {
       sl_err err;
       sl_err_clear(&err);

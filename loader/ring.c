@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/sync.h"
 
@@ -65,12 +66,6 @@ struct sl_ring {
   uint64_t *index_mem;
 };
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void q_push(int *q, int head, int *n, int cap, int v) {
   q[(head + *n) % cap] = v;
   (*n)++;
@@ -118,10 +113,10 @@ static void *mover_main(void *arg) {
   for (;;) {
     while (!r->shutdown && !mover_can_run(r)) {
       bool starved = slot_starved(r);
-      uint64_t t0 = now_ns();
+      uint64_t t0 = sl_now_ns();
       pthread_cond_wait(&r->cv_mover, &r->mu);
       if (starved)
-        r->slot_wait_ns += now_ns() - t0;
+        r->slot_wait_ns += sl_now_ns() - t0;
     }
     if (r->shutdown)
       break;
@@ -428,9 +423,9 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
                       r->rc.nslots);
       break;
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = sl_now_ns();
     pthread_cond_wait(&r->cv_consumer, &r->mu);
-    waited += now_ns() - t0;
+    waited += sl_now_ns() - t0;
   }
   pthread_mutex_unlock(&r->mu);
   if (wait_ns)
