@@ -51,15 +51,20 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
   size_t meta = bs * 12 * (size_t)(plan->nstaging + plan->nslots);
   plan->host_bytes = plan->staging_bytes * (size_t)plan->nstaging + meta;
   if (on_device) {
+    /* A landing buffer only when the device converts after the copy: u8
+     * NHWC lands in its slot directly (as ring_cuda.c allocates). */
+    sl_out_layout layout =
+        (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+    int landing = converts && sl_device_needs_landing(dtype, layout, channels);
     int fit = 0;
     sl_status st = sl_device_ring_slots(
         sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), plan->staging_bytes,
-        plan->batch_bytes_max, converts, &fit, err);
+        plan->batch_bytes_max, landing, &fit, err);
     if (st != SL_OK)
       return st;
     if (fit < plan->nslots)
       plan->nslots = fit;
-    sl_device_ring_need(plan->staging_bytes, plan->batch_bytes_max, converts,
+    sl_device_ring_need(plan->staging_bytes, plan->batch_bytes_max, landing,
                         plan->nslots, &plan->device_bytes, err);
   } else {
     plan->host_bytes += plan->batch_bytes_max * (size_t)plan->nslots;

@@ -15,6 +15,7 @@
 
 #include "loader/cuda/device_select.h"
 #include "loader/fake_src.h"
+#include "loader/loader_internal.h"
 #ifdef SLUICE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -128,10 +129,46 @@ static void test_auto_falls_back_once(void **state) {
   sl_config_destroy(cfg);
 }
 
+/* The device plan reserves the u8 landing buffer only when the device
+ * converts after the copy: u8 NHWC lands in its slot directly (as the CUDA
+ * backend allocates), so its VRAM is the slots alone. */
+static void test_plan_landing_only_when_converting(void **state) {
+  (void)state;
+  static const struct {
+    const char *dtype, *layout;
+    int landing;
+  } cases[] = {{"u8", "nhwc", 0}, {"u8", "nchw", 1}, {"fp16", "nhwc", 1}};
+  for (int k = 0; k < 3; k++) {
+    sl_config *cfg;
+    assert_int_equal(sl_config_create(&cfg), SL_OK);
+    assert_int_equal(sl_config_set(cfg, "loader.batch_size", "4"), SL_OK);
+    assert_int_equal(sl_config_set(cfg, "resolution.schedule", "constant"),
+                     SL_OK);
+    assert_int_equal(sl_config_set(cfg, "resolution.max", "64"), SL_OK);
+    assert_int_equal(sl_config_set(cfg, "augment.dtype", cases[k].dtype),
+                     SL_OK);
+    assert_int_equal(sl_config_set(cfg, "augment.layout", cases[k].layout),
+                     SL_OK);
+    sl_loader_plan plan;
+    sl_err err;
+    sl_err_clear(&err);
+    assert_int_equal(sl_loader_plan_make(cfg, 3, true, true, &plan, &err),
+                     SL_OK);
+    size_t slot = (plan.batch_bytes_max + 255) / 256 * 256;
+    size_t want = slot * (size_t)plan.nslots +
+                  (cases[k].landing ? plan.staging_bytes : 0);
+    if (plan.device_bytes != want)
+      fail_msg("%s %s: device bytes %zu, want %zu", cases[k].dtype,
+               cases[k].layout, plan.device_bytes, want);
+    sl_config_destroy(cfg);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cuda_without_device_fails_open),
       cmocka_unit_test(test_auto_falls_back_once),
+      cmocka_unit_test(test_plan_landing_only_when_converting),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
