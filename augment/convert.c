@@ -7,43 +7,6 @@
 #include <libyuv/convert_from_argb.h>
 #include <libyuv/planar_functions.h>
 
-uint16_t sl_f32_to_f16(float f) {
-  /* F. Giesen's float_to_half_fast3_rtne. */
-  const uint32_t f32infty = 255u << 23, f16max = (127u + 16u) << 23;
-  const uint32_t denorm_magic_u = ((127u - 15u) + (23u - 10u) + 1u) << 23;
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = x & 0x80000000u;
-  x ^= sign;
-  uint16_t o;
-  if (x >= f16max) {
-    o = x > f32infty ? 0x7e00 : 0x7c00;
-  } else if (x < (113u << 23)) {
-    float fx, magic;
-    memcpy(&fx, &x, 4);
-    memcpy(&magic, &denorm_magic_u, 4);
-    fx += magic;
-    uint32_t b;
-    memcpy(&b, &fx, 4);
-    o = (uint16_t)(b - denorm_magic_u);
-  } else {
-    uint32_t mant_odd = (x >> 13) & 1;
-    x += ((uint32_t)(15 - 127) << 23) + 0xfff;
-    x += mant_odd;
-    o = (uint16_t)(x >> 13);
-  }
-  return (uint16_t)(o | (sign >> 16));
-}
-
-uint16_t sl_f32_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u)
-    return (uint16_t)((x >> 16) | 0x40);
-  x += 0x7fffu + ((x >> 16) & 1);
-  return (uint16_t)(x >> 16);
-}
-
 void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p) {
   for (int c = 0; c < 3; c++) {
     for (int v = 0; v < 256; v++) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "augment/pipeline.h"
+#include "common/half.h"
 
 typedef struct sl_convert_tables {
   float f32[3][256];    /* (v/255 - mean[c]) / std[c] */
@@ -21,9 +22,5 @@ void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p);
 void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
                     const uint8_t *src, int src_ch, int h, int w, int flip,
                     void *dst);
-
-/* IEEE binary16 and bfloat16 bits of f, rounded to nearest even. */
-uint16_t sl_f32_to_f16(float f);
-uint16_t sl_f32_to_bf16(float f);
 
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/half.h"
 #include "gpu_util.h"
 #include "loader/cuda/convert.h"
 #include "loader/cuda/cuda_check.h"
@@ -287,8 +288,8 @@ static int check_convert(conv_check *cc) {
           uint16_t h;
           memcpy(&h, got + o * 2, 2);
           double *m = dtype == SL_DCONV_FP16 ? &cc->f16_ulp : &cc->bf16_ulp;
-          double g = dtype == SL_DCONV_FP16 ? sl_dconv_f16_to_f32(h)
-                                            : sl_dconv_bf16_to_f32(h);
+          double g =
+              dtype == SL_DCONV_FP16 ? sl_f16_to_f32(h) : sl_bf16_to_f32(h);
           *m = fmax(*m, ulps(g, want, dtype == SL_DCONV_FP16 ? 11 : 8));
         }
       }

@@ -14,7 +14,7 @@
  * output bits for every value, computed once on the host by the functions
  * below. The kernel and the host twin (sl_dconv_run_host) only look values up
  * and lay them out, so the two agree bit for bit by construction; the GPU
- * tests check it, and check sl_dconv_f32_to_f16/bf16 against the CUDA
+ * tests check it, and check sl_f32_to_f16/bf16 (common/half.h) against the CUDA
  * intrinsics; the unit tests check the twin against augment's CPU convert.
  *
  * Thread safety: a plan is read-only after sl_dconv_init; share it freely.
@@ -69,14 +69,6 @@ size_t sl_dconv_out_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w);
  * src into dst (sl_dconv_out_bytes bytes). src and dst must not overlap. */
 void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
                        size_t h, size_t w, void *dst);
-
-/* IEEE binary32 → binary16 / bfloat16, round to nearest, ties to even.
- * Overflow gives ±infinity; a NaN gives a quiet NaN of the same sign. */
-uint16_t sl_dconv_f32_to_f16(float f);
-uint16_t sl_dconv_f32_to_bf16(float f);
-/* Exact widenings back to binary32. */
-float sl_dconv_f16_to_f32(uint16_t h);
-float sl_dconv_bf16_to_f32(uint16_t b);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/half.h"
 #include "loader/device_convert.h"
 
 static float from_bits(uint32_t x) {
@@ -47,40 +48,36 @@ static int is_rne(float f, uint16_t h, float (*widen)(uint16_t),
 
 static void test_f16_known_values(void **state) {
   (void)state;
-  assert_int_equal(sl_dconv_f32_to_f16(0.0f), 0x0000);
-  assert_int_equal(sl_dconv_f32_to_f16(-0.0f), 0x8000);
-  assert_int_equal(sl_dconv_f32_to_f16(1.0f), 0x3c00);
-  assert_int_equal(sl_dconv_f32_to_f16(-2.0f), 0xc000);
-  assert_int_equal(sl_dconv_f32_to_f16(65504.0f), 0x7bff);
-  assert_int_equal(sl_dconv_f32_to_f16(65519.99f), 0x7bff);
-  assert_int_equal(sl_dconv_f32_to_f16(65520.0f),
-                   0x7c00); /* tie → even = inf */
-  assert_int_equal(sl_dconv_f32_to_f16(INFINITY), 0x7c00);
-  assert_int_equal(sl_dconv_f32_to_f16(-INFINITY), 0xfc00);
-  assert_int_equal(sl_dconv_f32_to_f16(ldexpf(1, -14)),
-                   0x0400); /* min normal */
-  assert_int_equal(sl_dconv_f32_to_f16(ldexpf(1, -24)),
-                   0x0001); /* min subnormal */
-  assert_int_equal(sl_dconv_f32_to_f16(ldexpf(1, -25)), 0x0000); /* tie → 0 */
-  assert_int_equal(sl_dconv_f32_to_f16(ldexpf(1.5f, -25)), 0x0001);
-  assert_int_equal(sl_dconv_f32_to_f16(ldexpf(3, -25)), 0x0002); /* 1.5 → 2 */
+  assert_int_equal(sl_f32_to_f16(0.0f), 0x0000);
+  assert_int_equal(sl_f32_to_f16(-0.0f), 0x8000);
+  assert_int_equal(sl_f32_to_f16(1.0f), 0x3c00);
+  assert_int_equal(sl_f32_to_f16(-2.0f), 0xc000);
+  assert_int_equal(sl_f32_to_f16(65504.0f), 0x7bff);
+  assert_int_equal(sl_f32_to_f16(65519.99f), 0x7bff);
+  assert_int_equal(sl_f32_to_f16(65520.0f), 0x7c00); /* tie → even = inf */
+  assert_int_equal(sl_f32_to_f16(INFINITY), 0x7c00);
+  assert_int_equal(sl_f32_to_f16(-INFINITY), 0xfc00);
+  assert_int_equal(sl_f32_to_f16(ldexpf(1, -14)), 0x0400); /* min normal */
+  assert_int_equal(sl_f32_to_f16(ldexpf(1, -24)), 0x0001); /* min subnormal */
+  assert_int_equal(sl_f32_to_f16(ldexpf(1, -25)), 0x0000); /* tie → 0 */
+  assert_int_equal(sl_f32_to_f16(ldexpf(1.5f, -25)), 0x0001);
+  assert_int_equal(sl_f32_to_f16(ldexpf(3, -25)), 0x0002); /* 1.5 → 2 */
   /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1). */
-  assert_int_equal(sl_dconv_f32_to_f16(1.0f + ldexpf(1, -11)), 0x3c00);
-  assert_int_equal(sl_dconv_f32_to_f16(1.0f + 3 * ldexpf(1, -11)), 0x3c02);
-  uint16_t nan = sl_dconv_f32_to_f16(NAN);
+  assert_int_equal(sl_f32_to_f16(1.0f + ldexpf(1, -11)), 0x3c00);
+  assert_int_equal(sl_f32_to_f16(1.0f + 3 * ldexpf(1, -11)), 0x3c02);
+  uint16_t nan = sl_f32_to_f16(NAN);
   assert_true((nan & 0x7c00) == 0x7c00 && (nan & 0x03ff) != 0);
 }
 
 static void test_bf16_known_values(void **state) {
   (void)state;
-  assert_int_equal(sl_dconv_f32_to_bf16(1.0f), 0x3f80);
-  assert_int_equal(sl_dconv_f32_to_bf16(-1.0f), 0xbf80);
-  assert_int_equal(sl_dconv_f32_to_bf16(1.0f + ldexpf(1, -8)),
-                   0x3f80); /* tie */
-  assert_int_equal(sl_dconv_f32_to_bf16(1.0f + 3 * ldexpf(1, -8)), 0x3f82);
-  assert_int_equal(sl_dconv_f32_to_bf16(FLT_MAX), 0x7f80); /* rounds to inf */
-  assert_int_equal(sl_dconv_f32_to_bf16(INFINITY), 0x7f80);
-  uint16_t nan = sl_dconv_f32_to_bf16(NAN);
+  assert_int_equal(sl_f32_to_bf16(1.0f), 0x3f80);
+  assert_int_equal(sl_f32_to_bf16(-1.0f), 0xbf80);
+  assert_int_equal(sl_f32_to_bf16(1.0f + ldexpf(1, -8)), 0x3f80); /* tie */
+  assert_int_equal(sl_f32_to_bf16(1.0f + 3 * ldexpf(1, -8)), 0x3f82);
+  assert_int_equal(sl_f32_to_bf16(FLT_MAX), 0x7f80); /* rounds to inf */
+  assert_int_equal(sl_f32_to_bf16(INFINITY), 0x7f80);
+  uint16_t nan = sl_f32_to_bf16(NAN);
   assert_true((nan & 0x7f80) == 0x7f80 && (nan & 0x007f) != 0);
 }
 
@@ -94,20 +91,19 @@ static void test_rounding_sweep(void **state) {
     float f = from_bits((uint32_t)x);
     if (isnan(f))
       continue;
-    uint16_t h = sl_dconv_f32_to_f16(f), b = sl_dconv_f32_to_bf16(f);
-    bad16 += !is_rne(f, h, sl_dconv_f16_to_f32, 0x7bff);
-    bad_bf += !is_rne(f, b, sl_dconv_bf16_to_f32, 0x7f7f);
+    uint16_t h = sl_f32_to_f16(f), b = sl_f32_to_bf16(f);
+    bad16 += !is_rne(f, h, sl_f16_to_f32, 0x7bff);
+    bad_bf += !is_rne(f, b, sl_bf16_to_f32, 0x7f7f);
   }
   assert_int_equal(bad16, 0);
   assert_int_equal(bad_bf, 0);
   for (uint32_t h = 0; h < 0x10000; h++) {
     if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
       continue; /* NaN */
-    assert_int_equal(sl_dconv_f32_to_f16(sl_dconv_f16_to_f32((uint16_t)h)), h);
+    assert_int_equal(sl_f32_to_f16(sl_f16_to_f32((uint16_t)h)), h);
     if ((h & 0x7f80) == 0x7f80 && (h & 0x7f))
       continue;
-    assert_int_equal(sl_dconv_f32_to_bf16(sl_dconv_bf16_to_f32((uint16_t)h)),
-                     h);
+    assert_int_equal(sl_f32_to_bf16(sl_bf16_to_f32((uint16_t)h)), h);
   }
 }
 
@@ -122,9 +118,9 @@ static void test_f16_matches_compiler(void **state) {
     _Float16 c = (_Float16)f;
     uint16_t cb;
     memcpy(&cb, &c, sizeof cb);
-    if (sl_dconv_f32_to_f16(f) != cb)
-      fail_msg("0x%08x: %04x vs compiler %04x", (unsigned)x,
-               sl_dconv_f32_to_f16(f), cb);
+    if (sl_f32_to_f16(f) != cb)
+      fail_msg("0x%08x: %04x vs compiler %04x", (unsigned)x, sl_f32_to_f16(f),
+               cb);
   }
 }
 #endif
@@ -198,8 +194,8 @@ static void test_layouts_and_values(void **state) {
                 uint16_t got;
                 memcpy(&got, dst + o * 2, 2);
                 assert_int_equal(got, dtype == SL_DCONV_FP16
-                                          ? sl_dconv_f32_to_f16(want)
-                                          : sl_dconv_f32_to_bf16(want));
+                                          ? sl_f32_to_f16(want)
+                                          : sl_f32_to_bf16(want));
               }
             }
       /* Nothing written past the output. */

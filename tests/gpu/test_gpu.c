@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/half.h"
 #include "gpu_test.h"
 #include "gpu_util.h"
 #include "loader/cuda/convert.h"
@@ -79,7 +80,7 @@ static void test_kernel_matches_twin(void **state) {
   }
 }
 
-/* sl_dconv_f32_to_f16/bf16 equal __float2half_rn/__float2bfloat16_rn on a sweep
+/* sl_f32_to_f16/bf16 equal __float2half_rn/__float2bfloat16_rn on a sweep
  * of a million float bit patterns across every exponent. */
 static void test_rounding_matches_intrinsics(void **state) {
   (void)state;
@@ -105,12 +106,12 @@ static void test_rounding_matches_intrinsics(void **state) {
   CK(cudaMemcpy(f16, d_f16, m * 2, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(bf16, d_bf16, m * 2, cudaMemcpyDeviceToHost));
   for (size_t i = 0; i < m; i++) {
-    if (sl_dconv_f32_to_f16(in[i]) != f16[i])
+    if (sl_f32_to_f16(in[i]) != f16[i])
       fail_msg("f16(%a): host %04x, __float2half_rn %04x", (double)in[i],
-               sl_dconv_f32_to_f16(in[i]), f16[i]);
-    if (sl_dconv_f32_to_bf16(in[i]) != bf16[i])
+               sl_f32_to_f16(in[i]), f16[i]);
+    if (sl_f32_to_bf16(in[i]) != bf16[i])
       fail_msg("bf16(%a): host %04x, __float2bfloat16_rn %04x", (double)in[i],
-               sl_dconv_f32_to_bf16(in[i]), bf16[i]);
+               sl_f32_to_bf16(in[i]), bf16[i]);
   }
   CK(cudaFree(d_in));
   CK(cudaFree(d_f16));
