@@ -246,9 +246,10 @@ static sl_status cb_record_consumed(sl_ring_backend *b, int s, void *stream,
   return st;
 }
 
-/* The wait happens on the device: copy_to_slot makes the copy stream wait
- * for `consumed` before writing s, so the mover never blocks on the
- * training step. */
+/* Nothing to wait for here: copy_to_slot makes the copy stream wait for
+ * `consumed` before writing s. The mover does wait for the training step
+ * later, in wait_ready, whose event is queued behind that stream wait; the
+ * staging buffer is not handed out again before the copy is done. */
 static sl_status cb_wait_consumed(sl_ring_backend *b, int s, sl_err *err) {
   (void)b;
   (void)s;
