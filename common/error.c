@@ -15,8 +15,8 @@ sl_status sl_err_set(sl_err *err, sl_status code, const char *fmt, ...) {
   return code;
 }
 
-sl_status sl_err_errno(sl_err *err, sl_status code, int errnum,
-                       const char *fmt, ...) {
+sl_status sl_err_errno(sl_err *err, sl_status code, int errnum, const char *fmt,
+                       ...) {
   if (!err)
     return code;
   err->code = code;

@@ -15,4 +15,6 @@ void *sl_alloc_touched(size_t size, size_t align) {
   return p;
 }
 
-void sl_free_aligned(void *p) { free(p); }
+void sl_free_aligned(void *p) {
+  free(p);
+}

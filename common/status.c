@@ -9,7 +9,9 @@ const char *sl_version_string(void) {
       SLUICE_VERSION_MINOR) "." SL_XSTR_(SLUICE_VERSION_PATCH);
 }
 
-unsigned sl_version_number(void) { return SLUICE_VERSION_NUMBER; }
+unsigned sl_version_number(void) {
+  return SLUICE_VERSION_NUMBER;
+}
 
 const char *sl_strerror(sl_status status) {
   switch (status) {

@@ -42,8 +42,8 @@ static const opt_def k_opts[SL_OPT_COUNT_] = {
 #undef SL_OPT_DEF_
 };
 
-static const char *const k_type_names[] = {
-    "int", "size", "float", "floats", "enum", "bool", "string", "steps"};
+static const char *const k_type_names[] = {"int",  "size", "float",  "floats",
+                                           "enum", "bool", "string", "steps"};
 
 typedef struct opt_value {
   union {
@@ -116,10 +116,10 @@ bool sl_parse_size(const char *text, uint64_t *out) {
     const char *name;
     double mult;
   } units[] = {
-      {"", 1.0},       {"B", 1.0},      {"K", 0x1p10},   {"KiB", 0x1p10},
-      {"M", 0x1p20},   {"MiB", 0x1p20}, {"G", 0x1p30},   {"GiB", 0x1p30},
-      {"T", 0x1p40},   {"TiB", 0x1p40}, {"kB", 1e3},     {"KB", 1e3},
-      {"MB", 1e6},     {"GB", 1e9},     {"TB", 1e12},
+      {"", 1.0},     {"B", 1.0},      {"K", 0x1p10}, {"KiB", 0x1p10},
+      {"M", 0x1p20}, {"MiB", 0x1p20}, {"G", 0x1p30}, {"GiB", 0x1p30},
+      {"T", 0x1p40}, {"TiB", 0x1p40}, {"kB", 1e3},   {"KB", 1e3},
+      {"MB", 1e6},   {"GB", 1e9},     {"TB", 1e12},
   };
   size_t ulen = strcspn(u, " \t");
   if (*skip_space(u + ulen) != '\0')
@@ -279,9 +279,9 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   case T_INT: {
     int64_t x, lo, hi;
     if (!parse_int(d->lo, &lo) || !parse_int(d->hi, &hi)) {
-    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
-    return false;
-  }
+      snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+      return false;
+    }
     if (!parse_int(text, &x) || x < lo || x > hi) {
       snprintf(why, why_len, "expected an integer in %s", allowed);
       return false;
@@ -292,9 +292,9 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   case T_SIZE: {
     uint64_t x, lo, hi;
     if (!sl_parse_size(d->lo, &lo) || !sl_parse_size(d->hi, &hi)) {
-    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
-    return false;
-  }
+      snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+      return false;
+    }
     if (!sl_parse_size(text, &x) || x < lo || x > hi) {
       snprintf(why, why_len, "expected a size in %s", allowed);
       return false;
@@ -305,9 +305,9 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   case T_FLOAT: {
     double x, lo, hi;
     if (!parse_double(d->lo, &lo) || !parse_double(d->hi, &hi)) {
-    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
-    return false;
-  }
+      snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+      return false;
+    }
     if (!parse_double(text, &x) || x < lo || x > hi) {
       snprintf(why, why_len, "expected a number in %s", allowed);
       return false;
@@ -318,9 +318,9 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   case T_FLOATS: {
     double lo, hi;
     if (!parse_double(d->lo, &lo) || !parse_double(d->hi, &hi)) {
-    snprintf(why, why_len, "options table: bad bounds for %s", d->key);
-    return false;
-  }
+      snprintf(why, why_len, "options table: bad bounds for %s", d->key);
+      return false;
+    }
     int n = 0;
     char item[64];
     for (const char *p = text;;) {
@@ -441,12 +441,11 @@ static const char *nearest_key(const char *key) {
 static sl_status unknown_key(sl_err *err, const char *where, const char *key) {
   const char *near = nearest_key(key);
   if (near)
-    return sl_err_set(err, SL_ECONFIG,
-                      "%sunknown key '%s' (did you mean %s?)", where, key,
-                      near);
-  return sl_err_set(err, SL_ECONFIG,
-                    "%sunknown key '%s' (`sluice config --list` shows them all)",
-                    where, key);
+    return sl_err_set(err, SL_ECONFIG, "%sunknown key '%s' (did you mean %s?)",
+                      where, key, near);
+  return sl_err_set(
+      err, SL_ECONFIG,
+      "%sunknown key '%s' (`sluice config --list` shows them all)", where, key);
 }
 
 /* ---- Values: set, copy, free --------------------------------------------- */
@@ -537,7 +536,8 @@ static sl_status validate_values(const opt_value *v, sl_err *err) {
   return SL_OK;
 }
 
-/* ---- Public API ------------------------------------------------------------ */
+/* ---- Public API ------------------------------------------------------------
+ */
 
 sl_status sl_config_create(sl_config **out) {
   if (!out)
@@ -664,7 +664,9 @@ const char *sl_config_errmsg(const sl_config *cfg) {
   return cfg ? cfg->err.msg : "NULL config";
 }
 
-size_t sl_option_count(void) { return SL_OPT_COUNT_; }
+size_t sl_option_count(void) {
+  return SL_OPT_COUNT_;
+}
 
 sl_status sl_option_info_get(size_t i, sl_option_info *out) {
   if (i >= SL_OPT_COUNT_ || !out)
@@ -720,7 +722,7 @@ static char *ini_string_reader(char *str, int num, void *stream) {
 }
 
 static int on_ini_entry(void *user, const char *section, const char *name,
-                       const char *value) {
+                        const char *value) {
   ini_ctx *ctx = user;
   if (ctx->errors > 0)
     return 1; /* report the first error only: later ones may be its echoes */
@@ -729,8 +731,8 @@ static int on_ini_entry(void *user, const char *section, const char *name,
   char key[256];
   if (section[0] == '\0') {
     ctx->errors++;
-    sl_err_set(&ctx->err, SL_ECONFIG,
-               "%skey '%s' is outside any [section]", where, name);
+    sl_err_set(&ctx->err, SL_ECONFIG, "%skey '%s' is outside any [section]",
+               where, name);
     return 0;
   }
   snprintf(key, sizeof key, "%s.%s", section, name);
@@ -771,8 +773,8 @@ static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
                     "'key = value')",
                     ctx->name, rc);
   } else if (rc < 0) {
-    st = sl_err_set(&cfg->err, SL_ENOMEM, "%s: parser out of memory",
-                    ctx->name);
+    st =
+        sl_err_set(&cfg->err, SL_ENOMEM, "%s: parser out of memory", ctx->name);
   } else if (validate_values(ctx->vals, &cfg->err) != SL_OK) {
     st = sl_err_prefix(&cfg->err, "%s: ", ctx->name);
   }
@@ -827,20 +829,29 @@ sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
   return st;
 }
 
-/* ---- Internal getters ------------------------------------------------------ */
+/* ---- Internal getters ------------------------------------------------------
+ */
 
-int64_t sl_cfg_int(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.i; }
+int64_t sl_cfg_int(const sl_config *cfg, sl_opt id) {
+  return cfg->v[id].u.i;
+}
 uint64_t sl_cfg_size(const sl_config *cfg, sl_opt id) {
   return cfg->v[id].u.z;
 }
-double sl_cfg_float(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.f; }
+double sl_cfg_float(const sl_config *cfg, sl_opt id) {
+  return cfg->v[id].u.f;
+}
 const double *sl_cfg_floats(const sl_config *cfg, sl_opt id, int *n) {
   if (n)
     *n = cfg->v[id].u.fl.n;
   return cfg->v[id].u.fl.v;
 }
-int sl_cfg_enum(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.e; }
-bool sl_cfg_bool(const sl_config *cfg, sl_opt id) { return cfg->v[id].u.b; }
+int sl_cfg_enum(const sl_config *cfg, sl_opt id) {
+  return cfg->v[id].u.e;
+}
+bool sl_cfg_bool(const sl_config *cfg, sl_opt id) {
+  return cfg->v[id].u.b;
+}
 const char *sl_cfg_str(const sl_config *cfg, sl_opt id) {
   return cfg->v[id].s ? cfg->v[id].s : "";
 }
@@ -851,4 +862,6 @@ void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user) {
   *fn = cfg->log_fn;
   *user = cfg->log_user;
 }
-sl_err *sl_cfg_err(sl_config *cfg) { return &cfg->err; }
+sl_err *sl_cfg_err(sl_config *cfg) {
+  return &cfg->err;
+}
