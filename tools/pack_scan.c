@@ -123,8 +123,16 @@ static int walk(sl_pack_inputs *in, const char *dir, int32_t label, int depth,
       rc = -1;
       break;
     }
-    if (stat(path, &sb) != 0)
+    if (stat(path, &sb) != 0) {
+      /* An image we cannot stat (dangling link, no permission) is still
+       * an input: its read fails and it is reported as skipped, so a pack
+       * is never silently partial. */
+      if (image_ext(names[i]) && add_item(in, path, label) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        rc = -1;
+      }
       continue;
+    }
     if (S_ISDIR(sb.st_mode))
       rc = walk(in, path, label, depth + 1, msg, msg_len);
     else if (S_ISREG(sb.st_mode) && image_ext(names[i]) &&

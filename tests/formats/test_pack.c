@@ -807,6 +807,25 @@ static void test_png_exif(void **state) {
   sl_source_close(s);
 }
 
+/* An image entry that cannot be read (a dangling link) is reported as
+ * skipped, not silently left out. */
+static void test_unreadable_entry_is_skipped(void **state) {
+  mk("dang");
+  mk("dang/k");
+  char p[600], src[600], out[600], target[600];
+  pathf(p, sizeof p, "dang/k/good.jpg");
+  assert_int_equal(ti_jpeg(p, 32, 24, 0, 90), 0);
+  pathf(target, sizeof target, "dang/nowhere.jpg");
+  pathf(p, sizeof p, "dang/k/gone.jpg");
+  assert_int_equal(symlink(target, p), 0);
+  pathf(src, sizeof src, "dang");
+  pathf(out, sizeof out, "dang.h5");
+  assert_int_equal(cli("pack", src, out, "--quiet", NULL), 0);
+  assert_true(output_has("out.txt", "packed 1 of 2 images"));
+  char rel[64] = "dang.h5.skipped.txt";
+  assert_true(output_has(rel, "k/gone.jpg\tcannot open"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_lmdb),
@@ -820,6 +839,7 @@ int main(void) {
       cmocka_unit_test(test_jpeg_layout),
       cmocka_unit_test(test_keep_jpeg),
       cmocka_unit_test(test_png_exif),
+      cmocka_unit_test(test_unreadable_entry_is_skipped),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
