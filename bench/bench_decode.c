@@ -11,19 +11,28 @@
  *   (a)  tjDecompress2 full-size decode of the originals to RGB, as
  *        PIL/torchvision and FFCV's decoder do before they crop;
  *   (a') the same on the packed files (the layout's own cost);
+ *   (a'') the same on the packed coefficients rewritten without restart
+ *        markers: a''/a' is what the markers cost a full decode (with any
+ *        restart interval libjpeg-turbo 2.1 takes its slower Huffman path);
  *   (b)  sl_pipeline_run on the packed files: random-resized-crop + flip +
  *        u8 NCHW at 224, 160 and 128 (windowed region decode at a DCT
  *        scale, libyuv resize);
  *   (s)  the same on the originals (`pack --keep-jpeg`: no restart
  *        markers, so the decode reads every row above the crop);
+ *   (h)  the same crops as (b), decoded (windowed) at 1/8 scale with no
+ *        resize: the entropy decoding and per-image costs alone, with
+ *        almost no inverse DCT, colour conversion or resize. h/a is the
+ *        most (b) could reach with this libjpeg-turbo if everything after
+ *        Huffman decoding were free;
  * each round over all N images (fresh crops per round). Reports the median
  * images per thread-CPU-second of each and the medians of the per-round
  * ratios. The goal of issue 4 is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a
  * test: no thresholds, and it never fails on speed.
  *
  * Output: human lines, plus `RESULT {json}` lines (bench/sluice_cases.py):
- *   tj_full, tj_full_packed, sluice_aug (res, ratio = b/a), sluice_stream
- *   (res, ratio = s/a), size (original and packed mean bytes). */
+ *   tj_full, tj_full_packed, tj_full_norst (ratio = a''/a'), sluice_aug
+ *   (res, ratio = b/a), sluice_stream (res, ratio = s/a), huffman_floor
+ *   (res, ratio = h/a), size (original and packed mean bytes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +41,7 @@
 #include <turbojpeg.h>
 
 #include "augment/pipeline.h"
+#include "codecs/codec.h"
 #include "codecs/jpeg_rewrite.h"
 #include "support/aug_params.h"
 #include "tools/synth.h"
@@ -95,6 +105,34 @@ static double sluice_round(sl_pipeline *pl, uint8_t **jpg, const size_t *len,
   return n / (now_s() - t0);
 }
 
+/* One round of (h): the crops sluice_round makes at res (the same RNG
+ * keys), decoded at 1/8. */
+static double floor_round(sl_decoder *dec, const sl_aug_params *p,
+                          uint8_t **jpg, const size_t *len, int n, int round,
+                          int seed, int res) {
+  sl_err err;
+  double t0 = now_s();
+  for (int i = 0; i < n; i++) {
+    uint64_t idx = (uint64_t)round * (uint64_t)n + (uint64_t)i;
+    sl_encoded in = {jpg[i], len[i], 1, 0, 0, 0};
+    sl_image_info info;
+    sl_crop_box box;
+    sl_decoded out;
+    int flip;
+    if (sl_decoder_probe(dec, &in, &info, &err) != SL_OK)
+      goto fail;
+    sl_aug_sample_crop(p, info.width, info.height, res, res, (uint64_t)seed, 0,
+                       idx, &box, &flip);
+    sl_decode_req req = {box.x, box.y, box.w, box.h, 1, 0, 0, 4};
+    if (sl_decoder_decode(dec, &in, &req, &out, &err) != SL_OK)
+      goto fail;
+  }
+  return n / (now_s() - t0);
+fail:
+  fprintf(stderr, "bench_decode: %s\n", err.msg);
+  return -1;
+}
+
 int main(int argc, char **argv) {
   int n = 64, rounds = 7, seed = 1, texture = 2;
   for (int i = 1; i < argc; i++) {
@@ -119,10 +157,12 @@ int main(int argc, char **argv) {
   }
   uint8_t **jpg = calloc((size_t)n, sizeof *jpg);
   uint8_t **pk = calloc((size_t)n, sizeof *pk);
+  uint8_t **nr = calloc((size_t)n, sizeof *nr);
+  size_t *nr_len = calloc((size_t)n, sizeof *nr_len);
   size_t *len = calloc((size_t)n, sizeof *len);
   size_t *pk_len = calloc((size_t)n, sizeof *pk_len);
   uint8_t *rgb = malloc(500 * 375 * 3), *out = malloc(224 * 224 * 3);
-  if (!jpg || !pk || !len || !pk_len || !rgb || !out)
+  if (!jpg || !pk || !nr || !len || !pk_len || !nr_len || !rgb || !out)
     return 1;
   sl_err err;
   sl_jpeg_rewriter *rw;
@@ -142,6 +182,13 @@ int main(int argc, char **argv) {
       fprintf(stderr, "bench_decode: %s\n", err.msg);
       return 1;
     }
+    sl_jpeg_rewriter_set_interval(rw, 0);
+    sl_status st = sl_jpeg_rewrite(rw, jpg[i], len[i], &nr[i], &nr_len[i], &err);
+    sl_jpeg_rewriter_set_interval(rw, -1);
+    if (st != SL_OK) {
+      fprintf(stderr, "bench_decode: %s\n", err.msg);
+      return 1;
+    }
     total += len[i];
     pk_total += pk_len[i];
   }
@@ -149,8 +196,10 @@ int main(int argc, char **argv) {
   tjhandle tj = tjInitDecompress();
   sl_aug_params p = sl_test_aug_params(SL_OUT_NCHW);
   sl_pipeline *pl, *pl_stream;
+  sl_decoder *dec;
   if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK ||
-      sl_pipeline_create(&pl_stream, &p, 224, &err) != SL_OK) {
+      sl_pipeline_create(&pl_stream, &p, 224, &err) != SL_OK ||
+      sl_decoder_create(&dec, p.max_pixels, 448, 448, &err) != SL_OK) {
     fprintf(stderr, "bench_decode: cannot set up: %s\n",
             tj ? err.msg : tjGetErrorStr2(NULL));
     return 1;
@@ -161,20 +210,26 @@ int main(int argc, char **argv) {
          n, texture, (double)total / n / 1000.0, (double)pk_total / n / 1000.0,
          100.0 * ((double)pk_total / (double)total - 1.0), rounds);
   double a[k_max_rounds], a2[k_max_rounds], ra2[k_max_rounds];
+  double a3[k_max_rounds], ra3[k_max_rounds];
+  double h[k_nres][k_max_rounds], rh[k_nres][k_max_rounds];
   double b[k_nres][k_max_rounds], rb[k_nres][k_max_rounds];
   double sr[k_nres][k_max_rounds], rs[k_nres][k_max_rounds];
   double gain[k_nres][k_max_rounds];
   for (int r = 0; r < rounds; r++) {
     a[r] = tj_round(tj, jpg, len, n, rgb);
     a2[r] = tj_round(tj, pk, pk_len, n, rgb);
-    if (a[r] <= 0 || a2[r] <= 0)
+    a3[r] = tj_round(tj, nr, nr_len, n, rgb);
+    if (a[r] <= 0 || a2[r] <= 0 || a3[r] <= 0)
       return 1;
     ra2[r] = a2[r] / a[r];
+    ra3[r] = a3[r] / a2[r];
     for (int k = 0; k < k_nres; k++) {
       b[k][r] = sluice_round(pl, pk, pk_len, n, r, seed, k_res[k], out);
       sr[k][r] = sluice_round(pl_stream, jpg, len, n, r, seed, k_res[k], out);
-      if (b[k][r] <= 0 || sr[k][r] <= 0)
+      h[k][r] = floor_round(dec, &p, pk, pk_len, n, r, seed, k_res[k]);
+      if (b[k][r] <= 0 || sr[k][r] <= 0 || h[k][r] <= 0)
         return 1;
+      rh[k][r] = h[k][r] / a[r];
       rb[k][r] = b[k][r] / a[r];
       rs[k][r] = sr[k][r] / a[r];
       gain[k][r] = b[k][r] / sr[k][r];
@@ -186,7 +241,14 @@ int main(int argc, char **argv) {
   printf("%-50s %7.0f images/s  a'/a %.2f\n",
          "(a') tjDecompress2 full decode, packed files", a2m,
          median(ra2, rounds));
+  double a3m = median(a3, rounds);
+  printf("%-50s %7.0f images/s  a''/a' %.2f\n",
+         "(a'') the same, packed without restart markers", a3m,
+         median(ra3, rounds));
   printf("RESULT {\"case\": \"tj_full\", \"images_per_s\": %.1f}\n", am);
+  printf("RESULT {\"case\": \"tj_full_norst\", \"images_per_s\": %.1f, "
+         "\"ratio\": %.4f}\n",
+         a3m, median(ra3, rounds));
   printf("RESULT {\"case\": \"tj_full_packed\", \"images_per_s\": %.1f, "
          "\"ratio\": %.4f}\n",
          a2m, median(ra2, rounds));
@@ -212,6 +274,14 @@ int main(int argc, char **argv) {
     printf("RESULT {\"case\": \"sluice_stream\", \"res\": %d, "
            "\"images_per_s\": %.1f, \"ratio\": %.4f}\n",
            k_res[k], sm, rsm);
+    double hm = median(h[k], rounds), rhm = median(rh[k], rounds);
+    snprintf(name, sizeof name, "(h)  the same windows at 1/8, no resize, %d",
+             k_res[k]);
+    printf("%-50s %7.0f images/s  h/a %.2f  (ceiling of b/a)\n", name, hm,
+           rhm);
+    printf("RESULT {\"case\": \"huffman_floor\", \"res\": %d, "
+           "\"images_per_s\": %.1f, \"ratio\": %.4f}\n",
+           k_res[k], hm, rhm);
   }
   printf("RESULT {\"case\": \"size\", \"original_bytes\": %.0f, "
          "\"packed_bytes\": %.0f}\n",
@@ -225,11 +295,14 @@ int main(int argc, char **argv) {
          100.0 * (double)t.jpeg_windowed / (double)t.jpeg_decodes);
   sl_pipeline_destroy(pl);
   sl_pipeline_destroy(pl_stream);
+  sl_decoder_destroy(dec);
   tjDestroy(tj);
   for (int i = 0; i < n; i++) {
     free(jpg[i]);
     free(pk[i]);
+    free(nr[i]);
   }
-  free(jpg), free(pk), free(len), free(pk_len), free(rgb), free(out);
+  free(jpg), free(pk), free(nr), free(len), free(pk_len), free(nr_len);
+  free(rgb), free(out);
   return 0;
 }

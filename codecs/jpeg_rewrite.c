@@ -37,6 +37,7 @@ struct sl_jpeg_rewriter {
   uint8_t *buf;                     /* output being written, or NULL */
   size_t cap, used;
   uint64_t max_pixels;
+  int interval; /* -1: the layout rule; 0: no restart markers; else MCUs */
   int src_live, dst_live;
 };
 
@@ -61,6 +62,7 @@ sl_status sl_jpeg_rewriter_create(sl_jpeg_rewriter **out, uint64_t max_pixels,
   rw->je.pub.error_exit = jerr_exit;
   rw->je.pub.emit_message = sl_jpeg_emit_strict;
   rw->je.pub.output_message = sl_jpeg_output_silent;
+  rw->interval = -1;
   rw->src.err = &rw->je.pub;
   rw->dst.err = &rw->je.pub;
   rw->dest.init_destination = dest_init;
@@ -88,6 +90,10 @@ void sl_jpeg_rewriter_destroy(sl_jpeg_rewriter *rw) {
     jpeg_destroy_decompress(&rw->src);
   free(rw->buf);
   free(rw);
+}
+
+void sl_jpeg_rewriter_set_interval(sl_jpeg_rewriter *rw, int mcus) {
+  rw->interval = mcus < -1 ? -1 : mcus > 65535 ? 65535 : mcus;
 }
 
 int sl_jpeg_rewrite_interval(int width, int num_components, int max_h_samp) {
@@ -142,8 +148,11 @@ sl_status sl_jpeg_rewrite(sl_jpeg_rewriter *rw, const uint8_t *in, size_t len,
   jpeg_copy_critical_parameters(src, dst);
   dst->optimize_coding = TRUE;
   dst->restart_in_rows = 0;
-  dst->restart_interval = (unsigned int)sl_jpeg_rewrite_interval(
-      (int)src->image_width, src->num_components, max_h);
+  dst->restart_interval =
+      (unsigned int)(rw->interval >= 0 ? rw->interval
+                                       : sl_jpeg_rewrite_interval(
+                                             (int)src->image_width,
+                                             src->num_components, max_h));
   if (src->num_components == 4)
     dst->write_Adobe_marker = src->saw_Adobe_marker;
   dst->dest = &rw->dest;

@@ -54,6 +54,12 @@ sl_status sl_jpeg_rewriter_create(sl_jpeg_rewriter **out, uint64_t max_pixels,
 /* Frees the rewriter; NULL is allowed. */
 void sl_jpeg_rewriter_destroy(sl_jpeg_rewriter *rw);
 
+/* Overrides the restart interval of later rewrites: mcus > 0 writes a
+ * restart marker every mcus MCUs (at most 65535), 0 writes none, -1 goes
+ * back to the layout rule (the default). For measurements and tests: only
+ * the layout rule gives files the region decoder can window. */
+void sl_jpeg_rewriter_set_interval(sl_jpeg_rewriter *rw, int mcus);
+
 /* Rewrites the JPEG in[0, len) into the restart layout. On SL_OK *out is a
  * malloc'd buffer of *out_len bytes that the caller frees with free(); on
  * error *out is NULL, *out_len 0 and nothing is left allocated. The input

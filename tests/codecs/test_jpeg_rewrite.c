@@ -232,6 +232,42 @@ static void test_restarts_and_repeat(void **state) {
   sl_jpeg_rewriter_destroy(rw);
 }
 
+/* The interval override: none, a fixed one, then back to the rule; the
+ * coefficients (hence the pixels) are the same every time. */
+static void test_interval_override(void **state) {
+  (void)state;
+  sl_jpeg_rewriter *rw = new_rewriter(0);
+  blob in = make_jpeg(11, 500, 375, SL_SYNTH_420, 0, 1);
+  sl_err err = {0};
+  blob none, fixed;
+  sl_jpeg_rewriter_set_interval(rw, 0);
+  assert_int_equal(sl_jpeg_rewrite(rw, in.p, in.n, &none.p, &none.n, &err),
+                   SL_OK);
+  sl_jpeg_rewriter_set_interval(rw, 5);
+  assert_int_equal(sl_jpeg_rewrite(rw, in.p, in.n, &fixed.p, &fixed.n, &err),
+                   SL_OK);
+  layout a = parse(&none), b = parse(&fixed);
+  assert_int_equal(a.dri, -1);
+  assert_int_equal(a.rst, 0);
+  assert_int_equal(b.dri, 5);
+  assert_int_equal(b.rst, (32 * 24 + 4) / 5 - 1); /* 768 MCUs */
+  assert_true(b.rst_order);
+  sl_jpeg_layout lo; /* 5 neither divides nor is a multiple of 32 */
+  assert_int_equal(sl_jpeg_layout_read(none.p, none.n, &lo), 0);
+  assert_int_equal(sl_jpeg_layout_read(fixed.p, fixed.n, &lo), 0);
+  int w0, h0, w1, h1, w2, h2;
+  uint8_t *p0 = tj_decode(&in, TJPF_RGB, &w0, &h0);
+  uint8_t *p1 = tj_decode(&none, TJPF_RGB, &w1, &h1);
+  uint8_t *p2 = tj_decode(&fixed, TJPF_RGB, &w2, &h2);
+  assert_memory_equal(p0, p1, (size_t)w0 * h0 * 3);
+  assert_memory_equal(p0, p2, (size_t)w0 * h0 * 3);
+  sl_jpeg_rewriter_set_interval(rw, -1);
+  blob back = rewrite_ok(rw, &in); /* asserts the rule's interval */
+  free(p0), free(p1), free(p2);
+  free(in.p), free(none.p), free(fixed.p), free(back.p);
+  sl_jpeg_rewriter_destroy(rw);
+}
+
 /* Transcodes b losslessly with libjpeg, arithmetic-coded (and progressive
  * when asked). */
 static blob to_arith(const blob *b, int progressive) {
@@ -425,6 +461,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_variants),
       cmocka_unit_test(test_restarts_and_repeat),
+      cmocka_unit_test(test_interval_override),
       cmocka_unit_test(test_arithmetic),
       cmocka_unit_test(test_cmyk),
       cmocka_unit_test(test_drops_metadata),
