@@ -1,6 +1,8 @@
 /* `sluice pack`'s worker threads: see tools/pack_pool.h. */
 #include "tools/pack_pool.h"
 
+#include "common/sync.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -123,18 +125,17 @@ int sl_pack_pool_start(sl_pack_pool **out, const sl_pack_inputs *in,
   p->nslots = 4 * (size_t)threads;
   p->slots = calloc(p->nslots, sizeof *p->slots);
   p->threads = calloc((size_t)threads, sizeof *p->threads);
-  pthread_condattr_t ca;
-  if (!p->slots || !p->threads || pthread_mutex_init(&p->mu, NULL) ||
-      pthread_condattr_init(&ca) ||
-      pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ||
-      pthread_cond_init(&p->ready, &ca) || pthread_cond_init(&p->space, NULL)) {
+  int e = !p->slots || !p->threads
+              ? ENOMEM
+              : sl_sync_init(&p->mu, (pthread_cond_t *[]){&p->ready, &p->space},
+                             2);
+  if (e != 0) {
     free(p->slots);
     free(p->threads);
     free(p);
-    snprintf(msg, msg_len, "out of memory");
+    snprintf(msg, msg_len, "cannot set up the pack pool: %s", strerror(e));
     return -1;
   }
-  pthread_condattr_destroy(&ca);
   for (int t = 0; t < threads; t++) {
     int rc = pthread_create(&p->threads[t], NULL, worker, p);
     if (rc) {
@@ -187,9 +188,7 @@ void sl_pack_pool_stop(sl_pack_pool *p) {
   for (size_t i = 0; i < p->nslots; i++)
     if (p->slots[i].ready)
       sl_pack_result_free(&p->slots[i].r);
-  pthread_cond_destroy(&p->ready);
-  pthread_cond_destroy(&p->space);
-  pthread_mutex_destroy(&p->mu);
+  sl_sync_destroy(&p->mu, (pthread_cond_t *[]){&p->ready, &p->space}, 2);
   free(p->slots);
   free(p->threads);
   free(p);
