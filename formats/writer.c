@@ -1,6 +1,8 @@
 /* sl_writer: the temporary file, its clean-up, and the final rename. */
 #include "formats/writer_impl.h"
 
+#include "formats/layout.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -167,10 +169,41 @@ static sl_status publish(sl_writer *w, bool replace, sl_err *err) {
   return sync_dir(w->path, err);
 }
 
+/* Class names and the settings string are stored one per line (LMDB's
+ * metadata is text), so a newline would split them; the layout also bounds
+ * a name's length. */
+static sl_status check_meta(const sl_writer *w, uint32_t nclasses,
+                            const char *const *classes, const char *settings,
+                            sl_err *err) {
+  if (nclasses > 0 && !classes)
+    return sl_err_set(err, SL_EINVAL, "%s: %u classes but no names", w->path,
+                      nclasses);
+  for (uint32_t c = 0; c < nclasses; c++) {
+    if (!classes[c])
+      return sl_err_set(err, SL_EINVAL, "%s: class %u has no name", w->path,
+                        c);
+    size_t len = strlen(classes[c]);
+    if (len > SL_CLASS_NAME_MAX || strpbrk(classes[c], "\r\n"))
+      return sl_err_set(err, SL_EINVAL,
+                        "%s: class %u name (%zu bytes) is longer than %u bytes "
+                        "or has a line break",
+                        w->path, c, len, SL_CLASS_NAME_MAX);
+  }
+  if (settings && strpbrk(settings, "\r\n"))
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: the writer settings string has a line break",
+                      w->path);
+  return SL_OK;
+}
+
 sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
                            const char *const *classes, const char *settings,
                            bool replace, sl_err *err) {
-  sl_status st;
+  sl_status st = check_meta(w, nclasses, classes, settings, err);
+  if (st != SL_OK) {
+    sl_writer_abort(w);
+    return st;
+  }
   if (w->lmdb)
     st = sl_lmdb_writer_finish(w->lmdb, w->count, nclasses, classes,
                                settings ? settings : "", err);

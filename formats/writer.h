@@ -49,8 +49,10 @@ sl_status sl_writer_add(sl_writer *w, const void *payload, size_t len,
 
 /* Writes the metadata (classes, the writer's settings string), syncs the
  * temporary file and renames it onto the destination. replace = false fails
- * with SL_EIO ("exists") if the destination exists. Frees w in every case;
- * on failure the temporary file is removed. */
+ * with SL_EIO ("exists") if the destination exists. Class names are at most
+ * SL_CLASS_NAME_MAX bytes, and neither they nor settings may hold a line
+ * break (SL_EINVAL, naming the class). Frees w in every case; on failure
+ * the temporary file is removed. */
 sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
                            const char *const *classes, const char *settings,
                            bool replace, sl_err *err);

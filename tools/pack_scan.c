@@ -164,11 +164,11 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
             (int)sizeof path ||
         stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
       continue; /* files beside the class folders are not samples */
-    if (strlen(names[i]) > SL_CLASS_NAME_MAX || strchr(names[i], '\n')) {
+    if (strlen(names[i]) > SL_CLASS_NAME_MAX || strpbrk(names[i], "\r\n")) {
       snprintf(msg, msg_len,
-               "%s: class folder name too long or has a "
-               "newline",
-               path);
+               "%s: class folder name longer than %u bytes or has a line "
+               "break (the dataset stores one name per line)",
+               path, SL_CLASS_NAME_MAX);
       rc = -1;
       break;
     }

@@ -826,6 +826,24 @@ static void test_unreadable_entry_is_skipped(void **state) {
   assert_true(output_has(rel, "k/gone.jpg\tcannot open"));
 }
 
+/* A class folder whose name has a line break cannot be stored (one name
+ * per line): pack says so before it packs anything, and writes nothing. */
+static void test_class_name_line_break(void **state) {
+  mk("crlf");
+  mk("crlf/fine");
+  mk("crlf/bad\rname");
+  char p[600], src[600], out[600];
+  pathf(p, sizeof p, "crlf/fine/1.jpg");
+  assert_int_equal(ti_jpeg(p, 32, 24, 0, 90), 0);
+  pathf(p, sizeof p, "crlf/bad\rname/1.jpg");
+  assert_int_equal(ti_jpeg(p, 32, 24, 0, 90), 0);
+  pathf(src, sizeof src, "crlf");
+  pathf(out, sizeof out, "crlf.lmdb");
+  assert_int_not_equal(cli("pack", src, out, "--quiet", NULL), 0);
+  assert_true(output_has("err.txt", "has a line break"));
+  assert_false(exists(out));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_lmdb),
@@ -840,6 +858,7 @@ int main(void) {
       cmocka_unit_test(test_keep_jpeg),
       cmocka_unit_test(test_png_exif),
       cmocka_unit_test(test_unreadable_entry_is_skipped),
+      cmocka_unit_test(test_class_name_line_break),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"
 
@@ -126,6 +127,48 @@ static void test_round_trip_lmdb(void **state) {
   assert_int_equal(sl_writer_commit(w, 0, NULL, "", false, &err), SL_EIO);
   assert_non_null(strstr(err.msg, "exists"));
   check_file(p, 500, SL_IO_MMAP);
+}
+
+/* Metadata that the text layout could not hold back is refused at commit,
+ * naming the class, and nothing is left at the destination. */
+static void test_writer_bad_meta(void **state) {
+  (void)state;
+  char longname[SL_CLASS_NAME_MAX + 2];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  const char *const broken[] = {"cat", "two\nlines"};
+  const char *const carriage[] = {"cat", "dog", "x\ry"};
+  const char *const too_long[] = {longname};
+  const char *const missing[] = {"cat", NULL};
+  struct {
+    uint32_t n;
+    const char *const *names;
+    const char *settings, *want;
+  } cases[] = {{2, broken, "", "class 1 name"},
+               {3, carriage, "", "class 2 name"},
+               {1, too_long, "", "class 0 name (256 bytes)"},
+               {2, missing, "", "class 1 has no name"},
+               {2, NULL, "", "2 classes but no names"},
+               {3, k_classes, "a=1\nb=2", "settings string"}};
+  static const sl_format_kind kinds[] = {SL_FORMAT_LMDB, SL_FORMAT_HDF5};
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char p[600];
+      path_in(p, sizeof p, k ? "meta.h5" : "meta.lmdb");
+      sl_err err = {0};
+      sl_writer *w;
+      assert_int_equal(sl_writer_open(&w, p, kinds[k], &err), SL_OK);
+      sl_sample_info m = {
+          .label = 0, .codec = 1, .channels = 3, .height = 2, .width = 2};
+      assert_int_equal(sl_writer_add(w, "abc", 3, &m, &err), SL_OK);
+      assert_int_equal(sl_writer_commit(w, cases[i].n, cases[i].names,
+                                        cases[i].settings, false, &err),
+                       SL_EINVAL);
+      if (!strstr(err.msg, cases[i].want))
+        fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, cases[i].want);
+      struct stat sb;
+      assert_int_equal(stat(p, &sb), -1);
+    }
 }
 
 static void test_round_trip_hdf5(void **state) {
@@ -500,6 +543,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip_lmdb),
       cmocka_unit_test(test_round_trip_hdf5),
+      cmocka_unit_test(test_writer_bad_meta),
       cmocka_unit_test(test_empty_files),
       cmocka_unit_test(test_lmdb_directory),
       cmocka_unit_test(test_lmdb_old_version),
