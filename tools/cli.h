@@ -23,6 +23,14 @@ int sl_cmd_pack(int argc, char **argv);
 int sl_cmd_info(int argc, char **argv);
 int sl_cmd_verify(int argc, char **argv);
 
+/* Parses all of s as a decimal integer in [lo, hi] into *out. Returns 1,
+ * or 0 (leaving *out alone) on an empty string, trailing characters, a
+ * sign where lo >= 0, overflow, or a value out of range. */
+int sl_cli_parse_int(const char *s, long long lo, long long hi,
+                     long long *out);
+/* The same for an unsigned 64-bit value (no sign allowed). */
+int sl_cli_parse_u64(const char *s, unsigned long long *out);
+
 /* Prints "sluice NAME: message" to stderr and returns 2 (usage error). */
 int sl_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -83,16 +83,6 @@ static void usage(FILE *f) {
              "and options\ngive a byte-identical OUT for any --threads.\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, long *v) {
-  char *end;
-  errno = 0;
-  long x = strtol(s, &end, 10);
-  if (errno || end == s || *end || x < lo || x > hi)
-    return -1;
-  *v = x;
-  return 0;
-}
-
 static int parse_args(int argc, char **argv, pack_args *a) {
   static const struct option opts[] = {
       {"list", required_argument, NULL, 'l'},
@@ -112,7 +102,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
   a->img.quality = 90;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   a->threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
-  long v;
+  long long v;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -130,13 +120,13 @@ static int parse_args(int argc, char **argv, pack_args *a) {
                                   optarg);
       break;
     case 'm':
-      if (parse_int(optarg, 1, 65535, &v))
+      if (!sl_cli_parse_int(optarg, 1, 65535, &v))
         return sl_cli_usage_error("pack", "--max-side: '%s' (1..65535)",
                                   optarg);
       a->img.max_side = (int)v;
       break;
     case 'q':
-      if (parse_int(optarg, 1, 100, &v))
+      if (!sl_cli_parse_int(optarg, 1, 100, &v))
         return sl_cli_usage_error("pack", "--quality: '%s' (1..100)", optarg);
       a->img.quality = (int)v;
       break;
@@ -147,17 +137,16 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       a->img.keep_jpeg = true;
       break;
     case 's': {
-      char *end;
-      errno = 0;
-      a->seed = strtoull(optarg, &end, 10);
-      if (errno || end == optarg || *end || optarg[0] == '-')
+      unsigned long long seed;
+      if (!sl_cli_parse_u64(optarg, &seed))
         return sl_cli_usage_error("pack", "--shuffle: '%s' (an integer seed)",
                                   optarg);
+      a->seed = seed;
       a->shuffle = true;
       break;
     }
     case 't':
-      if (parse_int(optarg, 1, 256, &v))
+      if (!sl_cli_parse_int(optarg, 1, 256, &v))
         return sl_cli_usage_error("pack", "--threads: '%s' (1..256)", optarg);
       a->threads = (int)v;
       break;

@@ -30,16 +30,14 @@ static const char *human(uint64_t v, char *buf, size_t cap) {
 
 int sl_cmd_schedule(int argc, char **argv) {
   const char *path = NULL;
-  long epochs = 16;
+  long long epochs = 16;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;
     }
     if (strcmp(argv[i], "--epochs") == 0) {
-      char *end = NULL;
-      if (i + 1 >= argc || (epochs = strtol(argv[++i], &end, 10)) < 1 ||
-          *end != '\0' || epochs > 100000)
+      if (i + 1 >= argc || !sl_cli_parse_int(argv[++i], 1, 100000, &epochs))
         return sl_cli_usage_error("schedule", "--epochs needs a number "
                                               "1..100000");
     } else if (argv[i][0] == '-') {
@@ -70,11 +68,11 @@ int sl_cmd_schedule(int argc, char **argv) {
   char b1[32], b2[32], b3[32];
 
   printf("%-7s %-11s %s\n", "epoch", "resolution", "batch bytes");
-  for (long e = 0; e < epochs; e++) {
+  for (long long e = 0; e < epochs; e++) {
     int res = sl_schedule_res(&s, (uint64_t)e);
     uint64_t bytes = bs * sl_loader_sample_bytes(dtype, channels, res);
     snprintf(b1, sizeof b1, "%dx%d", res, res);
-    printf("%-7ld %-11s %s\n", e, b1, human(bytes, b2, sizeof b2));
+    printf("%-7lld %-11s %s\n", e, b1, human(bytes, b2, sizeof b2));
   }
 
   sl_err err;

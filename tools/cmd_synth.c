@@ -26,17 +26,6 @@ static void usage(FILE *f) {
           "              markers\n");
 }
 
-static int parse_long(const char *s, long long lo, long long hi,
-                      long long *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return 0;
-  *out = v;
-  return 1;
-}
-
 int sl_cmd_synth(int argc, char **argv) {
   sl_synth_folder_opts o = {0};
   o.seed = 1;
@@ -53,11 +42,11 @@ int sl_cmd_synth(int argc, char **argv) {
                strcmp(a, "--seed") == 0 || strcmp(a, "--max-side") == 0) {
       int is_seed = strcmp(a, "--seed") == 0;
       if (i + 1 >= argc ||
-          !parse_long(argv[i + 1], is_seed ? 0 : 1,
-                      is_seed                        ? 9223372036854775807LL
-                      : strcmp(a, "--max-side") == 0 ? 65500
-                                                     : 10000000,
-                      &v))
+          !sl_cli_parse_int(argv[i + 1], is_seed ? 0 : 1,
+                            is_seed ? 9223372036854775807LL
+                            : strcmp(a, "--max-side") == 0 ? 65500
+                                                           : 10000000,
+                            &v))
         return sl_cli_usage_error("synth", "%s needs a %s number", a,
                                   is_seed ? "non-negative" : "positive");
       i++;

@@ -164,9 +164,8 @@ int sl_cmd_verify(int argc, char **argv) {
     else if (!strcmp(argv[i], "--quiet"))
       quiet = 1;
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-      char *end;
-      long t = strtol(argv[++i], &end, 10);
-      if (*end || t < 1 || t > 256)
+      long long t;
+      if (!sl_cli_parse_int(argv[++i], 1, 256, &t))
         return sl_cli_usage_error("verify", "--threads: '%s' (1..256)",
                                   argv[i]);
       threads = (int)t;

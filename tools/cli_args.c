@@ -1,0 +1,28 @@
+/* Number arguments of the `sluice` subcommands: see tools/cli.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+int sl_cli_parse_int(const char *s, long long lo, long long hi,
+                     long long *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi || (lo >= 0 && s[0] == '-'))
+    return 0;
+  *out = v;
+  return 1;
+}
+
+int sl_cli_parse_u64(const char *s, unsigned long long *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  /* strtoull accepts "-1" as ULLONG_MAX: refuse any sign. */
+  if (errno || end == s || *end || s[strspn(s, " \t")] == '-')
+    return 0;
+  *out = v;
+  return 1;
+}
