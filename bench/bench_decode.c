@@ -183,7 +183,8 @@ int main(int argc, char **argv) {
       return 1;
     }
     sl_jpeg_rewriter_set_interval(rw, 0);
-    sl_status st = sl_jpeg_rewrite(rw, jpg[i], len[i], &nr[i], &nr_len[i], &err);
+    sl_status st =
+        sl_jpeg_rewrite(rw, jpg[i], len[i], &nr[i], &nr_len[i], &err);
     sl_jpeg_rewriter_set_interval(rw, -1);
     if (st != SL_OK) {
       fprintf(stderr, "bench_decode: %s\n", err.msg);
@@ -277,8 +278,7 @@ int main(int argc, char **argv) {
     double hm = median(h[k], rounds), rhm = median(rh[k], rounds);
     snprintf(name, sizeof name, "(h)  the same windows at 1/8, no resize, %d",
              k_res[k]);
-    printf("%-50s %7.0f images/s  h/a %.2f  (ceiling of b/a)\n", name, hm,
-           rhm);
+    printf("%-50s %7.0f images/s  h/a %.2f  (ceiling of b/a)\n", name, hm, rhm);
     printf("RESULT {\"case\": \"huffman_floor\", \"res\": %d, "
            "\"images_per_s\": %.1f, \"ratio\": %.4f}\n",
            k_res[k], hm, rhm);

@@ -180,8 +180,7 @@ static sl_status check_meta(const sl_writer *w, uint32_t nclasses,
                       nclasses);
   for (uint32_t c = 0; c < nclasses; c++) {
     if (!classes[c])
-      return sl_err_set(err, SL_EINVAL, "%s: class %u has no name", w->path,
-                        c);
+      return sl_err_set(err, SL_EINVAL, "%s: class %u has no name", w->path, c);
     size_t len = strlen(classes[c]);
     if (len > SL_CLASS_NAME_MAX || strpbrk(classes[c], "\r\n"))
       return sl_err_set(err, SL_EINVAL,

@@ -125,10 +125,10 @@ int sl_pack_pool_start(sl_pack_pool **out, const sl_pack_inputs *in,
   p->nslots = 4 * (size_t)threads;
   p->slots = calloc(p->nslots, sizeof *p->slots);
   p->threads = calloc((size_t)threads, sizeof *p->threads);
-  int e = !p->slots || !p->threads
-              ? ENOMEM
-              : sl_sync_init(&p->mu, (pthread_cond_t *[]){&p->ready, &p->space},
-                             2);
+  int e =
+      !p->slots || !p->threads
+          ? ENOMEM
+          : sl_sync_init(&p->mu, (pthread_cond_t *[]){&p->ready, &p->space}, 2);
   if (e != 0) {
     free(p->slots);
     free(p->threads);
