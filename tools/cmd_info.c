@@ -5,19 +5,15 @@
 #include <string.h>
 
 #include "codecs/jpeg_window.h"
+#include "formats/io_select.h"
 #include "formats/source.h"
 #include "tools/cli.h"
 
 enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };
 
+/* Binary units (KiB, MiB), as `sluice schedule` and the loader's log. */
 static void human(char *buf, size_t cap, double bytes) {
-  const char *units[] = {"B", "KB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1000 && u < 4) {
-    bytes /= 1000;
-    u++;
-  }
-  snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  sl_io_fmt_bytes((uint64_t)(bytes + 0.5), buf, cap);
 }
 
 /* How many of up to LAYOUT_SAMPLES JPEGs, spread over the file, have the
