@@ -4,15 +4,14 @@
  * given in the same run.
  *
  *   bench_io_loader DATASET [--workers W] [--res R] [--batch B]
- *                   [--decode-rate IMAGES_PER_S] [--pool SIZE] [--qd N]
+ *                   [--pool SIZE] [--qd N]
  *
  * Before each epoch the loader is opened afresh (a map keeps its pages from
  * DONTNEED) and the file dropped from the page cache, so every epoch reads
  * the disk. disk-bound = the disk's O_DIRECT 1 MiB sequential rate (the
  * better of 1 and 16 in flight) / the average sample's bytes (file size /
- * samples). decode-bound = --decode-rate (W x bench_decode's images per
- * CPU-second at this resolution) or, when not given, a warm-cache mmap
- * epoch of the same loader: the rate with no disk in the way. Goal (issue
+ * samples). decode-bound = a warm-cache mmap epoch of the same loader,
+ * measured in the same run: the rate with no disk in the way. Goal (issue
  * 7): the best backend >= 0.8 x min(disk-bound, decode-bound). */
 #include <fcntl.h>
 #include <stdio.h>
@@ -85,9 +84,8 @@ static double epoch_rate(sl_loader *ld) {
 int main(int argc, char **argv) {
   if (argc < 2 || argv[1][0] == '-')
     die("usage", "bench_io_loader DATASET [--workers W] [--res R] [--batch "
-                 "B] [--decode-rate R] [--pool SIZE] [--qd N]");
+                 "B] [--pool SIZE] [--qd N]");
   opts o = {argv[1], "2", "224", "64", "64MiB", "64"};
-  double decode_rate = 0;
   for (int a = 2; a + 1 < argc; a += 2) {
     const char *v = argv[a + 1];
     if (!strcmp(argv[a], "--workers"))
@@ -100,8 +98,6 @@ int main(int argc, char **argv) {
       o.pool = v;
     else if (!strcmp(argv[a], "--qd"))
       o.qd = v;
-    else if (!strcmp(argv[a], "--decode-rate"))
-      decode_rate = atof(v);
     else
       die(argv[a], "unknown option");
   }
@@ -111,10 +107,8 @@ int main(int argc, char **argv) {
     die(o.path, "not a readable dataset file");
   sl_loader *probe = open_loader(&o, "mmap", false, "random");
   uint64_t count = sl_loader_sample_count(probe);
-  if (decode_rate <= 0) { /* warm cache: read once, then time an epoch */
-    (void)epoch_rate(probe);
-    decode_rate = epoch_rate(probe);
-  }
+  (void)epoch_rate(probe); /* warm the cache, then time an epoch */
+  double decode_rate = epoch_rate(probe);
   sl_loader_close(probe);
   drop_cache(fd);
   double d1 = disk_rate(o.path, (uint64_t)sb.st_size);
