@@ -30,8 +30,8 @@ typedef struct sl_err {
 sl_status sl_err_set(sl_err *err, sl_status code, const char *fmt, ...)
     SL_PRINTF(3, 4);
 /* As sl_err_set, appending ": strerror(errnum)". */
-sl_status sl_err_errno(sl_err *err, sl_status code, int errnum,
-                       const char *fmt, ...) SL_PRINTF(4, 5);
+sl_status sl_err_errno(sl_err *err, sl_status code, int errnum, const char *fmt,
+                       ...) SL_PRINTF(4, 5);
 /* Prefixes the existing message with more context ("file.lmdb: " + msg). */
 sl_status sl_err_prefix(sl_err *err, const char *fmt, ...) SL_PRINTF(2, 3);
 /* Clears err to SL_OK and an empty message. */

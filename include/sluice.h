@@ -139,8 +139,8 @@ SL_API sl_status sl_config_set(sl_config *cfg, const char *key,
 /* Writes the option's current value in canonical text form (sizes in bytes
  * with a unit, lists comma-separated) to buf, always NUL-terminated. Returns
  * SL_ECONFIG for an unknown key, SL_ETOOBIG if len is too small. */
-SL_API sl_status sl_config_get(const sl_config *cfg, const char *key,
-                               char *buf, size_t len);
+SL_API sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
+                               size_t len);
 
 /* Checks relations between options (resolution.min <= resolution.max,
  * loader.rank < loader.world_size, list lengths...). Returns SL_ECONFIG with
@@ -169,18 +169,18 @@ SL_API size_t sl_option_count(void);
 /* Fills *out for option i < sl_option_count(); SL_EINVAL otherwise. */
 SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
 
-/* ---- Loader ------------------------------------------------------------------
+/* ---- Loader -----------------------------------------------------------------
  * A loader reads one dataset with `loader.workers` threads and hands out
  * batches in a fixed, reproducible order:
  *
  *   sl_loader *ld;
  *   if (sl_loader_open(&ld, cfg) != SL_OK) fail(sl_config_errmsg(cfg));
  *   for (epoch = 0; epoch < E; epoch++) {
- *     sl_loader_start_epoch(ld, epoch);        // resolution from the schedule
+ *     sl_loader_start_epoch(ld, epoch);   // resolution from the schedule
  *     sl_batch b;
  *     while ((st = sl_loader_next(ld, &b)) == SL_OK) {
- *       train_step(&b, stream);                // wait on b.ready first (GPU)
- *       sl_batch_release(ld, &b, stream);      // slot reusable once stream passes
+ *       train_step(&b, stream);           // wait on b.ready first (GPU)
+ *       sl_batch_release(ld, &b, stream); // slot reusable once stream passes
  *     }
  *     if (st != SL_END) fail(sl_loader_errmsg(ld));
  *   }
@@ -232,23 +232,23 @@ typedef enum sl_layout { SL_LAYOUT_NCHW = 0, SL_LAYOUT_NHWC = 1 } sl_layout;
  * sl_loader_close). Its data may be read from any thread; release it from
  * the loader's consumer thread. */
 typedef struct sl_batch {
-  void *data;               /* n samples back to back in dtype and layout;
-                               a device pointer when on_device */
-  const int32_t *labels;    /* host memory, n labels (-1: unlabelled) */
-  const uint64_t *indices;  /* host memory, dataset index of each sample */
-  uint32_t n;               /* samples: always loader.batch_size */
-  uint32_t height, width;   /* this epoch's resolution */
-  uint32_t channels;        /* 3 (RGB) or 1 */
+  void *data;              /* n samples back to back in dtype and layout;
+                              a device pointer when on_device */
+  const int32_t *labels;   /* host memory, n labels (-1: unlabelled) */
+  const uint64_t *indices; /* host memory, dataset index of each sample */
+  uint32_t n;              /* samples: always loader.batch_size */
+  uint32_t height, width;  /* this epoch's resolution */
+  uint32_t channels;       /* 3 (RGB) or 1 */
   sl_dtype dtype;
   sl_layout layout;
-  int on_device;            /* nonzero: data is device memory */
-  void *ready;              /* with CUDA: a cudaEvent_t * to wait on (e.g.
-                               cudaStreamWaitEvent) before reading data;
-                               NULL when data is ready on return */
-  size_t bytes;             /* bytes of data */
-  uint64_t epoch;           /* epoch of the batch */
-  uint64_t index;           /* batch index within the epoch */
-  uint64_t slot;            /* opaque: identifies the slot to release */
+  int on_device;  /* nonzero: data is device memory */
+  void *ready;    /* with CUDA: a cudaEvent_t * to wait on (e.g.
+                     cudaStreamWaitEvent) before reading data;
+                     NULL when data is ready on return */
+  size_t bytes;   /* bytes of data */
+  uint64_t epoch; /* epoch of the batch */
+  uint64_t index; /* batch index within the epoch */
+  uint64_t slot;  /* opaque: identifies the slot to release */
 } sl_batch;
 
 /* Opens a loader on the config's dataset: validates cfg (sl_config_validate),
@@ -279,16 +279,14 @@ SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
  * on (the slot is rewritten only after the work queued on it completes), or
  * NULL when the caller has finished with the data. Returns SL_EINVAL for a
  * batch already released or not from this loader. */
-SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch,
-                                  void *stream);
+SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch, void *stream);
 
 /* Batches each epoch gives this rank (the same for every epoch and rank). */
 SL_API uint64_t sl_loader_batches_per_epoch(const sl_loader *ld);
 /* Samples in the dataset. */
 SL_API uint64_t sl_loader_sample_count(const sl_loader *ld);
 /* The resolution (square side) of an epoch under the loader's schedule. */
-SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld,
-                                           uint64_t epoch);
+SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
 
 /* Resume. The state is (epoch, batches handed out in it) plus a check of the
  * settings that decide the order (seed, rank, world size, batch size, order,
@@ -301,8 +299,7 @@ SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld,
  * batch: the following next calls return exactly the batches an
  * uninterrupted run would have returned. */
 #define SL_LOADER_STATE_BYTES 96
-SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf,
-                                      size_t *len);
+SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len);
 SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
                                          size_t len);
 
@@ -310,14 +307,14 @@ SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
  * rate. */
 #define SL_STATS_BAD_KEEP 16
 typedef struct sl_loader_stats {
-  uint64_t epoch;            /* current epoch */
-  uint64_t batches;          /* batches handed out, since open */
-  uint64_t samples;          /* samples loaded by workers, since open */
-  uint64_t skipped;          /* bad samples replaced (on_error = skip) */
-  uint64_t failed;           /* samples that failed for good */
+  uint64_t epoch;                  /* current epoch */
+  uint64_t batches;                /* batches handed out, since open */
+  uint64_t samples;                /* samples loaded by workers, since open */
+  uint64_t skipped;                /* bad samples replaced (on_error = skip) */
+  uint64_t failed;                 /* samples that failed for good */
   uint64_t bad[SL_STATS_BAD_KEEP]; /* latest bad sample indices, newest first */
-  uint32_t nbad;             /* valid entries of bad */
-  uint64_t bytes_read;       /* encoded bytes read from the dataset */
+  uint32_t nbad;                   /* valid entries of bad */
+  uint64_t bytes_read;             /* encoded bytes read from the dataset */
   uint64_t read_ns, decode_ns, augment_ns; /* worker time per stage */
   uint64_t staging_wait_ns;  /* workers waiting for a free staging buffer */
   uint64_t slot_wait_ns;     /* mover waiting for the consumer to release */

@@ -31,12 +31,7 @@ typedef enum {
   SL_SCHEDULE_STEPS
 } sl_schedule_kind;
 typedef enum { SL_CROP_RANDOM_RESIZED, SL_CROP_CENTER, SL_CROP_NONE } sl_crop;
-typedef enum {
-  SL_OUT_U8,
-  SL_OUT_FP16,
-  SL_OUT_BF16,
-  SL_OUT_FP32
-} sl_out_dtype;
+typedef enum { SL_OUT_U8, SL_OUT_FP16, SL_OUT_BF16, SL_OUT_FP32 } sl_out_dtype;
 typedef enum { SL_OUT_NCHW, SL_OUT_NHWC } sl_out_layout;
 typedef enum { SL_FILTER_BOX, SL_FILTER_BILINEAR } sl_filter;
 typedef enum {

@@ -26,8 +26,7 @@ int sl_cmd_verify(int argc, char **argv);
 /* Parses all of s as a decimal integer in [lo, hi] into *out. Returns 1,
  * or 0 (leaving *out alone) on an empty string, trailing characters, a
  * sign where lo >= 0, overflow, or a value out of range. */
-int sl_cli_parse_int(const char *s, long long lo, long long hi,
-                     long long *out);
+int sl_cli_parse_int(const char *s, long long lo, long long hi, long long *out);
 /* The same for an unsigned 64-bit value (no sign allowed). */
 int sl_cli_parse_u64(const char *s, unsigned long long *out);
 

@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +122,8 @@ static void test_bad_values(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char before[256];
-    assert_int_equal(
-        sl_config_get(cfg, cases[i].key, before, sizeof before), SL_OK);
+    assert_int_equal(sl_config_get(cfg, cases[i].key, before, sizeof before),
+                     SL_OK);
     assert_int_equal(sl_config_set(cfg, cases[i].key, cases[i].value),
                      SL_ECONFIG);
     const char *msg = sl_config_errmsg(cfg);
@@ -146,22 +148,21 @@ static void test_unknown_key_suggests(void **state) {
   assert_int_equal(sl_config_get(cfg, "dataset.format", buf, 2), SL_ETOOBIG);
 }
 
-static const char *k_good_ini =
-    "; a training config\n"
-    "[dataset]\n"
-    "path = train.lmdb ; inline comment\n"
-    "\n"
-    "[loader]\n"
-    "batch_size = 128\n"
-    "order = random\n"
-    "[resolution]\n"
-    "schedule = linear\n"
-    "min = 160\n"
-    "max = 192\n"
-    "start_epoch = 11\n"
-    "end_epoch = 13\n"
-    "[device]\n"
-    "vram_budget = 2GiB\n";
+static const char *k_good_ini = "; a training config\n"
+                                "[dataset]\n"
+                                "path = train.lmdb ; inline comment\n"
+                                "\n"
+                                "[loader]\n"
+                                "batch_size = 128\n"
+                                "order = random\n"
+                                "[resolution]\n"
+                                "schedule = linear\n"
+                                "min = 160\n"
+                                "max = 192\n"
+                                "start_epoch = 11\n"
+                                "end_epoch = 13\n"
+                                "[device]\n"
+                                "vram_budget = 2GiB\n";
 
 static void test_ini_string(void **state) {
   sl_config *cfg = *state;
@@ -188,8 +189,7 @@ static void test_ini_errors_atomic(void **state) {
       {"[loader]\nbatch_size = 64\nworkers = lots\n",
        "t.ini:3: loader.workers = 'lots': expected an integer in 0..1024"},
       {"batch_size = 3\n", "t.ini:1: key 'batch_size' is outside any"},
-      {"[loader]\nbatch_size = 64\nthis is not ini\n",
-       "t.ini:3: syntax error"},
+      {"[loader]\nbatch_size = 64\nthis is not ini\n", "t.ini:3: syntax error"},
       {"[loader]\nbatch_size = 64\n[resolution]\nmin = 300\nmax = 200\n",
        "t.ini: resolution.min (300) must not exceed resolution.max (200)"},
       {"[loader]\nrank = 2\nworld_size = 2\n",

@@ -2,7 +2,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <math.h>
 #include <stdlib.h>
 
