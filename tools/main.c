@@ -17,6 +17,8 @@ static const sl_cli_command k_commands[] = {
     {"info", "describe a dataset file", sl_cmd_info},
     {"verify", "check every record of a dataset file (--decode: images too)",
      sl_cmd_verify},
+    {"extract", "write samples' stored images to files, by index",
+     sl_cmd_extract},
     {"schedule", "resolution per epoch and the memory a loader will hold",
      sl_cmd_schedule},
     {"version", "print the version", cmd_version},

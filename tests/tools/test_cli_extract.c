@@ -1,0 +1,151 @@
+/* `sluice extract`: stored bytes out by index, raw arrays as PNM, every
+ * index checked before anything is written, existing files kept. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/writer.h"
+#include "tests/tools/cli_run.h"
+
+static char g_out[1 << 16];
+static char g_dir[512];
+
+static const uint8_t k_jpeg[] = {0xFF, 0xD8, 1, 2, 3, 0xFF, 0xD9};
+static const uint8_t k_png[] = {0x89, 'P', 'N', 'G', 9, 8, 7};
+static const uint8_t k_raw[2 * 3 * 3] = {1,  2,  3,  4,  5,  6,  7,  8,  9,
+                                         10, 11, 12, 13, 14, 15, 16, 17, 18};
+static const char *const k_classes[] = {"cat", "dog"};
+
+static void path_in(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/%s", g_dir, name);
+}
+
+/* Samples: 0 JPEG (cat), 1 PNG (dog), 2 raw 3x2 RGB (unlabelled). */
+static int setup(void **state) {
+  (void)state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/extract-%d", tmp ? tmp : "/tmp",
+           (int)getpid());
+  if (mkdir(g_dir, 0755) != 0)
+    return -1;
+  char p[600];
+  path_in(p, sizeof p, "d.h5");
+  sl_err err;
+  sl_writer *w;
+  if (sl_writer_open(&w, p, SL_FORMAT_AUTO, &err) != SL_OK)
+    return -1;
+  sl_sample_info a = {
+      .label = 0, .codec = 1, .channels = 3, .height = 4, .width = 4};
+  sl_sample_info b = {
+      .label = 1, .codec = 2, .channels = 3, .height = 2, .width = 2};
+  sl_sample_info c = {
+      .label = -1, .codec = 3, .channels = 3, .height = 2, .width = 3};
+  if (sl_writer_add(w, k_jpeg, sizeof k_jpeg, &a, &err) != SL_OK ||
+      sl_writer_add(w, k_png, sizeof k_png, &b, &err) != SL_OK ||
+      sl_writer_add(w, k_raw, sizeof k_raw, &c, &err) != SL_OK)
+    return -1;
+  return sl_writer_commit(w, 2, k_classes, "test", false, &err) == SL_OK ? 0
+                                                                         : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void assert_file(const char *name, const void *head, size_t hlen,
+                        const void *body, size_t blen) {
+  char p[600];
+  path_in(p, sizeof p, name);
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  uint8_t got[256];
+  size_t n = fread(got, 1, sizeof got, f);
+  fclose(f);
+  assert_int_equal(n, hlen + blen);
+  assert_memory_equal(got, head, hlen);
+  assert_memory_equal(got + hlen, body, blen);
+}
+
+static int exists(const char *name) {
+  char p[600];
+  struct stat sb;
+  path_in(p, sizeof p, name);
+  return stat(p, &sb) == 0;
+}
+
+static void test_extract_all_codecs(void **state) {
+  (void)state;
+  char args[1400];
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0-2 --out '%s/o1'", g_dir,
+           g_dir);
+  char o1[600];
+  path_in(o1, sizeof o1, "o1");
+  assert_int_equal(mkdir(o1, 0755), 0);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_file("o1/0.jpg", "", 0, k_jpeg, sizeof k_jpeg);
+  assert_file("o1/1.png", "", 0, k_png, sizeof k_png);
+  static const char pnm[] = "P6\n3 2\n255\n";
+  assert_file("o1/2.ppm", pnm, sizeof pnm - 1, k_raw, sizeof k_raw);
+  assert_non_null(strstr(g_out, "0\tlabel 0\tcat\t4x4x3\t7 bytes"));
+  assert_non_null(strstr(g_out, "1\tlabel 1\tdog\t2x2x3"));
+  assert_non_null(strstr(g_out, "2\tlabel -1\t-\t3x2x3\t18 bytes"));
+}
+
+static void test_out_of_range_writes_nothing(void **state) {
+  (void)state;
+  char args[1400], o2[600];
+  path_in(o2, sizeof o2, "o2");
+  assert_int_equal(mkdir(o2, 0755), 0);
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 3 --out '%s'", g_dir, o2);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "has 3 samples (0..2): index 3 is out of "
+                                "range; nothing written"));
+  assert_false(exists("o2/0.jpg"));
+  snprintf(args, sizeof args, "extract '%s/d.h5' 2-1", g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
+  snprintf(args, sizeof args, "extract '%s/d.h5' x", g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
+  snprintf(args, sizeof args, "extract '%s/d.h5'", g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
+}
+
+static void test_keeps_existing_files(void **state) {
+  (void)state;
+  char args[1400], o3[600], p[700];
+  path_in(o3, sizeof o3, "o3");
+  assert_int_equal(mkdir(o3, 0755), 0);
+  snprintf(p, sizeof p, "%s/1.png", o3);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs("mine", f);
+  fclose(f);
+  snprintf(args, sizeof args, "extract '%s/d.h5' 1 --out '%s'", g_dir, o3);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "(--force replaces it)"));
+  assert_file("o3/1.png", "", 0, "mine", 4);
+  snprintf(args, sizeof args, "extract '%s/d.h5' 1 --out '%s' --force", g_dir,
+           o3);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_file("o3/1.png", "", 0, k_png, sizeof k_png);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_extract_all_codecs),
+      cmocka_unit_test(test_out_of_range_writes_nothing),
+      cmocka_unit_test(test_keeps_existing_files),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

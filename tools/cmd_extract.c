@@ -1,0 +1,187 @@
+/* sluice extract FILE INDEX... [--out DIR] [--force]: writes samples' stored
+ * bytes to files, to look at what `verify` or the loader named by index. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "formats/source.h"
+#include "tools/cli.h"
+
+/* At most this many INDEX arguments (each one index or a FIRST-LAST range). */
+enum { k_max_ranges = 256 };
+
+typedef struct range {
+  uint64_t first, last; /* inclusive */
+} range;
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
+             "Writes each sample's stored bytes to DIR (default: the "
+             "current directory)\nas INDEX.jpg or INDEX.png, and a raw "
+             "array as INDEX.ppm (RGB) or INDEX.pgm\n(gray), and prints "
+             "index, label, class, size and file for each. INDEX is a\n"
+             "sample index or an inclusive range FIRST-LAST. Existing files "
+             "are kept\nunless --force is given; every index is checked "
+             "before anything is written.\n");
+}
+
+static int parse_range(const char *s, range *r) {
+  unsigned long long a, b;
+  char buf[64];
+  const char *dash = strchr(s, '-');
+  if (!dash)
+    return sl_cli_parse_u64(s, &a) && (r->first = r->last = a, 1);
+  size_t n = (size_t)(dash - s);
+  if (n == 0 || n >= sizeof buf)
+    return 0;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  if (!sl_cli_parse_u64(buf, &a) || !sl_cli_parse_u64(dash + 1, &b) || b < a)
+    return 0;
+  r->first = a;
+  r->last = b;
+  return 1;
+}
+
+static const char *extension(const sl_sample_info *in) {
+  switch (in->codec) {
+  case SL_CODEC_JPEG:
+    return "jpg";
+  case SL_CODEC_PNG:
+    return "png";
+  default:
+    return in->channels == 1 ? "pgm" : "ppm";
+  }
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+  const uint8_t *b = p;
+  while (n > 0) {
+    ssize_t w = write(fd, b, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    b += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Writes sample i; returns 0, or 1 after printing why not. */
+static int extract_one(const sl_source *src, const char *file, uint64_t i,
+                       const char *dir, int force, uint8_t *buf, size_t cap) {
+  const sl_sample_info *in = sl_source_info(src, i);
+  const uint8_t *data;
+  size_t len;
+  sl_err err;
+  if (sl_source_read(src, i, buf, cap, &data, &len, &err) != SL_OK) {
+    fprintf(stderr, "sluice extract: %s\n", err.msg);
+    return 1;
+  }
+  char path[4096], header[64] = "";
+  const char *ext = extension(in);
+  if (in->codec == SL_CODEC_RAW) { /* a viewable PNM around the array */
+    if ((uint64_t)in->width * in->height * in->channels != len) {
+      fprintf(stderr,
+              "sluice extract: %s: sample %" PRIu64
+              ": %zu bytes is not a %ux%ux%u array\n",
+              file, i, len, in->width, in->height, in->channels);
+      return 1;
+    }
+    snprintf(header, sizeof header, "P%c\n%u %u\n255\n",
+             in->channels == 1 ? '5' : '6', in->width, in->height);
+  }
+  if (snprintf(path, sizeof path, "%s/%" PRIu64 ".%s", dir, i, ext) >=
+      (int)sizeof path) {
+    fprintf(stderr, "sluice extract: %s: path too long\n", dir);
+    return 1;
+  }
+  int fd = open(
+      path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+  if (fd < 0) {
+    fprintf(stderr, "sluice extract: %s: %s%s\n", path, strerror(errno),
+            errno == EEXIST ? " (--force replaces it)" : "");
+    return 1;
+  }
+  int bad = write_all(fd, header, strlen(header)) || write_all(fd, data, len);
+  int saved = errno;
+  if (close(fd) != 0 && !bad) {
+    bad = 1;
+    saved = errno;
+  }
+  if (bad) {
+    fprintf(stderr, "sluice extract: %s: %s\n", path, strerror(saved));
+    unlink(path);
+    return 1;
+  }
+  const char *cls =
+      in->label >= 0 ? sl_source_class_name(src, (uint32_t)in->label) : NULL;
+  printf("%" PRIu64 "\tlabel %" PRId32 "\t%s\t%ux%ux%u\t%zu bytes\t%s\n", i,
+         in->label, cls ? cls : "-", in->width, in->height, in->channels, len,
+         path);
+  return 0;
+}
+
+int sl_cmd_extract(int argc, char **argv) {
+  const char *file = NULL, *dir = ".";
+  int force = 0, nranges = 0;
+  range ranges[k_max_ranges];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--out")) {
+      if (i + 1 >= argc)
+        return sl_cli_usage_error("extract", "--out needs a directory");
+      dir = argv[++i];
+    } else if (!strcmp(argv[i], "--force")) {
+      force = 1;
+    } else if (argv[i][0] == '-') {
+      return sl_cli_usage_error("extract", "unknown option '%s'", argv[i]);
+    } else if (!file) {
+      file = argv[i];
+    } else if (nranges == k_max_ranges) {
+      return sl_cli_usage_error("extract", "more than %d INDEX arguments",
+                                k_max_ranges);
+    } else if (!parse_range(argv[i], &ranges[nranges++])) {
+      return sl_cli_usage_error(
+          "extract", "'%s' is not an index or a FIRST-LAST range", argv[i]);
+    }
+  }
+  if (!file || nranges == 0) {
+    usage(stderr);
+    return 2;
+  }
+  sl_source *src;
+  sl_err err;
+  if (sl_source_open(&src, file, SL_FORMAT_AUTO, SL_IO_PREAD, &err) != SL_OK) {
+    fprintf(stderr, "sluice extract: %s\n", err.msg);
+    return 1;
+  }
+  uint64_t n = sl_source_count(src);
+  for (int r = 0; r < nranges; r++)
+    if (ranges[r].last >= n) {
+      fprintf(stderr,
+              "sluice extract: %s has %" PRIu64 " samples (0..%" PRIu64
+              "): index %" PRIu64 " is out of range; nothing written\n",
+              file, n, n ? n - 1 : 0, ranges[r].last);
+      sl_source_close(src);
+      return 1;
+    }
+  size_t cap = sl_source_max_length(src);
+  uint8_t *buf = malloc(cap ? cap : 1);
+  int failed = !buf;
+  if (!buf)
+    fprintf(stderr, "sluice extract: out of memory for %zu bytes\n", cap);
+  for (int r = 0; r < nranges && !failed; r++)
+    for (uint64_t i = ranges[r].first; i <= ranges[r].last && !failed; i++)
+      failed = extract_one(src, file, i, dir, force, buf, cap);
+  free(buf);
+  sl_source_close(src);
+  return failed;
+}
