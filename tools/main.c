@@ -21,6 +21,10 @@ static const sl_cli_command k_commands[] = {
      sl_cmd_extract},
     {"schedule", "resolution per epoch and the memory a loader will hold",
      sl_cmd_schedule},
+    {"preview",
+     "a PNG grid of an epoch's first samples as the loader makes "
+     "them",
+     sl_cmd_preview},
     {"version", "print the version", cmd_version},
     {"help", "this list", cmd_help},
 };
