@@ -178,6 +178,10 @@ static void test_bad_arguments(void **state) {
   snprintf(args, sizeof args, "preview '%s' --epoch -1", g_ini);
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
   assert_int_equal(cli_run("preview", g_out, sizeof g_out), 2);
+  snprintf(args, sizeof args, "preview '%s' --out '%s/no/such/dir.png'", g_ini,
+           g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "dir.png"));
   snprintf(args, sizeof args, "preview '%s/none.ini'", g_dir);
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
   assert_non_null(strstr(g_out, "none.ini"));
