@@ -26,7 +26,14 @@ static void usage(FILE *f) {
              "index, label, class, size and file for each. INDEX is a\n"
              "sample index or an inclusive range FIRST-LAST. Existing files "
              "are kept\nunless --force is given; every index is checked "
-             "before anything is written.\n");
+             "before anything is written.\nSamples with damaged records are "
+             "refused; the others of such a file can\nstill be extracted.\n");
+}
+
+/* Damaged records are counted, not printed: `verify` is the report. */
+static void count_bad(void *user, uint64_t index, const char *reason) {
+  (void)index, (void)reason;
+  ++*(uint64_t *)user;
 }
 
 static int parse_range(const char *s, range *r) {
@@ -157,14 +164,18 @@ int sl_cmd_extract(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  /* Verify mode, so that a file with a damaged record still gives up its
+   * other samples (a plain open refuses the whole file). */
   sl_source *src;
   sl_err err;
-  if (sl_source_open(&src, file, SL_FORMAT_AUTO, SL_IO_PREAD, &err) != SL_OK) {
+  uint64_t nbad = 0;
+  if (sl_source_open_verify(&src, file, SL_FORMAT_AUTO, SL_IO_PREAD, count_bad,
+                            &nbad, &err) != SL_OK) {
     fprintf(stderr, "sluice extract: %s\n", err.msg);
     return 1;
   }
   uint64_t n = sl_source_count(src);
-  for (int r = 0; r < nranges; r++)
+  for (int r = 0; r < nranges; r++) {
     if (ranges[r].last >= n) {
       fprintf(stderr,
               "sluice extract: %s has %" PRIu64 " samples (0..%" PRIu64
@@ -173,6 +184,17 @@ int sl_cmd_extract(int argc, char **argv) {
       sl_source_close(src);
       return 1;
     }
+    for (uint64_t i = ranges[r].first; nbad && i <= ranges[r].last; i++)
+      if (sl_source_info(src, i)->codec == 0) { /* marked unusable */
+        fprintf(stderr,
+                "sluice extract: %s: sample %" PRIu64
+                " has a damaged record (`sluice verify` says why); nothing "
+                "written\n",
+                file, i);
+        sl_source_close(src);
+        return 1;
+      }
+  }
   size_t cap = sl_source_max_length(src);
   uint8_t *buf = malloc(cap ? cap : 1);
   int failed = !buf;

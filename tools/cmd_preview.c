@@ -57,6 +57,8 @@ static int write_grid(const sl_batch *b, const char *path) {
   uint32_t rows = (n + cols - 1) / cols;
   size_t gw = (size_t)cols * res_w + (size_t)(cols + 1) * k_gap;
   size_t gh = (size_t)rows * res_h + (size_t)(rows + 1) * k_gap;
+  /* Bound: the batch's own bytes (n x res^2 x channels, n <= k_max_count)
+   * plus the 2 px gaps; freed before returning. */
   uint8_t *grid = malloc(gw * gh * ch);
   if (!grid) {
     fprintf(stderr, "sluice preview: out of memory for a %zux%zu grid\n", gw,

@@ -28,6 +28,8 @@ static void test_parse_int(void **state) {
   }
   /* A sign is refused when negatives are out of range anyway. */
   assert_int_equal(sl_cli_parse_int("-0", 0, 10, &v), 0);
+  assert_int_equal(sl_cli_parse_int(" -0", 0, 10, &v), 0);
+  assert_int_equal(sl_cli_parse_int("\t-0", 0, 10, &v), 0);
   assert_int_equal(sl_cli_parse_int("0", 0, 10, &v), 1);
   assert_int_equal(sl_cli_parse_int("9223372036854775807", 0, LLONG_MAX, &v),
                    1);
@@ -41,8 +43,8 @@ static void test_parse_u64(void **state) {
   assert_true(v == ULLONG_MAX);
   assert_int_equal(sl_cli_parse_u64("0", &v), 1);
   assert_true(v == 0);
-  static const char *const bad[] = {"",   "-1", " -1", "18446744073709551616",
-                                    "1x", "x",  "1 "};
+  static const char *const bad[] = {
+      "", "-1", " -1", "\n-1", "18446744073709551616", "1x", "x", "1 "};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     v = 42;
     if (sl_cli_parse_u64(bad[i], &v) != 0 || v != 42)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/layout.h"
 #include "formats/writer.h"
 #include "tests/tools/cli_run.h"
 
@@ -141,11 +142,54 @@ static void test_keeps_existing_files(void **state) {
   assert_file("o3/1.png", "", 0, k_png, sizeof k_png);
 }
 
+/* An LMDB whose sample 1 has a bad label in its index entry: a plain open
+ * refuses the file; extract still gives up samples 0 and 2. */
+static void test_damaged_record(void **state) {
+  (void)state;
+  char p[600], args[1400], o4[600];
+  path_in(p, sizeof p, "bad.lmdb");
+  sl_err err;
+  sl_writer *w;
+  assert_int_equal(sl_writer_open(&w, p, SL_FORMAT_LMDB, &err), SL_OK);
+  sl_sample_info m = {
+      .label = 0, .codec = 1, .channels = 3, .height = 4, .width = 4};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(sl_writer_add(w, k_jpeg, sizeof k_jpeg, &m, &err), SL_OK);
+  assert_int_equal(sl_writer_commit(w, 2, k_classes, "test", false, &err),
+                   SL_OK);
+  FILE *f = fopen(p, "r+b");
+  assert_non_null(f);
+  static uint8_t b[1 << 16];
+  size_t len = fread(b, 1, sizeof b, f);
+  size_t at = 0;
+  while (at + SL_LMDB_IX_HDR + 3 * SL_LMDB_IX_ENTRY <= len &&
+         !(memcmp(b + at, SL_LMDB_IX_MAGIC, 4) == 0 && b[at + 4] == 3))
+    at++;
+  assert_true(at + SL_LMDB_IX_HDR + 3 * SL_LMDB_IX_ENTRY <= len);
+  uint8_t *label = b + at + SL_LMDB_IX_HDR + SL_LMDB_IX_ENTRY + 4;
+  *label = 99; /* sample 1: class 99 of 2 */
+  assert_int_equal(fseek(f, (long)(label - b), SEEK_SET), 0);
+  assert_int_equal(fwrite(label, 1, 1, f), 1);
+  assert_int_equal(fclose(f), 0);
+
+  path_in(o4, sizeof o4, "o4");
+  assert_int_equal(mkdir(o4, 0755), 0);
+  snprintf(args, sizeof args, "extract '%s' 0-2 --out '%s'", p, o4);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "sample 1 has a damaged record"));
+  assert_false(exists("o4/0.jpg"));
+  snprintf(args, sizeof args, "extract '%s' 0 2 --out '%s'", p, o4);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_file("o4/0.jpg", "", 0, k_jpeg, sizeof k_jpeg);
+  assert_file("o4/2.jpg", "", 0, k_jpeg, sizeof k_jpeg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_extract_all_codecs),
       cmocka_unit_test(test_out_of_range_writes_nothing),
       cmocka_unit_test(test_keeps_existing_files),
+      cmocka_unit_test(test_damaged_record),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
