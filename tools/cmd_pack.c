@@ -12,11 +12,13 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "formats/writer.h"
@@ -26,11 +28,43 @@
 #include "tools/pack_progress.h"
 #include "tools/pack_scan.h"
 
-/* The one piece of global state: which signal asked us to stop. */
-static volatile sig_atomic_t g_signal;
+/* SIGINT, SIGTERM and SIGHUP are blocked in every thread while packing (the
+ * workers inherit the mask) and polled by the writing thread between
+ * samples. With no handler there is no global flag, nothing interrupts
+ * liblmdb or HDF5 with EINTR, and no signal can be lost on a worker
+ * thread (ThreadSanitizer defers handlers on busy threads; a pack once ran
+ * to the end after a SIGINT under it). */
+typedef struct stop_signals {
+  sigset_t set, old;
+} stop_signals;
 
-static void on_signal(int sig) {
-  g_signal = sig;
+static int stop_signals_block(stop_signals *st) {
+  sigemptyset(&st->set);
+  sigaddset(&st->set, SIGINT);
+  sigaddset(&st->set, SIGTERM);
+  sigaddset(&st->set, SIGHUP);
+  return pthread_sigmask(SIG_BLOCK, &st->set, &st->old);
+}
+
+/* The stop signal that is pending, or 0. */
+static int stop_signal_pending(const stop_signals *st) {
+  sigset_t pending;
+  if (sigpending(&pending) != 0)
+    return 0;
+  static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int k = 0; k < 3; k++)
+    if (sigismember(&st->set, sigs[k]) && sigismember(&pending, sigs[k]))
+      return sigs[k];
+  return 0;
+}
+
+/* Takes the pending stop signals (they were answered) and restores the mask,
+ * so that unblocking does not kill the process after it has cleaned up. */
+static void stop_signals_restore(stop_signals *st) {
+  const struct timespec now = {0, 0};
+  while (stop_signal_pending(st) && sigtimedwait(&st->set, NULL, &now) > 0) {
+  }
+  pthread_sigmask(SIG_SETMASK, &st->old, NULL);
 }
 
 typedef struct pack_args {
@@ -246,7 +280,7 @@ static int write_report(const pack_args *a, const pack_stats *s, char *path,
 /* Takes results in order and writes them. Returns 0, 1 (failed), 130
  * (interrupted). */
 static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
-               pack_stats *s) {
+               pack_stats *s, const stop_signals *st, int *stopped_by) {
   char msg[512];
   sl_pack_pool *pool;
   if (sl_pack_pool_start(&pool, in, &a->img, a->threads, msg, sizeof msg)) {
@@ -265,7 +299,7 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
   for (size_t i = 0; i < in->n && rc == 0;) {
     sl_pack_result r;
     size_t in_bytes;
-    if (g_signal) {
+    if ((*stopped_by = stop_signal_pending(st)) != 0) {
       rc = 130;
       break;
     }
@@ -310,7 +344,7 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
   }
   sl_progress_end(&prog);
   sl_pack_pool_stop(pool);
-  if (rc == 0 && g_signal)
+  if (rc == 0 && (*stopped_by = stop_signal_pending(st)) != 0)
     rc = 130;
   return rc;
 }
@@ -338,14 +372,14 @@ static int pack(const pack_args *a) {
   if (a->shuffle)
     sl_pack_shuffle(&in, a->seed);
   const char *fmt_name = a->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESTART; /* liblmdb and HDF5 need not see EINTR */
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
+  stop_signals st;
+  int rc_mask = stop_signals_block(&st);
+  if (rc_mask != 0) {
+    fprintf(stderr, "sluice pack: pthread_sigmask: %s\n", strerror(rc_mask));
+    sl_pack_inputs_free(&in);
+    return 1;
+  }
+  int stopped_by = 0;
   sl_err err = {0};
   sl_writer *w = NULL;
   pack_stats s;
@@ -356,7 +390,7 @@ static int pack(const pack_args *a) {
     rc = 1;
   }
   if (rc == 0)
-    rc = run(a, &in, w, &s);
+    rc = run(a, &in, w, &s, &st, &stopped_by);
   if (rc == 0 && s.packed == 0) {
     fprintf(stderr,
             "sluice pack: none of the %zu images could be packed "
@@ -389,7 +423,7 @@ static int pack(const pack_args *a) {
     fprintf(stderr,
             "sluice pack: interrupted by signal %d; %s not "
             "written\n",
-            (int)g_signal, a->out);
+            stopped_by, a->out);
   char report[PATH_MAX + 32] = "";
   if (rc == 0 && write_report(a, &s, report, sizeof report) != 0) {
     fprintf(stderr, "sluice pack: cannot write %s: %s\n", report,
@@ -409,6 +443,7 @@ static int pack(const pack_args *a) {
   }
   free_skips(&s);
   sl_pack_inputs_free(&in);
+  stop_signals_restore(&st);
   return rc;
 }
 
