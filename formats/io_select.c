@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/io_cgroup.h"
+
 const char *sl_io_kind_name(sl_io_kind kind) {
   switch (kind) {
   case SL_IO_MMAP:
@@ -85,69 +87,6 @@ sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
              sl_io_fmt_bytes(mem_available, b, sizeof b), sl_io_kind_name(k));
   }
   return k;
-}
-
-/* First line of a small file as an unsigned number; false if unreadable or
- * not a number ("max" in cgroup v2 means no limit). */
-static bool read_u64(const char *path, uint64_t *out) {
-  FILE *f = fopen(path, "re");
-  if (!f)
-    return false;
-  char line[64];
-  bool ok = fgets(line, sizeof line, f) != NULL;
-  fclose(f);
-  if (!ok)
-    return false;
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(line, &end, 10);
-  if (errno != 0 || end == line)
-    return false;
-  *out = v;
-  return true;
-}
-
-uint64_t sl_io_cgroup_limit(void) {
-  FILE *f = fopen("/proc/self/cgroup", "re");
-  if (!f)
-    return 0;
-  char line[1024], v1[768] = "", v2[768] = "";
-  while (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\n")] = '\0';
-    char *a = strchr(line, ':');
-    char *b = a ? strchr(a + 1, ':') : NULL;
-    if (!b)
-      continue;
-    *b = '\0';
-    const char *ctrl = a + 1, *cg = b + 1;
-    bool memory = false;
-    for (const char *c = ctrl; *c;) { /* "memory" or "cpu,memory" */
-      size_t n = strcspn(c, ",");
-      if (n == 6 && strncmp(c, "memory", 6) == 0)
-        memory = true;
-      c += n + (c[n] == ',');
-    }
-    if (memory)
-      snprintf(v1, sizeof v1, "%s", cg);
-    else if (line[0] == '0' && a == line + 1 && *ctrl == '\0')
-      snprintf(v2, sizeof v2, "%s", cg);
-  }
-  fclose(f);
-  char path[1024];
-  uint64_t limit = 0;
-  if (v1[0]) {
-    snprintf(path, sizeof path, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
-             strcmp(v1, "/") == 0 ? "" : v1);
-    if (read_u64(path, &limit))
-      return limit >= (uint64_t)1 << 60 ? 0 : limit; /* "unlimited" */
-  }
-  if (v2[0]) {
-    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max",
-             strcmp(v2, "/") == 0 ? "" : v2);
-    if (read_u64(path, &limit))
-      return limit;
-  }
-  return 0;
 }
 
 sl_status sl_io_mem_budget(uint64_t *bytes, sl_err *err) {

@@ -28,15 +28,8 @@ const char *sl_io_kind_name(sl_io_kind kind);
  * the message names the file). */
 sl_status sl_io_mem_available(const char *path, uint64_t *bytes, sl_err *err);
 
-/* The memory limit of this process's memory cgroup (cgroup v1
- * memory.limit_in_bytes or v2 memory.max, found through /proc/self/cgroup
- * under /sys/fs/cgroup), or 0 when there is none or it cannot be read: a
- * container's /proc/meminfo shows the host's memory, not its own. Never
- * fails. */
-uint64_t sl_io_cgroup_limit(void);
-
-/* What auto compares against: MemAvailable, or the cgroup limit when it is
- * lower. Errors: as sl_io_mem_available. */
+/* What auto compares against: MemAvailable, or the memory cgroup's limit
+ * (io_cgroup.h) when it is lower. Errors: as sl_io_mem_available. */
 sl_status sl_io_mem_budget(uint64_t *bytes, sl_err *err);
 
 /* Resolves `requested` to the backend to try: auto becomes SL_IO_URING when

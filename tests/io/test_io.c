@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/io_cgroup.h"
 #include "formats/io_hints.h"
 #include "formats/io_reader.h"
 #include "formats/io_select.h"
