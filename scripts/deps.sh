@@ -18,6 +18,7 @@ packages=(
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang
              clang-format-14            # scripts/format.sh --check
+             valgrind                   # tests/valgrind.sh (CI: the fast tests)
              libopenmpi-dev openmpi-bin # the MPI sharding example and its test
              python3-matplotlib)        # bench plots
 fi
