@@ -291,6 +291,8 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
   memcpy(ep.copy.std, ld->std, sizeof ld->std);
   sl_ring_reset(ld->ring, &ep);
   uint64_t bs = (uint64_t)ld->batch_size;
+  /* Before the workers wake: the epoch's clock must cover all their work. */
+  ld->epoch_t0 = sl_now_ns();
   sl_pool_start(ld->pool, epoch, first * bs, ld->nbatches * bs, res,
                 ep.src_sample_bytes);
   ld->started = true;
@@ -298,7 +300,6 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
   ld->res = res;
   ld->delivered = first;
   ld->epoch_batches = 0;
-  ld->epoch_t0 = sl_now_ns();
   return SL_OK;
 }
 
