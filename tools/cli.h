@@ -24,6 +24,7 @@ int sl_cmd_info(int argc, char **argv);
 int sl_cmd_verify(int argc, char **argv);
 int sl_cmd_extract(int argc, char **argv);
 int sl_cmd_preview(int argc, char **argv);
+int sl_cmd_bench(int argc, char **argv);
 
 /* Parses all of s as a decimal integer in [lo, hi] into *out. Returns 1,
  * or 0 (leaving *out alone) on an empty string, trailing characters, a

@@ -25,6 +25,8 @@ static const sl_cli_command k_commands[] = {
      "a PNG grid of an epoch's first samples as the loader makes "
      "them",
      sl_cmd_preview},
+    {"bench", "images/s of a config's loader on this machine, per epoch",
+     sl_cmd_bench},
     {"version", "print the version", cmd_version},
     {"help", "this list", cmd_help},
 };

@@ -1,0 +1,193 @@
+/* `sluice bench`: one line per epoch and worker count, with the schedule's
+ * resolution and the batch and image counts the loader really handed out;
+ * --from, --batches and --workers; a failing sample fails the run and names
+ * it, a skipped one is reported; bad arguments are usage errors. (No timing
+ * is asserted: speed is not a test's business.) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/writer.h"
+#include "sluice.h"
+#include "tests/support/synth_jpeg.h"
+#include "tests/tools/cli_run.h"
+
+enum { k_samples = 12, k_bad = 5 };
+
+static char g_out[1 << 16];
+static char g_dir[512], g_ini[600], g_bad_fail[600], g_bad_skip[600];
+static const char *const k_classes[] = {"a", "b", "c"};
+
+/* A dataset of k_samples JPEGs; with_bad: sample k_bad is a cut-off JPEG. */
+static int write_dataset(const char *path, int with_bad) {
+  sl_err err;
+  sl_writer *w;
+  if (sl_writer_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK)
+    return -1;
+  for (int i = 0; i < k_samples; i++) {
+    sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+    int wd = 100 + 8 * i, ht = 80 + 4 * i;
+    blob b = sl_test_jpeg(300 + (uint64_t)i, wd, ht, &o);
+    sl_sample_info m = {.label = i % 3,
+                        .codec = 1,
+                        .channels = 3,
+                        .height = (uint16_t)ht,
+                        .width = (uint16_t)wd};
+    size_t n = with_bad && i == k_bad ? b.n / 3 : b.n;
+    sl_status st = sl_writer_add(w, b.p, n, &m, &err);
+    free(b.p);
+    if (st != SL_OK)
+      return -1;
+  }
+  return sl_writer_commit(w, 3, k_classes, "test", false, &err) == SL_OK ? 0
+                                                                         : -1;
+}
+
+static int write_ini(const char *ini, const char *data, const char *extra) {
+  FILE *f = fopen(ini, "w");
+  if (!f)
+    return -1;
+  fprintf(f,
+          "[dataset]\npath = %s\n[loader]\nbatch_size = 4\norder = random\n"
+          "seed = 3\n%s\n[resolution]\nschedule = linear\nmin = 32\n"
+          "max = 64\nstart_epoch = 0\nend_epoch = 2\nmultiple = 16\n"
+          "[augment]\ndtype = fp16\n[device]\nbackend = auto\n",
+          data, extra);
+  return fclose(f) == 0 ? 0 : -1;
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/bench-%d", tmp ? tmp : "/tmp",
+           (int)getpid());
+  if (mkdir(g_dir, 0755) != 0)
+    return -1;
+  char good[600], bad[600];
+  snprintf(good, sizeof good, "%s/good.lmdb", g_dir);
+  snprintf(bad, sizeof bad, "%s/bad.lmdb", g_dir);
+  snprintf(g_ini, sizeof g_ini, "%s/c.ini", g_dir);
+  snprintf(g_bad_fail, sizeof g_bad_fail, "%s/fail.ini", g_dir);
+  snprintf(g_bad_skip, sizeof g_bad_skip, "%s/skip.ini", g_dir);
+  if (write_dataset(good, 0) || write_dataset(bad, 1) ||
+      write_ini(g_ini, good, "") ||
+      write_ini(g_bad_fail, bad, "on_error = fail") ||
+      write_ini(g_bad_skip, bad, "on_error = skip"))
+    return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+typedef struct row {
+  unsigned workers, epoch, w, h, batches, images;
+} row;
+
+/* The epoch lines of bench's output (those that start with a number). */
+static int rows_of(const char *out, row *r, int cap) {
+  int n = 0;
+  for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+    row x;
+    if (sscanf(l, " %u %u %ux%u %u %u", &x.workers, &x.epoch, &x.w, &x.h,
+               &x.batches, &x.images) == 6) {
+      assert_true(n < cap);
+      r[n++] = x;
+    }
+  }
+  return n;
+}
+
+static void test_epochs_and_workers(void **state) {
+  (void)state;
+  char args[1500];
+  row r[16];
+  snprintf(args, sizeof args, "bench '%s' --workers 1,2", g_ini);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  /* default: two epochs, 0 and 1, at 32 and 48 px (linear 32 -> 64) */
+  assert_int_equal(rows_of(g_out, r, 16), 4);
+  static const unsigned workers[4] = {1, 1, 2, 2}, res[4] = {32, 48, 32, 48};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(r[i].workers, workers[i]);
+    assert_int_equal(r[i].epoch, (unsigned)i % 2);
+    assert_int_equal(r[i].w, res[i]);
+    assert_int_equal(r[i].h, res[i]);
+    assert_int_equal(r[i].batches, k_samples / 4);
+    assert_int_equal(r[i].images, k_samples);
+  }
+  assert_non_null(strstr(g_out, "host backend"));
+  assert_non_null(strstr(g_out, "best epoch per worker count: 1: "));
+  assert_non_null(strstr(g_out, "; 2: "));
+
+  snprintf(args, sizeof args, "bench '%s' --from 2 --epochs 3 --batches 2",
+           g_ini);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_int_equal(rows_of(g_out, r, 16), 3);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(r[i].epoch, 2 + (unsigned)i);
+    assert_int_equal(r[i].w, 64);
+    assert_int_equal(r[i].batches, 2);
+    assert_int_equal(r[i].images, 8);
+  }
+}
+
+static void test_bad_samples(void **state) {
+  (void)state;
+  char args[1500];
+  snprintf(args, sizeof args, "bench '%s' --epochs 1", g_bad_fail);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  char want[64];
+  snprintf(want, sizeof want, "sample %d", k_bad);
+  assert_non_null(strstr(g_out, want));
+  assert_non_null(strstr(g_out, "epoch 0"));
+  row r[4];
+  snprintf(args, sizeof args, "bench '%s' --epochs 1", g_bad_skip);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_int_equal(rows_of(g_out, r, 4), 1);
+  assert_int_equal(r[0].images, k_samples);
+  assert_non_null(strstr(g_out, "1 bad sample(s) replaced"));
+}
+
+static void test_bad_arguments(void **state) {
+  (void)state;
+  static const char *const bad[] = {
+      "--workers ''",   "--workers 1,,2",
+      "--workers ,1",   "--workers 1,",
+      "--workers x",    "--workers -1",
+      "--workers 1025", "--epochs 0",
+      "--batches 0",    "--from -1",
+      "--epochs",       "--nope",
+      "other.ini",      "--workers 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"};
+  char args[1500];
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(args, sizeof args, "bench '%s' %s", g_ini, bad[i]);
+    assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
+    assert_non_null(strstr(g_out, "sluice bench"));
+  }
+  assert_int_equal(cli_run("bench", g_out, sizeof g_out), 2);
+  snprintf(args, sizeof args, "bench '%s/none.ini'", g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "none.ini"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_epochs_and_workers),
+      cmocka_unit_test(test_bad_samples),
+      cmocka_unit_test(test_bad_arguments),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

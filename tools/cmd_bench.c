@@ -1,0 +1,228 @@
+/* sluice bench CONFIG [--epochs E] [--from E0] [--batches N] [--workers LIST]:
+ * how fast the loader of a config delivers on this machine, epoch by epoch
+ * and for each worker count asked for, and where its workers spend their
+ * time. The consumer releases each batch at once, so the numbers are the
+ * loader's ceiling: a training step slower than a batch's time here hides
+ * the loader completely. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice.h"
+#include "tools/cli.h"
+
+enum { k_max_counts = 16, k_max_workers = 1024 };
+
+typedef struct bench_args {
+  const char *config;
+  long long epochs, from, batches; /* batches 0: whole epochs */
+  long long workers[k_max_counts]; /* -1: the config's own */
+  int ncounts;
+} bench_args;
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: sluice bench CONFIG [--epochs E] [--from E0] [--batches N]\n"
+      "                    [--workers LIST]\n\n"
+      "Runs the loader of CONFIG (dataset, schedule, augmentation, dtype,\n"
+      "device backend: everything as in training) with a consumer that\n"
+      "releases each batch at once, and prints per epoch: the resolution,\n"
+      "images/s, the dataset bytes read per second, how busy the workers\n"
+      "were and how their time split between reading, decoding and\n"
+      "augmenting, and how long they waited for a free staging buffer.\n"
+      "  --epochs E      epochs to run (default 2: the first pays for a cold\n"
+      "                  page cache)\n"
+      "  --from E0       first epoch (default 0; the schedule's resolution\n"
+      "                  follows the epoch number)\n"
+      "  --batches N     stop each epoch after N batches (default: whole;\n"
+      "                  the shares then also count work prefetched past\n"
+      "                  the last batch, so they are approximate)\n"
+      "  --workers LIST  worker counts to compare, e.g. 1,2,4 (0: one per\n"
+      "                  CPU; default: the config's loader.workers)\n"
+      "Workers busy near 100%%: the CPU is the limit, more workers help if\n"
+      "there are cores. Much time reading: storage is (see loader.io).\n"
+      "Staging waits: the consumer or the device copy is.\n");
+}
+
+/* "1,2,4" into a->workers; 0 on a bad list. */
+static int parse_workers(const char *s, bench_args *a) {
+  a->ncounts = 0;
+  char buf[256];
+  if (strlen(s) >= sizeof buf)
+    return 0;
+  strcpy(buf, s);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (a->ncounts == k_max_counts ||
+        !sl_cli_parse_int(t, 0, k_max_workers, &a->workers[a->ncounts]))
+      return 0;
+    a->ncounts++;
+  }
+  /* strtok_r skips empty fields: "1,,2" and "2," are refused here. */
+  return a->ncounts > 0 && s[0] != ',' && s[strlen(s) - 1] != ',' &&
+         !strstr(s, ",,");
+}
+
+static int parse(int argc, char **argv, bench_args *a) {
+  memset(a, 0, sizeof *a);
+  a->epochs = 2;
+  a->workers[0] = -1;
+  a->ncounts = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(o, "--epochs")) {
+      if (!v || !sl_cli_parse_int(v, 1, 100000, &a->epochs))
+        return sl_cli_usage_error("bench", "--epochs needs a number 1..100000");
+      i++;
+    } else if (!strcmp(o, "--from")) {
+      if (!v || !sl_cli_parse_int(v, 0, 1000000000LL, &a->from))
+        return sl_cli_usage_error("bench",
+                                  "--from needs an epoch 0..1000000000");
+      i++;
+    } else if (!strcmp(o, "--batches")) {
+      if (!v || !sl_cli_parse_int(v, 1, 1000000000LL, &a->batches))
+        return sl_cli_usage_error("bench",
+                                  "--batches needs a number 1..1000000000");
+      i++;
+    } else if (!strcmp(o, "--workers")) {
+      if (!v || !parse_workers(v, a))
+        return sl_cli_usage_error("bench",
+                                  "--workers needs a list like 1,2,4 (each "
+                                  "0..%d, at most %d)",
+                                  k_max_workers, k_max_counts);
+      i++;
+    } else if (o[0] == '-') {
+      return sl_cli_usage_error("bench", "unknown option '%s'", o);
+    } else if (!a->config) {
+      a->config = o;
+    } else {
+      return sl_cli_usage_error("bench", "one CONFIG only");
+    }
+  }
+  if (!a->config) {
+    usage(stderr);
+    return 2;
+  }
+  return -1; /* go on */
+}
+
+static sl_loader *open_with_workers(const char *config, long long workers) {
+  sl_config *cfg;
+  if (sl_config_create(&cfg) != SL_OK) {
+    fprintf(stderr, "sluice bench: out of memory\n");
+    return NULL;
+  }
+  char n[32];
+  snprintf(n, sizeof n, "%lld", workers);
+  sl_loader *ld = NULL;
+  if (sl_config_load_ini(cfg, config) != SL_OK ||
+      (workers >= 0 && sl_config_set(cfg, "loader.workers", n) != SL_OK) ||
+      sl_loader_open(&ld, cfg) != SL_OK)
+    fprintf(stderr, "sluice bench: %s\n", sl_config_errmsg(cfg));
+  sl_config_destroy(cfg);
+  return ld;
+}
+
+static double pct(uint64_t part_ns, double whole_s) {
+  return whole_s > 0 ? 100.0 * (double)part_ns / 1e9 / whole_s : 0.0;
+}
+
+/* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
+static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
+  sl_loader_stats s0, s1;
+  sl_loader_stats_get(ld, &s0);
+  sl_loader_start_epoch(ld, epoch);
+  sl_batch b;
+  sl_status st = SL_OK;
+  uint64_t images = 0, batches = 0;
+  uint32_t h = 0, w = 0;
+  while ((max_batches == 0 || batches < (uint64_t)max_batches) &&
+         (st = sl_loader_next(ld, &b)) == SL_OK) {
+    images += b.n;
+    batches++;
+    h = b.height;
+    w = b.width;
+    sl_batch_release(ld, &b, NULL);
+  }
+  if (max_batches == 0 || batches < (uint64_t)max_batches) {
+    if (st != SL_END) {
+      fprintf(stderr, "sluice bench: epoch %" PRIu64 ": %s\n", epoch,
+              sl_loader_errmsg(ld));
+      return -1;
+    }
+  }
+  sl_loader_stats_get(ld, &s1);
+  double secs = s1.epoch_seconds;
+  if (batches == 0) {
+    printf("%7u %6" PRIu64 "  (no batch: empty shard)\n", s1.workers, epoch);
+    return 0;
+  }
+  uint64_t rd = s1.read_ns - s0.read_ns, dec = s1.decode_ns - s0.decode_ns,
+           aug = s1.augment_ns - s0.augment_ns, busy = rd + dec + aug;
+  double worker_s = secs * s1.workers;
+  double ips = secs > 0 ? (double)images / secs : 0.0;
+  printf("%7u %6" PRIu64 " %5ux%-5u %8" PRIu64 " %8" PRIu64
+         " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%%\n",
+         s1.workers, epoch, w, h, batches, images, secs, ips,
+         secs > 0 ? (double)(s1.bytes_read - s0.bytes_read) / 1048576.0 / secs
+                  : 0.0,
+         pct(busy, worker_s), busy ? 100.0 * (double)rd / (double)busy : 0.0,
+         busy ? 100.0 * (double)dec / (double)busy : 0.0,
+         busy ? 100.0 * (double)aug / (double)busy : 0.0,
+         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s));
+  if (s1.skipped > s0.skipped)
+    printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
+           "skip), latest index %" PRIu64 "\n",
+           s1.skipped - s0.skipped, s1.bad[0]);
+  return ips;
+}
+
+int sl_cmd_bench(int argc, char **argv) {
+  bench_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc >= 0)
+    return rc;
+  double best[k_max_counts];
+  uint32_t nworkers[k_max_counts];
+  for (int c = 0; c < a.ncounts; c++) {
+    sl_loader *ld = open_with_workers(a.config, a.workers[c]);
+    if (!ld)
+      return 1;
+    sl_loader_stats s;
+    sl_loader_stats_get(ld, &s);
+    nworkers[c] = s.workers;
+    if (c == 0) {
+      printf("# %s backend%s%s\n", s.backend, s.backend_note[0] ? ": " : "",
+             s.backend_note);
+      printf("%7s %6s %11s %8s %8s %8s %9s %10s %6s %6s %6s %6s %7s\n",
+             "workers", "epoch", "resolution", "batches", "images", "seconds",
+             "images/s", "read MiB/s", "busy", "read", "decode", "augment",
+             "staging");
+    }
+    best[c] = 0;
+    for (long long e = 0; e < a.epochs; e++) {
+      double ips = run_epoch(ld, (uint64_t)(a.from + e), a.batches);
+      if (ips < 0) {
+        sl_loader_close(ld);
+        return 1;
+      }
+      if (ips > best[c])
+        best[c] = ips;
+    }
+    sl_loader_close(ld);
+  }
+  printf("best epoch per worker count:");
+  for (int c = 0; c < a.ncounts; c++)
+    printf("%s %u: %.0f images/s (%.0f per worker)", c ? ";" : "", nworkers[c],
+           best[c], nworkers[c] ? best[c] / nworkers[c] : 0.0);
+  printf("\n(busy: share of the workers' time spent on samples; read, "
+         "decode, augment:\nshares of that; staging: share spent waiting for "
+         "a free staging buffer)\n");
+  return 0;
+}
