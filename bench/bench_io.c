@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "bench_io_disk.h"
+#include "common/strlist.h"
 #include "formats/io_hints.h"
 #include "formats/io_reader.h"
 #include "formats/io_select.h"
@@ -205,18 +206,6 @@ static void fault_costs(int fd, size_t bytes) {
   cost_row("pread 128 KiB, cold", t, bytes, 0);
 }
 
-/* Whether name is one of the comma-separated names in list. */
-static bool name_in(const char *name, const char *list) {
-  size_t n = strlen(name);
-  for (const char *p = list; *p;) {
-    size_t l = strcspn(p, ",");
-    if (l == n && strncmp(p, name, n) == 0)
-      return true;
-    p += l + (p[l] == ',');
-  }
-  return false;
-}
-
 int main(int argc, char **argv) {
   const char *dir = getenv("SLUICE_BENCH_TMP");
   char path[512] = "";
@@ -298,7 +287,7 @@ int main(int argc, char **argv) {
   double best = 0;
   const char *best_name = "";
   for (size_t b = 0; b < sizeof be / sizeof *be; b++) {
-    if (only && !name_in(be[b].name, only))
+    if (only && !sl_list_has(only, be[b].name))
       continue;
     sl_io_opts o = {.kind = be[b].kind,
                     .fd = fd,

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strlist.h"
+
 /* v1 writes "no limit" as the largest page-aligned signed 64-bit value. */
 #define V1_UNLIMITED ((uint64_t)1 << 60)
 #define PATH_CAP 1024
@@ -68,18 +70,6 @@ static void take(uint64_t *limit, uint64_t v) {
     *limit = v;
 }
 
-/* True when the comma-separated list holds the item. */
-static bool list_has(const char *list, const char *item) {
-  size_t len = strlen(item);
-  for (const char *c = list; *c;) {
-    size_t n = strcspn(c, ",");
-    if (n == len && strncmp(c, item, n) == 0)
-      return true;
-    c += n + (c[n] == ',');
-  }
-  return false;
-}
-
 /* Copies a mountinfo field, turning its octal escapes (\040 for a space)
  * back into bytes. False when it does not fit. */
 static bool unescape(char *dst, size_t cap, const char *src) {
@@ -129,7 +119,7 @@ static void find_mounts(const char *mountinfo, mount_of *v1, bool *have_v1,
     bool *have = NULL;
     mount_of *m = NULL;
     if (!*have_v1 && strcmp(fstype, "cgroup") == 0 &&
-        list_has(super, "memory")) {
+        sl_list_has(super, "memory")) {
       m = v1;
       have = have_v1;
     } else if (!*have_v2 && strcmp(fstype, "cgroup2") == 0) {
@@ -210,7 +200,7 @@ uint64_t sl_io_cgroup_limit_at(const char *proc_cgroup, const char *mountinfo) {
       continue;
     *b = '\0';
     const char *ctrl = a + 1, *cg = b + 1;
-    if (list_has(ctrl, "memory"))
+    if (sl_list_has(ctrl, "memory"))
       snprintf(v1, sizeof v1, "%s", cg);
     else if (a == line + 1 && line[0] == '0' && *ctrl == '\0')
       snprintf(v2, sizeof v2, "%s", cg);
