@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,22 @@ long sl_test_status_kib(const char *field) {
     }
   fclose(f);
   return v;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+int sl_test_rss_is_meaningful(void) {
+  const char *vg = getenv("SLUICE_TEST_VALGRIND");
+  return !SANITIZED && !(vg && *vg && strcmp(vg, "0") != 0);
 }
 
 int sl_test_count_dir(const char *path) {
