@@ -31,9 +31,10 @@
 /* SIGINT, SIGTERM and SIGHUP are blocked in every thread while packing (the
  * workers inherit the mask) and polled by the writing thread between
  * samples. With no handler there is no global flag, nothing interrupts
- * liblmdb or HDF5 with EINTR, and no signal can be lost on a worker
- * thread (ThreadSanitizer defers handlers on busy threads; a pack once ran
- * to the end after a SIGINT under it). */
+ * liblmdb or HDF5 with EINTR, and the kernel keeps a signal pending until
+ * it is seen, whichever thread it was sent to. (With a handler, CI once saw a
+ * pack under ThreadSanitizer, which runs handlers late, finish and exit 0
+ * after its SIGINT.) */
 typedef struct stop_signals {
   sigset_t set, old;
 } stop_signals;
