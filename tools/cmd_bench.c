@@ -50,9 +50,10 @@ static void usage(FILE *f) {
 static int parse_workers(const char *s, bench_args *a) {
   a->ncounts = 0;
   char buf[256];
-  if (strlen(s) >= sizeof buf)
+  size_t len = strlen(s);
+  if (len == 0 || len >= sizeof buf)
     return 0;
-  strcpy(buf, s);
+  memcpy(buf, s, len + 1);
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (a->ncounts == k_max_counts ||
@@ -61,8 +62,7 @@ static int parse_workers(const char *s, bench_args *a) {
     a->ncounts++;
   }
   /* strtok_r skips empty fields: "1,,2" and "2," are refused here. */
-  return a->ncounts > 0 && s[0] != ',' && s[strlen(s) - 1] != ',' &&
-         !strstr(s, ",,");
+  return a->ncounts > 0 && s[0] != ',' && s[len - 1] != ',' && !strstr(s, ",,");
 }
 
 static int parse(int argc, char **argv, bench_args *a) {
