@@ -60,7 +60,7 @@ static int write_ini(const char *ini, const char *data, const char *extra) {
           "[dataset]\npath = %s\n[loader]\nbatch_size = 4\norder = random\n"
           "seed = 3\n%s\n[resolution]\nschedule = linear\nmin = 32\n"
           "max = 64\nstart_epoch = 0\nend_epoch = 2\nmultiple = 16\n"
-          "[augment]\ndtype = fp16\n[device]\nbackend = auto\n",
+          "[augment]\ndtype = fp16\n[device]\nbackend = host\n",
           data, extra);
   return fclose(f) == 0 ? 0 : -1;
 }
