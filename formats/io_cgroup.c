@@ -133,13 +133,27 @@ static void find_mounts(const char *mountinfo, mount_of *v1, bool *have_v1,
   fclose(f);
 }
 
+/* Whether a path has a ".." component (a process outside its cgroup
+ * namespace sees its group as "/../x"). */
+static bool climbs(const char *path) {
+  for (const char *c = path; *c;) {
+    size_t n = strcspn(c, "/");
+    if (n == 2 && c[0] == '.' && c[1] == '.')
+      return true;
+    c += n + (c[n] == '/');
+  }
+  return false;
+}
+
 /* The directory of group cg in mount m; the mount point when cg is not
  * under the mount's root. False when the path does not fit. */
 static bool group_dir(char *dir, size_t cap, const mount_of *m,
                       const char *cg) {
   const char *rel = "";
   size_t rlen = strlen(m->root);
-  if (strcmp(m->root, "/") == 0)
+  if (climbs(cg))
+    rel = "";
+  else if (strcmp(m->root, "/") == 0)
     rel = strcmp(cg, "/") == 0 ? "" : cg;
   else if (strncmp(cg, m->root, rlen) == 0 &&
            (cg[rlen] == '\0' || cg[rlen] == '/'))

@@ -13,9 +13,11 @@
  *     group and of each ancestor up to the mount ("max": no limit), since a
  *     group's memory.max does not include its ancestors'.
  * A group outside its mount's root (a container that mounts its own group
- * without a cgroup namespace) is read at the mount point.
+ * without a cgroup namespace, or a path with "..": a process outside its
+ * cgroup namespace) is read at the mount point.
  *
- * No memory is allocated; both functions may be called from any thread. */
+ * Nothing is kept between calls (the files are opened, read and closed);
+ * both functions may be called from any thread. */
 #ifndef SLUICE_FORMATS_IO_CGROUP_H
 #define SLUICE_FORMATS_IO_CGROUP_H
 
