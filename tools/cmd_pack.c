@@ -31,41 +31,52 @@
 /* SIGINT, SIGTERM and SIGHUP are blocked in every thread while packing (the
  * workers inherit the mask) and polled by the writing thread between
  * samples. With no handler there is no global flag, nothing interrupts
- * liblmdb or HDF5 with EINTR, and the kernel keeps a signal pending until
- * it is seen, whichever thread it was sent to. (With a handler, CI once saw a
- * pack under ThreadSanitizer, which runs handlers late, finish and exit 0
- * after its SIGINT.) */
+ * liblmdb or HDF5 with EINTR, and a signal sent to the process (Ctrl-C,
+ * kill) stays pending until it is seen, whichever thread the kernel would
+ * have chosen. (With a handler, CI once saw a pack under ThreadSanitizer,
+ * which runs handlers late, finish and exit 0 after its SIGINT.) A signal
+ * sent to one worker thread alone (tgkill) stays pending on that thread and
+ * is not seen. A signal the caller set to be ignored (nohup) stays ignored:
+ * blocking it would keep it pending. */
 typedef struct stop_signals {
   sigset_t set, old;
 } stop_signals;
 
+static const int k_stop_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
 static int stop_signals_block(stop_signals *st) {
   sigemptyset(&st->set);
-  sigaddset(&st->set, SIGINT);
-  sigaddset(&st->set, SIGTERM);
-  sigaddset(&st->set, SIGHUP);
+  for (int k = 0; k < 3; k++) {
+    struct sigaction now;
+    if (sigaction(k_stop_signals[k], NULL, &now) != 0)
+      return errno;
+    if (now.sa_handler != SIG_IGN)
+      sigaddset(&st->set, k_stop_signals[k]);
+  }
   return pthread_sigmask(SIG_BLOCK, &st->set, &st->old);
 }
 
-/* The stop signal that is pending, or 0. */
+/* The stop signal that is pending, or 0. (sigpending fails only for a bad
+ * pointer.) */
 static int stop_signal_pending(const stop_signals *st) {
   sigset_t pending;
   if (sigpending(&pending) != 0)
     return 0;
-  static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
   for (int k = 0; k < 3; k++)
-    if (sigismember(&st->set, sigs[k]) && sigismember(&pending, sigs[k]))
-      return sigs[k];
+    if (sigismember(&st->set, k_stop_signals[k]) &&
+        sigismember(&pending, k_stop_signals[k]))
+      return k_stop_signals[k];
   return 0;
 }
 
 /* Takes the pending stop signals (they were answered) and restores the mask,
- * so that unblocking does not kill the process after it has cleaned up. */
+ * so that unblocking does not kill the process after it has cleaned up.
+ * Restoring cannot fail with a mask pthread_sigmask gave us. */
 static void stop_signals_restore(stop_signals *st) {
   const struct timespec now = {0, 0};
   while (stop_signal_pending(st) && sigtimedwait(&st->set, NULL, &now) > 0) {
   }
-  pthread_sigmask(SIG_SETMASK, &st->old, NULL);
+  (void)pthread_sigmask(SIG_SETMASK, &st->old, NULL);
 }
 
 typedef struct pack_args {
@@ -376,7 +387,8 @@ static int pack(const pack_args *a) {
   stop_signals st;
   int rc_mask = stop_signals_block(&st);
   if (rc_mask != 0) {
-    fprintf(stderr, "sluice pack: pthread_sigmask: %s\n", strerror(rc_mask));
+    fprintf(stderr, "sluice pack: blocking stop signals: %s\n",
+            strerror(rc_mask));
     sl_pack_inputs_free(&in);
     return 1;
   }

@@ -507,15 +507,18 @@ static void make_big_src(void) {
   free(b);
 }
 
-/* Starts a pack, waits for its start line, sends sig; returns the exit
- * status, or 1000 + the signal that killed it. */
-static int pack_and_signal(const char *out, int sig) {
+/* Starts a pack (with SIGHUP ignored, as under nohup, when ignore_hup),
+ * waits for its start line, sends sig; returns the exit status, or 1000 +
+ * the signal that killed it. */
+static int pack_and_signal(const char *out, int sig, int ignore_hup) {
   char src[600];
   pathf(src, sizeof src, "big");
   int fds[2];
   assert_int_equal(pipe(fds), 0);
   pid_t pid = fork();
   if (pid == 0) {
+    if (ignore_hup)
+      signal(SIGHUP, SIG_IGN); /* kept across exec */
     dup2(fds[1], 2);
     int nul = open("/dev/null", O_WRONLY);
     dup2(nul, 1);
@@ -551,15 +554,23 @@ static void test_signals(void **state) {
     char out[600];
     pathf(out, sizeof out, "%s", names[f]);
     int before = count_names(g_dir, "");
-    assert_int_equal(pack_and_signal(out, stop[f]), 130);
+    assert_int_equal(pack_and_signal(out, stop[f], 0), 130);
     assert_false(exists(out));
     assert_int_equal(count_names(g_dir, ""), before);
-    assert_int_equal(pack_and_signal(out, SIGKILL), 1000 + SIGKILL);
+    assert_int_equal(pack_and_signal(out, SIGKILL, 0), 1000 + SIGKILL);
     assert_false(exists(out));
     /* Nothing is left: the files being written were anonymous. */
     assert_int_equal(count_names(g_dir, ""), before);
     assert_int_equal(count_names(g_dir, "sluice-tmp"), 0);
   }
+  /* SIGHUP stops a pack, unless it was ignored (nohup): then the pack runs
+   * to the end. */
+  char hup[600];
+  pathf(hup, sizeof hup, "hup.lmdb");
+  assert_int_equal(pack_and_signal(hup, SIGHUP, 0), 130);
+  assert_false(exists(hup));
+  assert_int_equal(pack_and_signal(hup, SIGHUP, 1), 0);
+  assert_true(exists(hup));
   /* A temporary file left by a dead writer is removed by the next pack. */
   pid_t dead = fork();
   if (dead == 0)
