@@ -5,6 +5,7 @@
  * loader's ceiling: a training step slower than a batch's time here hides
  * the loader completely. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,10 +137,17 @@ static double pct(uint64_t part_ns, double whole_s) {
 /* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
 static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
   sl_loader_stats s0, s1;
-  sl_loader_stats_get(ld, &s0);
-  sl_loader_start_epoch(ld, epoch);
+  /* s0 after the start: starting an epoch waits for the workers to finish
+   * the samples of the one before, which must not count in this one. */
+  sl_status st = sl_loader_start_epoch(ld, epoch);
+  if (st == SL_OK)
+    st = sl_loader_stats_get(ld, &s0);
+  if (st != SL_OK) {
+    fprintf(stderr, "sluice bench: epoch %" PRIu64 ": %s\n", epoch,
+            sl_loader_errmsg(ld));
+    return -1;
+  }
   sl_batch b;
-  sl_status st = SL_OK;
   uint64_t images = 0, batches = 0;
   uint32_t h = 0, w = 0;
   while ((max_batches == 0 || batches < (uint64_t)max_batches) &&
@@ -148,16 +156,19 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
     batches++;
     h = b.height;
     w = b.width;
-    sl_batch_release(ld, &b, NULL);
+    if ((st = sl_batch_release(ld, &b, NULL)) != SL_OK)
+      break;
   }
-  if (max_batches == 0 || batches < (uint64_t)max_batches) {
-    if (st != SL_END) {
-      fprintf(stderr, "sluice bench: epoch %" PRIu64 ": %s\n", epoch,
-              sl_loader_errmsg(ld));
-      return -1;
-    }
+  bool stopped_early = max_batches > 0 && batches == (uint64_t)max_batches;
+  if ((st != SL_OK || !stopped_early) && st != SL_END) {
+    fprintf(stderr, "sluice bench: epoch %" PRIu64 ": %s\n", epoch,
+            sl_loader_errmsg(ld));
+    return -1;
   }
-  sl_loader_stats_get(ld, &s1);
+  if (sl_loader_stats_get(ld, &s1) != SL_OK) {
+    fprintf(stderr, "sluice bench: stats: %s\n", sl_loader_errmsg(ld));
+    return -1;
+  }
   double secs = s1.epoch_seconds;
   if (batches == 0) {
     printf("%7u %6" PRIu64 "  (no batch: empty shard)\n", s1.workers, epoch);
@@ -195,7 +206,11 @@ int sl_cmd_bench(int argc, char **argv) {
     if (!ld)
       return 1;
     sl_loader_stats s;
-    sl_loader_stats_get(ld, &s);
+    if (sl_loader_stats_get(ld, &s) != SL_OK) {
+      fprintf(stderr, "sluice bench: stats: %s\n", sl_loader_errmsg(ld));
+      sl_loader_close(ld);
+      return 1;
+    }
     nworkers[c] = s.workers;
     if (c == 0) {
       printf("# %s backend%s%s\n", s.backend, s.backend_note[0] ? ": " : "",
