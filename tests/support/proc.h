@@ -9,9 +9,10 @@
 long sl_test_status_kib(const char *field);
 
 /* Whether RSS measures the process's own allocations: not under ASan or
- * TSan (shadow memory, quarantine) nor under valgrind (tests/valgrind.sh
- * sets SLUICE_TEST_VALGRIND=1), whose allocators hold memory of their own
- * that grows as they please. Tests of "nothing grows" check only then. */
+ * TSan (shadow memory, quarantine) nor under valgrind (seen in
+ * /proc/self/maps, or SLUICE_TEST_VALGRIND=1 as tests/valgrind.sh sets),
+ * whose allocators hold memory of their own that grows as they please.
+ * Tests of "nothing grows" check only then. */
 int sl_test_rss_is_meaningful(void);
 
 /* Entries in a folder (counting . and ..), or -1 when it cannot be opened:
