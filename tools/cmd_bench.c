@@ -32,7 +32,9 @@ static void usage(FILE *f) {
       "releases each batch at once, and prints per epoch: the resolution,\n"
       "images/s, the dataset bytes read per second, how busy the workers\n"
       "were and how their time split between reading, decoding and\n"
-      "augmenting, and how long they waited for a free staging buffer.\n"
+      "augmenting, how long they waited for a free staging buffer, and the\n"
+      "share of JPEGs decoded from only their crop's part (files written by\n"
+      "`sluice pack` without --keep-jpeg).\n"
       "  --epochs E      epochs to run (default 2: the first pays for a cold\n"
       "                  page cache)\n"
       "  --from E0       first epoch (default 0; the schedule's resolution\n"
@@ -178,15 +180,21 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
            aug = s1.augment_ns - s0.augment_ns, busy = rd + dec + aug;
   double worker_s = secs * s1.workers;
   double ips = secs > 0 ? (double)images / secs : 0.0;
+  uint64_t jpegs = s1.jpeg_samples - s0.jpeg_samples;
+  char windowed[16] = "-"; /* no JPEG decoded */
+  if (jpegs)
+    snprintf(windowed, sizeof windowed, "%.0f%%",
+             100.0 * (double)(s1.jpeg_windowed - s0.jpeg_windowed) /
+                 (double)jpegs);
   printf("%7u %6" PRIu64 " %5ux%-5u %8" PRIu64 " %8" PRIu64
-         " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%%\n",
+         " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%% %8s\n",
          s1.workers, epoch, w, h, batches, images, secs, ips,
          secs > 0 ? (double)(s1.bytes_read - s0.bytes_read) / 1048576.0 / secs
                   : 0.0,
          pct(busy, worker_s), busy ? 100.0 * (double)rd / (double)busy : 0.0,
          busy ? 100.0 * (double)dec / (double)busy : 0.0,
          busy ? 100.0 * (double)aug / (double)busy : 0.0,
-         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s));
+         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s), windowed);
   if (s1.skipped > s0.skipped)
     printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
            "skip), latest index %" PRIu64 "\n",
@@ -215,10 +223,10 @@ int sl_cmd_bench(int argc, char **argv) {
     if (c == 0) {
       printf("# %s backend%s%s\n", s.backend, s.backend_note[0] ? ": " : "",
              s.backend_note);
-      printf("%7s %6s %11s %8s %8s %8s %9s %10s %6s %6s %6s %6s %7s\n",
+      printf("%7s %6s %11s %8s %8s %8s %9s %10s %6s %6s %6s %6s %7s %8s\n",
              "workers", "epoch", "resolution", "batches", "images", "seconds",
              "images/s", "read MiB/s", "busy", "read", "decode", "augment",
-             "staging");
+             "staging", "windowed");
     }
     best[c] = 0;
     for (long long e = 0; e < a.epochs; e++) {
@@ -238,6 +246,8 @@ int sl_cmd_bench(int argc, char **argv) {
            best[c], nworkers[c] ? best[c] / nworkers[c] : 0.0);
   printf("\n(busy: share of the workers' time spent on samples; read, "
          "decode, augment:\nshares of that; staging: share spent waiting for "
-         "a free staging buffer)\n");
+         "a free staging buffer;\nwindowed: JPEGs decoded from only their "
+         "crop's restart segments, which\n`sluice pack` lays out; '-': no "
+         "JPEG)\n");
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codecs/jpeg_rewrite.h"
 #include "formats/writer.h"
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
@@ -24,15 +25,23 @@
 enum { k_samples = 12, k_bad = 5 };
 
 static char g_out[1 << 16];
-static char g_dir[512], g_ini[600], g_bad_fail[600], g_bad_skip[600];
+static char g_dir[512], g_ini[600], g_laid_ini[600], g_bad_fail[600],
+    g_bad_skip[600];
 static const char *const k_classes[] = {"a", "b", "c"};
 
-/* A dataset of k_samples JPEGs; with_bad: sample k_bad is a cut-off JPEG. */
-static int write_dataset(const char *path, int with_bad) {
+/* A dataset of k_samples JPEGs; with_bad: sample k_bad is a cut-off JPEG;
+ * laid: every JPEG rewritten into the restart layout, as `sluice pack`
+ * writes them. */
+static int write_dataset(const char *path, int with_bad, int laid) {
   sl_err err;
   sl_writer *w;
-  if (sl_writer_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK)
+  sl_jpeg_rewriter *rw = NULL;
+  if (laid && sl_jpeg_rewriter_create(&rw, 0, &err) != SL_OK)
     return -1;
+  if (sl_writer_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK) {
+    sl_jpeg_rewriter_destroy(rw);
+    return -1;
+  }
   for (int i = 0; i < k_samples; i++) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     int wd = 100 + 8 * i, ht = 80 + 4 * i;
@@ -43,11 +52,21 @@ static int write_dataset(const char *path, int with_bad) {
                         .height = (uint16_t)ht,
                         .width = (uint16_t)wd};
     size_t n = with_bad && i == k_bad ? b.n / 3 : b.n;
+    if (rw) {
+      uint8_t *out;
+      size_t out_len;
+      if (sl_jpeg_rewrite(rw, b.p, b.n, &out, &out_len, &err) != SL_OK)
+        return -1;
+      free(b.p);
+      b.p = out;
+      n = out_len;
+    }
     sl_status st = sl_writer_add(w, b.p, n, &m, &err);
     free(b.p);
     if (st != SL_OK)
       return -1;
   }
+  sl_jpeg_rewriter_destroy(rw);
   return sl_writer_commit(w, 3, k_classes, "test", false, &err) == SL_OK ? 0
                                                                          : -1;
 }
@@ -72,14 +91,17 @@ static int setup(void **state) {
            (int)getpid());
   if (mkdir(g_dir, 0755) != 0)
     return -1;
-  char good[600], bad[600];
+  char good[600], bad[600], laid[600];
   snprintf(good, sizeof good, "%s/good.lmdb", g_dir);
+  snprintf(laid, sizeof laid, "%s/laid.lmdb", g_dir);
+  snprintf(g_laid_ini, sizeof g_laid_ini, "%s/laid.ini", g_dir);
   snprintf(bad, sizeof bad, "%s/bad.lmdb", g_dir);
   snprintf(g_ini, sizeof g_ini, "%s/c.ini", g_dir);
   snprintf(g_bad_fail, sizeof g_bad_fail, "%s/fail.ini", g_dir);
   snprintf(g_bad_skip, sizeof g_bad_skip, "%s/skip.ini", g_dir);
-  if (write_dataset(good, 0) || write_dataset(bad, 1) ||
-      write_ini(g_ini, good, "") ||
+  if (write_dataset(good, 0, 0) || write_dataset(bad, 1, 0) ||
+      write_dataset(laid, 0, 1) || write_ini(g_ini, good, "") ||
+      write_ini(g_laid_ini, laid, "") ||
       write_ini(g_bad_fail, bad, "on_error = fail") ||
       write_ini(g_bad_skip, bad, "on_error = skip"))
     return -1;
@@ -95,6 +117,7 @@ static int teardown(void **state) {
 
 typedef struct row {
   unsigned workers, epoch, w, h, batches, images;
+  char windowed[16]; /* the last column */
 } row;
 
 /* The epoch lines of bench's output (those that start with a number). */
@@ -102,8 +125,9 @@ static int rows_of(const char *out, row *r, int cap) {
   int n = 0;
   for (const char *l = out; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
     row x;
-    if (sscanf(l, " %u %u %ux%u %u %u", &x.workers, &x.epoch, &x.w, &x.h,
-               &x.batches, &x.images) == 6) {
+    if (sscanf(l, " %u %u %ux%u %u %u %*s %*s %*s %*s %*s %*s %*s %*s %15s",
+               &x.workers, &x.epoch, &x.w, &x.h, &x.batches, &x.images,
+               x.windowed) == 7) {
       assert_true(n < cap);
       r[n++] = x;
     }
@@ -127,6 +151,7 @@ static void test_epochs_and_workers(void **state) {
     assert_int_equal(r[i].h, res[i]);
     assert_int_equal(r[i].batches, k_samples / 4);
     assert_int_equal(r[i].images, k_samples);
+    assert_string_equal(r[i].windowed, "0%"); /* JPEGs as encoded */
   }
   assert_non_null(strstr(g_out, "host backend"));
   assert_non_null(strstr(g_out, "best epoch per worker count: 1: "));
@@ -142,6 +167,20 @@ static void test_epochs_and_workers(void **state) {
     assert_int_equal(r[i].batches, 2);
     assert_int_equal(r[i].images, 8);
   }
+}
+
+/* The same JPEGs in the restart layout: crops decode only their part. */
+static void test_windowed_share(void **state) {
+  (void)state;
+  char args[1500];
+  row r[4];
+  snprintf(args, sizeof args, "bench '%s' --epochs 1 --from 2", g_laid_ini);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_int_equal(rows_of(g_out, r, 4), 1);
+  assert_int_equal(r[0].images, k_samples);
+  int pct = atoi(r[0].windowed);
+  assert_true(pct > 0 && pct <= 100);
+  assert_non_null(strchr(r[0].windowed, '%'));
 }
 
 static void test_bad_samples(void **state) {
@@ -186,6 +225,7 @@ static void test_bad_arguments(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_epochs_and_workers),
+      cmocka_unit_test(test_windowed_share),
       cmocka_unit_test(test_bad_samples),
       cmocka_unit_test(test_bad_arguments),
   };
