@@ -1,14 +1,18 @@
-/* sluice bench CONFIG [--epochs E] [--from E0] [--batches N] [--workers LIST]:
+/* sluice bench CONFIG [--epochs E] [--from E0] [--batches N] [--workers LIST]
+ *                     [--step-ms T]:
  * how fast the loader of a config delivers on this machine, epoch by epoch
  * and for each worker count asked for, and where its workers spend their
- * time. The consumer releases each batch at once, so the numbers are the
- * loader's ceiling: a training step slower than a batch's time here hides
- * the loader completely. */
+ * time. By default the consumer releases each batch at once, so the numbers
+ * are the loader's ceiling; --step-ms holds each batch for a training step
+ * of T ms first, and the stall column then says how much of such a
+ * training run would be spent waiting for data. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sluice.h"
 #include "tools/cli.h"
@@ -18,6 +22,7 @@ enum { k_max_counts = 16, k_max_workers = 1024 };
 typedef struct bench_args {
   const char *config;
   long long epochs, from, batches; /* batches 0: whole epochs */
+  long long step_us;               /* time a batch is held: the step */
   long long workers[k_max_counts]; /* -1: the config's own */
   int ncounts;
 } bench_args;
@@ -26,7 +31,7 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: sluice bench CONFIG [--epochs E] [--from E0] [--batches N]\n"
-      "                    [--workers LIST]\n\n"
+      "                    [--workers LIST] [--step-ms T]\n\n"
       "Runs the loader of CONFIG (dataset, schedule, augmentation, dtype,\n"
       "device backend: everything as in training) with a consumer that\n"
       "releases each batch at once, and prints per epoch: the resolution,\n"
@@ -44,6 +49,9 @@ static void usage(FILE *f) {
       "                  the last batch, so they are approximate)\n"
       "  --workers LIST  worker counts to compare, e.g. 1,2,4 (0: one per\n"
       "                  CPU; default: the config's loader.workers)\n"
+      "  --step-ms T     hold each batch T ms (0.001..60000) before releasing\n"
+      "                  it, as a training step would: stall is then the\n"
+      "                  share of such a run spent waiting for data\n"
       "Workers busy near 100%%: the CPU is the limit, more workers help if\n"
       "there are cores. Much time reading: storage is (see loader.io).\n"
       "Staging waits: the consumer or the device copy is.\n");
@@ -93,6 +101,15 @@ static int parse(int argc, char **argv, bench_args *a) {
         return sl_cli_usage_error("bench",
                                   "--batches needs a number 1..1000000000");
       i++;
+    } else if (!strcmp(o, "--step-ms")) {
+      char *end;
+      errno = 0;
+      double ms = v ? strtod(v, &end) : 0;
+      if (!v || errno || end == v || *end || !(ms >= 0.001 && ms <= 60000))
+        return sl_cli_usage_error("bench",
+                                  "--step-ms needs milliseconds 0.001..60000");
+      a->step_us = (long long)(ms * 1000 + 0.5);
+      i++;
     } else if (!strcmp(o, "--workers")) {
       if (!v || !parse_workers(v, a))
         return sl_cli_usage_error("bench",
@@ -137,13 +154,23 @@ static double pct(uint64_t part_ns, double whole_s) {
 }
 
 /* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
-static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
+/* Sleeps us microseconds, as a training step holds its batch. */
+static void hold(long long us) {
+  struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
+
+static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
+                        long long step_us) {
   sl_loader_stats s0, s1;
-  /* s0 after the start: starting an epoch waits for the workers to finish
-   * the samples of the one before, which must not count in this one. */
-  sl_status st = sl_loader_start_epoch(ld, epoch);
+  /* s0 before the start: the workers begin at once, and a small epoch can
+   * be done before a later snapshot. The price: after an epoch cut short
+   * by --batches, the samples it had in flight are finished inside this
+   * start and count here (the help calls those shares approximate). */
+  sl_status st = sl_loader_stats_get(ld, &s0);
   if (st == SL_OK)
-    st = sl_loader_stats_get(ld, &s0);
+    st = sl_loader_start_epoch(ld, epoch);
   if (st != SL_OK) {
     fprintf(stderr, "sluice bench: epoch %" PRIu64 ": %s\n", epoch,
             sl_loader_errmsg(ld));
@@ -158,6 +185,8 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
     batches++;
     h = b.height;
     w = b.width;
+    if (step_us > 0)
+      hold(step_us);
     if ((st = sl_batch_release(ld, &b, NULL)) != SL_OK)
       break;
   }
@@ -187,14 +216,16 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches) {
              100.0 * (double)(s1.jpeg_windowed - s0.jpeg_windowed) /
                  (double)jpegs);
   printf("%7u %6" PRIu64 " %5ux%-5u %8" PRIu64 " %8" PRIu64
-         " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%% %8s\n",
+         " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%% %8s"
+         " %5.0f%%\n",
          s1.workers, epoch, w, h, batches, images, secs, ips,
          secs > 0 ? (double)(s1.bytes_read - s0.bytes_read) / 1048576.0 / secs
                   : 0.0,
          pct(busy, worker_s), busy ? 100.0 * (double)rd / (double)busy : 0.0,
          busy ? 100.0 * (double)dec / (double)busy : 0.0,
          busy ? 100.0 * (double)aug / (double)busy : 0.0,
-         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s), windowed);
+         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s), windowed,
+         pct(s1.consumer_wait_ns - s0.consumer_wait_ns, secs));
   if (s1.skipped > s0.skipped)
     printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
            "skip), latest index %" PRIu64 "\n",
@@ -223,14 +254,15 @@ int sl_cmd_bench(int argc, char **argv) {
     if (c == 0) {
       printf("# %s backend%s%s\n", s.backend, s.backend_note[0] ? ": " : "",
              s.backend_note);
-      printf("%7s %6s %11s %8s %8s %8s %9s %10s %6s %6s %6s %6s %7s %8s\n",
+      printf("%7s %6s %11s %8s %8s %8s %9s %10s %6s %6s %6s %6s %7s %8s "
+             "%6s\n",
              "workers", "epoch", "resolution", "batches", "images", "seconds",
              "images/s", "read MiB/s", "busy", "read", "decode", "augment",
-             "staging", "windowed");
+             "staging", "windowed", "stall");
     }
     best[c] = 0;
     for (long long e = 0; e < a.epochs; e++) {
-      double ips = run_epoch(ld, (uint64_t)(a.from + e), a.batches);
+      double ips = run_epoch(ld, (uint64_t)(a.from + e), a.batches, a.step_us);
       if (ips < 0) {
         sl_loader_close(ld);
         return 1;
@@ -244,10 +276,13 @@ int sl_cmd_bench(int argc, char **argv) {
   for (int c = 0; c < a.ncounts; c++)
     printf("%s %u: %.0f images/s (%.0f per worker)", c ? ";" : "", nworkers[c],
            best[c], nworkers[c] ? best[c] / nworkers[c] : 0.0);
-  printf("\n(busy: share of the workers' time spent on samples; read, "
-         "decode, augment:\nshares of that; staging: share spent waiting for "
-         "a free staging buffer;\nwindowed: JPEGs decoded from only their "
-         "crop's restart segments, which\n`sluice pack` lays out; '-': no "
-         "JPEG)\n");
+  printf(
+      "\n(busy: share of the workers' time spent on samples; read, "
+      "decode, augment:\nshares of that; staging: share spent waiting for "
+      "a free staging buffer;\nwindowed: JPEGs decoded from only their "
+      "crop's restart segments, which\n`sluice pack` lays out; '-': no "
+      "JPEG; stall: share of the epoch the consumer\nwaited for a batch%s)\n",
+      a.step_us ? ", with each batch held for the step"
+                : " (--step-ms T: with a training step of T ms)");
   return 0;
 }
