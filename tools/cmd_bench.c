@@ -153,7 +153,6 @@ static double pct(uint64_t part_ns, double whole_s) {
   return whole_s > 0 ? 100.0 * (double)part_ns / 1e9 / whole_s : 0.0;
 }
 
-/* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
 /* Sleeps us microseconds, as a training step holds its batch. */
 static void hold(long long us) {
   struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
@@ -161,6 +160,7 @@ static void hold(long long us) {
   }
 }
 
+/* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
 static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
                         long long step_us) {
   sl_loader_stats s0, s1;
