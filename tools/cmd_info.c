@@ -1,5 +1,6 @@
 /* sluice info FILE: what a dataset file holds. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,28 +56,55 @@ static void print_jpeg_layout(const sl_source *src, uint64_t n) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: sluice info FILE\n\n"
+  fprintf(f, "usage: sluice info FILE [--classes]\n\n"
              "Prints a dataset file's format, layout version, sample count, "
              "classes,\nsizes, resolution histogram and codec mix, and "
              "whether (a sample of)\nits JPEGs have the restart layout "
-             "that lets crops skip data.\n");
+             "that lets crops skip data.\n"
+             "  --classes  print only the class names, one 'label<TAB>name' "
+             "line each\n             (labels are the values batches carry)\n");
+}
+
+/* label<TAB>name per class: the mapping a model's outputs need. */
+static void print_classes(const sl_source *src) {
+  uint32_t k = sl_source_class_count(src);
+  for (uint32_t i = 0; i < k; i++)
+    printf("%" PRIu32 "\t%s\n", i, sl_source_class_name(src, i));
+  if (k == 0)
+    fprintf(stderr, "sluice info: no class names are recorded in this file\n");
 }
 
 int sl_cmd_info(int argc, char **argv) {
-  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    usage(stdout);
-    return 0;
+  const char *path = NULL;
+  bool classes_only = false;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--classes")) {
+      classes_only = true;
+    } else if (argv[i][0] == '-') {
+      return sl_cli_usage_error("info", "unknown option '%s'", argv[i]);
+    } else if (!path) {
+      path = argv[i];
+    } else {
+      return sl_cli_usage_error("info", "one FILE only");
+    }
   }
-  if (argc != 2) {
+  if (!path) {
     usage(stderr);
     return 2;
   }
-  const char *path = argv[1];
   sl_err err = {0};
   sl_source *src;
   if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD, &err) != SL_OK) {
     fprintf(stderr, "sluice info: %s\n", err.msg);
     return 1;
+  }
+  if (classes_only) {
+    print_classes(src);
+    sl_source_close(src);
+    return 0;
   }
   uint64_t n = sl_source_count(src), total = 0, minb = UINT64_MAX, maxb = 0;
   uint64_t codecs[4] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
@@ -111,7 +139,8 @@ int sl_cmd_info(int argc, char **argv) {
   for (uint32_t i = 0; i < k && i < SHOW_CLASSES; i++)
     printf(" %s%s", sl_source_class_name(src, i), i + 1 < k ? "," : "\n");
   if (k > SHOW_CLASSES)
-    printf(" ... (%" PRIu32 " more)\n", k - SHOW_CLASSES);
+    printf(" ... (%" PRIu32 " more: sluice info FILE --classes)\n",
+           k - SHOW_CLASSES);
   if (n) {
     human(a, sizeof a, (double)total);
     human(b, sizeof b, (double)minb);

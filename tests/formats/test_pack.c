@@ -367,6 +367,19 @@ static void check_folder_pack(const char *name) {
   assert_true(output_has("out.txt", "jpeg 8"));
   assert_true(output_has("out.txt", "rgb 6, gray 2"));
   assert_true(output_has("out.txt", "<= 64"));
+  /* --classes: exactly the label-to-name lines, nothing else */
+  assert_int_equal(cli("info", "--classes", out, NULL), 0);
+  char txt[600];
+  pathf(txt, sizeof txt, "out.txt");
+  size_t tlen;
+  uint8_t *t = ti_read(txt, &tlen);
+  assert_non_null(t);
+  static const char k_want[] = "0\ta\n1\tb b\n2\tc\n";
+  assert_int_equal(tlen, sizeof k_want - 1);
+  assert_memory_equal(t, k_want, tlen);
+  free(t);
+  assert_int_equal(cli("info", out, "--nope", NULL), 2);
+  assert_int_equal(cli("info", out, out, NULL), 2);
   assert_int_equal(cli("verify", out, "--decode", "--quiet", NULL), 0);
   assert_true(output_has("out.txt", "8 samples, all records in bounds, all "
                                     "images decode"));
