@@ -33,6 +33,13 @@ int sl_cli_parse_int(const char *s, long long lo, long long hi, long long *out);
 /* The same for an unsigned 64-bit value (no sign allowed). */
 int sl_cli_parse_u64(const char *s, unsigned long long *out);
 
+/* Loads the config file at path, applies the key/value pairs of kv (a
+ * NULL-terminated list "key", "value", ...; NULL for none) and opens its
+ * loader. On failure prints "sluice CMD: message" (the config's message:
+ * file and line, key, or the loader's open error) and returns NULL. */
+struct sl_loader *sl_cli_open_loader(const char *cmd, const char *path,
+                                     const char *const *kv);
+
 /* Prints "sluice NAME: message" to stderr and returns 2 (usage error). */
 int sl_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

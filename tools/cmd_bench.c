@@ -132,23 +132,6 @@ static int parse(int argc, char **argv, bench_args *a) {
   return -1; /* go on */
 }
 
-static sl_loader *open_with_workers(const char *config, long long workers) {
-  sl_config *cfg;
-  if (sl_config_create(&cfg) != SL_OK) {
-    fprintf(stderr, "sluice bench: out of memory\n");
-    return NULL;
-  }
-  char n[32];
-  snprintf(n, sizeof n, "%lld", workers);
-  sl_loader *ld = NULL;
-  if (sl_config_load_ini(cfg, config) != SL_OK ||
-      (workers >= 0 && sl_config_set(cfg, "loader.workers", n) != SL_OK) ||
-      sl_loader_open(&ld, cfg) != SL_OK)
-    fprintf(stderr, "sluice bench: %s\n", sl_config_errmsg(cfg));
-  sl_config_destroy(cfg);
-  return ld;
-}
-
 static double pct(uint64_t part_ns, double whole_s) {
   return whole_s > 0 ? 100.0 * (double)part_ns / 1e9 / whole_s : 0.0;
 }
@@ -241,7 +224,11 @@ int sl_cmd_bench(int argc, char **argv) {
   double best[k_max_counts];
   uint32_t nworkers[k_max_counts];
   for (int c = 0; c < a.ncounts; c++) {
-    sl_loader *ld = open_with_workers(a.config, a.workers[c]);
+    char n[32];
+    snprintf(n, sizeof n, "%lld", a.workers[c]);
+    const char *const kv[] = {"loader.workers", n, NULL};
+    sl_loader *ld =
+        sl_cli_open_loader("bench", a.config, a.workers[c] >= 0 ? kv : NULL);
     if (!ld)
       return 1;
     sl_loader_stats s;

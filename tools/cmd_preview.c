@@ -25,29 +25,6 @@ static void usage(FILE *f) {
              "Prints\neach cell's sample index and label.\n");
 }
 
-/* The config with the preview's own settings on top. */
-static int override(sl_config *cfg, long long count) {
-  char n[32];
-  snprintf(n, sizeof n, "%lld", count);
-  const char *kv[] = {"augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "device.backend",
-                      "host",
-                      "loader.batch_size",
-                      n,
-                      "loader.drop_last",
-                      "false",
-                      "loader.workers",
-                      "1",
-                      NULL};
-  for (int i = 0; kv[i]; i += 2)
-    if (sl_config_set(cfg, kv[i], kv[i + 1]) != SL_OK)
-      return -1;
-  return 0;
-}
-
 /* Lays the batch's n images out in a grid and writes it as a PNG. */
 static int write_grid(const sl_batch *b, const char *path) {
   uint32_t n = b->n, cols = 1, res_w = b->width, res_h = b->height,
@@ -128,19 +105,25 @@ int sl_cmd_preview(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  sl_config *cfg;
-  if (sl_config_create(&cfg) != SL_OK) {
-    fprintf(stderr, "sluice preview: out of memory\n");
+  /* The config with the preview's own settings on top. */
+  char n[32];
+  snprintf(n, sizeof n, "%lld", count);
+  const char *const kv[] = {"augment.dtype",
+                            "u8",
+                            "augment.layout",
+                            "nhwc",
+                            "device.backend",
+                            "host",
+                            "loader.batch_size",
+                            n,
+                            "loader.drop_last",
+                            "false",
+                            "loader.workers",
+                            "1",
+                            NULL};
+  sl_loader *ld = sl_cli_open_loader("preview", path, kv);
+  if (!ld)
     return 1;
-  }
-  sl_loader *ld = NULL;
-  if (sl_config_load_ini(cfg, path) != SL_OK || override(cfg, count) != 0 ||
-      sl_loader_open(&ld, cfg) != SL_OK) {
-    fprintf(stderr, "sluice preview: %s\n", sl_config_errmsg(cfg));
-    sl_config_destroy(cfg);
-    return 1;
-  }
-  sl_config_destroy(cfg);
   sl_batch b;
   sl_status st = sl_loader_start_epoch(ld, (uint64_t)epoch);
   if (st == SL_OK)
