@@ -143,8 +143,8 @@ static void bench_pack(const char *bin, const char *dir, int images) {
 
 static int write_many(const char *path, sl_format_kind fmt, uint64_t n) {
   sl_err err = {0};
-  sl_writer *w;
-  if (sl_writer_open(&w, path, fmt, &err) != SL_OK) {
+  sl_fwriter *w;
+  if (sl_fwriter_open(&w, path, fmt, &err) != SL_OK) {
     fprintf(stderr, "bench_formats: %s\n", err.msg);
     return -1;
   }
@@ -157,9 +157,9 @@ static int write_many(const char *path, sl_format_kind fmt, uint64_t n) {
   for (uint64_t i = 0; i < n; i++) {
     memset(payload, (int)(i & 0xff), sizeof payload);
     m.label = (int32_t)(i % 1000);
-    if (sl_writer_add(w, payload, sizeof payload, &m, &err) != SL_OK) {
+    if (sl_fwriter_add(w, payload, sizeof payload, &m, &err) != SL_OK) {
       fprintf(stderr, "bench_formats: %s\n", err.msg);
-      sl_writer_abort(w);
+      sl_fwriter_abort(w);
       return -1;
     }
   }
@@ -169,8 +169,8 @@ static int write_many(const char *path, sl_format_kind fmt, uint64_t n) {
     snprintf(buf[c], sizeof buf[c], "c%03d", c);
     names[c] = buf[c];
   }
-  if (sl_writer_commit(w, 1000, (const char *const *)names, "bench", true,
-                       &err) != SL_OK) {
+  if (sl_fwriter_commit(w, 1000, (const char *const *)names, "bench", true,
+                        &err) != SL_OK) {
     fprintf(stderr, "bench_formats: %s\n", err.msg);
     return -1;
   }

@@ -53,11 +53,11 @@ static const char *const k_classes[10] = {"c0", "c1", "c2", "c3", "c4",
 
 static int make_dataset(const char *path, int n) {
   sl_err err;
-  sl_writer *w;
+  sl_fwriter *w;
   sl_jpeg_rewriter *rw;
   if (sl_jpeg_rewriter_create(&rw, 0, &err) != SL_OK)
     return fprintf(stderr, "bench_loader: %s\n", err.msg), 1;
-  if (sl_writer_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK) {
+  if (sl_fwriter_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);
     sl_jpeg_rewriter_destroy(rw);
     return 1;
@@ -77,7 +77,7 @@ static int make_dataset(const char *path, int n) {
     }
     if (st != SL_OK) {
       fprintf(stderr, "bench_loader: %s\n", err.msg);
-      sl_writer_abort(w);
+      sl_fwriter_abort(w);
       sl_jpeg_rewriter_destroy(rw);
       return 1;
     }
@@ -86,17 +86,18 @@ static int make_dataset(const char *path, int n) {
                            .width = (uint16_t)wd,
                            .codec = SL_CODEC_JPEG,
                            .channels = 3};
-    st = sl_writer_add(w, buf, len, &meta, &err);
+    st = sl_fwriter_add(w, buf, len, &meta, &err);
     free(buf);
     if (st != SL_OK) {
       fprintf(stderr, "bench_loader: %s\n", err.msg);
-      sl_writer_abort(w);
+      sl_fwriter_abort(w);
       sl_jpeg_rewriter_destroy(rw);
       return 1;
     }
   }
   sl_jpeg_rewriter_destroy(rw);
-  if (sl_writer_commit(w, 10, k_classes, "bench_loader", true, &err) != SL_OK) {
+  if (sl_fwriter_commit(w, 10, k_classes, "bench_loader", true, &err) !=
+      SL_OK) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);
     return 1;
   }

@@ -3,43 +3,60 @@
  * truth for the code. Bump a *_VERSION when a layout changes: readers reject
  * versions they do not know, with a message that says to re-pack.
  *
- * LMDB (layout 2; 1 had no index chunks): one environment, normally a single
- * file (MDB_NOSUBDIR). key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample
- * index: file order = index order, keys 0..N-1 with no gaps. value
- * SL_LMDB_HDR_BYTES header (little-endian fields), then the payload: 0  u8[4]
- * magic "SLR1" 4  u16   layout version (2) 6  u8    codec (sl_codec) 7  u8
- * channels (1 or 3) 8  u16   height 10  u16   width 12  i32   label (-1 = none)
- *          16  u32   payload length (must equal value size - 24)
- *          20  u32   reserved, 0
+ * LMDB (layout 3; 2 had no names or targets and still opens; 1 had no
+ * index chunks): one environment, normally a single file (MDB_NOSUBDIR).
+ *   key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample index: file order =
+ *         index order, keys 0..N-1 with no gaps.
+ *   value SL_LMDB_HDR_BYTES header (little-endian fields), the sample's name
+ *         (name_len bytes, no NUL), then the payload:
+ *           0  u8[4] magic "SLR1"
+ *           4  u16   layout version (3)
+ *           6  u8    codec (sl_codec)
+ *           7  u8    channels (1 or 3)
+ *           8  u16   height
+ *          10  u16   width
+ *          12  i32   label (-1 = none)
+ *          16  u32   payload length (= value size - 24 - name_len)
+ *          20  u16   name_len (0 in layout 2: no name)
+ *          22  u16   reserved, 0
  *   key   "sluice.ix" + u32 big-endian chunk c (13 bytes): the index of
- *         samples [c * 65536, ...): u8[4] magic "SLI1", u32 LE entry count
- *         (65536, or the rest in the last chunk), then 16 bytes a sample:
+ *         samples [c * S, ...), S = sl_lmdb_ix_chunk_samples(K): u8[4] magic
+ *         "SLI1", u32 LE entry count (S, or the rest in the last chunk),
+ *         then 16 + 4 K bytes a sample:
  *           0 u32 payload length, 4 i32 label, 8 u16 height, 10 u16 width,
- *          12 u8 codec, 13 u8 channels, 14 u16 reserved 0.
- *         The same facts as the record headers, gathered so that opening
- *         a file reads the tree and these chunks but no value: on a cold
- *         cache one random read per sample would make opening 1M samples
- *         take minutes. `sluice verify` compares them with every header.
+ *          12 u8 codec, 13 u8 channels, 14 u16 name_len,
+ *          16 f32[K] targets (little-endian IEEE 754).
+ *         The same facts as the record headers (plus the targets, which
+ *         only the index holds), gathered so that opening a file reads the
+ *         tree and these chunks but no value: on a cold cache one random
+ *         read per sample would make opening 1M samples take minutes.
+ *         `sluice verify` compares them with every header.
  *   key   "sluice.meta"      text metadata, one "name value" per line:
- *           sluice-lmdb 2 / count N / classes K / class NAME (K lines, in
- *           class order) / writer SETTINGS
+ *           sluice-lmdb 3 / count N / classes K / class NAME (K lines, in
+ *           class order) / targets K (layout 3; absent: 0) /
+ *           writer SETTINGS
  *
- * HDF5 (layout 1): contiguous, unfiltered datasets in group /samples:
- *   data    u8  [total]  payloads back to back
- *   offsets u64 [N+1]    payload i is data[offsets[i] .. offsets[i+1])
- *   label   i64 [N]
- *   shape   u32 [N][3]   height, width, channels
- *   codec   u8  [N]
- *   attributes of /samples: sluice_layout (u32, 1), count (u64),
+ * HDF5 (layout 2; 1 had no names or targets and still opens): contiguous,
+ * unfiltered datasets in group /samples:
+ *   data        u8  [total]  records back to back: name, then payload
+ *   offsets     u64 [N+1]    record i is data[offsets[i] .. offsets[i+1])
+ *   name_length u16 [N]      record i's first name_length[i] bytes are its
+ *                            name, the rest its payload (layout 2)
+ *   label       i64 [N]
+ *   shape       u32 [N][3]   height, width, channels
+ *   codec       u8  [N]
+ *   targets     f32 [N][K]   per-sample targets (layout 2, when K > 0)
+ *   attributes of /samples: sluice_layout (u32, 2), count (u64),
  *   classes (fixed-length strings [K], absent when K = 0), num_classes
- *   (u32), writer (string). */
+ *   (u32), target_width (u32, layout 2), writer (string). */
 #ifndef SLUICE_FORMATS_LAYOUT_H
 #define SLUICE_FORMATS_LAYOUT_H
 
 #include <stdint.h>
 #include <string.h>
 
-#define SL_LMDB_LAYOUT_VERSION 2u
+#define SL_LMDB_LAYOUT_VERSION 3u
+#define SL_LMDB_LAYOUT_OLDEST 2u
 #define SL_LMDB_HDR_BYTES 24u
 #define SL_LMDB_MAGIC "SLR1"
 #define SL_LMDB_META_KEY "sluice.meta"
@@ -52,11 +69,16 @@
 #define SL_LMDB_IX_ENTRY 16u
 #define SL_LMDB_META_HEAD "sluice-lmdb"
 
-#define SL_HDF5_LAYOUT_VERSION 1u
+#define SL_HDF5_LAYOUT_VERSION 2u
+#define SL_HDF5_LAYOUT_OLDEST 1u
 #define SL_HDF5_GROUP "/samples"
 
 /* Longest class name a writer accepts (bytes, without the NUL). */
 #define SL_CLASS_NAME_MAX 255u
+/* Longest sample name (bytes, without the NUL): a source path. */
+#define SL_NAME_MAX 4095u
+/* Most float targets a sample may carry. */
+#define SL_TARGETS_MAX 65536u
 /* Most classes a file may declare. */
 #define SL_CLASSES_MAX (1u << 20)
 
@@ -69,6 +91,7 @@ typedef struct sl_record_hdr {
   uint16_t width;
   int32_t label;
   uint32_t length;
+  uint16_t name_len;
 } sl_record_hdr;
 
 static inline void sl_put_le16(uint8_t *p, uint16_t v) {
@@ -88,6 +111,17 @@ static inline uint32_t sl_get_le32(const uint8_t *p) {
 }
 static inline uint64_t sl_get_le64(const uint8_t *p) {
   return (uint64_t)sl_get_le32(p) | ((uint64_t)sl_get_le32(p + 4) << 32);
+}
+static inline void sl_put_lef32(uint8_t *p, float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  sl_put_le32(p, u);
+}
+static inline float sl_get_lef32(const uint8_t *p) {
+  uint32_t u = sl_get_le32(p);
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
 }
 static inline void sl_put_be64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++)
@@ -109,7 +143,20 @@ static inline uint32_t sl_get_be32(const uint8_t *p) {
          ((uint32_t)p[2] << 8) | p[3];
 }
 
-/* One 16-byte entry of an LMDB index chunk. */
+/* Bytes of one index-chunk entry, and samples per chunk: 65536, halved
+ * until a chunk is at most 16 MiB (so wide targets do not make one value
+ * of gigabytes). Layout 2 files have K = 0: 65536 × 16 bytes. */
+static inline size_t sl_lmdb_ix_entry_bytes(uint32_t targets) {
+  return SL_LMDB_IX_ENTRY + 4 * (size_t)targets;
+}
+static inline uint64_t sl_lmdb_ix_chunk_samples(uint32_t targets) {
+  uint64_t n = SL_LMDB_IX_CHUNK;
+  while (n > 1 && n * sl_lmdb_ix_entry_bytes(targets) > (16u << 20))
+    n /= 2;
+  return n;
+}
+
+/* The fixed 16-byte part of an LMDB index chunk entry. */
 static inline void sl_ix_entry_encode(uint8_t out[SL_LMDB_IX_ENTRY],
                                       const sl_record_hdr *h) {
   sl_put_le32(out, h->length);
@@ -118,18 +165,19 @@ static inline void sl_ix_entry_encode(uint8_t out[SL_LMDB_IX_ENTRY],
   sl_put_le16(out + 10, h->width);
   out[12] = h->codec;
   out[13] = h->channels;
-  sl_put_le16(out + 14, 0);
+  sl_put_le16(out + 14, h->name_len);
 }
 
 static inline void sl_ix_entry_decode(const uint8_t in[SL_LMDB_IX_ENTRY],
-                                      sl_record_hdr *h) {
-  h->version = SL_LMDB_LAYOUT_VERSION;
+                                      uint16_t version, sl_record_hdr *h) {
+  h->version = version;
   h->length = sl_get_le32(in);
   h->label = (int32_t)sl_get_le32(in + 4);
   h->height = sl_get_le16(in + 8);
   h->width = sl_get_le16(in + 10);
   h->codec = in[12];
   h->channels = in[13];
+  h->name_len = version >= 3 ? sl_get_le16(in + 14) : 0;
 }
 
 static inline void sl_record_hdr_encode(uint8_t out[SL_LMDB_HDR_BYTES],
@@ -142,7 +190,8 @@ static inline void sl_record_hdr_encode(uint8_t out[SL_LMDB_HDR_BYTES],
   sl_put_le16(out + 10, h->width);
   sl_put_le32(out + 12, (uint32_t)h->label);
   sl_put_le32(out + 16, h->length);
-  sl_put_le32(out + 20, 0);
+  sl_put_le16(out + 20, h->name_len);
+  sl_put_le16(out + 22, 0);
 }
 
 /* Returns 0 and fills h when the magic matches, -1 otherwise. */
@@ -157,6 +206,7 @@ static inline int sl_record_hdr_decode(const uint8_t in[SL_LMDB_HDR_BYTES],
   h->width = sl_get_le16(in + 10);
   h->label = (int32_t)sl_get_le32(in + 12);
   h->length = sl_get_le32(in + 16);
+  h->name_len = h->version >= 3 ? sl_get_le16(in + 20) : 0;
   return 0;
 }
 

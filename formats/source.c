@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ void sl_source_close(sl_source *src) {
   if (src->fd >= 0)
     close(src->fd);
   free(src->index);
+  free(src->targets);
   free(src->class_blob);
   free(src->class_off);
   free(src->writer);
@@ -78,6 +80,43 @@ const char *sl_source_class_name(const sl_source *src, uint32_t c) {
   if (c >= src->nclasses)
     return NULL;
   return src->class_blob + src->class_off[c];
+}
+
+uint32_t sl_source_target_width(const sl_source *src) {
+  return src->target_width;
+}
+
+const float *sl_source_targets(const sl_source *src, uint64_t i) {
+  return src->targets ? src->targets + i * src->target_width : NULL;
+}
+
+sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
+                         size_t cap, sl_err *err) {
+  if (i >= src->count)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %" PRIu64 " out of range (%" PRIu64
+                      " samples)",
+                      src->path, i, src->count);
+  const sl_sample_info *e = &src->index[i];
+  if (cap < (size_t)e->name_len + 1)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %" PRIu64 ": name buffer of %zu bytes < %u",
+                      src->path, i, cap, e->name_len + 1u);
+  size_t done = 0;
+  int rc = e->name_len == 0 ? 0
+                            : sl_pread_full(src->fd, buf, e->name_len,
+                                            e->offset - e->name_len, &done);
+  if (rc < 0)
+    return sl_err_errno(err, SL_EIO, errno,
+                        "%s: sample %" PRIu64 ": name read at offset %" PRIu64,
+                        src->path, i, e->offset - e->name_len + done);
+  if (rc > 0)
+    return sl_err_set(err, SL_EIO,
+                      "%s: sample %" PRIu64 ": file ends at %" PRIu64
+                      " (truncated after open?)",
+                      src->path, i, e->offset - e->name_len + done);
+  buf[e->name_len] = '\0';
+  return SL_OK;
 }
 
 const char *sl_source_format_name(const sl_source *src) {
@@ -154,6 +193,16 @@ sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
                       " samples (%zu bytes)",
                       src->path, n, bytes);
   src->count = n;
+  if (src->target_width > 0 && n > 0) {
+    size_t tb;
+    if (!sl_mul_size((size_t)n, (size_t)src->target_width * sizeof(float),
+                     &tb) ||
+        !(src->targets = malloc(tb)))
+      return sl_err_set(err, SL_ENOMEM,
+                        "%s: no memory for the targets of %" PRIu64
+                        " samples (%" PRIu32 " floats each)",
+                        src->path, n, src->target_width);
+  }
   return SL_OK;
 }
 
@@ -203,11 +252,24 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                     src->path, i, where, reason);
 }
 
+/* Targets feed a loss: a NaN or infinity is damage, not data. */
+static bool targets_finite(const sl_source *src, uint64_t i, char *why,
+                           size_t cap) {
+  const float *t = sl_source_targets(src, i);
+  for (uint32_t q = 0; t && q < src->target_width; q++)
+    if (!isfinite(t[q])) {
+      snprintf(why, cap, "target %" PRIu32 " is %f", q, (double)t[q]);
+      return false;
+    }
+  return true;
+}
+
 sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
                                 sl_err *err) {
   sl_sample_info *e = &src->index[i];
   char why[160];
-  if (e->offset > src->file_size || e->length > src->file_size - e->offset)
+  if (e->offset > src->file_size || e->length > src->file_size - e->offset ||
+      e->name_len > e->offset)
     snprintf(why, sizeof why,
              "payload [%" PRIu64 ", +%" PRIu32
              ") lies beyond the end of the file (%" PRIu64 " bytes)",
@@ -228,6 +290,8 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);
+  else if (!targets_finite(src, i, why, sizeof why))
+    ;
   else {
     if (e->length > src->max_length)
       src->max_length = e->length;

@@ -8,9 +8,10 @@
  * all worker threads; every function but open/close may be called
  * concurrently. Close only once no other thread uses it.
  *
- * Memory: the index holds SL_SAMPLE_INFO_BYTES (24) bytes per sample,
- * allocated once at open, plus the class names. The map is address space,
- * not resident memory. */
+ * Memory: the index holds SL_SAMPLE_INFO_BYTES (24) bytes per sample, and
+ * the targets 4 × target_width bytes per sample, allocated once at open,
+ * plus the class names. Sample names stay in the file (read on demand).
+ * The map is address space, not resident memory. */
 #ifndef SLUICE_FORMATS_SOURCE_H
 #define SLUICE_FORMATS_SOURCE_H
 
@@ -34,9 +35,10 @@ typedef struct sl_sample_info {
   int32_t label;   /* class index, or -1 when unlabelled */
   uint16_t height; /* stored image size, as the writer recorded it */
   uint16_t width;
-  uint8_t codec;    /* sl_codec */
-  uint8_t channels; /* 1 or 3 */
-  uint16_t reserved;
+  uint8_t codec;     /* sl_codec */
+  uint8_t channels;  /* 1 or 3 */
+  uint16_t name_len; /* the sample's name: the name_len bytes before the
+                        payload (0: none) */
 } sl_sample_info;
 #define SL_SAMPLE_INFO_BYTES 24
 
@@ -75,6 +77,15 @@ uint32_t sl_source_max_length(const sl_source *src);
 /* Number of classes and the name of class c (NULL if out of range). */
 uint32_t sl_source_class_count(const sl_source *src);
 const char *sl_source_class_name(const sl_source *src, uint32_t c);
+/* Float targets per sample (0: none), and sample i's (NULL when 0). */
+uint32_t sl_source_target_width(const sl_source *src);
+const float *sl_source_targets(const sl_source *src, uint64_t i);
+/* Sample i's name (the source path `sluice pack` recorded) into buf, NUL-
+ * terminated; "" when the file records none. Reads the file (pread: safe
+ * from any thread). Errors: SL_EINVAL (i out of range, cap below
+ * name_len + 1), SL_EIO (the read failed: message names file and sample). */
+sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
+                         size_t cap, sl_err *err);
 /* "lmdb" or "hdf5", and the on-disk layout version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);

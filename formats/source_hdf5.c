@@ -1,7 +1,7 @@
 /* Indexing an HDF5 file (layout in formats/layout.h).
  *
  * At open, HDF5 is asked for the datasets' shapes and types, the metadata
- * arrays are read in blocks of BLOCK samples (so open needs BLOCK * 29 bytes
+ * arrays are read in blocks of BLOCK samples (so open needs BLOCK * 31 bytes
  * of scratch beyond the index), and /samples/data's file address comes from
  * H5Dget_offset. The file is closed before open returns: reads never call
  * HDF5. Every HDF5 call runs with its error printing turned off; failures
@@ -20,7 +20,7 @@ enum { BLOCK = 65536 };
 
 typedef struct h5 {
   hid_t file, group;
-  hid_t data, offsets, label, shape, codec;
+  hid_t data, offsets, label, shape, codec, name_length, targets;
 } h5;
 
 static sl_status index_open(sl_source *src, h5 *f, sl_err *err);
@@ -31,7 +31,8 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
                             sl_err *err);
 
 static void h5_close_all(h5 *f) {
-  hid_t *ids[] = {&f->data, &f->offsets, &f->label, &f->shape, &f->codec};
+  hid_t *ids[] = {&f->data,  &f->offsets,     &f->label,  &f->shape,
+                  &f->codec, &f->name_length, &f->targets};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (*ids[i] >= 0)
       H5Dclose(*ids[i]);
@@ -42,7 +43,7 @@ static void h5_close_all(h5 *f) {
 }
 
 sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
-  h5 f = {-1, -1, -1, -1, -1, -1, -1};
+  h5 f = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
   sl_status st = SL_OK;
   H5E_BEGIN_TRY {
     st = index_open(src, &f, err);
@@ -53,8 +54,9 @@ sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
 }
 
 /* Opens dataset name, which must be contiguous, unfiltered, of integer class
- * with elements of `size` bytes (signed or not as `sign`), and of rank
- * `rank` with dims[0] == n0 (n0 = 0: any) and, for rank 2, dims[1] == d1. */
+ * with elements of `size` bytes (signed or not as `sign`; H5T_SGN_ERROR:
+ * IEEE floats instead), and of rank `rank` with dims[0] == n0 (n0 = 0: any)
+ * and, for rank 2, dims[1] == d1. */
 static sl_status open_dset(sl_source *src, h5 *f, const char *name, size_t size,
                            H5T_sign_t sign, int rank, uint64_t n0, uint64_t d1,
                            hid_t *out, uint64_t *len, sl_err *err) {
@@ -81,13 +83,18 @@ static sl_status open_dset(sl_source *src, h5 *f, const char *name, size_t size,
                                               : "is not contiguous";
   } else if (H5Pget_nfilters(plist) != 0) {
     why = "is filtered or compressed";
-  } else if (H5Tget_class(type) != H5T_INTEGER || H5Tget_size(type) != size ||
-             H5Tget_sign(type) != sign ||
+  } else if (H5Tget_class(type) !=
+                 (sign == H5T_SGN_ERROR ? H5T_FLOAT : H5T_INTEGER) ||
+             H5Tget_size(type) != size ||
+             (sign != H5T_SGN_ERROR && H5Tget_sign(type) != sign) ||
              (size > 1 && H5Tget_order(type) != H5T_ORDER_LE)) {
     snprintf(buf, sizeof buf,
              "has the wrong type (expected %s%zu-bit "
-             "little-endian integers)",
-             sign == H5T_SGN_NONE ? "unsigned " : "signed ", size * 8);
+             "little-endian %s)",
+             sign == H5T_SGN_ERROR  ? ""
+             : sign == H5T_SGN_NONE ? "unsigned "
+                                    : "signed ",
+             size * 8, sign == H5T_SGN_ERROR ? "floats" : "integers");
     why = buf;
   } else if (H5Sget_simple_extent_ndims(space) != rank ||
              H5Sget_simple_extent_dims(space, dims, NULL) != rank) {
@@ -153,6 +160,12 @@ static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
   if (st == SL_OK)
     st = open_dset(src, f, "codec", 1, H5T_SGN_NONE, 1, n, 0, &f->codec, &len,
                    err);
+  if (st == SL_OK && src->version >= 2)
+    st = open_dset(src, f, "name_length", 2, H5T_SGN_NONE, 1, n, 0,
+                   &f->name_length, &len, err);
+  if (st == SL_OK && src->target_width > 0)
+    st = open_dset(src, f, "targets", 4, H5T_SGN_ERROR, 2, n, src->target_width,
+                   &f->targets, &len, err);
   if (st != SL_OK)
     return st;
   uint64_t addr = 0;
@@ -241,12 +254,21 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
                       "%s: %s has no sluice_layout "
                       "attribute; not a sluice HDF5 file? " SL_REPACK_HINT,
                       src->path, SL_HDF5_GROUP);
-  if (v != SL_HDF5_LAYOUT_VERSION)
+  if (v < SL_HDF5_LAYOUT_OLDEST || v > SL_HDF5_LAYOUT_VERSION)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: HDF5 layout version %" PRIu64
-                      " (this sluice reads %u); " SL_REPACK_HINT,
-                      src->path, v, SL_HDF5_LAYOUT_VERSION);
+                      " (this sluice reads %u to %u); " SL_REPACK_HINT,
+                      src->path, v, SL_HDF5_LAYOUT_OLDEST,
+                      SL_HDF5_LAYOUT_VERSION);
   src->version = (uint32_t)v;
+  if (v >= 2 &&
+      (attr_u64(f->group, "target_width", &k) != 0 || k > SL_TARGETS_MAX))
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s lacks a valid target_width attribute "
+                      "(0..%u); " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP, SL_TARGETS_MAX);
+  if (v >= 2)
+    src->target_width = (uint32_t)k;
   if (attr_u64(f->group, "count", count) != 0 ||
       attr_u64(f->group, "num_classes", &k) != 0 || k > SL_CLASSES_MAX)
     return sl_err_set(err, SL_EFORMAT,
@@ -274,9 +296,10 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
   return st;
 }
 
+/* Rows [start, start + rows) of d, whose rank-2 rows have `cols` values. */
 static herr_t read_rows(hid_t d, hid_t memtype, uint64_t start, uint64_t rows,
-                        int rank, void *buf) {
-  hsize_t off[2] = {start, 0}, cnt[2] = {rows, 3};
+                        int rank, uint64_t cols, void *buf) {
+  hsize_t off[2] = {start, 0}, cnt[2] = {rows, cols};
   hid_t fs = H5Dget_space(d);
   hid_t ms = H5Screate_simple(rank, cnt, NULL);
   herr_t rc = -1;
@@ -297,15 +320,21 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
   int64_t *label = malloc(BLOCK * sizeof *label);
   uint32_t *shape = malloc(BLOCK * 3 * sizeof *shape);
   uint8_t *codec = malloc(BLOCK);
+  uint16_t *nlen = calloc(BLOCK, sizeof *nlen);
   sl_status st = SL_OK;
-  if (!off || !label || !shape || !codec)
+  if (!off || !label || !shape || !codec || !nlen)
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
   for (uint64_t s = 0; st == SL_OK && s < n; s += BLOCK) {
     uint64_t rows = n - s < BLOCK ? n - s : BLOCK;
-    if (read_rows(f->offsets, H5T_NATIVE_UINT64, s, rows + 1, 1, off) < 0 ||
-        read_rows(f->label, H5T_NATIVE_INT64, s, rows, 1, label) < 0 ||
-        read_rows(f->shape, H5T_NATIVE_UINT32, s, rows, 2, shape) < 0 ||
-        read_rows(f->codec, H5T_NATIVE_UINT8, s, rows, 1, codec) < 0) {
+    if (read_rows(f->offsets, H5T_NATIVE_UINT64, s, rows + 1, 1, 1, off) < 0 ||
+        read_rows(f->label, H5T_NATIVE_INT64, s, rows, 1, 1, label) < 0 ||
+        read_rows(f->shape, H5T_NATIVE_UINT32, s, rows, 2, 3, shape) < 0 ||
+        read_rows(f->codec, H5T_NATIVE_UINT8, s, rows, 1, 1, codec) < 0 ||
+        (f->name_length >= 0 && read_rows(f->name_length, H5T_NATIVE_UINT16, s,
+                                          rows, 1, 1, nlen) < 0) ||
+        (f->targets >= 0 &&
+         read_rows(f->targets, H5T_NATIVE_FLOAT, s, rows, 2, src->target_width,
+                   src->targets + s * src->target_width) < 0)) {
       st = sl_err_set(err, SL_EFORMAT,
                       "%s: cannot read the index arrays of "
                       "samples %" PRIu64 "..%" PRIu64
@@ -332,6 +361,8 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
         why = "shape out of range";
       else if (label[r] < -1 || label[r] > INT32_MAX)
         why = "label out of range";
+      else if (nlen[r] > off[r + 1] - off[r] || nlen[r] > SL_NAME_MAX)
+        why = "name longer than its record";
       if (why) {
         st = sl_source_bad_entry(src, i, where, why, err);
         if (off[r + 1] < off[r] || off[r + 1] > data_size)
@@ -339,8 +370,9 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
         continue;
       }
       sl_sample_info *e = &src->index[i];
-      e->offset = data_addr + off[r];
-      e->length = (uint32_t)(off[r + 1] - off[r]);
+      e->name_len = nlen[r];
+      e->offset = data_addr + off[r] + nlen[r];
+      e->length = (uint32_t)(off[r + 1] - off[r] - nlen[r]);
       e->label = (int32_t)label[r];
       e->height = (uint16_t)shape[3 * r];
       e->width = (uint16_t)shape[3 * r + 1];
@@ -351,7 +383,7 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
   }
   uint64_t end = 0;
   if (st == SL_OK && n > 0 &&
-      read_rows(f->offsets, H5T_NATIVE_UINT64, n, 1, 1, &end) < 0)
+      read_rows(f->offsets, H5T_NATIVE_UINT64, n, 1, 1, 1, &end) < 0)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: cannot read offsets[%" PRIu64 "]; " SL_REPACK_HINT,
                     src->path, n);
@@ -364,5 +396,6 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
   free(label);
   free(shape);
   free(codec);
+  free(nlen);
   return st;
 }

@@ -17,6 +17,8 @@ struct sl_source {
   uint32_t version; /* layout version */
   uint64_t count;
   sl_sample_info *index; /* count entries, 24 B each */
+  uint32_t target_width; /* K */
+  float *targets;        /* count × K, NULL when K = 0 */
   uint32_t max_length;
   uint32_t nclasses;
   char *class_blob;        /* nclasses NUL-terminated names back to back */
@@ -26,7 +28,8 @@ struct sl_source {
   void *on_bad_user;
 };
 
-/* Allocates the index for n samples (zeroed). */
+/* Allocates the index for n samples (zeroed), and the targets when
+ * src->target_width is set. */
 sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err);
 /* Copies k NUL-terminated names laid back to back in blob (blob_len bytes
  * in all) as the class table. */

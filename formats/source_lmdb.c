@@ -26,7 +26,7 @@ typedef struct meta_text {
   uint32_t version;
   uint64_t count;
   uint32_t classes;
-  bool has_count, has_classes;
+  bool has_count, has_classes, has_targets;
 } meta_text;
 
 typedef struct lmdb_walk {
@@ -37,8 +37,9 @@ typedef struct lmdb_walk {
   const uint8_t *base; /* liblmdb's map address of file offset 0 */
   uint64_t first_data;
   bool thorough;
-  uint64_t n;      /* samples, from the metadata */
-  uint64_t chunks; /* index chunks expected */
+  uint64_t n;          /* samples, from the metadata */
+  uint64_t chunk_size; /* samples per index chunk */
+  uint64_t chunks;     /* index chunks expected */
   uint64_t samples_seen, chunks_seen;
 } lmdb_walk;
 
@@ -130,12 +131,12 @@ static sl_status take_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
                             size_t size, sl_err *err) {
   sl_source *src = w->src;
   uint32_t c = sl_get_be32((const uint8_t *)k->mv_data + SL_LMDB_IX_PREFIX_LEN);
-  uint64_t first = (uint64_t)c * SL_LMDB_IX_CHUNK;
-  uint64_t want =
-      w->n - first < SL_LMDB_IX_CHUNK ? w->n - first : SL_LMDB_IX_CHUNK;
+  uint64_t first = (uint64_t)c * w->chunk_size;
+  uint64_t want = w->n - first < w->chunk_size ? w->n - first : w->chunk_size;
+  size_t entry = sl_lmdb_ix_entry_bytes(src->target_width);
   const uint8_t *p = src->map + off;
   if (c != w->chunks_seen || first >= w->n ||
-      size != SL_LMDB_IX_HDR + want * SL_LMDB_IX_ENTRY ||
+      size != SL_LMDB_IX_HDR + want * entry ||
       memcmp(p, SL_LMDB_IX_MAGIC, 4) != 0 || sl_get_le32(p + 4) != want)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: index chunk %" PRIu32 " (offset %" PRIu64
@@ -144,11 +145,13 @@ static sl_status take_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
   w->chunks_seen++;
   for (uint64_t j = 0; j < want; j++) {
     sl_record_hdr h;
-    sl_ix_entry_decode(p + SL_LMDB_IX_HDR + j * SL_LMDB_IX_ENTRY, &h);
+    const uint8_t *ent = p + SL_LMDB_IX_HDR + j * entry;
+    sl_ix_entry_decode(ent, (uint16_t)src->version, &h);
     sl_sample_info *e = &src->index[first + j];
     if (e->offset == 0)
       continue; /* already reported */
-    if (h.length != e->length) {
+    if ((uint64_t)h.length + h.name_len != e->length ||
+        h.name_len > SL_NAME_MAX) {
       char where[64];
       snprintf(where, sizeof where, "key %016" PRIx64, first + j);
       sl_status st = sl_source_bad_entry(
@@ -158,11 +161,17 @@ static sl_status take_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
         return st;
       continue;
     }
+    e->offset += h.name_len; /* the name precedes the payload */
+    e->length = h.length;
+    e->name_len = h.name_len;
     e->label = h.label;
     e->height = h.height;
     e->width = h.width;
     e->codec = h.codec;
     e->channels = h.channels;
+    float *t = src->targets + (first + j) * src->target_width;
+    for (uint32_t q = 0; q < src->target_width; q++)
+      t[q] = sl_get_lef32(ent + SL_LMDB_IX_ENTRY + 4 * (size_t)q);
   }
   return SL_OK;
 }
@@ -204,7 +213,8 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
   sl_status st = read_meta(w, err);
   if (st != SL_OK)
     return st;
-  w->chunks = (w->n + SL_LMDB_IX_CHUNK - 1) / SL_LMDB_IX_CHUNK;
+  w->chunk_size = sl_lmdb_ix_chunk_samples(src->target_width);
+  w->chunks = (w->n + w->chunk_size - 1) / w->chunk_size;
   if (w->n > entries || entries - w->n != w->chunks + 1)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: metadata says %" PRIu64 " samples but the file "
@@ -254,7 +264,7 @@ static sl_status finish_entries(lmdb_walk *w, sl_err *err) {
     sl_sample_info *e = &src->index[i];
     if (e->offset == 0)
       continue; /* reported already */
-    uint64_t off = e->offset - SL_LMDB_HDR_BYTES;
+    uint64_t off = e->offset - e->name_len - SL_LMDB_HDR_BYTES;
     char where[64];
     snprintf(where, sizeof where, "key %016" PRIx64 ", offset %" PRIu64, i,
              off);
@@ -263,11 +273,12 @@ static sl_status finish_entries(lmdb_walk *w, sl_err *err) {
       const char *why = NULL;
       if (sl_record_hdr_decode(src->map + off, &h) != 0)
         why = "bad record magic";
-      else if (h.version != SL_LMDB_LAYOUT_VERSION)
-        why = "unknown record layout version";
-      else if (h.length != e->length || h.label != e->label ||
-               h.height != e->height || h.width != e->width ||
-               h.codec != e->codec || h.channels != e->channels)
+      else if (h.version != src->version)
+        why = "record layout version differs from the file's";
+      else if (h.length != e->length || h.name_len != e->name_len ||
+               h.label != e->label || h.height != e->height ||
+               h.width != e->width || h.codec != e->codec ||
+               h.channels != e->channels)
         why = "record header disagrees with the index";
       if (why) {
         sl_status st = sl_source_bad_entry(src, i, where, why, err);
@@ -333,11 +344,12 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                       "%s: metadata does not start with '%s "
                       "VERSION'; " SL_REPACK_HINT,
                       src->path, SL_LMDB_META_HEAD);
-  if (v != SL_LMDB_LAYOUT_VERSION)
+  if (v < SL_LMDB_LAYOUT_OLDEST || v > SL_LMDB_LAYOUT_VERSION)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: LMDB layout version %" PRIu64
-                      " (this sluice reads %u); " SL_REPACK_HINT,
-                      src->path, v, SL_LMDB_LAYOUT_VERSION);
+                      " (this sluice reads %u to %u); " SL_REPACK_HINT,
+                      src->path, v, SL_LMDB_LAYOUT_OLDEST,
+                      SL_LMDB_LAYOUT_VERSION);
   src->version = (uint32_t)v;
   meta_text m = {0};
   char *blob = malloc(len + 1);
@@ -350,6 +362,10 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
     if (word_is(line, llen, "count", &rest, &rlen) &&
         parse_u64(rest, rlen, &m.count))
       m.has_count = true;
+    else if (src->version >= 3 && !m.has_targets &&
+             word_is(line, llen, "targets", &rest, &rlen) &&
+             parse_u64(rest, rlen, &v) && v <= SL_TARGETS_MAX)
+      src->target_width = (uint32_t)v, m.has_targets = true;
     else if (word_is(line, llen, "classes", &rest, &rlen) &&
              parse_u64(rest, rlen, &v) && v <= SL_CLASSES_MAX)
       m.classes = (uint32_t)v, m.has_classes = true;

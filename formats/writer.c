@@ -1,4 +1,4 @@
-/* sl_writer: the temporary file, its clean-up, and the final rename. */
+/* sl_fwriter: the temporary file, its clean-up, and the final rename. */
 #include "formats/writer_impl.h"
 
 #include "formats/layout.h"
@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,14 @@
 
 #define TMP_TAG ".sluice-tmp."
 
-struct sl_writer {
+struct sl_fwriter {
   sl_format_kind fmt;
   char *path;
   int anon_fd;        /* O_TMPFILE file, or -1 when tmp is a named file */
   char open_path[64]; /* "/proc/self/fd/N" for the O_TMPFILE file */
   char tmp[PATH_MAX]; /* the named temporary file */
   uint64_t count;
+  uint32_t target_width;
   sl_lmdb_writer *lmdb;
   sl_hdf5_writer *hdf5;
 };
@@ -36,7 +38,7 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
-sl_format_kind sl_writer_format_for(const char *path) {
+sl_format_kind sl_fwriter_format_for(const char *path) {
   if (ends_with(path, ".lmdb") || ends_with(path, ".mdb"))
     return SL_FORMAT_LMDB;
   if (ends_with(path, ".h5") || ends_with(path, ".hdf5"))
@@ -44,11 +46,11 @@ sl_format_kind sl_writer_format_for(const char *path) {
   return SL_FORMAT_AUTO;
 }
 
-sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
-                         sl_err *err) {
+sl_status sl_fwriter_open(sl_fwriter **out, const char *path,
+                          sl_format_kind fmt, sl_err *err) {
   *out = NULL;
   if (fmt == SL_FORMAT_AUTO)
-    fmt = sl_writer_format_for(path);
+    fmt = sl_fwriter_format_for(path);
   if (fmt == SL_FORMAT_AUTO)
     return sl_err_set(err, SL_EINVAL,
                       "%s: cannot tell the format from the "
@@ -59,7 +61,7 @@ sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
   split_path(path, dir, sizeof dir, &base);
   if (!*base)
     return sl_err_set(err, SL_EINVAL, "%s: not a file name", path);
-  sl_writer *w = calloc(1, sizeof *w);
+  sl_fwriter *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
     free(w);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
@@ -68,13 +70,13 @@ sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
   w->anon_fd = -1; /* before any abort: calloc's 0 would close stdin */
   if (snprintf(w->tmp, sizeof w->tmp, "%s/.%s" TMP_TAG "%ld", dir, base,
                (long)getpid()) >= (int)sizeof w->tmp) {
-    sl_writer_abort(w);
+    sl_fwriter_abort(w);
     return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
   }
   clean_stale(dir, base);
   if (unlink(w->tmp) != 0 && errno != ENOENT) {
     sl_status st = sl_err_errno(err, SL_EIO, errno, "%s", w->tmp);
-    sl_writer_abort(w);
+    sl_fwriter_abort(w);
     return st;
   }
   /* LMDB: an anonymous file (gone if the process dies), reopened by liblmdb
@@ -95,26 +97,64 @@ sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
                      ? sl_lmdb_writer_open(&w->lmdb, target, w->tmp, err)
                      : sl_hdf5_writer_open(&w->hdf5, w->tmp, err);
   if (st != SL_OK) {
-    sl_writer_abort(w);
+    sl_fwriter_abort(w);
     return st;
   }
   *out = w;
   return SL_OK;
 }
 
-sl_status sl_writer_add(sl_writer *w, const void *payload, size_t len,
-                        const sl_sample_info *meta, sl_err *err) {
+sl_status sl_fwriter_set_target_width(sl_fwriter *w, uint32_t k, sl_err *err) {
+  if (w->count > 0)
+    return sl_err_set(err, SL_ESTATE,
+                      "%s: the target width is set before the first sample",
+                      w->path);
+  if (k > SL_TARGETS_MAX)
+    return sl_err_set(err, SL_EINVAL, "%s: %u targets a sample (at most %u)",
+                      w->path, k, SL_TARGETS_MAX);
+  w->target_width = k;
+  return SL_OK;
+}
+
+sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
+                               const sl_sample_info *meta, const char *name,
+                               const float *targets, sl_err *err) {
+  unsigned long long i = (unsigned long long)w->count;
+  size_t name_len = name ? strlen(name) : 0;
   if (len == 0 || len >= UINT32_MAX)
     return sl_err_set(err, SL_EINVAL,
                       "%s: sample %llu: payload of %zu bytes "
                       "(1 byte to 4 GiB allowed)",
-                      w->path, (unsigned long long)w->count, len);
-  sl_status st =
-      w->lmdb ? sl_lmdb_writer_add(w->lmdb, w->count, payload, len, meta, err)
-              : sl_hdf5_writer_add(w->hdf5, payload, len, meta, err);
+                      w->path, i, len);
+  if (name_len > SL_NAME_MAX)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %llu: name of %zu bytes (at most %u)",
+                      w->path, i, name_len, SL_NAME_MAX);
+  if (w->target_width > 0 && !targets)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %llu: no targets (the file has %u a sample)",
+                      w->path, i, w->target_width);
+  for (uint32_t q = 0; q < w->target_width; q++)
+    if (!isfinite(targets[q]))
+      return sl_err_set(err, SL_EINVAL,
+                        "%s: sample %llu: target %u is %f (targets must be "
+                        "finite)",
+                        w->path, i, q, (double)targets[q]);
+  sl_sample_info m = *meta;
+  m.name_len = (uint16_t)name_len;
+  sl_status st = w->lmdb
+                     ? sl_lmdb_writer_add(w->lmdb, w->count, payload, len, &m,
+                                          name, targets, w->target_width, err)
+                     : sl_hdf5_writer_add(w->hdf5, payload, len, &m, name,
+                                          targets, w->target_width, err);
   if (st == SL_OK)
     w->count++;
   return st;
+}
+
+sl_status sl_fwriter_add(sl_fwriter *w, const void *payload, size_t len,
+                         const sl_sample_info *meta, sl_err *err) {
+  return sl_fwriter_add_named(w, payload, len, meta, NULL, NULL, err);
 }
 
 /* Makes a new name in path's directory durable (best effort). */
@@ -130,7 +170,7 @@ static sl_status sync_dir(const char *path, sl_err *err) {
   return SL_OK;
 }
 
-static sl_status publish(sl_writer *w, bool replace, sl_err *err) {
+static sl_status publish(sl_fwriter *w, bool replace, sl_err *err) {
   if (w->anon_fd >= 0) {
     /* Give the anonymous file a name: the destination itself when it must
      * not be replaced (link fails if it exists), else the temporary name,
@@ -172,7 +212,7 @@ static sl_status publish(sl_writer *w, bool replace, sl_err *err) {
 /* Class names and the settings string are stored one per line (LMDB's
  * metadata is text), so a newline would split them; the layout also bounds
  * a name's length. */
-static sl_status check_meta(const sl_writer *w, uint32_t nclasses,
+static sl_status check_meta(const sl_fwriter *w, uint32_t nclasses,
                             const char *const *classes, const char *settings,
                             sl_err *err) {
   if (nclasses > 0 && !classes)
@@ -195,19 +235,19 @@ static sl_status check_meta(const sl_writer *w, uint32_t nclasses,
   return SL_OK;
 }
 
-sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
-                           const char *const *classes, const char *settings,
-                           bool replace, sl_err *err) {
+sl_status sl_fwriter_commit(sl_fwriter *w, uint32_t nclasses,
+                            const char *const *classes, const char *settings,
+                            bool replace, sl_err *err) {
   sl_status st = check_meta(w, nclasses, classes, settings, err);
   if (st != SL_OK) {
-    sl_writer_abort(w);
+    sl_fwriter_abort(w);
     return st;
   }
   if (w->lmdb)
     st = sl_lmdb_writer_finish(w->lmdb, w->count, nclasses, classes,
-                               settings ? settings : "", err);
+                               w->target_width, settings ? settings : "", err);
   else
-    st = sl_hdf5_writer_finish(w->hdf5, nclasses, classes,
+    st = sl_hdf5_writer_finish(w->hdf5, nclasses, classes, w->target_width,
                                settings ? settings : "", err);
   w->lmdb = NULL;
   w->hdf5 = NULL;
@@ -215,11 +255,11 @@ sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
     st = sl_fsync_path(w->anon_fd >= 0 ? w->open_path : w->tmp, err);
   if (st == SL_OK)
     st = publish(w, replace, err);
-  sl_writer_abort(w); /* removes the temporary file if it is still there */
+  sl_fwriter_abort(w); /* removes the temporary file if it is still there */
   return st;
 }
 
-void sl_writer_abort(sl_writer *w) {
+void sl_fwriter_abort(sl_fwriter *w) {
   if (!w)
     return;
   sl_lmdb_writer_free(w->lmdb);
@@ -232,11 +272,11 @@ void sl_writer_abort(sl_writer *w) {
   free(w);
 }
 
-const char *sl_writer_temp_path(const sl_writer *w) {
+const char *sl_fwriter_temp_path(const sl_fwriter *w) {
   return w->anon_fd >= 0 ? "" : w->tmp;
 }
 
-uint64_t sl_writer_count(const sl_writer *w) {
+uint64_t sl_fwriter_count(const sl_fwriter *w) {
   return w->count;
 }
 

@@ -1,6 +1,6 @@
 /* Writing a dataset file (LMDB or HDF5, layouts in formats/layout.h).
  *
- * Atomic: nothing appears at the destination until sl_writer_commit, which
+ * Atomic: nothing appears at the destination until sl_fwriter_commit, which
  * syncs the file and then gives it its name in one step. LMDB: the file is
  * made with O_TMPFILE in the destination's directory (liblmdb opens it
  * through /proc/self/fd), so a killed process (even SIGKILL) leaves nothing
@@ -11,13 +11,14 @@
  * O_TMPFILE or /proc is missing, LMDB writes the named file from the start.
  * A process killed while a named temporary file exists leaves it; the next
  * writer opened for the same destination deletes temporary files whose
- * process no longer runs. sl_writer_abort deletes everything at once.
+ * process no longer runs. sl_fwriter_abort deletes everything at once.
  *
  * Samples are added in index order. Memory: the LMDB writer holds one
  * transaction's pages (<= 32 MiB of values) and 16 bytes a sample (the
- * index chunks written at commit); the HDF5 writer spools payloads to an
- * anonymous file and keeps 29 bytes per sample (offsets, label, shape,
- * codec) until commit.
+ * index chunks written at commit) plus 4 bytes per target; the HDF5 writer
+ * spools names and payloads to an anonymous file and keeps 31 bytes per
+ * sample (offsets, label, shape, codec, name length) plus 4 per target
+ * until commit.
  *
  * Thread safety: a writer is used by one thread at a time. */
 #ifndef SLUICE_FORMATS_WRITER_H
@@ -29,23 +30,33 @@
 
 #include "formats/source.h"
 
-typedef struct sl_writer sl_writer;
+typedef struct sl_fwriter sl_fwriter;
 
 /* The format a destination path implies: .lmdb/.mdb → LMDB, .h5/.hdf5 →
  * HDF5, otherwise SL_FORMAT_AUTO (unknown). */
-sl_format_kind sl_writer_format_for(const char *path);
+sl_format_kind sl_fwriter_format_for(const char *path);
 
 /* Starts writing path in format fmt (SL_FORMAT_AUTO: from the extension).
  * Nothing is created at path until commit. Errors: SL_EINVAL (unknown
  * format), SL_EIO (cannot create the temporary file), SL_ENOMEM. */
-sl_status sl_writer_open(sl_writer **out, const char *path, sl_format_kind fmt,
-                         sl_err *err);
+sl_status sl_fwriter_open(sl_fwriter **out, const char *path,
+                          sl_format_kind fmt, sl_err *err);
+
+/* Gives every sample k float targets (0..SL_TARGETS_MAX); only before the
+ * first add (SL_ESTATE after). Default 0. */
+sl_status sl_fwriter_set_target_width(sl_fwriter *w, uint32_t k, sl_err *err);
 
 /* Appends one sample: payload bytes plus meta's label, codec, height, width
- * and channels (offset, length and reserved are ignored). Errors: SL_EINVAL
- * (length 0 or >= 4 GiB), SL_EIO. */
-sl_status sl_writer_add(sl_writer *w, const void *payload, size_t len,
-                        const sl_sample_info *meta, sl_err *err);
+ * and channels (offset, length and name_len are ignored), its name (NULL or
+ * "": none; at most SL_NAME_MAX bytes) and its target_width targets (NULL
+ * only when the width is 0; each finite). Errors: SL_EINVAL (length 0 or
+ * >= 4 GiB, a long name, a missing or non-finite target), SL_EIO. */
+sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
+                               const sl_sample_info *meta, const char *name,
+                               const float *targets, sl_err *err);
+/* sl_fwriter_add_named without a name or targets. */
+sl_status sl_fwriter_add(sl_fwriter *w, const void *payload, size_t len,
+                         const sl_sample_info *meta, sl_err *err);
 
 /* Writes the metadata (classes, the writer's settings string), syncs the
  * temporary file and renames it onto the destination. replace = false fails
@@ -53,18 +64,18 @@ sl_status sl_writer_add(sl_writer *w, const void *payload, size_t len,
  * SL_CLASS_NAME_MAX bytes, and neither they nor settings may hold a line
  * break (SL_EINVAL, naming the class). Frees w in every case; on failure
  * the temporary file is removed. */
-sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
-                           const char *const *classes, const char *settings,
-                           bool replace, sl_err *err);
+sl_status sl_fwriter_commit(sl_fwriter *w, uint32_t nclasses,
+                            const char *const *classes, const char *settings,
+                            bool replace, sl_err *err);
 
 /* Discards everything written and frees w. Accepts NULL. */
-void sl_writer_abort(sl_writer *w);
+void sl_fwriter_abort(sl_fwriter *w);
 
 /* The named temporary file's path, or "" when the file is anonymous (valid
  * until commit/abort). Unlinking it is async-signal-safe: a signal handler
  * may do so before _exit. */
-const char *sl_writer_temp_path(const sl_writer *w);
+const char *sl_fwriter_temp_path(const sl_fwriter *w);
 /* Samples added so far. */
-uint64_t sl_writer_count(const sl_writer *w);
+uint64_t sl_fwriter_count(const sl_fwriter *w);
 
 #endif

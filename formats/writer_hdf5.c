@@ -1,4 +1,5 @@
-/* Writing the HDF5 layout: contiguous, unfiltered datasets in /samples.
+/* Writing the HDF5 layout: contiguous, unfiltered datasets in /samples
+ * (each sample's name, then its payload, in /samples/data).
  *
  * A contiguous dataset's size is fixed when it is created, so payloads are
  * spooled to an unlinked temporary file (O_TMPFILE, or created and unlinked
@@ -34,6 +35,9 @@ struct sl_hdf5_writer {
   int64_t *label;
   uint32_t *shape;
   uint8_t *codec;
+  uint16_t *name_len;
+  float *targets; /* n × k */
+  uint32_t k;
 };
 
 static sl_status spool_open(sl_hdf5_writer *w, sl_err *err) {
@@ -89,6 +93,12 @@ sl_status sl_hdf5_writer_open(sl_hdf5_writer **out, const char *tmp,
 
 static sl_status grow(sl_hdf5_writer *w, sl_err *err) {
   uint64_t cap = w->cap ? 2 * w->cap : 1024;
+  uint16_t *nl = realloc(w->name_len, cap * sizeof *nl);
+  if (nl)
+    w->name_len = nl;
+  float *t = w->k ? realloc(w->targets, cap * w->k * sizeof *t) : NULL;
+  if (t)
+    w->targets = t;
   uint64_t *o = realloc(w->offsets, (cap + 1) * sizeof *o);
   if (o)
     w->offsets = o;
@@ -101,21 +111,17 @@ static sl_status grow(sl_hdf5_writer *w, sl_err *err) {
   uint8_t *c = realloc(w->codec, cap);
   if (c)
     w->codec = c;
-  if (!o || !l || !s || !c)
+  if (!o || !l || !s || !c || !nl || (w->k && !t))
     return sl_err_set(err, SL_ENOMEM, "%s: no memory for %llu samples", w->path,
                       (unsigned long long)cap);
   w->cap = cap;
   return SL_OK;
 }
 
-sl_status sl_hdf5_writer_add(sl_hdf5_writer *w, const void *payload, size_t len,
-                             const sl_sample_info *meta, sl_err *err) {
-  if (w->n == w->cap) {
-    sl_status st = grow(w, err);
-    if (st != SL_OK)
-      return st;
-  }
-  const uint8_t *p = payload;
+/* Appends len bytes to the spool. */
+static sl_status spool_append(sl_hdf5_writer *w, const void *bytes, size_t len,
+                              sl_err *err) {
+  const uint8_t *p = bytes;
   size_t left = len;
   while (left) {
     size_t k = SPOOL_CHUNK - w->wlen < left ? SPOOL_CHUNK - w->wlen : left;
@@ -129,8 +135,28 @@ sl_status sl_hdf5_writer_add(sl_hdf5_writer *w, const void *payload, size_t len,
         return st;
     }
   }
+  return SL_OK;
+}
+
+sl_status sl_hdf5_writer_add(sl_hdf5_writer *w, const void *payload, size_t len,
+                             const sl_sample_info *meta, const char *name,
+                             const float *targets, uint32_t k, sl_err *err) {
+  w->k = k; /* fixed before the first add (writer.c) */
+  if (w->n == w->cap) {
+    sl_status st = grow(w, err);
+    if (st != SL_OK)
+      return st;
+  }
+  sl_status st = spool_append(w, name, meta->name_len, err);
+  if (st == SL_OK)
+    st = spool_append(w, payload, len, err);
+  if (st != SL_OK)
+    return st;
   uint64_t i = w->n++;
-  w->offsets[i + 1] = w->offsets[i] + len;
+  w->offsets[i + 1] = w->offsets[i] + meta->name_len + len;
+  w->name_len[i] = meta->name_len;
+  if (k)
+    memcpy(w->targets + i * k, targets, k * sizeof *targets);
   w->label[i] = meta->label;
   w->shape[3 * i] = meta->height;
   w->shape[3 * i + 1] = meta->width;
@@ -246,8 +272,9 @@ static sl_status copy_spool(sl_hdf5_writer *w, uint64_t addr, uint64_t total,
 /* Writes everything but the payloads; *data_addr gets the file offset of
  * /samples/data's storage. */
 static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
-                            const char *const *classes, const char *settings,
-                            uint64_t *data_addr, sl_err *err) {
+                            const char *const *classes, uint32_t k,
+                            const char *settings, uint64_t *data_addr,
+                            sl_err *err) {
   /* No object has a timestamp, the root group included (it takes the file
    * creation list): the same input must give byte-identical files. */
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -266,8 +293,9 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
   int ok = g >= 0;
   uint64_t total = w->offsets[w->n];
   hsize_t dn[1] = {total}, on[1] = {w->n + 1}, ln[1] = {w->n},
-          sn[2] = {w->n, 3};
-  hid_t d[5] = {-1, -1, -1, -1, -1};
+          sn[2] = {w->n, 3}, tn[2] = {w->n, k};
+  enum { NDSET = 7 };
+  hid_t d[NDSET] = {-1, -1, -1, -1, -1, -1, -1};
   if (ok) {
     what = "write the datasets";
     d[0] = make_dset(g, "data", H5T_STD_U8LE, 1, dn, H5T_NATIVE_UINT8, NULL);
@@ -279,7 +307,12 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
                      w->shape);
     d[4] =
         make_dset(g, "codec", H5T_STD_U8LE, 1, ln, H5T_NATIVE_UINT8, w->codec);
-    for (int i = 0; i < 5; i++)
+    d[5] = make_dset(g, "name_length", H5T_STD_U16LE, 1, ln, H5T_NATIVE_UINT16,
+                     w->name_len);
+    d[6] = k ? make_dset(g, "targets", H5T_IEEE_F32LE, 2, tn, H5T_NATIVE_FLOAT,
+                         w->targets)
+             : 0;
+    for (int i = 0; i < NDSET; i++)
       ok = ok && d[i] >= 0;
     haddr_t a = total ? H5Dget_offset(d[0]) : 0;
     ok = ok && a != HADDR_UNDEF;
@@ -296,11 +329,13 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
             0 &&
         attr_scalar(g, "num_classes", H5T_STD_U32LE, H5T_NATIVE_UINT32,
                     &nclasses) == 0 &&
+        attr_scalar(g, "target_width", H5T_STD_U32LE, H5T_NATIVE_UINT32, &k) ==
+            0 &&
         (nclasses == 0 || attr_strings(g, "classes", classes, nclasses) == 0) &&
         attr_strings(g, "writer", &settings, 1) == 0;
   }
-  for (int i = 0; i < 5; i++)
-    if (d[i] >= 0)
+  for (int i = 0; i < NDSET; i++)
+    if (d[i] > 0)
       ok = H5Dclose(d[i]) >= 0 && ok;
   if (g >= 0)
     ok = H5Gclose(g) >= 0 && ok;
@@ -317,13 +352,13 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
 }
 
 sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
-                                const char *const *classes,
+                                const char *const *classes, uint32_t k,
                                 const char *settings, sl_err *err) {
   sl_status st = spool_flush(w, err);
   if (st == SL_OK) {
     uint64_t addr = 0;
     H5E_BEGIN_TRY {
-      st = write_file(w, nclasses, classes, settings, &addr, err);
+      st = write_file(w, nclasses, classes, k, settings, &addr, err);
     }
     H5E_END_TRY;
     if (st == SL_OK)
@@ -343,5 +378,7 @@ void sl_hdf5_writer_free(sl_hdf5_writer *w) {
   free(w->label);
   free(w->shape);
   free(w->codec);
+  free(w->name_len);
+  free(w->targets);
   free(w);
 }

@@ -1,4 +1,4 @@
-/* The format-specific halves of sl_writer (formats/writer.c dispatches). */
+/* The format-specific halves of sl_fwriter (formats/writer.c dispatches). */
 #ifndef SLUICE_FORMATS_WRITER_IMPL_H
 #define SLUICE_FORMATS_WRITER_IMPL_H
 
@@ -10,13 +10,16 @@ typedef struct sl_hdf5_writer sl_hdf5_writer;
 /* open_path: the file to create; name: how messages call it. */
 sl_status sl_lmdb_writer_open(sl_lmdb_writer **out, const char *open_path,
                               const char *name, sl_err *err);
+/* One sample: meta->name_len bytes of name, then the payload; targets
+ * holds the writer's target width (k) floats. */
 sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
                              const void *payload, size_t len,
-                             const sl_sample_info *meta, sl_err *err);
+                             const sl_sample_info *meta, const char *name,
+                             const float *targets, uint32_t k, sl_err *err);
 /* Writes metadata, syncs and closes; frees w in every case. */
 sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
                                 uint32_t nclasses, const char *const *classes,
-                                const char *settings, sl_err *err);
+                                uint32_t k, const char *settings, sl_err *err);
 void sl_lmdb_writer_free(sl_lmdb_writer *w);
 
 /* tmp: the named file created at commit (payloads are spooled until then
@@ -24,9 +27,10 @@ void sl_lmdb_writer_free(sl_lmdb_writer *w);
 sl_status sl_hdf5_writer_open(sl_hdf5_writer **out, const char *tmp,
                               sl_err *err);
 sl_status sl_hdf5_writer_add(sl_hdf5_writer *w, const void *payload, size_t len,
-                             const sl_sample_info *meta, sl_err *err);
+                             const sl_sample_info *meta, const char *name,
+                             const float *targets, uint32_t k, sl_err *err);
 sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
-                                const char *const *classes,
+                                const char *const *classes, uint32_t k,
                                 const char *settings, sl_err *err);
 void sl_hdf5_writer_free(sl_hdf5_writer *w);
 

@@ -34,7 +34,7 @@ struct sl_lmdb_writer {
   uint64_t txn_bytes;
   uint8_t *buf; /* header + payload of one value */
   size_t buf_cap;
-  uint8_t *ix; /* SL_LMDB_IX_ENTRY bytes a sample, written at commit */
+  uint8_t *ix; /* sl_lmdb_ix_entry_bytes(k) a sample, written at commit */
   uint64_t ix_n, ix_cap;
 };
 
@@ -124,8 +124,10 @@ static sl_status put(sl_lmdb_writer *w, const void *key, size_t klen,
 
 sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
                              const void *payload, size_t len,
-                             const sl_sample_info *meta, sl_err *err) {
-  size_t need = len + SL_LMDB_HDR_BYTES;
+                             const sl_sample_info *meta, const char *name,
+                             const float *targets, uint32_t k, sl_err *err) {
+  size_t need = len + SL_LMDB_HDR_BYTES + meta->name_len;
+  size_t entry = sl_lmdb_ix_entry_bytes(k);
   if (need > w->buf_cap) {
     size_t cap = need > 2 * w->buf_cap ? need : 2 * w->buf_cap;
     uint8_t *b = realloc(w->buf, cap);
@@ -135,13 +137,13 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
     w->buf = b;
     w->buf_cap = cap;
   }
-  sl_record_hdr h = {SL_LMDB_LAYOUT_VERSION, meta->codec, meta->channels,
-                     meta->height,           meta->width, meta->label,
-                     (uint32_t)len};
+  sl_record_hdr h = {SL_LMDB_LAYOUT_VERSION, meta->codec,   meta->channels,
+                     meta->height,           meta->width,   meta->label,
+                     (uint32_t)len,          meta->name_len};
   sl_record_hdr_encode(w->buf, &h);
   if (w->ix_n == w->ix_cap) {
     uint64_t cap = w->ix_cap ? 2 * w->ix_cap : 4096;
-    uint8_t *ix = realloc(w->ix, (size_t)cap * SL_LMDB_IX_ENTRY);
+    uint8_t *ix = realloc(w->ix, (size_t)cap * entry);
     if (!ix)
       return sl_err_set(err, SL_ENOMEM,
                         "%s: no memory for the index of %" PRIu64 " samples",
@@ -149,8 +151,12 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
     w->ix = ix;
     w->ix_cap = cap;
   }
-  sl_ix_entry_encode(w->ix + w->ix_n++ * SL_LMDB_IX_ENTRY, &h);
-  memcpy(w->buf + SL_LMDB_HDR_BYTES, payload, len);
+  uint8_t *e = w->ix + w->ix_n++ * entry;
+  sl_ix_entry_encode(e, &h);
+  for (uint32_t q = 0; q < k; q++)
+    sl_put_lef32(e + SL_LMDB_IX_ENTRY + 4 * (size_t)q, targets[q]);
+  memcpy(w->buf + SL_LMDB_HDR_BYTES, name, meta->name_len);
+  memcpy(w->buf + SL_LMDB_HDR_BYTES + meta->name_len, payload, len);
   uint8_t key[8];
   sl_put_be64(key, index);
   return put(w, key, sizeof key, w->buf, need, err);
@@ -158,7 +164,9 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
 
 sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
                                 uint32_t nclasses, const char *const *classes,
-                                const char *settings, sl_err *err) {
+                                uint32_t k, const char *settings, sl_err *err) {
+  size_t entry = sl_lmdb_ix_entry_bytes(k);
+  uint64_t per_chunk = sl_lmdb_ix_chunk_samples(k);
   size_t cap = 128 + strlen(settings);
   for (uint32_t c = 0; c < nclasses; c++)
     cap += strlen(classes[c]) + 8;
@@ -170,23 +178,18 @@ sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
    * "sluice.meta", so appending keeps key order). */
   uint8_t *chunk = NULL;
   if (st == SL_OK && count &&
-      !(chunk = malloc(SL_LMDB_IX_HDR +
-                       (size_t)SL_LMDB_IX_CHUNK * SL_LMDB_IX_ENTRY)))
+      !(chunk = malloc(SL_LMDB_IX_HDR + (size_t)per_chunk * entry)))
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory", w->path);
-  for (uint64_t first = 0; st == SL_OK && first < count;
-       first += SL_LMDB_IX_CHUNK) {
-    uint64_t k =
-        count - first < SL_LMDB_IX_CHUNK ? count - first : SL_LMDB_IX_CHUNK;
+  for (uint64_t first = 0; st == SL_OK && first < count; first += per_chunk) {
+    uint64_t n = count - first < per_chunk ? count - first : per_chunk;
     uint8_t key[SL_LMDB_IX_KEY_LEN];
     memcpy(key, SL_LMDB_IX_PREFIX, SL_LMDB_IX_PREFIX_LEN);
-    sl_put_be32(key + SL_LMDB_IX_PREFIX_LEN,
-                (uint32_t)(first / SL_LMDB_IX_CHUNK));
+    sl_put_be32(key + SL_LMDB_IX_PREFIX_LEN, (uint32_t)(first / per_chunk));
     memcpy(chunk, SL_LMDB_IX_MAGIC, 4);
-    sl_put_le32(chunk + 4, (uint32_t)k);
-    memcpy(chunk + SL_LMDB_IX_HDR, w->ix + first * SL_LMDB_IX_ENTRY,
-           (size_t)k * SL_LMDB_IX_ENTRY);
-    st = put(w, key, sizeof key, chunk,
-             SL_LMDB_IX_HDR + (size_t)k * SL_LMDB_IX_ENTRY, err);
+    sl_put_le32(chunk + 4, (uint32_t)n);
+    memcpy(chunk + SL_LMDB_IX_HDR, w->ix + first * entry, (size_t)n * entry);
+    st =
+        put(w, key, sizeof key, chunk, SL_LMDB_IX_HDR + (size_t)n * entry, err);
   }
   free(chunk);
   size_t n = 0;
@@ -196,6 +199,7 @@ sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
         SL_LMDB_META_HEAD, SL_LMDB_LAYOUT_VERSION, count, nclasses);
     for (uint32_t c = 0; c < nclasses; c++)
       n += (size_t)snprintf(text + n, cap - n, "class %s\n", classes[c]);
+    n += (size_t)snprintf(text + n, cap - n, "targets %" PRIu32 "\n", k);
     n += (size_t)snprintf(text + n, cap - n, "writer %s\n", settings);
     st = put(w, SL_LMDB_META_KEY, strlen(SL_LMDB_META_KEY), text, n, err);
   }

@@ -223,7 +223,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
   a->src = argv[optind];
   a->out = argv[optind + 1];
   if (a->fmt == SL_FORMAT_AUTO)
-    a->fmt = sl_writer_format_for(a->out);
+    a->fmt = sl_fwriter_format_for(a->out);
   if (a->fmt == SL_FORMAT_AUTO)
     return sl_cli_usage_error("pack",
                               "cannot tell the format of '%s': name "
@@ -291,7 +291,7 @@ static int write_report(const pack_args *a, const pack_stats *s, char *path,
 
 /* Takes results in order and writes them. Returns 0, 1 (failed), 130
  * (interrupted). */
-static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
+static int run(const pack_args *a, const sl_pack_inputs *in, sl_fwriter *w,
                pack_stats *s, const stop_signals *st, int *stopped_by) {
   char msg[512];
   sl_pack_pool *pool;
@@ -338,7 +338,7 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
       m.height = r.height;
       m.width = r.width;
       sl_err err = {0};
-      if (sl_writer_add(w, r.data, r.len, &m, &err) != SL_OK) {
+      if (sl_fwriter_add(w, r.data, r.len, &m, &err) != SL_OK) {
         sl_progress_end(&prog);
         fprintf(stderr, "sluice pack: %s\n", err.msg);
         rc = 1;
@@ -394,11 +394,11 @@ static int pack(const pack_args *a) {
   }
   int stopped_by = 0;
   sl_err err = {0};
-  sl_writer *w = NULL;
+  sl_fwriter *w = NULL;
   pack_stats s;
   memset(&s, 0, sizeof s);
   int rc = 0;
-  if (sl_writer_open(&w, a->out, a->fmt, &err) != SL_OK) {
+  if (sl_fwriter_open(&w, a->out, a->fmt, &err) != SL_OK) {
     fprintf(stderr, "sluice pack: %s\n", err.msg);
     rc = 1;
   }
@@ -423,15 +423,15 @@ static int pack(const pack_args *a) {
              sl_version_string(), a->img.max_side, a->img.quality,
              a->img.reencode, a->img.keep_jpeg, seed,
              a->list ? "list" : "folders");
-    sl_writer *wc = w;
+    sl_fwriter *wc = w;
     w = NULL;
-    if (sl_writer_commit(wc, in.nclasses, (const char *const *)in.classes,
-                         settings, a->force, &err) != SL_OK) {
+    if (sl_fwriter_commit(wc, in.nclasses, (const char *const *)in.classes,
+                          settings, a->force, &err) != SL_OK) {
       fprintf(stderr, "sluice pack: %s\n", err.msg);
       rc = 1;
     }
   }
-  sl_writer_abort(w);
+  sl_fwriter_abort(w);
   if (rc == 130)
     fprintf(stderr,
             "sluice pack: interrupted by signal %d; %s not "

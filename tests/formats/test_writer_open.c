@@ -1,4 +1,4 @@
-/* sl_writer_open's early failures must not touch descriptors it does not
+/* sl_fwriter_open's early failures must not touch descriptors it does not
  * own (a path too long for the temporary name once closed fd 0). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,8 +32,8 @@ static void test_long_path_keeps_fd0(void **state) {
   path[PATH_MAX - 8] = '\0';
   memcpy(path + PATH_MAX - 14, ".lmdb", 5);
   sl_err err = {0};
-  sl_writer *w = (sl_writer *)1;
-  assert_int_equal(sl_writer_open(&w, path, SL_FORMAT_LMDB, &err), SL_EINVAL);
+  sl_fwriter *w = (sl_fwriter *)1;
+  assert_int_equal(sl_fwriter_open(&w, path, SL_FORMAT_LMDB, &err), SL_EINVAL);
   assert_null(w);
   assert_int_not_equal(fcntl(0, F_GETFD), -1); /* fd 0 still open */
 }

@@ -25,9 +25,9 @@
 static int make(const char *path, uint64_t mib) {
   uint64_t n = mib * 1048576 / RAW_BYTES;
   sl_err err;
-  sl_writer *w = NULL;
+  sl_fwriter *w = NULL;
   uint8_t *buf = malloc(RAW_BYTES);
-  if (!buf || sl_writer_open(&w, path, SL_FORMAT_AUTO, &err) != SL_OK) {
+  if (!buf || sl_fwriter_open(&w, path, SL_FORMAT_AUTO, &err) != SL_OK) {
     fprintf(stderr, "io_ooc_loader: %s: %s\n", path,
             buf ? err.msg : "out of memory");
     free(buf);
@@ -40,9 +40,9 @@ static int make(const char *path, uint64_t mib) {
                            .width = SIDE,
                            .codec = SL_CODEC_RAW,
                            .channels = 3};
-    if (sl_writer_add(w, buf, RAW_BYTES, &meta, &err) != SL_OK) {
+    if (sl_fwriter_add(w, buf, RAW_BYTES, &meta, &err) != SL_OK) {
       fprintf(stderr, "io_ooc_loader: %s\n", err.msg);
-      sl_writer_abort(w);
+      sl_fwriter_abort(w);
       free(buf);
       return 1;
     }
@@ -50,7 +50,7 @@ static int make(const char *path, uint64_t mib) {
   free(buf);
   static const char *const classes[10] = {"0", "1", "2", "3", "4",
                                           "5", "6", "7", "8", "9"};
-  if (sl_writer_commit(w, 10, classes, "io_ooc_loader", true, &err) != SL_OK) {
+  if (sl_fwriter_commit(w, 10, classes, "io_ooc_loader", true, &err) != SL_OK) {
     fprintf(stderr, "io_ooc_loader: %s\n", err.msg);
     return 1;
   }

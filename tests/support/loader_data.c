@@ -20,9 +20,9 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
                                          "e", "f", "g", "h"};
   assert_true(set->nclasses >= 1 && set->nclasses <= 8);
   sl_err err;
-  sl_writer *w = NULL;
+  sl_fwriter *w = NULL;
   unlink(path);
-  assert_int_equal(sl_writer_open(&w, path, SL_FORMAT_AUTO, &err), SL_OK);
+  assert_int_equal(sl_fwriter_open(&w, path, SL_FORMAT_AUTO, &err), SL_OK);
   for (int i = 0; i < set->n; i++) {
     int wd = set->w0 + (i * set->wstep) % set->wmod;
     int ht = set->h0 + (i * set->hstep) % set->hmod;
@@ -41,12 +41,12 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
                            .width = (uint16_t)wd,
                            .codec = SL_CODEC_JPEG,
                            .channels = 3};
-    assert_int_equal(sl_writer_add(w, buf, len, &meta, &err), SL_OK);
+    assert_int_equal(sl_fwriter_add(w, buf, len, &meta, &err), SL_OK);
     free(buf);
   }
-  assert_int_equal(
-      sl_writer_commit(w, (uint32_t)set->nclasses, classes, "test", true, &err),
-      SL_OK);
+  assert_int_equal(sl_fwriter_commit(w, (uint32_t)set->nclasses, classes,
+                                     "test", true, &err),
+                   SL_OK);
 }
 
 void sl_test_tmp_path(char *out, size_t size, const char *stem,

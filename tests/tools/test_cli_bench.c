@@ -34,11 +34,11 @@ static const char *const k_classes[] = {"a", "b", "c"};
  * writes them. */
 static int write_dataset(const char *path, int with_bad, int laid) {
   sl_err err;
-  sl_writer *w;
+  sl_fwriter *w;
   sl_jpeg_rewriter *rw = NULL;
   if (laid && sl_jpeg_rewriter_create(&rw, 0, &err) != SL_OK)
     return -1;
-  if (sl_writer_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK) {
+  if (sl_fwriter_open(&w, path, SL_FORMAT_LMDB, &err) != SL_OK) {
     sl_jpeg_rewriter_destroy(rw);
     return -1;
   }
@@ -61,14 +61,14 @@ static int write_dataset(const char *path, int with_bad, int laid) {
       b.p = out;
       n = out_len;
     }
-    sl_status st = sl_writer_add(w, b.p, n, &m, &err);
+    sl_status st = sl_fwriter_add(w, b.p, n, &m, &err);
     free(b.p);
     if (st != SL_OK)
       return -1;
   }
   sl_jpeg_rewriter_destroy(rw);
-  return sl_writer_commit(w, 3, k_classes, "test", false, &err) == SL_OK ? 0
-                                                                         : -1;
+  return sl_fwriter_commit(w, 3, k_classes, "test", false, &err) == SL_OK ? 0
+                                                                          : -1;
 }
 
 static int write_ini(const char *ini, const char *data, const char *extra) {

@@ -41,8 +41,8 @@ static int setup(void **state) {
   char p[600];
   path_in(p, sizeof p, "d.h5");
   sl_err err;
-  sl_writer *w;
-  if (sl_writer_open(&w, p, SL_FORMAT_AUTO, &err) != SL_OK)
+  sl_fwriter *w;
+  if (sl_fwriter_open(&w, p, SL_FORMAT_AUTO, &err) != SL_OK)
     return -1;
   sl_sample_info a = {
       .label = 0, .codec = 1, .channels = 3, .height = 4, .width = 4};
@@ -50,12 +50,12 @@ static int setup(void **state) {
       .label = 1, .codec = 2, .channels = 3, .height = 2, .width = 2};
   sl_sample_info c = {
       .label = -1, .codec = 3, .channels = 3, .height = 2, .width = 3};
-  if (sl_writer_add(w, k_jpeg, sizeof k_jpeg, &a, &err) != SL_OK ||
-      sl_writer_add(w, k_png, sizeof k_png, &b, &err) != SL_OK ||
-      sl_writer_add(w, k_raw, sizeof k_raw, &c, &err) != SL_OK)
+  if (sl_fwriter_add(w, k_jpeg, sizeof k_jpeg, &a, &err) != SL_OK ||
+      sl_fwriter_add(w, k_png, sizeof k_png, &b, &err) != SL_OK ||
+      sl_fwriter_add(w, k_raw, sizeof k_raw, &c, &err) != SL_OK)
     return -1;
-  return sl_writer_commit(w, 2, k_classes, "test", false, &err) == SL_OK ? 0
-                                                                         : -1;
+  return sl_fwriter_commit(w, 2, k_classes, "test", false, &err) == SL_OK ? 0
+                                                                          : -1;
 }
 
 static int teardown(void **state) {
@@ -149,13 +149,13 @@ static void test_damaged_record(void **state) {
   char p[600], args[1400], o4[600];
   path_in(p, sizeof p, "bad.lmdb");
   sl_err err;
-  sl_writer *w;
-  assert_int_equal(sl_writer_open(&w, p, SL_FORMAT_LMDB, &err), SL_OK);
+  sl_fwriter *w;
+  assert_int_equal(sl_fwriter_open(&w, p, SL_FORMAT_LMDB, &err), SL_OK);
   sl_sample_info m = {
       .label = 0, .codec = 1, .channels = 3, .height = 4, .width = 4};
   for (int i = 0; i < 3; i++)
-    assert_int_equal(sl_writer_add(w, k_jpeg, sizeof k_jpeg, &m, &err), SL_OK);
-  assert_int_equal(sl_writer_commit(w, 2, k_classes, "test", false, &err),
+    assert_int_equal(sl_fwriter_add(w, k_jpeg, sizeof k_jpeg, &m, &err), SL_OK);
+  assert_int_equal(sl_fwriter_commit(w, 2, k_classes, "test", false, &err),
                    SL_OK);
   FILE *f = fopen(p, "r+b");
   assert_non_null(f);

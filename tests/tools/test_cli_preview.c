@@ -36,8 +36,8 @@ static int setup(void **state) {
   char data[600];
   snprintf(data, sizeof data, "%s/d.lmdb", g_dir);
   sl_err err;
-  sl_writer *w;
-  if (sl_writer_open(&w, data, SL_FORMAT_LMDB, &err) != SL_OK)
+  sl_fwriter *w;
+  if (sl_fwriter_open(&w, data, SL_FORMAT_LMDB, &err) != SL_OK)
     return -1;
   for (int i = 0; i < k_samples; i++) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
@@ -49,12 +49,12 @@ static int setup(void **state) {
                         .channels = 3,
                         .height = (uint16_t)ht,
                         .width = (uint16_t)wd};
-    sl_status st = sl_writer_add(w, b.p, b.n, &m, &err);
+    sl_status st = sl_fwriter_add(w, b.p, b.n, &m, &err);
     free(b.p);
     if (st != SL_OK)
       return -1;
   }
-  if (sl_writer_commit(w, 3, k_classes, "test", false, &err) != SL_OK)
+  if (sl_fwriter_commit(w, 3, k_classes, "test", false, &err) != SL_OK)
     return -1;
   snprintf(g_ini, sizeof g_ini, "%s/c.ini", g_dir);
   FILE *f = fopen(g_ini, "w");
