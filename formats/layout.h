@@ -55,6 +55,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sluice.h"
+
 #define SL_LMDB_LAYOUT_VERSION 3u
 #define SL_LMDB_LAYOUT_OLDEST 2u
 #define SL_LMDB_HDR_BYTES 24u
@@ -73,12 +75,9 @@
 #define SL_HDF5_LAYOUT_OLDEST 1u
 #define SL_HDF5_GROUP "/samples"
 
-/* Longest class name a writer accepts (bytes, without the NUL). */
-#define SL_CLASS_NAME_MAX 255u
-/* Longest sample name (bytes, without the NUL): a source path. */
-#define SL_NAME_MAX 4095u
-/* Most float targets a sample may carry. */
-#define SL_TARGETS_MAX 65536u
+/* SL_CLASS_NAME_MAX and SL_TARGETS_MAX come from sluice.h; the longest
+ * sample name (bytes, without the NUL): a source path. */
+#define SL_NAME_MAX ((unsigned)SL_SAMPLE_NAME_MAX)
 /* Most classes a file may declare. */
 #define SL_CLASSES_MAX (1u << 20)
 

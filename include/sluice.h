@@ -203,9 +203,10 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *   slots     device.prefetch × B (host memory with the host backend;
  *             device memory, at most device.vram_budget, with CUDA)
  *   order     8 bytes per sample (+ 8 per quasi block), index 24 bytes per
- *             sample (formats/), per-worker decode scratch for a few crops
- *             of the largest resolution, 12 bytes per sample of each
- *             staging buffer and slot for labels and indices.
+ *             sample and targets 4 × K bytes per sample (see Datasets),
+ *             per-worker decode scratch for a few crops of the largest
+ *             resolution, 12 + 4 × K bytes per sample of each staging
+ *             buffer and slot for labels, indices and targets.
  * `sluice schedule CONFIG` prints these numbers for a config.
  *
  * Threads: sl_loader_open starts loader.workers workers (0: one per online
@@ -241,14 +242,20 @@ typedef struct sl_batch {
   uint32_t channels;       /* 3 (RGB) or 1 */
   sl_dtype dtype;
   sl_layout layout;
-  int on_device;  /* nonzero: data is device memory */
-  void *ready;    /* with CUDA: a cudaEvent_t * to wait on (e.g.
-                     cudaStreamWaitEvent) before reading data;
-                     NULL when data is ready on return */
-  size_t bytes;   /* bytes of data */
-  uint64_t epoch; /* epoch of the batch */
-  uint64_t index; /* batch index within the epoch */
-  uint64_t slot;  /* opaque: identifies the slot to release */
+  int on_device;         /* nonzero: data is device memory */
+  void *ready;           /* with CUDA: a cudaEvent_t * to wait on (e.g.
+                            cudaStreamWaitEvent) before reading data;
+                            NULL when data is ready on return */
+  size_t bytes;          /* bytes of data */
+  uint64_t epoch;        /* epoch of the batch */
+  uint64_t index;        /* batch index within the epoch */
+  uint64_t slot;         /* opaque: identifies the slot to release */
+  const float *targets;  /* host memory, n × target_width float32 in batch
+                            order (sample j's at targets + j × width);
+                            NULL when the dataset has none */
+  uint32_t target_width; /* floats per sample (sl_dataset_target_width) */
+  uint32_t reserved_u32;
+  uint64_t reserved[6]; /* zero: room for fields, the size stays */
 } sl_batch;
 
 /* Opens a loader on the config's dataset: validates cfg (sl_config_validate),
@@ -331,12 +338,263 @@ typedef struct sl_loader_stats {
                                 were read: files written by `sluice pack`
                                 (without --keep-jpeg); the others are read
                                 from their first row */
+  uint64_t reserved[8];      /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
 SL_API const char *sl_loader_errmsg(const sl_loader *ld);
+
+/* ---- Datasets ---------------------------------------------------------------
+ * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or
+ * HDF5), opened for random access, as mdb_get is for LMDB:
+ *
+ *   sl_dataset *ds;
+ *   if (sl_dataset_open_file(&ds, "train.lmdb") != SL_OK) {
+ *     fail(sl_dataset_errmsg(ds));   // ds holds only the message
+ *     sl_dataset_close(ds);
+ *   }
+ *   for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
+ *     sl_sample_meta m;
+ *     sl_dataset_info(ds, i, &m);     // label, size, codec, targets
+ *     sl_dataset_decode(ds, i, pixels, cap, &len);  // u8 HWC, full size
+ *   }
+ *   sl_dataset_close(ds);
+ *
+ * Opening indexes the file once (no sample value is read); afterwards no
+ * LMDB or HDF5 call is made: bytes are read from the file with pread.
+ *
+ * Thread safety: a dataset is read-only after open. Every function but
+ * close may be called from any number of threads at once; close only once
+ * no other thread uses it.
+ *
+ * Memory, all allocated at open and never grown: the index, 24 bytes per
+ * sample; the targets, 4 × target_width bytes per sample; the class names.
+ * Sample names stay in the file. sl_dataset_decode allocates a decoder's
+ * scratch for the one image ((width + 32) × height × 4 bytes plus about
+ * 2 MiB) and frees it before it returns.
+ *
+ * Errors: a failing call leaves its message (naming the file, the sample
+ * and what is wrong) in the dataset; sl_dataset_errmsg reads the latest. When
+ * several threads read at once, the latest may be another thread's: use
+ * sl_dataset_errmsg_copy right after the failing call, or one dataset per
+ * thread. */
+typedef struct sl_dataset sl_dataset;
+
+/* How a sample is stored. Values are stable (they are on disk). */
+typedef enum sl_image_codec {
+  SL_IMAGE_JPEG = 1,
+  SL_IMAGE_PNG = 2,
+  SL_IMAGE_RAW = 3 /* u8 HWC pixels, height × width × channels bytes */
+} sl_image_codec;
+
+/* Longest sample name and class name, in bytes without the NUL. */
+#define SL_SAMPLE_NAME_MAX 4095
+#define SL_CLASS_NAME_MAX 255
+/* Most float targets a sample may carry. */
+#define SL_TARGETS_MAX 65536
+
+/* What the index knows of one sample. */
+typedef struct sl_sample_meta {
+  int32_t label;        /* class index, or -1 when unlabelled */
+  sl_image_codec codec; /* 0 for a sample verify found damaged */
+  uint32_t width, height;
+  uint32_t channels;     /* 1 (gray) or 3 (RGB) */
+  uint32_t target_width; /* floats at targets */
+  const float *targets;  /* the sample's targets, NULL when target_width is
+                            0; owned by the dataset, valid until close */
+  uint64_t stored_bytes; /* what sl_dataset_read gives */
+  uint32_t name_bytes;   /* strlen of its name (0: none recorded) */
+  uint32_t reserved_u32;
+  uint64_t reserved[4];
+} sl_sample_meta;
+
+/* Opens the dataset at the config's dataset.path (dataset.format: auto
+ * detects LMDB or HDF5). cfg is only read: several threads may open
+ * datasets from one config at once. Errors: SL_ECONFIG (no dataset.path),
+ * SL_EIO (cannot open or read the file), SL_EFORMAT (not a sluice dataset,
+ * an unknown layout version, damage: the message names the file and the
+ * sample or key and says how to re-create it), SL_ENOMEM.
+ * On failure *out is still a handle that holds only the message: read it
+ * with sl_dataset_errmsg, then sl_dataset_close it (other calls on it
+ * return SL_ESTATE, or 0 for the counts). *out is NULL only for a NULL cfg
+ * (SL_EINVAL) or when not even the handle could be allocated (SL_ENOMEM). */
+SL_API sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg);
+/* As sl_dataset_open with dataset.path = path and the other keys at their
+ * defaults. */
+SL_API sl_status sl_dataset_open_file(sl_dataset **out, const char *path);
+
+/* Verify mode, for checking a file: as sl_dataset_open_file, but a damaged
+ * sample (out-of-range offset, bad record header, label or shape, a header
+ * that disagrees with the index) is reported to on_bad, from the opening
+ * thread, with its index and a reason naming the key or offset, and is then
+ * unusable (info gives codec 0; read and decode return SL_EFORMAT) instead
+ * of failing the open. Every record header is read, so this open costs one
+ * read per sample. Damage to the file's structure still fails it. */
+typedef void (*sl_dataset_bad_fn)(void *user, uint64_t index,
+                                  const char *reason);
+SL_API sl_status sl_dataset_open_verify(sl_dataset **out, const char *path,
+                                        sl_dataset_bad_fn on_bad, void *user);
+
+/* Closes the file and frees everything. Accepts NULL. */
+SL_API void sl_dataset_close(sl_dataset *ds);
+/* The latest failure's message; "" if none. Valid until the next failing
+ * call on ds or close. sl_dataset_errmsg(NULL) says no handle exists. */
+SL_API const char *sl_dataset_errmsg(const sl_dataset *ds);
+/* Copies the latest message into buf (always NUL-terminated when cap > 0).
+ * Returns its full length, as snprintf does. Thread-safe. */
+SL_API size_t sl_dataset_errmsg_copy(const sl_dataset *ds, char *buf,
+                                     size_t cap);
+
+/* Samples, classes, and floats of targets per sample (0: none). */
+SL_API uint64_t sl_dataset_count(const sl_dataset *ds);
+SL_API uint32_t sl_dataset_class_count(const sl_dataset *ds);
+/* The name of class label ("n01440764", "cat"), or NULL when label is not
+ * below sl_dataset_class_count. Valid until close. */
+SL_API const char *sl_dataset_class_name(const sl_dataset *ds, uint32_t label);
+SL_API uint32_t sl_dataset_target_width(const sl_dataset *ds);
+
+/* The file: "lmdb" or "hdf5"; its on-disk layout version; its size in bytes
+ * at open; and the writer's settings as recorded ("" when none). */
+SL_API const char *sl_dataset_format(const sl_dataset *ds);
+SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
+SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
+SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
+/* The largest stored_bytes of any sample: a buffer of this size reads any. */
+SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
+
+/* Fills *out for sample i from the index, in memory (no I/O). Errors:
+ * SL_EINVAL (NULL out, i not below the count). */
+SL_API sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
+                                 sl_sample_meta *out);
+/* Sample i's name: the path, relative to the packed folder, of the image
+ * it was made from (what `sluice pack` records), NUL-terminated; "" when
+ * the file records none. Read from the file. Errors: SL_EINVAL (i out of
+ * range), SL_ETOOBIG (cap below name_bytes + 1), SL_EIO. */
+SL_API sl_status sl_dataset_name(sl_dataset *ds, uint64_t i, char *buf,
+                                 size_t cap);
+/* Copies sample i's stored bytes (the JPEG, PNG or raw pixels) into buf and
+ * sets *len. With cap below the sample's size (buf may then be NULL)
+ * returns SL_ETOOBIG with *len = the size needed. Errors: SL_EINVAL (i out
+ * of range, NULL len), SL_EFORMAT (a sample verify found damaged), SL_EIO
+ * (a failed or short read: the file changed since open?). */
+SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
+                                 size_t cap, size_t *len);
+/* Decodes sample i at full size into buf as u8 pixels, row-major HWC with
+ * the sample's channels (1 gray, 3 RGB), with the decoder the loader runs
+ * (CMYK JPEGs become RGB, 16-bit PNGs 8-bit). *len gets width × height ×
+ * channels; SL_ETOOBIG with that size when cap is smaller (buf may then be
+ * NULL). Errors: as sl_dataset_read, plus SL_EDECODE (corrupt image: the
+ * codec's message), SL_EUNSUPPORTED, SL_ENOMEM. */
+SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
+                                   size_t cap, size_t *len);
+
+/* ---- Writing datasets -------------------------------------------------------
+ * An sl_writer makes a dataset file the loader and sl_dataset read:
+ *
+ *   sl_writer *w;
+ *   sl_writer_options o = {0};
+ *   o.target_width = 2;                       // two float targets a sample
+ *   if (sl_writer_create(&w, "out.lmdb", &o) != SL_OK) fail(...);
+ *   sl_writer_add_encoded(w, jpeg, jpeg_len, 1, (float[]){0.5f, 2.0f},
+ *                         "dogs/rex.jpg");    // label 1, name
+ *   sl_writer_add_pixels(w, rgb, 32, 32, 3, 0, (float[]){0, 1}, NULL);
+ *   sl_writer_set_class_name(w, 0, "cat");
+ *   sl_writer_set_class_name(w, 1, "dog");
+ *   if (sl_writer_commit(w) != SL_OK) fail(sl_writer_errmsg(w));
+ *   sl_writer_destroy(w);
+ *
+ * Atomic: nothing appears at the path until sl_writer_commit, which syncs
+ * the file and gives it its name in one step. A writer destroyed without a
+ * commit, or a process killed meanwhile (even by SIGKILL), leaves nothing
+ * (LMDB; HDF5 names its file during commit only, and a later writer for the
+ * same path deletes what a killed one left).
+ *
+ * JPEGs are rewritten losslessly into the restart layout (same DCT
+ * coefficients, so the same pixels) that lets the loader decode only a
+ * crop's segments, unless keep_jpeg is set; a JPEG already in that layout
+ * is stored as it is.
+ *
+ * Memory: the LMDB writer holds one transaction (<= 32 MiB of values) and
+ * 16 + 4 × target_width bytes a sample until commit; the HDF5 writer spools
+ * samples to an unlinked file and holds 31 + 4 × target_width bytes a
+ * sample. A JPEG rewrite holds the image's coefficients (~2 bytes per pixel
+ * and component) while it runs.
+ *
+ * Thread safety: a writer is used by one thread at a time. To prepare JPEGs
+ * on several threads, use an sl_transcoder per thread and add the results
+ * in order from one. */
+typedef struct sl_writer sl_writer;
+
+typedef struct sl_writer_options {
+  const char *format;    /* "lmdb" or "hdf5"; NULL or "": from the path's
+                            extension (.lmdb/.mdb, .h5/.hdf5) */
+  uint32_t target_width; /* float targets per sample, 0..SL_TARGETS_MAX */
+  int keep_jpeg;         /* nonzero: store JPEG bytes as given */
+  int replace;           /* nonzero: commit replaces an existing file */
+  const char *settings;  /* one line recorded in the file (shown by
+                            `sluice info`); NULL: "" */
+  uint64_t reserved[4];  /* zero */
+} sl_writer_options;
+
+/* Starts writing path (opts NULL: every option at its zero value). On
+ * failure *out is a handle holding only the message, as for
+ * sl_dataset_open: read sl_writer_errmsg, then sl_writer_destroy it.
+ * Errors: SL_EINVAL (unknown format, bad options), SL_EIO (cannot create
+ * the temporary file), SL_ENOMEM (*out NULL when even the handle failed). */
+SL_API sl_status sl_writer_create(sl_writer **out, const char *path,
+                                  const sl_writer_options *opts);
+/* Appends one image file's bytes as the next sample: JPEG, PNG (told by
+ * their magic bytes, not by a name). The header is read for the size and
+ * channels (gray stays 1, everything else is 3); JPEGs are rewritten (see
+ * above). label: a class index (>= 0) or -1; targets: target_width floats,
+ * each finite (NULL only when the width is 0); name: the sample's name
+ * (NULL or "": none; at most SL_SAMPLE_NAME_MAX bytes, no line break).
+ * Errors: SL_EINVAL (bad label, targets or name), SL_EDECODE (not a JPEG or
+ * PNG, or a corrupt one: nothing is added), SL_EUNSUPPORTED, SL_ETOOBIG
+ * (over 65535 pixels a side), SL_EIO, SL_ENOMEM; SL_ESTATE after commit. */
+SL_API sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes,
+                                       size_t len, int32_t label,
+                                       const float *targets, const char *name);
+/* Appends u8 HWC pixels (channels 1 or 3) as a raw sample, stored as they
+ * are. Errors as above, plus SL_EINVAL for a zero or over-65535 side. */
+SL_API sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels,
+                                      uint32_t width, uint32_t height,
+                                      uint32_t channels, int32_t label,
+                                      const float *targets, const char *name);
+/* Names class label (at most SL_CLASS_NAME_MAX bytes, no line break). The
+ * file's class count is one more than the largest label added or named;
+ * a class left unnamed is called by its number ("7"). */
+SL_API sl_status sl_writer_set_class_name(sl_writer *w, uint32_t label,
+                                          const char *name);
+/* Writes the metadata, syncs the file and gives it its name. Errors:
+ * SL_EIO (with replace unset: the path exists; disk full...); on failure
+ * nothing is left at the path and the writer can only be destroyed. */
+SL_API sl_status sl_writer_commit(sl_writer *w);
+/* Frees w; without a commit, deletes everything written. Accepts NULL. */
+SL_API void sl_writer_destroy(sl_writer *w);
+/* Samples added so far. */
+SL_API uint64_t sl_writer_count(const sl_writer *w);
+/* The latest failure's message ("" if none); valid until the next call. */
+SL_API const char *sl_writer_errmsg(const sl_writer *w);
+
+/* A transcoder turns a JPEG into the bytes an sl_writer stores for it (the
+ * lossless restart-layout rewrite, checked with the loader's decoder), so
+ * that the expensive part of packing can run on many threads: a JPEG it
+ * made is stored as it is by sl_writer_add_encoded. One per thread; memory:
+ * the image's coefficients while a call runs, freed before it returns. */
+typedef struct sl_transcoder sl_transcoder;
+/* Errors: SL_ENOMEM (*out NULL). */
+SL_API sl_status sl_transcoder_create(sl_transcoder **out);
+SL_API void sl_transcoder_destroy(sl_transcoder *t);
+/* Rewrites the JPEG in[0..len) into *out (malloc'd: free with free(),
+ * *out_len bytes). Errors: SL_EDECODE (corrupt: libjpeg's warnings are
+ * errors), SL_EUNSUPPORTED (arithmetic coding, 12-bit...), SL_ETOOBIG,
+ * SL_ENOMEM; sl_transcoder_errmsg says which and why. */
+SL_API sl_status sl_transcoder_jpeg(sl_transcoder *t, const void *in,
+                                    size_t len, uint8_t **out, size_t *out_len);
+SL_API const char *sl_transcoder_errmsg(const sl_transcoder *t);
 
 #ifdef __cplusplus
 }

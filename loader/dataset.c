@@ -115,6 +115,12 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   return st;
 }
 
+static void ds_targets(void *ctx, uint64_t index, float *out) {
+  ds_ctx *c = ctx;
+  memcpy(out, sl_source_targets(c->src, index),
+         sl_source_target_width(c->src) * sizeof *out);
+}
+
 static uint64_t ds_order_at(const void *sampler, uint64_t pos) {
   return sl_sampler_at(sampler, pos);
 }
@@ -188,6 +194,8 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   out->ctx = c;
   out->count = sl_source_count(c->src);
   out->channels = c->p.channels;
+  out->target_width = sl_source_target_width(c->src);
+  out->targets = ds_targets;
   out->worker_open = ds_worker_open;
   out->worker_close = ds_worker_close;
   out->load = ds_load;

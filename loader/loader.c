@@ -163,6 +163,10 @@ static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
     be->ops->destroy(be);
     return st;
   }
+  /* The ring's targets: a batch's worth per staging buffer and slot. */
+  ld->plan.host_bytes += (size_t)ld->batch_size * ld->src.target_width *
+                         sizeof(float) *
+                         (size_t)(ld->plan.nstaging + ld->plan.nslots);
   ld->sampler_cfg.count = ld->src.count;
   if ((st = sl_sampler_create(&ld->sampler, &ld->sampler_cfg, err)) != SL_OK) {
     be->ops->destroy(be);
@@ -175,7 +179,8 @@ static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
                        .nslots = ld->plan.nslots,
                        .staging_bytes = ld->plan.staging_bytes,
                        .slot_bytes = ld->plan.batch_bytes_max,
-                       .batch_size = ld->batch_size};
+                       .batch_size = ld->batch_size,
+                       .target_width = ld->src.target_width};
   if ((st = sl_ring_create(&ld->ring, &rc, be, err)) != SL_OK)
     return st;
   sl_pool_config pc = {.workers = ld->plan.workers,
@@ -324,6 +329,8 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   b->data = rb.data;
   b->labels = rb.labels;
   b->indices = rb.indices;
+  b->targets = rb.targets;
+  b->target_width = ld->src.target_width;
   b->n = (uint32_t)ld->batch_size;
   b->height = b->width = (uint32_t)ld->res;
   b->channels = (uint32_t)ld->src.channels;

@@ -145,6 +145,14 @@ static void *worker_main(void *arg) {
                        &label, &used, &o, &err);
       stg.labels[j] = label;
       stg.indices[j] = used;
+      uint32_t tw = p->c.src->target_width;
+      if (tw > 0) { /* a failed sample's targets are never delivered */
+        float *t = stg.targets + (size_t)j * tw;
+        if (st == SL_OK)
+          p->c.src->targets(p->c.src->ctx, used, t);
+        else
+          memset(t, 0, tw * sizeof *t);
+      }
       o.failed = st != SL_OK;
       /* Stats first: once staging_done completes the batch, the consumer
        * may read them, and they must already count this sample. */

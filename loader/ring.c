@@ -30,6 +30,7 @@ typedef struct stage_buf {
   char msg[SL_ERRMSG_MAX];
   int32_t *labels;
   uint64_t *indices;
+  float *targets;
 } stage_buf;
 
 typedef struct slot {
@@ -41,6 +42,7 @@ typedef struct slot {
   char msg[SL_ERRMSG_MAX];
   int32_t *labels;
   uint64_t *indices;
+  float *targets;
 } slot;
 
 struct sl_ring {
@@ -64,6 +66,7 @@ struct sl_ring {
   uint64_t slot_wait_ns;
   int32_t *label_mem;
   uint64_t *index_mem;
+  float *target_mem; /* NULL when target_width is 0 */
 };
 
 static void q_push(int *q, int head, int *n, int cap, int v) {
@@ -149,6 +152,9 @@ static void *mover_main(void *arg) {
     size_t nb = (size_t)r->rc.batch_size;
     memcpy(sl->labels, b->labels, nb * sizeof *sl->labels);
     memcpy(sl->indices, b->indices, nb * sizeof *sl->indices);
+    if (r->target_mem)
+      memcpy(sl->targets, b->targets,
+             nb * r->rc.target_width * sizeof *sl->targets);
 
     pthread_mutex_lock(&r->mu);
     r->mover_busy = false;
@@ -217,19 +223,27 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
   r->readyq = calloc((size_t)rc->nslots, sizeof *r->readyq);
   r->label_mem = calloc(nbuf * nb, sizeof *r->label_mem);
   r->index_mem = calloc(nbuf * nb, sizeof *r->index_mem);
+  size_t tw = rc->target_width;
+  if (tw > 0)
+    r->target_mem = calloc(nbuf * nb * tw, sizeof *r->target_mem);
   if (!r->stg || !r->slots || !r->freeq || !r->readyq || !r->label_mem ||
-      !r->index_mem) {
+      !r->index_mem || (tw > 0 && !r->target_mem)) {
     sl_ring_destroy(r);
     return sl_err_set(err, SL_ENOMEM, "ring: out of memory");
   }
   for (int i = 0; i < rc->nstaging; i++) {
     r->stg[i].labels = r->label_mem + (size_t)i * nb;
     r->stg[i].indices = r->index_mem + (size_t)i * nb;
+    if (tw > 0)
+      r->stg[i].targets = r->target_mem + (size_t)i * nb * tw;
     r->stg[i].err_j = -1;
   }
   for (int s = 0; s < rc->nslots; s++) {
     r->slots[s].labels = r->label_mem + ((size_t)rc->nstaging + s) * nb;
     r->slots[s].indices = r->index_mem + ((size_t)rc->nstaging + s) * nb;
+    if (tw > 0)
+      r->slots[s].targets =
+          r->target_mem + ((size_t)rc->nstaging + s) * nb * tw;
     q_push(r->freeq, r->free_head, &r->free_n, rc->nslots, s);
   }
   int e = sl_sync_init(
@@ -274,6 +288,7 @@ void sl_ring_destroy(sl_ring *r) {
   free(r->freeq);
   free(r->readyq);
   free(r->label_mem);
+  free(r->target_mem);
   free(r->index_mem);
   free(r);
 }
@@ -342,6 +357,7 @@ sl_status sl_ring_staging_acquire(sl_ring *r, uint64_t k, sl_ring_staging *st) {
   st->data = r->be->ops->staging(r->be, i);
   st->labels = r->stg[i].labels;
   st->indices = r->stg[i].indices;
+  st->targets = r->stg[i].targets;
   pthread_mutex_unlock(&r->mu);
   return SL_OK;
 }
@@ -405,6 +421,7 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
       out->data = r->be->ops->slot(r->be, s);
       out->labels = sl->labels;
       out->indices = sl->indices;
+      out->targets = sl->targets;
       out->ready = r->be->ops->ready_event(r->be, s);
       out->epoch = sl->epoch;
       out->index = sl->index;

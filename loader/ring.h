@@ -28,7 +28,8 @@
  *
  * Memory: all of it at sl_ring_create: nstaging × staging_bytes of staging
  * plus nslots × slot_bytes of slots (in the backend), plus per buffer
- * batch_size × 12 bytes of labels and indices. Nothing after. */
+ * batch_size × (12 + 4 × target_width) bytes of labels, indices and
+ * targets. Nothing after. */
 #ifndef SLUICE_LOADER_RING_H
 #define SLUICE_LOADER_RING_H
 
@@ -127,6 +128,7 @@ typedef struct sl_ring_config {
   size_t staging_bytes; /* one batch at the largest resolution, src dtype */
   size_t slot_bytes;    /* one batch at the largest resolution, dst dtype */
   int batch_size;
+  uint32_t target_width; /* floats of targets per sample (0: none) */
 } sl_ring_config;
 
 /* What one epoch's batches look like. */
@@ -144,6 +146,7 @@ typedef struct sl_ring_staging {
   uint8_t *data; /* batch_size × src_sample_bytes */
   int32_t *labels;
   uint64_t *indices;
+  float *targets; /* batch_size × target_width; NULL when 0 */
 } sl_ring_staging;
 
 /* A delivered batch. */
@@ -153,6 +156,7 @@ typedef struct sl_ring_batch {
   void *data;          /* the slot (device memory when on_device) */
   const int32_t *labels;
   const uint64_t *indices;
+  const float *targets; /* NULL when target_width is 0 */
   void *ready;
   uint64_t epoch, index;
   size_t bytes;

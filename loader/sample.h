@@ -24,8 +24,13 @@ typedef struct sl_sample_times {
 
 typedef struct sl_sample_src {
   void *ctx;
-  uint64_t count; /* samples in the dataset */
-  int channels;   /* of every output sample: 3 or 1 */
+  uint64_t count;        /* samples in the dataset */
+  int channels;          /* of every output sample: 3 or 1 */
+  uint32_t target_width; /* floats of targets per sample; 0: none */
+  /* With target_width > 0: writes sample index's targets to out. Called
+   * after a successful load, from the worker, for the sample that ends up
+   * in the batch (a replacement's when a bad one was skipped). */
+  void (*targets)(void *ctx, uint64_t index, float *out);
   /* Per-worker state (scratch sized for max_res), made at open. */
   sl_status (*worker_open)(void *ctx, int max_res, void **ws, sl_err *err);
   void (*worker_close)(void *ctx, void *ws);

@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "formats/layout.h"
 #include "tools/pack_image.h"
 
 static uint32_t rd(const uint8_t *p, int n, int big) {
@@ -78,7 +77,7 @@ int sl_png_exif_orientation(const uint8_t *png, size_t len) {
     return 1;
   /* Chunks: length, type, data, CRC. eXIf may come before or after IDAT. */
   for (size_t p = 8; p + 12 <= len;) {
-    uint32_t n = sl_get_be32(png + p);
+    uint32_t n = rd(png + p, 4, 1);
     if (n > len - p - 12)
       return 1;
     const uint8_t *type = png + p + 4;
