@@ -96,7 +96,8 @@ void sl_jpeg_rewriter_set_interval(sl_jpeg_rewriter *rw, int mcus) {
   rw->interval = mcus < -1 ? -1 : mcus > 65535 ? 65535 : mcus;
 }
 
-int sl_jpeg_rewrite_interval(int width, int num_components, int max_h_samp) {
+/* Public (sluice.h): the layout rule for encoders that write it directly. */
+int sl_restart_layout_interval(int width, int num_components, int max_h_samp) {
   int mcu_w = num_components == 1 ? 8 : 8 * (max_h_samp > 0 ? max_h_samp : 1);
   int mcus_per_row = (width + mcu_w - 1) / mcu_w;
   return sl_jpeg_restart_mcus(mcus_per_row < 1 ? 1 : mcus_per_row, mcu_w);
@@ -150,7 +151,7 @@ sl_status sl_jpeg_rewrite(sl_jpeg_rewriter *rw, const uint8_t *in, size_t len,
   dst->restart_in_rows = 0;
   dst->restart_interval =
       (unsigned int)(rw->interval >= 0 ? rw->interval
-                                       : sl_jpeg_rewrite_interval(
+                                       : sl_restart_layout_interval(
                                              (int)src->image_width,
                                              src->num_components, max_h));
   if (src->num_components == 4)

@@ -69,9 +69,7 @@ void sl_jpeg_rewriter_set_interval(sl_jpeg_rewriter *rw, int mcus);
 sl_status sl_jpeg_rewrite(sl_jpeg_rewriter *rw, const uint8_t *in, size_t len,
                           uint8_t **out, size_t *out_len, sl_err *err);
 
-/* The restart interval, in MCUs, that sl_jpeg_rewrite writes for an image
- * width pixels wide with num_components components whose largest
- * horizontal sampling factor is max_h_samp. */
-int sl_jpeg_rewrite_interval(int width, int num_components, int max_h_samp);
+/* The restart interval a rewrite writes: sl_restart_layout_interval
+ * (sluice.h). */
 
 #endif

@@ -75,11 +75,10 @@
 #define SL_HDF5_LAYOUT_OLDEST 1u
 #define SL_HDF5_GROUP "/samples"
 
-/* SL_CLASS_NAME_MAX and SL_TARGETS_MAX come from sluice.h; the longest
+/* SL_CLASS_NAME_MAX, SL_CLASSES_MAX and SL_TARGETS_MAX come from sluice.h;
+ * the longest
  * sample name (bytes, without the NUL): a source path. */
 #define SL_NAME_MAX ((unsigned)SL_SAMPLE_NAME_MAX)
-/* Most classes a file may declare. */
-#define SL_CLASSES_MAX (1u << 20)
 
 /* The fields of one record's header. */
 typedef struct sl_record_hdr {

@@ -389,11 +389,15 @@ typedef enum sl_image_codec {
   SL_IMAGE_RAW = 3 /* u8 HWC pixels, height × width × channels bytes */
 } sl_image_codec;
 
+/* Index bytes a dataset holds per sample (plus 4 × target_width). */
+#define SL_INDEX_BYTES_PER_SAMPLE 24
+
 /* Longest sample name and class name, in bytes without the NUL. */
 #define SL_SAMPLE_NAME_MAX 4095
 #define SL_CLASS_NAME_MAX 255
-/* Most float targets a sample may carry. */
+/* Most float targets a sample may carry; most classes a file may declare. */
 #define SL_TARGETS_MAX 65536
+#define SL_CLASSES_MAX (1u << 20)
 
 /* What the index knows of one sample. */
 typedef struct sl_sample_meta {
@@ -489,6 +493,15 @@ SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
  * codec's message), SL_EUNSUPPORTED, SL_ENOMEM. */
 SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
                                    size_t cap, size_t *len);
+
+/* 1 when the JPEG bytes[0..len) has restart markers that let the loader
+ * decode only a crop's segments (the layout sl_writer and `sluice pack`
+ * write; a restart interval that divides the MCU row or is whole rows, in
+ * a baseline or extended sequential Huffman JPEG with one scan), 0
+ * otherwise: another codec, progressive or arithmetic coding, no restart
+ * markers, a malformed header. Reads only the markers before the scan.
+ * A pure function: thread-safe, no memory. */
+SL_API int sl_image_has_restart_layout(const void *bytes, size_t len);
 
 /* ---- Writing datasets -------------------------------------------------------
  * An sl_writer makes a dataset file the loader and sl_dataset read:
@@ -596,7 +609,57 @@ SL_API sl_status sl_transcoder_jpeg(sl_transcoder *t, const void *in,
                                     size_t len, uint8_t **out, size_t *out_len);
 SL_API const char *sl_transcoder_errmsg(const sl_transcoder *t);
 
+/* The restart interval, in MCUs, of the restart layout for a JPEG width
+ * pixels wide with `components` components whose largest horizontal
+ * sampling factor is max_h_samp (1 for 4:4:4, 2 for 4:2:0). An encoder that
+ * writes this interval (libjpeg's restart_interval) as a sequential Huffman
+ * JPEG makes files that sl_writer stores as they are and the loader decodes
+ * by segments. Thread-safe. */
+SL_API int sl_restart_layout_interval(int width, int components,
+                                      int max_h_samp);
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* SLUICE_H */
+
+/* ---- Experimental: memory planning
+ * ------------------------------------------- For `sluice schedule` and tools
+ * like it; may change between releases (define SLUICE_EXPERIMENTAL before
+ * including this header to use it, as zstd's ZSTD_STATIC_LINKING_ONLY does). */
+#if defined(SLUICE_EXPERIMENTAL) && !defined(SLUICE_H_EXPERIMENTAL)
+#define SLUICE_H_EXPERIMENTAL
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What sl_loader_open would allocate for a config, computed from the config
+ * alone (as the loader computes it at open). */
+typedef struct sl_memory_plan {
+  uint32_t max_res;  /* the schedule's largest resolution */
+  uint32_t channels; /* assumed per sample (3) */
+  uint32_t nstaging, nslots, workers;
+  uint64_t staging_bytes; /* one staging buffer at max_res */
+  uint64_t slot_bytes;    /* one batch at max_res, in the batch dtype */
+  uint64_t host_bytes;    /* staging, host slots, labels, indices, targets */
+  uint64_t device_bytes;  /* device slots (cuda), within vram_budget */
+  uint64_t reserved[4];
+} sl_memory_plan;
+
+/* Fills *out for cfg as the host backend (cuda = 0) or the CUDA backend
+ * would hold it, with target_width float targets per sample. Errors:
+ * SL_ECONFIG (inconsistent options, or the device slots exceed
+ * device.vram_budget: sl_config_errmsg says which). */
+SL_API sl_status sl_config_memory_plan(sl_config *cfg, int cuda,
+                                       uint32_t target_width,
+                                       sl_memory_plan *out);
+/* The resolution of an epoch under cfg's schedule, and the bytes of one
+ * batch at a resolution in cfg's dtype (3 channels). */
+SL_API uint32_t sl_config_epoch_resolution(const sl_config *cfg,
+                                           uint64_t epoch);
+SL_API uint64_t sl_config_batch_bytes(const sl_config *cfg, uint32_t res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLUICE_EXPERIMENTAL */

@@ -163,10 +163,8 @@ static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
     be->ops->destroy(be);
     return st;
   }
-  /* The ring's targets: a batch's worth per staging buffer and slot. */
-  ld->plan.host_bytes += (size_t)ld->batch_size * ld->src.target_width *
-                         sizeof(float) *
-                         (size_t)(ld->plan.nstaging + ld->plan.nslots);
+  ld->plan.host_bytes += sl_loader_target_bytes(
+      &ld->plan, (size_t)ld->batch_size, ld->src.target_width);
   ld->sampler_cfg.count = ld->src.count;
   if ((st = sl_sampler_create(&ld->sampler, &ld->sampler_cfg, err)) != SL_OK) {
     be->ops->destroy(be);

@@ -56,6 +56,11 @@ typedef struct sl_loader_plan {
 sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
                               bool on_device, bool converts,
                               sl_loader_plan *plan, sl_err *err);
+/* The ring's targets: a batch's worth per staging buffer and slot. */
+static inline size_t sl_loader_target_bytes(const sl_loader_plan *p,
+                                            size_t batch_size, uint32_t k) {
+  return batch_size * k * sizeof(float) * (size_t)(p->nstaging + p->nslots);
+}
 /* Bytes of one sample at res in dtype (res × res × channels × element). */
 size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res);
 

@@ -9,6 +9,7 @@
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
 #include "loader/transcoder.h"
+#include "sluice.h"
 
 struct sl_transcoder {
   sl_jpeg_rewriter *rw;
@@ -95,4 +96,12 @@ bool sl_jpeg_in_restart_layout(const uint8_t *bytes, size_t len) {
   sl_jpeg_layout lo;
   return sl_jpeg_layout_read(bytes, len, &lo) &&
          lo.interval == sl_jpeg_restart_mcus(lo.mcus_x, lo.mcu_w);
+}
+
+/* What the region decoder itself asks (codecs/jpeg.c windows a JPEG when
+ * sl_jpeg_layout_read accepts it), so any usable restart interval counts;
+ * sl_jpeg_in_restart_layout also wants the writer's own interval. */
+int sl_image_has_restart_layout(const void *bytes, size_t len) {
+  sl_jpeg_layout lo;
+  return bytes && sl_jpeg_layout_read(bytes, len, &lo) ? 1 : 0;
 }

@@ -1,5 +1,8 @@
-/* Number arguments of the `sluice` subcommands: see tools/cli.h. */
+/* Number arguments of the `sluice` subcommands, and sizes they print: see
+ * tools/cli.h. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,4 +33,19 @@ int sl_cli_parse_u64(const char *s, unsigned long long *out) {
     return 0;
   *out = v;
   return 1;
+}
+
+const char *sl_cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, cap, "%" PRIu64 " B", bytes);
+  else
+    snprintf(buf, cap, "%.1f %s", v, unit[u]);
+  return buf;
 }

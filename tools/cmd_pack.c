@@ -2,9 +2,11 @@
  *
  * Order of work: check options and OUT, list inputs, optionally shuffle,
  * then workers transcode (tools/pack_pool.c) while this thread appends the
- * results in input order to a writer (formats/writer.h), which renames its
- * temporary file onto OUT only at the end. SIGINT/SIGTERM/SIGHUP stop the
- * work and discard the temporary file; see formats/writer.h for SIGKILL. */
+ * results in input order to an sl_writer, which gives the file its name
+ * only at the end. SIGINT/SIGTERM/SIGHUP stop the work and discard what was
+ * written; see sluice.h's "Writing datasets" for SIGKILL. The workers put
+ * JPEGs into the restart layout themselves (sl_transcoder), so the writer
+ * stores them as they are. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,11 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/writer.h"
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/pack_pool.h"
@@ -33,8 +35,8 @@
  * samples. With no handler there is no global flag, nothing interrupts
  * liblmdb or HDF5 with EINTR, and a signal sent to the process (Ctrl-C,
  * kill) stays pending until it is seen, whichever thread the kernel would
- * have chosen. (With a handler, CI once saw a pack under ThreadSanitizer,
- * which runs handlers late, finish and exit 0 after its SIGINT.) A signal
+ * have chosen (a handler may run late: ThreadSanitizer delays them until
+ * the thread next enters its runtime, after the pack could be done). A signal
  * sent to one worker thread alone (tgkill) stays pending on that thread and
  * is not seen. A signal the caller set to be ignored (nohup) stays ignored:
  * blocking it would keep it pending. */
@@ -81,7 +83,7 @@ static void stop_signals_restore(stop_signals *st) {
 
 typedef struct pack_args {
   const char *src, *out, *list;
-  sl_format_kind fmt;
+  const char *fmt; /* "lmdb" or "hdf5" */
   sl_pack_opts img;
   bool shuffle, strict, force, quiet;
   uint64_t seed;
@@ -129,6 +131,20 @@ static void usage(FILE *f) {
              "and options\ngive a byte-identical OUT for any --threads.\n");
 }
 
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* The format OUT's name implies (what sl_writer_create picks too), or NULL. */
+static const char *format_for(const char *path) {
+  if (ends_with(path, ".lmdb") || ends_with(path, ".mdb"))
+    return "lmdb";
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5"))
+    return "hdf5";
+  return NULL;
+}
+
 static int parse_args(int argc, char **argv, pack_args *a) {
   static const struct option opts[] = {
       {"list", required_argument, NULL, 'l'},
@@ -157,13 +173,10 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       a->list = optarg;
       break;
     case 'f':
-      if (strcmp(optarg, "lmdb") == 0)
-        a->fmt = SL_FORMAT_LMDB;
-      else if (strcmp(optarg, "hdf5") == 0)
-        a->fmt = SL_FORMAT_HDF5;
-      else
+      if (strcmp(optarg, "lmdb") != 0 && strcmp(optarg, "hdf5") != 0)
         return sl_cli_usage_error("pack", "--format: '%s' (lmdb or hdf5)",
                                   optarg);
+      a->fmt = optarg;
       break;
     case 'm':
       if (!sl_cli_parse_int(optarg, 1, 65535, &v))
@@ -222,9 +235,9 @@ static int parse_args(int argc, char **argv, pack_args *a) {
                                       "each other");
   a->src = argv[optind];
   a->out = argv[optind + 1];
-  if (a->fmt == SL_FORMAT_AUTO)
-    a->fmt = sl_fwriter_format_for(a->out);
-  if (a->fmt == SL_FORMAT_AUTO)
+  if (!a->fmt)
+    a->fmt = format_for(a->out);
+  if (!a->fmt)
     return sl_cli_usage_error("pack",
                               "cannot tell the format of '%s': name "
                               "it .lmdb or .h5, or give --format",
@@ -291,7 +304,7 @@ static int write_report(const pack_args *a, const pack_stats *s, char *path,
 
 /* Takes results in order and writes them. Returns 0, 1 (failed), 130
  * (interrupted). */
-static int run(const pack_args *a, const sl_pack_inputs *in, sl_fwriter *w,
+static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
                pack_stats *s, const stop_signals *st, int *stopped_by) {
   char msg[512];
   sl_pack_pool *pool;
@@ -303,8 +316,7 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_fwriter *w,
     fprintf(stderr,
             "sluice pack: %zu images, %" PRIu32 " classes -> %s (%s), %d "
             "threads\n",
-            in->n, in->nclasses, a->out,
-            a->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5", a->threads);
+            in->n, in->nclasses, a->out, a->fmt, a->threads);
   sl_progress prog;
   sl_progress_init(&prog, in->n, "images", a->quiet);
   int rc = 0;
@@ -331,16 +343,11 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_fwriter *w,
         rc = 1;
       }
     } else {
-      sl_sample_info m = {0};
-      m.label = in->items[i].label;
-      m.codec = r.codec;
-      m.channels = r.channels;
-      m.height = r.height;
-      m.width = r.width;
-      sl_err err = {0};
-      if (sl_fwriter_add(w, r.data, r.len, &m, &err) != SL_OK) {
+      const sl_pack_item *it = &in->items[i];
+      if (sl_writer_add_encoded(w, r.data, r.len, it->label, it->targets,
+                                it->path + it->name_off) != SL_OK) {
         sl_progress_end(&prog);
-        fprintf(stderr, "sluice pack: %s\n", err.msg);
+        fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
         rc = 1;
       } else {
         s->packed++;
@@ -383,7 +390,6 @@ static int pack(const pack_args *a) {
   }
   if (a->shuffle)
     sl_pack_shuffle(&in, a->seed);
-  const char *fmt_name = a->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
   stop_signals st;
   int rc_mask = stop_signals_block(&st);
   if (rc_mask != 0) {
@@ -393,15 +399,36 @@ static int pack(const pack_args *a) {
     return 1;
   }
   int stopped_by = 0;
-  sl_err err = {0};
-  sl_fwriter *w = NULL;
+  sl_writer *w = NULL;
   pack_stats s;
   memset(&s, 0, sizeof s);
   int rc = 0;
-  if (sl_fwriter_open(&w, a->out, a->fmt, &err) != SL_OK) {
-    fprintf(stderr, "sluice pack: %s\n", err.msg);
+  char settings[256];
+  char seed[32] = "none";
+  if (a->shuffle)
+    snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
+  snprintf(settings, sizeof settings,
+           "sluice %s pack max_side=%d "
+           "quality=%d reencode=%d keep_jpeg=%d shuffle=%s input=%s",
+           sl_version_string(), a->img.max_side, a->img.quality,
+           a->img.reencode, a->img.keep_jpeg, seed,
+           a->list ? "list" : "folders");
+  sl_writer_options wo;
+  memset(&wo, 0, sizeof wo);
+  wo.format = a->fmt;
+  wo.target_width = in.target_width;
+  wo.keep_jpeg = 1; /* the workers made every JPEG what it must be */
+  wo.replace = a->force;
+  wo.settings = settings;
+  if (sl_writer_create(&w, a->out, &wo) != SL_OK) {
+    fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
     rc = 1;
   }
+  for (uint32_t c = 0; rc == 0 && c < in.nclasses; c++)
+    if (sl_writer_set_class_name(w, c, in.classes[c]) != SL_OK) {
+      fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+      rc = 1;
+    }
   if (rc == 0)
     rc = run(a, &in, w, &s, &st, &stopped_by);
   if (rc == 0 && s.packed == 0) {
@@ -412,26 +439,11 @@ static int pack(const pack_args *a) {
             s.nskips ? s.skips[0].reason : "?");
     rc = 1;
   }
-  if (rc == 0) {
-    char settings[256];
-    char seed[32] = "none";
-    if (a->shuffle)
-      snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
-    snprintf(settings, sizeof settings,
-             "sluice %s pack max_side=%d "
-             "quality=%d reencode=%d keep_jpeg=%d shuffle=%s input=%s",
-             sl_version_string(), a->img.max_side, a->img.quality,
-             a->img.reencode, a->img.keep_jpeg, seed,
-             a->list ? "list" : "folders");
-    sl_fwriter *wc = w;
-    w = NULL;
-    if (sl_fwriter_commit(wc, in.nclasses, (const char *const *)in.classes,
-                          settings, a->force, &err) != SL_OK) {
-      fprintf(stderr, "sluice pack: %s\n", err.msg);
-      rc = 1;
-    }
+  if (rc == 0 && sl_writer_commit(w) != SL_OK) {
+    fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+    rc = 1;
   }
-  sl_fwriter_abort(w);
+  sl_writer_destroy(w);
   if (rc == 130)
     fprintf(stderr,
             "sluice pack: interrupted by signal %d; %s not "
@@ -449,7 +461,7 @@ static int pack(const pack_args *a) {
            " classes): %.1f MB; %" PRIu64 " kept as is, %" PRIu64
            " rewritten, %" PRIu64
            " re-encoded; %zu skipped%s%s%s; %.1f s, %.0f images/s\n",
-           s.packed, in.n, a->out, fmt_name, in.nclasses,
+           s.packed, in.n, a->out, a->fmt, in.nclasses,
            (double)s.bytes_out / 1e6, s.kept, s.rewritten, s.reencoded,
            s.nskips, s.nskips ? " (listed in " : "", s.nskips ? report : "",
            s.nskips ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);

@@ -3,18 +3,15 @@
  *
  * Prints, per epoch, the resolution and the bytes of one batch; then the
  * buffers sl_loader_open allocates (sized for the largest resolution), the
- * same numbers the loader computes (sl_loader_plan_make). When
- * dataset.path opens, the sample count, batches per epoch and index size
- * are included. */
+ * same numbers the loader computes (sluice.h's experimental
+ * sl_config_memory_plan). When dataset.path opens, the sample count,
+ * batches per epoch, targets and index size are included. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/io_select.h"
-#include "formats/source.h"
-#include "loader/config.h"
-#include "loader/loader_internal.h"
-#include "loader/schedule.h"
+#define SLUICE_EXPERIMENTAL
 #include "sluice.h"
 #include "tools/cli.h"
 
@@ -25,7 +22,7 @@ static void usage(FILE *f) {
 }
 
 static const char *human(uint64_t v, char *buf, size_t cap) {
-  return sl_io_fmt_bytes(v, buf, cap);
+  return sl_cli_fmt_bytes(v, buf, cap);
 }
 
 int sl_cmd_schedule(int argc, char **argv) {
@@ -60,81 +57,87 @@ int sl_cmd_schedule(int argc, char **argv) {
     sl_config_destroy(cfg);
     return 1;
   }
-  sl_schedule s;
-  sl_schedule_from_config(&s, cfg);
-  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  uint64_t bs = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
-  const int channels = 3;
+  /* The dataset, when it opens: its count and target width enter the plan. */
+  sl_dataset *ds = NULL;
+  uint64_t n = 0;
+  uint32_t k = 0;
+  char v[512];
+  bool has_path =
+      sl_config_get(cfg, "dataset.path", v, sizeof v) == SL_OK && v[0];
+  if (has_path && sl_dataset_open(&ds, cfg) == SL_OK) {
+    n = sl_dataset_count(ds);
+    k = sl_dataset_target_width(ds);
+  }
+  sl_dataset_close(ds);
   char b1[32], b2[32], b3[32];
 
   printf("%-7s %-11s %s\n", "epoch", "resolution", "batch bytes");
   for (long long e = 0; e < epochs; e++) {
-    int res = sl_schedule_res(&s, (uint64_t)e);
-    uint64_t bytes = bs * sl_loader_sample_bytes(dtype, channels, res);
-    snprintf(b1, sizeof b1, "%dx%d", res, res);
-    printf("%-7lld %-11s %s\n", e, b1, human(bytes, b2, sizeof b2));
+    uint32_t res = sl_config_epoch_resolution(cfg, (uint64_t)e);
+    snprintf(b1, sizeof b1, "%ux%u", res, res);
+    printf("%-7lld %-11s %s\n", e, b1,
+           human(sl_config_batch_bytes(cfg, res), b2, sizeof b2));
   }
 
-  sl_err err;
-  sl_err_clear(&err);
-  sl_loader_plan host, dev;
-  if (sl_loader_plan_make(cfg, channels, false, false, &host, &err) != SL_OK) {
-    fprintf(stderr, "sluice schedule: %s\n", err.msg);
+  sl_memory_plan host, dev;
+  if (sl_config_memory_plan(cfg, 0, k, &host) != SL_OK) {
+    fprintf(stderr, "sluice schedule: %s\n", sl_config_errmsg(cfg));
     sl_config_destroy(cfg);
     return 1;
   }
-  printf("\nbuffers are sized once for the largest resolution, %dx%d "
-         "(%d channels):\n",
-         host.max_res, host.max_res, channels);
-  printf("  staging   %d x %s = %s (host memory)\n", host.nstaging,
+  printf("\nbuffers are sized once for the largest resolution, %ux%u "
+         "(%u channels):\n",
+         host.max_res, host.max_res, host.channels);
+  printf("  staging   %u x %s = %s (host memory)\n", host.nstaging,
          human(host.staging_bytes, b1, sizeof b1),
-         human(host.staging_bytes * (uint64_t)host.nstaging, b2, sizeof b2));
-  printf("  slots     %d x %s = %s (host backend)\n", host.nslots,
-         human(host.batch_bytes_max, b1, sizeof b1),
-         human(host.batch_bytes_max * (uint64_t)host.nslots, b2, sizeof b2));
-  if (sl_cfg_enum(cfg, SL_OPT_DEVICE_BACKEND) != SL_BACKEND_HOST) {
-    sl_err derr;
-    sl_err_clear(&derr);
-    if (sl_loader_plan_make(cfg, channels, true, true, &dev, &derr) == SL_OK)
-      printf("  with CUDA %d device slots, %s of device memory (budget %s); "
+         human(host.staging_bytes * host.nstaging, b2, sizeof b2));
+  printf("  slots     %u x %s = %s (host backend)\n", host.nslots,
+         human(host.slot_bytes, b1, sizeof b1),
+         human(host.slot_bytes * host.nslots, b2, sizeof b2));
+  if (sl_config_get(cfg, "device.backend", v, sizeof v) == SL_OK &&
+      strcmp(v, "host") != 0) {
+    char budget[64] = "";
+    sl_config_get(cfg, "device.vram_budget", budget, sizeof budget);
+    if (sl_config_memory_plan(cfg, 1, k, &dev) == SL_OK)
+      printf("  with CUDA %u device slots, %s of device memory (budget %s); "
              "pinned staging %s\n",
-             dev.nslots, human(dev.device_bytes, b1, sizeof b1),
-             human(sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), b2, sizeof b2),
-             human(dev.staging_bytes * (uint64_t)dev.nstaging, b3, sizeof b3));
+             dev.nslots, human(dev.device_bytes, b1, sizeof b1), budget,
+             human(dev.staging_bytes * dev.nstaging, b3, sizeof b3));
     else
-      printf("  with CUDA: %s\n", derr.msg);
+      printf("  with CUDA: %s\n", sl_config_errmsg(cfg));
   }
-  printf("  workers   %d, each with decode scratch for crops up to %dx%d\n",
+  printf("  workers   %u, each with decode scratch for crops up to %ux%u\n",
          host.workers, host.max_res, host.max_res);
 
-  const char *ds = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
-  sl_source *src = NULL;
-  uint64_t n = 0;
-  if (ds[0] &&
-      sl_source_open(&src, ds,
-                     (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-                     SL_IO_PREAD, &err) == SL_OK) {
-    n = sl_source_count(src);
-    sl_source_close(src);
-  }
   if (n > 0) {
-    uint64_t world = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_WORLD_SIZE);
-    uint64_t wb = world * bs;
-    uint64_t nb =
-        sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST) ? n / wb : (n + wb - 1) / wb;
-    uint64_t order = n * 8;
+    long long world = 1, bs = 1;
+    int drop_last = 1;
+    if (sl_config_get(cfg, "loader.world_size", v, sizeof v) == SL_OK)
+      world = atoll(v);
+    if (sl_config_get(cfg, "loader.batch_size", v, sizeof v) == SL_OK)
+      bs = atoll(v);
+    if (sl_config_get(cfg, "loader.drop_last", v, sizeof v) == SL_OK)
+      drop_last = strcmp(v, "true") == 0;
+    uint64_t wb = (uint64_t)(world * bs);
+    uint64_t nb = drop_last ? n / wb : (n + wb - 1) / wb;
+    uint64_t index = n * (SL_INDEX_BYTES_PER_SAMPLE + 4 * (uint64_t)k);
     printf("  dataset   %llu samples, %llu batches per epoch per rank; "
            "index %s, order %s\n",
            (unsigned long long)n, (unsigned long long)nb,
-           human(n * SL_SAMPLE_INFO_BYTES, b1, sizeof b1),
-           human(order, b2, sizeof b2));
-    printf(
-        "  total     %s of host memory (host backend, without decode "
-        "scratch)\n",
-        human(host.host_bytes + n * (SL_SAMPLE_INFO_BYTES + 8), b3, sizeof b3));
+           human(index, b1, sizeof b1), human(n * 8, b2, sizeof b2));
+    if (k > 0)
+      printf("  targets   %u floats per sample (in the index, and %s in the "
+             "staging buffers and slots)\n",
+             k,
+             human(4ull * k * (uint64_t)bs * (host.nstaging + host.nslots), b1,
+                   sizeof b1));
+    printf("  total     %s of host memory (host backend, without decode "
+           "scratch)\n",
+           human(host.host_bytes + index + n * 8, b3, sizeof b3));
   } else {
-    printf("  dataset   %s: index 24 B + order 8 B per sample\n",
-           ds[0] ? "not readable now" : "dataset.path not set");
+    printf("  dataset   %s: index %d B + order 8 B per sample\n",
+           has_path ? "not readable now" : "dataset.path not set",
+           SL_INDEX_BYTES_PER_SAMPLE);
     printf("  total     %s of host memory plus the per-sample bytes "
            "(host backend, without decode scratch)\n",
            human(host.host_bytes, b3, sizeof b3));

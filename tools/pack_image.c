@@ -10,16 +10,14 @@
 #include <string.h>
 #include <turbojpeg.h>
 
-#include "codecs/codec.h"
-#include "codecs/jpeg_rewrite.h"
-#include "formats/source.h"
+#include "sluice.h"
 
 #define MAX_PIXELS (1ull << 28) /* 256 Mpx: larger inputs are skipped */
 
 struct sl_pack_codec {
   tjhandle dec, enc;
-  sl_jpeg_rewriter *rw;
-  sl_decoder *loader_dec; /* the loader's decoder, for the rewrite check */
+  sl_transcoder *tc; /* the restart-layout rewrite, checked by the loader's
+                        decoder */
 };
 
 static int fail(sl_pack_result *r, const char *fmt, ...)
@@ -38,10 +36,7 @@ sl_pack_codec *sl_pack_codec_create(void) {
     return NULL;
   c->dec = tjInitDecompress();
   c->enc = tjInitCompress();
-  sl_err err;
-  if (!c->dec || !c->enc ||
-      sl_jpeg_rewriter_create(&c->rw, MAX_PIXELS, &err) != SL_OK ||
-      sl_decoder_create(&c->loader_dec, MAX_PIXELS, 16, 16, &err) != SL_OK) {
+  if (!c->dec || !c->enc || sl_transcoder_create(&c->tc) != SL_OK) {
     sl_pack_codec_destroy(c);
     return NULL;
   }
@@ -55,8 +50,7 @@ void sl_pack_codec_destroy(sl_pack_codec *c) {
     tjDestroy(c->dec);
   if (c->enc)
     tjDestroy(c->enc);
-  sl_jpeg_rewriter_destroy(c->rw);
-  sl_decoder_destroy(c->loader_dec);
+  sl_transcoder_destroy(c->tc);
   free(c);
 }
 
@@ -114,7 +108,7 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
     r->width = (uint16_t)w;
     r->height = (uint16_t)h;
     r->channels = gray ? 1 : 3;
-    r->codec = SL_CODEC_JPEG;
+    r->codec = SL_IMAGE_JPEG;
     return 0;
   }
   /* Decode at the smallest DCT scale that still covers the target. */
@@ -292,7 +286,7 @@ static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
   r->width = (uint16_t)w;
   r->height = (uint16_t)h;
   r->channels = (uint8_t)ch;
-  r->codec = SL_CODEC_JPEG;
+  r->codec = SL_IMAGE_JPEG;
   r->reencoded = true;
   return 0;
 }
@@ -301,7 +295,7 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
                          uint8_t codec, uint16_t height, uint16_t width,
                          uint8_t channels, char *why, size_t why_len) {
   int w = 0, h = 0, ch = 0;
-  if (codec == SL_CODEC_JPEG) {
+  if (codec == SL_IMAGE_JPEG) {
     int ss, cs;
     if (tjDecompressHeader3(c->dec, data, (unsigned long)len, &w, &h, &ss,
                             &cs)) {
@@ -333,7 +327,7 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
         return -1;
       }
     }
-  } else if (codec == SL_CODEC_PNG) {
+  } else if (codec == SL_IMAGE_PNG) {
     png_image img;
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
@@ -355,7 +349,7 @@ int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
       png_image_free(&img);
       return -1;
     }
-  } else if (codec == SL_CODEC_RAW) {
+  } else if (codec == SL_IMAGE_RAW) {
     if ((size_t)height * width * channels != len) {
       snprintf(why, why_len, "raw payload of %zu bytes for %ux%ux%u", len,
                width, height, channels);
@@ -389,17 +383,17 @@ static int check_eighth(sl_pack_codec *c, const uint8_t *jpg, size_t len, int w,
   return rc ? dec_fail(c, r, "corrupt JPEG") : 0;
 }
 
-/* Rewrites a JPEG into the restart layout (codecs/jpeg_rewrite.h): sets
- * r->data (malloc'd) and r->len, or r->reason. */
+/* Rewrites a JPEG into the restart layout (sl_transcoder_jpeg, which also
+ * checks that the loader's decoder takes the result): sets r->data
+ * (malloc'd) and r->len, or r->reason. */
 static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
                    sl_pack_result *r) {
-  sl_err err = {0};
   uint8_t *out;
   size_t out_len;
-  sl_status st = sl_jpeg_rewrite(c->rw, jpg, len, &out, &out_len, &err);
+  sl_status st = sl_transcoder_jpeg(c->tc, jpg, len, &out, &out_len);
   if (st != SL_OK) {
     static const char prefix[] = "jpeg rewrite: ";
-    const char *msg = err.msg;
+    const char *msg = sl_transcoder_errmsg(c->tc);
     if (strncmp(msg, prefix, sizeof prefix - 1) == 0)
       msg += sizeof prefix - 1;
     return fail(r, "%s JPEG: %s",
@@ -412,31 +406,6 @@ static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
   r->data = out;
   r->len = out_len;
   r->tj_owned = false;
-  /* The rewrite read every coefficient (warnings as errors); what is left
-   * to check is that the loader's decoder takes the result: its first and
-   * last pixel, through the restart windows (a few segments, microseconds;
-   * this also runs libjpeg's output setup, which refuses sampling it cannot
-   * upsample). */
-  sl_encoded e = {out, out_len, SL_CODEC_JPEG, 0, 0, 0};
-  sl_image_info info;
-  st = sl_decoder_probe(c->loader_dec, &e, &info, &err);
-  for (int corner = 0; st == SL_OK && corner < 2; corner++) {
-    sl_decode_req q = {corner ? info.width - 1 : 0,
-                       corner ? info.height - 1 : 0,
-                       1,
-                       1,
-                       8,
-                       0,
-                       0,
-                       4};
-    sl_decoded d;
-    st = sl_decoder_decode(c->loader_dec, &e, &q, &d, &err);
-  }
-  if (st != SL_OK) {
-    sl_pack_result_free(r);
-    return fail(r, "JPEG the loader cannot decode after the rewrite: %s",
-                err.msg);
-  }
   return 0;
 }
 

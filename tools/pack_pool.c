@@ -1,8 +1,6 @@
 /* `sluice pack`'s worker threads: see tools/pack_pool.h. */
 #include "tools/pack_pool.h"
 
-#include "common/sync.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -74,6 +72,23 @@ static uint8_t *read_file(const char *path, size_t *len, char *reason,
   return buf;
 }
 
+/* The caller's wait polls every timeout_ms to watch for signals, so the
+ * default (realtime) clock does: a clock step only lengthens one poll. */
+static int sync_init(sl_pack_pool *p) {
+  int e = pthread_mutex_init(&p->mu, NULL);
+  if (e != 0)
+    return e;
+  if ((e = pthread_cond_init(&p->ready, NULL)) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    return e;
+  }
+  if ((e = pthread_cond_init(&p->space, NULL)) != 0) {
+    pthread_cond_destroy(&p->ready);
+    pthread_mutex_destroy(&p->mu);
+  }
+  return e;
+}
+
 static void *worker(void *arg) {
   sl_pack_pool *p = arg;
   sl_pack_codec *codec = sl_pack_codec_create();
@@ -125,10 +140,7 @@ int sl_pack_pool_start(sl_pack_pool **out, const sl_pack_inputs *in,
   p->nslots = 4 * (size_t)threads;
   p->slots = calloc(p->nslots, sizeof *p->slots);
   p->threads = calloc((size_t)threads, sizeof *p->threads);
-  int e =
-      !p->slots || !p->threads
-          ? ENOMEM
-          : sl_sync_init(&p->mu, (pthread_cond_t *[]){&p->ready, &p->space}, 2);
+  int e = !p->slots || !p->threads ? ENOMEM : sync_init(p);
   if (e != 0) {
     free(p->slots);
     free(p->threads);
@@ -152,7 +164,7 @@ int sl_pack_pool_start(sl_pack_pool **out, const sl_pack_inputs *in,
 int sl_pack_pool_next(sl_pack_pool *p, sl_pack_result *r, size_t *in_bytes,
                       int timeout_ms) {
   struct timespec until;
-  clock_gettime(CLOCK_MONOTONIC, &until);
+  clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += timeout_ms / 1000;
   until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
   if (until.tv_nsec >= 1000000000L) {
@@ -188,7 +200,9 @@ void sl_pack_pool_stop(sl_pack_pool *p) {
   for (size_t i = 0; i < p->nslots; i++)
     if (p->slots[i].ready)
       sl_pack_result_free(&p->slots[i].r);
-  sl_sync_destroy(&p->mu, (pthread_cond_t *[]){&p->ready, &p->space}, 2);
+  pthread_cond_destroy(&p->ready);
+  pthread_cond_destroy(&p->space);
+  pthread_mutex_destroy(&p->mu);
   free(p->slots);
   free(p->threads);
   free(p);

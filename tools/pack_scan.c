@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +13,14 @@
 #include <sys/stat.h>
 
 #include "common/rng.h"
-#include "formats/layout.h"
+#include "sluice.h"
 
-enum { MAX_DEPTH = 32 };
+enum { MAX_DEPTH = 32, MAX_LIST_TARGETS = 1024 };
 
-static int add_item(sl_pack_inputs *in, const char *path, int32_t label) {
+/* Adds path (its name starts at path + name_off) with its label and a copy
+ * of in->target_width targets. */
+static int add_item(sl_pack_inputs *in, const char *path, size_t name_off,
+                    int32_t label, const float *targets) {
   if (in->n == in->cap) {
     size_t cap = in->cap ? 2 * in->cap : 1024;
     sl_pack_item *it = realloc(in->items, cap * sizeof *it);
@@ -24,9 +29,20 @@ static int add_item(sl_pack_inputs *in, const char *path, int32_t label) {
     in->items = it;
     in->cap = cap;
   }
-  if (!(in->items[in->n].path = strdup(path)))
+  sl_pack_item *it = &in->items[in->n];
+  memset(it, 0, sizeof *it);
+  if (!(it->path = strdup(path)))
     return -1;
-  in->items[in->n++].label = label;
+  if (in->target_width > 0) {
+    if (!(it->targets = malloc(in->target_width * sizeof *it->targets))) {
+      free(it->path);
+      return -1;
+    }
+    memcpy(it->targets, targets, in->target_width * sizeof *it->targets);
+  }
+  it->name_off = name_off;
+  it->label = label;
+  in->n++;
   return 0;
 }
 
@@ -100,8 +116,8 @@ static int image_ext(const char *name) {
   return 0;
 }
 
-static int walk(sl_pack_inputs *in, const char *dir, int32_t label, int depth,
-                char *msg, size_t msg_len) {
+static int walk(sl_pack_inputs *in, const char *dir, size_t root_len,
+                int32_t label, int depth, char *msg, size_t msg_len) {
   if (depth > MAX_DEPTH) {
     snprintf(msg, msg_len, "%s: folders nested deeper than %d", dir, MAX_DEPTH);
     return -1;
@@ -127,16 +143,17 @@ static int walk(sl_pack_inputs *in, const char *dir, int32_t label, int depth,
       /* An image we cannot stat (dangling link, no permission) is still
        * an input: its read fails and it is reported as skipped, so a pack
        * is never silently partial. */
-      if (image_ext(names[i]) && add_item(in, path, label) != 0) {
+      if (image_ext(names[i]) &&
+          add_item(in, path, root_len + 1, label, NULL) != 0) {
         snprintf(msg, msg_len, "out of memory");
         rc = -1;
       }
       continue;
     }
     if (S_ISDIR(sb.st_mode))
-      rc = walk(in, path, label, depth + 1, msg, msg_len);
+      rc = walk(in, path, root_len, label, depth + 1, msg, msg_len);
     else if (S_ISREG(sb.st_mode) && image_ext(names[i]) &&
-             add_item(in, path, label) != 0) {
+             add_item(in, path, root_len + 1, label, NULL) != 0) {
       snprintf(msg, msg_len, "out of memory");
       rc = -1;
     }
@@ -175,7 +192,7 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
     uint32_t label = in->nclasses;
     in->classes[in->nclasses++] = names[i];
     names[i] = NULL;
-    rc = walk(in, path, (int32_t)label, 1, msg, msg_len);
+    rc = walk(in, path, strlen(root), (int32_t)label, 1, msg, msg_len);
   }
   free_names(names, n);
   if (rc == 0 && in->nclasses == 0) {
@@ -188,6 +205,46 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
   return rc;
 }
 
+/* Parses the numbers that end line s, right to left: the last words that
+ * read as numbers are the label (an integer) and up to cap targets after
+ * it. *path_end gets where the path ends (before the blanks ahead of the
+ * label). Returns the number of targets, or -1 when the line has no
+ * integer label or a target is not finite. */
+static int parse_tail(char *s, char **path_end, long *label, float *targets,
+                      int cap) {
+  char *words[MAX_LIST_TARGETS + 1];
+  int n = 0;
+  char *end = s + strlen(s);
+  while (n <= cap) {
+    char *w = end;
+    while (w > s && w[-1] != ' ' && w[-1] != '\t')
+      w--;
+    if (w == s || w == end)
+      break; /* the first word is the path, whatever it looks like */
+    char *stop;
+    errno = 0;
+    double v = strtod(w, &stop);
+    if (stop != end || errno == ERANGE || !isfinite(v))
+      break;
+    words[n++] = w;
+    end = w;
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+      end--;
+    *end = '\0';
+  }
+  if (n == 0)
+    return -1;
+  char *stop;
+  errno = 0;
+  *label = strtol(words[n - 1], &stop, 10);
+  if (*stop || errno == ERANGE)
+    return -1;
+  for (int j = 0; j < n - 1; j++)
+    targets[j] = strtof(words[n - 2 - j], NULL);
+  *path_end = end;
+  return n - 1;
+}
+
 static int scan_list(sl_pack_inputs *in, const char *root, const char *list,
                      char *msg, size_t msg_len) {
   FILE *f = fopen(list, "r");
@@ -197,6 +254,7 @@ static int scan_list(sl_pack_inputs *in, const char *root, const char *list,
   }
   char line[8192];
   long lineno = 0, max_label = -1;
+  bool seen_line = false;
   int rc = 0;
   while (rc == 0 && fgets(line, sizeof line, f)) {
     lineno++;
@@ -214,27 +272,36 @@ static int scan_list(sl_pack_inputs *in, const char *root, const char *list,
       s++;
     if (!*s || *s == '#')
       continue;
-    char *sp = strrchr(s, ' '), *tab = strrchr(s, '\t');
-    if (tab > sp)
-      sp = tab;
-    char *end = NULL;
-    long label = sp ? strtol(sp + 1, &end, 10) : -1;
-    if (!sp || end == sp + 1 || *end || label < 0 || label >= SL_CLASSES_MAX) {
+    float targets[MAX_LIST_TARGETS];
+    char *path_end;
+    long label;
+    int k = parse_tail(s, &path_end, &label, targets, MAX_LIST_TARGETS);
+    if (k < 0 || label < 0 || label >= (long)SL_CLASSES_MAX) {
       snprintf(msg, msg_len,
-               "%s:%ld: expected 'relative/path LABEL' with "
-               "LABEL in 0..%u",
-               list, lineno, SL_CLASSES_MAX - 1);
+               "%s:%ld: expected 'relative/path LABEL [TARGET...]' with "
+               "LABEL an integer in 0..%u and at most %d targets",
+               list, lineno, SL_CLASSES_MAX - 1, MAX_LIST_TARGETS);
       rc = -1;
       break;
     }
-    while (sp > s && (sp[-1] == ' ' || sp[-1] == '\t'))
-      sp--;
-    *sp = '\0';
+    if (in->n == 0 && !seen_line)
+      in->target_width = (uint32_t)k;
+    seen_line = true;
+    if ((uint32_t)k != in->target_width) {
+      snprintf(msg, msg_len,
+               "%s:%ld: %d targets after the label, but the first line has "
+               "%" PRIu32 " (every line needs the same number)",
+               list, lineno, k, in->target_width);
+      rc = -1;
+      break;
+    }
+    *path_end = '\0';
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", root, s) >= (int)sizeof path) {
       snprintf(msg, msg_len, "%s:%ld: path too long", list, lineno);
       rc = -1;
-    } else if (add_item(in, path, (int32_t)label) != 0) {
+    } else if (add_item(in, path, strlen(root) + 1, (int32_t)label, targets) !=
+               0) {
       snprintf(msg, msg_len, "out of memory");
       rc = -1;
     }
@@ -283,8 +350,10 @@ void sl_pack_shuffle(sl_pack_inputs *in, uint64_t seed) {
 }
 
 void sl_pack_inputs_free(sl_pack_inputs *in) {
-  for (size_t i = 0; i < in->n; i++)
+  for (size_t i = 0; i < in->n; i++) {
     free(in->items[i].path);
+    free(in->items[i].targets);
+  }
   free(in->items);
   for (uint32_t c = 0; c < in->nclasses; c++)
     free(in->classes[c]);

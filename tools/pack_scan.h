@@ -1,8 +1,10 @@
 /* The inputs of `sluice pack`: a folder of class subfolders (labels = the
  * subfolders' names in byte order, like torchvision's ImageFolder; files
  * found recursively, in byte order, with an image extension) or a list file
- * of "relative/path label" lines (like Caffe's convert_imageset; classes
- * are then "0".."max label"). Hidden files and folders are ignored. */
+ * of "relative/path label [t1 ... tK]" lines (like Caffe's
+ * convert_imageset, plus K float targets a sample: every line the same K;
+ * classes are then "0".."max label"). Hidden files and folders are
+ * ignored. Each item's name is its path relative to the root. */
 #ifndef SLUICE_TOOLS_PACK_SCAN_H
 #define SLUICE_TOOLS_PACK_SCAN_H
 
@@ -10,13 +12,16 @@
 #include <stdint.h>
 
 typedef struct sl_pack_item {
-  char *path; /* full path to read */
+  char *path;      /* full path to read */
+  size_t name_off; /* path + name_off: the path relative to the root */
   int32_t label;
+  float *targets; /* target_width floats; NULL when 0 */
 } sl_pack_item;
 
 typedef struct sl_pack_inputs {
   sl_pack_item *items;
   size_t n, cap;
+  uint32_t target_width; /* K of the list's lines (0 for folders) */
   char **classes;
   uint32_t nclasses;
 } sl_pack_inputs;

@@ -16,8 +16,10 @@
 #include <jpeglib.h>
 #include <png.h>
 
-#include "codecs/jpeg_layout.h"
 #include "common/rng.h"
+
+#include <errno.h>
+#include <stdarg.h>
 
 enum { k_max_shapes = 80, k_max_side = 65500 };
 
@@ -38,6 +40,19 @@ typedef struct scene {
   int nshapes;
   shape s[k_max_shapes];
 } scene;
+
+sl_status sl_synth_fail(sl_err *err, int errnum, sl_status code,
+                        const char *fmt, ...) {
+  err->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  if (errnum && n >= 0 && (size_t)n < sizeof err->msg)
+    snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s",
+             strerror(errnum));
+  return code;
+}
 
 static float uni(sl_rng *r, float lo, float hi) {
   return lo + (hi - lo) * (float)sl_rng_uniform(r);
@@ -340,11 +355,11 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
   *len = 0;
   sl_synth_jpeg_opts opt = o ? *o : sl_synth_jpeg_defaults();
   if (w < 1 || h < 1 || w > k_max_side || h > k_max_side)
-    return sl_err_set(err, SL_EINVAL, "synth: bad JPEG size %dx%d", w, h);
+    return sl_synth_fail(err, 0, SL_EINVAL, "synth: bad JPEG size %dx%d", w, h);
   if (opt.quality < 0 || opt.quality > 100 || opt.color < SL_SYNTH_420 ||
       opt.color > SL_SYNTH_YCCK || opt.restart_rows < 0 ||
       opt.restart_mcus < -1 || opt.restart_mcus > 65535)
-    return sl_err_set(err, SL_EINVAL, "synth: bad JPEG options");
+    return sl_synth_fail(err, 0, SL_EINVAL, "synth: bad JPEG options");
   int gray = opt.color == SL_SYNTH_GRAY;
   int cmyk = opt.color == SL_SYNTH_CMYK || opt.color == SL_SYNTH_YCCK;
   int in_ch = gray ? 1 : 3, enc_ch = gray ? 1 : cmyk ? 4 : 3;
@@ -358,7 +373,8 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
     free(frow);
     free(row);
     free(crow);
-    return sl_err_set(err, SL_ENOMEM, "synth: out of memory for %dx%d", w, h);
+    return sl_synth_fail(err, 0, SL_ENOMEM, "synth: out of memory for %dx%d", w,
+                         h);
   }
   struct jpeg_compress_struct c;
   jerr je;
@@ -373,7 +389,7 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
     free(frow);
     free(row);
     free(crow);
-    return sl_err_set(err, SL_EIO, "synth: libjpeg: %s", je.msg);
+    return sl_synth_fail(err, 0, SL_EIO, "synth: libjpeg: %s", je.msg);
   }
   jpeg_create_compress(&c);
   dst.pub.init_destination = jdst_init;
@@ -393,11 +409,9 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
   if (opt.restart_mcus != 0) {
     c.restart_in_rows = 0;
     c.restart_interval = (unsigned)opt.restart_mcus;
-    if (opt.restart_mcus < 0) {
-      int mcu_w = gray ? 8 : 8 * c.comp_info[0].h_samp_factor;
-      c.restart_interval =
-          (unsigned)sl_jpeg_restart_mcus((w + mcu_w - 1) / mcu_w, mcu_w);
-    }
+    if (opt.restart_mcus < 0) /* luma has the largest sampling factor */
+      c.restart_interval = (unsigned)sl_restart_layout_interval(
+          w, gray ? 1 : c.num_components, c.comp_info[0].h_samp_factor);
   }
   if (opt.progressive)
     jpeg_simple_progression(&c);
@@ -461,8 +475,8 @@ sl_status sl_synth_png(uint64_t seed, int label, int w, int h, int channels,
   *len = 0;
   if (w < 1 || h < 1 || w > k_max_side || h > k_max_side ||
       (channels != 1 && channels != 3 && channels != 4))
-    return sl_err_set(err, SL_EINVAL, "synth: bad PNG %dx%dx%d", w, h,
-                      channels);
+    return sl_synth_fail(err, 0, SL_EINVAL, "synth: bad PNG %dx%dx%d", w, h,
+                         channels);
   scene sc;
   scene_init(&sc, seed, label, 1, w, h);
   float *frow = malloc(sizeof(float) * 3 * (size_t)w);
@@ -480,15 +494,15 @@ sl_status sl_synth_png(uint64_t seed, int label, int w, int h, int channels,
     png_destroy_write_struct(&p, NULL);
     free(frow);
     free(row);
-    return sl_err_set(err, SL_ENOMEM, "synth: out of memory for PNG");
+    return sl_synth_fail(err, 0, SL_ENOMEM, "synth: out of memory for PNG");
   }
   if (setjmp(png_jmpbuf(p))) {
     png_destroy_write_struct(&p, &info);
     free(frow);
     free(row);
     free(x.g.p);
-    return sl_err_set(err, x.oom ? SL_ENOMEM : SL_EIO, "synth: libpng: %s",
-                      x.msg);
+    return sl_synth_fail(err, 0, x.oom ? SL_ENOMEM : SL_EIO,
+                         "synth: libpng: %s", x.msg);
   }
   png_set_write_fn(p, &x, png_write_fn, png_flush_fn);
   int type = channels == 1   ? PNG_COLOR_TYPE_GRAY

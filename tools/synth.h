@@ -20,6 +20,12 @@
 
 #include "common/error.h"
 
+/* Fills err (code and message, with ": strerror(errnum)" when errnum is not
+ * 0) and returns code: synth reports errors as the library does, without
+ * linking the library's internals. */
+sl_status sl_synth_fail(sl_err *err, int errnum, sl_status code,
+                        const char *fmt, ...) SL_PRINTF(4, 5);
+
 typedef enum sl_synth_color {
   SL_SYNTH_420 = 0,  /* YCbCr 4:2:0 */
   SL_SYNTH_422 = 1,  /* YCbCr 4:2:2 */

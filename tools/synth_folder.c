@@ -59,7 +59,7 @@ void sl_synth_folder_item(const sl_synth_folder_opts *o, int i, int *w, int *h,
 
 static sl_status mkdir_p(const char *path, sl_err *err) {
   if (mkdir(path, 0777) != 0 && errno != EEXIST)
-    return sl_err_errno(err, SL_EIO, errno, "synth: cannot create %s", path);
+    return sl_synth_fail(err, errno, SL_EIO, "synth: cannot create %s", path);
   return SL_OK;
 }
 
@@ -67,12 +67,12 @@ static sl_status write_file(const char *path, const uint8_t *p, size_t n,
                             sl_err *err) {
   FILE *f = fopen(path, "wb");
   if (!f)
-    return sl_err_errno(err, SL_EIO, errno, "synth: cannot create %s", path);
+    return sl_synth_fail(err, errno, SL_EIO, "synth: cannot create %s", path);
   size_t put = fwrite(p, 1, n, f);
   int e = errno;
   if (fclose(f) != 0 || put != n)
-    return sl_err_errno(err, SL_EIO, put != n ? e : errno,
-                        "synth: cannot write %s", path);
+    return sl_synth_fail(err, put != n ? e : errno, SL_EIO,
+                         "synth: cannot write %s", path);
   return SL_OK;
 }
 
@@ -82,7 +82,7 @@ sl_status sl_synth_folder(const char *dir, const sl_synth_folder_opts *in,
   sl_synth_folder_defaults(&o);
   size_t dl = strlen(dir);
   if (dl == 0 || dl > 4000)
-    return sl_err_set(err, SL_EINVAL, "synth: bad output folder name");
+    return sl_synth_fail(err, 0, SL_EINVAL, "synth: bad output folder name");
   char path[4096 + 64];
   sl_status st = mkdir_p(dir, err);
   for (int k = 0; st == SL_OK && k < o.classes && k < o.count; k++) {

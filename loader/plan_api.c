@@ -1,0 +1,55 @@
+/* The experimental planning API (sluice.h, SLUICE_EXPERIMENTAL): the
+ * loader's own plan and schedule, from a config alone. */
+#define SLUICE_EXPERIMENTAL
+#include <string.h>
+
+#include "loader/config.h"
+#include "loader/loader_internal.h"
+#include "loader/schedule.h"
+#include "sluice.h"
+
+enum { PLAN_CHANNELS = 3 };
+
+sl_status sl_config_memory_plan(sl_config *cfg, int cuda, uint32_t target_width,
+                                sl_memory_plan *out) {
+  if (!cfg || !out)
+    return SL_EINVAL;
+  sl_loader_plan p;
+  sl_err *err = sl_cfg_err(cfg);
+  sl_err_clear(err);
+  sl_status st =
+      sl_loader_plan_make(cfg, PLAN_CHANNELS, cuda != 0, cuda != 0, &p, err);
+  if (st != SL_OK)
+    return st;
+  memset(out, 0, sizeof *out);
+  out->max_res = (uint32_t)p.max_res;
+  out->channels = PLAN_CHANNELS;
+  out->nstaging = (uint32_t)p.nstaging;
+  out->nslots = (uint32_t)p.nslots;
+  out->workers = (uint32_t)p.workers;
+  out->staging_bytes = p.staging_bytes;
+  out->slot_bytes = p.batch_bytes_max;
+  out->host_bytes =
+      p.host_bytes +
+      sl_loader_target_bytes(
+          &p, (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), target_width);
+  out->device_bytes = p.device_bytes;
+  return SL_OK;
+}
+
+uint32_t sl_config_epoch_resolution(const sl_config *cfg, uint64_t epoch) {
+  if (!cfg)
+    return 0;
+  sl_schedule s;
+  sl_schedule_from_config(&s, cfg);
+  return (uint32_t)sl_schedule_res(&s, epoch);
+}
+
+uint64_t sl_config_batch_bytes(const sl_config *cfg, uint32_t res) {
+  if (!cfg)
+    return 0;
+  return (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE) *
+         sl_loader_sample_bytes(
+             (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE),
+             PLAN_CHANNELS, (int)res);
+}

@@ -1,0 +1,168 @@
+/* `sluice pack` records each sample's source path and, from a --list with
+ * numeric columns after the label, its float targets; a list line with
+ * another number of targets is an error naming file:line. Checked through
+ * the public dataset API. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sluice.h"
+#include "tests/tools/cli_run.h"
+#include "tools/synth.h"
+
+static char g_dir[400];
+static char g_out[16384];
+
+static int setup(void **state) {
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/cli-pack-list-%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/img/a' '%s/img/b b'", g_dir, g_dir);
+  if (system(cmd) != 0)
+    return -1;
+  /* Four JPEGs, one in a folder whose name has a space. */
+  const char *names[] = {"a/0.jpg", "a/1.jpg", "b b/2.jpg", "b b/3.jpg"};
+  for (int i = 0; i < 4; i++) {
+    sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+    uint8_t *buf;
+    size_t n;
+    sl_err err;
+    if (sl_synth_jpeg((uint64_t)i, 40 + i, 30, &o, &buf, &n, &err) != SL_OK)
+      return -1;
+    char p[700];
+    snprintf(p, sizeof p, "%s/img/%s", g_dir, names[i]);
+    FILE *f = fopen(p, "wb");
+    if (!f)
+      return -1;
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    free(buf);
+  }
+  return 0;
+}
+
+static int teardown(void **state) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_text(const char *name, const char *text) {
+  char p[700];
+  snprintf(p, sizeof p, "%s/%s", g_dir, name);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int pack(const char *args) {
+  char cmd[2200];
+  snprintf(cmd, sizeof cmd, "pack --quiet --threads 2 %s", args);
+  return cli_run(cmd, g_out, sizeof g_out);
+}
+
+/* A list with two targets a sample: names and targets arrive in the file,
+ * in list order, for both formats. */
+static void test_list_targets(void **state) {
+  write_text("list.txt", "# path label t1 t2\n"
+                         "a/0.jpg 1 0.5 -2\n"
+                         "b b/3.jpg\t0 1e-3 4\n"
+                         "a/1.jpg 2 7 8.25  \n"
+                         "b b/2.jpg 0 0 0\n");
+  const char *ext[] = {"lmdb", "h5"};
+  const char *names[] = {"a/0.jpg", "b b/3.jpg", "a/1.jpg", "b b/2.jpg"};
+  const int32_t labels[] = {1, 0, 2, 0};
+  const float targets[][2] = {{0.5f, -2}, {1e-3f, 4}, {7, 8.25f}, {0, 0}};
+  for (int f = 0; f < 2; f++) {
+    char args[2048], path[700];
+    snprintf(path, sizeof path, "%s/list.%s", g_dir, ext[f]);
+    snprintf(args, sizeof args, "--list '%s/list.txt' '%s/img' '%s'", g_dir,
+             g_dir, path);
+    if (pack(args) != 0)
+      fail_msg("%s", g_out);
+    sl_dataset *ds;
+    if (sl_dataset_open_file(&ds, path) != SL_OK)
+      fail_msg("%s", sl_dataset_errmsg(ds));
+    assert_int_equal(sl_dataset_count(ds), 4);
+    assert_int_equal(sl_dataset_target_width(ds), 2);
+    assert_int_equal(sl_dataset_class_count(ds), 3);
+    for (uint64_t i = 0; i < 4; i++) {
+      sl_sample_meta m;
+      char name[64];
+      assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+      assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
+      assert_string_equal(name, names[i]);
+      assert_int_equal(m.label, labels[i]);
+      assert_memory_equal(m.targets, targets[i], sizeof targets[i]);
+    }
+    sl_dataset_close(ds);
+  }
+}
+
+/* Folders: names are the paths below SRC; no targets. */
+static void test_folder_names(void **state) {
+  char args[2048], path[700];
+  snprintf(path, sizeof path, "%s/folders.lmdb", g_dir);
+  snprintf(args, sizeof args, "'%s/img' '%s'", g_dir, path);
+  if (pack(args) != 0)
+    fail_msg("%s", g_out);
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, path), SL_OK);
+  assert_int_equal(sl_dataset_target_width(ds), 0);
+  const char *names[] = {"a/0.jpg", "a/1.jpg", "b b/2.jpg", "b b/3.jpg"};
+  for (uint64_t i = 0; i < 4; i++) {
+    char name[64];
+    assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
+    assert_string_equal(name, names[i]);
+  }
+  assert_string_equal(sl_dataset_class_name(ds, 1), "b b");
+  sl_dataset_close(ds);
+}
+
+/* Lines whose number of targets differs, bad labels, non-numbers: the
+ * error names file:line and nothing is written. */
+static void test_list_errors(void **state) {
+  struct {
+    const char *text, *want;
+  } cases[] = {
+      {"a/0.jpg 1 0.5 2\na/1.jpg 1 0.5\n",
+       "bad.txt:2: 1 targets after the label, but the first line has 2"},
+      {"a/0.jpg 1\n\n# c\na/1.jpg 1 3\n",
+       "bad.txt:4: 1 targets after the label, but the first line has 0"},
+      {"a/0.jpg 1.5 2\n", "bad.txt:1: expected 'relative/path LABEL"},
+      {"a/0.jpg -1\n", "bad.txt:1: expected"},
+      {"a/0.jpg\n", "bad.txt:1: expected"},
+      {"a/0.jpg 1 nan\n", "bad.txt:1: expected"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    write_text("bad.txt", cases[k].text);
+    char args[2048], path[700];
+    snprintf(path, sizeof path, "%s/bad.lmdb", g_dir);
+    snprintf(args, sizeof args, "--list '%s/bad.txt' '%s/img' '%s'", g_dir,
+             g_dir, path);
+    assert_int_equal(pack(args), 1);
+    if (!strstr(g_out, cases[k].want))
+      fail_msg("case %zu: '%s' lacks '%s'", k, g_out, cases[k].want);
+    assert_int_not_equal(access(path, F_OK), 0);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_list_targets),
+      cmocka_unit_test(test_folder_names),
+      cmocka_unit_test(test_list_errors),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
