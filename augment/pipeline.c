@@ -12,7 +12,6 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
-#include "formats/source.h"
 
 enum { k_max_side = 8192 };
 

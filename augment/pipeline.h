@@ -93,7 +93,7 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
 void sl_pipeline_destroy(sl_pipeline *pl);
 
 /* Runs the whole pipeline on one sample and writes sl_aug_sample_bytes()
- * bytes to dst. codec is an sl_codec (formats/source.h); for SL_CODEC_RAW,
+ * bytes to dst. codec is an sl_codec (codecs/codec.h); for SL_CODEC_RAW,
  * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
  * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over
  * max_pixels), SL_EUNSUPPORTED, SL_EINVAL (out_h/out_w outside

@@ -20,6 +20,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/source.h"
 #include "formats/writer.h"
 

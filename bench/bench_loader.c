@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "augment/pipeline.h"
+#include "codecs/codec.h"
 #include "codecs/jpeg_rewrite.h"
 #include "formats/source.h"
 #include "formats/writer.h"

@@ -55,6 +55,15 @@
 #define SL_HDF5_LAYOUT_VERSION 1u
 #define SL_HDF5_GROUP "/samples"
 
+/* The codec byte of a record, index entry or HDF5 row: an sl_codec of
+ * codecs/codec.h (1 JPEG, 2 PNG, 3 raw). Formats sits below codecs, so it
+ * checks only what the layout needs: the byte's range, and that a raw
+ * payload holds height * width * channels bytes. loader/dataset.c, which
+ * sees both headers, asserts that the numbers agree. */
+#define SL_LAYOUT_CODEC_FIRST 1u
+#define SL_LAYOUT_CODEC_LAST 3u
+#define SL_LAYOUT_CODEC_RAW 3u
+
 /* Longest class name a writer accepts (bytes, without the NUL). */
 #define SL_CLASS_NAME_MAX 255u
 /* Most classes a file may declare. */

@@ -212,7 +212,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              "payload [%" PRIu64 ", +%" PRIu32
              ") lies beyond the end of the file (%" PRIu64 " bytes)",
              e->offset, e->length, src->file_size);
-  else if (e->codec < SL_CODEC_JPEG || e->codec > SL_CODEC_RAW)
+  else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
     snprintf(why, sizeof why, "unknown codec %u", e->codec);
   else if (e->channels != 1 && e->channels != 3)
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
@@ -224,7 +224,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->label, src->nclasses);
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
-  else if (e->codec == SL_CODEC_RAW &&
+  else if (e->codec == SL_LAYOUT_CODEC_RAW &&
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);

@@ -20,13 +20,6 @@
 #include "common/error.h"
 #include "loader/config.h"
 
-/* How a sample's payload is encoded. Values are stored on disk: stable. */
-typedef enum sl_codec {
-  SL_CODEC_JPEG = 1,
-  SL_CODEC_PNG = 2,
-  SL_CODEC_RAW = 3 /* u8 HWC array of height*width*channels bytes */
-} sl_codec;
-
 /* One index entry: 24 bytes. offset is absolute in the file. */
 typedef struct sl_sample_info {
   uint64_t offset; /* payload's first byte in the file */
@@ -34,7 +27,7 @@ typedef struct sl_sample_info {
   int32_t label;   /* class index, or -1 when unlabelled */
   uint16_t height; /* stored image size, as the writer recorded it */
   uint16_t width;
-  uint8_t codec;    /* sl_codec */
+  uint8_t codec;    /* sl_codec (codecs/codec.h) */
   uint8_t channels; /* 1 or 3 */
   uint16_t reserved;
 } sl_sample_info;

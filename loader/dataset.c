@@ -14,11 +14,20 @@
 
 #include "augment/pipeline.h"
 
+#include "codecs/codec.h"
 #include "common/clock.h"
 #include "formats/io_reader.h"
+#include "formats/layout.h"
 #include "formats/source.h"
 #include "loader/loader_internal.h"
 #include "loader/sampler.h"
+
+/* formats/ checks the codec byte of each sample against its layout's
+ * numbers; the pipeline reads it as an sl_codec. */
+_Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
+                   SL_LAYOUT_CODEC_LAST == SL_CODEC_RAW &&
+                   SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW,
+               "the file layout's codec byte is an sl_codec");
 
 typedef struct ds_ctx {
   sl_source *src;

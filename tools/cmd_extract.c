@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/source.h"
 #include "tools/cli.h"
 

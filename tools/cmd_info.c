@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/codec.h"
 #include "codecs/jpeg_window.h"
 #include "formats/io_select.h"
 #include "formats/source.h"

@@ -22,6 +22,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "codecs/jpeg_layout.h"
 #include "formats/source.h"
 #include "test_images.h"

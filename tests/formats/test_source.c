@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/io_hints.h"
 #include "formats/writer.h"
 #include "io/io_synth.h"
