@@ -112,8 +112,8 @@ void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
   v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &n);
   for (int c = 0; c < 3; c++)
     p->std[c] = (float)v[n == 3 ? c : 0];
-  p->dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  p->layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  p->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  p->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
   p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
 }

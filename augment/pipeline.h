@@ -40,8 +40,8 @@ typedef struct sl_aug_params {
   int channels;        /* 3 (RGB) or 1 (gray); output channels */
   float mean[3];
   float std[3];
-  sl_out_dtype dtype;
-  sl_out_layout layout;
+  sl_dtype dtype;
+  sl_layout layout;
   sl_filter filter;
   uint64_t max_pixels; /* decompression-bomb guard */
 } sl_aug_params;

@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
   }
   sl_jpeg_rewriter_destroy(rw);
   tjhandle tj = tjInitDecompress();
-  sl_aug_params p = sl_test_aug_params(SL_OUT_NCHW);
+  sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
   sl_pipeline *pl, *pl_stream;
   sl_decoder *dec;
   if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK ||

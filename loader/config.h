@@ -31,9 +31,14 @@ typedef enum {
   SL_SCHEDULE_STEPS
 } sl_schedule_kind;
 typedef enum { SL_CROP_RANDOM_RESIZED, SL_CROP_CENTER, SL_CROP_NONE } sl_crop;
-typedef enum { SL_OUT_U8, SL_OUT_FP16, SL_OUT_BF16, SL_OUT_FP32 } sl_out_dtype;
-typedef enum { SL_OUT_NCHW, SL_OUT_NHWC } sl_out_layout;
 typedef enum { SL_FILTER_BOX, SL_FILTER_BILINEAR } sl_filter;
+/* augment.dtype and augment.layout are the public sl_dtype and sl_layout
+ * (include/sluice.h): their choices "u8|fp16|bf16|fp32" and "nchw|nhwc" are
+ * in the order of those enums. */
+_Static_assert(SL_DTYPE_U8 == 0 && SL_DTYPE_FP16 == 1 && SL_DTYPE_BF16 == 2 &&
+                   SL_DTYPE_FP32 == 3 && SL_LAYOUT_NCHW == 0 &&
+                   SL_LAYOUT_NHWC == 1,
+               "augment.dtype/layout choices follow sl_dtype/sl_layout");
 typedef enum {
   SL_BACKEND_AUTO,
   SL_BACKEND_CUDA,

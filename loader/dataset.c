@@ -158,8 +158,8 @@ static void ds_close(void *ctx) {
 }
 
 sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
-                              sl_out_dtype dtype, sl_out_layout layout,
-                              sl_logger *log, sl_err *err) {
+                              sl_dtype dtype, sl_layout layout, sl_logger *log,
+                              sl_err *err) {
   const char *path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
   if (!path[0])
     return sl_err_set(err, SL_ECONFIG, "dataset.path is not set");

@@ -17,8 +17,8 @@
 /* The real source: cfg's dataset read through augment/'s pipeline, writing
  * dtype/layout (u8 NHWC when the ring's backend converts). */
 sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
-                              sl_out_dtype dtype, sl_out_layout layout,
-                              sl_logger *log, sl_err *err);
+                              sl_dtype dtype, sl_layout layout, sl_logger *log,
+                              sl_err *err);
 
 /* Picks the backend kind from device.backend and device.gpu; when auto
  * falls back to host memory, logs why once and writes the reason to note
@@ -57,6 +57,6 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
                               bool on_device, bool converts,
                               sl_loader_plan *plan, sl_err *err);
 /* Bytes of one sample at res in dtype (res × res × channels × element). */
-size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res);
+size_t sl_loader_sample_bytes(sl_dtype dtype, int channels, int res);
 
 #endif

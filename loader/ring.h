@@ -49,10 +49,10 @@ typedef struct sl_ring_copy {
   size_t src_bytes; /* bytes of src in use: n samples at h × w */
   size_t dst_bytes; /* bytes the slot receives */
   int n, height, width, channels;
-  sl_out_dtype src_dtype;   /* what the workers wrote: U8 + NHWC when the */
-  sl_out_layout src_layout; /* backend converts, else the same as dst   */
-  sl_out_dtype dst_dtype;   /* what the consumer gets */
-  sl_out_layout dst_layout;
+  sl_dtype src_dtype;   /* what the workers wrote: U8 + NHWC when the */
+  sl_layout src_layout; /* backend converts, else the same as dst   */
+  sl_dtype dst_dtype;   /* what the consumer gets */
+  sl_layout dst_layout;
   float mean[3], std[3]; /* for the conversion (channels values used) */
 } sl_ring_copy;
 

@@ -62,7 +62,7 @@ int sl_cmd_schedule(int argc, char **argv) {
   }
   sl_schedule s;
   sl_schedule_from_config(&s, cfg);
-  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  sl_dtype dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
   uint64_t bs = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
   const int channels = 3;
   char b1[32], b2[32], b3[32];
