@@ -13,9 +13,8 @@
 #include <unistd.h>
 
 #include "common/mem.h"
-#include "formats/io_hints.h"
+#include "common/pread_full.h"
 #include "formats/layout.h"
-#include "formats/pread_full.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
                "index entries are 24 bytes");
@@ -263,9 +262,12 @@ static sl_status open_common(sl_source **out, const char *path,
       st = sl_err_errno(err, SL_EIO, errno, "%s: mmap", path);
     else {
       src->map = m;
-      st = sl_hint_random(m, (size_t)src->file_size, err);
-      if (st != SL_OK)
-        sl_err_prefix(err, "%s: ", path);
+      /* Indexing and a mapped source read in random order: no read-around.
+       * A map of the whole file starts on a page. */
+      if (madvise(m, (size_t)src->file_size, MADV_RANDOM) != 0)
+        st = sl_err_errno(err, SL_EIO, errno,
+                          "%s: madvise(MADV_RANDOM) of %zu bytes", path,
+                          (size_t)src->file_size);
     }
   }
   if (st == SL_OK)

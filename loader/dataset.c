@@ -1,5 +1,5 @@
 /* The loader's real sample source: a formats/ source (LMDB or HDF5) whose
- * bytes come through formats/io_reader.h (loader.io: mmap with read-ahead
+ * bytes come through io/io_reader.h (loader.io: mmap with read-ahead
  * hints, pread, or io_uring reading ahead in the epoch's order), each sample
  * run through an augment/ pipeline.
  *
@@ -16,11 +16,12 @@
 
 #include "codecs/codec.h"
 #include "common/clock.h"
-#include "formats/io_reader.h"
 #include "formats/layout.h"
 #include "formats/source.h"
+#include "io/io_reader.h"
 #include "loader/loader_internal.h"
 #include "loader/sampler.h"
+#include "loader/stage_options.h"
 
 /* formats/ checks the codec byte of each sample against its layout's
  * numbers; the pipeline reads it as an sl_codec. */

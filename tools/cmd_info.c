@@ -7,8 +7,8 @@
 
 #include "codecs/codec.h"
 #include "codecs/jpeg_window.h"
-#include "formats/io_select.h"
 #include "formats/source.h"
+#include "io/io_select.h"
 #include "tools/cli.h"
 
 enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/io_select.h"
 #include "formats/source.h"
+#include "io/io_select.h"
 #include "loader/config.h"
 #include "loader/loader_internal.h"
 #include "loader/schedule.h"

@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/io_hints.h"
-#include "formats/io_reader.h"
-#include "formats/io_select.h"
+#include "io/io_hints.h"
+#include "io/io_reader.h"
+#include "io/io_select.h"
 #include "io/io_synth.h"
 
 #define AVG_SAMPLE 110000u /* bytes: an ImageNet JPEG */

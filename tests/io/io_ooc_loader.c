@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "codecs/codec.h"
-#include "formats/io_hints.h"
 #include "formats/writer.h"
+#include "io/io_hints.h"
 #include "io/io_synth.h"
 #include "sluice.h"
 

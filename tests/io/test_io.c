@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/io_cgroup.h"
-#include "formats/io_hints.h"
-#include "formats/io_reader.h"
-#include "formats/io_select.h"
-#include "formats/io_uring.h"
+#include "io/io_cgroup.h"
+#include "io/io_hints.h"
+#include "io/io_reader.h"
+#include "io/io_select.h"
 #include "io/io_testfile.h"
+#include "io/io_uring.h"
 
 /* A deterministic permutation of 0..n-1 (Fisher-Yates, xorshift). */
 static uint64_t *perm(uint64_t n, uint64_t seed) {

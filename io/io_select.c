@@ -1,4 +1,4 @@
-#include "formats/io_select.h"
+#include "io/io_select.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/io_cgroup.h"
+#include "io/io_cgroup.h"
 
 const char *sl_io_kind_name(sl_io_kind kind) {
   switch (kind) {

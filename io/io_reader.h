@@ -36,16 +36,15 @@
  * Thread safety: get, put and read from any number of workers at once;
  * open, start_epoch, stop and close from one controlling thread; all but
  * stop while no worker is inside get or read. */
-#ifndef SLUICE_FORMATS_IO_READER_H
-#define SLUICE_FORMATS_IO_READER_H
+#ifndef SLUICE_IO_IO_READER_H
+#define SLUICE_IO_IO_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "formats/io_uring.h"
-#include "formats/source.h"
+#include "io/io_uring.h"
 #include "loader/config.h"
 
 typedef struct sl_io_opts {
@@ -70,11 +69,6 @@ typedef struct sl_io_opts {
 } sl_io_opts;
 
 typedef struct sl_io sl_io;
-
-/* Fills the file part of o (fd, name, file_size, count, max_length,
- * locate) from an open source; name is the path for messages. */
-void sl_io_opts_from_source(sl_io_opts *o, const sl_source *src,
-                            const char *name);
 
 /* Fills the configured part of o from the loader's options (inline so this
  * stage does not link the loader's config code); batch_size is the

@@ -11,8 +11,8 @@
  * ENOSYS), the reader falls back to pread and says why once (io_reader.h).
  *
  * No memory is allocated; every function may be called from any thread. */
-#ifndef SLUICE_FORMATS_IO_SELECT_H
-#define SLUICE_FORMATS_IO_SELECT_H
+#ifndef SLUICE_IO_IO_SELECT_H
+#define SLUICE_IO_IO_SELECT_H
 
 #include <stddef.h>
 #include <stdint.h>

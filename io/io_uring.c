@@ -1,4 +1,4 @@
-#include "formats/io_uring.h"
+#include "io/io_uring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/mem.h"
-#include "formats/io_hints.h"
+#include "io/io_hints.h"
 
 enum slot_state {
   SLOT_FREE,     /* not in the window */

@@ -30,8 +30,8 @@
  * Thread safety: get and put may be called from any number of threads at
  * once; open, start, stop and close from one controlling thread, start and
  * close while no worker is inside get (stop wakes those in get). */
-#ifndef SLUICE_FORMATS_IO_URING_H
-#define SLUICE_FORMATS_IO_URING_H
+#ifndef SLUICE_IO_IO_URING_H
+#define SLUICE_IO_IO_URING_H
 
 #include <stdbool.h>
 #include <stddef.h>
