@@ -24,22 +24,22 @@ static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
 #define LMDB_MAGIC 0xBEEFC0DEu
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_io_kind io,
+                             sl_format_kind fmt, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err);
 static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
                         char *lmdb_env, size_t env_cap, bool *subdir,
                         sl_err *err);
 
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
-                         sl_io_kind io, sl_err *err) {
-  return open_common(out, path, fmt, io, NULL, NULL, err);
+                         sl_source_mode mode, sl_err *err) {
+  return open_common(out, path, fmt, mode, NULL, NULL, err);
 }
 
 sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_io_kind io,
+                                sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err) {
-  return open_common(out, path, fmt, io, on_bad, user, err);
+  return open_common(out, path, fmt, mode, on_bad, user, err);
 }
 
 void sl_source_close(sl_source *src) {
@@ -238,7 +238,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
 /* ---- open ---------------------------------------------------------------- */
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_io_kind io,
+                             sl_format_kind fmt, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err) {
   *out = NULL;
   sl_source *src = calloc(1, sizeof *src);
@@ -247,7 +247,7 @@ static sl_status open_common(sl_source **out, const char *path,
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
   src->fd = -1;
-  src->keep_map = io == SL_IO_MMAP;
+  src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
   char env_path[PATH_MAX];

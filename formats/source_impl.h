@@ -12,7 +12,7 @@ struct sl_source {
   int fd;             /* the data file, O_RDONLY */
   uint64_t file_size; /* at open */
   uint8_t *map;       /* whole file, PROT_READ; NULL once unmapped */
-  bool keep_map;      /* io == SL_IO_MMAP: reads come from map */
+  bool keep_map;      /* SL_SOURCE_MMAP: reads come from map */
   sl_format_kind fmt;
   uint32_t version; /* layout version */
   uint64_t count;

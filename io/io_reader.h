@@ -44,8 +44,8 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "io/io_select.h"
 #include "io/io_uring.h"
-#include "loader/config.h"
 
 typedef struct sl_io_opts {
   sl_io_kind kind; /* loader.io */
@@ -69,21 +69,6 @@ typedef struct sl_io_opts {
 } sl_io_opts;
 
 typedef struct sl_io sl_io;
-
-/* Fills the configured part of o from the loader's options (inline so this
- * stage does not link the loader's config code); batch_size is the
- * loader's. */
-static inline void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,
-                                          unsigned batch_size) {
-  o->kind = (sl_io_kind)sl_cfg_enum(cfg, SL_OPT_LOADER_IO);
-  o->batch_size = batch_size;
-  o->readahead_batches = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_READAHEAD_BATCHES);
-  o->queue_depth = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_QUEUE_DEPTH);
-  o->pool_bytes = (size_t)sl_cfg_size(cfg, SL_OPT_IO_POOL_SIZE);
-  o->direct = sl_cfg_bool(cfg, SL_OPT_IO_DIRECT);
-  o->auto_share = sl_cfg_float(cfg, SL_OPT_IO_AUTO_SHARE);
-  sl_cfg_log(cfg, &o->log, &o->log_user);
-}
 
 /* Picks the backend (auto, fallback) and opens it. Errors: as io_uring.h's
  * open (but SL_EUNSUPPORTED becomes the pread fallback), SL_EIO (mmap

@@ -18,7 +18,14 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "loader/config.h"
+
+/* How sample bytes are read (loader.io; io_reader.h describes each). */
+typedef enum sl_io_kind {
+  SL_IO_MMAP,
+  SL_IO_PREAD,
+  SL_IO_URING,
+  SL_IO_AUTO
+} sl_io_kind;
 
 /* "mmap", "pread", "uring" or "auto". */
 const char *sl_io_kind_name(sl_io_kind kind);

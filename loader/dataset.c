@@ -172,7 +172,7 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
    * the reader loader.io chose (it maps the file itself for mmap). */
   sl_status st = sl_source_open(
       &c->src, path, (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-      SL_IO_PREAD, err);
+      SL_SOURCE_PREAD, err);
   if (st != SL_OK) {
     free(c);
     return st;

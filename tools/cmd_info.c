@@ -98,7 +98,8 @@ int sl_cmd_info(int argc, char **argv) {
   }
   sl_err err = {0};
   sl_source *src;
-  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD, &err) != SL_OK) {
+  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err) !=
+      SL_OK) {
     fprintf(stderr, "sluice info: %s\n", err.msg);
     return 1;
   }

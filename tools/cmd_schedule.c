@@ -113,7 +113,7 @@ int sl_cmd_schedule(int argc, char **argv) {
   if (ds[0] &&
       sl_source_open(&src, ds,
                      (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-                     SL_IO_PREAD, &err) == SL_OK) {
+                     SL_SOURCE_PREAD, &err) == SL_OK) {
     n = sl_source_count(src);
     sl_source_close(src);
   }

@@ -149,27 +149,6 @@ static void test_dct_scale_choice(void **state) {
     }
 }
 
-static void test_params_from_config(void **state) {
-  (void)state;
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "augment.std", "0.5"), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "augment.dtype", "bf16"), SL_OK);
-  sl_aug_params p;
-  sl_aug_params_from_config(&p, cfg);
-  assert_int_equal(p.crop, SL_CROP_RANDOM_RESIZED);
-  assert_true(fabs(p.scale[0] - 0.08) < 1e-9 && p.scale[1] == 1.0);
-  assert_true(fabs(p.ratio[1] - 4.0 / 3.0) < 1e-6);
-  assert_true(p.flip == 0.5 && fabs(p.center_ratio - 0.875) < 1e-9);
-  assert_true(fabsf(p.mean[2] - 0.406f) < 1e-6f && p.std[1] == 0.5f);
-  assert_int_equal(p.channels, 3);
-  assert_int_equal(p.dtype, SL_DTYPE_BF16);
-  assert_int_equal(p.layout, SL_LAYOUT_NCHW);
-  assert_int_equal(p.max_pixels, 100000000);
-  assert_int_equal(sl_aug_sample_bytes(&p, 224, 160), 224 * 160 * 3 * 2);
-  sl_config_destroy(cfg);
-}
-
 /* ---- quality ---- */
 
 /* Mean PSNR of the pipeline's u8 output against a full-size decode
@@ -516,7 +495,6 @@ int main(void) {
       cmocka_unit_test(test_random_resized_crop_statistics),
       cmocka_unit_test(test_crop_fallback_center_none),
       cmocka_unit_test(test_dct_scale_choice),
-      cmocka_unit_test(test_params_from_config),
       cmocka_unit_test(test_quality_psnr),
       cmocka_unit_test(test_dtypes_match_float_reference),
       cmocka_unit_test(test_determinism_and_flip),
