@@ -85,7 +85,7 @@ static double run_epoch(sl_io *io, int fd, const uint64_t *order, uint64_t n,
   drop_cache(fd);
   epoch ep = {.io = io, .n = n};
   sl_err e = {0};
-  if (sl_io_start_epoch(io, sl_io_order_array, order, 0, n, &e) != SL_OK)
+  if (sl_io_start_epoch(io, synth_order_array, order, 0, n, &e) != SL_OK)
     die("start epoch", e.msg);
   pthread_t th[64];
   warg wa[64];

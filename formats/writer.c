@@ -232,10 +232,6 @@ void sl_writer_abort(sl_writer *w) {
   free(w);
 }
 
-const char *sl_writer_temp_path(const sl_writer *w) {
-  return w->anon_fd >= 0 ? "" : w->tmp;
-}
-
 uint64_t sl_writer_count(const sl_writer *w) {
   return w->count;
 }

@@ -60,10 +60,6 @@ sl_status sl_writer_commit(sl_writer *w, uint32_t nclasses,
 /* Discards everything written and frees w. Accepts NULL. */
 void sl_writer_abort(sl_writer *w);
 
-/* The named temporary file's path, or "" when the file is anonymous (valid
- * until commit/abort). Unlinking it is async-signal-safe: a signal handler
- * may do so before _exit. */
-const char *sl_writer_temp_path(const sl_writer *w);
 /* Samples added so far. */
 uint64_t sl_writer_count(const sl_writer *w);
 

@@ -208,10 +208,6 @@ void sl_uring_close(sl_uring *u) {
   free(u);
 }
 
-uint64_t sl_io_order_array(const void *ctx, uint64_t seq) {
-  return ((const uint64_t *)ctx)[seq];
-}
-
 sl_status sl_uring_start(sl_uring *u, sl_io_order_fn order,
                          const void *order_ctx, uint64_t first, uint64_t end,
                          sl_err *err) {

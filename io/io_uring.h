@@ -50,9 +50,6 @@ typedef void (*sl_io_locate_fn)(const void *ctx, uint64_t sample,
  * sl_sampler_at). Called from the reader thread during the epoch. */
 typedef uint64_t (*sl_io_order_fn)(const void *ctx, uint64_t seq);
 
-/* An sl_io_order_fn over an array: ctx is a const uint64_t *. */
-uint64_t sl_io_order_array(const void *ctx, uint64_t seq);
-
 typedef struct sl_uring_opts {
   int fd;                 /* the dataset, open for reading; not closed */
   const char *name;       /* file name for messages (copied) */

@@ -166,7 +166,6 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
 void sl_ring_destroy(sl_ring *r);
 
 bool sl_ring_on_device(const sl_ring *r);
-bool sl_ring_converts(const sl_ring *r);
 const char *sl_ring_backend_name(const sl_ring *r);
 
 /* (consumer) Abandons the current epoch: wakes every waiter; worker calls
@@ -198,8 +197,7 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
 sl_status sl_ring_release(sl_ring *r, int slot, uint32_t generation,
                           void *stream, sl_err *err);
 
-/* Nanoseconds the mover spent waiting for a free slot; slots held now. */
+/* Nanoseconds the mover spent waiting for a free slot. */
 uint64_t sl_ring_slot_wait_ns(sl_ring *r);
-int sl_ring_held(sl_ring *r);
 
 #endif

@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
   for (unsigned ep = 0; ep < epochs && rc == 0; ep++) {
     synth_order(order, x.n, 1000 + ep, quasi ? 64 : 0, 16);
     atomic_store(&r.next, 0);
-    if (sl_io_start_epoch(io, sl_io_order_array, order, 0, x.n, &e) != SL_OK) {
+    if (sl_io_start_epoch(io, synth_order_array, order, 0, x.n, &e) != SL_OK) {
       fprintf(stderr, "io_ooc: epoch %u: %s\n", ep, e.msg);
       rc = 1;
       break;

@@ -104,6 +104,11 @@ static inline int synth_write_plain(const char *path, const synth_index *x) {
   return rc;
 }
 
+/* An sl_io_order_fn over an array: ctx is a const uint64_t *. */
+static inline uint64_t synth_order_array(const void *ctx, uint64_t seq) {
+  return ((const uint64_t *)ctx)[seq];
+}
+
 static inline uint64_t synth_rand(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
