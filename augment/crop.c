@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "augment/pipeline.h"
+#include "common/dtype.h"
 #include "common/rng.h"
 
 static sl_crop_box whole(int w, int h) {
@@ -94,7 +95,6 @@ int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
 }
 
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w) {
-  static const size_t k_size[] = {1, 2, 2, 4}; /* u8 fp16 bf16 fp32 */
-  size_t e = (unsigned)p->dtype < 4 ? k_size[p->dtype] : 4;
-  return (size_t)out_h * (size_t)out_w * (size_t)p->channels * e;
+  return (size_t)out_h * (size_t)out_w * (size_t)p->channels *
+         sl_dtype_bytes(p->dtype);
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/dtype.h"
 #include "common/half.h"
 #include "common/mem.h"
 
@@ -14,7 +15,6 @@ static uint32_t f32_bits(float f) {
 
 int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
                   const float *mean, const float *std) {
-  static const int elem[] = {1, 2, 2, 4};
   if (!dc || dtype < SL_DTYPE_U8 || dtype > SL_DTYPE_FP32 ||
       (layout != SL_LAYOUT_NCHW && layout != SL_LAYOUT_NHWC) || channels < 1 ||
       channels > SL_DCONV_MAX_CHANNELS)
@@ -30,7 +30,7 @@ int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
   dc->dtype = dtype;
   dc->layout = layout;
   dc->channels = channels;
-  dc->elem_bytes = elem[dtype];
+  dc->elem_bytes = (int)sl_dtype_bytes((sl_dtype)dtype);
   for (int c = 0; c < channels; c++) {
     for (int v = 0; v < 256; v++) {
       if (dtype == SL_DTYPE_U8) {

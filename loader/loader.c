@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/dtype.h"
 #include "common/mem.h"
 #include "loader/config.h"
 #include "loader/cuda/device_select.h"
@@ -16,8 +17,7 @@
 #include "loader/loader_impl.h"
 
 size_t sl_loader_sample_bytes(sl_dtype dtype, int channels, int res) {
-  static const size_t elem[] = {1, 2, 2, 4};
-  return elem[dtype] * (size_t)channels * (size_t)res * (size_t)res;
+  return sl_dtype_bytes(dtype) * (size_t)channels * (size_t)res * (size_t)res;
 }
 
 static int online_cpus(void) {
