@@ -80,6 +80,9 @@ uint64_t sl_cfg_size(const sl_config *cfg, sl_opt id);
 double sl_cfg_float(const sl_config *cfg, sl_opt id);
 /* The list's values; *n receives its length (1..SL_FLOATS_MAX). */
 const double *sl_cfg_floats(const sl_config *cfg, sl_opt id, int *n);
+/* augment.mean and augment.std as one value per output channel: a list of
+ * one value is repeated for each of the three. */
+void sl_cfg_mean_std(const sl_config *cfg, float mean[3], float std[3]);
 int sl_cfg_enum(const sl_config *cfg, sl_opt id);
 bool sl_cfg_bool(const sl_config *cfg, sl_opt id);
 /* Never NULL; "" when unset. */

@@ -107,13 +107,7 @@ sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
   p.dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
   p.layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   p.channels = channels;
-  int nm, ns;
-  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
-  const double *sd = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
-  for (int c = 0; c < 3; c++) {
-    p.mean[c] = (float)mean[nm == 3 ? c : 0];
-    p.std[c] = (float)sd[ns == 3 ? c : 0];
-  }
+  sl_cfg_mean_std(cfg, p.mean, p.std);
   return sl_ring_backend_cuda_create(be, &p, err);
 }
 
@@ -124,13 +118,7 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
   ld->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   ld->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
   ld->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
-  int nm, ns;
-  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
-  const double *sd = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
-  for (int c = 0; c < 3; c++) {
-    ld->mean[c] = (float)mean[nm == 3 ? c : 0];
-    ld->std[c] = (float)sd[ns == 3 ? c : 0];
-  }
+  sl_cfg_mean_std(cfg, ld->mean, ld->std);
   sl_sampler_config *sc = &ld->sampler_cfg;
   sc->batch_size = (uint64_t)ld->batch_size;
   sc->rank = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_RANK);

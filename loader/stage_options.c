@@ -14,12 +14,7 @@ void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
   p->flip = sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP);
   p->center_ratio = sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO);
   p->channels = 3;
-  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &n);
-  for (int c = 0; c < 3; c++)
-    p->mean[c] = (float)v[n == 3 ? c : 0];
-  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &n);
-  for (int c = 0; c < 3; c++)
-    p->std[c] = (float)v[n == 3 ? c : 0];
+  sl_cfg_mean_std(cfg, p->mean, p->std);
   p->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
   p->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
