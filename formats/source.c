@@ -202,6 +202,17 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                     src->path, i, where, reason);
 }
 
+sl_status sl_source_set_version(sl_source *src, const char *format, uint64_t v,
+                                uint32_t reads, sl_err *err) {
+  if (v != reads)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s layout version %" PRIu64
+                      " (this sluice reads %u); " SL_REPACK_HINT,
+                      src->path, format, v, reads);
+  src->version = (uint32_t)v;
+  return SL_OK;
+}
+
 sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
                                 sl_err *err) {
   sl_sample_info *e = &src->index[i];

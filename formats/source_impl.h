@@ -34,6 +34,10 @@ sl_status sl_source_set_classes(sl_source *src, const char *blob,
                                 size_t blob_len, uint32_t k, sl_err *err);
 sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
                                sl_err *err);
+/* Records the file's layout version v, or fails with SL_EFORMAT (naming the
+ * format, v and the version this build reads) when it is not `reads`. */
+sl_status sl_source_set_version(sl_source *src, const char *format, uint64_t v,
+                                uint32_t reads, sl_err *err);
 /* Checks entry i (already filled in) against the file and the class table.
  * where names the record ("key 0x..", "offsets[i]"). A bad entry fails the
  * open with SL_EFORMAT, or in verify mode is reported through on_bad and
