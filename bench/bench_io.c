@@ -310,7 +310,8 @@ int main(int argc, char **argv) {
         sl_err e = {0};
         if (sl_io_open(&io, &o, &e) != SL_OK)
           die(be[b].name, e.msg);
-        synth_order(order, x.n, 77 + ep, quasi ? 64 : 0, 16);
+        if (synth_order(order, x.n, 77, ep, quasi ? 64 : 0, 16) != 0)
+          die("order", "the sampler failed");
         double r = run_epoch(io, fd, order, x.n, workers);
         sl_uring_stats us;
         sl_io_get_stats(io, &us);

@@ -190,7 +190,10 @@ int main(int argc, char **argv) {
   double t0 = now();
   int rc = 0;
   for (unsigned ep = 0; ep < epochs && rc == 0; ep++) {
-    synth_order(order, x.n, 1000 + ep, quasi ? 64 : 0, 16);
+    if (synth_order(order, x.n, 1000, ep, quasi ? 64 : 0, 16) != 0) {
+      rc = 1;
+      break;
+    }
     atomic_store(&r.next, 0);
     if (sl_io_start_epoch(io, synth_order_array, order, 0, x.n, &e) != SL_OK) {
       fprintf(stderr, "io_ooc: epoch %u: %s\n", ep, e.msg);
