@@ -14,7 +14,7 @@ void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p) {
       float f = (float)x;
       t->f32[c][v] = f;
       t->h16[c][v] =
-          p->dtype == SL_OUT_BF16 ? sl_f32_to_bf16(f) : sl_f32_to_f16(f);
+          p->dtype == SL_DTYPE_BF16 ? sl_f32_to_bf16(f) : sl_f32_to_f16(f);
     }
   }
 }
@@ -65,7 +65,7 @@ enum { k_chunk = 512 };
 
 static void u8_span(const sl_aug_params *p, const uint8_t *s, int n,
                     size_t plane, uint8_t *dst, size_t at) {
-  if (p->layout == SL_OUT_NCHW)
+  if (p->layout == SL_LAYOUT_NCHW)
     SplitARGBPlane(s, n * 4, dst + 2 * plane + at, n, dst + plane + at, n,
                    dst + at, n, NULL, 0, n, 1);
   else
@@ -83,7 +83,7 @@ static void convert_u8(const sl_aug_params *p, const uint8_t *src, int src_ch,
     return;
   }
   if (!flip) {
-    if (p->layout == SL_OUT_NCHW)
+    if (p->layout == SL_LAYOUT_NCHW)
       SplitARGBPlane(src, w * 4, dst + 2 * plane, w, dst + plane, w, dst, w,
                      NULL, 0, w, h);
     else
@@ -106,12 +106,12 @@ void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
                     const uint8_t *src, int src_ch, int h, int w, int flip,
                     void *dst) {
   int nch = p->channels == 1 ? 1 : 3;
-  int nchw = p->layout == SL_OUT_NCHW;
+  int nchw = p->layout == SL_LAYOUT_NCHW;
   switch (p->dtype) {
-  case SL_OUT_U8:
+  case SL_DTYPE_U8:
     convert_u8(p, src, src_ch, h, w, flip, dst);
     break;
-  case SL_OUT_FP32:
+  case SL_DTYPE_FP32:
     CONVERT_ROWS(float, LUT_F32);
     break;
   default: /* fp16, bf16 */

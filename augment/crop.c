@@ -1,8 +1,9 @@
 /* Crop geometry: torchvision's RandomResizedCrop and the eval center crop,
- * the DCT scale choice, and the parameters read from the config. */
+ * the DCT scale choice, and the size of one output sample. */
 #include <math.h>
 
 #include "augment/pipeline.h"
+#include "common/dtype.h"
 #include "common/rng.h"
 
 static sl_crop_box whole(int w, int h) {
@@ -93,33 +94,7 @@ int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
   return 8;
 }
 
-void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
-  int n;
-  const double *v;
-  p->crop = (sl_crop)sl_cfg_enum(cfg, SL_OPT_AUGMENT_CROP);
-  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_SCALE, &n);
-  p->scale[0] = v[0];
-  p->scale[1] = n > 1 ? v[1] : v[0];
-  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_RATIO, &n);
-  p->ratio[0] = v[0];
-  p->ratio[1] = n > 1 ? v[1] : v[0];
-  p->flip = sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP);
-  p->center_ratio = sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO);
-  p->channels = 3;
-  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &n);
-  for (int c = 0; c < 3; c++)
-    p->mean[c] = (float)v[n == 3 ? c : 0];
-  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &n);
-  for (int c = 0; c < 3; c++)
-    p->std[c] = (float)v[n == 3 ? c : 0];
-  p->dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  p->layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
-  p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
-  p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
-}
-
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w) {
-  static const size_t k_size[] = {1, 2, 2, 4}; /* u8 fp16 bf16 fp32 */
-  size_t e = (unsigned)p->dtype < 4 ? k_size[p->dtype] : 4;
-  return (size_t)out_h * (size_t)out_w * (size_t)p->channels * e;
+  return (size_t)out_h * (size_t)out_w * (size_t)p->channels *
+         sl_dtype_bytes(p->dtype);
 }

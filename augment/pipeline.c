@@ -12,7 +12,6 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
-#include "formats/source.h"
 
 enum { k_max_side = 8192 };
 
@@ -30,7 +29,8 @@ static sl_status check_params(const sl_aug_params *p, sl_err *err) {
   if (p->channels != 1 && p->channels != 3)
     return sl_err_set(err, SL_EINVAL, "augment: channels %d (1 or 3)",
                       p->channels);
-  if ((unsigned)p->dtype > SL_OUT_FP32 || (unsigned)p->layout > SL_OUT_NHWC ||
+  if ((unsigned)p->dtype > SL_DTYPE_FP32 ||
+      (unsigned)p->layout > SL_LAYOUT_NHWC ||
       (unsigned)p->filter > SL_FILTER_BILINEAR ||
       (unsigned)p->crop > SL_CROP_NONE)
     return sl_err_set(err, SL_EINVAL, "augment: bad dtype/layout/filter/crop");

@@ -29,7 +29,15 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "loader/config.h"
+
+/* The training crop (augment.crop). */
+typedef enum sl_crop {
+  SL_CROP_RANDOM_RESIZED,
+  SL_CROP_CENTER,
+  SL_CROP_NONE
+} sl_crop;
+/* The resize filter (augment.filter): libyuv's box or bilinear. */
+typedef enum sl_filter { SL_FILTER_BOX, SL_FILTER_BILINEAR } sl_filter;
 
 typedef struct sl_aug_params {
   sl_crop crop;
@@ -40,8 +48,8 @@ typedef struct sl_aug_params {
   int channels;        /* 3 (RGB) or 1 (gray); output channels */
   float mean[3];
   float std[3];
-  sl_out_dtype dtype;
-  sl_out_layout layout;
+  sl_dtype dtype; /* include/sluice.h */
+  sl_layout layout;
   sl_filter filter;
   uint64_t max_pixels; /* decompression-bomb guard */
 } sl_aug_params;
@@ -77,9 +85,6 @@ void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
  * without restart markers). 7/8 is not used (see crop.c). */
 int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h);
 
-/* Fills params from a validated config (augment.*, decode.*). */
-void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg);
-
 /* Bytes one sample occupies at out_h × out_w in params' dtype. */
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w);
 
@@ -93,7 +98,7 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
 void sl_pipeline_destroy(sl_pipeline *pl);
 
 /* Runs the whole pipeline on one sample and writes sl_aug_sample_bytes()
- * bytes to dst. codec is an sl_codec (formats/source.h); for SL_CODEC_RAW,
+ * bytes to dst. codec is an sl_codec (codecs/codec.h); for SL_CODEC_RAW,
  * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
  * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over
  * max_pixels), SL_EUNSUPPORTED, SL_EINVAL (out_h/out_w outside

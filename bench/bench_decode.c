@@ -26,7 +26,7 @@
  *        Huffman decoding were free;
  * each round over all N images (fresh crops per round). Reports the median
  * images per thread-CPU-second of each and the medians of the per-round
- * ratios. The goal of issue 4 is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a
+ * ratios. The goal is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a
  * test: no thresholds, and it never fails on speed.
  *
  * Output: human lines, plus `RESULT {json}` lines (bench/sluice_cases.py):
@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
   }
   sl_jpeg_rewriter_destroy(rw);
   tjhandle tj = tjInitDecompress();
-  sl_aug_params p = sl_test_aug_params(SL_OUT_NCHW);
+  sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
   sl_pipeline *pl, *pl_stream;
   sl_decoder *dec;
   if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK ||

@@ -20,6 +20,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/source.h"
 #include "formats/writer.h"
 
@@ -200,7 +201,8 @@ static void bench_open(const char *dir, uint64_t n) {
         sl_source *s;
         double a = now();
         if (sl_source_open(&s, path, SL_FORMAT_AUTO,
-                           io ? SL_IO_PREAD : SL_IO_MMAP, &err) != SL_OK) {
+                           io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP,
+                           &err) != SL_OK) {
           fprintf(stderr, "bench_formats: %s\n", err.msg);
           return;
         }

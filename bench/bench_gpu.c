@@ -86,8 +86,8 @@ static void *producer_main(void *arg) {
 
 /* Opens a ring sized from the budget, fills its staging once with a
  * pattern, and starts the producer for nbatches. */
-static void ring_start(bench_ring *br, const opts *o, sl_out_dtype dtype,
-                       sl_out_layout layout, uint64_t nbatches) {
+static void ring_start(bench_ring *br, const opts *o, sl_dtype dtype,
+                       sl_layout layout, uint64_t nbatches) {
   sl_err err;
   sl_err_clear(&err);
   memset(br, 0, sizeof *br);
@@ -136,8 +136,8 @@ static void ring_start(bench_ring *br, const opts *o, sl_out_dtype dtype,
   ep.copy.height = o->res;
   ep.copy.width = o->res;
   ep.copy.channels = 3;
-  ep.copy.src_dtype = SL_OUT_U8;
-  ep.copy.src_layout = SL_OUT_NHWC;
+  ep.copy.src_dtype = SL_DTYPE_U8;
+  ep.copy.src_layout = SL_LAYOUT_NHWC;
   ep.copy.dst_dtype = dtype;
   ep.copy.dst_layout = layout;
   memcpy(ep.copy.mean, kMean, sizeof kMean);
@@ -224,7 +224,7 @@ static double plain_gbps(size_t bytes, int reps) {
   return (double)bytes * reps / t / 1e9;
 }
 
-static double ring_gbps(const opts *o, sl_out_dtype dtype, sl_out_layout layout,
+static double ring_gbps(const opts *o, sl_dtype dtype, sl_layout layout,
                         cudaStream_t user) {
   bench_ring br;
   ring_start(&br, o, dtype, layout, (uint64_t)o->batches);
@@ -267,7 +267,7 @@ static int check_convert(conv_check *cc) {
   CK(cudaMemcpy(d_src, src, in_bytes, cudaMemcpyHostToDevice));
   int ok;
   memset(cc, 0, sizeof *cc);
-  for (int dtype = SL_DCONV_U8; dtype <= SL_DCONV_FP32; dtype++) {
+  for (int dtype = SL_DTYPE_U8; dtype <= SL_DTYPE_FP32; dtype++) {
     for (int layout = 0; layout < 2; layout++) {
       sl_dconv dc;
       sl_dconv_init(&dc, dtype, layout, 3, kMean, kStd);
@@ -276,21 +276,21 @@ static int check_convert(conv_check *cc) {
                     cudaMemcpyDeviceToHost));
       for (size_t i = 0; i < in_bytes; i++) {
         size_t p = i / 3, c = i % 3, n = p / (R * R), pix = p % (R * R);
-        size_t o = layout == SL_DCONV_NHWC ? i : (n * 3 + c) * R * R + pix;
+        size_t o = layout == SL_LAYOUT_NHWC ? i : (n * 3 + c) * R * R + pix;
         double want = ((double)src[i] / 255.0 - kMean[c]) / kStd[c];
-        if (dtype == SL_DCONV_U8) {
+        if (dtype == SL_DTYPE_U8) {
           cc->u8_mismatches += got[o] != src[i];
-        } else if (dtype == SL_DCONV_FP32) {
+        } else if (dtype == SL_DTYPE_FP32) {
           float f;
           memcpy(&f, got + o * 4, 4);
           cc->f32_abs = fmax(cc->f32_abs, fabs((double)f - want));
         } else {
           uint16_t h;
           memcpy(&h, got + o * 2, 2);
-          double *m = dtype == SL_DCONV_FP16 ? &cc->f16_ulp : &cc->bf16_ulp;
+          double *m = dtype == SL_DTYPE_FP16 ? &cc->f16_ulp : &cc->bf16_ulp;
           double g =
-              dtype == SL_DCONV_FP16 ? sl_f16_to_f32(h) : sl_bf16_to_f32(h);
-          *m = fmax(*m, ulps(g, want, dtype == SL_DCONV_FP16 ? 11 : 8));
+              dtype == SL_DTYPE_FP16 ? sl_f16_to_f32(h) : sl_bf16_to_f32(h);
+          *m = fmax(*m, ulps(g, want, dtype == SL_DTYPE_FP16 ? 11 : 8));
         }
       }
     }
@@ -341,13 +341,13 @@ int main(int argc, char **argv) {
 
   /* 1. */
   double plain = plain_gbps(batch_u8, o.batches);
-  double ring_u8 = ring_gbps(&o, SL_OUT_U8, SL_OUT_NHWC, user);
-  double ring_f16 = ring_gbps(&o, SL_OUT_FP16, SL_OUT_NCHW, user);
+  double ring_u8 = ring_gbps(&o, SL_DTYPE_U8, SL_LAYOUT_NHWC, user);
+  double ring_f16 = ring_gbps(&o, SL_DTYPE_FP16, SL_LAYOUT_NCHW, user);
 
   /* 2. A step 1.5× the copy time of a batch: the ring should keep up. */
   uint64_t step_ns = (uint64_t)(1.5 * (double)batch_u8 / (plain * 1e9) * 1e9);
   bench_ring br;
-  ring_start(&br, &o, SL_OUT_FP16, SL_OUT_NCHW, (uint64_t)o.batches);
+  ring_start(&br, &o, SL_DTYPE_FP16, SL_LAYOUT_NCHW, (uint64_t)o.batches);
   double wall = consume_all(&br, step_ns, user);
   ring_stop(&br);
   double busy = (double)step_ns * 1e-9 * (double)o.batches;
@@ -357,7 +357,7 @@ int main(int argc, char **argv) {
   size_t free0, free1, total;
   CK(cudaDeviceSynchronize());
   CK(cudaMemGetInfo(&free0, &total));
-  ring_start(&br, &o, SL_OUT_FP16, SL_OUT_NCHW, 1);
+  ring_start(&br, &o, SL_DTYPE_FP16, SL_LAYOUT_NCHW, 1);
   CK(cudaMemGetInfo(&free1, &total));
   size_t taken = free0 > free1 ? free0 - free1 : 0;
   size_t reported = sl_ring_backend_cuda_vram(br.be);

@@ -32,9 +32,9 @@
 
 #include "bench_io_disk.h"
 #include "common/strlist.h"
-#include "formats/io_hints.h"
-#include "formats/io_reader.h"
-#include "formats/io_select.h"
+#include "io/io_hints.h"
+#include "io/io_reader.h"
+#include "io/io_select.h"
 #include "io/io_synth.h"
 
 #define AVG_SAMPLE 110000u
@@ -85,7 +85,7 @@ static double run_epoch(sl_io *io, int fd, const uint64_t *order, uint64_t n,
   drop_cache(fd);
   epoch ep = {.io = io, .n = n};
   sl_err e = {0};
-  if (sl_io_start_epoch(io, sl_io_order_array, order, 0, n, &e) != SL_OK)
+  if (sl_io_start_epoch(io, synth_order_array, order, 0, n, &e) != SL_OK)
     die("start epoch", e.msg);
   pthread_t th[64];
   warg wa[64];
@@ -310,7 +310,8 @@ int main(int argc, char **argv) {
         sl_err e = {0};
         if (sl_io_open(&io, &o, &e) != SL_OK)
           die(be[b].name, e.msg);
-        synth_order(order, x.n, 77 + ep, quasi ? 64 : 0, 16);
+        if (synth_order(order, x.n, 77, ep, quasi ? 64 : 0, 16) != 0)
+          die("order", "the sampler failed");
         double r = run_epoch(io, fd, order, x.n, workers);
         sl_uring_stats us;
         sl_io_get_stats(io, &us);

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/io_hints.h"
+#include "io/io_hints.h"
 
 static double now(void) {
   struct timespec t;

@@ -11,8 +11,8 @@
  * the disk. disk-bound = the disk's O_DIRECT 1 MiB sequential rate (the
  * better of 1 and 16 in flight) / the average sample's bytes (file size /
  * samples). decode-bound = a warm-cache mmap epoch of the same loader,
- * measured in the same run: the rate with no disk in the way. Goal (issue
- * 7): the best backend >= 0.8 x min(disk-bound, decode-bound). */
+ * measured in the same run: the rate with no disk in the way. Goal: the
+ * best backend >= 0.8 x min(disk-bound, decode-bound). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -28,10 +28,12 @@
 #include <unistd.h>
 
 #include "augment/pipeline.h"
+#include "codecs/codec.h"
 #include "codecs/jpeg_rewrite.h"
 #include "formats/source.h"
 #include "formats/writer.h"
 #include "loader/config.h"
+#include "loader/stage_options.h"
 #include "sluice.h"
 #include "support/proc.h"
 #include "tools/synth.h"
@@ -147,7 +149,7 @@ static sl_config *config(const args *a, int workers) {
 static double single_thread_rate(const args *a, sl_config *cfg, int epochs) {
   sl_err err;
   sl_source *src;
-  if (sl_source_open(&src, a->path, SL_FORMAT_AUTO, SL_IO_MMAP, &err) !=
+  if (sl_source_open(&src, a->path, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) !=
       SL_OK) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);
     return 0;

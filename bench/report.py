@@ -81,7 +81,7 @@ def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + ["### Goals (issue 8)", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])

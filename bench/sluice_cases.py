@@ -6,22 +6,22 @@ Programs print their measurements as lines
 
 (one JSON object per line after the word RESULT); other lines are for people.
 
-- decode (issues 4/8, items 1-2): bench_decode, one thread, its own in-memory
+- decode: bench_decode, one thread, its own in-memory
   ImageNet-like JPEGs, (a) tjDecompress2 full decode of the original files
   vs (b) sluice decode+augment at 224/160/128 on the same images as `sluice
   pack` stores them (restart layout), and (s) on the original bytes,
   alternating rounds inside one process; images per thread-CPU-second and
   the median per-round ratios to (a).
-- loader (item 3): bench/peers/sluice_loader.py drives libsluice's public API
+- loader: bench/peers/sluice_loader.py drives libsluice's public API
   exactly as bench/peers/peer.py drives a peer (u8 NCHW, same crop/flip, one
   epoch timed after 3 batches), for each format and io backend.
-- efficiency and drift (goal "end to end >= 0.9 x W x single thread", item 5):
-  bench_loader (issue 5's own), which measures the single-thread pipeline and
+- efficiency and drift (goal "end to end >= 0.9 x W x single thread"):
+  bench_loader, which measures the single-thread pipeline and
   the loader with 1 and 2 workers on the same dataset in one process, and
   sluice_loader.py over 5 epochs for the RSS per epoch.
 - formats: bench_formats (pack throughput, index-open time), reported as is.
 
-Also: the goals of issue 8, computed from the summary.
+Also: the goals (report.py's table), computed from the summary.
 """
 import os
 import re

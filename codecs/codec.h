@@ -41,6 +41,14 @@
 
 #include "common/error.h"
 
+/* How a sample's payload is encoded. The values are stored in dataset files
+ * (formats/layout.h): never renumber them. */
+typedef enum sl_codec {
+  SL_CODEC_JPEG = 1,
+  SL_CODEC_PNG = 2,
+  SL_CODEC_RAW = 3 /* u8 HWC array of height*width*channels bytes */
+} sl_codec;
+
 /* Chroma subsampling of a JPEG (others report SL_SUB_444 or SL_SUB_GRAY). */
 typedef enum sl_subsamp {
   SL_SUB_GRAY = 0,
@@ -69,9 +77,8 @@ typedef struct sl_image_info {
   sl_color_model color;
 } sl_image_info;
 
-/* One encoded input. codec is an sl_codec value (formats/source.h:
- * 1 JPEG, 2 PNG, 3 raw); raw_h/raw_w/raw_c give a raw array's shape
- * (raw_c 1, 3 or 4) and are ignored otherwise. */
+/* One encoded input. codec is an sl_codec; raw_h/raw_w/raw_c give a raw
+ * array's shape (raw_c 1, 3 or 4) and are ignored otherwise. */
 typedef struct sl_encoded {
   const uint8_t *bytes;
   size_t len;

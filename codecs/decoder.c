@@ -65,11 +65,11 @@ sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
   if (!in->bytes && in->len)
     return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
   switch (in->codec) {
-  case 1:
+  case SL_CODEC_JPEG:
     return sl_jpeg_probe(d, in, info, err);
-  case 2:
+  case SL_CODEC_PNG:
     return sl_png_probe(d, in, info, err);
-  case 3:
+  case SL_CODEC_RAW:
     return sl_raw_probe(d, in, info, err);
   default:
     return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
@@ -87,11 +87,11 @@ sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
   if (!in->bytes && in->len)
     return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
   switch (in->codec) {
-  case 1:
+  case SL_CODEC_JPEG:
     return sl_jpeg_decode(d, in, req, out, err);
-  case 2:
+  case SL_CODEC_PNG:
     return sl_png_decode(d, in, req, out, err);
-  case 3:
+  case SL_CODEC_RAW:
     return sl_raw_decode(d, in, req, out, err);
   default:
     return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",

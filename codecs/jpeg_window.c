@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "common/endian.h"
+
 enum {
   k_sof0 = 0xC0,
   k_sof1 = 0xC1,
@@ -21,15 +23,6 @@ enum {
   k_app15 = 0xEF,
   k_com = 0xFE
 };
-
-static unsigned rd16(const uint8_t *p) {
-  return (unsigned)p[0] << 8 | p[1];
-}
-
-static void wr16(uint8_t *p, unsigned v) {
-  p[0] = (uint8_t)(v >> 8);
-  p[1] = (uint8_t)v;
-}
 
 /* One marker segment of the header: its code, and where its payload
  * (after the 2-byte length) starts and ends. */
@@ -54,7 +47,7 @@ static int next_header_seg(const uint8_t *b, size_t n, size_t *p, seg *s) {
   if (s->code == 0x00 || s->code == 0x01 || s->code == k_soi ||
       s->code == k_eoi || (s->code >= k_rst0 && s->code <= k_rst7))
     return 0; /* no length, or not where a header may have it */
-  size_t len = rd16(b + q + 1);
+  size_t len = sl_get_be16(b + q + 1);
   if (len < 2 || len > n - (q + 1))
     return 0;
   s->body = q + 3;
@@ -67,8 +60,8 @@ static int read_sof(const uint8_t *s, size_t len, sl_jpeg_layout *lo,
                     int ids[4]) {
   if (len < 6 || s[0] != 8)
     return 0;
-  lo->height = (int)rd16(s + 1);
-  lo->width = (int)rd16(s + 3);
+  lo->height = (int)sl_get_be16(s + 1);
+  lo->width = (int)sl_get_be16(s + 3);
   lo->comps = s[5];
   if (lo->height < 1 || lo->width < 1 || lo->comps < 1 || lo->comps > 4 ||
       len < 6 + 3 * (size_t)lo->comps)
@@ -151,7 +144,7 @@ int sl_jpeg_layout_read(const uint8_t *b, size_t n, sl_jpeg_layout *lo) {
     } else if (s.code == k_dri) {
       if (len < 2)
         return 0;
-      lo->interval = (int)rd16(body);
+      lo->interval = (int)sl_get_be16(body);
     } else if (s.code == k_sos) {
       if (!have_sof || !read_sos(body, len, lo, ids))
         return 0;
@@ -227,8 +220,8 @@ static size_t copy_header(const uint8_t *b, const sl_jpeg_layout *lo, int w,
       return 0;
     memcpy(out + o, b + s.start, len);
     if (s.start < lo->sof_dims && lo->sof_dims < s.end) {
-      wr16(out + o + (lo->sof_dims - s.start), (unsigned)h);
-      wr16(out + o + (lo->sof_dims - s.start) + 2, (unsigned)w);
+      sl_put_be16(out + o + (lo->sof_dims - s.start), (uint16_t)h);
+      sl_put_be16(out + o + (lo->sof_dims - s.start) + 2, (uint16_t)w);
     }
     o += len;
   }

@@ -8,6 +8,7 @@
 #include <png.h>
 
 #include "codecs/codec_impl.h"
+#include "common/endian.h"
 
 typedef struct png_in {
   const uint8_t *p;
@@ -18,19 +19,14 @@ typedef struct png_in {
 
 static const uint8_t k_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-static uint32_t be32(const uint8_t *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         p[3];
-}
-
 sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err) {
   const uint8_t *p = in->bytes;
   if (in->len < 33 || memcmp(p, k_sig, 8) != 0 ||
-      memcmp(p + 12, "IHDR", 4) != 0 || be32(p + 8) != 13)
+      memcmp(p + 12, "IHDR", 4) != 0 || sl_get_be32(p + 8) != 13)
     return sl_err_set(err, SL_EDECODE, "png: not a PNG file (%zu bytes)",
                       in->len);
-  uint32_t w = be32(p + 16), h = be32(p + 20);
+  uint32_t w = sl_get_be32(p + 16), h = sl_get_be32(p + 20);
   int depth = p[24], type = p[25], interlace = p[28];
   static const int comps[7] = {1, 0, 3, 1, 2, 0, 4};
   if (w == 0 || h == 0 || type > 6 || comps[type] == 0 ||

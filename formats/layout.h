@@ -55,6 +55,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/endian.h"
 #include "sluice.h"
 
 #define SL_LMDB_LAYOUT_VERSION 3u
@@ -75,9 +76,17 @@
 #define SL_HDF5_LAYOUT_OLDEST 1u
 #define SL_HDF5_GROUP "/samples"
 
+/* The codec byte of a record, index entry or HDF5 row: an sl_codec of
+ * codecs/codec.h (1 JPEG, 2 PNG, 3 raw). Formats sits below codecs, so it
+ * checks only what the layout needs: the byte's range, and that a raw
+ * payload holds height * width * channels bytes. loader/dataset.c, which
+ * sees both headers, asserts that the numbers agree. */
+#define SL_LAYOUT_CODEC_FIRST 1u
+#define SL_LAYOUT_CODEC_LAST 3u
+#define SL_LAYOUT_CODEC_RAW 3u
+
 /* SL_CLASS_NAME_MAX, SL_CLASSES_MAX and SL_TARGETS_MAX come from sluice.h;
- * the longest
- * sample name (bytes, without the NUL): a source path. */
+ * the longest sample name (bytes, without the NUL): a source path. */
 #define SL_NAME_MAX ((unsigned)SL_SAMPLE_NAME_MAX)
 
 /* The fields of one record's header. */
@@ -92,24 +101,7 @@ typedef struct sl_record_hdr {
   uint16_t name_len;
 } sl_record_hdr;
 
-static inline void sl_put_le16(uint8_t *p, uint16_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-}
-static inline void sl_put_le32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline uint16_t sl_get_le16(const uint8_t *p) {
-  return (uint16_t)(p[0] | (p[1] << 8));
-}
-static inline uint32_t sl_get_le32(const uint8_t *p) {
-  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-         ((uint32_t)p[3] << 24);
-}
-static inline uint64_t sl_get_le64(const uint8_t *p) {
-  return (uint64_t)sl_get_le32(p) | ((uint64_t)sl_get_le32(p + 4) << 32);
-}
+/* Little-endian IEEE 754 floats (targets). */
 static inline void sl_put_lef32(uint8_t *p, float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
@@ -120,25 +112,6 @@ static inline float sl_get_lef32(const uint8_t *p) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
-}
-static inline void sl_put_be64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-static inline uint64_t sl_get_be64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++)
-    v = (v << 8) | p[i];
-  return v;
-}
-
-static inline void sl_put_be32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-static inline uint32_t sl_get_be32(const uint8_t *p) {
-  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
-         ((uint32_t)p[2] << 8) | p[3];
 }
 
 /* Bytes of one index-chunk entry, and samples per chunk: 65536, halved

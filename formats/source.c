@@ -14,9 +14,8 @@
 #include <unistd.h>
 
 #include "common/mem.h"
-#include "formats/io_hints.h"
+#include "common/pread_full.h"
 #include "formats/layout.h"
-#include "formats/pread_full.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
                "index entries are 24 bytes");
@@ -26,22 +25,22 @@ static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
 #define LMDB_MAGIC 0xBEEFC0DEu
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_io_kind io,
+                             sl_format_kind fmt, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err);
 static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
                         char *lmdb_env, size_t env_cap, bool *subdir,
                         sl_err *err);
 
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
-                         sl_io_kind io, sl_err *err) {
-  return open_common(out, path, fmt, io, NULL, NULL, err);
+                         sl_source_mode mode, sl_err *err) {
+  return open_common(out, path, fmt, mode, NULL, NULL, err);
 }
 
 sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_io_kind io,
+                                sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err) {
-  return open_common(out, path, fmt, io, on_bad, user, err);
+  return open_common(out, path, fmt, mode, on_bad, user, err);
 }
 
 void sl_source_close(sl_source *src) {
@@ -264,6 +263,17 @@ static bool targets_finite(const sl_source *src, uint64_t i, char *why,
   return true;
 }
 
+sl_status sl_source_set_version(sl_source *src, const char *format, uint64_t v,
+                                uint32_t oldest, uint32_t newest, sl_err *err) {
+  if (v < oldest || v > newest)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s layout version %" PRIu64
+                      " (this sluice reads %u to %u); " SL_REPACK_HINT,
+                      src->path, format, v, oldest, newest);
+  src->version = (uint32_t)v;
+  return SL_OK;
+}
+
 sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
                                 sl_err *err) {
   sl_sample_info *e = &src->index[i];
@@ -274,7 +284,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              "payload [%" PRIu64 ", +%" PRIu32
              ") lies beyond the end of the file (%" PRIu64 " bytes)",
              e->offset, e->length, src->file_size);
-  else if (e->codec < SL_CODEC_JPEG || e->codec > SL_CODEC_RAW)
+  else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
     snprintf(why, sizeof why, "unknown codec %u", e->codec);
   else if (e->channels != 1 && e->channels != 3)
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
@@ -286,7 +296,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->label, src->nclasses);
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
-  else if (e->codec == SL_CODEC_RAW &&
+  else if (e->codec == SL_LAYOUT_CODEC_RAW &&
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);
@@ -303,7 +313,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
 /* ---- open ---------------------------------------------------------------- */
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_io_kind io,
+                             sl_format_kind fmt, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err) {
   *out = NULL;
   sl_source *src = calloc(1, sizeof *src);
@@ -312,7 +322,7 @@ static sl_status open_common(sl_source **out, const char *path,
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
   src->fd = -1;
-  src->keep_map = io == SL_IO_MMAP;
+  src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
   char env_path[PATH_MAX];
@@ -327,9 +337,12 @@ static sl_status open_common(sl_source **out, const char *path,
       st = sl_err_errno(err, SL_EIO, errno, "%s: mmap", path);
     else {
       src->map = m;
-      st = sl_hint_random(m, (size_t)src->file_size, err);
-      if (st != SL_OK)
-        sl_err_prefix(err, "%s: ", path);
+      /* Indexing and a mapped source read in random order: no read-around.
+       * A map of the whole file starts on a page. */
+      if (madvise(m, (size_t)src->file_size, MADV_RANDOM) != 0)
+        st = sl_err_errno(err, SL_EIO, errno,
+                          "%s: madvise(MADV_RANDOM) of %zu bytes", path,
+                          (size_t)src->file_size);
     }
   }
   if (st == SL_OK)

@@ -19,14 +19,17 @@
 #include <stdint.h>
 
 #include "common/error.h"
-#include "loader/config.h"
 
-/* How a sample's payload is encoded. Values are stored on disk: stable. */
-typedef enum sl_codec {
-  SL_CODEC_JPEG = 1,
-  SL_CODEC_PNG = 2,
-  SL_CODEC_RAW = 3 /* u8 HWC array of height*width*channels bytes */
-} sl_codec;
+/* The file format (dataset.format). */
+typedef enum sl_format_kind {
+  SL_FORMAT_AUTO, /* detected from the file's contents */
+  SL_FORMAT_LMDB,
+  SL_FORMAT_HDF5
+} sl_format_kind;
+
+/* How sl_source_read gets bytes: from a read-only map of the file
+ * (zero-copy, MADV_RANDOM) or by pread into the caller's buffer. */
+typedef enum sl_source_mode { SL_SOURCE_MMAP, SL_SOURCE_PREAD } sl_source_mode;
 
 /* One index entry: 24 bytes. offset is absolute in the file. */
 typedef struct sl_sample_info {
@@ -35,7 +38,7 @@ typedef struct sl_sample_info {
   int32_t label;   /* class index, or -1 when unlabelled */
   uint16_t height; /* stored image size, as the writer recorded it */
   uint16_t width;
-  uint8_t codec;     /* sl_codec */
+  uint8_t codec;     /* sl_codec (codecs/codec.h) */
   uint8_t channels;  /* 1 or 3 */
   uint16_t name_len; /* the sample's name: the name_len bytes before the
                         payload (0: none) */
@@ -45,15 +48,13 @@ typedef struct sl_sample_info {
 typedef struct sl_source sl_source;
 
 /* Opens path, detecting the format when fmt is SL_FORMAT_AUTO, and indexes
- * it. io chooses how sl_source_read gets bytes: SL_IO_MMAP maps the file
- * (MADV_RANDOM), SL_IO_PREAD reads into the caller's buffer; other values
- * are treated as SL_IO_PREAD by this layer (the loader's I/O engines build on
- * sl_source_fd and the index). Errors: SL_EIO (cannot open/read/map),
- * SL_EFORMAT (bad magic, version, layout, truncated file, out-of-range
- * offsets: the message names the file, sample index or key and says to
- * re-create the file with `sluice pack`), SL_ENOMEM. */
+ * it. mode chooses how sl_source_read gets bytes (the loader's I/O engines,
+ * io/, build on sl_source_fd and the index instead). Errors: SL_EIO (cannot
+ * open/read/map), SL_EFORMAT (bad magic, version, layout, truncated file,
+ * out-of-range offsets: the message names the file, sample index or key and
+ * says to re-create the file with `sluice pack`), SL_ENOMEM. */
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
-                         sl_io_kind io, sl_err *err);
+                         sl_source_mode mode, sl_err *err);
 void sl_source_close(sl_source *src);
 
 /* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or
@@ -65,7 +66,7 @@ void sl_source_close(sl_source *src);
 typedef void (*sl_source_bad_fn)(void *user, uint64_t index,
                                  const char *reason);
 sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_io_kind io,
+                                sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err);
 

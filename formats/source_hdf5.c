@@ -254,13 +254,10 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
                       "%s: %s has no sluice_layout "
                       "attribute; not a sluice HDF5 file? " SL_REPACK_HINT,
                       src->path, SL_HDF5_GROUP);
-  if (v < SL_HDF5_LAYOUT_OLDEST || v > SL_HDF5_LAYOUT_VERSION)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: HDF5 layout version %" PRIu64
-                      " (this sluice reads %u to %u); " SL_REPACK_HINT,
-                      src->path, v, SL_HDF5_LAYOUT_OLDEST,
-                      SL_HDF5_LAYOUT_VERSION);
-  src->version = (uint32_t)v;
+  sl_status vs = sl_source_set_version(src, "HDF5", v, SL_HDF5_LAYOUT_OLDEST,
+                                       SL_HDF5_LAYOUT_VERSION, err);
+  if (vs != SL_OK)
+    return vs;
   if (v >= 2 &&
       (attr_u64(f->group, "target_width", &k) != 0 || k > SL_TARGETS_MAX))
     return sl_err_set(err, SL_EFORMAT,

@@ -12,7 +12,7 @@ struct sl_source {
   int fd;             /* the data file, O_RDONLY */
   uint64_t file_size; /* at open */
   uint8_t *map;       /* whole file, PROT_READ; NULL once unmapped */
-  bool keep_map;      /* io == SL_IO_MMAP: reads come from map */
+  bool keep_map;      /* SL_SOURCE_MMAP: reads come from map */
   sl_format_kind fmt;
   uint32_t version; /* layout version */
   uint64_t count;
@@ -37,6 +37,10 @@ sl_status sl_source_set_classes(sl_source *src, const char *blob,
                                 size_t blob_len, uint32_t k, sl_err *err);
 sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
                                sl_err *err);
+/* Records the file's layout version v, or fails with SL_EFORMAT (naming the
+ * format, v and the version this build reads) when it is not `reads`. */
+sl_status sl_source_set_version(sl_source *src, const char *format, uint64_t v,
+                                uint32_t oldest, uint32_t newest, sl_err *err);
 /* Checks entry i (already filled in) against the file and the class table.
  * where names the record ("key 0x..", "offsets[i]"). A bad entry fails the
  * open with SL_EFORMAT, or in verify mode is reported through on_bad and

@@ -344,13 +344,10 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                       "%s: metadata does not start with '%s "
                       "VERSION'; " SL_REPACK_HINT,
                       src->path, SL_LMDB_META_HEAD);
-  if (v < SL_LMDB_LAYOUT_OLDEST || v > SL_LMDB_LAYOUT_VERSION)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: LMDB layout version %" PRIu64
-                      " (this sluice reads %u to %u); " SL_REPACK_HINT,
-                      src->path, v, SL_LMDB_LAYOUT_OLDEST,
-                      SL_LMDB_LAYOUT_VERSION);
-  src->version = (uint32_t)v;
+  sl_status vs = sl_source_set_version(src, "LMDB", v, SL_LMDB_LAYOUT_OLDEST,
+                                       SL_LMDB_LAYOUT_VERSION, err);
+  if (vs != SL_OK)
+    return vs;
   meta_text m = {0};
   char *blob = malloc(len + 1);
   size_t blob_len = 0;

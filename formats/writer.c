@@ -272,10 +272,6 @@ void sl_fwriter_abort(sl_fwriter *w) {
   free(w);
 }
 
-const char *sl_fwriter_temp_path(const sl_fwriter *w) {
-  return w->anon_fd >= 0 ? "" : w->tmp;
-}
-
 uint64_t sl_fwriter_count(const sl_fwriter *w) {
   return w->count;
 }

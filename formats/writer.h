@@ -71,10 +71,6 @@ sl_status sl_fwriter_commit(sl_fwriter *w, uint32_t nclasses,
 /* Discards everything written and frees w. Accepts NULL. */
 void sl_fwriter_abort(sl_fwriter *w);
 
-/* The named temporary file's path, or "" when the file is anonymous (valid
- * until commit/abort). Unlinking it is async-signal-safe: a signal handler
- * may do so before _exit. */
-const char *sl_fwriter_temp_path(const sl_fwriter *w);
 /* Samples added so far. */
 uint64_t sl_fwriter_count(const sl_fwriter *w);
 

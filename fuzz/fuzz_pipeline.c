@@ -35,8 +35,8 @@ static sl_aug_params params(int i) {
                      .channels = i == 7 ? 1 : 3,
                      .mean = {0.485f, 0.456f, 0.406f},
                      .std = {0.229f, 0.224f, 0.225f},
-                     .dtype = (sl_out_dtype)(i % 4),
-                     .layout = (sl_out_layout)((i / 4) % 2),
+                     .dtype = (sl_dtype)(i % 4),
+                     .layout = (sl_layout)((i / 4) % 2),
                      .filter = (sl_filter)((i / 2) % 2),
                      .max_pixels = 4u << 20};
   return p;

@@ -846,6 +846,15 @@ const double *sl_cfg_floats(const sl_config *cfg, sl_opt id, int *n) {
     *n = cfg->v[id].u.fl.n;
   return cfg->v[id].u.fl.v;
 }
+void sl_cfg_mean_std(const sl_config *cfg, float mean[3], float std[3]) {
+  int nm, ns;
+  const double *m = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
+  const double *s = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
+  for (int c = 0; c < 3; c++) {
+    mean[c] = (float)m[nm == 3 ? c : 0];
+    std[c] = (float)s[ns == 3 ? c : 0];
+  }
+}
 int sl_cfg_enum(const sl_config *cfg, sl_opt id) {
   return cfg->v[id].u.e;
 }

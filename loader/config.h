@@ -8,7 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "augment/pipeline.h"
 #include "common/error.h"
+#include "formats/source.h"
+#include "io/io_select.h"
 #include "loader/options.def"
 #include "sluice.h"
 
@@ -19,10 +22,33 @@ typedef enum sl_opt {
       SL_OPT_COUNT_
 } sl_opt;
 
-/* Enum options, in the order of their choices in options.def. */
-typedef enum { SL_FORMAT_AUTO, SL_FORMAT_LMDB, SL_FORMAT_HDF5 } sl_format_kind;
+/* Enum options: sl_cfg_enum returns the index of the choice in options.def,
+ * which is the value of the enum below or of the owning stage's enum:
+ *   dataset.format  sl_format_kind  formats/source.h
+ *   loader.io       sl_io_kind      io/io_select.h
+ *   augment.crop    sl_crop         augment/pipeline.h
+ *   augment.filter  sl_filter       augment/pipeline.h
+ *   augment.dtype   sl_dtype        include/sluice.h
+ *   augment.layout  sl_layout       include/sluice.h
+ * The mapping is by position: keep the choices in the enums' order (the
+ * assertions below hold the stages' enums to it). */
+_Static_assert(SL_FORMAT_AUTO == 0 && SL_FORMAT_LMDB == 1 &&
+                   SL_FORMAT_HDF5 == 2,
+               "dataset.format: auto|lmdb|hdf5");
+_Static_assert(SL_IO_MMAP == 0 && SL_IO_PREAD == 1 && SL_IO_URING == 2 &&
+                   SL_IO_AUTO == 3,
+               "loader.io: mmap|pread|uring|auto");
+_Static_assert(SL_CROP_RANDOM_RESIZED == 0 && SL_CROP_CENTER == 1 &&
+                   SL_CROP_NONE == 2,
+               "augment.crop: random_resized|center|none");
+_Static_assert(SL_FILTER_BOX == 0 && SL_FILTER_BILINEAR == 1,
+               "augment.filter: box|bilinear");
+_Static_assert(SL_DTYPE_U8 == 0 && SL_DTYPE_FP16 == 1 && SL_DTYPE_BF16 == 2 &&
+                   SL_DTYPE_FP32 == 3,
+               "augment.dtype: u8|fp16|bf16|fp32");
+_Static_assert(SL_LAYOUT_NCHW == 0 && SL_LAYOUT_NHWC == 1,
+               "augment.layout: nchw|nhwc");
 typedef enum { SL_ORDER_SEQUENTIAL, SL_ORDER_RANDOM, SL_ORDER_QUASI } sl_order;
-typedef enum { SL_IO_MMAP, SL_IO_PREAD, SL_IO_URING, SL_IO_AUTO } sl_io_kind;
 typedef enum { SL_ON_ERROR_FAIL, SL_ON_ERROR_SKIP } sl_on_error;
 typedef enum { SL_MODE_TRAIN, SL_MODE_EVAL } sl_mode;
 typedef enum {
@@ -30,10 +56,6 @@ typedef enum {
   SL_SCHEDULE_LINEAR,
   SL_SCHEDULE_STEPS
 } sl_schedule_kind;
-typedef enum { SL_CROP_RANDOM_RESIZED, SL_CROP_CENTER, SL_CROP_NONE } sl_crop;
-typedef enum { SL_OUT_U8, SL_OUT_FP16, SL_OUT_BF16, SL_OUT_FP32 } sl_out_dtype;
-typedef enum { SL_OUT_NCHW, SL_OUT_NHWC } sl_out_layout;
-typedef enum { SL_FILTER_BOX, SL_FILTER_BILINEAR } sl_filter;
 typedef enum {
   SL_BACKEND_AUTO,
   SL_BACKEND_CUDA,
@@ -58,6 +80,9 @@ uint64_t sl_cfg_size(const sl_config *cfg, sl_opt id);
 double sl_cfg_float(const sl_config *cfg, sl_opt id);
 /* The list's values; *n receives its length (1..SL_FLOATS_MAX). */
 const double *sl_cfg_floats(const sl_config *cfg, sl_opt id, int *n);
+/* augment.mean and augment.std as one value per output channel: a list of
+ * one value is repeated for each of the three. */
+void sl_cfg_mean_std(const sl_config *cfg, float mean[3], float std[3]);
 int sl_cfg_enum(const sl_config *cfg, sl_opt id);
 bool sl_cfg_bool(const sl_config *cfg, sl_opt id);
 /* Never NULL; "" when unset. */

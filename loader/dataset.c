@@ -1,5 +1,5 @@
 /* The loader's real sample source: a formats/ source (LMDB or HDF5) whose
- * bytes come through formats/io_reader.h (loader.io: mmap with read-ahead
+ * bytes come through io/io_reader.h (loader.io: mmap with read-ahead
  * hints, pread, or io_uring reading ahead in the epoch's order), each sample
  * run through an augment/ pipeline.
  *
@@ -14,11 +14,21 @@
 
 #include "augment/pipeline.h"
 
+#include "codecs/codec.h"
 #include "common/clock.h"
-#include "formats/io_reader.h"
+#include "formats/layout.h"
 #include "formats/source.h"
+#include "io/io_reader.h"
 #include "loader/loader_internal.h"
 #include "loader/sampler.h"
+#include "loader/stage_options.h"
+
+/* formats/ checks the codec byte of each sample against its layout's
+ * numbers; the pipeline reads it as an sl_codec. */
+_Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
+                   SL_LAYOUT_CODEC_LAST == SL_CODEC_RAW &&
+                   SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW,
+               "the file layout's codec byte is an sl_codec");
 
 typedef struct ds_ctx {
   sl_source *src;
@@ -155,8 +165,8 @@ static void ds_close(void *ctx) {
 }
 
 sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
-                              sl_out_dtype dtype, sl_out_layout layout,
-                              sl_logger *log, sl_err *err) {
+                              sl_dtype dtype, sl_layout layout, sl_logger *log,
+                              sl_err *err) {
   const char *path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
   if (!path[0])
     return sl_err_set(err, SL_ECONFIG, "dataset.path is not set");
@@ -168,7 +178,7 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
    * the reader loader.io chose (it maps the file itself for mmap). */
   sl_status st = sl_source_open(
       &c->src, path, (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-      SL_IO_PREAD, err);
+      SL_SOURCE_PREAD, err);
   if (st != SL_OK) {
     free(c);
     return st;

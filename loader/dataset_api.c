@@ -85,10 +85,10 @@ static sl_status open_path(sl_dataset **out, const char *path,
   else if (!(ds->path = strdup(path)))
     st = sl_err_set(&err, SL_ENOMEM, "%s: no memory", path);
   else if (on_bad)
-    st = sl_source_open_verify(&ds->src, path, fmt, SL_IO_PREAD, on_bad, user,
-                               &err);
+    st = sl_source_open_verify(&ds->src, path, fmt, SL_SOURCE_PREAD, on_bad,
+                               user, &err);
   else
-    st = sl_source_open(&ds->src, path, fmt, SL_IO_PREAD, &err);
+    st = sl_source_open(&ds->src, path, fmt, SL_SOURCE_PREAD, &err);
   if (st != SL_OK)
     ds->err = err;
   return st;
@@ -297,8 +297,9 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
   size_t stored;
   uint8_t *bytes = malloc(e->length ? e->length : 1);
   if (!bytes)
-    return failf(ds, SL_ENOMEM, "%s: sample %" PRIu64 ": no memory for %" PRIu32
-                 " bytes", ds->path, i, e->length);
+    return failf(ds, SL_ENOMEM,
+                 "%s: sample %" PRIu64 ": no memory for %" PRIu32 " bytes",
+                 ds->path, i, e->length);
   st = read_into(ds, i, bytes, e->length, &stored);
   sl_decoder *dec = NULL;
   sl_err err = {0};
@@ -306,8 +307,8 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
     st = sl_decoder_create(&dec, DECODE_MAX_PIXELS, e->width, e->height, &err);
   if (st == SL_OK) {
     sl_encoded in = {bytes, stored, e->codec, e->height, e->width, e->channels};
-    sl_decode_req q = {0, 0, e->width, e->height, 8, 0, 0,
-                       e->channels == 1 ? 1 : 4};
+    sl_decode_req q = {0, 0, e->width, e->height,
+                       8, 0, 0,        e->channels == 1 ? 1 : 4};
     sl_decoded d;
     sl_image_info ii;
     st = sl_decoder_probe(dec, &in, &ii, &err);

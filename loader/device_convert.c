@@ -3,18 +3,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/dtype.h"
 #include "common/half.h"
 #include "common/mem.h"
-#include "loader/config.h"
-
-_Static_assert((int)SL_DCONV_U8 == (int)SL_OUT_U8 &&
-                   (int)SL_DCONV_FP16 == (int)SL_OUT_FP16 &&
-                   (int)SL_DCONV_BF16 == (int)SL_OUT_BF16 &&
-                   (int)SL_DCONV_FP32 == (int)SL_OUT_FP32,
-               "device_convert dtypes mirror sl_out_dtype");
-_Static_assert((int)SL_DCONV_NCHW == (int)SL_OUT_NCHW &&
-                   (int)SL_DCONV_NHWC == (int)SL_OUT_NHWC,
-               "device_convert layouts mirror sl_out_layout");
 
 static uint32_t f32_bits(float f) {
   uint32_t x;
@@ -24,12 +15,11 @@ static uint32_t f32_bits(float f) {
 
 int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
                   const float *mean, const float *std) {
-  static const int elem[] = {1, 2, 2, 4};
-  if (!dc || dtype < SL_DCONV_U8 || dtype > SL_DCONV_FP32 ||
-      (layout != SL_DCONV_NCHW && layout != SL_DCONV_NHWC) || channels < 1 ||
+  if (!dc || dtype < SL_DTYPE_U8 || dtype > SL_DTYPE_FP32 ||
+      (layout != SL_LAYOUT_NCHW && layout != SL_LAYOUT_NHWC) || channels < 1 ||
       channels > SL_DCONV_MAX_CHANNELS)
     return -1;
-  if (dtype != SL_DCONV_U8) {
+  if (dtype != SL_DTYPE_U8) {
     if (!mean || !std)
       return -1;
     for (int c = 0; c < channels; c++)
@@ -40,17 +30,17 @@ int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
   dc->dtype = dtype;
   dc->layout = layout;
   dc->channels = channels;
-  dc->elem_bytes = elem[dtype];
+  dc->elem_bytes = (int)sl_dtype_bytes((sl_dtype)dtype);
   for (int c = 0; c < channels; c++) {
     for (int v = 0; v < 256; v++) {
-      if (dtype == SL_DCONV_U8) {
+      if (dtype == SL_DTYPE_U8) {
         dc->lut[c][v] = (uint32_t)v;
         continue;
       }
       /* In double, rounded once to float: as augment/convert.c does. */
       float x = (float)(((double)v / 255.0 - (double)mean[c]) / (double)std[c]);
-      dc->lut[c][v] = dtype == SL_DCONV_FP32   ? f32_bits(x)
-                      : dtype == SL_DCONV_FP16 ? sl_f32_to_f16(x)
+      dc->lut[c][v] = dtype == SL_DTYPE_FP32   ? f32_bits(x)
+                      : dtype == SL_DTYPE_FP16 ? sl_f32_to_f16(x)
                                                : sl_f32_to_bf16(x);
     }
   }
@@ -58,8 +48,8 @@ int sl_dconv_init(sl_dconv *dc, int dtype, int layout, int channels,
 }
 
 int sl_dconv_is_identity(const sl_dconv *dc) {
-  return dc->dtype == SL_DCONV_U8 &&
-         (dc->layout == SL_DCONV_NHWC || dc->channels == 1);
+  return dc->dtype == SL_DTYPE_U8 &&
+         (dc->layout == SL_LAYOUT_NHWC || dc->channels == 1);
 }
 
 size_t sl_dconv_in_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w) {
@@ -96,7 +86,7 @@ void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
     for (size_t p = 0; p < hw; p++)
       for (size_t c = 0; c < C; c++) {
         size_t o =
-            dc->layout == SL_DCONV_NHWC ? base + p * C + c : base + c * hw + p;
+            dc->layout == SL_LAYOUT_NHWC ? base + p * C + c : base + c * hw + p;
         put(dst, o, (int)eb, dc->lut[c][in[p * C + c]]);
       }
   }

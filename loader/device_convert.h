@@ -25,26 +25,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sluice.h" /* sl_dtype, sl_layout */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define SL_DCONV_MAX_CHANNELS 3
 
-/* Values of the dtype and layout fields: those of sl_out_dtype and
- * sl_out_layout in loader/config.h (kept as ints so CUDA code can include
- * this header alone). */
-enum {
-  SL_DCONV_U8 = 0,
-  SL_DCONV_FP16 = 1,
-  SL_DCONV_BF16 = 2,
-  SL_DCONV_FP32 = 3
-};
-enum { SL_DCONV_NCHW = 0, SL_DCONV_NHWC = 1 };
-
 typedef struct sl_dconv {
-  int dtype;      /* SL_DCONV_U8 .. SL_DCONV_FP32 */
-  int layout;     /* SL_DCONV_NCHW | SL_DCONV_NHWC */
+  int dtype;      /* an sl_dtype: SL_DTYPE_U8 .. SL_DTYPE_FP32 */
+  int layout;     /* an sl_layout: SL_LAYOUT_NCHW | SL_LAYOUT_NHWC */
   int channels;   /* 1..SL_DCONV_MAX_CHANNELS */
   int elem_bytes; /* 1, 2 or 4 */
   /* Output bits for pixel value v of channel c, in the low elem_bytes*8

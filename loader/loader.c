@@ -9,15 +9,15 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/dtype.h"
 #include "common/mem.h"
 #include "loader/config.h"
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
 #include "loader/loader_impl.h"
 
-size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res) {
-  static const size_t elem[] = {1, 2, 2, 4};
-  return elem[dtype] * (size_t)channels * (size_t)res * (size_t)res;
+size_t sl_loader_sample_bytes(sl_dtype dtype, int channels, int res) {
+  return sl_dtype_bytes(dtype) * (size_t)channels * (size_t)res * (size_t)res;
 }
 
 static int online_cpus(void) {
@@ -31,7 +31,7 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
   memset(plan, 0, sizeof *plan);
   sl_schedule sched;
   sl_schedule_from_config(&sched, cfg);
-  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  sl_dtype dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
   size_t bs = (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
   plan->max_res = sl_schedule_max(&sched);
   plan->channels = channels;
@@ -53,8 +53,7 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
   if (on_device) {
     /* A landing buffer only when the device converts after the copy: u8
      * NHWC lands in its slot directly (as ring_cuda.c allocates). */
-    sl_out_layout layout =
-        (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+    sl_layout layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
     int landing = converts && sl_device_needs_landing(dtype, layout, channels);
     int fit = 0;
     sl_status st = sl_device_ring_slots(
@@ -105,33 +104,21 @@ sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
   memset(&p, 0, sizeof p);
   p.gpu = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU);
   p.vram_budget = sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET);
-  p.dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  p.layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  p.dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  p.layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   p.channels = channels;
-  int nm, ns;
-  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
-  const double *sd = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
-  for (int c = 0; c < 3; c++) {
-    p.mean[c] = (float)mean[nm == 3 ? c : 0];
-    p.std[c] = (float)sd[ns == 3 ? c : 0];
-  }
+  sl_cfg_mean_std(cfg, p.mean, p.std);
   return sl_ring_backend_cuda_create(be, &p, err);
 }
 
 static void read_settings(sl_loader *ld, const sl_config *cfg) {
   sl_schedule_from_config(&ld->sched, cfg);
   ld->batch_size = (int)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
-  ld->dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  ld->layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  ld->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  ld->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   ld->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
   ld->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
-  int nm, ns;
-  const double *mean = sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &nm);
-  const double *sd = sl_cfg_floats(cfg, SL_OPT_AUGMENT_STD, &ns);
-  for (int c = 0; c < 3; c++) {
-    ld->mean[c] = (float)mean[nm == 3 ? c : 0];
-    ld->std[c] = (float)sd[ns == 3 ? c : 0];
-  }
+  sl_cfg_mean_std(cfg, ld->mean, ld->std);
   sl_sampler_config *sc = &ld->sampler_cfg;
   sc->batch_size = (uint64_t)ld->batch_size;
   sc->rank = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_RANK);
@@ -171,8 +158,8 @@ static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
     return st;
   }
   ld->nbatches = sl_sampler_batches(ld->sampler);
-  ld->src_dtype = converts ? SL_OUT_U8 : ld->dtype;
-  ld->src_layout = converts ? SL_OUT_NHWC : ld->layout;
+  ld->src_dtype = converts ? SL_DTYPE_U8 : ld->dtype;
+  ld->src_layout = converts ? SL_LAYOUT_NHWC : ld->layout;
   sl_ring_config rc = {.nstaging = ld->plan.nstaging,
                        .nslots = ld->plan.nslots,
                        .staging_bytes = ld->plan.staging_bytes,

@@ -20,8 +20,8 @@ struct sl_loader {
   sl_schedule sched;
   sl_sampler_config sampler_cfg;
   int batch_size;
-  sl_out_dtype dtype, src_dtype;
-  sl_out_layout layout, src_layout;
+  sl_dtype dtype, src_dtype;
+  sl_layout layout, src_layout;
   float mean[3], std[3];
   bool skip_bad, eval;
   sl_loader_plan plan;

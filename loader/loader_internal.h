@@ -17,8 +17,8 @@
 /* The real source: cfg's dataset read through augment/'s pipeline, writing
  * dtype/layout (u8 NHWC when the ring's backend converts). */
 sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
-                              sl_out_dtype dtype, sl_out_layout layout,
-                              sl_logger *log, sl_err *err);
+                              sl_dtype dtype, sl_layout layout, sl_logger *log,
+                              sl_err *err);
 
 /* Picks the backend kind from device.backend and device.gpu; when auto
  * falls back to host memory, logs why once and writes the reason to note
@@ -62,6 +62,6 @@ static inline size_t sl_loader_target_bytes(const sl_loader_plan *p,
   return batch_size * k * sizeof(float) * (size_t)(p->nstaging + p->nslots);
 }
 /* Bytes of one sample at res in dtype (res × res × channels × element). */
-size_t sl_loader_sample_bytes(sl_out_dtype dtype, int channels, int res);
+size_t sl_loader_sample_bytes(sl_dtype dtype, int channels, int res);
 
 #endif

@@ -16,8 +16,8 @@ sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
   sl_status st = sl_config_validate(cfg);
   if (st != SL_OK)
     return st;
-  sl_out_dtype dtype = (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  sl_out_layout layout = (sl_out_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  sl_dtype dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  sl_layout layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   /* Whether workers write u8 NHWC depends on the backend; decide it first:
    * CUDA converts on the device, so u8 crosses PCIe. */
   sl_logger log;
@@ -36,8 +36,8 @@ sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
   char note[sizeof((sl_loader *)0)->backend_note];
   st = sl_loader_choose_backend(&log, cfg, &kind, note, sizeof note, &err);
   if (st == SL_OK && kind == SL_BACKEND_CUDA) {
-    dtype = SL_OUT_U8;
-    layout = SL_OUT_NHWC;
+    dtype = SL_DTYPE_U8;
+    layout = SL_LAYOUT_NHWC;
   }
   if (st == SL_OK)
     st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);

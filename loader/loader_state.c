@@ -22,9 +22,6 @@
 static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
 _Static_assert(SL_LOADER_STATE_BYTES == 96, "state blob layout");
-_Static_assert((int)SL_DTYPE_FP32 == (int)SL_OUT_FP32 &&
-                   (int)SL_LAYOUT_NHWC == (int)SL_OUT_NHWC,
-               "public and internal dtype/layout enums agree");
 _Static_assert(SL_STATS_BAD_KEEP == SL_POOL_BAD_KEEP, "bad sample list");
 
 static void put32(uint8_t *p, uint32_t v) {

@@ -50,6 +50,6 @@ uint64_t sl_config_batch_bytes(const sl_config *cfg, uint32_t res) {
     return 0;
   return (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE) *
          sl_loader_sample_bytes(
-             (sl_out_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE),
-             PLAN_CHANNELS, (int)res);
+             (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE), PLAN_CHANNELS,
+             (int)res);
 }

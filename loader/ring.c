@@ -296,9 +296,6 @@ void sl_ring_destroy(sl_ring *r) {
 bool sl_ring_on_device(const sl_ring *r) {
   return r->be->ops->on_device;
 }
-bool sl_ring_converts(const sl_ring *r) {
-  return r->be->ops->converts;
-}
 const char *sl_ring_backend_name(const sl_ring *r) {
   return r->be->ops->name;
 }
@@ -481,13 +478,6 @@ sl_status sl_ring_release(sl_ring *r, int s, uint32_t generation, void *stream,
 uint64_t sl_ring_slot_wait_ns(sl_ring *r) {
   pthread_mutex_lock(&r->mu);
   uint64_t v = r->slot_wait_ns;
-  pthread_mutex_unlock(&r->mu);
-  return v;
-}
-
-int sl_ring_held(sl_ring *r) {
-  pthread_mutex_lock(&r->mu);
-  int v = r->held;
   pthread_mutex_unlock(&r->mu);
   return v;
 }

@@ -50,10 +50,10 @@ typedef struct sl_ring_copy {
   size_t src_bytes; /* bytes of src in use: n samples at h × w */
   size_t dst_bytes; /* bytes the slot receives */
   int n, height, width, channels;
-  sl_out_dtype src_dtype;   /* what the workers wrote: U8 + NHWC when the */
-  sl_out_layout src_layout; /* backend converts, else the same as dst   */
-  sl_out_dtype dst_dtype;   /* what the consumer gets */
-  sl_out_layout dst_layout;
+  sl_dtype src_dtype;   /* what the workers wrote: U8 + NHWC when the */
+  sl_layout src_layout; /* backend converts, else the same as dst   */
+  sl_dtype dst_dtype;   /* what the consumer gets */
+  sl_layout dst_layout;
   float mean[3], std[3]; /* for the conversion (channels values used) */
 } sl_ring_copy;
 
@@ -170,7 +170,6 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
 void sl_ring_destroy(sl_ring *r);
 
 bool sl_ring_on_device(const sl_ring *r);
-bool sl_ring_converts(const sl_ring *r);
 const char *sl_ring_backend_name(const sl_ring *r);
 
 /* (consumer) Abandons the current epoch: wakes every waiter; worker calls
@@ -202,8 +201,7 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
 sl_status sl_ring_release(sl_ring *r, int slot, uint32_t generation,
                           void *stream, sl_err *err);
 
-/* Nanoseconds the mover spent waiting for a free slot; slots held now. */
+/* Nanoseconds the mover spent waiting for a free slot. */
 uint64_t sl_ring_slot_wait_ns(sl_ring *r);
-int sl_ring_held(sl_ring *r);
 
 #endif

@@ -79,10 +79,6 @@ uint64_t sl_sampler_batches(const sl_sampler *s) {
   return s->per_rank / s->c.batch_size;
 }
 
-const sl_sampler_config *sl_sampler_settings(const sl_sampler *s) {
-  return &s->c;
-}
-
 static void shuffle(uint64_t *v, uint64_t n, sl_rng *r) {
   for (uint64_t i = n; i > 1; i--) {
     uint64_t j = sl_rng_below(r, i);

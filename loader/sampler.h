@@ -63,7 +63,5 @@ uint64_t sl_sampler_batches(const sl_sampler *s);
 void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch);
 /* Dataset index at position pos < batches * batch_size of this rank. */
 uint64_t sl_sampler_at(const sl_sampler *s, uint64_t pos);
-/* The sampler's settings. */
-const sl_sampler_config *sl_sampler_settings(const sl_sampler *s);
 
 #endif

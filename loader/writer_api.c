@@ -20,8 +20,8 @@ struct sl_writer {
   const char *ended; /* why fw is NULL: "committed", "failed to start"... */
   uint64_t count;
   char *settings;
-  sl_transcoder *tc; /* made at the first JPEG that needs a rewrite */
-  sl_decoder *probe; /* header reads only: tiny caps */
+  sl_transcoder *tc;  /* made at the first JPEG that needs a rewrite */
+  sl_decoder *probe;  /* header reads only: tiny caps */
   char **class_names; /* by label; NULL: unnamed */
   uint32_t names_cap;
   uint32_t nclasses; /* one more than the largest label added or named */
@@ -53,15 +53,15 @@ static sl_status create(sl_writer *w, const char *path,
                       "%s: format '%s' (lmdb, hdf5, or empty: from the name)",
                       path, o->format);
   if (o->settings && strpbrk(o->settings, "\r\n"))
-    return sl_err_set(err, SL_EINVAL, "%s: the settings string has a line break",
-                      path);
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: the settings string has a line break", path);
   w->keep_jpeg = o->keep_jpeg != 0;
   w->replace = o->replace != 0;
   if (!(w->path = strdup(path)) ||
       !(w->settings = strdup(o->settings ? o->settings : "")))
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
-  sl_status st = sl_decoder_create(&w->probe, SL_TRANSCODE_MAX_PIXELS, 16, 16,
-                                   err);
+  sl_status st =
+      sl_decoder_create(&w->probe, SL_TRANSCODE_MAX_PIXELS, 16, 16, err);
   if (st == SL_OK)
     st = sl_fwriter_open(&w->fw, path, fmt, err);
   if (st == SL_OK)
@@ -120,11 +120,10 @@ static sl_status usable(sl_writer *w) {
 
 static sl_status check_label(sl_writer *w, int32_t label) {
   if (label < -1 || (label >= 0 && (uint32_t)label >= SL_CLASSES_MAX))
-    return sl_err_set(&w->err, SL_EINVAL,
-                      "%s: sample %" PRIu64 ": label %" PRId32
-                      " (-1, or 0..%u)",
-                      w->path, sl_fwriter_count(w->fw), label,
-                      SL_CLASSES_MAX - 1);
+    return sl_err_set(
+        &w->err, SL_EINVAL,
+        "%s: sample %" PRIu64 ": label %" PRId32 " (-1, or 0..%u)", w->path,
+        sl_fwriter_count(w->fw), label, SL_CLASSES_MAX - 1);
   return SL_OK;
 }
 
@@ -132,8 +131,8 @@ static sl_status check_label(sl_writer *w, int32_t label) {
 static sl_status add(sl_writer *w, const void *payload, size_t len,
                      const sl_sample_info *m, const float *targets,
                      const char *name) {
-  sl_status st = sl_fwriter_add_named(w->fw, payload, len, m, name, targets,
-                                      &w->err);
+  sl_status st =
+      sl_fwriter_add_named(w->fw, payload, len, m, name, targets, &w->err);
   if (st != SL_OK)
     return st;
   w->count++;
@@ -209,8 +208,8 @@ sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels, uint32_t width,
     return sl_err_set(&w->err, SL_EINVAL,
                       "%s: sample %" PRIu64 ": %ux%ux%u pixels at %p (sides "
                       "1..65535, 1 or 3 channels)",
-                      w->path, sl_fwriter_count(w->fw), width, height,
-                      channels, pixels);
+                      w->path, sl_fwriter_count(w->fw), width, height, channels,
+                      pixels);
   sl_sample_info m;
   memset(&m, 0, sizeof m);
   m.label = label;
@@ -231,8 +230,8 @@ sl_status sl_writer_set_class_name(sl_writer *w, uint32_t label,
     return sl_err_set(&w->err, SL_EINVAL,
                       "%s: class %u: name '%.40s' (1..%d bytes, no line "
                       "break; labels below %u)",
-                      w->path, label, name ? name : "(null)",
-                      SL_CLASS_NAME_MAX, SL_CLASSES_MAX);
+                      w->path, label, name ? name : "(null)", SL_CLASS_NAME_MAX,
+                      SL_CLASSES_MAX);
   if (label >= w->names_cap) {
     uint32_t cap = w->names_cap ? w->names_cap : 16;
     while (cap <= label)
@@ -280,8 +279,8 @@ sl_status sl_writer_commit(sl_writer *w) {
   }
   st = sl_fwriter_commit(w->fw, k, names, w->settings, w->replace, &w->err);
   w->fw = NULL; /* commit frees it in every case */
-  w->ended = st == SL_OK ? "is committed"
-                         : "failed to commit (nothing was written)";
+  w->ended =
+      st == SL_OK ? "is committed" : "failed to commit (nothing was written)";
   free(names);
   free(numbers);
   return st;

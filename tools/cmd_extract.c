@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/source.h"
 #include "tools/cli.h"
 
@@ -169,8 +170,8 @@ int sl_cmd_extract(int argc, char **argv) {
   sl_source *src;
   sl_err err;
   uint64_t nbad = 0;
-  if (sl_source_open_verify(&src, file, SL_FORMAT_AUTO, SL_IO_PREAD, count_bad,
-                            &nbad, &err) != SL_OK) {
+  if (sl_source_open_verify(&src, file, SL_FORMAT_AUTO, SL_SOURCE_PREAD,
+                            count_bad, &nbad, &err) != SL_OK) {
     fprintf(stderr, "sluice extract: %s\n", err.msg);
     return 1;
   }

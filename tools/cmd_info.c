@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codecs/codec.h"
 #include "codecs/jpeg_window.h"
-#include "formats/io_select.h"
 #include "formats/source.h"
+#include "io/io_select.h"
 #include "tools/cli.h"
 
 enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };
@@ -97,7 +98,8 @@ int sl_cmd_info(int argc, char **argv) {
   }
   sl_err err = {0};
   sl_source *src;
-  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD, &err) != SL_OK) {
+  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err) !=
+      SL_OK) {
     fprintf(stderr, "sluice info: %s\n", err.msg);
     return 1;
   }

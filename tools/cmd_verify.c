@@ -185,8 +185,8 @@ int sl_cmd_verify(int argc, char **argv) {
   verify_state v = {path, 0};
   sl_err err = {0};
   sl_source *src;
-  if (sl_source_open_verify(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD, on_bad, &v,
-                            &err) != SL_OK) {
+  if (sl_source_open_verify(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD, on_bad,
+                            &v, &err) != SL_OK) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }

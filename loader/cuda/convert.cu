@@ -56,7 +56,7 @@ cudaError_t launch(const sl_dconv *dc, const void *d_src, uint64_t hw,
   if (blocks > 65535u * 8u) // grid-stride loop covers the rest
     blocks = 65535u * 8u;
   convert_kernel<T><<<(unsigned)blocks, kThreads, 0, s>>>(
-      lut, dc->channels, dc->layout == SL_DCONV_NCHW,
+      lut, dc->channels, dc->layout == SL_LAYOUT_NCHW,
       static_cast<const uint8_t *>(d_src), static_cast<T *>(d_dst), hw, pixels);
   return cudaGetLastError();
 }

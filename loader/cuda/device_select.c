@@ -97,9 +97,8 @@ sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
   return SL_OK;
 }
 
-int sl_device_needs_landing(sl_out_dtype dtype, sl_out_layout layout,
-                            int channels) {
-  return !(dtype == SL_OUT_U8 && (layout == SL_OUT_NHWC || channels == 1));
+int sl_device_needs_landing(sl_dtype dtype, sl_layout layout, int channels) {
+  return !(dtype == SL_DTYPE_U8 && (layout == SL_LAYOUT_NHWC || channels == 1));
 }
 
 #ifndef SLUICE_HAVE_CUDA

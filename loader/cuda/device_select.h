@@ -54,8 +54,7 @@ sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
 /* 1 when the device converts the batch after the copy and so needs the
  * landing buffer: every dtype but u8, and u8 NCHW with more than one
  * channel. */
-int sl_device_needs_landing(sl_out_dtype dtype, sl_out_layout layout,
-                            int channels);
+int sl_device_needs_landing(sl_dtype dtype, sl_layout layout, int channels);
 
 /* 1 when this build has the CUDA backend. */
 int sl_device_cuda_built(void);

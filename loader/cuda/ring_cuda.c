@@ -173,7 +173,7 @@ static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
                                  const sl_ring_copy *c, sl_err *err) {
   cuda_backend *cb = cb_of(b);
   const sl_dconv *dc = &cb->plan;
-  if (c->src_dtype != SL_OUT_U8 || c->src_layout != SL_OUT_NHWC ||
+  if (c->src_dtype != SL_DTYPE_U8 || c->src_layout != SL_LAYOUT_NHWC ||
       (int)c->dst_dtype != dc->dtype || (int)c->dst_layout != dc->layout ||
       c->channels != dc->channels || c->n < 0 || c->height < 0 || c->width < 0)
     return sl_err_set(err, SL_EINVAL,

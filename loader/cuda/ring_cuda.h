@@ -33,8 +33,8 @@
 typedef struct sl_cuda_ring_params {
   int gpu;              /* device.gpu */
   uint64_t vram_budget; /* device.vram_budget, bytes */
-  sl_out_dtype dtype;   /* augment.dtype: what the slots hold */
-  sl_out_layout layout; /* augment.layout */
+  sl_dtype dtype;       /* augment.dtype: what the slots hold */
+  sl_layout layout;     /* augment.layout */
   int channels;         /* 1 or 3 */
   float mean[3], std[3];
 } sl_cuda_ring_params;

@@ -23,7 +23,7 @@
 enum { JPEG = 1, PNG = 2, RAW = 3 };
 
 static sl_aug_params defaults(void) {
-  return sl_test_aug_params(SL_OUT_NHWC);
+  return sl_test_aug_params(SL_LAYOUT_NHWC);
 }
 
 static sl_pipeline *new_pipeline(const sl_aug_params *p, int side) {
@@ -149,27 +149,6 @@ static void test_dct_scale_choice(void **state) {
     }
 }
 
-static void test_params_from_config(void **state) {
-  (void)state;
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "augment.std", "0.5"), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "augment.dtype", "bf16"), SL_OK);
-  sl_aug_params p;
-  sl_aug_params_from_config(&p, cfg);
-  assert_int_equal(p.crop, SL_CROP_RANDOM_RESIZED);
-  assert_true(fabs(p.scale[0] - 0.08) < 1e-9 && p.scale[1] == 1.0);
-  assert_true(fabs(p.ratio[1] - 4.0 / 3.0) < 1e-6);
-  assert_true(p.flip == 0.5 && fabs(p.center_ratio - 0.875) < 1e-9);
-  assert_true(fabsf(p.mean[2] - 0.406f) < 1e-6f && p.std[1] == 0.5f);
-  assert_int_equal(p.channels, 3);
-  assert_int_equal(p.dtype, SL_OUT_BF16);
-  assert_int_equal(p.layout, SL_OUT_NCHW);
-  assert_int_equal(p.max_pixels, 100000000);
-  assert_int_equal(sl_aug_sample_bytes(&p, 224, 160), 224 * 160 * 3 * 2);
-  sl_config_destroy(cfg);
-}
-
 /* ---- quality ---- */
 
 /* Mean PSNR of the pipeline's u8 output against a full-size decode
@@ -245,7 +224,7 @@ static void test_dtypes_match_float_reference(void **state) {
   (void)state;
   blob b = jpeg(3, 400, 300, SL_SYNTH_420, 0);
   sl_aug_params p = defaults();
-  p.layout = SL_OUT_NCHW;
+  p.layout = SL_LAYOUT_NCHW;
   int R = 96, n = R * R * 3;
   sl_pipeline *pu = new_pipeline(&p, 128);
   uint8_t *u8 = malloc((size_t)n);
@@ -254,13 +233,13 @@ static void test_dtypes_match_float_reference(void **state) {
       sl_pipeline_run(pu, b.p, b.n, JPEG, 0, 0, 0, 1, 2, 3, R, R, u8, &err),
       SL_OK);
   void *buf = malloc((size_t)n * 4);
-  for (int dt = SL_OUT_FP16; dt <= SL_OUT_FP32; dt++) {
+  for (int dt = SL_DTYPE_FP16; dt <= SL_DTYPE_FP32; dt++) {
     for (int lay = 0; lay < 2; lay++) {
-      p.dtype = (sl_out_dtype)dt;
-      p.layout = (sl_out_layout)lay;
+      p.dtype = (sl_dtype)dt;
+      p.layout = (sl_layout)lay;
       sl_pipeline *pl = new_pipeline(&p, 128);
       assert_int_equal(sl_aug_sample_bytes(&p, R, R),
-                       (size_t)n * (dt == SL_OUT_FP32 ? 4 : 2));
+                       (size_t)n * (dt == SL_DTYPE_FP32 ? 4 : 2));
       assert_int_equal(sl_pipeline_run(pl, b.p, b.n, JPEG, 0, 0, 0, 1, 2, 3, R,
                                        R, buf, &err),
                        SL_OK);
@@ -269,12 +248,12 @@ static void test_dtypes_match_float_reference(void **state) {
           double ref =
               ((double)u8[c * R * R + i] / 255.0 - p.mean[c]) / p.std[c];
           size_t j =
-              lay == SL_OUT_NCHW ? (size_t)c * R * R + i : (size_t)i * 3 + c;
+              lay == SL_LAYOUT_NCHW ? (size_t)c * R * R + i : (size_t)i * 3 + c;
           double got, tol;
-          if (dt == SL_OUT_FP32) {
+          if (dt == SL_DTYPE_FP32) {
             got = ((float *)buf)[j];
             tol = 1e-6 * fmax(1.0, fabs(ref));
-          } else if (dt == SL_OUT_FP16) {
+          } else if (dt == SL_DTYPE_FP16) {
             got = half_to_float(((uint16_t *)buf)[j]);
             tol = fabs(ref) * 0x1p-11 + 0x1p-25;
           } else {
@@ -308,7 +287,7 @@ static void test_determinism_and_flip(void **state) {
   for (int i = 0; i < N; i++)
     imgs[i] = jpeg(40 + i, 120 + 17 * i, 90 + 11 * i, SL_SYNTH_420, i & 1);
   sl_aug_params p = defaults();
-  p.dtype = SL_OUT_FP16;
+  p.dtype = SL_DTYPE_FP16;
   sl_pipeline *a = new_pipeline(&p, R), *b = new_pipeline(&p, 2 * R);
   size_t sz = sl_aug_sample_bytes(&p, R, R);
   uint8_t *fa = malloc(sz * N), *fb = malloc(sz * N);
@@ -337,7 +316,7 @@ static void test_determinism_and_flip(void **state) {
     for (int lay = 0; lay < 2; lay++)
       for (int sh = 0; sh < 2; sh++) {
         sl_aug_params p0 = defaults(), p1;
-        p0.dtype = (sl_out_dtype)dt, p0.layout = (sl_out_layout)lay;
+        p0.dtype = (sl_dtype)dt, p0.layout = (sl_layout)lay;
         p0.flip = 0;
         p1 = p0;
         p1.flip = 1;
@@ -357,7 +336,7 @@ static void test_determinism_and_flip(void **state) {
             for (int y = 0; y < oh; y++)
               for (int x = 0; x < ow; x++) {
                 size_t i0, i1;
-                if (lay == SL_OUT_NCHW) {
+                if (lay == SL_LAYOUT_NCHW) {
                   i0 = ((size_t)c * oh + y) * ow + x;
                   i1 = ((size_t)c * oh + y) * ow + (ow - 1 - x);
                 } else {
@@ -516,7 +495,6 @@ int main(void) {
       cmocka_unit_test(test_random_resized_crop_statistics),
       cmocka_unit_test(test_crop_fallback_center_none),
       cmocka_unit_test(test_dct_scale_choice),
-      cmocka_unit_test(test_params_from_config),
       cmocka_unit_test(test_quality_psnr),
       cmocka_unit_test(test_dtypes_match_float_reference),
       cmocka_unit_test(test_determinism_and_flip),

@@ -22,6 +22,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "codecs/jpeg_layout.h"
 #include "formats/source.h"
 #include "test_images.h"
@@ -166,7 +167,7 @@ static int teardown(void **state) {
 static sl_source *open_src(const char *path) {
   sl_err err = {0};
   sl_source *src = NULL;
-  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_IO_MMAP, &err) != SL_OK)
+  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) != SL_OK)
     fail_msg("%s", err.msg);
   return src;
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"
@@ -96,7 +97,7 @@ static void write_file(const char *path, sl_format_kind fmt, uint64_t n) {
     fail_msg("%s", err.msg);
 }
 
-static void check_file(const char *path, uint64_t n, sl_io_kind io) {
+static void check_file(const char *path, uint64_t n, sl_source_mode io) {
   sl_err err = {0};
   sl_source *src = NULL;
   sl_status st = sl_source_open(&src, path, SL_FORMAT_AUTO, io, &err);
@@ -148,15 +149,15 @@ static void test_round_trip_lmdb(void **state) {
   char p[600];
   path_in(p, sizeof p, "rt.lmdb");
   write_file(p, SL_FORMAT_AUTO, 500);
-  check_file(p, 500, SL_IO_MMAP);
-  check_file(p, 500, SL_IO_PREAD);
+  check_file(p, 500, SL_SOURCE_MMAP);
+  check_file(p, 500, SL_SOURCE_PREAD);
   /* No replace without asking. */
   sl_err err = {0};
   sl_fwriter *w;
   assert_int_equal(sl_fwriter_open(&w, p, SL_FORMAT_LMDB, &err), SL_OK);
   assert_int_equal(sl_fwriter_commit(w, 0, NULL, "", false, &err), SL_EIO);
   assert_non_null(strstr(err.msg, "exists"));
-  check_file(p, 500, SL_IO_MMAP);
+  check_file(p, 500, SL_SOURCE_MMAP);
 }
 
 /* Metadata that the text layout could not hold back is refused at commit,
@@ -205,8 +206,8 @@ static void test_round_trip_hdf5(void **state) {
   char p[600];
   path_in(p, sizeof p, "rt.h5");
   write_file(p, SL_FORMAT_AUTO, 500);
-  check_file(p, 500, SL_IO_MMAP);
-  check_file(p, 500, SL_IO_PREAD);
+  check_file(p, 500, SL_SOURCE_MMAP);
+  check_file(p, 500, SL_SOURCE_PREAD);
   /* Replacing works. */
   sl_err err = {0};
   sl_fwriter *w;
@@ -216,8 +217,8 @@ static void test_round_trip_hdf5(void **state) {
   assert_int_equal(sl_fwriter_add(w, "abc", 3, &m, &err), SL_OK);
   assert_int_equal(sl_fwriter_commit(w, 3, k_classes, "x", true, &err), SL_OK);
   sl_source *src;
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_HDF5, SL_IO_PREAD, &err),
-                   SL_OK);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_HDF5, SL_SOURCE_PREAD, &err), SL_OK);
   assert_int_equal(sl_source_count(src), 1);
   sl_source_close(src);
   /* No temporary file is left in the directory. */
@@ -261,8 +262,8 @@ static void test_writer_bad_sample(void **state) {
   assert_int_equal(sl_fwriter_set_target_width(w, 2, &err), SL_ESTATE);
   assert_int_equal(sl_fwriter_commit(w, 0, NULL, "", false, &err), SL_OK);
   sl_source *src;
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_PREAD, &err),
-                   SL_OK);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err), SL_OK);
   char small[8];
   assert_int_equal(sl_source_name(src, 0, small, sizeof small, &err),
                    SL_EINVAL);
@@ -290,7 +291,8 @@ static void test_old_layouts_open(void **state) {
   for (int f = 0; f < 2; f++) {
     char p[600];
     snprintf(p, sizeof p, "%s/%s", dir, names[f]);
-    if (sl_source_open(&src[f], p, SL_FORMAT_AUTO, SL_IO_MMAP, &err) != SL_OK)
+    if (sl_source_open(&src[f], p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) !=
+        SL_OK)
       fail_msg("%s", err.msg);
     assert_int_equal(sl_source_layout_version(src[f]), versions[f]);
     assert_int_equal(sl_source_count(src[f]), 6);
@@ -338,8 +340,9 @@ static void test_lmdb_old_version(void **state) {
   free(b);
   sl_err err = {0};
   sl_source *src;
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
-                   SL_EFORMAT);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err),
+      SL_EFORMAT);
   if (!strstr(err.msg, "LMDB layout version 1 (this sluice reads 2 to 3)") ||
       !strstr(err.msg, "sluice pack"))
     fail_msg("%s", err.msg);
@@ -354,14 +357,14 @@ static void test_lmdb_directory(void **state) {
   mkdir(d, 0755);
   snprintf(q, sizeof q, "%s/data.mdb", d);
   assert_int_equal(rename(p, q), 0);
-  check_file(d, 20, SL_IO_PREAD);
+  check_file(d, 20, SL_SOURCE_PREAD);
   /* A directory without data.mdb is an I/O error naming the file. */
   path_in(d, sizeof d, "emptydir");
   mkdir(d, 0755);
   sl_err err = {0};
   sl_source *src;
-  assert_int_equal(sl_source_open(&src, d, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
-                   SL_EIO);
+  assert_int_equal(
+      sl_source_open(&src, d, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err), SL_EIO);
   assert_non_null(strstr(err.msg, "data.mdb"));
 }
 
@@ -374,7 +377,7 @@ static void test_empty_files(void **state) {
     sl_fwriter *w;
     assert_int_equal(sl_fwriter_open(&w, p, SL_FORMAT_AUTO, &err), SL_OK);
     assert_int_equal(sl_fwriter_commit(w, 0, NULL, "", false, &err), SL_OK);
-    if (sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err) != SL_OK)
+    if (sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) != SL_OK)
       fail_msg("%s", err.msg);
     assert_int_equal(sl_source_count(src), 0);
     assert_int_equal(sl_source_class_count(src), 0);
@@ -385,14 +388,16 @@ static void test_empty_files(void **state) {
   FILE *fp = fopen(p, "wb");
   fputs("hello, not a dataset", fp);
   fclose(fp);
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
-                   SL_EFORMAT);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err),
+      SL_EFORMAT);
   assert_non_null(strstr(err.msg, "neither an LMDB nor an HDF5"));
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_HDF5, SL_IO_MMAP, &err),
-                   SL_EFORMAT);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_HDF5, SL_SOURCE_MMAP, &err),
+      SL_EFORMAT);
   path_in(p, sizeof p, "missing.lmdb");
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
-                   SL_EIO);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err), SL_EIO);
 }
 
 static uint8_t *slurp(const char *path, size_t *len) {
@@ -429,10 +434,10 @@ static int probe(const char *path) {
     sl_err err = {0};
     sl_source *src = NULL;
     sl_status st =
-        io == 2 ? sl_source_open_verify(&src, path, SL_FORMAT_AUTO, SL_IO_PREAD,
-                                        ignore_bad, NULL, &err)
+        io == 2 ? sl_source_open_verify(&src, path, SL_FORMAT_AUTO,
+                                        SL_SOURCE_PREAD, ignore_bad, NULL, &err)
                 : sl_source_open(&src, path, SL_FORMAT_AUTO,
-                                 io ? SL_IO_PREAD : SL_IO_MMAP, &err);
+                                 io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP, &err);
     if (st != SL_OK) {
       if (st != SL_EFORMAT && st != SL_EIO)
         fail_msg("unexpected status %d: %s", st, err.msg);
@@ -548,13 +553,14 @@ static void test_verify_mode_lmdb(void **state) {
   free(b);
   sl_err err = {0};
   sl_source *src;
-  assert_int_equal(sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err),
-                   SL_EFORMAT);
+  assert_int_equal(
+      sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err),
+      SL_EFORMAT);
   assert_non_null(strstr(err.msg, "sample 7"));
   assert_non_null(strstr(err.msg, "label 99"));
   bad_log log = {0};
-  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP,
-                                         on_bad, &log, &err),
+  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO,
+                                         SL_SOURCE_MMAP, on_bad, &log, &err),
                    SL_OK);
   assert_int_equal(log.n, 2);
   assert_int_equal(log.first, 7);
@@ -645,7 +651,8 @@ static void test_hdf5_layouts(void **state) {
     make_h5(p, cases[i].variant);
     sl_err err = {0};
     sl_source *src = NULL;
-    sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_IO_MMAP, &err);
+    sl_status st =
+        sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err);
     if (!cases[i].expect) {
       if (st != SL_OK)
         fail_msg("%s", err.msg);

@@ -132,30 +132,30 @@ static void test_init_rejects_bad_arguments(void **state) {
   (void)state;
   sl_dconv dc;
   float bad_std[3] = {0.2f, 0.0f, 0.2f}, nan_mean[3] = {0, NAN, 0};
-  assert_int_equal(sl_dconv_init(&dc, 4, SL_DCONV_NCHW, 3, kMean, kStd), -1);
-  assert_int_equal(sl_dconv_init(&dc, -1, SL_DCONV_NCHW, 3, kMean, kStd), -1);
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_FP16, 2, 3, kMean, kStd), -1);
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_FP16, 0, 0, kMean, kStd), -1);
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_FP16, 0, 4, kMean, kStd), -1);
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_FP16, 0, 3, kMean, bad_std), -1);
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_FP16, 0, 3, nan_mean, kStd), -1);
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_FP16, 0, 3, NULL, kStd), -1);
-  assert_int_equal(sl_dconv_init(NULL, SL_DCONV_U8, 0, 3, NULL, NULL), -1);
+  assert_int_equal(sl_dconv_init(&dc, 4, SL_LAYOUT_NCHW, 3, kMean, kStd), -1);
+  assert_int_equal(sl_dconv_init(&dc, -1, SL_LAYOUT_NCHW, 3, kMean, kStd), -1);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_FP16, 2, 3, kMean, kStd), -1);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_FP16, 0, 0, kMean, kStd), -1);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_FP16, 0, 4, kMean, kStd), -1);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_FP16, 0, 3, kMean, bad_std), -1);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_FP16, 0, 3, nan_mean, kStd), -1);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_FP16, 0, 3, NULL, kStd), -1);
+  assert_int_equal(sl_dconv_init(NULL, SL_DTYPE_U8, 0, 3, NULL, NULL), -1);
   /* u8 needs no mean/std. */
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_U8, 0, 3, NULL, NULL), 0);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_U8, 0, 3, NULL, NULL), 0);
 }
 
 static void test_sizes(void **state) {
   (void)state;
   sl_dconv dc;
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_BF16, 0, 3, kMean, kStd), 0);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_BF16, 0, 3, kMean, kStd), 0);
   assert_int_equal(sl_dconv_in_bytes(&dc, 2, 4, 5), 2 * 4 * 5 * 3);
   assert_int_equal(sl_dconv_out_bytes(&dc, 2, 4, 5), 2 * 4 * 5 * 3 * 2);
   assert_int_equal(sl_dconv_out_bytes(&dc, SIZE_MAX / 2, 2, 2), 0);
   assert_false(sl_dconv_is_identity(&dc));
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_U8, SL_DCONV_NHWC, 3, 0, 0), 0);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_U8, SL_LAYOUT_NHWC, 3, 0, 0), 0);
   assert_true(sl_dconv_is_identity(&dc));
-  assert_int_equal(sl_dconv_init(&dc, SL_DCONV_U8, SL_DCONV_NCHW, 3, 0, 0), 0);
+  assert_int_equal(sl_dconv_init(&dc, SL_DTYPE_U8, SL_LAYOUT_NCHW, 3, 0, 0), 0);
   assert_false(sl_dconv_is_identity(&dc));
 }
 
@@ -168,7 +168,7 @@ static void test_layouts_and_values(void **state) {
   for (size_t i = 0; i < sizeof src; i++)
     src[i] = (uint8_t)(i * 37 + 11);
   static uint8_t dst[N * H * W * C * 4];
-  for (int dtype = SL_DCONV_U8; dtype <= SL_DCONV_FP32; dtype++)
+  for (int dtype = SL_DTYPE_U8; dtype <= SL_DTYPE_FP32; dtype++)
     for (int layout = 0; layout < 2; layout++) {
       sl_dconv dc;
       assert_int_equal(sl_dconv_init(&dc, dtype, layout, C, kMean, kStd), 0);
@@ -179,21 +179,21 @@ static void test_layouts_and_values(void **state) {
           for (int x = 0; x < W; x++)
             for (int c = 0; c < C; c++) {
               uint8_t v = src[((n * H + y) * W + x) * C + c];
-              size_t o = layout == SL_DCONV_NHWC
+              size_t o = layout == SL_LAYOUT_NHWC
                              ? (size_t)((n * H + y) * W + x) * C + c
                              : (size_t)((n * C + c) * H + y) * W + x;
               float want = (float)(((double)v / 255.0 - (double)kMean[c]) /
                                    (double)kStd[c]);
-              if (dtype == SL_DCONV_U8) {
+              if (dtype == SL_DTYPE_U8) {
                 assert_int_equal(dst[o], v);
-              } else if (dtype == SL_DCONV_FP32) {
+              } else if (dtype == SL_DTYPE_FP32) {
                 float got;
                 memcpy(&got, dst + o * 4, 4);
                 assert_true(got == want);
               } else {
                 uint16_t got;
                 memcpy(&got, dst + o * 2, 2);
-                assert_int_equal(got, dtype == SL_DCONV_FP16
+                assert_int_equal(got, dtype == SL_DTYPE_FP16
                                           ? sl_f32_to_f16(want)
                                           : sl_f32_to_bf16(want));
               }
@@ -213,9 +213,9 @@ static void test_gray(void **state) {
     src[i] = (uint8_t)(i * 20);
   float m = 0.5f, s = 0.25f;
   sl_dconv dn, dh;
-  assert_int_equal(sl_dconv_init(&dn, SL_DCONV_FP32, SL_DCONV_NCHW, 1, &m, &s),
+  assert_int_equal(sl_dconv_init(&dn, SL_DTYPE_FP32, SL_LAYOUT_NCHW, 1, &m, &s),
                    0);
-  assert_int_equal(sl_dconv_init(&dh, SL_DCONV_FP32, SL_DCONV_NHWC, 1, &m, &s),
+  assert_int_equal(sl_dconv_init(&dh, SL_DTYPE_FP32, SL_LAYOUT_NHWC, 1, &m, &s),
                    0);
   sl_dconv_run_host(&dn, src, 2, 2, 3, a);
   sl_dconv_run_host(&dh, src, 2, 2, 3, b);

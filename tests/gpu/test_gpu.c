@@ -55,7 +55,7 @@ static void test_kernel_matches_twin(void **state) {
     CK(cudaMalloc(&d_dst, out_max));
     CK(cudaMemcpy(d_src, src, in_max, cudaMemcpyHostToDevice));
     for (int ch = 1; ch <= 3; ch += 2)
-      for (int dtype = SL_DCONV_U8; dtype <= SL_DCONV_FP32; dtype++)
+      for (int dtype = SL_DTYPE_U8; dtype <= SL_DTYPE_FP32; dtype++)
         for (int layout = 0; layout < 2; layout++) {
           sl_dconv dc;
           assert_int_equal(sl_dconv_init(&dc, dtype, layout, ch, kMean, kStd),
@@ -132,7 +132,7 @@ typedef struct ring_fixture {
   size_t in_bytes, out_bytes; /* per batch */
 } ring_fixture;
 
-static void ring_open(ring_fixture *f, sl_out_dtype dtype, sl_out_layout layout,
+static void ring_open(ring_fixture *f, sl_dtype dtype, sl_layout layout,
                       int nslots, uint64_t nbatches) {
   sl_err err;
   sl_err_clear(&err);
@@ -165,8 +165,8 @@ static void ring_open(ring_fixture *f, sl_out_dtype dtype, sl_out_layout layout,
   ep.copy.height = H;
   ep.copy.width = W;
   ep.copy.channels = C;
-  ep.copy.src_dtype = SL_OUT_U8;
-  ep.copy.src_layout = SL_OUT_NHWC;
+  ep.copy.src_dtype = SL_DTYPE_U8;
+  ep.copy.src_layout = SL_LAYOUT_NHWC;
   ep.copy.dst_dtype = dtype;
   ep.copy.dst_layout = layout;
   memcpy(ep.copy.mean, kMean, sizeof kMean);
@@ -204,11 +204,11 @@ static void expected(ring_fixture *f, uint64_t k, uint8_t *out) {
 static void test_ring_end_to_end(void **state) {
   (void)state;
   need_device();
-  for (int dtype = SL_OUT_U8; dtype <= SL_OUT_FP32; dtype++)
+  for (int dtype = SL_DTYPE_U8; dtype <= SL_DTYPE_FP32; dtype++)
     for (int layout = 0; layout < 2; layout++) {
       ring_fixture f;
       const uint64_t N = 9;
-      ring_open(&f, (sl_out_dtype)dtype, (sl_out_layout)layout, 3, N);
+      ring_open(&f, (sl_dtype)dtype, (sl_layout)layout, 3, N);
       uint8_t *want = malloc(f.out_bytes), *got = malloc(f.out_bytes);
       assert_true(want && got);
       sl_err err;
@@ -249,7 +249,7 @@ static void test_slow_consumer(void **state) {
   need_device();
   ring_fixture f;
   const uint64_t N = 8;
-  ring_open(&f, SL_OUT_FP16, SL_OUT_NCHW, 2, N);
+  ring_open(&f, SL_DTYPE_FP16, SL_LAYOUT_NCHW, 2, N);
   cudaStream_t user;
   CK(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking));
   uint8_t *d_seen;
@@ -297,8 +297,8 @@ static void test_vram_accounting(void **state) {
   sl_err_clear(&err);
   sl_cuda_ring_params p = {.gpu = 0,
                            .vram_budget = 256 << 20,
-                           .dtype = SL_OUT_FP16,
-                           .layout = SL_OUT_NCHW,
+                           .dtype = SL_DTYPE_FP16,
+                           .layout = SL_LAYOUT_NCHW,
                            .channels = 3,
                            .mean = {0.5f, 0.5f, 0.5f},
                            .std = {0.5f, 0.5f, 0.5f}};

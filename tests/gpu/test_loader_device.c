@@ -53,7 +53,7 @@ static void test_cuda_without_device_fails_open(void **state) {
   sl_config *cfg = make_cfg(kBase);
   assert_non_null(cfg);
   assert_int_equal(sl_config_set(cfg, "device.backend", "cuda"), SL_OK);
-  fake_ctx fc = {.seed = 5, .dtype = SL_OUT_U8, .channels = 3};
+  fake_ctx fc = {.seed = 5, .dtype = SL_DTYPE_U8, .channels = 3};
   sl_sample_src src = fake_src(40, &fc);
   sl_loader *ld = (sl_loader *)1;
   sl_status st = sl_loader_open_with(&ld, cfg, &src, NULL);
@@ -96,7 +96,7 @@ static void test_auto_falls_back_once(void **state) {
   log_count lc;
   memset(&lc, 0, sizeof lc);
   sl_config_set_log(cfg, count_log, &lc);
-  fake_ctx fc = {.seed = 5, .dtype = SL_OUT_FP16, .channels = 3};
+  fake_ctx fc = {.seed = 5, .dtype = SL_DTYPE_FP16, .channels = 3};
   sl_sample_src src = fake_src(40, &fc);
   sl_loader *ld = NULL;
   if (sl_loader_open_with(&ld, cfg, &src, NULL) != SL_OK)
@@ -117,7 +117,7 @@ static void test_auto_falls_back_once(void **state) {
     while ((st = sl_loader_next(ld, &b)) == SL_OK) {
       assert_int_equal(b.on_device, 0);
       assert_null(b.ready);
-      assert_true(fake_batch_ok(&b, 5, SL_OUT_FP16));
+      assert_true(fake_batch_ok(&b, 5, SL_DTYPE_FP16));
       assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
       n++;
     }

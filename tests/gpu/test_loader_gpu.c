@@ -40,7 +40,7 @@ static sl_loader *open_cuda(const char *dtype, const char *layout,
   /* clang-format on */
   sl_config *cfg = make_cfg(kv);
   assert_non_null(cfg);
-  fake_ctx fc = {.seed = SEED, .dtype = SL_OUT_U8, .channels = 3};
+  fake_ctx fc = {.seed = SEED, .dtype = SL_DTYPE_U8, .channels = 3};
   sl_sample_src src = fake_src(COUNT, &fc);
   sl_loader *ld = NULL;
   *st_out = sl_loader_open_with(&ld, cfg, &src, NULL);
@@ -97,11 +97,12 @@ static void test_batches_match_twin(void **state) {
     sl_loader_stats stats;
     assert_int_equal(sl_loader_stats_get(ld, &stats), SL_OK);
     assert_string_equal(stats.backend, "cuda");
-    int dtype = !strcmp(cases[ci][0], "u8")     ? SL_DCONV_U8
-                : !strcmp(cases[ci][0], "fp16") ? SL_DCONV_FP16
-                : !strcmp(cases[ci][0], "bf16") ? SL_DCONV_BF16
-                                                : SL_DCONV_FP32;
-    int layout = !strcmp(cases[ci][1], "nchw") ? SL_DCONV_NCHW : SL_DCONV_NHWC;
+    int dtype = !strcmp(cases[ci][0], "u8")     ? SL_DTYPE_U8
+                : !strcmp(cases[ci][0], "fp16") ? SL_DTYPE_FP16
+                : !strcmp(cases[ci][0], "bf16") ? SL_DTYPE_BF16
+                                                : SL_DTYPE_FP32;
+    int layout =
+        !strcmp(cases[ci][1], "nchw") ? SL_LAYOUT_NCHW : SL_LAYOUT_NHWC;
     sl_dconv dc;
     assert_int_equal(sl_dconv_init(&dc, dtype, layout, 3, kMean, kStd), 0);
     for (uint64_t epoch = 0; epoch < 3; epoch++) {
@@ -135,7 +136,7 @@ static void test_slow_consumer(void **state) {
     fail_msg("%s", sl_config_errmsg(cfg));
   sl_dconv dc;
   assert_int_equal(
-      sl_dconv_init(&dc, SL_DCONV_FP16, SL_DCONV_NCHW, 3, kMean, kStd), 0);
+      sl_dconv_init(&dc, SL_DTYPE_FP16, SL_LAYOUT_NCHW, 3, kMean, kStd), 0);
   cudaStream_t user;
   CK(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking));
   enum { NB = COUNT / BATCH };
@@ -201,7 +202,7 @@ static void test_budget_too_small(void **state) {
                       NULL};
   /* clang-format on */
   cfg = make_cfg(kv);
-  fake_ctx fc = {.seed = SEED, .dtype = SL_OUT_U8, .channels = 3};
+  fake_ctx fc = {.seed = SEED, .dtype = SL_DTYPE_U8, .channels = 3};
   sl_sample_src src = fake_src(COUNT * 64, &fc);
   st = sl_loader_open_with(&ld, cfg, &src, NULL);
   assert_int_equal(st, SL_ECONFIG);

@@ -15,7 +15,7 @@
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
 
-static sl_cuda_ring_params params(sl_out_dtype dtype, sl_out_layout layout,
+static sl_cuda_ring_params params(sl_dtype dtype, sl_layout layout,
                                   uint64_t budget) {
   sl_cuda_ring_params p = {.gpu = 0,
                            .vram_budget = budget,
@@ -62,11 +62,11 @@ static void test_slots_from_budget(void **state) {
 
 static void test_landing(void **state) {
   (void)state;
-  assert_false(sl_device_needs_landing(SL_OUT_U8, SL_OUT_NHWC, 3));
-  assert_false(sl_device_needs_landing(SL_OUT_U8, SL_OUT_NCHW, 1));
-  assert_true(sl_device_needs_landing(SL_OUT_U8, SL_OUT_NCHW, 3));
-  assert_true(sl_device_needs_landing(SL_OUT_FP16, SL_OUT_NHWC, 3));
-  assert_true(sl_device_needs_landing(SL_OUT_FP32, SL_OUT_NCHW, 1));
+  assert_false(sl_device_needs_landing(SL_DTYPE_U8, SL_LAYOUT_NHWC, 3));
+  assert_false(sl_device_needs_landing(SL_DTYPE_U8, SL_LAYOUT_NCHW, 1));
+  assert_true(sl_device_needs_landing(SL_DTYPE_U8, SL_LAYOUT_NCHW, 3));
+  assert_true(sl_device_needs_landing(SL_DTYPE_FP16, SL_LAYOUT_NHWC, 3));
+  assert_true(sl_device_needs_landing(SL_DTYPE_FP32, SL_LAYOUT_NCHW, 1));
 }
 
 static void test_create(void **state) {
@@ -74,7 +74,7 @@ static void test_create(void **state) {
   sl_err err;
   sl_err_clear(&err);
   sl_ring_backend *b = (sl_ring_backend *)1;
-  sl_cuda_ring_params p = params(SL_OUT_FP16, SL_OUT_NCHW, 1ull << 30);
+  sl_cuda_ring_params p = params(SL_DTYPE_FP16, SL_LAYOUT_NCHW, 1ull << 30);
   sl_status st = sl_ring_backend_cuda_create(&b, &p, &err);
   if (!sl_device_cuda_built()) {
     assert_int_equal(st, SL_EUNSUPPORTED);
@@ -91,7 +91,7 @@ static void test_create(void **state) {
   p.std[1] = 0.0f;
   assert_int_equal(sl_ring_backend_cuda_create(&b, &p, &err), SL_EINVAL);
   assert_null(b);
-  p = params(SL_OUT_FP16, SL_OUT_NCHW, 1ull << 30);
+  p = params(SL_DTYPE_FP16, SL_LAYOUT_NCHW, 1ull << 30);
   p.channels = 5;
   assert_int_equal(sl_ring_backend_cuda_create(&b, &p, &err), SL_EINVAL);
 }
@@ -104,7 +104,7 @@ static void test_alloc_over_budget(void **state) {
   sl_err err;
   sl_err_clear(&err);
   sl_ring_backend *b = NULL;
-  sl_cuda_ring_params p = params(SL_OUT_FP32, SL_OUT_NCHW, 1 << 20);
+  sl_cuda_ring_params p = params(SL_DTYPE_FP32, SL_LAYOUT_NCHW, 1 << 20);
   assert_int_equal(sl_ring_backend_cuda_create(&b, &p, &err), SL_OK);
   sl_status st = b->ops->alloc(b, 2, 300000, 3, 1200000, &err);
   assert_int_equal(st, SL_ECONFIG);
@@ -125,7 +125,7 @@ static void test_alloc_without_device(void **state) {
   sl_err err;
   sl_err_clear(&err);
   sl_ring_backend *b = NULL;
-  sl_cuda_ring_params p = params(SL_OUT_FP16, SL_OUT_NHWC, 64 << 20);
+  sl_cuda_ring_params p = params(SL_DTYPE_FP16, SL_LAYOUT_NHWC, 64 << 20);
   assert_int_equal(sl_ring_backend_cuda_create(&b, &p, &err), SL_OK);
   sl_device_choice ch;
   sl_err probe;

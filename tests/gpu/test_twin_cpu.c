@@ -19,7 +19,7 @@
 
 enum { H = 13, W = 17 };
 
-static void run_case(int channels, sl_out_dtype dtype, sl_out_layout layout,
+static void run_case(int channels, sl_dtype dtype, sl_layout layout,
                      const float *mean, const float *std, unsigned seed) {
   sl_aug_params p;
   memset(&p, 0, sizeof p);
@@ -70,10 +70,10 @@ static void test_same_bytes(void **state) {
   const float mean2[3] = {0.5f, 0.25f, -3.0f}, std2[3] = {0.01f, 7.0f, 1e-3f};
   unsigned seed = 1;
   for (int ch = 1; ch <= 3; ch += 2)
-    for (int d = SL_OUT_U8; d <= SL_OUT_FP32; d++)
-      for (int l = SL_OUT_NCHW; l <= SL_OUT_NHWC; l++) {
-        run_case(ch, (sl_out_dtype)d, (sl_out_layout)l, mean, std, seed++);
-        run_case(ch, (sl_out_dtype)d, (sl_out_layout)l, mean2, std2, seed++);
+    for (int d = SL_DTYPE_U8; d <= SL_DTYPE_FP32; d++)
+      for (int l = SL_LAYOUT_NCHW; l <= SL_LAYOUT_NHWC; l++) {
+        run_case(ch, (sl_dtype)d, (sl_layout)l, mean, std, seed++);
+        run_case(ch, (sl_dtype)d, (sl_layout)l, mean2, std2, seed++);
       }
 }
 

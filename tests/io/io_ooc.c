@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/io_hints.h"
-#include "formats/io_reader.h"
-#include "formats/io_select.h"
+#include "io/io_hints.h"
+#include "io/io_reader.h"
+#include "io/io_select.h"
 #include "io/io_synth.h"
 
 #define AVG_SAMPLE 110000u /* bytes: an ImageNet JPEG */
@@ -190,9 +190,12 @@ int main(int argc, char **argv) {
   double t0 = now();
   int rc = 0;
   for (unsigned ep = 0; ep < epochs && rc == 0; ep++) {
-    synth_order(order, x.n, 1000 + ep, quasi ? 64 : 0, 16);
+    if (synth_order(order, x.n, 1000, ep, quasi ? 64 : 0, 16) != 0) {
+      rc = 1;
+      break;
+    }
     atomic_store(&r.next, 0);
-    if (sl_io_start_epoch(io, sl_io_order_array, order, 0, x.n, &e) != SL_OK) {
+    if (sl_io_start_epoch(io, synth_order_array, order, 0, x.n, &e) != SL_OK) {
       fprintf(stderr, "io_ooc: epoch %u: %s\n", ep, e.msg);
       rc = 1;
       break;

@@ -14,8 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/io_hints.h"
+#include "codecs/codec.h"
 #include "formats/writer.h"
+#include "io/io_hints.h"
 #include "io/io_synth.h"
 #include "sluice.h"
 

@@ -4,10 +4,11 @@
  * check what it got without a table. The plain layout puts them back to
  * back from byte 0; the index is recomputed from n and avg.
  *
- * Also the epoch orders the bench needs: random (a permutation) and a
- * quasi-random order like the loader's sampler (blocks of `block` file-order
+ * Also the epoch orders the bench needs, from the loader's own sampler:
+ * random (a permutation) and quasi-random (blocks of `block` file-order
  * neighbours, `window` blocks mixed together), so the working set stays
- * bounded. Header-only, for the test program and the bench. */
+ * bounded. Header-only, for the test program and the bench; synth_order
+ * needs sluice_loader (the sampler). */
 #ifndef SLUICE_TESTS_IO_SYNTH_H
 #define SLUICE_TESTS_IO_SYNTH_H
 
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "loader/sampler.h"
 
 static inline uint32_t synth_len(uint64_t i, uint32_t avg) {
   return avg / 2 + (uint32_t)((i * 7919u) % avg);
@@ -104,52 +107,38 @@ static inline int synth_write_plain(const char *path, const synth_index *x) {
   return rc;
 }
 
-static inline uint64_t synth_rand(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+/* An sl_io_order_fn over an array: ctx is a const uint64_t *. */
+static inline uint64_t synth_order_array(const void *ctx, uint64_t seq) {
+  return ((const uint64_t *)ctx)[seq];
 }
 
-static inline void synth_shuffle(uint64_t *a, uint64_t n, uint64_t *s) {
-  for (uint64_t i = n; i > 1; i--) {
-    uint64_t j = synth_rand(s) % i, t = a[i - 1];
-    a[i - 1] = a[j];
-    a[j] = t;
+/* order[0..n): the loader's own epoch order (loader/sampler.h) for one
+ * rank, `epoch` of `seed`: random (block 0: a permutation) or quasi-random
+ * (blocks of `block` neighbours, `window` blocks mixed together), so the
+ * I/O measures the order the loader reads in. 0, or -1 (the sampler's
+ * error, printed). */
+static inline int synth_order(uint64_t *order, uint64_t n, uint64_t seed,
+                              uint64_t epoch, uint64_t block, uint64_t window) {
+  sl_sampler_config c = {.count = n,
+                         .batch_size = 1,
+                         .rank = 0,
+                         .world_size = 1,
+                         .order = block ? SL_ORDER_QUASI : SL_ORDER_RANDOM,
+                         .seed = seed,
+                         .drop_last = false,
+                         .quasi_block = block ? block : 1,
+                         .quasi_window = window ? window : 1};
+  sl_sampler *s;
+  sl_err e = {0};
+  if (sl_sampler_create(&s, &c, &e) != SL_OK) {
+    fprintf(stderr, "synth_order: %s\n", e.msg);
+    return -1;
   }
-}
-
-/* order[0..n): random (block 0) or quasi-random (blocks of `block`
- * neighbours, shuffled, then samples shuffled within each run of `window`
- * blocks). */
-static inline void synth_order(uint64_t *order, uint64_t n, uint64_t seed,
-                               uint64_t block, uint64_t window) {
-  uint64_t s = seed;
-  if (block == 0) {
-    for (uint64_t i = 0; i < n; i++)
-      order[i] = i;
-    synth_shuffle(order, n, &s);
-    return;
-  }
-  uint64_t nb = (n + block - 1) / block;
-  uint64_t *blocks = malloc((nb ? nb : 1) * sizeof *blocks);
-  if (!blocks) { /* fall back to file order: still a valid order */
-    for (uint64_t i = 0; i < n; i++)
-      order[i] = i;
-    return;
-  }
-  for (uint64_t b = 0; b < nb; b++)
-    blocks[b] = b;
-  synth_shuffle(blocks, nb, &s);
-  uint64_t k = 0;
-  for (uint64_t b = 0; b < nb; b++)
-    for (uint64_t i = blocks[b] * block; i < n && i < (blocks[b] + 1) * block;
-         i++)
-      order[k++] = i;
-  free(blocks);
-  uint64_t run = block * window;
-  for (uint64_t at = 0; at < n; at += run)
-    synth_shuffle(order + at, n - at < run ? n - at : run, &s);
+  sl_sampler_set_epoch(s, epoch);
+  for (uint64_t i = 0; i < n; i++)
+    order[i] = sl_sampler_at(s, i);
+  sl_sampler_destroy(s);
+  return 0;
 }
 
 #endif

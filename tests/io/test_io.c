@@ -17,12 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/io_cgroup.h"
-#include "formats/io_hints.h"
-#include "formats/io_reader.h"
-#include "formats/io_select.h"
-#include "formats/io_uring.h"
+#include "io/io_cgroup.h"
+#include "io/io_hints.h"
+#include "io/io_reader.h"
+#include "io/io_select.h"
+#include "io/io_synth.h"
 #include "io/io_testfile.h"
+#include "io/io_uring.h"
 
 /* A deterministic permutation of 0..n-1 (Fisher-Yates, xorshift). */
 static uint64_t *perm(uint64_t n, uint64_t seed) {
@@ -134,7 +135,7 @@ static uint64_t *run_epoch(sl_io *io, const io_testfile *t,
   assert_non_null(r.sum);
   sl_err e = {0};
   assert_int_equal(
-      sl_io_start_epoch(io, order ? sl_io_order_array : NULL, order, 0, n, &e),
+      sl_io_start_epoch(io, order ? synth_order_array : NULL, order, 0, n, &e),
       SL_OK);
   pthread_t th[8];
   worker_arg wa[8];
@@ -434,7 +435,7 @@ static void misuse(void **state) {
     assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 5, 4, &e), SL_EINVAL);
     /* An order naming a sample past the end: that position fails. */
     uint64_t bad[3] = {1, 32, 2};
-    assert_int_equal(sl_io_start_epoch(io, sl_io_order_array, bad, 0, 3, &e),
+    assert_int_equal(sl_io_start_epoch(io, synth_order_array, bad, 0, 3, &e),
                      SL_OK);
     assert_int_equal(sl_io_get(io, 0, buf, cap, &d, &len, &e), SL_OK);
     assert_true(io_testfile_check(&t, 1, d, len));

@@ -1,4 +1,4 @@
-/* Unit tests of the memory cgroup limit (formats/io_cgroup.h) on fixture
+/* Unit tests of the memory cgroup limit (io/io_cgroup.h) on fixture
  * trees: cgroup v1, v2 with ancestors, hybrid hosts, containers with and
  * without a cgroup namespace, escaped mount points, and files that are
  * missing or hold nonsense (which must read as "no limit", never crash). */
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/io_cgroup.h"
+#include "io/io_cgroup.h"
 
 static char g_dir[512];
 

@@ -16,7 +16,7 @@
 
 typedef struct fake_ctx {
   uint64_t seed;
-  sl_out_dtype dtype;
+  sl_dtype dtype;
   int channels;
   int delay_us;       /* up to this many microseconds per sample */
   const uint8_t *bad; /* count entries: nonzero = corrupt; may be NULL */
@@ -85,7 +85,7 @@ static inline sl_sample_src fake_src(uint64_t count, const fake_ctx *settings) {
 
 /* Checks a delivered batch's bytes against the pattern; 1 if all match. */
 static inline int fake_batch_ok(const sl_batch *b, uint64_t seed,
-                                sl_out_dtype dtype) {
+                                sl_dtype dtype) {
   size_t sb = sl_loader_sample_bytes(dtype, (int)b->channels, (int)b->height);
   if (b->bytes != sb * b->n)
     return 0;

@@ -48,11 +48,11 @@ static opts defaults(void) {
   return o;
 }
 
-static sl_out_dtype dtype_of(const char *s) {
-  return strcmp(s, "u8") == 0     ? SL_OUT_U8
-         : strcmp(s, "fp16") == 0 ? SL_OUT_FP16
-         : strcmp(s, "bf16") == 0 ? SL_OUT_BF16
-                                  : SL_OUT_FP32;
+static sl_dtype dtype_of(const char *s) {
+  return strcmp(s, "u8") == 0     ? SL_DTYPE_U8
+         : strcmp(s, "fp16") == 0 ? SL_DTYPE_FP16
+         : strcmp(s, "bf16") == 0 ? SL_DTYPE_BF16
+                                  : SL_DTYPE_FP32;
 }
 
 static sl_loader *open_loader(const opts *o) {
@@ -317,7 +317,7 @@ static void test_shapes(void **state) {
       assert_int_equal(b.on_device, 0);
       assert_null(b.ready);
       assert_int_equal(b.bytes, 8 * 3 * elem[d] * (size_t)res[e] * res[e]);
-      assert_true(fake_batch_ok(&b, 5, (sl_out_dtype)d));
+      assert_true(fake_batch_ok(&b, 5, (sl_dtype)d));
       sl_batch_release(ld, &b, NULL);
     }
     sl_loader_close(ld);
@@ -420,7 +420,7 @@ static void test_slot_reuse(void **state) {
     sl_batch b;
     sl_status st;
     while ((st = sl_loader_next(ld, &b)) == SL_OK) {
-      assert_true(fake_batch_ok(&b, 5, SL_OUT_U8));
+      assert_true(fake_batch_ok(&b, 5, SL_DTYPE_U8));
       held[nheld] = b;
       copies_h[nheld] = hash_batch(1, &b);
       nheld++;
@@ -451,10 +451,10 @@ static void test_slot_reuse(void **state) {
   assert_int_equal(sl_batch_release(ld, &hb[1], NULL), SL_OK);
   assert_int_equal(sl_loader_next(ld, &b), SL_OK);
   assert_int_equal(b.index, 3);
-  assert_true(fake_batch_ok(&b, 5, SL_OUT_U8));
+  assert_true(fake_batch_ok(&b, 5, SL_DTYPE_U8));
   /* Batches held across a restart stay valid and releasable. */
   assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
-  assert_true(fake_batch_ok(&hb[0], 5, SL_OUT_U8));
+  assert_true(fake_batch_ok(&hb[0], 5, SL_DTYPE_U8));
   sl_batch_release(ld, &hb[0], NULL);
   sl_batch_release(ld, &hb[2], NULL);
   sl_batch_release(ld, &b, NULL);
@@ -525,7 +525,7 @@ static void test_misuse(void **state) {
   /* drop_last with too few samples for a whole batch: ECONFIG at open. */
   sl_config *cfg = make_cfg((const char *[]){"loader.batch_size", "300",
                                              "loader.drop_last", "true", NULL});
-  fake_ctx fc = {.seed = 1, .dtype = SL_OUT_FP16, .channels = 3};
+  fake_ctx fc = {.seed = 1, .dtype = SL_DTYPE_FP16, .channels = 3};
   sl_sample_src src = fake_src(203, &fc);
   assert_int_equal(sl_loader_open_with(&ld, cfg, &src, NULL), SL_ECONFIG);
   assert_null(ld);
@@ -554,8 +554,8 @@ static void test_host_backend_trades_buffers(void **state) {
                     .src_index = 1,
                     .src_bytes = 4096,
                     .dst_bytes = 4096,
-                    .src_dtype = SL_OUT_FP16,
-                    .dst_dtype = SL_OUT_FP16};
+                    .src_dtype = SL_DTYPE_FP16,
+                    .dst_dtype = SL_DTYPE_FP16};
   assert_int_equal(b->ops->copy_to_slot(b, 2, &c, &err), SL_OK);
   assert_ptr_equal(b->ops->slot(b, 2), st1); /* the batch, not a copy */
   assert_ptr_equal(b->ops->staging(b, 1), sl2);
@@ -564,7 +564,7 @@ static void test_host_backend_trades_buffers(void **state) {
   c.src = st1; /* no longer staging buffer 1 */
   assert_int_equal(b->ops->copy_to_slot(b, 0, &c, &err), SL_EINVAL);
   c.src = b->ops->staging(b, 1);
-  c.dst_dtype = SL_OUT_FP32;
+  c.dst_dtype = SL_DTYPE_FP32;
   assert_int_equal(b->ops->copy_to_slot(b, 0, &c, &err), SL_EUNSUPPORTED);
   b->ops->destroy(b); /* frees each buffer once (ASan, valgrind) */
 }

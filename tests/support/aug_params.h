@@ -6,7 +6,7 @@
 
 #include "augment/pipeline.h"
 
-static inline sl_aug_params sl_test_aug_params(sl_out_layout layout) {
+static inline sl_aug_params sl_test_aug_params(sl_layout layout) {
   sl_aug_params p = {.crop = SL_CROP_RANDOM_RESIZED,
                      .scale = {0.08, 1.0},
                      .ratio = {3.0 / 4.0, 4.0 / 3.0},
@@ -15,7 +15,7 @@ static inline sl_aug_params sl_test_aug_params(sl_out_layout layout) {
                      .channels = 3,
                      .mean = {0.485f, 0.456f, 0.406f},
                      .std = {0.229f, 0.224f, 0.225f},
-                     .dtype = SL_OUT_U8,
+                     .dtype = SL_DTYPE_U8,
                      .layout = layout,
                      .filter = SL_FILTER_BOX,
                      .max_pixels = 100000000};

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codecs/codec.h"
 #include "formats/writer.h"
 #include "support/loader_data.h"
 #include "tools/synth.h"

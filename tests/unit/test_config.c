@@ -78,7 +78,7 @@ static void test_set_each_type(void **state) {
   sl_cfg_floats(cfg, SL_OPT_AUGMENT_MEAN, &n);
   assert_int_equal(n, 1);
   assert_int_equal(sl_config_set(cfg, "augment.dtype", "bf16"), SL_OK);
-  assert_int_equal(sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE), SL_OUT_BF16);
+  assert_int_equal(sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE), SL_DTYPE_BF16);
   assert_int_equal(sl_config_set(cfg, "loader.drop_last", "No"), SL_OK);
   assert_false(sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST));
   assert_int_equal(sl_config_set(cfg, "dataset.path", "/data/x.lmdb"), SL_OK);

@@ -11,14 +11,21 @@
  * ENOSYS), the reader falls back to pread and says why once (io_reader.h).
  *
  * No memory is allocated; every function may be called from any thread. */
-#ifndef SLUICE_FORMATS_IO_SELECT_H
-#define SLUICE_FORMATS_IO_SELECT_H
+#ifndef SLUICE_IO_IO_SELECT_H
+#define SLUICE_IO_IO_SELECT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "loader/config.h"
+
+/* How sample bytes are read (loader.io; io_reader.h describes each). */
+typedef enum sl_io_kind {
+  SL_IO_MMAP,
+  SL_IO_PREAD,
+  SL_IO_URING,
+  SL_IO_AUTO
+} sl_io_kind;
 
 /* "mmap", "pread", "uring" or "auto". */
 const char *sl_io_kind_name(sl_io_kind kind);

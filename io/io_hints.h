@@ -6,8 +6,8 @@
  * it) and never leaves state behind. No memory is allocated.
  *
  * Thread safety: all functions may be called from any thread. */
-#ifndef SLUICE_FORMATS_IO_HINTS_H
-#define SLUICE_FORMATS_IO_HINTS_H
+#ifndef SLUICE_IO_IO_HINTS_H
+#define SLUICE_IO_IO_HINTS_H
 
 #include <stddef.h>
 #include <stdint.h>

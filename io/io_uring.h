@@ -30,8 +30,8 @@
  * Thread safety: get and put may be called from any number of threads at
  * once; open, start, stop and close from one controlling thread, start and
  * close while no worker is inside get (stop wakes those in get). */
-#ifndef SLUICE_FORMATS_IO_URING_H
-#define SLUICE_FORMATS_IO_URING_H
+#ifndef SLUICE_IO_IO_URING_H
+#define SLUICE_IO_IO_URING_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,9 +49,6 @@ typedef void (*sl_io_locate_fn)(const void *ctx, uint64_t sample,
 /* The epoch's order: the sample read at position seq (the loader's
  * sl_sampler_at). Called from the reader thread during the epoch. */
 typedef uint64_t (*sl_io_order_fn)(const void *ctx, uint64_t seq);
-
-/* An sl_io_order_fn over an array: ctx is a const uint64_t *. */
-uint64_t sl_io_order_array(const void *ctx, uint64_t seq);
 
 typedef struct sl_uring_opts {
   int fd;                 /* the dataset, open for reading; not closed */

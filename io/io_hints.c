@@ -1,4 +1,4 @@
-#include "formats/io_hints.h"
+#include "io/io_hints.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -36,17 +36,16 @@
  * Thread safety: get, put and read from any number of workers at once;
  * open, start_epoch, stop and close from one controlling thread; all but
  * stop while no worker is inside get or read. */
-#ifndef SLUICE_FORMATS_IO_READER_H
-#define SLUICE_FORMATS_IO_READER_H
+#ifndef SLUICE_IO_IO_READER_H
+#define SLUICE_IO_IO_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error.h"
-#include "formats/io_uring.h"
-#include "formats/source.h"
-#include "loader/config.h"
+#include "io/io_select.h"
+#include "io/io_uring.h"
 
 typedef struct sl_io_opts {
   sl_io_kind kind; /* loader.io */
@@ -70,26 +69,6 @@ typedef struct sl_io_opts {
 } sl_io_opts;
 
 typedef struct sl_io sl_io;
-
-/* Fills the file part of o (fd, name, file_size, count, max_length,
- * locate) from an open source; name is the path for messages. */
-void sl_io_opts_from_source(sl_io_opts *o, const sl_source *src,
-                            const char *name);
-
-/* Fills the configured part of o from the loader's options (inline so this
- * stage does not link the loader's config code); batch_size is the
- * loader's. */
-static inline void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,
-                                          unsigned batch_size) {
-  o->kind = (sl_io_kind)sl_cfg_enum(cfg, SL_OPT_LOADER_IO);
-  o->batch_size = batch_size;
-  o->readahead_batches = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_READAHEAD_BATCHES);
-  o->queue_depth = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_QUEUE_DEPTH);
-  o->pool_bytes = (size_t)sl_cfg_size(cfg, SL_OPT_IO_POOL_SIZE);
-  o->direct = sl_cfg_bool(cfg, SL_OPT_IO_DIRECT);
-  o->auto_share = sl_cfg_float(cfg, SL_OPT_IO_AUTO_SHARE);
-  sl_cfg_log(cfg, &o->log, &o->log_user);
-}
 
 /* Picks the backend (auto, fallback) and opens it. Errors: as io_uring.h's
  * open (but SL_EUNSUPPORTED becomes the pread fallback), SL_EIO (mmap

@@ -1,12 +1,13 @@
-#include "formats/io_select.h"
+#include "io/io_select.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/io_cgroup.h"
+#include "io/io_cgroup.h"
 
 const char *sl_io_kind_name(sl_io_kind kind) {
   switch (kind) {

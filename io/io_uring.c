@@ -1,4 +1,4 @@
-#include "formats/io_uring.h"
+#include "io/io_uring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "common/mem.h"
-#include "formats/io_hints.h"
+#include "common/sync.h"
+#include "io/io_hints.h"
 
 enum slot_state {
   SLOT_FREE,     /* not in the window */
@@ -161,11 +162,10 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
   for (size_t i = 0; i < ns; i++)
     u->slots[i].seq = UINT64_MAX;
 
-  if (pthread_mutex_init(&u->mu, NULL) != 0 ||
-      pthread_cond_init(&u->ready, NULL) != 0 ||
-      pthread_cond_init(&u->space, NULL) != 0 ||
-      pthread_cond_init(&u->idle, NULL) != 0) {
-    st = sl_err_set(err, SL_ETHREAD, "io_uring: mutex/condition init");
+  rc = sl_sync_init(&u->mu,
+                    (pthread_cond_t *[]){&u->ready, &u->space, &u->idle}, 3);
+  if (rc != 0) {
+    st = sl_err_errno(err, SL_ETHREAD, rc, "io_uring: mutex/condition init");
     goto fail;
   }
   u->sync_ok = true;
@@ -193,12 +193,9 @@ void sl_uring_close(sl_uring *u) {
     pthread_mutex_unlock(&u->mu);
     pthread_join(u->thread, NULL);
   }
-  if (u->sync_ok) {
-    pthread_cond_destroy(&u->idle);
-    pthread_cond_destroy(&u->space);
-    pthread_cond_destroy(&u->ready);
-    pthread_mutex_destroy(&u->mu);
-  }
+  if (u->sync_ok)
+    sl_sync_destroy(&u->mu,
+                    (pthread_cond_t *[]){&u->ready, &u->space, &u->idle}, 3);
   if (u->ring_ok)
     io_uring_queue_exit(&u->ring);
   if (u->own_fd)
@@ -206,10 +203,6 @@ void sl_uring_close(sl_uring *u) {
   sl_free_aligned(u->pool);
   free(u->slots);
   free(u);
-}
-
-uint64_t sl_io_order_array(const void *ctx, uint64_t seq) {
-  return ((const uint64_t *)ctx)[seq];
 }
 
 sl_status sl_uring_start(sl_uring *u, sl_io_order_fn order,

@@ -18,8 +18,8 @@
  *
  * Nothing is kept between calls (the files are opened, read and closed);
  * both functions may be called from any thread. */
-#ifndef SLUICE_FORMATS_IO_CGROUP_H
-#define SLUICE_FORMATS_IO_CGROUP_H
+#ifndef SLUICE_IO_IO_CGROUP_H
+#define SLUICE_IO_IO_CGROUP_H
 
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* Reading exactly n bytes at an offset: pread until done, retrying EINTR.
  * Shared by the dataset reader (formats/source.c) and the loader's pread
- * backend (formats/io_reader.c), which phrase their own errors. */
-#ifndef SLUICE_FORMATS_PREAD_FULL_H
-#define SLUICE_FORMATS_PREAD_FULL_H
+ * backend (io/io_reader.c), which phrase their own errors. */
+#ifndef SLUICE_COMMON_PREAD_FULL_H
+#define SLUICE_COMMON_PREAD_FULL_H
 
 #include <errno.h>
 #include <stddef.h>

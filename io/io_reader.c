@@ -1,4 +1,4 @@
-#include "formats/io_reader.h"
+#include "io/io_reader.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/io_hints.h"
-#include "formats/io_select.h"
-#include "formats/pread_full.h"
+#include "common/pread_full.h"
+#include "io/io_hints.h"
+#include "io/io_select.h"
 
 struct sl_io {
   sl_io_opts o;

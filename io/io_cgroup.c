@@ -1,4 +1,4 @@
-#include "formats/io_cgroup.h"
+#include "io/io_cgroup.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,6 +1,7 @@
-/* The file part of sl_io_opts from an open source (io_reader.h). Apart from
- * io_reader.c so the reader itself needs no dataset format. */
-#include "formats/io_reader.h"
+/* The file part of sl_io_opts from an open source. The glue between two
+ * sibling stages lives above both: io/ knows no dataset format, formats/
+ * knows no reader. */
+#include "loader/stage_options.h"
 
 static void source_locate(const void *ctx, uint64_t i, uint64_t *offset,
                           uint32_t *length) {

@@ -1,0 +1,34 @@
+/* The config read once, here, into the other stages' option structs. */
+#include "loader/stage_options.h"
+
+void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
+  int n;
+  const double *v;
+  p->crop = (sl_crop)sl_cfg_enum(cfg, SL_OPT_AUGMENT_CROP);
+  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_SCALE, &n);
+  p->scale[0] = v[0];
+  p->scale[1] = n > 1 ? v[1] : v[0];
+  v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_RATIO, &n);
+  p->ratio[0] = v[0];
+  p->ratio[1] = n > 1 ? v[1] : v[0];
+  p->flip = sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP);
+  p->center_ratio = sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO);
+  p->channels = 3;
+  sl_cfg_mean_std(cfg, p->mean, p->std);
+  p->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
+  p->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
+  p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
+}
+
+void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,
+                            unsigned batch_size) {
+  o->kind = (sl_io_kind)sl_cfg_enum(cfg, SL_OPT_LOADER_IO);
+  o->batch_size = batch_size;
+  o->readahead_batches = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_READAHEAD_BATCHES);
+  o->queue_depth = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_QUEUE_DEPTH);
+  o->pool_bytes = (size_t)sl_cfg_size(cfg, SL_OPT_IO_POOL_SIZE);
+  o->direct = sl_cfg_bool(cfg, SL_OPT_IO_DIRECT);
+  o->auto_share = sl_cfg_float(cfg, SL_OPT_IO_AUTO_SHARE);
+  sl_cfg_log(cfg, &o->log, &o->log_user);
+}
