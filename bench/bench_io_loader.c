@@ -61,7 +61,7 @@ static sl_loader *open_loader(const opts *o, const char *io, bool direct,
       die(kv[i], sl_config_errmsg(cfg));
   sl_loader *ld;
   if (sl_loader_open(&ld, cfg) != SL_OK)
-    die(o->path, sl_config_errmsg(cfg));
+    die(o->path, sl_loader_errmsg(ld));
   sl_config_destroy(cfg);
   return ld;
 }

@@ -199,9 +199,10 @@ static double single_thread_rate(const args *a, sl_config *cfg, int epochs) {
 /* Runs epochs; returns the best epoch's images/s after the first. */
 static double loader_rate(const args *a, int workers, int epochs, int rss) {
   sl_config *cfg = config(a, workers);
-  sl_loader *ld;
+  sl_loader *ld = NULL;
   if (!cfg || sl_loader_open(&ld, cfg) != SL_OK) {
-    fprintf(stderr, "bench_loader: %s\n", cfg ? sl_config_errmsg(cfg) : "");
+    fprintf(stderr, "bench_loader: %s\n", sl_loader_errmsg(ld));
+    sl_loader_close(ld);
     sl_config_destroy(cfg);
     return 0;
   }

@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
       set(cfg, "augment.dtype", "u8");
   sl_loader *ld = NULL;
   if (!err && sl_loader_open(&ld, cfg) != SL_OK) {
-    fprintf(stderr, "rank %d: %s\n", rank, sl_config_errmsg(cfg));
+    fprintf(stderr, "rank %d: %s\n", rank, sl_loader_errmsg(ld));
     err = 1;
   }
   sl_config_destroy(cfg);

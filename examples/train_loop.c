@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
 
   sl_loader *ld;
   if (sl_loader_open(&ld, cfg) != SL_OK) {
-    fprintf(stderr, "cannot open the loader: %s\n", sl_config_errmsg(cfg));
+    fprintf(stderr, "cannot open the loader: %s\n", sl_loader_errmsg(ld));
+    sl_loader_close(ld); /* a failed open still hands out the message */
     sl_config_destroy(cfg);
     return 1;
   }

@@ -174,7 +174,7 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  * batches in a fixed, reproducible order:
  *
  *   sl_loader *ld;
- *   if (sl_loader_open(&ld, cfg) != SL_OK) fail(sl_config_errmsg(cfg));
+ *   if (sl_loader_open(&ld, cfg) != SL_OK) fail(sl_loader_errmsg(ld));
  *   for (epoch = 0; epoch < E; epoch++) {
  *     sl_loader_start_epoch(ld, epoch);   // resolution from the schedule
  *     sl_batch b;
@@ -258,13 +258,17 @@ typedef struct sl_batch {
   uint64_t reserved[6]; /* zero: room for fields, the size stays */
 } sl_batch;
 
-/* Opens a loader on the config's dataset: validates cfg (sl_config_validate),
- * opens and indexes the dataset, allocates every buffer (see Memory above)
- * and starts the threads. The config may be destroyed afterwards. On error
- * *out is NULL and sl_config_errmsg(cfg) says what failed: SL_ECONFIG,
- * SL_EIO/SL_EFORMAT (dataset), SL_ENOMEM, SL_ETHREAD, SL_ENODEV
- * (device.backend = cuda without a usable GPU). */
-SL_API sl_status sl_loader_open(sl_loader **out, sl_config *cfg);
+/* Opens a loader on the config's dataset: checks cfg as sl_config_validate
+ * does, opens and indexes the dataset, allocates every buffer (see Memory
+ * above) and starts the threads. cfg is only read (several threads may open
+ * loaders from one config at once) and may be destroyed afterwards.
+ * Errors: SL_ECONFIG, SL_EIO/SL_EFORMAT (dataset), SL_ENOMEM, SL_ETHREAD,
+ * SL_ENODEV (device.backend = cuda without a usable GPU). On failure *out
+ * is still a handle that holds only the message: read it with
+ * sl_loader_errmsg, then sl_loader_close it (every other call on it returns
+ * SL_ESTATE). *out is NULL only for NULL arguments (SL_EINVAL) or when not
+ * even the handle could be allocated. */
+SL_API sl_status sl_loader_open(sl_loader **out, const sl_config *cfg);
 /* Stops the threads (mid-epoch is fine: work in flight is abandoned) and
  * frees everything, including batches not yet released. Accepts NULL. */
 SL_API void sl_loader_close(sl_loader *ld);

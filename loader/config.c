@@ -646,6 +646,10 @@ sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
   return (n < 0 || (size_t)n >= len) ? SL_ETOOBIG : SL_OK;
 }
 
+sl_status sl_cfg_check(const sl_config *cfg, sl_err *err) {
+  return validate_values(cfg->v, err);
+}
+
 sl_status sl_config_validate(sl_config *cfg) {
   if (!cfg)
     return SL_EINVAL;

@@ -90,6 +90,10 @@ const char *sl_cfg_str(const sl_config *cfg, sl_opt id);
 const sl_steps *sl_cfg_steps(const sl_config *cfg, sl_opt id);
 /* The log callback set with sl_config_set_log (fn NULL when none). */
 void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user);
+/* sl_config_validate's checks, with the message in err instead of the
+ * config: objects opened from a config (several at once, from several
+ * threads) never write into it. */
+sl_status sl_cfg_check(const sl_config *cfg, sl_err *err);
 /* The config's last-error record (what sl_config_errmsg shows): objects
  * opened from a config (sl_loader_open) report their failure there. */
 sl_err *sl_cfg_err(sl_config *cfg);

@@ -131,8 +131,8 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
   sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
 }
 
-static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
-                            sl_err *err) {
+static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
+                            sl_ring_backend *be, sl_err *err) {
   sl_status st;
   if (!be) {
     sl_backend_kind kind;
@@ -180,7 +180,7 @@ static sl_status open_parts(sl_loader *ld, sl_config *cfg, sl_ring_backend *be,
   return sl_pool_create(&ld->pool, &pc, err);
 }
 
-sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
+sl_status sl_loader_open_with(sl_loader **out, const sl_config *cfg,
                               const sl_sample_src *src,
                               sl_ring_backend *backend) {
   if (out)
@@ -190,20 +190,20 @@ sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
       src->close(src->ctx);
     if (backend)
       backend->ops->destroy(backend);
-    return cfg ? sl_err_set(sl_cfg_err(cfg), SL_EINVAL,
-                            "sl_loader_open: NULL argument")
-               : SL_EINVAL;
+    return SL_EINVAL;
   }
-  sl_status vst = sl_config_validate(cfg);
-  sl_loader *ld = vst == SL_OK ? calloc(1, sizeof *ld) : NULL;
+  sl_err err;
+  sl_err_clear(&err);
+  sl_status st = sl_cfg_check(cfg, &err);
+  sl_loader *ld = st == SL_OK ? calloc(1, sizeof *ld) : NULL;
   if (!ld) {
     if (src->close)
       src->close(src->ctx);
     if (backend)
       backend->ops->destroy(backend);
-    return vst != SL_OK ? vst
-                        : sl_err_set(sl_cfg_err(cfg), SL_ENOMEM,
-                                     "sl_loader_open: out of memory");
+    if (st == SL_OK)
+      st = sl_err_set(&err, SL_ENOMEM, "sl_loader_open: out of memory");
+    return sl_loader_open_failed(out, &err);
   }
   ld->src = *src;
   sl_cfg_log(cfg, &ld->log.fn, &ld->log.user);
@@ -214,18 +214,14 @@ sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
     if (backend)
       backend->ops->destroy(backend);
     free(ld);
-    sl_err tmp;
-    sl_err_errno(&tmp, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
-    return sl_err_set(sl_cfg_err(cfg), SL_ETHREAD, "%s", tmp.msg);
+    sl_err_errno(&err, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
+    return sl_loader_open_failed(out, &err);
   }
   read_settings(ld, cfg);
-  sl_err err;
-  sl_err_clear(&err);
-  sl_status st = open_parts(ld, cfg, backend, &err);
+  st = open_parts(ld, cfg, backend, &err);
   if (st != SL_OK) {
     sl_loader_close(ld);
-    sl_err_set(sl_cfg_err(cfg), st, "%s", err.msg);
-    return st;
+    return sl_loader_open_failed(out, &err);
   }
   sl_logf(&ld->log, SL_LOG_INFO,
           "loader open: %llu samples, %llu batches/epoch of %d, %d workers, "
@@ -235,6 +231,25 @@ sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
           ld->plan.host_bytes);
   *out = ld;
   return SL_OK;
+}
+
+sl_status sl_loader_open_failed(sl_loader **out, const sl_err *err) {
+  sl_loader *ld = calloc(1, sizeof *ld);
+  if (ld && pthread_mutex_init(&ld->log.mu, NULL) != 0) {
+    free(ld);
+    ld = NULL;
+  }
+  if (ld)
+    ld->err = *err;
+  *out = ld;
+  return err->code;
+}
+
+static sl_status not_open(sl_loader *ld) {
+  if (!strstr(ld->err.msg, "the loader did not open"))
+    sl_err_prefix(&ld->err, "the loader did not open: ");
+  ld->err.code = SL_ESTATE;
+  return SL_ESTATE;
 }
 
 void sl_loader_close(sl_loader *ld) {
@@ -253,6 +268,10 @@ void sl_loader_close(sl_loader *ld) {
 
 /* ---- Epochs ----------------------------------------------------------------
  */
+
+sl_status sl_loader_not_open(sl_loader *ld) {
+  return not_open(ld);
+}
 
 sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
   if (ld->started) {
@@ -296,6 +315,8 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
 sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch) {
   if (!ld)
     return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return not_open(ld);
   sl_err_clear(&ld->err);
   return sl_loader_start_at(ld, epoch, 0);
 }
@@ -303,6 +324,8 @@ sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch) {
 sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   if (!ld || !b)
     return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return not_open(ld);
   sl_err_clear(&ld->err);
   memset(b, 0, sizeof *b);
   sl_ring_batch rb;
@@ -336,6 +359,8 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
 sl_status sl_batch_release(sl_loader *ld, sl_batch *b, void *stream) {
   if (!ld || !b)
     return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return not_open(ld);
   sl_err_clear(&ld->err);
   return sl_ring_release(ld->ring, (int)(uint32_t)b->slot,
                          (uint32_t)(b->slot >> 32), stream, &ld->err);
@@ -354,5 +379,5 @@ uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch) {
 }
 
 const char *sl_loader_errmsg(const sl_loader *ld) {
-  return ld ? ld->err.msg : "NULL loader";
+  return ld ? ld->err.msg : "no loader handle (out of memory, or NULL)";
 }

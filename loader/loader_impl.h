@@ -13,6 +13,14 @@
 #include "loader/sampler.h"
 #include "loader/schedule.h"
 
+/* A loader whose open failed: it holds only the message (ring NULL). */
+#define SL_LOADER_FAILED(ld) ((ld)->ring == NULL)
+/* Makes *out such a loader holding err (NULL when even that cannot be
+ * allocated); returns err's code. */
+sl_status sl_loader_open_failed(sl_loader **out, const sl_err *err);
+/* What a call on it returns: SL_ESTATE, the open's message kept. */
+sl_status sl_loader_not_open(sl_loader *ld);
+
 struct sl_loader {
   sl_err err; /* last error of a call on the loader */
   sl_logger log;

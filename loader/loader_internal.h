@@ -33,7 +33,7 @@ sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
 
 /* As sl_loader_open, with src (taken over: closed by the loader, also on
  * error) and backend (taken over; NULL chooses by device.backend). */
-sl_status sl_loader_open_with(sl_loader **out, sl_config *cfg,
+sl_status sl_loader_open_with(sl_loader **out, const sl_config *cfg,
                               const sl_sample_src *src,
                               sl_ring_backend *backend);
 

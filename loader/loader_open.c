@@ -8,14 +8,16 @@
 #include "loader/config.h"
 #include "loader/loader_impl.h"
 
-sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
+sl_status sl_loader_open(sl_loader **out, const sl_config *cfg) {
   if (out)
     *out = NULL;
   if (!out || !cfg)
     return SL_EINVAL;
-  sl_status st = sl_config_validate(cfg);
+  sl_err err;
+  sl_err_clear(&err);
+  sl_status st = sl_cfg_check(cfg, &err);
   if (st != SL_OK)
-    return st;
+    return sl_loader_open_failed(out, &err);
   sl_dtype dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
   sl_layout layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   /* Whether workers write u8 NHWC depends on the backend; decide it first:
@@ -24,13 +26,10 @@ sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
   sl_cfg_log(cfg, &log.fn, &log.user);
   int e = pthread_mutex_init(&log.mu, NULL);
   if (e != 0) {
-    sl_err tmp;
-    sl_err_errno(&tmp, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
-    return sl_err_set(sl_cfg_err(cfg), SL_ETHREAD, "%s", tmp.msg);
+    sl_err_errno(&err, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
+    return sl_loader_open_failed(out, &err);
   }
   sl_backend_kind kind = SL_BACKEND_HOST;
-  sl_err err;
-  sl_err_clear(&err);
   sl_sample_src src;
   memset(&src, 0, sizeof src);
   char note[sizeof((sl_loader *)0)->backend_note];
@@ -47,7 +46,7 @@ sl_status sl_loader_open(sl_loader **out, sl_config *cfg) {
     src.close(src.ctx);
   pthread_mutex_destroy(&log.mu);
   if (st != SL_OK)
-    return sl_err_set(sl_cfg_err(cfg), st, "%s", err.msg);
+    return sl_loader_open_failed(out, &err);
   st = sl_loader_open_with(out, cfg, &src, be);
   if (st == SL_OK)
     memcpy((*out)->backend_note, note, sizeof note);

@@ -57,6 +57,8 @@ static uint64_t fnv1a(const uint8_t *p, size_t n) {
 sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   if (!ld || !len)
     return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return sl_loader_not_open(ld);
   sl_err *err = &ld->err;
   sl_err_clear(err);
   if (!buf || *len < SL_LOADER_STATE_BYTES) {
@@ -97,6 +99,8 @@ static sl_status differs(sl_err *err, const char *what, uint64_t saved,
 sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   if (!ld)
     return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return sl_loader_not_open(ld);
   sl_err_clear(&ld->err);
   const uint8_t *p = buf;
   if (!p || len < 16 || memcmp(p, k_magic, 8) != 0)
@@ -142,6 +146,8 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
 sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   if (!ld || !out)
     return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return sl_loader_not_open(ld);
   sl_err_clear(&ld->err);
   memset(out, 0, sizeof *out);
   sl_pool_stats ps;

@@ -85,7 +85,7 @@ def main():
             sys.exit("sluice_loader.py: %s = %s: %s" % (k, v, lib.sl_config_errmsg(cfg).decode()))
     ld = C.c_void_p()
     if lib.sl_loader_open(C.byref(ld), cfg) != SL_OK:
-        sys.exit("sluice_loader.py: open: %s" % lib.sl_config_errmsg(cfg).decode())
+        sys.exit("sluice_loader.py: open: %s" % lib.sl_loader_errmsg(ld).decode())
     lib.sl_config_destroy(cfg)
 
     b = Batch()

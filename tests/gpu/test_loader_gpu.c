@@ -206,9 +206,9 @@ static void test_budget_too_small(void **state) {
   sl_sample_src src = fake_src(COUNT * 64, &fc);
   st = sl_loader_open_with(&ld, cfg, &src, NULL);
   assert_int_equal(st, SL_ECONFIG);
-  assert_null(ld);
-  assert_non_null(strstr(sl_config_errmsg(cfg), "device.vram_budget"));
-  assert_non_null(strstr(sl_config_errmsg(cfg), "needs at least"));
+  assert_non_null(strstr(sl_loader_errmsg(ld), "device.vram_budget"));
+  assert_non_null(strstr(sl_loader_errmsg(ld), "needs at least"));
+  sl_loader_close(ld);
   sl_config_destroy(cfg);
 }
 

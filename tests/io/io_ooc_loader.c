@@ -120,7 +120,8 @@ static int run(const char *path, const char *io, const char *order, int epochs,
   sl_config_set_log(cfg, print_log, NULL);
   sl_loader *ld;
   if (sl_loader_open(&ld, cfg) != SL_OK) {
-    fprintf(stderr, "io_ooc_loader: %s\n", sl_config_errmsg(cfg));
+    fprintf(stderr, "io_ooc_loader: %s\n", sl_loader_errmsg(ld));
+    sl_loader_close(ld);
     sl_config_destroy(cfg);
     return 1;
   }

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include <math.h>
-#include <stdbool.h>
 #include <png.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,8 +90,8 @@ static void make_jpeg(sample *s) {
   /* What a decode must give: libjpeg-turbo's own decode of the input (the
    * rewrite keeps the coefficients, so the pixels are the same). */
   tj = tjInitDecompress();
-  assert_int_equal(tjDecompress2(tj, s->bytes, (unsigned long)s->len,
-                                 s->pixels, s->w, 0, s->h,
+  assert_int_equal(tjDecompress2(tj, s->bytes, (unsigned long)s->len, s->pixels,
+                                 s->w, 0, s->h,
                                  s->channels == 1 ? TJPF_GRAY : TJPF_RGB, 0),
                    0);
   tjDestroy(tj);
@@ -156,13 +156,12 @@ static void write_dataset(const char *path, const char *format) {
   for (int i = 0; i < N; i++) {
     sample *s = &g_s[i];
     const char *name = s->name[0] ? s->name : NULL;
-    sl_status st =
-        s->kind == 2
-            ? sl_writer_add_pixels(w, s->pixels, (uint32_t)s->w,
-                                   (uint32_t)s->h, (uint32_t)s->channels,
-                                   s->label, s->targets, name)
-            : sl_writer_add_encoded(w, s->bytes, s->len, s->label, s->targets,
-                                    name);
+    sl_status st = s->kind == 2
+                       ? sl_writer_add_pixels(
+                             w, s->pixels, (uint32_t)s->w, (uint32_t)s->h,
+                             (uint32_t)s->channels, s->label, s->targets, name)
+                       : sl_writer_add_encoded(w, s->bytes, s->len, s->label,
+                                               s->targets, name);
     if (st != SL_OK)
       fail_msg("sample %d: %s", i, sl_writer_errmsg(w));
   }
@@ -174,9 +173,9 @@ static void write_dataset(const char *path, const char *format) {
     fail_msg("%s", sl_writer_errmsg(w));
   assert_true(exists(path));
   /* After the commit the writer takes nothing more. */
-  assert_int_equal(sl_writer_add_pixels(w, g_s[2].pixels, 1, 1, 1, 0,
-                                        g_s[2].targets, NULL),
-                   SL_ESTATE);
+  assert_int_equal(
+      sl_writer_add_pixels(w, g_s[2].pixels, 1, 1, 1, 0, g_s[2].targets, NULL),
+      SL_ESTATE);
   assert_int_equal(sl_writer_commit(w), SL_ESTATE);
   sl_writer_destroy(w);
   assert_true(exists(path));
@@ -291,7 +290,7 @@ static void test_loader_targets(void **state) {
         fail_msg("%s", sl_config_errmsg(cfg));
     sl_loader *ld;
     if (sl_loader_open(&ld, cfg) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
+      fail_msg("%s", sl_loader_errmsg(ld));
     assert_int_equal(sl_loader_start_epoch(ld, 3), SL_OK);
     sl_batch b;
     int seen = 0;
@@ -325,9 +324,9 @@ static void test_no_targets(void **state) {
   sl_writer *w;
   assert_int_equal(sl_writer_create(&w, p, NULL), SL_OK);
   for (int i = 0; i < 4; i++)
-    assert_int_equal(sl_writer_add_pixels(w, g_s[2].pixels, 8, 8, 3, i % 2,
-                                          NULL, NULL),
-                     SL_OK);
+    assert_int_equal(
+        sl_writer_add_pixels(w, g_s[2].pixels, 8, 8, 3, i % 2, NULL, NULL),
+        SL_OK);
   assert_int_equal(sl_writer_commit(w), SL_OK);
   sl_writer_destroy(w);
   sl_config *cfg;
@@ -350,7 +349,7 @@ static void test_no_targets(void **state) {
   assert_int_equal(sl_config_set(cfg, "resolution.multiple", "8"), SL_OK);
   sl_loader *ld;
   if (sl_loader_open(&ld, cfg) != SL_OK)
-    fail_msg("%s", sl_config_errmsg(cfg));
+    fail_msg("%s", sl_loader_errmsg(ld));
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
   sl_batch b;
   assert_int_equal(sl_loader_next(ld, &b), SL_OK);
@@ -378,8 +377,9 @@ static void *reader(void *arg) {
       char name[80];
       a->ok &= sl_dataset_info(a->ds, i, &m) == SL_OK;
       a->ok &= sl_dataset_name(a->ds, i, name, sizeof name) == SL_OK;
-      a->ok &= sl_dataset_decode(a->ds, i, px, (size_t)(W + N) * (H + 2 * N) * 3,
-                                 &len) == SL_OK;
+      a->ok &=
+          sl_dataset_decode(a->ds, i, px, (size_t)(W + N) * (H + 2 * N) * 3,
+                            &len) == SL_OK;
       a->ok &= memcmp(px, g_s[i].pixels, len) == 0;
       /* a failing call beside the others */
       a->ok &= sl_dataset_info(a->ds, N + i, &m) == SL_EINVAL;
@@ -408,6 +408,52 @@ static void test_threads(void **state) {
   }
   assert_non_null(strstr(sl_dataset_errmsg(ds), "out of range"));
   sl_dataset_close(ds);
+}
+
+/* Loaders and datasets opened from one config by several threads at once,
+ * failing and succeeding: each gets its own message and nothing is written
+ * into the config (TSan runs this). */
+typedef struct opener_arg {
+  const sl_config *cfg;
+  int ok;
+} opener_arg;
+
+static void *opener(void *arg) {
+  opener_arg *a = arg;
+  a->ok = 1;
+  for (int rep = 0; rep < 4; rep++) {
+    sl_loader *ld;
+    sl_status st = sl_loader_open(&ld, a->cfg);
+    a->ok &= st == SL_EIO && strstr(sl_loader_errmsg(ld), "nothere.lmdb");
+    sl_loader_close(ld);
+    sl_dataset *ds;
+    st = sl_dataset_open(&ds, a->cfg);
+    a->ok &= st == SL_EIO && strstr(sl_dataset_errmsg(ds), "nothere.lmdb");
+    sl_dataset_close(ds);
+  }
+  return NULL;
+}
+
+static void test_open_from_threads(void **state) {
+  char p[600];
+  path_in(p, sizeof p, "nothere.lmdb");
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "device.backend", "host"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "loader.workers", "1"), SL_OK);
+  pthread_t t[3];
+  opener_arg a[3];
+  for (int k = 0; k < 3; k++) {
+    a[k].cfg = cfg;
+    assert_int_equal(pthread_create(&t[k], NULL, opener, &a[k]), 0);
+  }
+  for (int k = 0; k < 3; k++) {
+    pthread_join(t[k], NULL);
+    assert_true(a[k].ok);
+  }
+  assert_string_equal(sl_config_errmsg(cfg), "");
+  sl_config_destroy(cfg);
 }
 
 /* Errors of the read side: each says what and where. */
@@ -462,8 +508,7 @@ static void test_dataset_errors(void **state) {
   assert_int_equal(sl_dataset_info(ds, 0, NULL), SL_EINVAL);
   assert_int_equal(sl_dataset_read(ds, N, NULL, 0, &len), SL_EINVAL);
   assert_int_equal(sl_dataset_read(ds, 0, NULL, 0, NULL), SL_EINVAL);
-  assert_int_equal(sl_dataset_decode(ds, UINT64_MAX, NULL, 0, &len),
-                   SL_EINVAL);
+  assert_int_equal(sl_dataset_decode(ds, UINT64_MAX, NULL, 0, &len), SL_EINVAL);
   char name[8];
   assert_int_equal(sl_dataset_name(ds, N, name, sizeof name), SL_EINVAL);
   assert_int_equal(sl_dataset_name(ds, 1, name, sizeof name), SL_ETOOBIG);
@@ -495,10 +540,8 @@ static void test_writer_errors(void **state) {
   assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 3, 0, nan, NULL),
                    SL_EINVAL);
   assert_non_null(strstr(sl_writer_errmsg(w), "target 1 is nan"));
-  assert_int_equal(sl_writer_add_pixels(w, px, 0, 4, 3, 0, t, NULL),
-                   SL_EINVAL);
-  assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 2, 0, t, NULL),
-                   SL_EINVAL);
+  assert_int_equal(sl_writer_add_pixels(w, px, 0, 4, 3, 0, t, NULL), SL_EINVAL);
+  assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 2, 0, t, NULL), SL_EINVAL);
   assert_int_equal(sl_writer_add_encoded(w, "GIF89a..", 8, 0, t, "a.gif"),
                    SL_EDECODE);
   assert_non_null(strstr(sl_writer_errmsg(w), "a.gif"));
@@ -528,8 +571,7 @@ static void test_writer_errors(void **state) {
   o.format = "tar";
   assert_int_equal(sl_writer_create(&w, p, &o), SL_EINVAL);
   assert_non_null(strstr(sl_writer_errmsg(w), "format 'tar'"));
-  assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 3, 0, t, NULL),
-                   SL_ESTATE);
+  assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 3, 0, t, NULL), SL_ESTATE);
   sl_writer_destroy(w);
   memset(&o, 0, sizeof o);
   o.target_width = SL_TARGETS_MAX + 1;
@@ -552,8 +594,8 @@ static void test_writer_errors(void **state) {
     memset(&o, 0, sizeof o);
     o.replace = rep == 2;
     assert_int_equal(sl_writer_create(&w, p, &o), SL_OK);
-    assert_int_equal(
-        sl_writer_add_pixels(w, px, 4, 4, 3, rep, NULL, NULL), SL_OK);
+    assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 3, rep, NULL, NULL),
+                     SL_OK);
     sl_status st = sl_writer_commit(w);
     assert_int_equal(st, rep == 1 ? SL_EIO : SL_OK);
     if (rep == 1)
@@ -611,6 +653,7 @@ int main(void) {
       cmocka_unit_test(test_loader_targets),
       cmocka_unit_test(test_no_targets),
       cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_open_from_threads),
       cmocka_unit_test(test_dataset_errors),
       cmocka_unit_test(test_writer_errors),
       cmocka_unit_test(test_transcoder),

@@ -100,7 +100,7 @@ static sl_loader *open_loader(const opts *o) {
   sl_loader *ld = NULL;
   sl_status st = sl_loader_open_with(&ld, cfg, &src, NULL);
   if (st != SL_OK)
-    fprintf(stderr, "open: %s\n", sl_config_errmsg(cfg));
+    fprintf(stderr, "open: %s\n", sl_loader_errmsg(ld));
   assert_int_equal(st, SL_OK);
   sl_config_destroy(cfg);
   return ld;
@@ -528,13 +528,29 @@ static void test_misuse(void **state) {
   fake_ctx fc = {.seed = 1, .dtype = SL_DTYPE_FP16, .channels = 3};
   sl_sample_src src = fake_src(203, &fc);
   assert_int_equal(sl_loader_open_with(&ld, cfg, &src, NULL), SL_ECONFIG);
-  assert_null(ld);
-  assert_non_null(strstr(sl_config_errmsg(cfg), "drop_last"));
+  /* The failed open's handle holds the message; the config is untouched. */
+  assert_non_null(ld);
+  assert_non_null(strstr(sl_loader_errmsg(ld), "drop_last"));
+  assert_string_equal(sl_config_errmsg(cfg), "");
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_ESTATE);
+  assert_int_equal(sl_loader_next(ld, &b), SL_ESTATE);
+  assert_int_equal(sl_batch_release(ld, &b, NULL), SL_ESTATE);
+  sl_loader_stats stats;
+  assert_int_equal(sl_loader_stats_get(ld, &stats), SL_ESTATE);
+  size_t len = 0;
+  assert_int_equal(sl_loader_save_state(ld, NULL, &len), SL_ESTATE);
+  assert_int_equal(sl_loader_restore_state(ld, "x", 1), SL_ESTATE);
+  assert_non_null(strstr(sl_loader_errmsg(ld), "did not open"));
+  assert_non_null(strstr(sl_loader_errmsg(ld), "drop_last"));
+  assert_int_equal(sl_loader_batches_per_epoch(ld), 0);
+  sl_loader_close(ld);
   /* An invalid config. */
   assert_int_equal(sl_config_set(cfg, "loader.world_size", "2"), SL_OK);
   assert_int_equal(sl_config_set(cfg, "loader.rank", "2"), SL_OK);
   src = fake_src(203, &fc);
   assert_int_equal(sl_loader_open_with(&ld, cfg, &src, NULL), SL_ECONFIG);
+  assert_non_null(strstr(sl_loader_errmsg(ld), "loader.rank"));
+  sl_loader_close(ld);
   sl_config_destroy(cfg);
 }
 

@@ -81,7 +81,7 @@ sl_loader *sl_test_open_loader(const char *path, const char *const *base,
   sl_loader *ld = NULL;
   sl_status st = sl_loader_open(&ld, cfg);
   if (st != SL_OK)
-    fprintf(stderr, "open %s: %s\n", path, sl_config_errmsg(cfg));
+    fprintf(stderr, "open %s: %s\n", path, sl_loader_errmsg(ld));
   assert_int_equal(st, SL_OK);
   sl_config_destroy(cfg);
   return ld;
