@@ -363,7 +363,10 @@ static void check_folder_pack(const char *name) {
   /* info and verify on the good file. */
   assert_int_equal(cli("info", out, NULL), 0);
   assert_true(output_has("out.txt", "samples:     8"));
-  assert_true(output_has("out.txt", "classes:     3: a, b b, c"));
+  assert_true(output_has("out.txt", "classes:     3: a, b b, c\n"
+                                    "targets:     none\n"
+                                    "names:       recorded (e.g. sample 0: "
+                                    "a/1.jpg)\n"));
   assert_true(output_has("out.txt", "jpeg 8"));
   assert_true(output_has("out.txt", "rgb 6, gray 2"));
   assert_true(output_has("out.txt", "<= 64"));
