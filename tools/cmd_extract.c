@@ -8,8 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codecs/codec.h"
-#include "formats/source.h"
+#include "sluice.h"
 #include "tools/cli.h"
 
 /* At most this many INDEX arguments (each one index or a FIRST-LAST range). */
@@ -24,7 +23,8 @@ static void usage(FILE *f) {
              "Writes each sample's stored bytes to DIR (default: the "
              "current directory)\nas INDEX.jpg or INDEX.png, and a raw "
              "array as INDEX.ppm (RGB) or INDEX.pgm\n(gray), and prints "
-             "index, label, class, size and file for each. INDEX is a\n"
+             "index, label, class, size and file for each (and the image it "
+             "was packed\nfrom, when the file records it). INDEX is a\n"
              "sample index or an inclusive range FIRST-LAST. Existing files "
              "are kept\nunless --force is given; every index is checked "
              "before anything is written.\nSamples with damaged records are "
@@ -55,11 +55,11 @@ static int parse_range(const char *s, range *r) {
   return 1;
 }
 
-static const char *extension(const sl_sample_info *in) {
+static const char *extension(const sl_sample_meta *in) {
   switch (in->codec) {
-  case SL_CODEC_JPEG:
+  case SL_IMAGE_JPEG:
     return "jpg";
-  case SL_CODEC_PNG:
+  case SL_IMAGE_PNG:
     return "png";
   default:
     return in->channels == 1 ? "pgm" : "ppm";
@@ -81,19 +81,27 @@ static int write_all(int fd, const void *p, size_t n) {
 }
 
 /* Writes sample i; returns 0, or 1 after printing why not. */
-static int extract_one(const sl_source *src, const char *file, uint64_t i,
+static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
                        const char *dir, int force, uint8_t *buf, size_t cap) {
-  const sl_sample_info *in = sl_source_info(src, i);
-  const uint8_t *data;
+  sl_sample_meta m;
+  const sl_sample_meta *in = &m;
   size_t len;
-  sl_err err;
-  if (sl_source_read(src, i, buf, cap, &data, &len, &err) != SL_OK) {
-    fprintf(stderr, "sluice extract: %s\n", err.msg);
+  char name[SL_SAMPLE_NAME_MAX + 1] = "";
+  if (sl_dataset_info(ds, i, &m) != SL_OK ||
+      sl_dataset_read(ds, i, buf, cap, &len) != SL_OK) {
+    fprintf(stderr, "sluice extract: %s\n", sl_dataset_errmsg(ds));
     return 1;
   }
+  if (m.name_bytes && sl_dataset_name(ds, i, name, sizeof name) != SL_OK) {
+    /* the bytes are what was asked for: extract them without the name */
+    fprintf(stderr, "sluice extract: %s (its name left out)\n",
+            sl_dataset_errmsg(ds));
+    name[0] = '\0';
+  }
+  const uint8_t *data = buf;
   char path[4096], header[64] = "";
   const char *ext = extension(in);
-  if (in->codec == SL_CODEC_RAW) { /* a viewable PNM around the array */
+  if (in->codec == SL_IMAGE_RAW) { /* a viewable PNM around the array */
     if ((uint64_t)in->width * in->height * in->channels != len) {
       fprintf(stderr,
               "sluice extract: %s: sample %" PRIu64
@@ -128,10 +136,14 @@ static int extract_one(const sl_source *src, const char *file, uint64_t i,
     return 1;
   }
   const char *cls =
-      in->label >= 0 ? sl_source_class_name(src, (uint32_t)in->label) : NULL;
-  printf("%" PRIu64 "\tlabel %" PRId32 "\t%s\t%ux%ux%u\t%zu bytes\t%s\n", i,
-         in->label, cls ? cls : "-", in->width, in->height, in->channels, len,
-         path);
+      in->label >= 0 ? sl_dataset_class_name(ds, (uint32_t)in->label) : NULL;
+  for (char *c = name; *c; c++) /* a damaged name stays on one line */
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
+  printf("%" PRIu64 "\tlabel %" PRId32 "\t%s\t%" PRIu32 "x%" PRIu32 "x%" PRIu32
+         "\t%zu bytes\t%s%s%s%s\n",
+         i, in->label, cls ? cls : "-", in->width, in->height, in->channels,
+         len, path, *name ? "  (from " : "", name, *name ? ")" : "");
   return 0;
 }
 
@@ -167,44 +179,45 @@ int sl_cmd_extract(int argc, char **argv) {
   }
   /* Verify mode, so that a file with a damaged record still gives up its
    * other samples (a plain open refuses the whole file). */
-  sl_source *src;
-  sl_err err;
+  sl_dataset *ds;
   uint64_t nbad = 0;
-  if (sl_source_open_verify(&src, file, SL_FORMAT_AUTO, SL_SOURCE_PREAD,
-                            count_bad, &nbad, &err) != SL_OK) {
-    fprintf(stderr, "sluice extract: %s\n", err.msg);
+  if (sl_dataset_open_verify(&ds, file, count_bad, &nbad) != SL_OK) {
+    fprintf(stderr, "sluice extract: %s\n", sl_dataset_errmsg(ds));
+    sl_dataset_close(ds);
     return 1;
   }
-  uint64_t n = sl_source_count(src);
+  uint64_t n = sl_dataset_count(ds);
   for (int r = 0; r < nranges; r++) {
     if (ranges[r].last >= n) {
       fprintf(stderr,
               "sluice extract: %s has %" PRIu64 " samples (0..%" PRIu64
               "): index %" PRIu64 " is out of range; nothing written\n",
               file, n, n ? n - 1 : 0, ranges[r].last);
-      sl_source_close(src);
+      sl_dataset_close(ds);
       return 1;
     }
-    for (uint64_t i = ranges[r].first; nbad && i <= ranges[r].last; i++)
-      if (sl_source_info(src, i)->codec == 0) { /* marked unusable */
+    for (uint64_t i = ranges[r].first; nbad && i <= ranges[r].last; i++) {
+      sl_sample_meta m;
+      if (sl_dataset_info(ds, i, &m) == SL_OK && m.codec == 0) { /* unusable */
         fprintf(stderr,
                 "sluice extract: %s: sample %" PRIu64
                 " has a damaged record (`sluice verify` says why); nothing "
                 "written\n",
                 file, i);
-        sl_source_close(src);
+        sl_dataset_close(ds);
         return 1;
       }
+    }
   }
-  size_t cap = sl_source_max_length(src);
+  size_t cap = (size_t)sl_dataset_max_stored_bytes(ds);
   uint8_t *buf = malloc(cap ? cap : 1);
   int failed = !buf;
   if (!buf)
     fprintf(stderr, "sluice extract: out of memory for %zu bytes\n", cap);
   for (int r = 0; r < nranges && !failed; r++)
     for (uint64_t i = ranges[r].first; i <= ranges[r].last && !failed; i++)
-      failed = extract_one(src, file, i, dir, force, buf, cap);
+      failed = extract_one(ds, file, i, dir, force, buf, cap);
   free(buf);
-  sl_source_close(src);
+  sl_dataset_close(ds);
   return failed;
 }

@@ -5,24 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codecs/codec.h"
-#include "codecs/jpeg_window.h"
-#include "formats/source.h"
-#include "io/io_select.h"
+#include "sluice.h"
 #include "tools/cli.h"
 
 enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };
 
 /* Binary units (KiB, MiB), as `sluice schedule` and the loader's log. */
 static void human(char *buf, size_t cap, double bytes) {
-  sl_io_fmt_bytes((uint64_t)(bytes + 0.5), buf, cap);
+  sl_cli_fmt_bytes((uint64_t)(bytes + 0.5), buf, cap);
 }
 
 /* How many of up to LAYOUT_SAMPLES JPEGs, spread over the file, have the
- * restart layout the region decoder uses (codecs/jpeg_window.h). */
-static void print_jpeg_layout(const sl_source *src, uint64_t n) {
+ * restart layout the region decoder uses (sl_image_has_restart_layout). */
+static void print_jpeg_layout(sl_dataset *ds, uint64_t n) {
   uint64_t seen = 0, laid = 0, bad = 0;
-  size_t cap = sl_source_max_length(src);
+  size_t cap = (size_t)sl_dataset_max_stored_bytes(ds);
   uint8_t *buf = malloc(cap ? cap : 1);
   if (!buf) {
     printf("jpeg layout: (out of memory)\n");
@@ -30,17 +27,15 @@ static void print_jpeg_layout(const sl_source *src, uint64_t n) {
   }
   uint64_t step = (n + LAYOUT_SAMPLES - 1) / LAYOUT_SAMPLES;
   for (uint64_t i = 0; i < n && seen < LAYOUT_SAMPLES; i += step) {
-    if (sl_source_info(src, i)->codec != SL_CODEC_JPEG)
+    sl_sample_meta m;
+    if (sl_dataset_info(ds, i, &m) != SL_OK || m.codec != SL_IMAGE_JPEG)
       continue;
-    const uint8_t *data;
     size_t len;
-    sl_err err = {0};
-    sl_jpeg_layout lo;
     seen++;
-    if (sl_source_read(src, i, buf, cap, &data, &len, &err) != SL_OK)
+    if (sl_dataset_read(ds, i, buf, cap, &len) != SL_OK)
       bad++;
     else
-      laid += (uint64_t)sl_jpeg_layout_read(data, len, &lo);
+      laid += (uint64_t)(sl_image_has_restart_layout(buf, len) != 0);
   }
   free(buf);
   if (seen == 0)
@@ -56,10 +51,31 @@ static void print_jpeg_layout(const sl_source *src, uint64_t n) {
     printf("             %" PRIu64 " could not be read (sluice verify)\n", bad);
 }
 
+/* Whether the file records sample names (what `sluice pack` saw), with the
+ * first as an example: first is the lowest index that has one, or
+ * UINT64_MAX for none. */
+static void print_names(sl_dataset *ds, uint64_t first) {
+  if (first == UINT64_MAX) {
+    printf("names:       none recorded\n");
+    return;
+  }
+  char name[SL_SAMPLE_NAME_MAX + 1];
+  if (sl_dataset_name(ds, first, name, sizeof name) != SL_OK) {
+    printf("names:       recorded (sample %" PRIu64 "'s cannot be read: %s)\n",
+           first, sl_dataset_errmsg(ds));
+    return;
+  }
+  for (char *c = name; *c; c++) /* a damaged name stays on one line */
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      *c = '?';
+  printf("names:       recorded (e.g. sample %" PRIu64 ": %s)\n", first, name);
+}
+
 static void usage(FILE *f) {
   fprintf(f, "usage: sluice info FILE [--classes]\n\n"
              "Prints a dataset file's format, layout version, sample count, "
-             "classes,\nsizes, resolution histogram and codec mix, and "
+             "classes,\ntargets, sample names, sizes, resolution histogram and "
+             "codec mix, and "
              "whether (a sample of)\nits JPEGs have the restart layout "
              "that lets crops skip data.\n"
              "  --classes  print only the class names, one 'label<TAB>name' "
@@ -67,10 +83,10 @@ static void usage(FILE *f) {
 }
 
 /* label<TAB>name per class: the mapping a model's outputs need. */
-static void print_classes(const sl_source *src) {
-  uint32_t k = sl_source_class_count(src);
+static void print_classes(const sl_dataset *ds) {
+  uint32_t k = sl_dataset_class_count(ds);
   for (uint32_t i = 0; i < k; i++)
-    printf("%" PRIu32 "\t%s\n", i, sl_source_class_name(src, i));
+    printf("%" PRIu32 "\t%s\n", i, sl_dataset_class_name(ds, i));
   if (k == 0)
     fprintf(stderr, "sluice info: no class names are recorded in this file\n");
 }
@@ -96,27 +112,35 @@ int sl_cmd_info(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  sl_err err = {0};
-  sl_source *src;
-  if (sl_source_open(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err) !=
-      SL_OK) {
-    fprintf(stderr, "sluice info: %s\n", err.msg);
+  sl_dataset *ds;
+  if (sl_dataset_open_file(&ds, path) != SL_OK) {
+    fprintf(stderr, "sluice info: %s\n", sl_dataset_errmsg(ds));
+    sl_dataset_close(ds);
     return 1;
   }
   if (classes_only) {
-    print_classes(src);
-    sl_source_close(src);
+    print_classes(ds);
+    sl_dataset_close(ds);
     return 0;
   }
-  uint64_t n = sl_source_count(src), total = 0, minb = UINT64_MAX, maxb = 0;
+  uint64_t n = sl_dataset_count(ds), total = 0, minb = UINT64_MAX, maxb = 0;
   uint64_t codecs[4] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
+  uint64_t first_named = UINT64_MAX;
   unsigned minh = 65535, minw = 65535, maxh = 0, maxw = 0;
   for (uint64_t i = 0; i < n; i++) {
-    const sl_sample_info *e = sl_source_info(src, i);
-    total += e->length;
-    minb = e->length < minb ? e->length : minb;
-    maxb = e->length > maxb ? e->length : maxb;
-    codecs[e->codec < 4 ? e->codec : 0]++;
+    sl_sample_meta m;
+    const sl_sample_meta *e = &m;
+    if (sl_dataset_info(ds, i, &m) != SL_OK) { /* i < count: cannot fail */
+      fprintf(stderr, "sluice info: %s\n", sl_dataset_errmsg(ds));
+      sl_dataset_close(ds);
+      return 1;
+    }
+    if (e->name_bytes && first_named == UINT64_MAX)
+      first_named = i;
+    total += e->stored_bytes;
+    minb = e->stored_bytes < minb ? e->stored_bytes : minb;
+    maxb = e->stored_bytes > maxb ? e->stored_bytes : maxb;
+    codecs[(unsigned)e->codec < 4 ? e->codec : 0]++;
     gray += e->channels == 1;
     rgb += e->channels == 3;
     unsigned side = e->height > e->width ? e->height : e->width;
@@ -130,19 +154,26 @@ int sl_cmd_info(int argc, char **argv) {
     maxw = e->width > maxw ? e->width : maxw;
   }
   char a[32], b[32], c[32], d[32];
-  human(a, sizeof a, (double)sl_source_file_size(src));
+  human(a, sizeof a, (double)sl_dataset_file_size(ds));
   printf("file:        %s\n", path);
-  printf("format:      %s, layout version %" PRIu32 "\n",
-         sl_source_format_name(src), sl_source_layout_version(src));
+  printf("format:      %s, layout version %" PRIu32 "\n", sl_dataset_format(ds),
+         sl_dataset_layout_version(ds));
   printf("file size:   %s\n", a);
   printf("samples:     %" PRIu64 "\n", n);
-  uint32_t k = sl_source_class_count(src);
+  uint32_t k = sl_dataset_class_count(ds);
   printf("classes:     %" PRIu32 "%s", k, k ? ":" : "\n");
   for (uint32_t i = 0; i < k && i < SHOW_CLASSES; i++)
-    printf(" %s%s", sl_source_class_name(src, i), i + 1 < k ? "," : "\n");
+    printf(" %s%s", sl_dataset_class_name(ds, i), i + 1 < k ? "," : "\n");
   if (k > SHOW_CLASSES)
     printf(" ... (%" PRIu32 " more: sluice info FILE --classes)\n",
            k - SHOW_CLASSES);
+  uint32_t tw = sl_dataset_target_width(ds);
+  if (tw)
+    printf("targets:     %" PRIu32 " float%s per sample\n", tw,
+           tw == 1 ? "" : "s");
+  else
+    printf("targets:     none\n");
+  print_names(ds, first_named);
   if (n) {
     human(a, sizeof a, (double)total);
     human(b, sizeof b, (double)minb);
@@ -154,7 +185,7 @@ int sl_cmd_info(int argc, char **argv) {
            "%s\n",
            codecs[1], codecs[2], codecs[3],
            codecs[0] ? " (and damaged entries)" : "");
-    print_jpeg_layout(src, n);
+    print_jpeg_layout(ds, n);
     printf("channels:    rgb %" PRIu64 ", gray %" PRIu64 "\n", rgb, gray);
     printf("image sizes: %ux%u to %ux%u (width x height)\n", minw, minh, maxw,
            maxh);
@@ -173,8 +204,8 @@ int sl_cmd_info(int argc, char **argv) {
              "########################################");
     }
   }
-  const char *wr = sl_source_writer_settings(src);
+  const char *wr = sl_dataset_writer_settings(ds);
   printf("writer:      %s\n", *wr ? wr : "(not recorded)");
-  sl_source_close(src);
+  sl_dataset_close(ds);
   return 0;
 }

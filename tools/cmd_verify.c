@@ -9,9 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/source.h"
+#include "sluice.h"
 #include "tools/cli.h"
-#include "tools/pack_image.h"
 #include "tools/pack_progress.h"
 
 typedef struct verify_state {
@@ -22,7 +21,7 @@ typedef struct verify_state {
 /* One decoding thread's share: samples [first, end). Bad samples are kept
  * as lines and printed in index order after the threads finish. */
 typedef struct decode_part {
-  const sl_source *src;
+  sl_dataset *ds;
   const char *path;
   uint64_t first, end;
   atomic_uint_fast64_t *done, *bytes;
@@ -32,6 +31,29 @@ typedef struct decode_part {
   pthread_t thread;
 } decode_part;
 
+/* Replaces control characters, so that a damaged name stays on its line. */
+static void printable(char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f)
+      *s = '?';
+}
+
+/* "  (from NAME)" for sample i into buf, or "" when it has none or it
+ * cannot be read. At the line's end, so that "PATH: sample I: reason"
+ * reads the same with or without names. */
+static void name_part(sl_dataset *ds, uint64_t i, char *buf, size_t cap) {
+  char name[SL_SAMPLE_NAME_MAX + 1];
+  sl_sample_meta m;
+  buf[0] = '\0';
+  if (sl_dataset_info(ds, i, &m) != SL_OK || m.name_bytes == 0 ||
+      sl_dataset_name(ds, i, name, sizeof name) != SL_OK || !name[0])
+    return;
+  printable(name);
+  snprintf(buf, cap, "  (from %s)", name);
+}
+
+/* From the opening thread, during open. A damaged sample's index entry is
+ * blanked, name included: its line has no name. */
 static void on_bad(void *user, uint64_t i, const char *reason) {
   verify_state *v = user;
   v->bad++;
@@ -42,10 +64,11 @@ static void usage(FILE *f) {
   fprintf(f, "usage: sluice verify FILE [--decode] [--threads N] [--quiet]"
              "\n\n"
              "Checks every record's header and bounds; --decode also "
-             "decodes every image\n(with N threads, default: online CPUs) "
-             "and compares its size with the index.\nEach bad sample is "
-             "named (index, key or offset, reason); the exit status is 1\n"
-             "if any is bad.\n");
+             "decodes every image\nwith the loader's own decoder (N "
+             "threads, default: online CPUs) and compares\nits size with "
+             "the index. Each bad sample is named (index, the image it was"
+             "\npacked from when the file records it, key or offset, "
+             "reason); the exit\nstatus is 1 if any is bad.\n");
 }
 
 static void add_line(decode_part *p, const char *line) {
@@ -65,47 +88,76 @@ static void add_line(decode_part *p, const char *line) {
     p->nlines++;
 }
 
+/* Why sample i failed to decode with status st, into why: the dataset's
+ * message without its "PATH: sample I: " head. Another thread may fail
+ * between our call and the copy, leaving its own message (which names its
+ * sample): then decode again, and after a few tries say only the status. */
+static void decode_reason(decode_part *p, uint64_t i, sl_status st, void *buf,
+                          size_t cap, char *why, size_t why_cap) {
+  char head[4200], msg[1200];
+  int hn = snprintf(head, sizeof head, "%s: sample %" PRIu64, p->path, i);
+  size_t len;
+  for (int tries = 0; tries < 4; tries++) {
+    sl_dataset_errmsg_copy(p->ds, msg, sizeof msg);
+    if (hn > 0 && (size_t)hn < sizeof head && !strncmp(msg, head, (size_t)hn) &&
+        (msg[hn] == ':' || msg[hn] == ' ')) {
+      const char *r = msg + hn + (msg[hn] == ':');
+      snprintf(why, why_cap, "%s", r + (*r == ' '));
+      return;
+    }
+    if (sl_dataset_decode(p->ds, i, buf, cap, &len) == SL_OK)
+      break; /* cannot happen for a file read-only since open */
+  }
+  snprintf(why, why_cap, "%s (%s)", sl_strerror(st), sl_status_name(st));
+}
+
 static void *decode_range(void *arg) {
   decode_part *p = arg;
-  sl_pack_codec *codec = sl_pack_codec_create();
-  size_t cap = (size_t)sl_source_max_length(p->src) + 1;
-  uint8_t *buf = malloc(cap);
-  if (!codec || !buf)
-    p->failed = 1;
+  size_t cap = 0;
+  uint8_t *buf = NULL;
   uint64_t i = p->first;
   for (; !p->failed && i < p->end; i++) {
-    const sl_sample_info *e = sl_source_info(p->src, i);
-    char line[768], why[256];
-    if (e->codec != 0) { /* codec 0: reported at open */
-      const uint8_t *d;
-      size_t len;
-      sl_err err = {0};
-      if (sl_source_read(p->src, i, buf, cap, &d, &len, &err) != SL_OK) {
-        add_line(p, err.msg);
-      } else if (sl_pack_decode_check(codec, d, len, e->codec, e->height,
-                                      e->width, e->channels, why, sizeof why)) {
-        snprintf(line, sizeof line,
-                 "%s: sample %" PRIu64 " (offset %" PRIu64 "): %s", p->path, i,
-                 e->offset, why);
-        add_line(p, line);
+    sl_sample_meta m;
+    if (sl_dataset_info(p->ds, i, &m) != SL_OK) { /* i < count: cannot */
+      p->failed = 1;
+      break;
+    }
+    size_t need = (size_t)m.width * m.height * m.channels;
+    if (m.codec != 0 && need > cap) { /* codec 0: reported at open */
+      uint8_t *b = realloc(buf, need);
+      if (!b) {
+        p->failed = 1;
+        break;
       }
+      buf = b;
+      cap = need;
+    }
+    size_t len;
+    sl_status st;
+    if (m.codec != 0 &&
+        (st = sl_dataset_decode(p->ds, i, buf, cap, &len)) != SL_OK) {
+      char line[10000], why[1200], named[SL_SAMPLE_NAME_MAX + 16];
+      decode_reason(p, i, st, buf, cap, why, sizeof why);
+      name_part(p->ds, i, named, sizeof named);
+      snprintf(line, sizeof line, "%s: sample %" PRIu64 ": %s%s", p->path, i,
+               why, named);
+      add_line(p, line);
     }
     atomic_fetch_add(p->done, 1);
-    atomic_fetch_add(p->bytes, e->length);
+    atomic_fetch_add(p->bytes, m.stored_bytes);
   }
   /* A failed part still counts its samples, or the caller waits forever
    * for them; p->failed makes the run fail. */
   atomic_fetch_add(p->done, p->end - i);
   free(buf);
-  sl_pack_codec_destroy(codec);
   return NULL;
 }
 
 /* Decodes every sample with threads threads; returns the bad count, or -1
  * when it could not run. */
-static int64_t decode_all(const sl_source *src, const char *path, int threads,
+static int64_t decode_all(sl_dataset *ds, const char *path, int threads,
                           int quiet) {
-  uint64_t n = sl_source_count(src);
+  uint64_t n = sl_dataset_count(ds);
   if ((uint64_t)threads > n)
     threads = n ? (int)n : 1;
   decode_part *parts = calloc((size_t)threads, sizeof *parts);
@@ -115,7 +167,7 @@ static int64_t decode_all(const sl_source *src, const char *path, int threads,
   int started = 0;
   for (int t = 0; t < threads; t++) {
     decode_part *p = &parts[t];
-    p->src = src;
+    p->ds = ds;
     p->path = path;
     p->first = n * (uint64_t)t / (uint64_t)threads;
     p->end = n * (uint64_t)(t + 1) / (uint64_t)threads;
@@ -183,24 +235,23 @@ int sl_cmd_verify(int argc, char **argv) {
     return 2;
   }
   verify_state v = {path, 0};
-  sl_err err = {0};
-  sl_source *src;
-  if (sl_source_open_verify(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD, on_bad,
-                            &v, &err) != SL_OK) {
-    fprintf(stderr, "%s\n", err.msg);
+  sl_dataset *ds;
+  if (sl_dataset_open_verify(&ds, path, on_bad, &v) != SL_OK) {
+    fprintf(stderr, "%s\n", sl_dataset_errmsg(ds));
+    sl_dataset_close(ds);
     return 1;
   }
-  uint64_t n = sl_source_count(src);
+  uint64_t n = sl_dataset_count(ds);
   if (decode) {
-    int64_t bad = decode_all(src, path, threads, quiet);
+    int64_t bad = decode_all(ds, path, threads, quiet);
     if (bad < 0) {
       fprintf(stderr, "sluice verify: out of memory or no threads\n");
-      sl_source_close(src);
+      sl_dataset_close(ds);
       return 1;
     }
     v.bad += (uint64_t)bad;
   }
-  sl_source_close(src);
+  sl_dataset_close(ds);
   if (v.bad) {
     printf("%s: %" PRIu64 " of %" PRIu64 " samples are bad\n", path, v.bad, n);
     return 1;

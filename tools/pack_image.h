@@ -62,12 +62,6 @@ int sl_pack_transcode(sl_pack_codec *c, uint8_t *in, size_t len,
                       const sl_pack_opts *o, sl_pack_result *r);
 void sl_pack_result_free(sl_pack_result *r);
 
-/* Decodes a stored payload fully and checks it against the recorded size.
- * Returns 0, or -1 with a reason in why. */
-int sl_pack_decode_check(sl_pack_codec *c, const uint8_t *data, size_t len,
-                         uint8_t codec, uint16_t height, uint16_t width,
-                         uint8_t channels, char *why, size_t why_len);
-
 /* EXIF orientation (1..8) of a JPEG, 1 when it has none or it is bad. */
 int sl_exif_orientation(const uint8_t *jpeg, size_t len);
 /* The same from a PNG's eXIf chunk. */

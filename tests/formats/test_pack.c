@@ -25,6 +25,7 @@
 #include "codecs/codec.h"
 #include "codecs/jpeg_layout.h"
 #include "formats/source.h"
+#include "formats/writer.h"
 #include "test_images.h"
 
 static char g_dir[512];
@@ -81,6 +82,51 @@ static int output_has(const char *name, const char *s) {
   int found = strstr(t, s) != NULL;
   if (!found)
     fprintf(stderr, "[%s] lacks '%s':\n%s\n", name, s, t);
+  free(t);
+  return found;
+}
+
+/* Whether g_dir/name has no line containing s. */
+static int output_lacks(const char *name, const char *s) {
+  char p[600];
+  pathf(p, sizeof p, "%s", name);
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  if (!b)
+    return 1;
+  char *t = realloc(b, len + 1);
+  t[len] = '\0';
+  int lacks = strstr(t, s) == NULL;
+  if (!lacks)
+    fprintf(stderr, "[%s] has '%s':\n%s\n", name, s, t);
+  free(t);
+  return lacks;
+}
+
+/* Whether g_dir/name has a line that contains s and ends with end. */
+static int line_has(const char *name, const char *s, const char *end) {
+  char p[600];
+  pathf(p, sizeof p, "%s", name);
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  if (!b)
+    return 0;
+  char *t = realloc(b, len + 1);
+  t[len] = '\0';
+  int found = 0;
+  for (char *line = t, *nl; !found && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    if (!nl)
+      nl = line + strlen(line) - 1;
+    size_t n = (size_t)(nl - line) + (*nl != '\n');
+    char *l = strndup(line, n);
+    size_t el = strlen(end);
+    found = strstr(l, s) && n >= el && !strcmp(l + n - el, end);
+    free(l);
+  }
+  if (!found)
+    fprintf(stderr, "[%s] has no line with '%s' ending '%s':\n%s\n", name, s,
+            end, t);
   free(t);
   return found;
 }
@@ -364,7 +410,10 @@ static void check_folder_pack(const char *name) {
   /* info and verify on the good file. */
   assert_int_equal(cli("info", out, NULL), 0);
   assert_true(output_has("out.txt", "samples:     8"));
-  assert_true(output_has("out.txt", "classes:     3: a, b b, c"));
+  assert_true(output_has("out.txt", "classes:     3: a, b b, c\n"
+                                    "targets:     none\n"
+                                    "names:       recorded (e.g. sample 0: "
+                                    "a/1.jpg)\n"));
   assert_true(output_has("out.txt", "jpeg 8"));
   assert_true(output_has("out.txt", "rgb 6, gray 2"));
   assert_true(output_has("out.txt", "<= 64"));
@@ -656,7 +705,8 @@ static void test_verify_damage(void **state) {
     assert_int_equal(cli("verify", out, NULL), 0); /* records still fine */
     assert_int_equal(
         cli("verify", out, "--decode", "--quiet", "--threads", "3", NULL), 1);
-    assert_true(output_has("err.txt", ": sample 6 (offset "));
+    /* named by index and by its image, with the loader's decoder's reason */
+    assert_true(line_has("err.txt", ": sample 6: jpeg: ", "  (from c/1.jpg)"));
     assert_true(output_has("out.txt", "1 of 8 samples are bad"));
     if (f == 0) { /* LMDB: a record header's codec byte */
       b[off - 24 + 6] = 9;
@@ -684,6 +734,145 @@ static void test_verify_damage(void **state) {
   assert_int_equal(cli("info", out, NULL), 1);
   assert_int_equal(cli("verify", out, NULL), 1);
   assert_true(output_has("err.txt", "nothing.lmdb"));
+}
+
+/* Appends the JPEG file rel (as stored, with the writer that keeps bytes)
+ * as a w x h, 3-channel sample of class 0 named name (NULL: none) with
+ * targets {i, -i} when the file has two. */
+static void add_jpeg(sl_fwriter *w, const char *rel, int wd, int ht,
+                     const char *name, int with_targets, int i) {
+  char p[600];
+  pathf(p, sizeof p, "%s", rel);
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  assert_non_null(b);
+  sl_sample_info m = {.label = 0,
+                      .codec = SL_CODEC_JPEG,
+                      .channels = 3,
+                      .height = (uint16_t)ht,
+                      .width = (uint16_t)wd};
+  float t[2] = {(float)i, (float)-i};
+  sl_err err = {0};
+  sl_status st =
+      sl_fwriter_add_named(w, b, len, &m, name, with_targets ? t : NULL, &err);
+  if (st != SL_OK)
+    fail_msg("%s", err.msg);
+  free(b);
+}
+
+/* verify --decode runs the loader's decoder: a CMYK JPEG stored as it is
+ * (the loader turns it into RGB) passes, a corrupt one is named by index
+ * and by the image it came from; info shows targets and names. */
+static void test_verify_decode_cmyk(void **state) {
+  mk("vc");
+  char p[600], out[600], plain[600];
+  pathf(p, sizeof p, "vc/cmyk.jpg");
+  assert_int_equal(ti_jpeg_cmyk(p, 24, 16), 0);
+  pathf(p, sizeof p, "vc/good.jpg");
+  assert_int_equal(ti_jpeg(p, 160, 120, 0, 90), 0);
+  size_t len;
+  uint8_t *b = ti_read(p, &len);
+  assert_non_null(b);
+  for (size_t k = len * 3 / 4; k < len - 4; k++) /* scramble the scan */
+    b[k] = (uint8_t)(k * 13);
+  pathf(p, sizeof p, "vc/broken.jpg");
+  assert_int_equal(ti_write(p, b, len), 0);
+  free(b);
+  /* It really is a 4-component Adobe JPEG (TurboJPEG writes CMYK as YCCK,
+   * Adobe transform 2). */
+  pathf(p, sizeof p, "vc/cmyk.jpg");
+  b = ti_read(p, &len);
+  assert_non_null(b);
+  tjhandle t = tjInitDecompress();
+  int w, h, ss, cs;
+  assert_int_equal(
+      tjDecompressHeader3(t, b, (unsigned long)len, &w, &h, &ss, &cs), 0);
+  tjDestroy(t);
+  free(b);
+  assert_true(cs == TJCS_CMYK || cs == TJCS_YCCK);
+  assert_int_equal(w, 24);
+  assert_int_equal(h, 16);
+
+  static const char *const classes[1] = {"k"};
+  static const char *const ext[2] = {"lmdb", "h5"};
+  for (int f = 0; f < 2; f++) {
+    sl_err err = {0};
+    sl_fwriter *wr;
+    /* 0: CMYK, no name; 1: good, named; 2: corrupt, named; 2 targets. */
+    pathf(out, sizeof out, "vc.%s", ext[f]);
+    assert_int_equal(sl_fwriter_open(&wr, out, SL_FORMAT_AUTO, &err), SL_OK);
+    assert_int_equal(sl_fwriter_set_target_width(wr, 2, &err), SL_OK);
+    add_jpeg(wr, "vc/cmyk.jpg", 24, 16, NULL, 1, 0);
+    add_jpeg(wr, "vc/good.jpg", 160, 120, "k/good.jpg", 1, 1);
+    add_jpeg(wr, "vc/broken.jpg", 160, 120, "k/broken.jpg", 1, 2);
+    assert_int_equal(sl_fwriter_commit(wr, 1, classes, "test", false, &err),
+                     SL_OK);
+    /* The same without the corrupt one, names or targets. */
+    pathf(plain, sizeof plain, "vc-plain.%s", ext[f]);
+    assert_int_equal(sl_fwriter_open(&wr, plain, SL_FORMAT_AUTO, &err), SL_OK);
+    add_jpeg(wr, "vc/cmyk.jpg", 24, 16, NULL, 0, 0);
+    add_jpeg(wr, "vc/good.jpg", 160, 120, NULL, 0, 1);
+    assert_int_equal(sl_fwriter_commit(wr, 1, classes, "test", false, &err),
+                     SL_OK);
+
+    assert_int_equal(cli("verify", plain, NULL), 0);
+    assert_int_equal(cli("verify", plain, "--decode", "--quiet", NULL), 0);
+    assert_true(output_has("out.txt", "2 samples, all records in bounds, all "
+                                      "images decode"));
+    assert_true(output_lacks("err.txt", "CMYK"));
+
+    assert_int_equal(cli("verify", out, NULL), 0); /* records are fine */
+    for (int threads = 1; threads <= 3; threads += 2) {
+      char nt[8];
+      snprintf(nt, sizeof nt, "%d", threads);
+      assert_int_equal(
+          cli("verify", out, "--decode", "--quiet", "--threads", nt, NULL), 1);
+      char want[700];
+      snprintf(want, sizeof want, "%s: sample 2: jpeg: ", out);
+      assert_true(line_has("err.txt", want, "  (from k/broken.jpg)"));
+      assert_true(output_lacks("err.txt", ": sample 0"));
+      assert_true(output_lacks("err.txt", ": sample 1"));
+      assert_true(output_has("out.txt", "1 of 3 samples are bad"));
+    }
+
+    /* info: the targets and names lines, right after the classes line */
+    assert_int_equal(cli("info", out, NULL), 0);
+    assert_true(output_has("out.txt", "samples:     3\n"
+                                      "classes:     1: k\n"
+                                      "targets:     2 floats per sample\n"
+                                      "names:       recorded (e.g. sample 1: "
+                                      "k/good.jpg)\n"
+                                      "payloads:    "));
+    assert_true(output_has("out.txt", "jpeg layout: 0 of 3 sampled JPEGs"));
+    assert_int_equal(cli("info", plain, NULL), 0);
+    assert_true(output_has("out.txt", "classes:     1: k\n"
+                                      "targets:     none\n"
+                                      "names:       none recorded\n"));
+
+    if (f == 0) { /* LMDB: sample 1's record header (before its name); the
+                     corrupt sample 2 is still found and named */
+      sl_source *s = open_src(out);
+      uint64_t off = sl_source_info(s, 1)->offset;
+      uint32_t nl = sl_source_info(s, 1)->name_len;
+      sl_source_close(s);
+      assert_int_equal(nl, strlen("k/good.jpg"));
+      size_t flen;
+      uint8_t *fb = ti_read(out, &flen);
+      assert_non_null(fb);
+      fb[off - nl - 24 + 6] = 9; /* its codec byte */
+      assert_int_equal(ti_write(out, fb, flen), 0);
+      free(fb);
+      /* found at open, its index entry is blanked: named by key only */
+      assert_int_equal(cli("verify", out, NULL), 1);
+      assert_true(output_has("err.txt", ": sample 1: key 0000000000000001"));
+      assert_true(output_has("out.txt", "1 of 3 samples are bad"));
+      assert_int_equal(cli("verify", out, "--decode", "--quiet", NULL), 1);
+      assert_true(output_has("err.txt", ": sample 1: key 0000000000000001"));
+      assert_true(
+          line_has("err.txt", ": sample 2: jpeg: ", "  (from k/broken.jpg)"));
+      assert_true(output_has("out.txt", "2 of 3 samples are bad"));
+    }
+  }
 }
 
 /* A textured w x h JPEG written by TurboJPEG with subsampling samp and
@@ -880,6 +1069,7 @@ int main(void) {
       cmocka_unit_test(test_signals),
       cmocka_unit_test(test_standard_tools),
       cmocka_unit_test(test_verify_damage),
+      cmocka_unit_test(test_verify_decode_cmyk),
       cmocka_unit_test(test_jpeg_layout),
       cmocka_unit_test(test_keep_jpeg),
       cmocka_unit_test(test_png_exif),

@@ -1,5 +1,6 @@
 /* `sluice extract`: stored bytes out by index, raw arrays as PNM, every
- * index checked before anything is written, existing files kept. */
+ * index checked before anything is written, existing files kept, sample
+ * names shown. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -184,12 +185,47 @@ static void test_damaged_record(void **state) {
   assert_file("o4/2.jpg", "", 0, k_jpeg, sizeof k_jpeg);
 }
 
+/* A file that records names (sample 0's, not sample 1's): each extracted
+ * sample's line ends with the image it was packed from. */
+static void test_names(void **state) {
+  (void)state;
+  char p[600], args[1400], o5[600], want[1400];
+  path_in(p, sizeof p, "named.lmdb");
+  sl_err err;
+  sl_fwriter *w;
+  assert_int_equal(sl_fwriter_open(&w, p, SL_FORMAT_AUTO, &err), SL_OK);
+  sl_sample_info a = {
+      .label = 0, .codec = 1, .channels = 3, .height = 4, .width = 4};
+  sl_sample_info b = {
+      .label = 1, .codec = 2, .channels = 3, .height = 2, .width = 2};
+  assert_int_equal(sl_fwriter_add_named(w, k_jpeg, sizeof k_jpeg, &a,
+                                        "cats/tom 1.jpg", NULL, &err),
+                   SL_OK);
+  assert_int_equal(
+      sl_fwriter_add_named(w, k_png, sizeof k_png, &b, NULL, NULL, &err),
+      SL_OK);
+  assert_int_equal(sl_fwriter_commit(w, 2, k_classes, "test", false, &err),
+                   SL_OK);
+  path_in(o5, sizeof o5, "o5");
+  assert_int_equal(mkdir(o5, 0755), 0);
+  snprintf(args, sizeof args, "extract '%s' 0-1 --out '%s'", p, o5);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_file("o5/0.jpg", "", 0, k_jpeg, sizeof k_jpeg);
+  assert_file("o5/1.png", "", 0, k_png, sizeof k_png);
+  snprintf(want, sizeof want,
+           "0\tlabel 0\tcat\t4x4x3\t7 bytes\t%s/0.jpg  (from cats/tom "
+           "1.jpg)\n1\tlabel 1\tdog\t2x2x3\t7 bytes\t%s/1.png\n",
+           o5, o5);
+  assert_string_equal(g_out, want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_extract_all_codecs),
       cmocka_unit_test(test_out_of_range_writes_nothing),
       cmocka_unit_test(test_keeps_existing_files),
       cmocka_unit_test(test_damaged_record),
+      cmocka_unit_test(test_names),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
