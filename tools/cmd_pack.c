@@ -26,6 +26,7 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
+#include "tools/grow.h"
 #include "tools/pack_pool.h"
 #include "tools/pack_progress.h"
 #include "tools/pack_scan.h"
@@ -246,14 +247,10 @@ static int parse_args(int argc, char **argv, pack_args *a) {
 }
 
 static int add_skip(pack_stats *s, const char *path, const char *reason) {
-  if (s->nskips == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    skip *k = realloc(s->skips, cap * sizeof *k);
-    if (!k)
-      return -1;
-    s->skips = k;
-    s->cap = cap;
-  }
+  skip *k = sl_cli_grow(s->skips, &s->cap, s->nskips + 1, sizeof *k, 64);
+  if (!k)
+    return -1;
+  s->skips = k;
   char *p = strdup(path), *r = strdup(reason);
   if (!p || !r) {
     free(p);

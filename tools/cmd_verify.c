@@ -11,6 +11,7 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
+#include "tools/grow.h"
 #include "tools/pack_progress.h"
 
 typedef struct verify_state {
@@ -72,16 +73,12 @@ static void usage(FILE *f) {
 }
 
 static void add_line(decode_part *p, const char *line) {
-  if (p->nlines == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 16;
-    char **l = realloc(p->lines, cap * sizeof *l);
-    if (!l) {
-      p->failed = 1;
-      return;
-    }
-    p->lines = l;
-    p->cap = cap;
+  char **l = sl_cli_grow(p->lines, &p->cap, p->nlines + 1, sizeof *l, 16);
+  if (!l) {
+    p->failed = 1;
+    return;
   }
+  p->lines = l;
   if (!(p->lines[p->nlines] = strdup(line)))
     p->failed = 1;
   else

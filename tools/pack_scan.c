@@ -14,6 +14,7 @@
 
 #include "common/rng.h"
 #include "sluice.h"
+#include "tools/grow.h"
 
 enum { MAX_DEPTH = 32, MAX_LIST_TARGETS = 1024 };
 
@@ -21,14 +22,11 @@ enum { MAX_DEPTH = 32, MAX_LIST_TARGETS = 1024 };
  * of in->target_width targets. */
 static int add_item(sl_pack_inputs *in, const char *path, size_t name_off,
                     int32_t label, const float *targets) {
-  if (in->n == in->cap) {
-    size_t cap = in->cap ? 2 * in->cap : 1024;
-    sl_pack_item *it = realloc(in->items, cap * sizeof *it);
-    if (!it)
-      return -1;
-    in->items = it;
-    in->cap = cap;
-  }
+  sl_pack_item *items =
+      sl_cli_grow(in->items, &in->cap, in->n + 1, sizeof *items, 1024);
+  if (!items)
+    return -1;
+  in->items = items;
   sl_pack_item *it = &in->items[in->n];
   memset(it, 0, sizeof *it);
   if (!(it->path = strdup(path)))
@@ -70,15 +68,12 @@ static char **list_dir(const char *dir, size_t *n) {
     }
     if (e->d_name[0] == '.')
       continue;
-    if (count == cap) {
-      char **nn = realloc(names, 2 * cap * sizeof *nn);
-      if (!nn) {
-        failed = ENOMEM;
-        break;
-      }
-      names = nn;
-      cap *= 2;
+    char **nn = sl_cli_grow(names, &cap, count + 1, sizeof *nn, 16);
+    if (!nn) {
+      failed = ENOMEM;
+      break;
     }
+    names = nn;
     if (!(names[count] = strdup(e->d_name))) {
       failed = ENOMEM;
       break;

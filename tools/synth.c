@@ -17,6 +17,7 @@
 #include <png.h>
 
 #include "common/rng.h"
+#include "tools/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -247,16 +248,10 @@ typedef struct growbuf {
 } growbuf;
 
 static int grow(growbuf *g, size_t need) {
-  if (need <= g->cap)
-    return 1;
-  size_t cap = g->cap ? g->cap : 65536;
-  while (cap < need)
-    cap *= 2;
-  uint8_t *p = realloc(g->p, cap);
+  uint8_t *p = sl_cli_grow(g->p, &g->cap, need, 1, 65536);
   if (!p)
     return 0;
   g->p = p;
-  g->cap = cap;
   return 1;
 }
 
