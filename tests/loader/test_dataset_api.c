@@ -618,6 +618,7 @@ static void test_transcoder(void **state) {
   size_t n;
   if (sl_transcoder_jpeg(t, g_s[0].bytes, g_s[0].len, &out, &n) != SL_OK)
     fail_msg("%s", sl_transcoder_errmsg(t));
+  free(out);
   assert_int_equal(sl_transcoder_jpeg(t, g_s[1].bytes, g_s[1].len, &out, &n),
                    SL_EDECODE); /* a PNG */
   assert_null(out);
