@@ -155,7 +155,8 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
   sl_ix_entry_encode(e, &h);
   for (uint32_t q = 0; q < k; q++)
     sl_put_lef32(e + SL_LMDB_IX_ENTRY + 4 * (size_t)q, targets[q]);
-  memcpy(w->buf + SL_LMDB_HDR_BYTES, name, meta->name_len);
+  if (meta->name_len) /* name may be NULL then */
+    memcpy(w->buf + SL_LMDB_HDR_BYTES, name, meta->name_len);
   memcpy(w->buf + SL_LMDB_HDR_BYTES + meta->name_len, payload, len);
   uint8_t key[8];
   sl_put_be64(key, index);
