@@ -89,13 +89,16 @@ const float *sl_source_targets(const sl_source *src, uint64_t i) {
   return src->targets ? src->targets + i * src->target_width : NULL;
 }
 
+static sl_status out_of_range(const sl_source *src, uint64_t i, sl_err *err) {
+  return sl_err_set(err, SL_EINVAL,
+                    "%s: sample %" PRIu64 " out of range (%" PRIu64 " samples)",
+                    src->path, i, src->count);
+}
+
 sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
                          size_t cap, sl_err *err) {
   if (i >= src->count)
-    return sl_err_set(err, SL_EINVAL,
-                      "%s: sample %" PRIu64 " out of range (%" PRIu64
-                      " samples)",
-                      src->path, i, src->count);
+    return out_of_range(src, i, err);
   const sl_sample_info *e = &src->index[i];
   if (cap < (size_t)e->name_len + 1)
     return sl_err_set(err, SL_EINVAL,
@@ -142,10 +145,7 @@ sl_status sl_source_read(const sl_source *src, uint64_t i, void *buf,
                          size_t cap, const uint8_t **data, size_t *len,
                          sl_err *err) {
   if (i >= src->count)
-    return sl_err_set(err, SL_EINVAL,
-                      "%s: sample %" PRIu64 " out of range (%" PRIu64
-                      " samples)",
-                      src->path, i, src->count);
+    return out_of_range(src, i, err);
   const sl_sample_info *e = &src->index[i];
   if (e->codec == 0)
     return sl_err_set(err, SL_EFORMAT,

@@ -48,6 +48,12 @@ extern "C" {
   (SLUICE_VERSION_MAJOR * 10000 + SLUICE_VERSION_MINOR * 100 +                 \
    SLUICE_VERSION_PATCH)
 
+/* Writes a size in binary units to buf (cap bytes, always NUL-terminated
+ * when cap > 0): "512 B" below 1 KiB, else one decimal and KiB, MiB, GiB or
+ * TiB ("1.5 MiB"), as the library's messages print sizes. Returns buf.
+ * Thread-safe. */
+SL_API const char *sl_format_bytes(uint64_t bytes, char *buf, size_t cap);
+
 /* The library's version as "MAJOR.MINOR.PATCH", and as a number in the form of
  * SLUICE_VERSION_NUMBER. Compare either with the macros to detect a header and
  * library mismatch. Thread-safe. */

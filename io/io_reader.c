@@ -94,15 +94,15 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
     size_t l = strlen(io->why);
     snprintf(io->why + l, sizeof io->why - l,
              "; io.pool_size lowered to %s (a quarter of it)",
-             sl_io_fmt_bytes(io->o.pool_bytes, a, sizeof a));
+             sl_format_bytes(io->o.pool_bytes, a, sizeof a));
   }
   if (io->kind == SL_IO_URING && io->o.pool_bytes > avail) {
     char a[32], b[32];
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: io.pool_size %s is more than the available memory "
                     "%s (MemAvailable or the cgroup limit): lower it",
-                    io->name, sl_io_fmt_bytes(io->o.pool_bytes, a, sizeof a),
-                    sl_io_fmt_bytes(avail, b, sizeof b));
+                    io->name, sl_format_bytes(io->o.pool_bytes, a, sizeof a),
+                    sl_format_bytes(avail, b, sizeof b));
     goto fail;
   }
   if (io->kind == SL_IO_URING) {

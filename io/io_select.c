@@ -55,21 +55,6 @@ sl_status sl_io_mem_available(const char *path, uint64_t *bytes, sl_err *err) {
   return SL_OK;
 }
 
-const char *sl_io_fmt_bytes(uint64_t bytes, char *buf, size_t cap) {
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = (double)bytes;
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    u++;
-  }
-  if (u == 0)
-    snprintf(buf, cap, "%" PRIu64 " B", bytes);
-  else
-    snprintf(buf, cap, "%.1f %s", v, unit[u]);
-  return buf;
-}
-
 sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
                       uint64_t mem_available, double share, char *why,
                       size_t why_cap) {
@@ -83,9 +68,9 @@ sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
   if (why_cap) {
     char a[32], b[32];
     snprintf(why, why_cap, "auto: dataset %s %s %.2f x available memory %s: %s",
-             sl_io_fmt_bytes(dataset_bytes, a, sizeof a),
+             sl_format_bytes(dataset_bytes, a, sizeof a),
              k == SL_IO_URING ? ">" : "<=", share,
-             sl_io_fmt_bytes(mem_available, b, sizeof b), sl_io_kind_name(k));
+             sl_format_bytes(mem_available, b, sizeof b), sl_io_kind_name(k));
   }
   return k;
 }

@@ -48,7 +48,4 @@ sl_io_kind sl_io_pick(sl_io_kind requested, uint64_t dataset_bytes,
                       uint64_t mem_available, double share, char *why,
                       size_t why_cap);
 
-/* Formats bytes as "512 B", "3.4 MiB", "1.2 GiB" into buf. Returns buf. */
-const char *sl_io_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
-
 #endif

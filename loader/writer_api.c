@@ -127,6 +127,12 @@ static sl_status check_label(sl_writer *w, int32_t label) {
   return SL_OK;
 }
 
+/* What every add checks first: the writer takes samples, the label fits. */
+static sl_status begin_add(sl_writer *w, int32_t label) {
+  sl_status st = usable(w);
+  return st == SL_OK ? check_label(w, label) : st;
+}
+
 /* Adds one checked sample and counts its class. */
 static sl_status add(sl_writer *w, const void *payload, size_t len,
                      const sl_sample_info *m, const float *targets,
@@ -153,9 +159,7 @@ static int codec_of(const uint8_t *b, size_t len) {
 sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
                                 int32_t label, const float *targets,
                                 const char *name) {
-  sl_status st = usable(w);
-  if (st == SL_OK)
-    st = check_label(w, label);
+  sl_status st = begin_add(w, label);
   if (st != SL_OK)
     return st;
   uint64_t i = sl_fwriter_count(w->fw);
@@ -198,9 +202,7 @@ sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels, uint32_t width,
                                uint32_t height, uint32_t channels,
                                int32_t label, const float *targets,
                                const char *name) {
-  sl_status st = usable(w);
-  if (st == SL_OK)
-    st = check_label(w, label);
+  sl_status st = begin_add(w, label);
   if (st != SL_OK)
     return st;
   if (!pixels || width == 0 || height == 0 || width > UINT16_MAX ||

@@ -35,11 +35,6 @@ int sl_cli_parse_int(const char *s, long long lo, long long hi, long long *out);
 /* The same for an unsigned 64-bit value (no sign allowed). */
 int sl_cli_parse_u64(const char *s, unsigned long long *out);
 
-/* Formats bytes in binary units into buf (cap bytes, NUL-terminated):
- * "512 B" below 1 KiB, else one decimal and KiB, MiB, GiB or TiB ("1.5
- * MiB"), as the loader's log writes sizes. Returns buf. */
-const char *sl_cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
-
 /* Loads the config file at path, applies the key/value pairs of kv (a
  * NULL-terminated list "key", "value", ...; NULL for none) and opens its
  * loader. On failure prints "sluice CMD: message" (the config's message:

@@ -34,18 +34,3 @@ int sl_cli_parse_u64(const char *s, unsigned long long *out) {
   *out = v;
   return 1;
 }
-
-const char *sl_cli_fmt_bytes(uint64_t bytes, char *buf, size_t cap) {
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = (double)bytes;
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    u++;
-  }
-  if (u == 0)
-    snprintf(buf, cap, "%" PRIu64 " B", bytes);
-  else
-    snprintf(buf, cap, "%.1f %s", v, unit[u]);
-  return buf;
-}

@@ -12,7 +12,7 @@ enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };
 
 /* Binary units (KiB, MiB), as `sluice schedule` and the loader's log. */
 static void human(char *buf, size_t cap, double bytes) {
-  sl_cli_fmt_bytes((uint64_t)(bytes + 0.5), buf, cap);
+  sl_format_bytes((uint64_t)(bytes + 0.5), buf, cap);
 }
 
 /* How many of up to LAYOUT_SAMPLES JPEGs, spread over the file, have the

@@ -22,7 +22,7 @@ static void usage(FILE *f) {
 }
 
 static const char *human(uint64_t v, char *buf, size_t cap) {
-  return sl_cli_fmt_bytes(v, buf, cap);
+  return sl_format_bytes(v, buf, cap);
 }
 
 int sl_cmd_schedule(int argc, char **argv) {

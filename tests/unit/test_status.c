@@ -55,8 +55,23 @@ static void test_err_helpers(void **state) {
   assert_int_equal(sl_err_set(NULL, SL_EIO, "x"), SL_EIO);
 }
 
+/* Sizes as messages print them, and a short buffer stays terminated. */
+static void test_format_bytes(void **state) {
+  (void)state;
+  char b[32];
+  assert_string_equal(sl_format_bytes(0, b, sizeof b), "0 B");
+  assert_string_equal(sl_format_bytes(1023, b, sizeof b), "1023 B");
+  assert_string_equal(sl_format_bytes(1024, b, sizeof b), "1.0 KiB");
+  assert_string_equal(sl_format_bytes(1536ull << 10, b, sizeof b), "1.5 MiB");
+  assert_string_equal(sl_format_bytes(3ull << 30, b, sizeof b), "3.0 GiB");
+  assert_string_equal(sl_format_bytes(5ull << 50, b, sizeof b), "5120.0 TiB");
+  char small[4];
+  assert_string_equal(sl_format_bytes(1ull << 20, small, sizeof small), "1.0");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_format_bytes),
       cmocka_unit_test(test_names_and_strings),
       cmocka_unit_test(test_version),
       cmocka_unit_test(test_err_helpers),
