@@ -50,6 +50,9 @@ sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
     h5_close_all(&f);
   }
   H5E_END_TRY;
+  /* HDF5 keeps a failed call's error records until its next call: drop
+   * them, so a failed open leaves nothing behind in the host process. */
+  H5Eclear2(H5E_DEFAULT);
   return st;
 }
 

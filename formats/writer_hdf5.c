@@ -361,6 +361,9 @@ sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
       st = write_file(w, nclasses, classes, k, settings, &addr, err);
     }
     H5E_END_TRY;
+    /* HDF5 keeps a failed call's error records until its next call: drop
+     * them, so a failed open leaves nothing behind in the host process. */
+    H5Eclear2(H5E_DEFAULT);
     if (st == SL_OK)
       st = copy_spool(w, addr, w->offsets[w->n], err);
   }
