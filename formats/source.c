@@ -196,7 +196,7 @@ sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
     size_t tb;
     if (!sl_mul_size((size_t)n, (size_t)src->target_width * sizeof(float),
                      &tb) ||
-        !(src->targets = malloc(tb)))
+        !(src->targets = calloc(1, tb)))
       return sl_err_set(err, SL_ENOMEM,
                         "%s: no memory for the targets of %" PRIu64
                         " samples (%" PRIu32 " floats each)",
@@ -244,6 +244,10 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(msg, sizeof msg, "%s: %s", where, reason);
     src->on_bad(src->on_bad_user, i, msg);
     memset(&src->index[i], 0, sizeof src->index[i]);
+    src->index[i].label = -1; /* unusable: no class, no targets */
+    if (src->targets)
+      memset(src->targets + i * src->target_width, 0,
+             src->target_width * sizeof *src->targets);
     return SL_OK;
   }
   return sl_err_set(err, SL_EFORMAT,

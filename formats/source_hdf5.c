@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/hdf5_lock.h"
 #include "formats/layout.h"
 
 enum { BLOCK = 65536 };
@@ -45,6 +46,7 @@ static void h5_close_all(h5 *f) {
 sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
   h5 f = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
   sl_status st = SL_OK;
+  sl_hdf5_lock();
   H5E_BEGIN_TRY {
     st = index_open(src, &f, err);
     h5_close_all(&f);
@@ -53,6 +55,7 @@ sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
   /* HDF5 keeps a failed call's error records until its next call: drop
    * them, so a failed open leaves nothing behind in the host process. */
   H5Eclear2(H5E_DEFAULT);
+  sl_hdf5_unlock();
   return st;
 }
 
@@ -216,7 +219,7 @@ static int attr_u64(hid_t obj, const char *name, uint64_t *v) {
 /* A string attribute (fixed-length, `count` strings): all of them, each
  * NUL-terminated, back to back, into a malloc'd blob. */
 static int attr_strings(hid_t obj, const char *name, uint64_t count,
-                        char **blob, size_t *blob_len) {
+                        size_t max_len, char **blob, size_t *blob_len) {
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   if (a < 0)
     return -1;
@@ -225,7 +228,7 @@ static int attr_strings(hid_t obj, const char *name, uint64_t count,
   size_t sz = t >= 0 ? H5Tget_size(t) : 0;
   char *raw = NULL;
   if (t >= 0 && s >= 0 && H5Tget_class(t) == H5T_STRING &&
-      H5Tis_variable_str(t) == 0 && sz > 0 && sz <= SL_CLASS_NAME_MAX + 1 &&
+      H5Tis_variable_str(t) == 0 && sz > 0 && sz <= max_len + 1 &&
       (uint64_t)H5Sget_simple_extent_npoints(s) == count &&
       (raw = malloc(count * sz + 1)) && (*blob = malloc(count * (sz + 1)))) {
     if (H5Aread(a, t, raw) >= 0) {
@@ -277,7 +280,8 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
                       src->path, SL_HDF5_GROUP);
   char *blob = NULL;
   size_t blob_len = 0;
-  if (k > 0 && attr_strings(f->group, "classes", k, &blob, &blob_len) != 0) {
+  if (k > 0 && attr_strings(f->group, "classes", k, SL_CLASS_NAME_MAX, &blob,
+                            &blob_len) != 0) {
     free(blob);
     return sl_err_set(err, SL_EFORMAT,
                       "%s: %s's classes attribute is not "
@@ -290,7 +294,7 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
   char *w = NULL;
   size_t wl = 0;
   if (st == SL_OK && H5Aexists(f->group, "writer") > 0 &&
-      attr_strings(f->group, "writer", 1, &w, &wl) == 0)
+      attr_strings(f->group, "writer", 1, SL_SETTINGS_MAX, &w, &wl) == 0)
     st = sl_source_set_writer(src, w, wl ? wl - 1 : 0, err);
   free(w);
   return st;

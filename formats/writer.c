@@ -25,6 +25,7 @@ struct sl_fwriter {
   char tmp[PATH_MAX]; /* the named temporary file */
   uint64_t count;
   uint32_t target_width;
+  sl_err broken; /* an add failed after the checks: nothing more is taken */
   sl_lmdb_writer *lmdb;
   sl_hdf5_writer *hdf5;
 };
@@ -121,7 +122,12 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                const float *targets, sl_err *err) {
   unsigned long long i = (unsigned long long)w->count;
   size_t name_len = name ? strlen(name) : 0;
-  if (len == 0 || len >= UINT32_MAX)
+  if (w->broken.code != SL_OK)
+    return sl_err_set(err, SL_ESTATE,
+                      "%s: an earlier sample failed to be written (%s); "
+                      "nothing more is taken and commit will fail",
+                      w->path, w->broken.msg);
+  if (len == 0 || len >= UINT32_MAX - name_len)
     return sl_err_set(err, SL_EINVAL,
                       "%s: sample %llu: payload of %zu bytes "
                       "(1 byte to 4 GiB allowed)",
@@ -149,6 +155,10 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                           targets, w->target_width, err);
   if (st == SL_OK)
     w->count++;
+  else if (st != SL_EINVAL) { /* the file may now hold part of it */
+    w->broken.code = st;
+    snprintf(w->broken.msg, sizeof w->broken.msg, "%s", err ? err->msg : "");
+  }
   return st;
 }
 
@@ -238,6 +248,14 @@ static sl_status check_meta(const sl_fwriter *w, uint32_t nclasses,
 sl_status sl_fwriter_commit(sl_fwriter *w, uint32_t nclasses,
                             const char *const *classes, const char *settings,
                             bool replace, sl_err *err) {
+  if (w->broken.code != SL_OK) {
+    sl_status st =
+        sl_err_set(err, SL_ESTATE,
+                   "%s: not committed: sample %llu failed to be written (%s)",
+                   w->path, (unsigned long long)w->count, w->broken.msg);
+    sl_fwriter_abort(w);
+    return st;
+  }
   sl_status st = check_meta(w, nclasses, classes, settings, err);
   if (st != SL_OK) {
     sl_fwriter_abort(w);

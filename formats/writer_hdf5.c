@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/hdf5_lock.h"
 #include "formats/layout.h"
 
 #define SPOOL_CHUNK (4u << 20)
@@ -357,13 +358,15 @@ sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
   sl_status st = spool_flush(w, err);
   if (st == SL_OK) {
     uint64_t addr = 0;
+    sl_hdf5_lock();
     H5E_BEGIN_TRY {
       st = write_file(w, nclasses, classes, k, settings, &addr, err);
     }
     H5E_END_TRY;
     /* HDF5 keeps a failed call's error records until its next call: drop
-     * them, so a failed open leaves nothing behind in the host process. */
+     * them, so a failed commit leaves nothing behind in the process. */
     H5Eclear2(H5E_DEFAULT);
+    sl_hdf5_unlock();
     if (st == SL_OK)
       st = copy_spool(w, addr, w->offsets[w->n], err);
   }

@@ -78,9 +78,11 @@ static sl_status end_txn(sl_lmdb_writer *w, sl_err *err) {
   return rc ? lerr(w, rc, "commit", err) : SL_OK;
 }
 
-/* Begins a transaction with room for TXN_BYTES more (map grown if needed). */
-static sl_status begin_txn(sl_lmdb_writer *w, sl_err *err) {
-  uint64_t want = 2 * (w->used + TXN_BYTES) + (16ull << 20);
+/* Begins a transaction with room for TXN_BYTES more, or for one value of
+ * vlen bytes when that is larger (the map grown if needed). */
+static sl_status begin_txn(sl_lmdb_writer *w, size_t vlen, sl_err *err) {
+  uint64_t room = vlen > TXN_BYTES ? (uint64_t)vlen : TXN_BYTES;
+  uint64_t want = 2 * (w->used + room) + (16ull << 20);
   if (want > w->mapsize) {
     while (w->mapsize < want)
       w->mapsize *= 2;
@@ -105,7 +107,7 @@ static sl_status put(sl_lmdb_writer *w, const void *key, size_t klen,
       return st;
   }
   if (!w->txn) {
-    sl_status st = begin_txn(w, err);
+    sl_status st = begin_txn(w, vlen, err);
     if (st != SL_OK)
       return st;
   }
@@ -151,7 +153,8 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
     w->ix = ix;
     w->ix_cap = cap;
   }
-  uint8_t *e = w->ix + w->ix_n++ * entry;
+  /* The entry counts only once its value is in: a failed put adds nothing. */
+  uint8_t *e = w->ix + w->ix_n * entry;
   sl_ix_entry_encode(e, &h);
   for (uint32_t q = 0; q < k; q++)
     sl_put_lef32(e + SL_LMDB_IX_ENTRY + 4 * (size_t)q, targets[q]);
@@ -160,7 +163,10 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
   memcpy(w->buf + SL_LMDB_HDR_BYTES + meta->name_len, payload, len);
   uint8_t key[8];
   sl_put_be64(key, index);
-  return put(w, key, sizeof key, w->buf, need, err);
+  sl_status st = put(w, key, sizeof key, w->buf, need, err);
+  if (st == SL_OK)
+    w->ix_n++;
+  return st;
 }
 
 sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,

@@ -550,14 +550,17 @@ SL_API int sl_image_has_restart_layout(const void *bytes, size_t len);
  * in order from one. */
 typedef struct sl_writer sl_writer;
 
+#define SL_SETTINGS_MAX 1023
+
 typedef struct sl_writer_options {
   const char *format;    /* "lmdb" or "hdf5"; NULL or "": from the path's
                             extension (.lmdb/.mdb, .h5/.hdf5) */
   uint32_t target_width; /* float targets per sample, 0..SL_TARGETS_MAX */
   int keep_jpeg;         /* nonzero: store JPEG bytes as given */
   int replace;           /* nonzero: commit replaces an existing file */
-  const char *settings;  /* one line recorded in the file (shown by
-                            `sluice info`); NULL: "" */
+  const char *settings;  /* one line of at most SL_SETTINGS_MAX bytes
+                            recorded in the file (shown by `sluice info`);
+                            NULL: "" */
   uint64_t reserved[4];  /* zero */
 } sl_writer_options;
 
@@ -573,10 +576,13 @@ SL_API sl_status sl_writer_create(sl_writer **out, const char *path,
  * channels (gray stays 1, everything else is 3); JPEGs are rewritten (see
  * above). label: a class index (>= 0) or -1; targets: target_width floats,
  * each finite (NULL only when the width is 0); name: the sample's name
- * (NULL or "": none; at most SL_SAMPLE_NAME_MAX bytes, no line break).
- * Errors: SL_EINVAL (bad label, targets or name), SL_EDECODE (not a JPEG or
- * PNG, or a corrupt one: nothing is added), SL_EUNSUPPORTED, SL_ETOOBIG
- * (over 65535 pixels a side), SL_EIO, SL_ENOMEM; SL_ESTATE after commit. */
+ * (NULL or "": none; any bytes but NUL, at most SL_SAMPLE_NAME_MAX).
+ * Errors: SL_EINVAL (NULL bytes, bad label, targets or name), SL_EDECODE
+ * (not a JPEG or PNG, or a corrupt one), SL_EUNSUPPORTED, SL_ETOOBIG (over
+ * 65535 pixels a side, or a JPEG to rewrite of over 2^28 pixels); nothing
+ * is added then and the writer stays usable. SL_EIO, SL_ENOMEM: the file
+ * may hold part of the sample, so the writer takes nothing more and commit
+ * fails (SL_ESTATE), leaving nothing at the path. SL_ESTATE after commit. */
 SL_API sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes,
                                        size_t len, int32_t label,
                                        const float *targets, const char *name);
@@ -613,7 +619,7 @@ SL_API sl_status sl_transcoder_create(sl_transcoder **out);
 SL_API void sl_transcoder_destroy(sl_transcoder *t);
 /* Rewrites the JPEG in[0..len) into *out (malloc'd: free with free(),
  * *out_len bytes). Errors: SL_EDECODE (corrupt: libjpeg's warnings are
- * errors), SL_EUNSUPPORTED (arithmetic coding, 12-bit...), SL_ETOOBIG,
+ * errors), SL_EUNSUPPORTED (lossless or 12-bit JPEGs...), SL_ETOOBIG,
  * SL_ENOMEM; sl_transcoder_errmsg says which and why. */
 SL_API sl_status sl_transcoder_jpeg(sl_transcoder *t, const void *in,
                                     size_t len, uint8_t **out, size_t *out_len);
@@ -659,7 +665,8 @@ typedef struct sl_memory_plan {
 /* Fills *out for cfg as the host backend (cuda = 0) or the CUDA backend
  * would hold it, with target_width float targets per sample. Errors:
  * SL_ECONFIG (inconsistent options, or the device slots exceed
- * device.vram_budget: sl_config_errmsg says which). */
+ * device.vram_budget: sl_config_errmsg says which), SL_ETOOBIG (a buffer
+ * size overflows), SL_EINVAL (target_width over SL_TARGETS_MAX). */
 SL_API sl_status sl_config_memory_plan(sl_config *cfg, int cuda,
                                        uint32_t target_width,
                                        sl_memory_plan *out);

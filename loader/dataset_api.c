@@ -29,7 +29,8 @@ _Static_assert((int)SL_IMAGE_JPEG == (int)SL_CODEC_JPEG &&
 struct sl_dataset {
   sl_source *src; /* NULL in a handle that only reports a failed open */
   char *path;
-  pthread_mutex_t mu; /* guards err */
+  char open_msg[SL_ERRMSG_MAX]; /* why the open failed; set once */
+  pthread_mutex_t mu;           /* guards err */
   sl_err err;
 };
 
@@ -67,7 +68,7 @@ static sl_status failf(const sl_dataset *ds, sl_status code, const char *fmt,
 static sl_status not_open(const sl_dataset *ds) {
   if (!ds)
     return SL_EINVAL;
-  return failf(ds, SL_ESTATE, "the dataset did not open: %s", ds->err.msg);
+  return failf(ds, SL_ESTATE, "the dataset did not open: %s", ds->open_msg);
 }
 
 static sl_status open_path(sl_dataset **out, const char *path,
@@ -89,8 +90,10 @@ static sl_status open_path(sl_dataset **out, const char *path,
                                user, &err);
   else
     st = sl_source_open(&ds->src, path, fmt, SL_SOURCE_PREAD, &err);
-  if (st != SL_OK)
+  if (st != SL_OK) {
     ds->err = err;
+    snprintf(ds->open_msg, sizeof ds->open_msg, "%s", err.msg);
+  }
   return st;
 }
 
@@ -106,6 +109,11 @@ sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg) {
 }
 
 sl_status sl_dataset_open_file(sl_dataset **out, const char *path) {
+  if (!path) {
+    if (out)
+      *out = NULL;
+    return SL_EINVAL;
+  }
   return open_path(out, path, SL_FORMAT_AUTO, NULL, NULL);
 }
 
@@ -204,7 +212,7 @@ sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
   out->height = e->height;
   out->channels = e->channels;
   out->target_width = sl_source_target_width(ds->src);
-  out->targets = sl_source_targets(ds->src, i);
+  out->targets = e->codec ? sl_source_targets(ds->src, i) : NULL;
   out->stored_bytes = e->length;
   out->name_bytes = e->name_len;
   return SL_OK;
@@ -301,29 +309,38 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
                  "%s: sample %" PRIu64 ": no memory for %" PRIu32 " bytes",
                  ds->path, i, e->length);
   st = read_into(ds, i, bytes, e->length, &stored);
+  if (st != SL_OK) { /* read_into recorded the message */
+    free(bytes);
+    return st;
+  }
   sl_decoder *dec = NULL;
   sl_err err = {0};
+  sl_encoded in = {bytes, stored, e->codec, e->height, e->width, e->channels};
+  sl_image_info ii;
+  /* The header first, with a decoder of tiny caps: the full-size one is
+   * sized by the index, which a damaged file could make absurd. */
+  st = sl_decoder_create(&dec, DECODE_MAX_PIXELS, 16, 16, &err);
   if (st == SL_OK)
-    st = sl_decoder_create(&dec, DECODE_MAX_PIXELS, e->width, e->height, &err);
-  if (st == SL_OK) {
-    sl_encoded in = {bytes, stored, e->codec, e->height, e->width, e->channels};
-    sl_decode_req q = {0, 0, e->width, e->height,
-                       8, 0, 0,        e->channels == 1 ? 1 : 4};
-    sl_decoded d;
-    sl_image_info ii;
     st = sl_decoder_probe(dec, &in, &ii, &err);
-    if (st == SL_OK && (ii.width != e->width || ii.height != e->height))
-      st = sl_err_set(&err, SL_EDECODE,
-                      "the image is %dx%d but the index says %ux%u", ii.width,
-                      ii.height, e->width, e->height);
-    if (st == SL_OK)
-      st = sl_decoder_decode(dec, &in, &q, &d, &err);
-    if (st == SL_OK)
-      copy_rows(&d, e->channels, buf);
-    if (st != SL_OK) {
-      sl_err_prefix(&err, "%s: sample %" PRIu64 ": ", ds->path, i);
-      fail(ds, &err);
-    }
+  if (st == SL_OK && (ii.width != e->width || ii.height != e->height))
+    st = sl_err_set(&err, SL_EDECODE,
+                    "the image is %dx%d but the index says %ux%u", ii.width,
+                    ii.height, e->width, e->height);
+  if (st == SL_OK) {
+    sl_decoder_destroy(dec);
+    dec = NULL;
+    st = sl_decoder_create(&dec, DECODE_MAX_PIXELS, e->width, e->height, &err);
+  }
+  sl_decode_req q = {0, 0, e->width, e->height,
+                     8, 0, 0,        e->channels == 1 ? 1 : 4};
+  sl_decoded d;
+  if (st == SL_OK)
+    st = sl_decoder_decode(dec, &in, &q, &d, &err);
+  if (st == SL_OK)
+    copy_rows(&d, e->channels, buf);
+  if (st != SL_OK) {
+    sl_err_prefix(&err, "%s: sample %" PRIu64 ": ", ds->path, i);
+    fail(ds, &err);
   }
   sl_decoder_destroy(dec);
   free(bytes);

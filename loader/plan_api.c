@@ -17,8 +17,12 @@ sl_status sl_config_memory_plan(sl_config *cfg, int cuda, uint32_t target_width,
   sl_loader_plan p;
   sl_err *err = sl_cfg_err(cfg);
   sl_err_clear(err);
-  sl_status st =
-      sl_loader_plan_make(cfg, PLAN_CHANNELS, cuda != 0, cuda != 0, &p, err);
+  if (target_width > SL_TARGETS_MAX)
+    return sl_err_set(err, SL_EINVAL, "%u targets a sample (at most %d)",
+                      target_width, SL_TARGETS_MAX);
+  sl_status st = sl_cfg_check(cfg, err);
+  if (st == SL_OK)
+    st = sl_loader_plan_make(cfg, PLAN_CHANNELS, cuda != 0, cuda != 0, &p, err);
   if (st != SL_OK)
     return st;
   memset(out, 0, sizeof *out);

@@ -52,9 +52,15 @@ static sl_status create(sl_writer *w, const char *path,
     return sl_err_set(err, SL_EINVAL,
                       "%s: format '%s' (lmdb, hdf5, or empty: from the name)",
                       path, o->format);
-  if (o->settings && strpbrk(o->settings, "\r\n"))
+  if (o->settings &&
+      (strpbrk(o->settings, "\r\n") || strlen(o->settings) > SL_SETTINGS_MAX))
     return sl_err_set(err, SL_EINVAL,
-                      "%s: the settings string has a line break", path);
+                      "%s: the settings string has a line break or is longer "
+                      "than %d bytes",
+                      path, SL_SETTINGS_MAX);
+  if (o->target_width > SL_TARGETS_MAX)
+    return sl_err_set(err, SL_EINVAL, "%s: %u targets a sample (at most %d)",
+                      path, o->target_width, SL_TARGETS_MAX);
   w->keep_jpeg = o->keep_jpeg != 0;
   w->replace = o->replace != 0;
   if (!(w->path = strdup(path)) ||
@@ -163,8 +169,11 @@ sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
   if (st != SL_OK)
     return st;
   uint64_t i = sl_fwriter_count(w->fw);
+  if (!bytes)
+    return sl_err_set(&w->err, SL_EINVAL, "%s: sample %" PRIu64 ": NULL bytes",
+                      w->path, i);
   const uint8_t *b = bytes;
-  int codec = bytes ? codec_of(b, len) : 0;
+  int codec = codec_of(b, len);
   if (!codec)
     return sl_err_set(&w->err, SL_EDECODE,
                       "%s: sample %" PRIu64 "%s%s%s: neither a JPEG nor a PNG",

@@ -204,13 +204,14 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
  * read as numbers are the label (an integer) and up to cap targets after
  * it. *path_end gets where the path ends (before the blanks ahead of the
  * label). Returns the number of targets, or -1 when the line has no
- * integer label or a target is not finite. */
+ * integer label, a target that is not a finite float32, or more than cap
+ * targets. */
 static int parse_tail(char *s, char **path_end, long *label, float *targets,
                       int cap) {
   char *words[MAX_LIST_TARGETS + 1];
   int n = 0;
   char *end = s + strlen(s);
-  while (n <= cap) {
+  for (;;) {
     char *w = end;
     while (w > s && w[-1] != ' ' && w[-1] != '\t')
       w--;
@@ -218,9 +219,11 @@ static int parse_tail(char *s, char **path_end, long *label, float *targets,
       break; /* the first word is the path, whatever it looks like */
     char *stop;
     errno = 0;
-    double v = strtod(w, &stop);
+    float v = strtof(w, &stop); /* targets are stored as float32 */
     if (stop != end || errno == ERANGE || !isfinite(v))
       break;
+    if (n == cap + 1)
+      return -1; /* more numbers than a label and cap targets */
     words[n++] = w;
     end = w;
     while (end > s && (end[-1] == ' ' || end[-1] == '\t'))

@@ -568,6 +568,10 @@ static void test_verify_mode_lmdb(void **state) {
   const uint8_t *d;
   size_t dl;
   assert_int_equal(sl_source_read(src, 7, NULL, 0, &d, &dl, &err), SL_EFORMAT);
+  /* A damaged sample keeps no label and no targets. */
+  assert_int_equal(sl_source_info(src, 7)->label, -1);
+  assert_true(sl_source_targets(src, 7)[0] == 0.0f &&
+              sl_source_targets(src, 7)[1] == 0.0f);
   assert_int_equal(sl_source_read(src, 8, NULL, 0, &d, &dl, &err), SL_OK);
   assert_int_equal(sl_source_read(src, 9, NULL, 0, &d, &dl, &err), SL_EFORMAT);
   sl_source_close(src);

@@ -468,7 +468,11 @@ static void test_dataset_errors(void **state) {
   assert_int_equal(sl_dataset_count(ds), 0);
   sl_sample_meta m;
   assert_int_equal(sl_dataset_info(ds, 0, &m), SL_ESTATE);
+  assert_int_equal(sl_dataset_info(ds, 0, &m), SL_ESTATE);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "did not open"));
+  assert_non_null(strstr(sl_dataset_errmsg(ds), "missing.lmdb"));
+  /* the message says it once, however many calls failed */
+  assert_null(strstr(sl_dataset_errmsg(ds), "open: the dataset did not"));
   sl_dataset_close(ds);
   /* No dataset.path in the config. */
   sl_config *cfg;
@@ -489,6 +493,8 @@ static void test_dataset_errors(void **state) {
   assert_int_equal(sl_dataset_open(&ds, NULL), SL_EINVAL);
   assert_null(ds);
   assert_int_equal(sl_dataset_open_file(NULL, p), SL_EINVAL);
+  assert_int_equal(sl_dataset_open_file(&ds, NULL), SL_EINVAL);
+  assert_null(ds);
   assert_int_equal(sl_dataset_open_verify(&ds, p, NULL, NULL), SL_EINVAL);
   assert_int_equal(sl_dataset_info(NULL, 0, &m), SL_EINVAL);
   size_t len;
@@ -542,6 +548,7 @@ static void test_writer_errors(void **state) {
   assert_non_null(strstr(sl_writer_errmsg(w), "target 1 is nan"));
   assert_int_equal(sl_writer_add_pixels(w, px, 0, 4, 3, 0, t, NULL), SL_EINVAL);
   assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 2, 0, t, NULL), SL_EINVAL);
+  assert_int_equal(sl_writer_add_encoded(w, NULL, 8, 0, t, "a.gif"), SL_EINVAL);
   assert_int_equal(sl_writer_add_encoded(w, "GIF89a..", 8, 0, t, "a.gif"),
                    SL_EDECODE);
   assert_non_null(strstr(sl_writer_errmsg(w), "a.gif"));
@@ -610,6 +617,40 @@ static void test_writer_errors(void **state) {
   sl_dataset_close(ds);
 }
 
+/* One sample larger than the LMDB writer's first map and transaction (which
+ * once made it fail with MDB_MAP_FULL while HDF5 took it). */
+static void test_large_sample(void **state) {
+  enum { SIDE = 6700 }; /* 134.7 MB of RGB */
+  char p[600];
+  path_in(p, sizeof p, "large.lmdb");
+  uint8_t *px = calloc((size_t)SIDE * SIDE, 3);
+  assert_non_null(px);
+  px[(size_t)SIDE * SIDE * 3 - 1] = 7;
+  sl_writer *w;
+  assert_int_equal(sl_writer_create(&w, p, NULL), SL_OK);
+  assert_int_equal(sl_writer_add_pixels(w, px, 4, 4, 3, 0, NULL, "small"),
+                   SL_OK);
+  if (sl_writer_add_pixels(w, px, SIDE, SIDE, 3, 1, NULL, "large") != SL_OK)
+    fail_msg("%s", sl_writer_errmsg(w));
+  if (sl_writer_commit(w) != SL_OK)
+    fail_msg("%s", sl_writer_errmsg(w));
+  sl_writer_destroy(w);
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+  sl_sample_meta m;
+  assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);
+  assert_int_equal(m.width, SIDE);
+  assert_int_equal(m.stored_bytes, (uint64_t)SIDE * SIDE * 3);
+  size_t len;
+  memset(px, 1, (size_t)SIDE * SIDE * 3);
+  assert_int_equal(sl_dataset_read(ds, 1, px, (size_t)SIDE * SIDE * 3, &len),
+                   SL_OK);
+  assert_int_equal(px[0], 0);
+  assert_int_equal(px[len - 1], 7);
+  sl_dataset_close(ds);
+  free(px);
+}
+
 /* The transcoder's output is stored as it is: the same bytes come back. */
 static void test_transcoder(void **state) {
   sl_transcoder *t;
@@ -658,6 +699,7 @@ int main(void) {
       cmocka_unit_test(test_dataset_errors),
       cmocka_unit_test(test_writer_errors),
       cmocka_unit_test(test_transcoder),
+      cmocka_unit_test(test_large_sample),
   };
   return cmocka_run_group_tests(tests, setup_samples, teardown_samples);
 }

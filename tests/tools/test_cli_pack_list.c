@@ -144,6 +144,7 @@ static void test_list_errors(void **state) {
       {"a/0.jpg -1\n", "bad.txt:1: expected"},
       {"a/0.jpg\n", "bad.txt:1: expected"},
       {"a/0.jpg 1 nan\n", "bad.txt:1: expected"},
+      {"a/0.jpg 1 2 1e39\n", "bad.txt:1: expected"}, /* not a float32 */
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     write_text("bad.txt", cases[k].text);
