@@ -325,6 +325,8 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
   uint32_t *shape = malloc(BLOCK * 3 * sizeof *shape);
   uint8_t *codec = malloc(BLOCK);
   uint16_t *nlen = calloc(BLOCK, sizeof *nlen);
+  bool start_bad = false; /* the row's start offset cannot be trusted */
+  uint64_t prev_end = 0;  /* the last end offset that could be */
   sl_status st = SL_OK;
   if (!off || !label || !shape || !codec || !nlen)
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
@@ -356,7 +358,9 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
       snprintf(where, sizeof where, "offsets[%" PRIu64 "] = %" PRIu64, i,
                off[r]);
       const char *why = NULL;
-      if (off[r + 1] < off[r] || off[r + 1] > data_size)
+      if (start_bad) /* the end of the sample before it was damaged */
+        why = "its start (the previous sample's end) is damaged";
+      else if (off[r + 1] < off[r] || off[r + 1] > data_size)
         why = "payload end before its start or past the data set";
       else if (off[r + 1] - off[r] > UINT32_MAX)
         why = "payload longer than 4 GiB";
@@ -369,10 +373,16 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
         why = "name longer than its record";
       if (why) {
         st = sl_source_bad_entry(src, i, where, why, err);
-        if (off[r + 1] < off[r] || off[r + 1] > data_size)
-          off[r + 1] = off[r] <= data_size ? off[r] : data_size;
+        /* A bad end is the next sample's start too: that one goes as well,
+         * rather than taking this one's bytes as its own. */
+        start_bad = off[r + 1] < (start_bad ? prev_end : off[r]) ||
+                    off[r + 1] > data_size;
+        if (!start_bad)
+          prev_end = off[r + 1];
         continue;
       }
+      start_bad = false;
+      prev_end = off[r + 1];
       sl_sample_info *e = &src->index[i];
       e->name_len = nlen[r];
       e->offset = data_addr + off[r] + nlen[r];

@@ -525,6 +525,50 @@ static void on_bad(void *user, uint64_t i, const char *reason) {
   }
 }
 
+/* HDF5: a damaged offsets[i + 1] is the end of sample i and the start of
+ * sample i + 1: verify reports both, and the samples after them read as
+ * they were written. */
+static void test_verify_mode_hdf5(void **state) {
+  char p[600];
+  path_in(p, sizeof p, "vm.h5");
+  write_file(p, SL_FORMAT_HDF5, 20);
+  hid_t f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+  assert_true(f >= 0);
+  hid_t d = H5Dopen2(f, "/samples/offsets", H5P_DEFAULT);
+  assert_true(d >= 0);
+  hid_t fs = H5Dget_space(d);
+  hsize_t at[1] = {6}, one[1] = {1};
+  assert_true(H5Sselect_hyperslab(fs, H5S_SELECT_SET, at, NULL, one, NULL) >=
+              0);
+  hid_t ms = H5Screate_simple(1, one, NULL);
+  uint64_t huge = 1ull << 40;
+  assert_true(H5Dwrite(d, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, &huge) >= 0);
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(d);
+  H5Fclose(f);
+  bad_log log = {0};
+  sl_err err = {0};
+  sl_source *src;
+  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO,
+                                         SL_SOURCE_PREAD, on_bad, &log, &err),
+                   SL_OK);
+  assert_int_equal(log.n, 2);
+  assert_int_equal(log.first, 5);
+  assert_int_equal(sl_source_info(src, 5)->codec, 0);
+  assert_int_equal(sl_source_info(src, 6)->codec, 0);
+  uint8_t buf[6000];
+  const uint8_t *data;
+  size_t len;
+  for (uint64_t i = 7; i < 20; i++) {
+    assert_int_equal(sl_source_read(src, i, buf, sizeof buf, &data, &len, &err),
+                     SL_OK);
+    assert_int_equal(len, sample_len(i));
+    assert_int_equal(data[len - 1], sample_byte(i, len - 1));
+  }
+  sl_source_close(src);
+}
+
 static void test_verify_mode_lmdb(void **state) {
   char p[600];
   path_in(p, sizeof p, "vm.lmdb");
@@ -686,6 +730,7 @@ int main(void) {
       cmocka_unit_test(test_lmdb_directory),
       cmocka_unit_test(test_lmdb_old_version),
       cmocka_unit_test(test_verify_mode_lmdb),
+      cmocka_unit_test(test_verify_mode_hdf5),
       cmocka_unit_test(test_hdf5_layouts),
       cmocka_unit_test(test_damaged_lmdb),
       cmocka_unit_test(test_damaged_hdf5),
