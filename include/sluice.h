@@ -497,7 +497,8 @@ SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
                                  size_t cap, size_t *len);
 /* Decodes sample i at full size into buf as u8 pixels, row-major HWC with
  * the sample's channels (1 gray, 3 RGB), with the decoder the loader runs
- * (CMYK JPEGs become RGB, 16-bit PNGs 8-bit). *len gets width × height ×
+ * (CMYK JPEGs become RGB; 16-bit PNG samples scale linearly to 8 bits,
+ * rounded v / 257, with no gamma curve). *len gets width × height ×
  * channels; SL_ETOOBIG with that size when cap is smaller (buf may then be
  * NULL). Errors: as sl_dataset_read, plus SL_EDECODE (corrupt image: the
  * codec's message), SL_EUNSUPPORTED, SL_ENOMEM. */
