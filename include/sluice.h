@@ -197,10 +197,17 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  * sample of (loader.seed, epoch, sample index); batches are bit-identical
  * for any number of workers, and resuming needs only the state blob.
  *
- * Sharding: each rank reads a disjoint part of every epoch; all ranks get
- * the same number of batches: with loader.drop_last, floor(N / (world *
- * batch)) each; without it ceil(N / (world * batch)), the last batches
- * padded by repeating samples from the start of the epoch's order.
+ * Sharding: each rank reads a disjoint part of every epoch (rank r the
+ * r-th contiguous share of the epoch's order); all ranks get the same
+ * number of batches, which keeps them in step: with loader.drop_last,
+ * floor(N / (world * batch)) each; without it ceil(N / (world * batch)),
+ * the epoch's order padded at its end by repeating samples from its start.
+ * Padding comes last: a batch's samples [0, valid) are real and [valid, n)
+ * padding (sl_batch.valid), and the last ranks may get batches of padding
+ * only (valid 0), so that every rank still calls next as often. Over all
+ * ranks the valid samples of an epoch are each sample exactly once.
+ * Evaluation (loader.mode = eval) never drops, whatever loader.drop_last
+ * says: count only the valid samples of each batch in a metric.
  *
  * Memory, all allocated and touched in sl_loader_open and never grown,
  * with B = batch_size bytes at the schedule's LARGEST resolution
@@ -243,7 +250,8 @@ typedef struct sl_batch {
                               a device pointer when on_device */
   const int32_t *labels;   /* host memory, n labels (-1: unlabelled) */
   const uint64_t *indices; /* host memory, dataset index of each sample */
-  uint32_t n;              /* samples: always loader.batch_size */
+  uint32_t n;              /* samples: always loader.batch_size (see
+                              valid for how many are real) */
   uint32_t height, width;  /* this epoch's resolution */
   uint32_t channels;       /* 3 (RGB) or 1 */
   sl_dtype dtype;
@@ -260,7 +268,11 @@ typedef struct sl_batch {
                             order (sample j's at targets + j × width);
                             NULL when the dataset has none */
   uint32_t target_width; /* floats per sample (sl_dataset_target_width) */
-  uint32_t reserved_u32;
+  uint32_t valid;        /* samples [0, valid) are real, [valid, n) padding
+                            (repeats to ignore in metrics; see Sharding):
+                            n except in the last batches of an epoch
+                            without drop_last, and 0 for a batch that is
+                            all padding */
   uint64_t reserved[6]; /* zero: room for fields, the size stays */
 } sl_batch;
 

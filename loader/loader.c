@@ -126,7 +126,9 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
   sc->order = ld->eval ? SL_ORDER_SEQUENTIAL
                        : (sl_order)sl_cfg_enum(cfg, SL_OPT_LOADER_ORDER);
   sc->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
-  sc->drop_last = sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
+  /* Evaluation sees every sample: it never drops, and the batches' valid
+   * counts mark the padding. */
+  sc->drop_last = !ld->eval && sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
   sc->quasi_block = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_BLOCK);
   sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
 }
@@ -340,6 +342,7 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   b->targets = rb.targets;
   b->target_width = ld->src.target_width;
   b->n = (uint32_t)ld->batch_size;
+  b->valid = (uint32_t)sl_sampler_valid(ld->sampler, rb.index);
   b->height = b->width = (uint32_t)ld->res;
   b->channels = (uint32_t)ld->src.channels;
   b->dtype = (sl_dtype)ld->dtype;

@@ -79,6 +79,14 @@ uint64_t sl_sampler_batches(const sl_sampler *s) {
   return s->per_rank / s->c.batch_size;
 }
 
+uint64_t sl_sampler_valid(const sl_sampler *s, uint64_t batch) {
+  uint64_t first = s->c.rank * s->per_rank + batch * s->c.batch_size;
+  if (first >= s->c.count)
+    return 0;
+  uint64_t left = s->c.count - first;
+  return left < s->c.batch_size ? left : s->c.batch_size;
+}
+
 static void shuffle(uint64_t *v, uint64_t n, sl_rng *r) {
   for (uint64_t i = n; i > 1; i--) {
     uint64_t j = sl_rng_below(r, i);
