@@ -317,17 +317,24 @@ SL_API uint64_t sl_loader_sample_count(const sl_loader *ld);
 /* The resolution (square side) of an epoch under the loader's schedule. */
 SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
 
-/* Resume. The state is (epoch, batches handed out in it) plus a check of the
- * settings that decide the order (seed, rank, world size, batch size, order,
- * drop_last, sample count), in a versioned blob of SL_LOADER_STATE_BYTES.
- * save: writes it to buf (*len = capacity in, bytes written out); with a
- * NULL buf or a small *len, sets *len and returns SL_ETOOBIG. SL_ESTATE
- * before the first start_epoch. restore: on a loader opened with the same
- * settings (else SL_ESTATE naming the setting that differs; SL_EINVAL for a
- * damaged blob or an unknown version), starts the saved epoch at the saved
- * batch: the following next calls return exactly the batches an
- * uninterrupted run would have returned. */
-#define SL_LOADER_STATE_BYTES 96
+/* Resume. The state is (epoch, batches handed out in it) plus a check of
+ * everything that decides what the batches hold: the settings of the order
+ * (seed, rank, world size, batch size, order, drop_last, mode), the
+ * dataset (its sample count, channels and a fingerprint: a hash of its
+ * index, class names and targets, made at open, so another file or the
+ * same count of other samples, or of the same in another order, is told
+ * apart; the same samples in the other file format match), the schedule
+ * (the resolution.* keys it uses), the augmentation (augment.*), dtype and
+ * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 2; the
+ * 96-byte version 1 of earlier releases is refused). save: writes it to buf
+ * (*len = capacity in, bytes written out); with a NULL buf or a small
+ * *len, sets *len and returns SL_ETOOBIG. SL_ESTATE before the first
+ * start_epoch. restore: on a loader opened with the same settings and data
+ * (else SL_ESTATE naming what differs; SL_EINVAL for a damaged blob or
+ * another version), starts the saved epoch at the saved batch: the
+ * following next calls return exactly the batches an uninterrupted run
+ * would have returned. */
+#define SL_LOADER_STATE_BYTES 128
 SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len);
 SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
                                          size_t len);

@@ -131,6 +131,7 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
   sc->drop_last = !ld->eval && sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
   sc->quasi_block = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_BLOCK);
   sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
+  sl_loader_settings_fingerprints(ld, cfg);
 }
 
 static sl_status open_parts(sl_loader *ld, const sl_config *cfg,

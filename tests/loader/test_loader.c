@@ -239,6 +239,13 @@ static void test_resume_refused(void **state) {
   ld = open_loader(&o);
   assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
   assert_non_null(strstr(sl_loader_errmsg(ld), "loader.seed"));
+  /* A version 1 blob (before the dataset and settings fingerprints). */
+  uint8_t v1[SL_LOADER_STATE_BYTES];
+  memcpy(v1, blob, sizeof v1);
+  v1[8] = 1;
+  assert_int_equal(sl_loader_restore_state(ld, v1, 96), SL_EINVAL);
+  if (!strstr(sl_loader_errmsg(ld), "version 1"))
+    fail_msg("%s", sl_loader_errmsg(ld));
   blob[20] ^= 1;
   assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_EINVAL);
   assert_int_equal(sl_loader_restore_state(ld, blob, 10), SL_EINVAL);
