@@ -173,6 +173,15 @@ static void test_resume_refuses_other_data(void **state) {
   if (!strstr(sl_loader_errmsg(ld), "dataset"))
     fail_msg("%s", sl_loader_errmsg(ld));
   sl_loader_close(ld);
+  /* The same samples in another order (as pack --shuffle makes them). */
+  set = k_set;
+  set.reverse = 1;
+  sl_test_write_set(other, &set, 1);
+  ld = open_on(other, kv);
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
+  if (!strstr(sl_loader_errmsg(ld), "another order"))
+    fail_msg("%s", sl_loader_errmsg(ld));
+  sl_loader_close(ld);
   unlink(other);
 
   const char *const changed[][2] = {{"resolution.max", "160"},
