@@ -123,6 +123,32 @@ static void test_out_of_range_writes_nothing(void **state) {
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
 }
 
+/* --out names a folder that need not exist: it is made (with its parents),
+ * but only once every index has been checked. */
+static void test_out_folder_made(void **state) {
+  (void)state;
+  char args[1400];
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 3 --out '%s/o7/sub'", g_dir,
+           g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_false(exists("o7"));
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 --out '%s/o7/sub/deeper/'",
+           g_dir, g_dir);
+  if (cli_run(args, g_out, sizeof g_out) != 0)
+    fail_msg("%s", g_out);
+  assert_file("o7/sub/deeper/0.jpg", "", 0, k_jpeg, sizeof k_jpeg);
+  /* A file where the folder should be is an error naming it. */
+  char p[700];
+  path_in(p, sizeof p, "o8");
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fclose(f);
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 --out '%s/o8/sub'", g_dir,
+           g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "o8"));
+}
+
 static void test_keeps_existing_files(void **state) {
   (void)state;
   char args[1400], o3[600], p[700];
@@ -223,6 +249,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_extract_all_codecs),
       cmocka_unit_test(test_out_of_range_writes_nothing),
+      cmocka_unit_test(test_out_folder_made),
       cmocka_unit_test(test_keeps_existing_files),
       cmocka_unit_test(test_damaged_record),
       cmocka_unit_test(test_names),
