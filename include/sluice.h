@@ -307,7 +307,8 @@ SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
 /* Gives the batch's slot back. stream: the cudaStream_t the batch was used
  * on (the slot is rewritten only after the work queued on it completes), or
  * NULL when the caller has finished with the data. Returns SL_EINVAL for a
- * batch already released or not from this loader. */
+ * batch already released, or not from this loader (the message says which;
+ * a batch of another loader never releases one of this loader's). */
 SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch, void *stream);
 
 /* Batches each epoch gives this rank (the same for every epoch and rank). */

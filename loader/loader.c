@@ -367,7 +367,8 @@ sl_status sl_batch_release(sl_loader *ld, sl_batch *b, void *stream) {
     return not_open(ld);
   sl_err_clear(&ld->err);
   return sl_ring_release(ld->ring, (int)(uint32_t)b->slot,
-                         (uint32_t)(b->slot >> 32), stream, &ld->err);
+                         (uint32_t)(b->slot >> 32), b->labels, stream,
+                         &ld->err);
 }
 
 uint64_t sl_loader_batches_per_epoch(const sl_loader *ld) {

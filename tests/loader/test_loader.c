@@ -582,6 +582,30 @@ static void test_clean(void **state) {
     assert_true(r1 > 0 && r5 - r1 < 1024); /* KiB; buffers alone are ~3 MiB */
 }
 
+/* A batch released into another loader is refused as not from it, even
+ * when that loader holds a batch in the same slot and generation; both
+ * batches are then released where they came from. */
+static void test_release_into_other_loader(void **state) {
+  opts o = defaults();
+  sl_loader *a = open_loader(&o), *b = open_loader(&o);
+  assert_int_equal(sl_loader_start_epoch(a, 0), SL_OK);
+  assert_int_equal(sl_loader_start_epoch(b, 0), SL_OK);
+  sl_batch ba, bb;
+  assert_int_equal(sl_loader_next(a, &ba), SL_OK);
+  assert_int_equal(sl_loader_next(b, &bb), SL_OK);
+  assert_int_equal(ba.slot, bb.slot);
+  assert_int_equal(sl_batch_release(b, &ba, NULL), SL_EINVAL);
+  if (!strstr(sl_loader_errmsg(b), "not from this loader"))
+    fail_msg("%s", sl_loader_errmsg(b));
+  assert_int_equal(sl_batch_release(b, &bb, NULL), SL_OK);
+  assert_int_equal(sl_batch_release(a, &ba, NULL), SL_OK);
+  /* Released twice: said so. */
+  assert_int_equal(sl_batch_release(a, &ba, NULL), SL_EINVAL);
+  assert_non_null(strstr(sl_loader_errmsg(a), "already released"));
+  sl_loader_close(a);
+  sl_loader_close(b);
+}
+
 /* Bad arguments and states get statuses, not crashes. */
 static void test_misuse(void **state) {
   sl_batch b;
@@ -671,6 +695,7 @@ int main(void) {
       cmocka_unit_test(test_on_error_skip_all_bad),
       cmocka_unit_test(test_slot_reuse),
       cmocka_unit_test(test_clean),
+      cmocka_unit_test(test_release_into_other_loader),
       cmocka_unit_test(test_misuse),
       cmocka_unit_test(test_host_backend_trades_buffers),
   };
