@@ -149,8 +149,11 @@ SL_API sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
                                size_t len);
 
 /* Checks relations between options (resolution.min <= resolution.max,
- * loader.rank < loader.world_size, list lengths...). Returns SL_ECONFIG with
- * a message naming the keys. sl_loader_open calls it too. */
+ * loader.rank < loader.world_size, list lengths...), each only where the
+ * chosen setting reads its keys: min against max and start_epoch against
+ * end_epoch with resolution.schedule = linear, augment.scale and ratio
+ * with augment.crop = random_resized. Returns SL_ECONFIG with a message
+ * naming the keys. sl_loader_open calls it too. */
 SL_API sl_status sl_config_validate(sl_config *cfg);
 
 /* Installs a log callback used by loaders opened from this config. */

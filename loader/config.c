@@ -492,16 +492,20 @@ static bool values_copy(opt_value *dst, const opt_value *src) {
 
 /* ---- Cross-field validation --------------------------------------------- */
 
+/* Relations between options, each checked only when the setting that
+ * reads its keys is chosen (a constant schedule never reads
+ * resolution.min, a center crop never augment.scale). */
 static sl_status validate_values(const opt_value *v, sl_err *err) {
 #define V(id) v[SL_OPT_##id]
-  if (V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i)
+  bool linear = V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_LINEAR;
+  bool rrc = V(AUGMENT_CROP).u.e == SL_CROP_RANDOM_RESIZED;
+  if (linear && V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i)
     return sl_err_set(err, SL_ECONFIG,
                       "resolution.min (%lld) must not exceed resolution.max "
-                      "(%lld)",
+                      "(%lld) with resolution.schedule = linear",
                       (long long)V(RESOLUTION_MIN).u.i,
                       (long long)V(RESOLUTION_MAX).u.i);
-  if (V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_LINEAR &&
-      V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i)
+  if (linear && V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i)
     return sl_err_set(err, SL_ECONFIG,
                       "resolution.start_epoch (%lld) must not exceed "
                       "resolution.end_epoch (%lld)",
@@ -518,12 +522,12 @@ static sl_status validate_values(const opt_value *v, sl_err *err) {
                       "(%lld)",
                       (long long)V(LOADER_RANK).u.i,
                       (long long)V(LOADER_WORLD_SIZE).u.i);
-  if (V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1])
+  if (rrc && V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1])
     return sl_err_set(err, SL_ECONFIG,
                       "augment.scale: the lower bound (%g) exceeds the upper "
                       "(%g)",
                       V(AUGMENT_SCALE).u.fl.v[0], V(AUGMENT_SCALE).u.fl.v[1]);
-  if (V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1])
+  if (rrc && V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1])
     return sl_err_set(err, SL_ECONFIG,
                       "augment.ratio: the lower bound (%g) exceeds the upper "
                       "(%g)",

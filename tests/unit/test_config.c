@@ -190,7 +190,8 @@ static void test_ini_errors_atomic(void **state) {
        "t.ini:3: loader.workers = 'lots': expected an integer in 0..1024"},
       {"batch_size = 3\n", "t.ini:1: key 'batch_size' is outside any"},
       {"[loader]\nbatch_size = 64\nthis is not ini\n", "t.ini:3: syntax error"},
-      {"[loader]\nbatch_size = 64\n[resolution]\nmin = 300\nmax = 200\n",
+      {"[loader]\nbatch_size = 64\n[resolution]\nschedule = linear\n"
+       "min = 300\nmax = 200\n",
        "t.ini: resolution.min (300) must not exceed resolution.max (200)"},
       {"[loader]\nrank = 2\nworld_size = 2\n",
        "loader.rank (2) must be less than loader.world_size (2)"},
@@ -207,6 +208,41 @@ static void test_ini_errors_atomic(void **state) {
     /* Atomic: the good lines before the bad one were not applied. */
     assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 256);
   }
+}
+
+/* Cross-field checks look only at the keys the chosen setting reads: a
+ * constant schedule reads max alone, steps neither min nor max, and a crop
+ * other than random_resized neither scale nor ratio. */
+static void test_cross_checks_follow_setting(void **state) {
+  sl_config *cfg = *state;
+  static const char *const accepted[] = {
+      "[resolution]\nschedule = constant\nmax = 128\n",
+      "[resolution]\nmin = 300\nmax = 200\nstart_epoch = 9\nend_epoch = 3\n",
+      "[resolution]\nschedule = steps\nsteps = 0:64\nmin = 300\nmax = 200\n",
+      "[augment]\ncrop = center\nscale = 0.9, 0.1\nratio = 2, 1\n",
+      "[augment]\ncrop = none\nscale = 0.9, 0.1\n",
+  };
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+    sl_config *c;
+    assert_int_equal(sl_config_create(&c), SL_OK);
+    if (sl_config_load_ini_string(c, accepted[i], "t.ini") != SL_OK)
+      fail_msg("case %zu: %s", i, sl_config_errmsg(c));
+    assert_int_equal(sl_config_validate(c), SL_OK);
+    sl_config_destroy(c);
+  }
+  /* The keys still count where they are read. */
+  assert_int_equal(
+      sl_config_load_ini_string(
+          cfg, "[resolution]\nschedule = linear\nmax = 128\n", "t.ini"),
+      SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "resolution.min (160)"));
+  assert_non_null(strstr(sl_config_errmsg(cfg), "schedule = linear"));
+  assert_int_equal(sl_config_set(cfg, "augment.crop", "center"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "augment.ratio", "2, 1"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "augment.crop", "random_resized"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "augment.ratio"));
 }
 
 static void test_ini_file(void **state) {
@@ -265,6 +301,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_string, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ini_errors_atomic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cross_checks_follow_setting, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_ini_file, setup, teardown),
       cmocka_unit_test(test_size_parser),
       cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),
