@@ -124,7 +124,10 @@ SL_API sl_status sl_config_create(sl_config **out);
 SL_API void sl_config_destroy(sl_config *cfg);
 
 /* Applies an INI file. Each "key = value" under "[section]" is set as
- * "section.key". Errors name the file, line, key, value and what is allowed;
+ * "section.key". A line starting with ';' or '#' is a comment, and so is
+ * the rest of a line from a ';' or '#' that follows a space or tab
+ * ("workers = 2  # per GPU"): a value cannot hold " ;" or " #" ("a#b" is
+ * kept whole). Errors name the file, line, key, value and what is allowed;
  * an unknown key suggests the nearest known one; a key given twice in the
  * file is an error. On error the config is unchanged: a file applies whole or
  * not at all. Returns SL_EIO when the file cannot be read, SL_ECONFIG for

@@ -705,11 +705,28 @@ typedef struct ini_ctx {
   int errors;
 } ini_ctx;
 
+/* inih (as Debian builds it) takes ';' after whitespace as the start of an
+ * inline comment; '#' is as common in INI files, so the readers cut a line
+ * at a '#' after a space or tab too, keeping its newline. A value cannot
+ * hold " #" or " ;" then; "a#b" stays whole. */
+static void cut_hash_comment(char *line) {
+  for (char *p = line + 1; *p; p++)
+    if (*p == '#' && (p[-1] == ' ' || p[-1] == '\t')) {
+      size_t n = strlen(p);
+      bool nl = n > 0 && p[n - 1] == '\n';
+      p[0] = nl ? '\n' : '\0';
+      p[nl ? 1 : 0] = '\0';
+      return;
+    }
+}
+
 static char *ini_file_reader(char *str, int num, void *stream) {
   ini_ctx *ctx = stream;
   char *r = fgets(str, num, ctx->file);
-  if (r)
+  if (r) {
     ctx->line++;
+    cut_hash_comment(r);
+  }
   return r;
 }
 
@@ -726,6 +743,7 @@ static char *ini_string_reader(char *str, int num, void *stream) {
   str[len] = '\0';
   ctx->text += len;
   ctx->line++;
+  cut_hash_comment(str);
   return str;
 }
 

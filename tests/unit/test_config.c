@@ -245,6 +245,26 @@ static void test_cross_checks_follow_setting(void **state) {
   assert_non_null(strstr(sl_config_errmsg(cfg), "augment.ratio"));
 }
 
+/* '#' after whitespace starts a comment, as ';' does (inih's inline
+ * comments); a '#' inside a value stays. */
+static void test_ini_inline_comments(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(sl_config_load_ini_string(cfg,
+                                             "# a comment line\n"
+                                             "[loader]   # section comment\n"
+                                             "workers = 2 # two workers\n"
+                                             "batch_size = 64\t# a tab before\n"
+                                             "seed = 7 ; the other kind\n"
+                                             "[dataset]\n"
+                                             "path = /data/run#3/train.lmdb\n",
+                                             "t.ini"),
+                   SL_OK);
+  check_value(cfg, "loader.workers", "2");
+  check_value(cfg, "loader.batch_size", "64");
+  check_value(cfg, "loader.seed", "7");
+  check_value(cfg, "dataset.path", "/data/run#3/train.lmdb");
+}
+
 static void test_ini_file(void **state) {
   sl_config *cfg = *state;
   const char *tmp = getenv("SLUICE_TEST_TMP");
@@ -302,6 +322,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_ini_string, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ini_errors_atomic, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_checks_follow_setting, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_ini_inline_comments, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_file, setup, teardown),
       cmocka_unit_test(test_size_parser),
