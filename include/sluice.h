@@ -141,7 +141,9 @@ SL_API sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
 /* Sets one option from its text form, with the same parser as the INI file:
  * sl_config_set(cfg, "device.vram_budget", "1GiB"). Returns SL_ECONFIG for an
  * unknown key (with a suggestion) or a bad value; the option is then
- * unchanged. Cross-field consistency is checked by sl_config_validate. */
+ * unchanged. Sizes take binary units, KiB MiB GiB TiB (2^10...; K M G T
+ * alike), or decimal ones, kB MB GB TB (10^3...), in any case: "1 GB" and
+ * "1 gb" are 10^9 bytes, "1 GiB" 2^30; a bare number is bytes. Cross-field consistency is checked by sl_config_validate. */
 SL_API sl_status sl_config_set(sl_config *cfg, const char *key,
                                const char *value);
 

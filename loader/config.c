@@ -112,6 +112,8 @@ bool sl_parse_size(const char *text, uint64_t *out) {
   if (errno != 0 || end == p || !isfinite(x) || x < 0)
     return false;
   const char *u = skip_space(end);
+  /* Binary units (KiB = 2^10; K alone too) and decimal ones (kB = 10^3),
+   * in any case: "1 gb" is "1 GB", 10^9 bytes, as 1 GiB is 2^30. */
   static const struct {
     const char *name;
     double mult;
@@ -125,7 +127,8 @@ bool sl_parse_size(const char *text, uint64_t *out) {
   if (*skip_space(u + ulen) != '\0')
     return false;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (strlen(units[i].name) == ulen && strncmp(u, units[i].name, ulen) == 0) {
+    if (strlen(units[i].name) == ulen &&
+        strncasecmp(u, units[i].name, ulen) == 0) {
       double bytes = x * units[i].mult;
       if (bytes >= 0x1p64 || bytes != floor(bytes))
         return false;
@@ -191,7 +194,10 @@ static void describe_allowed(const opt_def *d, char *buf, size_t len) {
     snprintf(buf, len, "%s..%s", d->lo, d->hi);
     break;
   case T_SIZE:
-    snprintf(buf, len, "%s..%s (units B, KiB, MiB, GiB, TiB)", d->lo, d->hi);
+    snprintf(buf, len,
+             "%s..%s (units KiB MiB GiB TiB = 1024^n, also K M G T; kB MB "
+             "GB TB = 1000^n; any case)",
+             d->lo, d->hi);
     break;
   case T_FLOATS:
     snprintf(buf, len, "%s comma-separated numbers in %s..%s", d->choices,

@@ -299,6 +299,30 @@ static void test_size_parser(void **state) {
   assert_false(sl_parse_size("1 GiB extra", &x));
   assert_false(sl_parse_size("1e30 TiB", &x));
   assert_false(sl_parse_size("", &x));
+  /* Units in any case; GB is 10^9 and GiB 2^30 whatever the case. */
+  assert_true(sl_parse_size("1 gb", &x) && x == 1000000000ull);
+  assert_true(sl_parse_size("1 GB", &x) && x == 1000000000ull);
+  assert_true(sl_parse_size("1 gib", &x) && x == (1ull << 30));
+  assert_true(sl_parse_size("2 mib", &x) && x == (2ull << 20));
+  assert_true(sl_parse_size("3 Kb", &x) && x == 3000);
+  assert_true(sl_parse_size("5 b", &x) && x == 5);
+  assert_false(sl_parse_size("1 gibibyte", &x));
+}
+
+/* The listing of a size option names every unit it takes. */
+static void test_size_units_listed(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sl_option_count(); i++) {
+    sl_option_info info;
+    assert_int_equal(sl_option_info_get(i, &info), SL_OK);
+    if (strcmp(info.key, "device.vram_budget") != 0)
+      continue;
+    assert_non_null(strstr(info.allowed, "GiB"));
+    assert_non_null(strstr(info.allowed, "GB"));
+    assert_non_null(strstr(info.allowed, "any case"));
+    return;
+  }
+  fail_msg("no device.vram_budget option");
 }
 
 static void test_null_args(void **state) {
@@ -327,6 +351,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_file, setup, teardown),
       cmocka_unit_test(test_size_parser),
+      cmocka_unit_test(test_size_units_listed),
       cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
