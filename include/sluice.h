@@ -129,9 +129,11 @@ SL_API void sl_config_destroy(sl_config *cfg);
  * ("workers = 2  # per GPU"): a value cannot hold " ;" or " #" ("a#b" is
  * kept whole). Errors name the file, line, key, value and what is allowed;
  * an unknown key suggests the nearest known one; a key given twice in the
- * file is an error. On error the config is unchanged: a file applies whole or
- * not at all. Returns SL_EIO when the file cannot be read, SL_ECONFIG for
- * bad contents. Cross-field checks run too (see sl_config_validate). */
+ * file is an error. Every bad line is reported, one a line of the message
+ * (as many as fit, then how many more there are); the cross-field checks
+ * run (see sl_config_validate) only on a file without bad lines. On error
+ * the config is unchanged: a file applies whole or not at all. Returns
+ * SL_EIO when the file cannot be read, SL_ECONFIG for bad contents. */
 SL_API sl_status sl_config_load_ini(sl_config *cfg, const char *path);
 /* As sl_config_load_ini, on text in memory; name is used in messages
  * ("<string>" when NULL). */

@@ -707,8 +707,9 @@ typedef struct ini_ctx {
   int line;                   /* line the reader returned last */
   FILE *file;                 /* for the file reader */
   const char *text;           /* for the string reader */
-  sl_err err;
-  int errors;
+  sl_err err;                 /* the bad lines' messages, one a line */
+  int errors;                 /* bad lines */
+  int untold;                 /* of which not in err for want of room */
 } ini_ctx;
 
 /* inih (as Debian builds it) takes ';' after whitespace as the start of an
@@ -726,12 +727,32 @@ static void cut_hash_comment(char *line) {
     }
 }
 
+static void add_error(ini_ctx *ctx, const sl_err *e);
+
+/* inih stops calling the handler on a line it cannot parse, and tells only
+ * the first such line: the readers find them (every one) themselves, by
+ * inih's rules: a line is blank, a comment, "[section]" or "key = value"
+ * (or "key: value"). */
+static void check_syntax(ini_ctx *ctx, const char *line) {
+  const char *p = skip_space(line);
+  if (*p == '\0' || *p == '\n' || *p == '\r' || *p == ';' || *p == '#')
+    return;
+  if (*p == '[' ? strchr(p, ']') != NULL : strcspn(p, "=:") < strlen(p))
+    return;
+  sl_err e;
+  sl_err_set(&e, SL_ECONFIG,
+             "%s:%d: syntax error (expected '[section]' or 'key = value')",
+             ctx->name, ctx->line);
+  add_error(ctx, &e);
+}
+
 static char *ini_file_reader(char *str, int num, void *stream) {
   ini_ctx *ctx = stream;
   char *r = fgets(str, num, ctx->file);
   if (r) {
     ctx->line++;
     cut_hash_comment(r);
+    check_syntax(ctx, r);
   }
   return r;
 }
@@ -750,40 +771,60 @@ static char *ini_string_reader(char *str, int num, void *stream) {
   ctx->text += len;
   ctx->line++;
   cut_hash_comment(str);
+  check_syntax(ctx, str);
   return str;
 }
 
+/* Adds one bad line's message to the file's: the first one sets the code,
+ * each later one goes on a line of its own while the message has room, and
+ * the rest are counted at the end (load_ini). */
+static void add_error(ini_ctx *ctx, const sl_err *e) {
+  if (ctx->errors++ == 0) {
+    ctx->err = *e;
+    return;
+  }
+  size_t used = strlen(ctx->err.msg), need = strlen(e->msg) + 1;
+  /* Room for the "(N more errors)" line too. */
+  if (ctx->untold == 0 && used + need + 40 < sizeof ctx->err.msg) {
+    ctx->err.msg[used] = '\n';
+    memcpy(ctx->err.msg + used + 1, e->msg, need);
+  } else {
+    ctx->untold++;
+  }
+}
+
+/* Every bad line is reported (add_error); a bad value leaves the key as it
+ * was, so a later line's error is its own, not an echo. */
 static int on_ini_entry(void *user, const char *section, const char *name,
                         const char *value) {
   ini_ctx *ctx = user;
-  if (ctx->errors > 0)
-    return 1; /* report the first error only: later ones may be its echoes */
   char where[320];
   snprintf(where, sizeof where, "%s:%d: ", ctx->name, ctx->line);
   char key[256];
+  sl_err e;
+  sl_err_clear(&e);
   if (section[0] == '\0') {
-    ctx->errors++;
-    sl_err_set(&ctx->err, SL_ECONFIG, "%skey '%s' is outside any [section]",
-               where, name);
+    sl_err_set(&e, SL_ECONFIG, "%skey '%s' is outside any [section]", where,
+               name);
+    add_error(ctx, &e);
     return 0;
   }
   snprintf(key, sizeof key, "%s.%s", section, name);
   int id = find_key(key);
   if (id < 0) {
-    ctx->errors++;
-    unknown_key(&ctx->err, where, key);
+    unknown_key(&e, where, key);
+    add_error(ctx, &e);
     return 0;
   }
   if (ctx->line_of[id]) {
-    ctx->errors++;
-    sl_err_set(&ctx->err, SL_ECONFIG,
-               "%sduplicate key %s (first set on line %d)", where, key,
-               ctx->line_of[id]);
+    sl_err_set(&e, SL_ECONFIG, "%sduplicate key %s (first set on line %d)",
+               where, key, ctx->line_of[id]);
+    add_error(ctx, &e);
     return 0;
   }
   ctx->line_of[id] = ctx->line;
-  if (set_value(ctx->vals, id, value, where, &ctx->err) != SL_OK) {
-    ctx->errors++;
+  if (set_value(ctx->vals, id, value, where, &e) != SL_OK) {
+    add_error(ctx, &e);
     return 0;
   }
   return 1;
@@ -797,6 +838,12 @@ static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
   int rc = ini_parse_stream(reader, ctx, on_ini_entry, ctx);
   sl_status st = SL_OK;
   if (ctx->errors > 0) {
+    if (ctx->untold > 0) {
+      size_t used = strlen(ctx->err.msg);
+      snprintf(ctx->err.msg + used, sizeof ctx->err.msg - used,
+               "\n%s: %d more error%s", ctx->name, ctx->untold,
+               ctx->untold > 1 ? "s" : "");
+    }
     cfg->err = ctx->err;
     st = ctx->err.code;
   } else if (rc > 0) {

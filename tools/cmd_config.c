@@ -11,8 +11,8 @@ static void usage(FILE *f) {
              "       sluice config --show [FILE]\n\n"
              "--list   every option with its type, default, allowed values "
              "and help\n"
-             "--check  validate FILE; exit 1 with file:line and the reason if "
-             "it is bad\n"
+             "--check  validate FILE; exit 1 with file:line and the reason "
+             "for each bad line\n"
              "--show   print every option's value after applying FILE\n");
 }
 
