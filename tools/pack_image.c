@@ -13,6 +13,12 @@
 #include "sluice.h"
 
 #define MAX_PIXELS (1ull << 28) /* 256 Mpx: larger inputs are skipped */
+/* Why: an input is decoded whole before it is resized, so --max-side does
+ * not lift the limit. */
+#define TOO_LARGE                                                              \
+  "%s of %llux%llu (%.0f Mpx) is over pack's limit of %llu pixels, which "     \
+  "--max-side does not lift (an image is decoded whole before it is "          \
+  "resized): downscale it with another tool first"
 
 struct sl_pack_codec {
   tjhandle dec, enc;
@@ -84,7 +90,8 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   if (tjDecompressHeader3(c->dec, in, (unsigned long)len, &w, &h, &ss, &cs))
     return dec_fail(c, r, "bad JPEG header");
   if (w <= 0 || h <= 0 || (unsigned long long)w * h > MAX_PIXELS)
-    return fail(r, "JPEG of %dx%d is too large", w, h);
+    return fail(r, TOO_LARGE, "JPEG", (unsigned long long)w,
+                (unsigned long long)h, (double)w * h / 1e6, MAX_PIXELS);
   int orient = sl_exif_orientation(in, len);
   bool cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK, gray = cs == TJCS_GRAY;
   int ow = orient >= 5 ? h : w, oh = orient >= 5 ? w : h;
@@ -240,7 +247,9 @@ static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
     return fail(r, "bad PNG: %s", img.message);
   if ((unsigned long long)img.width * img.height > MAX_PIXELS) {
     png_image_free(&img);
-    return fail(r, "PNG of %ux%u is too large", img.width, img.height);
+    return fail(r, TOO_LARGE, "PNG", (unsigned long long)img.width,
+                (unsigned long long)img.height,
+                (double)img.width * img.height / 1e6, MAX_PIXELS);
   }
   bool gray = !(img.format & PNG_FORMAT_FLAG_COLOR);
   if (img.format & PNG_FORMAT_FLAG_LINEAR) { /* 16-bit samples */

@@ -3,7 +3,8 @@
  * the loader's PNG codec (a PNG stored as it is by sl_writer), both read
  * back with the public sl_dataset_decode. The PNGs are written here with
  * libpng (bit depth 16, no gAMA chunk, as numpy-based writers make them)
- * and compared against the linear formula computed here. */
+ * and compared against the linear formula computed here. Also: a PNG over
+ * pack's pixel limit is skipped with a reason that names the limit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,10 +207,89 @@ static void test_codec_linear(void **state) {
   sl_dataset_close(ds);
 }
 
+static uint32_t crc32_png(const uint8_t *p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++)
+      c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xffffffffu;
+}
+
+static void put_be32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/* Appends a chunk (length, type, data, CRC) at out + *n. */
+static void chunk(uint8_t *out, size_t *n, const char *type,
+                  const uint8_t *data, uint32_t len) {
+  put_be32(out + *n, len);
+  memcpy(out + *n + 4, type, 4);
+  if (len)
+    memcpy(out + *n + 8, data, len);
+  put_be32(out + *n + 8 + len, crc32_png(out + *n + 4, len + 4));
+  *n += 12 + len;
+}
+
+/* A PNG whose header says 40000x40000 (8-bit gray), then a short IDAT (a
+ * zlib stream of one zero byte) and IEND: enough for pack to read the
+ * size, which is all it needs to refuse it. */
+static void write_huge_png(const char *path) {
+  uint8_t png[128];
+  size_t n = 8;
+  static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  memcpy(png, sig, 8);
+  uint8_t ihdr[13] = {0};
+  put_be32(ihdr, 40000);
+  put_be32(ihdr + 4, 40000);
+  ihdr[8] = 8; /* depth; colour type 0 (gray), no interlace */
+  chunk(png, &n, "IHDR", ihdr, 13);
+  static const uint8_t idat[] = {0x78, 0x9c, 0x63, 0, 0, 0, 1, 0, 1};
+  chunk(png, &n, "IDAT", idat, sizeof idat);
+  chunk(png, &n, "IEND", NULL, 0);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(png, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* Pack skips an image over its pixel limit whatever --max-side says, and
+ * the reason names the limit and why --max-side does not lift it. */
+static void test_pack_too_large_names_limit(void **state) {
+  (void)state;
+  char p[700], args[2000];
+  snprintf(p, sizeof p, "%s/huge/a", g_dir);
+  char cmd[800];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+  assert_int_equal(system(cmd), 0);
+  snprintf(p, sizeof p, "%s/huge/a/big.png", g_dir);
+  write_huge_png(p);
+  snprintf(p, sizeof p, "%s/huge/a/small.png", g_dir);
+  write_png16(p, 1);
+  snprintf(p, sizeof p, "%s/huge.lmdb", g_dir);
+  snprintf(args, sizeof args,
+           "pack --quiet --threads 1 --max-side 512 '%s/huge' '%s'", g_dir, p);
+  if (cli_run(args, g_out, sizeof g_out) != 0)
+    fail_msg("%s", g_out);
+  snprintf(p, sizeof p, "%s/huge.lmdb.skipped.txt", g_dir);
+  FILE *f = fopen(p, "r");
+  assert_non_null(f);
+  char text[2048];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  if (!strstr(text, "40000x40000") || !strstr(text, "268435456") ||
+      !strstr(text, "--max-side"))
+    fail_msg("reason lacks the size, the limit or --max-side: %s", text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pack_linear),
       cmocka_unit_test(test_codec_linear),
+      cmocka_unit_test(test_pack_too_large_names_limit),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
