@@ -699,6 +699,15 @@ SL_API sl_status sl_config_memory_plan(sl_config *cfg, int cuda,
 SL_API uint32_t sl_config_epoch_resolution(const sl_config *cfg,
                                            uint64_t epoch);
 SL_API uint64_t sl_config_batch_bytes(const sl_config *cfg, uint32_t res);
+/* The batches each rank gets per epoch under cfg (batch size, sharding,
+ * drop_last; eval never drops) from a dataset of count samples, as
+ * sl_loader_batches_per_epoch of a loader opened on it would say: for a
+ * tool that runs the loader with other settings (`sluice preview`) to
+ * refuse what the loader would refuse. Errors: SL_ECONFIG with the
+ * loader's message (no whole batch with drop_last, no samples, or what
+ * sl_config_validate finds), SL_EINVAL for NULL arguments. */
+SL_API sl_status sl_config_batches_per_epoch(sl_config *cfg, uint64_t count,
+                                             uint64_t *out);
 
 #ifdef __cplusplus
 }

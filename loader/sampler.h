@@ -55,6 +55,10 @@ typedef struct sl_sampler_config {
 
 typedef struct sl_sampler sl_sampler;
 
+/* Batches per rank per epoch for c, without a sampler: what create checks
+ * and sl_sampler_batches then says. Errors as create's, but SL_ENOMEM. */
+sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb,
+                                 sl_err *err);
 /* Errors: SL_EINVAL (bad values), SL_ECONFIG (drop_last leaves no whole
  * batch for a rank: the message gives the numbers), SL_ENOMEM. */
 sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
