@@ -145,7 +145,8 @@ SL_API sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
  * unknown key (with a suggestion) or a bad value; the option is then
  * unchanged. Sizes take binary units, KiB MiB GiB TiB (2^10...; K M G T
  * alike), or decimal ones, kB MB GB TB (10^3...), in any case: "1 GB" and
- * "1 gb" are 10^9 bytes, "1 GiB" 2^30; a bare number is bytes. Cross-field consistency is checked by sl_config_validate. */
+ * "1 gb" are 10^9 bytes, "1 GiB" 2^30; a bare number is bytes. Cross-field
+ * consistency is checked by sl_config_validate. */
 SL_API sl_status sl_config_set(sl_config *cfg, const char *key,
                                const char *value);
 
@@ -283,7 +284,7 @@ typedef struct sl_batch {
                             n except in the last batches of an epoch
                             without drop_last, and 0 for a batch that is
                             all padding */
-  uint64_t reserved[6]; /* zero: room for fields, the size stays */
+  uint64_t reserved[6];  /* zero: room for fields, the size stays */
 } sl_batch;
 
 /* Opens a loader on the config's dataset: checks cfg as sl_config_validate
