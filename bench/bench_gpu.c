@@ -181,8 +181,8 @@ static double consume_all(bench_ring *br, uint64_t step_ns, cudaStream_t user) {
       CK(cudaStreamWaitEvent(user, *(cudaEvent_t *)b.ready, 0));
       CK(sl_test_spin(step_ns, user));
     }
-    if (sl_ring_release(br->ring, b.slot, b.generation, step_ns ? user : NULL,
-                        &err) != SL_OK) {
+    if (sl_ring_release(br->ring, b.slot, b.generation, b.labels,
+                        step_ns ? user : NULL, &err) != SL_OK) {
       fprintf(stderr, "bench_gpu: release: %s\n", err.msg);
       exit(1);
     }

@@ -88,8 +88,8 @@ static void arena_free(png_structp p, png_voidp ptr) {
 /* Sets transforms so every row comes out as ch (1 or 4) 8-bit bytes. */
 static void set_transforms(png_structp p, png_infop info, int ch) {
   int type = png_get_color_type(p, info);
-  png_set_expand(p); /* palette -> RGB, gray < 8 bits -> 8, tRNS -> alpha */
-  png_set_strip_16(p);
+  png_set_expand(p);   /* palette -> RGB, gray < 8 bits -> 8, tRNS -> alpha */
+  png_set_scale_16(p); /* rounded v / 257: linear, no gamma */
   png_set_strip_alpha(p);
   if (ch == 4) {
     if (!(type & PNG_COLOR_MASK_COLOR))

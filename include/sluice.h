@@ -124,11 +124,16 @@ SL_API sl_status sl_config_create(sl_config **out);
 SL_API void sl_config_destroy(sl_config *cfg);
 
 /* Applies an INI file. Each "key = value" under "[section]" is set as
- * "section.key". Errors name the file, line, key, value and what is allowed;
+ * "section.key". A line starting with ';' or '#' is a comment, and so is
+ * the rest of a line from a ';' or '#' that follows a space or tab
+ * ("workers = 2  # per GPU"): a value cannot hold " ;" or " #" ("a#b" is
+ * kept whole). Errors name the file, line, key, value and what is allowed;
  * an unknown key suggests the nearest known one; a key given twice in the
- * file is an error. On error the config is unchanged: a file applies whole or
- * not at all. Returns SL_EIO when the file cannot be read, SL_ECONFIG for
- * bad contents. Cross-field checks run too (see sl_config_validate). */
+ * file is an error. Every bad line is reported, one a line of the message
+ * (as many as fit, then how many more there are); the cross-field checks
+ * run (see sl_config_validate) only on a file without bad lines. On error
+ * the config is unchanged: a file applies whole or not at all. Returns
+ * SL_EIO when the file cannot be read, SL_ECONFIG for bad contents. */
 SL_API sl_status sl_config_load_ini(sl_config *cfg, const char *path);
 /* As sl_config_load_ini, on text in memory; name is used in messages
  * ("<string>" when NULL). */
@@ -138,7 +143,10 @@ SL_API sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
 /* Sets one option from its text form, with the same parser as the INI file:
  * sl_config_set(cfg, "device.vram_budget", "1GiB"). Returns SL_ECONFIG for an
  * unknown key (with a suggestion) or a bad value; the option is then
- * unchanged. Cross-field consistency is checked by sl_config_validate. */
+ * unchanged. Sizes take binary units, KiB MiB GiB TiB (2^10...; K M G T
+ * alike), or decimal ones, kB MB GB TB (10^3...), in any case: "1 GB" and
+ * "1 gb" are 10^9 bytes, "1 GiB" 2^30; a bare number is bytes. Cross-field
+ * consistency is checked by sl_config_validate. */
 SL_API sl_status sl_config_set(sl_config *cfg, const char *key,
                                const char *value);
 
@@ -149,8 +157,11 @@ SL_API sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
                                size_t len);
 
 /* Checks relations between options (resolution.min <= resolution.max,
- * loader.rank < loader.world_size, list lengths...). Returns SL_ECONFIG with
- * a message naming the keys. sl_loader_open calls it too. */
+ * loader.rank < loader.world_size, list lengths...), each only where the
+ * chosen setting reads its keys: min against max and start_epoch against
+ * end_epoch with resolution.schedule = linear, augment.scale and ratio
+ * with augment.crop = random_resized. Returns SL_ECONFIG with a message
+ * naming the keys. sl_loader_open calls it too. */
 SL_API sl_status sl_config_validate(sl_config *cfg);
 
 /* Installs a log callback used by loaders opened from this config. */
@@ -197,10 +208,17 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  * sample of (loader.seed, epoch, sample index); batches are bit-identical
  * for any number of workers, and resuming needs only the state blob.
  *
- * Sharding: each rank reads a disjoint part of every epoch; all ranks get
- * the same number of batches: with loader.drop_last, floor(N / (world *
- * batch)) each; without it ceil(N / (world * batch)), the last batches
- * padded by repeating samples from the start of the epoch's order.
+ * Sharding: each rank reads a disjoint part of every epoch (rank r the
+ * r-th contiguous share of the epoch's order); all ranks get the same
+ * number of batches, which keeps them in step: with loader.drop_last,
+ * floor(N / (world * batch)) each; without it ceil(N / (world * batch)),
+ * the epoch's order padded at its end by repeating samples from its start.
+ * Padding comes last: a batch's samples [0, valid) are real and [valid, n)
+ * padding (sl_batch.valid), and the last ranks may get batches of padding
+ * only (valid 0), so that every rank still calls next as often. Over all
+ * ranks the valid samples of an epoch are each sample exactly once.
+ * Evaluation (loader.mode = eval) never drops, whatever loader.drop_last
+ * says: count only the valid samples of each batch in a metric.
  *
  * Memory, all allocated and touched in sl_loader_open and never grown,
  * with B = batch_size bytes at the schedule's LARGEST resolution
@@ -243,7 +261,8 @@ typedef struct sl_batch {
                               a device pointer when on_device */
   const int32_t *labels;   /* host memory, n labels (-1: unlabelled) */
   const uint64_t *indices; /* host memory, dataset index of each sample */
-  uint32_t n;              /* samples: always loader.batch_size */
+  uint32_t n;              /* samples: always loader.batch_size (see
+                              valid for how many are real) */
   uint32_t height, width;  /* this epoch's resolution */
   uint32_t channels;       /* 3 (RGB) or 1 */
   sl_dtype dtype;
@@ -260,8 +279,12 @@ typedef struct sl_batch {
                             order (sample j's at targets + j × width);
                             NULL when the dataset has none */
   uint32_t target_width; /* floats per sample (sl_dataset_target_width) */
-  uint32_t reserved_u32;
-  uint64_t reserved[6]; /* zero: room for fields, the size stays */
+  uint32_t valid;        /* samples [0, valid) are real, [valid, n) padding
+                            (repeats to ignore in metrics; see Sharding):
+                            n except in the last batches of an epoch
+                            without drop_last, and 0 for a batch that is
+                            all padding */
+  uint64_t reserved[6];  /* zero: room for fields, the size stays */
 } sl_batch;
 
 /* Opens a loader on the config's dataset: checks cfg as sl_config_validate
@@ -295,7 +318,8 @@ SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
 /* Gives the batch's slot back. stream: the cudaStream_t the batch was used
  * on (the slot is rewritten only after the work queued on it completes), or
  * NULL when the caller has finished with the data. Returns SL_EINVAL for a
- * batch already released or not from this loader. */
+ * batch already released, or not from this loader (the message says which;
+ * a batch of another loader never releases one of this loader's). */
 SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch, void *stream);
 
 /* Batches each epoch gives this rank (the same for every epoch and rank). */
@@ -305,17 +329,24 @@ SL_API uint64_t sl_loader_sample_count(const sl_loader *ld);
 /* The resolution (square side) of an epoch under the loader's schedule. */
 SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
 
-/* Resume. The state is (epoch, batches handed out in it) plus a check of the
- * settings that decide the order (seed, rank, world size, batch size, order,
- * drop_last, sample count), in a versioned blob of SL_LOADER_STATE_BYTES.
- * save: writes it to buf (*len = capacity in, bytes written out); with a
- * NULL buf or a small *len, sets *len and returns SL_ETOOBIG. SL_ESTATE
- * before the first start_epoch. restore: on a loader opened with the same
- * settings (else SL_ESTATE naming the setting that differs; SL_EINVAL for a
- * damaged blob or an unknown version), starts the saved epoch at the saved
- * batch: the following next calls return exactly the batches an
- * uninterrupted run would have returned. */
-#define SL_LOADER_STATE_BYTES 96
+/* Resume. The state is (epoch, batches handed out in it) plus a check of
+ * everything that decides what the batches hold: the settings of the order
+ * (seed, rank, world size, batch size, order, drop_last, mode), the
+ * dataset (its sample count, channels and a fingerprint: a hash of its
+ * index, class names and targets, made at open, so another file or the
+ * same count of other samples, or of the same in another order, is told
+ * apart; the same samples in the other file format match), the schedule
+ * (the resolution.* keys it uses), the augmentation (augment.*), dtype and
+ * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 2; the
+ * 96-byte version 1 of earlier releases is refused). save: writes it to buf
+ * (*len = capacity in, bytes written out); with a NULL buf or a small
+ * *len, sets *len and returns SL_ETOOBIG. SL_ESTATE before the first
+ * start_epoch. restore: on a loader opened with the same settings and data
+ * (else SL_ESTATE naming what differs; SL_EINVAL for a damaged blob or
+ * another version), starts the saved epoch at the saved batch: the
+ * following next calls return exactly the batches an uninterrupted run
+ * would have returned. */
+#define SL_LOADER_STATE_BYTES 128
 SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len);
 SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
                                          size_t len);
@@ -497,7 +528,8 @@ SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
                                  size_t cap, size_t *len);
 /* Decodes sample i at full size into buf as u8 pixels, row-major HWC with
  * the sample's channels (1 gray, 3 RGB), with the decoder the loader runs
- * (CMYK JPEGs become RGB, 16-bit PNGs 8-bit). *len gets width × height ×
+ * (CMYK JPEGs become RGB; 16-bit PNG samples scale linearly to 8 bits,
+ * rounded v / 257, with no gamma curve). *len gets width × height ×
  * channels; SL_ETOOBIG with that size when cap is smaller (buf may then be
  * NULL). Errors: as sl_dataset_read, plus SL_EDECODE (corrupt image: the
  * codec's message), SL_EUNSUPPORTED, SL_ENOMEM. */
@@ -675,6 +707,15 @@ SL_API sl_status sl_config_memory_plan(sl_config *cfg, int cuda,
 SL_API uint32_t sl_config_epoch_resolution(const sl_config *cfg,
                                            uint64_t epoch);
 SL_API uint64_t sl_config_batch_bytes(const sl_config *cfg, uint32_t res);
+/* The batches each rank gets per epoch under cfg (batch size, sharding,
+ * drop_last; eval never drops) from a dataset of count samples, as
+ * sl_loader_batches_per_epoch of a loader opened on it would say: for a
+ * tool that runs the loader with other settings (`sluice preview`) to
+ * refuse what the loader would refuse. Errors: SL_ECONFIG with the
+ * loader's message (no whole batch with drop_last, no samples, or what
+ * sl_config_validate finds), SL_EINVAL for NULL arguments. */
+SL_API sl_status sl_config_batches_per_epoch(sl_config *cfg, uint64_t count,
+                                             uint64_t *out);
 
 #ifdef __cplusplus
 }

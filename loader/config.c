@@ -112,6 +112,8 @@ bool sl_parse_size(const char *text, uint64_t *out) {
   if (errno != 0 || end == p || !isfinite(x) || x < 0)
     return false;
   const char *u = skip_space(end);
+  /* Binary units (KiB = 2^10; K alone too) and decimal ones (kB = 10^3),
+   * in any case: "1 gb" is "1 GB", 10^9 bytes, as 1 GiB is 2^30. */
   static const struct {
     const char *name;
     double mult;
@@ -125,7 +127,8 @@ bool sl_parse_size(const char *text, uint64_t *out) {
   if (*skip_space(u + ulen) != '\0')
     return false;
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (strlen(units[i].name) == ulen && strncmp(u, units[i].name, ulen) == 0) {
+    if (strlen(units[i].name) == ulen &&
+        strncasecmp(u, units[i].name, ulen) == 0) {
       double bytes = x * units[i].mult;
       if (bytes >= 0x1p64 || bytes != floor(bytes))
         return false;
@@ -191,7 +194,10 @@ static void describe_allowed(const opt_def *d, char *buf, size_t len) {
     snprintf(buf, len, "%s..%s", d->lo, d->hi);
     break;
   case T_SIZE:
-    snprintf(buf, len, "%s..%s (units B, KiB, MiB, GiB, TiB)", d->lo, d->hi);
+    snprintf(buf, len,
+             "%s..%s (units KiB MiB GiB TiB = 1024^n, also K M G T; kB MB "
+             "GB TB = 1000^n; any case)",
+             d->lo, d->hi);
     break;
   case T_FLOATS:
     snprintf(buf, len, "%s comma-separated numbers in %s..%s", d->choices,
@@ -492,16 +498,20 @@ static bool values_copy(opt_value *dst, const opt_value *src) {
 
 /* ---- Cross-field validation --------------------------------------------- */
 
+/* Relations between options, each checked only when the setting that
+ * reads its keys is chosen (a constant schedule never reads
+ * resolution.min, a center crop never augment.scale). */
 static sl_status validate_values(const opt_value *v, sl_err *err) {
 #define V(id) v[SL_OPT_##id]
-  if (V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i)
+  bool linear = V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_LINEAR;
+  bool rrc = V(AUGMENT_CROP).u.e == SL_CROP_RANDOM_RESIZED;
+  if (linear && V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i)
     return sl_err_set(err, SL_ECONFIG,
                       "resolution.min (%lld) must not exceed resolution.max "
-                      "(%lld)",
+                      "(%lld) with resolution.schedule = linear",
                       (long long)V(RESOLUTION_MIN).u.i,
                       (long long)V(RESOLUTION_MAX).u.i);
-  if (V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_LINEAR &&
-      V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i)
+  if (linear && V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i)
     return sl_err_set(err, SL_ECONFIG,
                       "resolution.start_epoch (%lld) must not exceed "
                       "resolution.end_epoch (%lld)",
@@ -518,12 +528,12 @@ static sl_status validate_values(const opt_value *v, sl_err *err) {
                       "(%lld)",
                       (long long)V(LOADER_RANK).u.i,
                       (long long)V(LOADER_WORLD_SIZE).u.i);
-  if (V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1])
+  if (rrc && V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1])
     return sl_err_set(err, SL_ECONFIG,
                       "augment.scale: the lower bound (%g) exceeds the upper "
                       "(%g)",
                       V(AUGMENT_SCALE).u.fl.v[0], V(AUGMENT_SCALE).u.fl.v[1]);
-  if (V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1])
+  if (rrc && V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1])
     return sl_err_set(err, SL_ECONFIG,
                       "augment.ratio: the lower bound (%g) exceeds the upper "
                       "(%g)",
@@ -697,15 +707,53 @@ typedef struct ini_ctx {
   int line;                   /* line the reader returned last */
   FILE *file;                 /* for the file reader */
   const char *text;           /* for the string reader */
-  sl_err err;
-  int errors;
+  sl_err err;                 /* the bad lines' messages, one a line */
+  int errors;                 /* bad lines */
+  int untold;                 /* of which not in err for want of room */
 } ini_ctx;
+
+/* inih (as Debian builds it) takes ';' after whitespace as the start of an
+ * inline comment; '#' is as common in INI files, so the readers cut a line
+ * at a '#' after a space or tab too, keeping its newline. A value cannot
+ * hold " #" or " ;" then; "a#b" stays whole. */
+static void cut_hash_comment(char *line) {
+  for (char *p = line + 1; *p; p++)
+    if (*p == '#' && (p[-1] == ' ' || p[-1] == '\t')) {
+      size_t n = strlen(p);
+      bool nl = n > 0 && p[n - 1] == '\n';
+      p[0] = nl ? '\n' : '\0';
+      p[nl ? 1 : 0] = '\0';
+      return;
+    }
+}
+
+static void add_error(ini_ctx *ctx, const sl_err *e);
+
+/* inih stops calling the handler on a line it cannot parse, and tells only
+ * the first such line: the readers find them (every one) themselves, by
+ * inih's rules: a line is blank, a comment, "[section]" or "key = value"
+ * (or "key: value"). */
+static void check_syntax(ini_ctx *ctx, const char *line) {
+  const char *p = skip_space(line);
+  if (*p == '\0' || *p == '\n' || *p == '\r' || *p == ';' || *p == '#')
+    return;
+  if (*p == '[' ? strchr(p, ']') != NULL : strcspn(p, "=:") < strlen(p))
+    return;
+  sl_err e;
+  sl_err_set(&e, SL_ECONFIG,
+             "%s:%d: syntax error (expected '[section]' or 'key = value')",
+             ctx->name, ctx->line);
+  add_error(ctx, &e);
+}
 
 static char *ini_file_reader(char *str, int num, void *stream) {
   ini_ctx *ctx = stream;
   char *r = fgets(str, num, ctx->file);
-  if (r)
+  if (r) {
     ctx->line++;
+    cut_hash_comment(r);
+    check_syntax(ctx, r);
+  }
   return r;
 }
 
@@ -722,40 +770,61 @@ static char *ini_string_reader(char *str, int num, void *stream) {
   str[len] = '\0';
   ctx->text += len;
   ctx->line++;
+  cut_hash_comment(str);
+  check_syntax(ctx, str);
   return str;
 }
 
+/* Adds one bad line's message to the file's: the first one sets the code,
+ * each later one goes on a line of its own while the message has room, and
+ * the rest are counted at the end (load_ini). */
+static void add_error(ini_ctx *ctx, const sl_err *e) {
+  if (ctx->errors++ == 0) {
+    ctx->err = *e;
+    return;
+  }
+  size_t used = strlen(ctx->err.msg), need = strlen(e->msg) + 1;
+  /* Room for the "(N more errors)" line too. */
+  if (ctx->untold == 0 && used + need + 40 < sizeof ctx->err.msg) {
+    ctx->err.msg[used] = '\n';
+    memcpy(ctx->err.msg + used + 1, e->msg, need);
+  } else {
+    ctx->untold++;
+  }
+}
+
+/* Every bad line is reported (add_error); a bad value leaves the key as it
+ * was, so a later line's error is its own, not an echo. */
 static int on_ini_entry(void *user, const char *section, const char *name,
                         const char *value) {
   ini_ctx *ctx = user;
-  if (ctx->errors > 0)
-    return 1; /* report the first error only: later ones may be its echoes */
   char where[320];
   snprintf(where, sizeof where, "%s:%d: ", ctx->name, ctx->line);
   char key[256];
+  sl_err e;
+  sl_err_clear(&e);
   if (section[0] == '\0') {
-    ctx->errors++;
-    sl_err_set(&ctx->err, SL_ECONFIG, "%skey '%s' is outside any [section]",
-               where, name);
+    sl_err_set(&e, SL_ECONFIG, "%skey '%s' is outside any [section]", where,
+               name);
+    add_error(ctx, &e);
     return 0;
   }
   snprintf(key, sizeof key, "%s.%s", section, name);
   int id = find_key(key);
   if (id < 0) {
-    ctx->errors++;
-    unknown_key(&ctx->err, where, key);
+    unknown_key(&e, where, key);
+    add_error(ctx, &e);
     return 0;
   }
   if (ctx->line_of[id]) {
-    ctx->errors++;
-    sl_err_set(&ctx->err, SL_ECONFIG,
-               "%sduplicate key %s (first set on line %d)", where, key,
-               ctx->line_of[id]);
+    sl_err_set(&e, SL_ECONFIG, "%sduplicate key %s (first set on line %d)",
+               where, key, ctx->line_of[id]);
+    add_error(ctx, &e);
     return 0;
   }
   ctx->line_of[id] = ctx->line;
-  if (set_value(ctx->vals, id, value, where, &ctx->err) != SL_OK) {
-    ctx->errors++;
+  if (set_value(ctx->vals, id, value, where, &e) != SL_OK) {
+    add_error(ctx, &e);
     return 0;
   }
   return 1;
@@ -769,6 +838,12 @@ static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
   int rc = ini_parse_stream(reader, ctx, on_ini_entry, ctx);
   sl_status st = SL_OK;
   if (ctx->errors > 0) {
+    if (ctx->untold > 0) {
+      size_t used = strlen(ctx->err.msg);
+      snprintf(ctx->err.msg + used, sizeof ctx->err.msg - used,
+               "\n%s: %d more error%s", ctx->name, ctx->untold,
+               ctx->untold > 1 ? "s" : "");
+    }
     cfg->err = ctx->err;
     st = ctx->err.code;
   } else if (rc > 0) {

@@ -16,6 +16,7 @@
 
 #include "codecs/codec.h"
 #include "common/clock.h"
+#include "common/rng.h"
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "io/io_reader.h"
@@ -164,6 +165,35 @@ static void ds_close(void *ctx) {
   free(c);
 }
 
+/* The source's fingerprint (sample.h): one pass over the index in memory
+ * at open. File offsets are left out: the same samples in another file or
+ * format give the same batches, so they resume. */
+static uint64_t fingerprint(const sl_source *src) {
+  uint64_t n = sl_source_count(src);
+  uint32_t tw = sl_source_target_width(src), nc = sl_source_class_count(src);
+  uint64_t h = sl_mix64(n ^ 0x736c2d6461746173ULL); /* "sl-datas" */
+  h = sl_mix64(h ^ ((uint64_t)tw << 32 | nc));
+  for (uint64_t i = 0; i < n; i++) {
+    const sl_sample_info *s = sl_source_info(src, i);
+    h = sl_mix64(h ^ ((uint64_t)s->length << 32 | (uint32_t)s->label));
+    h = sl_mix64(h ^ ((uint64_t)s->height << 48 | (uint64_t)s->width << 32 |
+                      (uint64_t)s->codec << 8 | s->channels));
+    const float *t = tw ? sl_source_targets(src, i) : NULL;
+    for (uint32_t k = 0; t && k < tw; k++) {
+      uint32_t bits;
+      memcpy(&bits, &t[k], sizeof bits);
+      h = sl_mix64(h ^ bits);
+    }
+  }
+  for (uint32_t c = 0; c < nc; c++) {
+    const char *name = sl_source_class_name(src, c);
+    for (const char *q = name ? name : ""; *q; q++)
+      h = sl_mix64(h ^ (uint8_t)*q);
+    h = sl_mix64(h ^ 0x100); /* end of a name */
+  }
+  return h;
+}
+
 sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
                               sl_dtype dtype, sl_layout layout, sl_logger *log,
                               sl_err *err) {
@@ -196,15 +226,12 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   sl_aug_params_from_config(&c->p, cfg);
   c->p.dtype = dtype;
   c->p.layout = layout;
-  if (sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL) {
-    c->p.crop = SL_CROP_CENTER;
-    c->p.flip = 0;
-  }
   c->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
   out->ctx = c;
   out->count = sl_source_count(c->src);
   out->channels = c->p.channels;
   out->target_width = sl_source_target_width(c->src);
+  out->fingerprint = fingerprint(c->src);
   out->targets = ds_targets;
   out->worker_open = ds_worker_open;
   out->worker_close = ds_worker_close;

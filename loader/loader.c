@@ -111,6 +111,22 @@ sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
   return sl_ring_backend_cuda_create(be, &p, err);
 }
 
+void sl_loader_sampler_settings(const sl_config *cfg, sl_sampler_config *sc) {
+  bool eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
+  sc->count = 0;
+  sc->batch_size = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
+  sc->rank = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_RANK);
+  sc->world_size = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_WORLD_SIZE);
+  sc->order = eval ? SL_ORDER_SEQUENTIAL
+                   : (sl_order)sl_cfg_enum(cfg, SL_OPT_LOADER_ORDER);
+  sc->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
+  /* Evaluation sees every sample: it never drops, and the batches' valid
+   * counts mark the padding. */
+  sc->drop_last = !eval && sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
+  sc->quasi_block = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_BLOCK);
+  sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
+}
+
 static void read_settings(sl_loader *ld, const sl_config *cfg) {
   sl_schedule_from_config(&ld->sched, cfg);
   ld->batch_size = (int)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
@@ -119,16 +135,8 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
   ld->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
   ld->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
   sl_cfg_mean_std(cfg, ld->mean, ld->std);
-  sl_sampler_config *sc = &ld->sampler_cfg;
-  sc->batch_size = (uint64_t)ld->batch_size;
-  sc->rank = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_RANK);
-  sc->world_size = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_WORLD_SIZE);
-  sc->order = ld->eval ? SL_ORDER_SEQUENTIAL
-                       : (sl_order)sl_cfg_enum(cfg, SL_OPT_LOADER_ORDER);
-  sc->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
-  sc->drop_last = sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
-  sc->quasi_block = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_BLOCK);
-  sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
+  sl_loader_sampler_settings(cfg, &ld->sampler_cfg);
+  sl_loader_settings_fingerprints(ld, cfg);
 }
 
 static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
@@ -340,6 +348,7 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   b->targets = rb.targets;
   b->target_width = ld->src.target_width;
   b->n = (uint32_t)ld->batch_size;
+  b->valid = (uint32_t)sl_sampler_valid(ld->sampler, rb.index);
   b->height = b->width = (uint32_t)ld->res;
   b->channels = (uint32_t)ld->src.channels;
   b->dtype = (sl_dtype)ld->dtype;
@@ -363,7 +372,8 @@ sl_status sl_batch_release(sl_loader *ld, sl_batch *b, void *stream) {
     return not_open(ld);
   sl_err_clear(&ld->err);
   return sl_ring_release(ld->ring, (int)(uint32_t)b->slot,
-                         (uint32_t)(b->slot >> 32), stream, &ld->err);
+                         (uint32_t)(b->slot >> 32), b->labels, stream,
+                         &ld->err);
 }
 
 uint64_t sl_loader_batches_per_epoch(const sl_loader *ld) {

@@ -12,7 +12,12 @@
 #include "loader/pool.h"
 #include "loader/ring.h"
 #include "loader/sample.h"
+#include "loader/sampler.h"
 #include "sluice.h"
+
+/* The sampler's settings from a validated config, as the loader reads them
+ * (eval: sequential, never drops); count is left 0 for the caller. */
+void sl_loader_sampler_settings(const sl_config *cfg, sl_sampler_config *sc);
 
 /* The real source: cfg's dataset read through augment/'s pipeline, writing
  * dtype/layout (u8 NHWC when the ring's backend converts). */

@@ -1,27 +1,33 @@
 /* The resume blob and the stats.
  *
- * State blob, SL_LOADER_STATE_BYTES (96) bytes, little-endian:
+ * State blob, SL_LOADER_STATE_BYTES (128) bytes, little-endian:
  *    0  magic "SLUICEST"
- *    8  u32 version (1)           12  u32 size (96)
+ *    8  u32 version (2)           12  u32 size (128)
  *   16  u64 epoch                 24  u64 next batch (handed out so far)
  *   32  u64 seed                  40  u64 sample count
  *   48  u64 batch size            56  u64 rank
  *   64  u64 world size            72  u32 order   76  u32 drop_last
- *   80  u32 mode (0 train, 1 eval) 84 u32 zero
- *   88  u64 FNV-1a 64 of bytes 0..87
+ *   80  u32 mode (0 train, 1 eval) 84 u32 dtype
+ *   88  u32 layout                92  u32 channels
+ *   96  u64 dataset fingerprint (sl_sample_src.fingerprint)
+ *  104  u64 schedule fingerprint 112  u64 augmentation fingerprint
+ *  120  u64 FNV-1a 64 of bytes 0..119
  * The settings are stored to refuse a resume that would not reproduce the
- * run; the order itself is recomputed from them. */
+ * run; the order itself is recomputed from them. Version 1 (96 bytes) had
+ * no fingerprints and is refused. */
 #include <string.h>
 #include <time.h>
 
 #include "loader/loader_impl.h"
 
 #include "common/clock.h"
+#include "common/rng.h"
 
-#define STATE_VERSION 1u
+#define STATE_VERSION 2u
+#define SUM_AT 120
 static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
-_Static_assert(SL_LOADER_STATE_BYTES == 96, "state blob layout");
+_Static_assert(SL_LOADER_STATE_BYTES == 128, "state blob layout");
 _Static_assert(SL_STATS_BAD_KEEP == SL_POOL_BAD_KEEP, "bad sample list");
 
 static void put32(uint8_t *p, uint32_t v) {
@@ -54,6 +60,59 @@ static uint64_t fnv1a(const uint8_t *p, size_t n) {
   return h;
 }
 
+static uint64_t mix(uint64_t h, uint64_t v) {
+  return sl_mix64(h ^ v);
+}
+
+static uint64_t mix_double(uint64_t h, double d) {
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  return mix(h, bits);
+}
+
+void sl_loader_settings_fingerprints(sl_loader *ld, const sl_config *cfg) {
+  const sl_schedule *s = &ld->sched;
+  uint64_t h = mix(0x736c2d7363686564ULL, s->eval); /* "sl-sched" */
+  if (s->eval) {
+    h = mix(h, (uint64_t)s->eval_res);
+  } else {
+    h = mix(h, (uint64_t)s->kind);
+    if (s->kind == SL_SCHEDULE_CONSTANT || s->kind == SL_SCHEDULE_LINEAR)
+      h = mix(h, (uint64_t)s->max);
+    if (s->kind == SL_SCHEDULE_LINEAR) {
+      h = mix(h, (uint64_t)s->min);
+      h = mix(h, (uint64_t)s->multiple);
+      h = mix(h, (uint64_t)s->start_epoch);
+      h = mix(h, (uint64_t)s->end_epoch);
+    }
+    for (int i = 0; s->kind == SL_SCHEDULE_STEPS && i < s->steps.n; i++) {
+      h = mix(h, (uint64_t)s->steps.v[i].epoch);
+      h = mix(h, (uint64_t)s->steps.v[i].res);
+    }
+  }
+  ld->schedule_fp = h;
+  /* The keys sl_aug_params_from_config reads (loader/stage_options.c, not
+   * linked into the loader core), with eval's center crop and no flip. */
+  int crop = ld->eval ? SL_CROP_CENTER : sl_cfg_enum(cfg, SL_OPT_AUGMENT_CROP);
+  h = mix(0x736c2d6175676d65ULL, (uint64_t)crop); /* "sl-augme" */
+  int n;
+  const double *v;
+  if (crop == SL_CROP_RANDOM_RESIZED) {
+    v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_SCALE, &n);
+    for (int i = 0; i < 2; i++)
+      h = mix_double(h, v[i < n ? i : 0]);
+    v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_RATIO, &n);
+    for (int i = 0; i < 2; i++)
+      h = mix_double(h, v[i < n ? i : 0]);
+  }
+  if (crop == SL_CROP_CENTER)
+    h = mix_double(h, sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO));
+  h = mix_double(h, ld->eval ? 0 : sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP));
+  for (int i = 0; i < 3; i++)
+    h = mix_double(mix_double(h, ld->mean[i]), ld->std[i]);
+  ld->augment_fp = mix(h, (uint64_t)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER));
+}
+
 sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   if (!ld || !len)
     return SL_EINVAL;
@@ -84,7 +143,13 @@ sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   put32(p + 72, (uint32_t)c->order);
   put32(p + 76, c->drop_last);
   put32(p + 80, ld->eval);
-  put64(p + 88, fnv1a(p, 88));
+  put32(p + 84, (uint32_t)ld->dtype);
+  put32(p + 88, (uint32_t)ld->layout);
+  put32(p + 92, (uint32_t)ld->src.channels);
+  put64(p + 96, ld->src.fingerprint);
+  put64(p + 104, ld->schedule_fp);
+  put64(p + 112, ld->augment_fp);
+  put64(p + SUM_AT, fnv1a(p, SUM_AT));
   *len = SL_LOADER_STATE_BYTES;
   return SL_OK;
 }
@@ -105,6 +170,13 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   const uint8_t *p = buf;
   if (!p || len < 16 || memcmp(p, k_magic, 8) != 0)
     return sl_err_set(&ld->err, SL_EINVAL, "not a sluice loader state");
+  if (get32(p + 8) == 1)
+    return sl_err_set(&ld->err, SL_EINVAL,
+                      "loader state version 1, from an older sluice that did "
+                      "not record which dataset and settings it was saved "
+                      "with; this library reads version %u only: start the "
+                      "saved epoch again instead (sl_loader_start_epoch)",
+                      STATE_VERSION);
   if (get32(p + 8) != STATE_VERSION)
     return sl_err_set(&ld->err, SL_EINVAL,
                       "loader state version %u; this library reads %u",
@@ -114,7 +186,7 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
                       "loader state truncated (%zu "
                       "bytes)",
                       len);
-  if (get64(p + 88) != fnv1a(p, 88))
+  if (get64(p + SUM_AT) != fnv1a(p, SUM_AT))
     return sl_err_set(&ld->err, SL_EINVAL,
                       "loader state damaged "
                       "(checksum mismatch)");
@@ -123,6 +195,8 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
     const char *what;
     uint64_t saved, now;
   } checks[] = {
+      /* First: eval decides the order and drop_last too. */
+      {"loader.mode (1 = eval)", get32(p + 80), ld->eval},
       {"loader.seed", get64(p + 32), c->seed},
       {"the dataset's sample count", get64(p + 40), c->count},
       {"loader.batch_size", get64(p + 48), c->batch_size},
@@ -130,11 +204,35 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
       {"loader.world_size", get64(p + 64), c->world_size},
       {"loader.order", get32(p + 72), (uint64_t)c->order},
       {"loader.drop_last", get32(p + 76), c->drop_last},
-      {"loader.mode (1 = eval)", get32(p + 80), ld->eval},
+      {"augment.dtype (0 u8, 1 fp16, 2 bf16, 3 fp32)", get32(p + 84),
+       (uint64_t)ld->dtype},
+      {"augment.layout (0 nchw, 1 nhwc)", get32(p + 88), (uint64_t)ld->layout},
+      {"the dataset's channels", get32(p + 92), (uint64_t)ld->src.channels},
   };
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (checks[i].saved != checks[i].now)
       return differs(&ld->err, checks[i].what, checks[i].saved, checks[i].now);
+  /* Hashes: only that they differ can be said, and of what. */
+  const struct {
+    const char *what;
+    uint64_t saved, now;
+  } hashes[] = {
+      {"the dataset differs from the saved run's: another file, or the same "
+       "number of samples with other contents or in another order (a hash "
+       "of its index, class names and targets does not match)",
+       get64(p + 96), ld->src.fingerprint},
+      {"the resolution schedule differs from the saved run's (the "
+       "resolution.* keys the schedule uses, or resolution.eval in eval "
+       "mode)",
+       get64(p + 104), ld->schedule_fp},
+      {"the augmentation differs from the saved run's (augment.crop and the "
+       "keys that crop uses, augment.flip, mean, std or filter)",
+       get64(p + 112), ld->augment_fp},
+  };
+  for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++)
+    if (hashes[i].saved != hashes[i].now)
+      return sl_err_set(&ld->err, SL_ESTATE, "cannot resume: %s",
+                        hashes[i].what);
   uint64_t next = get64(p + 24);
   if (next > ld->nbatches)
     return sl_err_set(

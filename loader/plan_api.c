@@ -49,6 +49,25 @@ uint32_t sl_config_epoch_resolution(const sl_config *cfg, uint64_t epoch) {
   return (uint32_t)sl_schedule_res(&s, epoch);
 }
 
+sl_status sl_config_batches_per_epoch(sl_config *cfg, uint64_t count,
+                                      uint64_t *out) {
+  if (!cfg || !out)
+    return SL_EINVAL;
+  *out = 0;
+  sl_err *err = sl_cfg_err(cfg);
+  sl_err_clear(err);
+  sl_status st = sl_config_validate(cfg);
+  if (st != SL_OK)
+    return st;
+  sl_sampler_config sc;
+  sl_loader_sampler_settings(cfg, &sc);
+  sc.count = count;
+  if (count == 0)
+    return sl_err_set(err, SL_ECONFIG, "the dataset has no samples");
+  st = sl_sampler_batch_count(&sc, out, err);
+  return st == SL_EINVAL ? SL_ECONFIG : st;
+}
+
 uint64_t sl_config_batch_bytes(const sl_config *cfg, uint32_t res) {
   if (!cfg)
     return 0;

@@ -447,13 +447,14 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
   return st;
 }
 
-sl_status sl_ring_release(sl_ring *r, int s, uint32_t generation, void *stream,
-                          sl_err *err) {
-  if (s < 0 || s >= r->rc.nslots)
+sl_status sl_ring_release(sl_ring *r, int s, uint32_t generation,
+                          const int32_t *labels, void *stream, sl_err *err) {
+  /* A slot's labels array is fixed at create (filled by copy). */
+  if (s < 0 || s >= r->rc.nslots || labels != r->slots[s].labels)
     return sl_err_set(err, SL_EINVAL,
-                      "sl_batch_release: not a batch of this "
-                      "loader (slot %d)",
-                      s);
+                      "sl_batch_release: the batch is not from this loader "
+                      "(release it into the loader whose sl_loader_next "
+                      "gave it)");
   pthread_mutex_lock(&r->mu);
   bool ok =
       r->slots[s].state == SLOT_HELD && r->slots[s].generation == generation;

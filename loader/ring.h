@@ -196,10 +196,13 @@ void sl_ring_staging_done(sl_ring *r, uint64_t k, int j, sl_status status,
  * reset). wait_ns receives the time spent blocked. */
 sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
                        sl_err *err);
-/* (consumer) Gives slot back; stream as in record_consumed. SL_EINVAL for a
- * slot that is not held or a stale generation (double release). */
+/* (consumer) Gives slot back; stream as in record_consumed. labels: the
+ * batch's labels pointer, which only this ring's slot `slot` hands out, so
+ * a batch of another ring (whose slot and generation may well match one
+ * held here) is told apart. SL_EINVAL for a batch of another ring, a slot
+ * that is not held or a stale generation (double release). */
 sl_status sl_ring_release(sl_ring *r, int slot, uint32_t generation,
-                          void *stream, sl_err *err);
+                          const int32_t *labels, void *stream, sl_err *err);
 
 /* Nanoseconds the mover spent waiting for a free slot. */
 uint64_t sl_ring_slot_wait_ns(sl_ring *r);

@@ -27,6 +27,10 @@ typedef struct sl_sample_src {
   uint64_t count;        /* samples in the dataset */
   int channels;          /* of every output sample: 3 or 1 */
   uint32_t target_width; /* floats of targets per sample; 0: none */
+  /* A hash of what the samples are (the index: each sample's stored size,
+   * shape, codec and label; the class names; the targets), made at open,
+   * so that a resume can tell another dataset from this one. 0: none. */
+  uint64_t fingerprint;
   /* With target_width > 0: writes sample index's targets to out. Called
    * after a successful load, from the worker, for the sample that ends up
    * in the batch (a replacement's when a bad one was skipped). */

@@ -18,9 +18,9 @@ struct sl_sampler {
   uint64_t *blocks; /* nblocks entries (quasi_random only) */
 };
 
-sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
-                            sl_err *err) {
-  *out = NULL;
+sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb_out,
+                                 sl_err *err) {
+  *nb_out = 0;
   if (c->count == 0)
     return sl_err_set(err, SL_EINVAL, "sampler: the dataset has no samples");
   if (c->batch_size == 0 || c->world_size == 0 || c->rank >= c->world_size ||
@@ -47,6 +47,17 @@ sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
                       (unsigned long long)c->count,
                       (unsigned long long)c->world_size,
                       (unsigned long long)c->batch_size);
+  *nb_out = nb;
+  return SL_OK;
+}
+
+sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
+                            sl_err *err) {
+  *out = NULL;
+  uint64_t nb;
+  sl_status st = sl_sampler_batch_count(c, &nb, err);
+  if (st != SL_OK)
+    return st;
   sl_sampler *s = calloc(1, sizeof *s);
   if (!s)
     return sl_err_set(err, SL_ENOMEM, "sampler: out of memory");
@@ -77,6 +88,14 @@ void sl_sampler_destroy(sl_sampler *s) {
 
 uint64_t sl_sampler_batches(const sl_sampler *s) {
   return s->per_rank / s->c.batch_size;
+}
+
+uint64_t sl_sampler_valid(const sl_sampler *s, uint64_t batch) {
+  uint64_t first = s->c.rank * s->per_rank + batch * s->c.batch_size;
+  if (first >= s->c.count)
+    return 0;
+  uint64_t left = s->c.count - first;
+  return left < s->c.batch_size ? left : s->c.batch_size;
 }
 
 static void shuffle(uint64_t *v, uint64_t n, sl_rng *r) {

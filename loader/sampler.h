@@ -17,7 +17,11 @@
  *
  * So in an epoch the ranks' samples are disjoint (apart from padding
  * repeats), and with padding they cover the dataset; this holds for every
- * order, since sharding is applied to the global order.
+ * order, since sharding is applied to the global order. Padding holds the
+ * global positions from N on, so it comes last: in the last batches of the
+ * last ranks, after every real sample of its batch. A batch's valid count
+ * (its positions below N) marks it, and the ranks' valid samples are then
+ * each sample exactly once: what evaluation (which never drops) needs.
  *
  * Working set of quasi_random: a run of quasi_window blocks holds at most
  * quasi_block * quasi_window samples from quasi_window contiguous regions of
@@ -51,6 +55,10 @@ typedef struct sl_sampler_config {
 
 typedef struct sl_sampler sl_sampler;
 
+/* Batches per rank per epoch for c, without a sampler: what create checks
+ * and sl_sampler_batches then says. Errors as create's, but SL_ENOMEM. */
+sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb,
+                                 sl_err *err);
 /* Errors: SL_EINVAL (bad values), SL_ECONFIG (drop_last leaves no whole
  * batch for a rank: the message gives the numbers), SL_ENOMEM. */
 sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
@@ -59,6 +67,10 @@ void sl_sampler_destroy(sl_sampler *s);
 
 /* Batches per rank per epoch (the same for every rank). */
 uint64_t sl_sampler_batches(const sl_sampler *s);
+/* Real samples (global positions below N) in this rank's batch `batch`:
+ * its first ones; batch_size but in the last batches without drop_last, 0
+ * for a batch of padding only. Thread-safe (reads only settings). */
+uint64_t sl_sampler_valid(const sl_sampler *s, uint64_t batch);
 /* Computes the order of an epoch: O(N). */
 void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch);
 /* Dataset index at position pos < batches * batch_size of this rank. */

@@ -19,6 +19,10 @@ void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
   p->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
   p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
   p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
+  if (sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL) {
+    p->crop = SL_CROP_CENTER;
+    p->flip = 0;
+  }
 }
 
 void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,

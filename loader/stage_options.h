@@ -14,7 +14,7 @@
 
 /* The augment stage's parameters from a validated config (augment.*,
  * decode.max_pixels): channels 3, and mean/std of one value repeated for
- * each channel. */
+ * each channel. loader.mode = eval takes a center crop and no flip. */
 void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg);
 
 /* The configured part of the reader's options (loader.io, io.*, the log

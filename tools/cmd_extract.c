@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sluice.h"
@@ -20,21 +21,49 @@ typedef struct range {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
-             "Writes each sample's stored bytes to DIR (default: the "
-             "current directory)\nas INDEX.jpg or INDEX.png, and a raw "
-             "array as INDEX.ppm (RGB) or INDEX.pgm\n(gray), and prints "
-             "index, label, class, size and file for each (and the image it "
-             "was packed\nfrom, when the file records it). INDEX is a\n"
-             "sample index or an inclusive range FIRST-LAST. Existing files "
-             "are kept\nunless --force is given; every index is checked "
-             "before anything is written.\nSamples with damaged records are "
-             "refused; the others of such a file can\nstill be extracted.\n");
+             "Writes each sample's stored bytes to DIR (default: the current "
+             "directory;\nmade, with its parents, if missing) as INDEX.jpg "
+             "or INDEX.png, and a raw\narray as INDEX.ppm (RGB) or INDEX.pgm "
+             "(gray), and prints index, label,\nclass, size and file for "
+             "each (and the image it was packed from, when the\nfile records "
+             "it). INDEX is a sample index or an inclusive range FIRST-LAST."
+             "\nExisting files are kept unless --force is given; every index "
+             "is checked\nbefore anything is written. Samples with damaged "
+             "records are refused; the\nothers of such a file can still be "
+             "extracted.\n");
 }
 
 /* Damaged records are counted, not printed: `verify` is the report. */
 static void count_bad(void *user, uint64_t index, const char *reason) {
   (void)index, (void)reason;
   ++*(uint64_t *)user;
+}
+
+/* Makes folder dir and its missing parents, as mkdir -p does. Returns 0, or
+ * 1 after saying which folder could not be made. */
+static int make_dirs(const char *dir) {
+  char p[4096];
+  size_t n = strlen(dir);
+  if (n >= sizeof p) {
+    fprintf(stderr, "sluice extract: %s: path too long\n", dir);
+    return 1;
+  }
+  memcpy(p, dir, n + 1);
+  for (size_t i = 1; i <= n; i++) {
+    if (p[i] != '/' && p[i] != 0)
+      continue;
+    char c = p[i];
+    p[i] = 0;
+    struct stat sb;
+    if (mkdir(p, 0777) != 0 &&
+        !(errno == EEXIST && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode))) {
+      fprintf(stderr, "sluice extract: cannot create folder %s: %s\n", p,
+              errno == EEXIST ? "a file of that name exists" : strerror(errno));
+      return 1;
+    }
+    p[i] = c;
+  }
+  return 0;
 }
 
 static int parse_range(const char *s, range *r) {
@@ -112,7 +141,9 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     snprintf(header, sizeof header, "P%c\n%u %u\n255\n",
              in->channels == 1 ? '5' : '6', in->width, in->height);
   }
-  if (snprintf(path, sizeof path, "%s/%" PRIu64 ".%s", dir, i, ext) >=
+  size_t dl = strlen(dir);
+  const char *sep = dl && dir[dl - 1] == '/' ? "" : "/";
+  if (snprintf(path, sizeof path, "%s%s%" PRIu64 ".%s", dir, sep, i, ext) >=
       (int)sizeof path) {
     fprintf(stderr, "sluice extract: %s: path too long\n", dir);
     return 1;
@@ -208,6 +239,11 @@ int sl_cmd_extract(int argc, char **argv) {
         return 1;
       }
     }
+  }
+  /* Every index is good: now the folder may be made. */
+  if (make_dirs(dir)) {
+    sl_dataset_close(ds);
+    return 1;
   }
   size_t cap = (size_t)sl_dataset_max_stored_bytes(ds);
   uint8_t *buf = malloc(cap ? cap : 1);

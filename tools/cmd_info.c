@@ -127,6 +127,9 @@ int sl_cmd_info(int argc, char **argv) {
   uint64_t codecs[4] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
   uint64_t first_named = UINT64_MAX;
   unsigned minh = 65535, minw = 65535, maxh = 0, maxw = 0;
+  /* The smallest and largest images by pixel count (the first of equals). */
+  uint64_t small_px = UINT64_MAX, large_px = 0, small_i = 0, large_i = 0;
+  unsigned small_w = 0, small_h = 0, large_w = 0, large_h = 0;
   for (uint64_t i = 0; i < n; i++) {
     sl_sample_meta m;
     const sl_sample_meta *e = &m;
@@ -152,6 +155,11 @@ int sl_cmd_info(int argc, char **argv) {
     minw = e->width < minw ? e->width : minw;
     maxh = e->height > maxh ? e->height : maxh;
     maxw = e->width > maxw ? e->width : maxw;
+    uint64_t px = (uint64_t)e->width * e->height;
+    if (px < small_px)
+      small_px = px, small_i = i, small_w = e->width, small_h = e->height;
+    if (px > large_px)
+      large_px = px, large_i = i, large_w = e->width, large_h = e->height;
   }
   char a[32], b[32], c[32], d[32];
   human(a, sizeof a, (double)sl_dataset_file_size(ds));
@@ -187,7 +195,10 @@ int sl_cmd_info(int argc, char **argv) {
            codecs[0] ? " (and damaged entries)" : "");
     print_jpeg_layout(ds, n);
     printf("channels:    rgb %" PRIu64 ", gray %" PRIu64 "\n", rgb, gray);
-    printf("image sizes: %ux%u to %ux%u (width x height)\n", minw, minh, maxw,
+    printf("image sizes: smallest %ux%u (sample %" PRIu64 "), largest %ux%u "
+           "(sample %" PRIu64 ") (width x height, by pixels)\n",
+           small_w, small_h, small_i, large_w, large_h, large_i);
+    printf("             widths %u..%u, heights %u..%u\n", minw, maxw, minh,
            maxh);
     printf("longer side:\n");
     uint64_t top = 1;

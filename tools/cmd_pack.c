@@ -365,6 +365,48 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
   return rc;
 }
 
+/* Files reached under two names (symlinks) are packed under each: said,
+ * since the same photo then carries two labels or counts twice. */
+static void warn_twice(const sl_pack_inputs *in) {
+  enum { k_show = 20 };
+  for (size_t i = 0; i < in->twice.n && i < k_show; i++)
+    fprintf(stderr, "sluice pack: warning: %s is %s\n", in->twice.v[i].path,
+            in->twice.v[i].reason);
+  if (in->twice.n > k_show)
+    fprintf(stderr,
+            "sluice pack: warning: %zu more files reached under a second "
+            "name (symlinks?)\n",
+            in->twice.n - k_show);
+}
+
+/* Class folders without an image still take a label: named in the
+ * summary, so a model's output count is not a surprise. */
+static void say_empty_classes(const sl_pack_inputs *in) {
+  if (in->nclasses == 0)
+    return;
+  uint8_t *has = calloc(in->nclasses, 1);
+  if (!has)
+    return;
+  for (size_t i = 0; i < in->n; i++)
+    if (in->items[i].label >= 0 && (uint32_t)in->items[i].label < in->nclasses)
+      has[in->items[i].label] = 1;
+  uint32_t nempty = 0;
+  for (uint32_t c = 0; c < in->nclasses; c++)
+    nempty += !has[c];
+  if (nempty) {
+    printf("note: %" PRIu32 " class folder%s without images still take%s a "
+           "label:",
+           nempty, nempty == 1 ? "" : "s", nempty == 1 ? "s" : "");
+    for (uint32_t c = 0, shown = 0; c < in->nclasses && shown < 20; c++)
+      if (!has[c]) {
+        printf(" %s (label %" PRIu32 ")", in->classes[c], c);
+        shown++;
+      }
+    printf("%s\n", nempty > 20 ? " ..." : "");
+  }
+  free(has);
+}
+
 static int pack(const pack_args *a) {
   struct stat sb;
   if (!a->force && lstat(a->out, &sb) == 0) {
@@ -381,10 +423,15 @@ static int pack(const pack_args *a) {
     return 1;
   }
   if (in.n == 0) {
-    fprintf(stderr, "sluice pack: no images found under %s\n", a->src);
+    fprintf(stderr, "sluice pack: no images found under %s", a->src);
+    if (in.skipped.n)
+      fprintf(stderr, " (%zu skipped, first: %s: %s)", in.skipped.n,
+              in.skipped.v[0].path, in.skipped.v[0].reason);
+    fprintf(stderr, "\n");
     sl_pack_inputs_free(&in);
     return 1;
   }
+  warn_twice(&in);
   if (a->shuffle)
     sl_pack_shuffle(&in, a->seed);
   stop_signals st;
@@ -400,6 +447,12 @@ static int pack(const pack_args *a) {
   pack_stats s;
   memset(&s, 0, sizeof s);
   int rc = 0;
+  /* What the scan found but did not take goes in the skip report too. */
+  for (size_t i = 0; rc == 0 && i < in.skipped.n; i++)
+    if (add_skip(&s, in.skipped.v[i].path, in.skipped.v[i].reason)) {
+      fprintf(stderr, "sluice pack: out of memory\n");
+      rc = 1;
+    }
   char settings[256];
   char seed[32] = "none";
   if (a->shuffle)
@@ -462,6 +515,8 @@ static int pack(const pack_args *a) {
            (double)s.bytes_out / 1e6, s.kept, s.rewritten, s.reencoded,
            s.nskips, s.nskips ? " (listed in " : "", s.nskips ? report : "",
            s.nskips ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);
+    if (!a->list)
+      say_empty_classes(&in);
   }
   free_skips(&s);
   sl_pack_inputs_free(&in);

@@ -1,6 +1,7 @@
 /* sluice preview CONFIG [--epoch E] [--count N] [--out FILE.png]: the first
  * N samples of epoch E as the loader crops, flips and resizes them, as one
  * PNG grid, to see an augmentation and resolution config before training. */
+#define SLUICE_EXPERIMENTAL /* sl_config_batches_per_epoch */
 #include <inttypes.h>
 #include <png.h>
 #include <stdio.h>
@@ -22,7 +23,40 @@ static void usage(FILE *f) {
              "seed, sharding, schedule and augment keys\napply; the output is "
              "u8 NHWC on the host whatever augment.dtype, layout\nand "
              "device.backend say (mean and std apply only to float outputs). "
-             "Prints\neach cell's sample index and label.\n");
+             "Prints\neach cell's sample index and label. A config the loader "
+             "would refuse\n(batch_size and drop_last leaving no whole batch) "
+             "is refused here too,\nthough the preview's own batch is "
+             "--count with drop_last off.\n");
+}
+
+/* Preview runs the loader with its own batch (--count) and drop_last off;
+ * a config the loader itself would refuse (no whole batch with drop_last)
+ * must not look fine here, so the config is first checked as given. */
+static int check_like_loader(const char *path) {
+  sl_config *cfg;
+  if (sl_config_create(&cfg) != SL_OK) {
+    fprintf(stderr, "sluice preview: out of memory\n");
+    return 1;
+  }
+  int rc = 1;
+  sl_dataset *ds = NULL;
+  uint64_t nb;
+  if (sl_config_load_ini(cfg, path) != SL_OK) {
+    fprintf(stderr, "sluice preview: %s\n", sl_config_errmsg(cfg));
+  } else if (sl_dataset_open(&ds, cfg) != SL_OK) {
+    fprintf(stderr, "sluice preview: %s\n", sl_dataset_errmsg(ds));
+  } else if (sl_config_batches_per_epoch(cfg, sl_dataset_count(ds), &nb) !=
+             SL_OK) {
+    fprintf(stderr,
+            "sluice preview: %s: the loader would refuse this config: "
+            "%s\n",
+            path, sl_config_errmsg(cfg));
+  } else {
+    rc = 0;
+  }
+  sl_dataset_close(ds);
+  sl_config_destroy(cfg);
+  return rc;
 }
 
 /* Lays the batch's n images out in a grid and writes it as a PNG. */
@@ -105,6 +139,8 @@ int sl_cmd_preview(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (check_like_loader(path))
+    return 1;
   /* The config with the preview's own settings on top. */
   char n[32];
   snprintf(n, sizeof n, "%lld", count);

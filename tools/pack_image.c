@@ -13,6 +13,12 @@
 #include "sluice.h"
 
 #define MAX_PIXELS (1ull << 28) /* 256 Mpx: larger inputs are skipped */
+/* Why: an input is decoded whole before it is resized, so --max-side does
+ * not lift the limit. */
+#define TOO_LARGE                                                              \
+  "%s of %llux%llu (%.0f Mpx) is over pack's limit of %llu pixels, which "     \
+  "--max-side does not lift (an image is decoded whole before it is "          \
+  "resized): downscale it with another tool first"
 
 struct sl_pack_codec {
   tjhandle dec, enc;
@@ -84,7 +90,8 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   if (tjDecompressHeader3(c->dec, in, (unsigned long)len, &w, &h, &ss, &cs))
     return dec_fail(c, r, "bad JPEG header");
   if (w <= 0 || h <= 0 || (unsigned long long)w * h > MAX_PIXELS)
-    return fail(r, "JPEG of %dx%d is too large", w, h);
+    return fail(r, TOO_LARGE, "JPEG", (unsigned long long)w,
+                (unsigned long long)h, (double)w * h / 1e6, MAX_PIXELS);
   int orient = sl_exif_orientation(in, len);
   bool cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK, gray = cs == TJCS_GRAY;
   int ow = orient >= 5 ? h : w, oh = orient >= 5 ? w : h;
@@ -143,6 +150,94 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   return finish(c, pix, sw, sh, gray ? 1 : 3, orient, o, r);
 }
 
+typedef struct png_mem {
+  const uint8_t *p;
+  size_t len, pos;
+  char msg[160];
+} png_mem;
+
+static void png16_error(png_structp p, png_const_charp msg) {
+  png_mem *m = png_get_error_ptr(p);
+  snprintf(m->msg, sizeof m->msg, "%s", msg);
+  png_longjmp(p, 1);
+}
+
+static void png16_warning(png_structp p, png_const_charp msg) {
+  (void)p;
+  (void)msg;
+}
+
+static void png16_read(png_structp p, png_bytep out, size_t n) {
+  png_mem *m = png_get_io_ptr(p);
+  if (n > m->len - m->pos)
+    png_error(p, "truncated file");
+  memcpy(out, m->p + m->pos, n);
+  m->pos += n;
+}
+
+/* Decodes a 16-bit PNG's stored values to 8 bits linearly, rounded v / 257
+ * (png_set_scale_16), as the loader's PNG codec does. The simplified API is
+ * not used here: it takes a 16-bit file without a gAMA chunk as linear
+ * light and applies the sRGB curve when converting to 8 bits, which
+ * brightens every image that was simply written with 16-bit samples.
+ * Alpha is composited onto white, as for 8-bit PNGs. */
+static int png16_pixels(const uint8_t *in, size_t len, uint32_t w, uint32_t h,
+                        bool gray, uint8_t **out, sl_pack_result *r) {
+  png_mem m = {in, len, 0, ""};
+  uint8_t *volatile img = NULL;
+  png_bytep *volatile rows = NULL;
+  png_structp p = png_create_read_struct(PNG_LIBPNG_VER_STRING, &m, png16_error,
+                                         png16_warning);
+  png_infop info = p ? png_create_info_struct(p) : NULL;
+  if (!info) {
+    png_destroy_read_struct(&p, NULL, NULL);
+    return fail(r, "out of memory");
+  }
+  if (setjmp(png_jmpbuf(p))) {
+    png_destroy_read_struct(&p, &info, NULL);
+    free(img);
+    free(rows);
+    return fail(r, "corrupt PNG: %s", m.msg);
+  }
+  png_set_read_fn(p, &m, png16_read);
+  png_set_user_limits(p, 0x7fffffff, 0x7fffffff);
+  png_read_info(p, info);
+  png_set_expand(p); /* tRNS -> alpha */
+  png_set_scale_16(p);
+  if (!gray && !(png_get_color_type(p, info) & PNG_COLOR_MASK_COLOR))
+    png_set_gray_to_rgb(p);
+  png_set_interlace_handling(p);
+  png_read_update_info(p, info);
+  size_t nch = png_get_channels(p, info), rb = png_get_rowbytes(p, info);
+  size_t ch = gray ? 1 : 3;
+  if (png_get_image_width(p, info) != w || png_get_image_height(p, info) != h ||
+      png_get_bit_depth(p, info) != 8 || nch < ch || nch > ch + 1 ||
+      rb != (size_t)w * nch)
+    png_error(p, "unexpected layout after conversion to 8 bits");
+  img = malloc((size_t)h * rb);
+  rows = malloc((size_t)h * sizeof *rows);
+  if (!img || !rows)
+    png_error(p, "out of memory");
+  for (uint32_t y = 0; y < h; y++)
+    rows[y] = img + (size_t)y * rb;
+  png_read_image(p, rows);
+  png_read_end(p, NULL);
+  png_destroy_read_struct(&p, &info, NULL);
+  free(rows);
+  uint8_t *px = img;
+  if (nch == ch + 1) { /* composite onto white, then drop alpha */
+    size_t n = (size_t)w * h;
+    for (size_t i = 0; i < n; i++) {
+      unsigned a = px[i * nch + ch];
+      for (size_t k = 0; k < ch; k++)
+        px[i * ch + k] =
+            (uint8_t)((px[i * nch + k] * a + 255u * (255u - a) + 127u) / 255u);
+    }
+  }
+  *out = px;
+  return 0;
+}
+
 static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
                          const sl_pack_opts *o, sl_pack_result *r) {
   png_image img;
@@ -152,9 +247,20 @@ static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
     return fail(r, "bad PNG: %s", img.message);
   if ((unsigned long long)img.width * img.height > MAX_PIXELS) {
     png_image_free(&img);
-    return fail(r, "PNG of %ux%u is too large", img.width, img.height);
+    return fail(r, TOO_LARGE, "PNG", (unsigned long long)img.width,
+                (unsigned long long)img.height,
+                (double)img.width * img.height / 1e6, MAX_PIXELS);
   }
   bool gray = !(img.format & PNG_FORMAT_FLAG_COLOR);
+  if (img.format & PNG_FORMAT_FLAG_LINEAR) { /* 16-bit samples */
+    uint32_t w = img.width, h = img.height;
+    png_image_free(&img);
+    uint8_t *pix;
+    if (png16_pixels(in, len, w, h, gray, &pix, r))
+      return -1;
+    return finish(c, pix, (int)w, (int)h, gray ? 1 : 3,
+                  sl_png_exif_orientation(in, len), o, r);
+  }
   img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
   uint8_t *pix = malloc(PNG_IMAGE_SIZE(img));
   if (!pix) {

@@ -15,7 +15,8 @@
  *    resized with a box filter (libyuv) so its longer side is --max-side,
  *    encoded as JPEG at --quality (4:2:0 for colour) and rewritten into the
  *    restart layout (lossless), whatever keep_jpeg says.
- *  - PNG inputs are decoded (8-bit, alpha composited onto white), turned
+ *  - PNG inputs are decoded (8-bit; 16-bit samples scaled linearly,
+ *    rounded v / 257, no gamma curve; alpha composited onto white), turned
  *    upright by the orientation in their eXIf chunk, and encoded as JPEG
  *    the same way.
  *  - Grayscale stays grayscale (1 channel); everything else becomes RGB

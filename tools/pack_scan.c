@@ -44,6 +44,37 @@ static int add_item(sl_pack_inputs *in, const char *path, size_t name_off,
   return 0;
 }
 
+static int add_note(sl_pack_notes *ns, const char *path, const char *reason) {
+  sl_pack_note *v = sl_cli_grow(ns->v, &ns->cap, ns->n + 1, sizeof *v, 16);
+  if (!v)
+    return -1;
+  ns->v = v;
+  char *p = strdup(path), *r = strdup(reason);
+  if (!p || !r) {
+    free(p);
+    free(r);
+    return -1;
+  }
+  ns->v[ns->n].path = p;
+  ns->v[ns->n].reason = r;
+  ns->n++;
+  return 0;
+}
+
+static void free_notes(sl_pack_notes *ns) {
+  for (size_t i = 0; i < ns->n; i++) {
+    free(ns->v[i].path);
+    free(ns->v[i].reason);
+  }
+  free(ns->v);
+  memset(ns, 0, sizeof *ns);
+}
+
+/* The folders from the root down to the one being walked. */
+typedef struct dir_id {
+  uint64_t dev, ino;
+} dir_id;
+
 static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -112,11 +143,8 @@ static int image_ext(const char *name) {
 }
 
 static int walk(sl_pack_inputs *in, const char *dir, size_t root_len,
-                int32_t label, int depth, char *msg, size_t msg_len) {
-  if (depth > MAX_DEPTH) {
-    snprintf(msg, msg_len, "%s: folders nested deeper than %d", dir, MAX_DEPTH);
-    return -1;
-  }
+                int32_t label, dir_id *above, int depth, char *msg,
+                size_t msg_len) {
   size_t n;
   char **names = list_dir(dir, &n);
   if (!names) {
@@ -145,20 +173,101 @@ static int walk(sl_pack_inputs *in, const char *dir, size_t root_len,
       }
       continue;
     }
-    if (S_ISDIR(sb.st_mode))
-      rc = walk(in, path, root_len, label, depth + 1, msg, msg_len);
-    else if (S_ISREG(sb.st_mode) && image_ext(names[i]) &&
-             add_item(in, path, root_len + 1, label, NULL) != 0) {
-      snprintf(msg, msg_len, "out of memory");
-      rc = -1;
+    if (S_ISDIR(sb.st_mode)) {
+      int loop = -1;
+      for (int k = 0; k <= depth && loop < 0; k++)
+        if (above[k].dev == (uint64_t)sb.st_dev &&
+            above[k].ino == (uint64_t)sb.st_ino)
+          loop = k;
+      if (loop >= 0) {
+        char why[200];
+        int up = depth + 1 - loop;
+        snprintf(why, sizeof why,
+                 "a symlink loop: this is the folder %d level%s up (%s): not "
+                 "entered",
+                 up, up == 1 ? "" : "s",
+                 loop == 0 ? "SRC"
+                           : "a class folder "
+                             "or below");
+        if (add_note(&in->skipped, path, why) != 0) {
+          snprintf(msg, msg_len, "out of memory");
+          rc = -1;
+        }
+        continue;
+      }
+      if (depth + 1 > MAX_DEPTH) {
+        snprintf(msg, msg_len, "%s: folders nested deeper than %d", path,
+                 MAX_DEPTH);
+        rc = -1;
+        break;
+      }
+      above[depth + 1] = (dir_id){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino};
+      rc = walk(in, path, root_len, label, above, depth + 1, msg, msg_len);
+    } else if (S_ISREG(sb.st_mode) && image_ext(names[i])) {
+      if (add_item(in, path, root_len + 1, label, NULL) != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        rc = -1;
+      } else {
+        in->items[in->n - 1].dev = (uint64_t)sb.st_dev;
+        in->items[in->n - 1].ino = (uint64_t)sb.st_ino;
+      }
     }
   }
   free_names(names, n);
   return rc;
 }
 
+/* Items with the same device and inode as an earlier one, in item order. */
+typedef struct id_ref {
+  uint64_t dev, ino;
+  size_t i;
+} id_ref;
+
+static int by_id(const void *a, const void *b) {
+  const id_ref *x = a, *y = b;
+  if (x->dev != y->dev)
+    return x->dev < y->dev ? -1 : 1;
+  if (x->ino != y->ino)
+    return x->ino < y->ino ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int find_twice(sl_pack_inputs *in) {
+  if (in->n < 2)
+    return 0;
+  id_ref *r = malloc(in->n * sizeof *r);
+  if (!r)
+    return -1;
+  for (size_t i = 0; i < in->n; i++)
+    r[i] = (id_ref){in->items[i].dev, in->items[i].ino, i};
+  qsort(r, in->n, sizeof *r, by_id);
+  int rc = 0;
+  for (size_t k = 1; rc == 0 && k < in->n; k++) {
+    size_t first = k - 1;
+    while (first > 0 && r[first - 1].dev == r[k].dev &&
+           r[first - 1].ino == r[k].ino)
+      first--;
+    if (r[first].dev != r[k].dev || r[first].ino != r[k].ino)
+      continue;
+    const sl_pack_item *a = &in->items[r[first].i];
+    char why[4200];
+    snprintf(why, sizeof why, "the same file as %s (packed under both names)",
+             a->path + a->name_off);
+    rc = add_note(&in->twice, in->items[r[k].i].path, why);
+  }
+  free(r);
+  return rc;
+}
+
 static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
                        size_t msg_len) {
+  struct stat rs;
+  if (stat(root, &rs) != 0) {
+    snprintf(msg, msg_len, "%s: %s", root, strerror(errno));
+    return -1;
+  }
+  dir_id above[MAX_DEPTH + 1];
+  above[0] = (dir_id){(uint64_t)rs.st_dev, (uint64_t)rs.st_ino};
   size_t n;
   char **names = list_dir(root, &n);
   if (!names) {
@@ -174,8 +283,26 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
     struct stat sb;
     if (snprintf(path, sizeof path, "%s/%s", root, names[i]) >=
             (int)sizeof path ||
-        stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-      continue; /* files beside the class folders are not samples */
+        stat(path, &sb) != 0)
+      continue;
+    if (!S_ISDIR(sb.st_mode)) { /* files beside the class folders */
+      if (image_ext(names[i]) &&
+          add_note(&in->skipped, path,
+                   "an image directly in SRC, not in a class folder (labels "
+                   "come from the class folders)") != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        rc = -1;
+      }
+      continue;
+    }
+    if (sb.st_dev == rs.st_dev && sb.st_ino == rs.st_ino) {
+      if (add_note(&in->skipped, path,
+                   "a symlink loop: this is SRC itself: not entered") != 0) {
+        snprintf(msg, msg_len, "out of memory");
+        rc = -1;
+      }
+      continue;
+    }
     if (strlen(names[i]) > SL_CLASS_NAME_MAX || strpbrk(names[i], "\r\n")) {
       snprintf(msg, msg_len,
                "%s: class folder name longer than %u bytes or has a line "
@@ -187,9 +314,14 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
     uint32_t label = in->nclasses;
     in->classes[in->nclasses++] = names[i];
     names[i] = NULL;
-    rc = walk(in, path, strlen(root), (int32_t)label, 1, msg, msg_len);
+    above[1] = (dir_id){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino};
+    rc = walk(in, path, strlen(root), (int32_t)label, above, 1, msg, msg_len);
   }
   free_names(names, n);
+  if (rc == 0 && find_twice(in) != 0) {
+    snprintf(msg, msg_len, "out of memory");
+    rc = -1;
+  }
   if (rc == 0 && in->nclasses == 0) {
     snprintf(msg, msg_len,
              "%s: no class subfolders (expected SRC/CLASS/"
@@ -356,5 +488,7 @@ void sl_pack_inputs_free(sl_pack_inputs *in) {
   for (uint32_t c = 0; c < in->nclasses; c++)
     free(in->classes[c]);
   free(in->classes);
+  free_notes(&in->skipped);
+  free_notes(&in->twice);
   memset(in, 0, sizeof *in);
 }

@@ -4,7 +4,14 @@
  * of "relative/path label [t1 ... tK]" lines (like Caffe's
  * convert_imageset, plus K float targets a sample: every line the same K;
  * classes are then "0".."max label"). Hidden files and folders are
- * ignored. Each item's name is its path relative to the root. */
+ * ignored. Each item's name is its path relative to the root.
+ *
+ * Folders: a folder met again inside itself (a symlink loop, told by its
+ * device and inode against the folders above it) is not entered, and an
+ * image directly in the root (not in a class folder) is not an input:
+ * both are listed in `skipped`. A file reached under two names (a
+ * symlinked folder or file: the same device and inode) is an input under
+ * each and listed in `twice`. */
 #ifndef SLUICE_TOOLS_PACK_SCAN_H
 #define SLUICE_TOOLS_PACK_SCAN_H
 
@@ -15,8 +22,19 @@ typedef struct sl_pack_item {
   char *path;      /* full path to read */
   size_t name_off; /* path + name_off: the path relative to the root */
   int32_t label;
-  float *targets; /* target_width floats; NULL when 0 */
+  float *targets;    /* target_width floats; NULL when 0 */
+  uint64_t dev, ino; /* folders: the file's identity (stat) */
 } sl_pack_item;
+
+typedef struct sl_pack_note {
+  char *path;   /* full path */
+  char *reason; /* why it is listed */
+} sl_pack_note;
+
+typedef struct sl_pack_notes {
+  sl_pack_note *v;
+  size_t n, cap;
+} sl_pack_notes;
 
 typedef struct sl_pack_inputs {
   sl_pack_item *items;
@@ -24,6 +42,9 @@ typedef struct sl_pack_inputs {
   uint32_t target_width; /* K of the list's lines (0 for folders) */
   char **classes;
   uint32_t nclasses;
+  sl_pack_notes skipped; /* found but not inputs: symlink loops, images
+                            directly in the root */
+  sl_pack_notes twice;   /* inputs that are the same file as an earlier one */
 } sl_pack_inputs;
 
 /* Fills in from a folder (list == NULL) or from list, whose paths are

@@ -229,7 +229,8 @@ static void test_ring_end_to_end(void **state) {
         for (int j = 0; j < B; j++)
           assert_int_equal(b.labels[j], (int32_t)((k - 1) * 10 + (uint64_t)j));
         assert_int_equal(
-            sl_ring_release(f.ring, b.slot, b.generation, NULL, &err), SL_OK);
+            sl_ring_release(f.ring, b.slot, b.generation, b.labels, NULL, &err),
+            SL_OK);
       }
       sl_ring_batch b;
       assert_int_equal(sl_ring_next(f.ring, &b, NULL, &err), SL_END);
@@ -267,8 +268,9 @@ static void test_slow_consumer(void **state) {
     CK(sl_test_spin(30 * 1000 * 1000, user));
     CK(cudaMemcpyAsync(d_seen + (k - 1) * f.out_bytes, b.data, f.out_bytes,
                        cudaMemcpyDeviceToDevice, user));
-    assert_int_equal(sl_ring_release(f.ring, b.slot, b.generation, user, &err),
-                     SL_OK);
+    assert_int_equal(
+        sl_ring_release(f.ring, b.slot, b.generation, b.labels, user, &err),
+        SL_OK);
   }
   CK(cudaStreamSynchronize(user));
   uint8_t *want = malloc(f.out_bytes), *got = malloc(f.out_bytes);

@@ -26,4 +26,12 @@ flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config $static --cflags --libs sluice)
 cc -std=c11 -Wall -Werror -o "$scratch/pc-consumer" "$src/tests/install/consumer/main.c" $flags
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:$prefix/lib/x86_64-linux-gnu" \
   "$scratch/pc-consumer"
+
+# 3. pkg-config with the rpath the README gives: runs without LD_LIBRARY_PATH.
+if [[ -z $static ]]; then
+  libdir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir sluice)
+  cc -std=c11 -Wall -Werror -o "$scratch/pc-rpath-consumer" \
+    "$src/tests/install/consumer/main.c" $flags -Wl,-rpath,"$libdir"
+  env -u LD_LIBRARY_PATH "$scratch/pc-rpath-consumer"
+fi
 echo "install test: cmake package and pkg-config both ok"

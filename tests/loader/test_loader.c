@@ -26,6 +26,7 @@ typedef struct opts {
   int workers;
   const char *seed, *order, *batch, *drop_last, *dtype, *staging, *prefetch;
   const char *rank, *world, *on_error, *schedule, *steps;
+  const char *mode; /* NULL: train */
   int delay_us;
   const uint8_t *bad;
 } opts;
@@ -88,6 +89,10 @@ static sl_loader *open_loader(const opts *o) {
                       "4",
                       "loader.quasi_window",
                       "3",
+                      "resolution.eval",
+                      "8",
+                      "loader.mode",
+                      o->mode ? o->mode : "train",
                       NULL};
   sl_config *cfg = make_cfg(kv);
   assert_non_null(cfg);
@@ -234,6 +239,13 @@ static void test_resume_refused(void **state) {
   ld = open_loader(&o);
   assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
   assert_non_null(strstr(sl_loader_errmsg(ld), "loader.seed"));
+  /* A version 1 blob (before the dataset and settings fingerprints). */
+  uint8_t v1[SL_LOADER_STATE_BYTES];
+  memcpy(v1, blob, sizeof v1);
+  v1[8] = 1;
+  assert_int_equal(sl_loader_restore_state(ld, v1, 96), SL_EINVAL);
+  if (!strstr(sl_loader_errmsg(ld), "version 1"))
+    fail_msg("%s", sl_loader_errmsg(ld));
   blob[20] ^= 1;
   assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_EINVAL);
   assert_int_equal(sl_loader_restore_state(ld, blob, 10), SL_EINVAL);
@@ -268,6 +280,8 @@ static void test_sharding_api(void **state) {
         uint64_t got = 0;
         while (sl_loader_next(ld, &b) == SL_OK) {
           assert_int_equal(b.n, 4);
+          if (drop)
+            assert_int_equal(b.valid, b.n);
           for (uint32_t j = 0; j < b.n; j++)
             count[b.indices[j]]++;
           total += b.n;
@@ -291,6 +305,65 @@ static void test_sharding_api(void **state) {
         assert_int_equal(repeats, total - 101);
       }
     }
+}
+
+/* Evaluation sees every sample exactly once over 1-3 ranks: eval ignores
+ * loader.drop_last = true, every rank gets the same number of batches, each
+ * batch's samples [0, valid) are real and the rest padding; the union of
+ * the valid samples over the ranks is each index once. Without drop_last,
+ * training marks its padding the same way. */
+static void test_eval_every_sample_once(void **state) {
+  const struct {
+    uint64_t count;
+    const char *batch;
+  } sets[] = {{10, "4"}, {101, "4"}, {24, "4"}, {1, "2"}};
+  const char *modes[] = {"eval", "train"};
+  opts o = defaults();
+  for (int mi = 0; mi < 2; mi++)
+    for (size_t si = 0; si < sizeof sets / sizeof sets[0]; si++)
+      for (int world = 1; world <= 3; world++) {
+        o.mode = modes[mi];
+        o.drop_last = mi == 0 ? "true" : "false";
+        o.count = sets[si].count;
+        o.batch = sets[si].batch;
+        uint64_t bs = strtoull(o.batch, NULL, 10), n = o.count;
+        char wtext[4];
+        snprintf(wtext, sizeof wtext, "%d", world);
+        o.world = wtext;
+        uint32_t seen[101] = {0};
+        uint64_t valid_total = 0;
+        uint64_t want_nb = (n + world * bs - 1) / (world * bs);
+        for (int r = 0; r < world; r++) {
+          char rank[4];
+          snprintf(rank, sizeof rank, "%d", r);
+          o.rank = rank;
+          sl_loader *ld = open_loader(&o);
+          assert_int_equal(sl_loader_batches_per_epoch(ld), want_nb);
+          assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+          sl_batch b;
+          uint64_t got = 0;
+          sl_status st;
+          while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+            assert_int_equal(b.n, bs);
+            assert_true(b.valid <= b.n);
+            for (uint32_t j = 0; j < b.valid; j++)
+              seen[b.indices[j]]++;
+            valid_total += b.valid;
+            got++;
+            assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+          }
+          assert_int_equal(st, SL_END);
+          assert_int_equal(got, want_nb);
+          sl_loader_close(ld);
+        }
+        assert_int_equal(valid_total, n);
+        for (uint64_t i = 0; i < n; i++)
+          if (seen[i] != 1)
+            fail_msg("%s, %llu samples, batch %llu, %d ranks: sample %llu "
+                     "seen %u times",
+                     o.mode, (unsigned long long)n, (unsigned long long)bs,
+                     world, (unsigned long long)i, seen[i]);
+      }
 }
 
 /* A batch at each resolution of the schedule has its shape and bytes, in
@@ -509,6 +582,30 @@ static void test_clean(void **state) {
     assert_true(r1 > 0 && r5 - r1 < 1024); /* KiB; buffers alone are ~3 MiB */
 }
 
+/* A batch released into another loader is refused as not from it, even
+ * when that loader holds a batch in the same slot and generation; both
+ * batches are then released where they came from. */
+static void test_release_into_other_loader(void **state) {
+  opts o = defaults();
+  sl_loader *a = open_loader(&o), *b = open_loader(&o);
+  assert_int_equal(sl_loader_start_epoch(a, 0), SL_OK);
+  assert_int_equal(sl_loader_start_epoch(b, 0), SL_OK);
+  sl_batch ba, bb;
+  assert_int_equal(sl_loader_next(a, &ba), SL_OK);
+  assert_int_equal(sl_loader_next(b, &bb), SL_OK);
+  assert_int_equal(ba.slot, bb.slot);
+  assert_int_equal(sl_batch_release(b, &ba, NULL), SL_EINVAL);
+  if (!strstr(sl_loader_errmsg(b), "not from this loader"))
+    fail_msg("%s", sl_loader_errmsg(b));
+  assert_int_equal(sl_batch_release(b, &bb, NULL), SL_OK);
+  assert_int_equal(sl_batch_release(a, &ba, NULL), SL_OK);
+  /* Released twice: said so. */
+  assert_int_equal(sl_batch_release(a, &ba, NULL), SL_EINVAL);
+  assert_non_null(strstr(sl_loader_errmsg(a), "already released"));
+  sl_loader_close(a);
+  sl_loader_close(b);
+}
+
 /* Bad arguments and states get statuses, not crashes. */
 static void test_misuse(void **state) {
   sl_batch b;
@@ -591,12 +688,14 @@ int main(void) {
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_refused),
       cmocka_unit_test(test_sharding_api),
+      cmocka_unit_test(test_eval_every_sample_once),
       cmocka_unit_test(test_shapes),
       cmocka_unit_test(test_on_error_fail),
       cmocka_unit_test(test_on_error_skip),
       cmocka_unit_test(test_on_error_skip_all_bad),
       cmocka_unit_test(test_slot_reuse),
       cmocka_unit_test(test_clean),
+      cmocka_unit_test(test_release_into_other_loader),
       cmocka_unit_test(test_misuse),
       cmocka_unit_test(test_host_backend_trades_buffers),
   };

@@ -144,6 +144,70 @@ static void test_resume(void **state) {
   sl_loader_close(ld);
 }
 
+/* A state restores only onto the same data and the same batch contents:
+ * another file with the same sample count, sizes and labels but other
+ * images is refused, as are another resolution.max and other augmentation
+ * or dtype settings, each naming what differs. The same samples in the
+ * other file format resume. */
+static void test_resume_refuses_other_data(void **state) {
+  const char *kv[] = {"resolution.schedule", "constant", NULL};
+  sl_loader *ld = open_on(g_h5, kv);
+  assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+  sl_batch b;
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  uint8_t blob[SL_LOADER_STATE_BYTES];
+  size_t len = sizeof blob;
+  assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_OK);
+  sl_loader_close(ld);
+
+  /* Same count, sizes, labels and class count; other images. */
+  char other[512];
+  sl_test_tmp_path(other, sizeof other, "loader_data_other", "h5");
+  sl_test_set set = k_set;
+  set.seed0 = 1000;
+  sl_test_write_set(other, &set, 1);
+  ld = open_on(other, kv);
+  assert_int_equal(sl_loader_sample_count(ld), NSAMPLES);
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
+  if (!strstr(sl_loader_errmsg(ld), "dataset"))
+    fail_msg("%s", sl_loader_errmsg(ld));
+  sl_loader_close(ld);
+  /* The same samples in another order (as pack --shuffle makes them). */
+  set = k_set;
+  set.reverse = 1;
+  sl_test_write_set(other, &set, 1);
+  ld = open_on(other, kv);
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
+  if (!strstr(sl_loader_errmsg(ld), "another order"))
+    fail_msg("%s", sl_loader_errmsg(ld));
+  sl_loader_close(ld);
+  unlink(other);
+
+  const char *const changed[][2] = {{"resolution.max", "160"},
+                                    {"augment.flip", "0"},
+                                    {"augment.dtype", "fp32"},
+                                    {"loader.mode", "eval"}};
+  const char *const named[] = {"resolution", "augment", "augment.dtype",
+                               "loader.mode"};
+  for (int i = 0; i < 4; i++) {
+    const char *kv2[] = {"resolution.schedule", "constant", changed[i][0],
+                         changed[i][1], NULL};
+    ld = open_on(g_h5, kv2);
+    assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_ESTATE);
+    if (!strstr(sl_loader_errmsg(ld), named[i]))
+      fail_msg("%s = %s: %s", changed[i][0], changed[i][1],
+               sl_loader_errmsg(ld));
+    sl_loader_close(ld);
+  }
+
+  /* The same samples in LMDB: the same batches, so it resumes. */
+  ld = open_on(g_lmdb, kv);
+  if (sl_loader_restore_state(ld, blob, len) != SL_OK)
+    fail_msg("%s", sl_loader_errmsg(ld));
+  sl_loader_close(ld);
+}
+
 /* The same images with and without sluice pack's restart layout give the
  * same batches, byte for byte; only the laid-out ones are decoded from
  * their crops' segments (stats). */
@@ -250,6 +314,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_over_workers),
       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_resume_refuses_other_data),
       cmocka_unit_test(test_restart_layout_same_batches),
       cmocka_unit_test(test_corrupt_fail),
       cmocka_unit_test(test_corrupt_skip),

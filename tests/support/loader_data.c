@@ -24,7 +24,8 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
   sl_fwriter *w = NULL;
   unlink(path);
   assert_int_equal(sl_fwriter_open(&w, path, SL_FORMAT_AUTO, &err), SL_OK);
-  for (int i = 0; i < set->n; i++) {
+  for (int k = 0; k < set->n; k++) {
+    int i = set->reverse ? set->n - 1 - k : k;
     int wd = set->w0 + (i * set->wstep) % set->wmod;
     int ht = set->h0 + (i * set->hstep) % set->hmod;
     sl_synth_jpeg_opts jo = sl_synth_jpeg_defaults();

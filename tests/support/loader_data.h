@@ -20,6 +20,7 @@ typedef struct sl_test_set {
   uint64_t seed0;
   int w0, wstep, wmod, h0, hstep, hmod;
   int restart_layout;
+  int reverse; /* nonzero: the same samples, written last one first */
 } sl_test_set;
 
 /* Writes the set to path (LMDB or HDF5 by its extension), replacing it. */

@@ -44,6 +44,46 @@ static void test_check_typo_fails_with_line_and_suggestion(void **state) {
   unlink(path);
 }
 
+/* Every bad line of a file is reported, each with its line, not only the
+ * first; the config is still left unchanged. */
+static void test_check_reports_every_error(void **state) {
+  (void)state;
+  char path[512], args[600], want[700];
+  tmp_path(path, sizeof path, "errors.ini");
+  write_file(path, "[loader]\nbatch_sise = 64\nworkers = lots\n"
+                   "[resolution]\nschedule = liner\nthis is not ini\n"
+                   "max = 128\n");
+  snprintf(args, sizeof args, "config --check '%s'", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  const char *needles[] = {
+      ":2: unknown key 'loader.batch_sise'", ":3: loader.workers = 'lots'",
+      ":5: resolution.schedule = 'liner'", ":6: syntax error"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(want, sizeof want, "%s%s", path, needles[i]);
+    if (!strstr(g_out, want))
+      fail_msg("output '%s' lacks '%s'", g_out, want);
+  }
+  unlink(path);
+}
+
+/* --check opens dataset.path, so a typo in it shows before a job is
+ * queued; --no-open skips that (a machine without the data). */
+static void test_check_opens_dataset(void **state) {
+  (void)state;
+  char path[512], args[700], want[800];
+  tmp_path(path, sizeof path, "nodata.ini");
+  write_file(path, "[dataset]\npath = /nonexistent/train.lmdb\n");
+  snprintf(args, sizeof args, "config --check '%s'", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  snprintf(want, sizeof want, "%s: dataset.path:", path);
+  if (!strstr(g_out, want) || !strstr(g_out, "/nonexistent/train.lmdb"))
+    fail_msg("output '%s' lacks '%s' and the path", g_out, want);
+  snprintf(args, sizeof args, "config --check '%s' --no-open", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  assert_non_null(strstr(g_out, ": ok"));
+  unlink(path);
+}
+
 static void test_check_valid_file_passes(void **state) {
   (void)state;
   char path[512], args[600];
@@ -96,6 +136,8 @@ static void test_version_and_help(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_check_typo_fails_with_line_and_suggestion),
+      cmocka_unit_test(test_check_reports_every_error),
+      cmocka_unit_test(test_check_opens_dataset),
       cmocka_unit_test(test_check_valid_file_passes),
       cmocka_unit_test(test_list_has_every_key),
       cmocka_unit_test(test_usage_errors),

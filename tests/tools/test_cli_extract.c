@@ -123,6 +123,32 @@ static void test_out_of_range_writes_nothing(void **state) {
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 2);
 }
 
+/* --out names a folder that need not exist: it is made (with its parents),
+ * but only once every index has been checked. */
+static void test_out_folder_made(void **state) {
+  (void)state;
+  char args[1400];
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 3 --out '%s/o7/sub'", g_dir,
+           g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_false(exists("o7"));
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 --out '%s/o7/sub/deeper/'",
+           g_dir, g_dir);
+  if (cli_run(args, g_out, sizeof g_out) != 0)
+    fail_msg("%s", g_out);
+  assert_file("o7/sub/deeper/0.jpg", "", 0, k_jpeg, sizeof k_jpeg);
+  /* A file where the folder should be is an error naming it. */
+  char p[700];
+  path_in(p, sizeof p, "o8");
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  fclose(f);
+  snprintf(args, sizeof args, "extract '%s/d.h5' 0 --out '%s/o8/sub'", g_dir,
+           g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  assert_non_null(strstr(g_out, "o8"));
+}
+
 static void test_keeps_existing_files(void **state) {
   (void)state;
   char args[1400], o3[600], p[700];
@@ -219,13 +245,47 @@ static void test_names(void **state) {
   assert_string_equal(g_out, want);
 }
 
+/* `sluice info` prints the smallest and the largest image as they are (by
+ * pixel count), not the largest width and the largest height of different
+ * images. */
+static void test_info_sizes_are_real_images(void **state) {
+  (void)state;
+  char p[600], args[800];
+  path_in(p, sizeof p, "sizes.h5");
+  sl_err err;
+  sl_fwriter *w;
+  assert_int_equal(sl_fwriter_open(&w, p, SL_FORMAT_AUTO, &err), SL_OK);
+  static const uint8_t px[10 * 8 * 3];
+  const int wh[3][2] = {{10, 2}, {3, 8}, {1, 1}};
+  for (int i = 0; i < 3; i++) {
+    sl_sample_info m = {.label = 0,
+                        .codec = 3,
+                        .channels = 3,
+                        .height = (uint16_t)wh[i][1],
+                        .width = (uint16_t)wh[i][0]};
+    assert_int_equal(
+        sl_fwriter_add(w, px, (size_t)wh[i][0] * wh[i][1] * 3, &m, &err),
+        SL_OK);
+  }
+  assert_int_equal(sl_fwriter_commit(w, 2, k_classes, "test", false, &err),
+                   SL_OK);
+  snprintf(args, sizeof args, "info '%s'", p);
+  if (cli_run(args, g_out, sizeof g_out) != 0)
+    fail_msg("%s", g_out);
+  if (!strstr(g_out, "smallest 1x1 (sample 2), largest 3x8 (sample 1)") ||
+      strstr(g_out, "10x8"))
+    fail_msg("%s", g_out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_extract_all_codecs),
       cmocka_unit_test(test_out_of_range_writes_nothing),
+      cmocka_unit_test(test_out_folder_made),
       cmocka_unit_test(test_keeps_existing_files),
       cmocka_unit_test(test_damaged_record),
       cmocka_unit_test(test_names),
+      cmocka_unit_test(test_info_sizes_are_real_images),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -159,8 +159,57 @@ static void test_list_errors(void **state) {
   }
 }
 
+static void read_text(const char *name, char *buf, size_t cap) {
+  char p[700];
+  snprintf(p, sizeof p, "%s/%s", g_dir, name);
+  FILE *f = fopen(p, "r");
+  if (!f)
+    fail_msg("no %s", p);
+  size_t n = fread(buf, 1, cap - 1, f);
+  buf[n] = 0;
+  fclose(f);
+}
+
+/* A folder with a symlink loop (c/loop -> ..), a symlinked folder that
+ * shows c's photo under a second label (d/alias -> ../c), an image
+ * directly in SRC and an empty class folder: the loop is skipped and
+ * listed, the photo packed twice is named, the stray image is listed as
+ * skipped, the empty class is said in the summary, and the pack is made. */
+static void test_folder_links_and_strays(void **state) {
+  (void)state;
+  char cmd[2000];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && rm -rf L && mkdir -p L/c L/d L/empty && "
+           "cp img/a/0.jpg L/c/x.jpg && cp img/a/1.jpg L/top.jpg && "
+           "ln -s .. L/c/loop && ln -s ../c L/d/alias",
+           g_dir);
+  assert_int_equal(system(cmd), 0);
+  char args[2048], path[700];
+  snprintf(path, sizeof path, "%s/L.lmdb", g_dir);
+  snprintf(args, sizeof args, "'%s/L' '%s'", g_dir, path);
+  if (pack(args) != 0)
+    fail_msg("%s", g_out);
+  if (!strstr(g_out, "d/alias/x.jpg") || !strstr(g_out, "c/x.jpg") ||
+      !strstr(g_out, "same file"))
+    fail_msg("no word of the photo packed twice: %s", g_out);
+  if (!strstr(g_out, "empty"))
+    fail_msg("no word of the empty class folder: %s", g_out);
+  char report[4096];
+  read_text("L.lmdb.skipped.txt", report, sizeof report);
+  if (!strstr(report, "L/c/loop\t") || !strstr(report, "loop") ||
+      !strstr(report, "L/top.jpg\t"))
+    fail_msg("report lacks the loop or the stray image: %s", report);
+  sl_dataset *ds;
+  if (sl_dataset_open_file(&ds, path) != SL_OK)
+    fail_msg("%s", sl_dataset_errmsg(ds));
+  assert_int_equal(sl_dataset_count(ds), 2);
+  assert_int_equal(sl_dataset_class_count(ds), 3);
+  sl_dataset_close(ds);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_folder_links_and_strays),
       cmocka_unit_test(test_list_targets),
       cmocka_unit_test(test_folder_names),
       cmocka_unit_test(test_list_errors),

@@ -63,6 +63,7 @@ static int setup(void **state) {
   /* fp16 NCHW with the CUDA backend asked for: preview ignores all three. */
   fprintf(f,
           "[dataset]\npath = %s\n[loader]\norder = random\nseed = 7\n"
+          "batch_size = 4\n"
           "[resolution]\nschedule = linear\nmin = 32\nmax = 64\n"
           "start_epoch = 0\nend_epoch = 2\nmultiple = 16\n"
           "[augment]\ndtype = fp16\nlayout = nchw\n"
@@ -187,10 +188,29 @@ static void test_bad_arguments(void **state) {
   assert_non_null(strstr(g_out, "none.ini"));
 }
 
+/* A config the loader would refuse (12 samples, batch_size 32 and
+ * drop_last: no whole batch) is refused by preview too, with the loader's
+ * reason, though the preview's own batch (--count) would fit. */
+static void test_refuses_what_the_loader_refuses(void **state) {
+  (void)state;
+  char ini[700], args[1500];
+  snprintf(ini, sizeof ini, "%s/big_batch.ini", g_dir);
+  FILE *f = fopen(ini, "w");
+  assert_non_null(f);
+  fprintf(f, "[dataset]\npath = %s/d.lmdb\n[loader]\nbatch_size = 32\n", g_dir);
+  assert_int_equal(fclose(f), 0);
+  snprintf(args, sizeof args, "preview '%s' --count 4 --out '%s/x.png'", ini,
+           g_dir);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  if (!strstr(g_out, "loader.drop_last") || !strstr(g_out, "12 samples"))
+    fail_msg("%s", g_out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_grid_is_the_loaders_batch),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_refuses_what_the_loader_refuses),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

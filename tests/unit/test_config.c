@@ -190,7 +190,8 @@ static void test_ini_errors_atomic(void **state) {
        "t.ini:3: loader.workers = 'lots': expected an integer in 0..1024"},
       {"batch_size = 3\n", "t.ini:1: key 'batch_size' is outside any"},
       {"[loader]\nbatch_size = 64\nthis is not ini\n", "t.ini:3: syntax error"},
-      {"[loader]\nbatch_size = 64\n[resolution]\nmin = 300\nmax = 200\n",
+      {"[loader]\nbatch_size = 64\n[resolution]\nschedule = linear\n"
+       "min = 300\nmax = 200\n",
        "t.ini: resolution.min (300) must not exceed resolution.max (200)"},
       {"[loader]\nrank = 2\nworld_size = 2\n",
        "loader.rank (2) must be less than loader.world_size (2)"},
@@ -207,6 +208,61 @@ static void test_ini_errors_atomic(void **state) {
     /* Atomic: the good lines before the bad one were not applied. */
     assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 256);
   }
+}
+
+/* Cross-field checks look only at the keys the chosen setting reads: a
+ * constant schedule reads max alone, steps neither min nor max, and a crop
+ * other than random_resized neither scale nor ratio. */
+static void test_cross_checks_follow_setting(void **state) {
+  sl_config *cfg = *state;
+  static const char *const accepted[] = {
+      "[resolution]\nschedule = constant\nmax = 128\n",
+      "[resolution]\nmin = 300\nmax = 200\nstart_epoch = 9\nend_epoch = 3\n",
+      "[resolution]\nschedule = steps\nsteps = 0:64\nmin = 300\nmax = 200\n",
+      "[augment]\ncrop = center\nscale = 0.9, 0.1\nratio = 2, 1\n",
+      "[augment]\ncrop = none\nscale = 0.9, 0.1\n",
+  };
+  for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+    sl_config *c;
+    assert_int_equal(sl_config_create(&c), SL_OK);
+    if (sl_config_load_ini_string(c, accepted[i], "t.ini") != SL_OK)
+      fail_msg("case %zu: %s", i, sl_config_errmsg(c));
+    assert_int_equal(sl_config_validate(c), SL_OK);
+    sl_config_destroy(c);
+  }
+  /* The keys still count where they are read. */
+  assert_int_equal(
+      sl_config_load_ini_string(
+          cfg, "[resolution]\nschedule = linear\nmax = 128\n", "t.ini"),
+      SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "resolution.min (160)"));
+  assert_non_null(strstr(sl_config_errmsg(cfg), "schedule = linear"));
+  assert_int_equal(sl_config_set(cfg, "augment.crop", "center"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "augment.ratio", "2, 1"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "augment.crop", "random_resized"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "augment.ratio"));
+}
+
+/* '#' after whitespace starts a comment, as ';' does (inih's inline
+ * comments); a '#' inside a value stays. */
+static void test_ini_inline_comments(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(sl_config_load_ini_string(cfg,
+                                             "# a comment line\n"
+                                             "[loader]   # section comment\n"
+                                             "workers = 2 # two workers\n"
+                                             "batch_size = 64\t# a tab before\n"
+                                             "seed = 7 ; the other kind\n"
+                                             "[dataset]\n"
+                                             "path = /data/run#3/train.lmdb\n",
+                                             "t.ini"),
+                   SL_OK);
+  check_value(cfg, "loader.workers", "2");
+  check_value(cfg, "loader.batch_size", "64");
+  check_value(cfg, "loader.seed", "7");
+  check_value(cfg, "dataset.path", "/data/run#3/train.lmdb");
 }
 
 static void test_ini_file(void **state) {
@@ -243,6 +299,30 @@ static void test_size_parser(void **state) {
   assert_false(sl_parse_size("1 GiB extra", &x));
   assert_false(sl_parse_size("1e30 TiB", &x));
   assert_false(sl_parse_size("", &x));
+  /* Units in any case; GB is 10^9 and GiB 2^30 whatever the case. */
+  assert_true(sl_parse_size("1 gb", &x) && x == 1000000000ull);
+  assert_true(sl_parse_size("1 GB", &x) && x == 1000000000ull);
+  assert_true(sl_parse_size("1 gib", &x) && x == (1ull << 30));
+  assert_true(sl_parse_size("2 mib", &x) && x == (2ull << 20));
+  assert_true(sl_parse_size("3 Kb", &x) && x == 3000);
+  assert_true(sl_parse_size("5 b", &x) && x == 5);
+  assert_false(sl_parse_size("1 gibibyte", &x));
+}
+
+/* The listing of a size option names every unit it takes. */
+static void test_size_units_listed(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sl_option_count(); i++) {
+    sl_option_info info;
+    assert_int_equal(sl_option_info_get(i, &info), SL_OK);
+    if (strcmp(info.key, "device.vram_budget") != 0)
+      continue;
+    assert_non_null(strstr(info.allowed, "GiB"));
+    assert_non_null(strstr(info.allowed, "GB"));
+    assert_non_null(strstr(info.allowed, "any case"));
+    return;
+  }
+  fail_msg("no device.vram_budget option");
 }
 
 static void test_null_args(void **state) {
@@ -265,8 +345,13 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_string, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ini_errors_atomic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cross_checks_follow_setting, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_ini_inline_comments, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_ini_file, setup, teardown),
       cmocka_unit_test(test_size_parser),
+      cmocka_unit_test(test_size_units_listed),
       cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
