@@ -25,7 +25,7 @@ static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
 #define LMDB_MAGIC 0xBEEFC0DEu
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_source_mode mode,
+                             const sl_source_opts *opts, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err);
 static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
                         char *lmdb_env, size_t env_cap, bool *subdir,
@@ -33,14 +33,32 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
 
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
                          sl_source_mode mode, sl_err *err) {
-  return open_common(out, path, fmt, mode, NULL, NULL, err);
+  sl_source_opts o = {.fmt = fmt};
+  return open_common(out, path, &o, mode, NULL, NULL, err);
+}
+
+sl_status sl_source_open_opts(sl_source **out, const char *path,
+                              const sl_source_opts *opts, sl_source_mode mode,
+                              sl_err *err) {
+  sl_source_opts o = {0};
+  return open_common(out, path, opts ? opts : &o, mode, NULL, NULL, err);
 }
 
 sl_status sl_source_open_verify(sl_source **out, const char *path,
                                 sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err) {
-  return open_common(out, path, fmt, mode, on_bad, user, err);
+  sl_source_opts o = {.fmt = fmt};
+  return open_common(out, path, &o, mode, on_bad, user, err);
+}
+
+sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
+                                     const sl_source_opts *opts,
+                                     sl_source_mode mode,
+                                     sl_source_bad_fn on_bad, void *user,
+                                     sl_err *err) {
+  sl_source_opts o = {0};
+  return open_common(out, path, opts ? opts : &o, mode, on_bad, user, err);
 }
 
 void sl_source_close(sl_source *src) {
@@ -55,6 +73,7 @@ void sl_source_close(sl_source *src) {
   free(src->class_blob);
   free(src->class_off);
   free(src->writer);
+  free(src->label_file);
   free(src->path);
   free(src);
 }
@@ -123,6 +142,25 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 
 const char *sl_source_format_name(const sl_source *src) {
   return src->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
+}
+
+const char *sl_source_layout_name(const sl_source *src) {
+  switch (src->layout) {
+  case SL_LMDB_CAFFE:
+    return "caffe";
+  case SL_LMDB_IMAGES:
+    return "images";
+  default:
+    return "sluice";
+  }
+}
+
+uint64_t sl_source_skipped(const sl_source *src) {
+  return src->skipped;
+}
+
+uint64_t sl_source_annotated(const sl_source *src) {
+  return src->annotated;
 }
 
 uint32_t sl_source_layout_version(const sl_source *src) {
@@ -246,9 +284,9 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
     memset(&src->index[i], 0, sizeof src->index[i]);
     return SL_OK;
   }
-  return sl_err_set(err, SL_EFORMAT,
-                    "%s: sample %" PRIu64 " (%s): %s; " SL_REPACK_HINT,
-                    src->path, i, where, reason);
+  return sl_err_set(err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s",
+                    src->path, i, where, reason,
+                    src->layout == SL_LMDB_SLUICE ? "; " SL_REPACK_HINT : "");
 }
 
 /* Targets feed a loss: a NaN or infinity is damage, not data. */
@@ -290,13 +328,16 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
   else if (e->height == 0 || e->width == 0)
     snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
-  else if (e->label < -1 ||
-           (e->label >= 0 && (uint32_t)e->label >= src->nclasses))
+  else if (src->layout == SL_LMDB_SLUICE &&
+           (e->label < -1 ||
+            (e->label >= 0 && (uint32_t)e->label >= src->nclasses)))
     snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",
              e->label, src->nclasses);
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
-  else if (e->codec == SL_LAYOUT_CODEC_RAW &&
+  else if ((e->codec == SL_LAYOUT_CODEC_RAW ||
+            e->codec == SL_LAYOUT_CODEC_RAW_CHW ||
+            e->codec == SL_LAYOUT_CODEC_RAW_CHW_BGR) &&
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);
@@ -313,9 +354,10 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
 /* ---- open ---------------------------------------------------------------- */
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_source_mode mode,
+                             const sl_source_opts *opts, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err) {
   *out = NULL;
+  sl_format_kind fmt = opts->fmt;
   sl_source *src = calloc(1, sizeof *src);
   if (!src || !(src->path = strdup(path))) {
     free(src);
@@ -325,10 +367,24 @@ static sl_status open_common(sl_source **out, const char *path,
   src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
+  src->layout = opts->layout;
+  src->order = opts->order;
+  if (opts->label_file && opts->label_file[0] &&
+      !(src->label_file = strdup(opts->label_file))) {
+    sl_source_close(src);
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
   char env_path[PATH_MAX];
   bool subdir = false;
   sl_status st =
       detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->layout != SL_LMDB_AUTO &&
+      src->layout != SL_LMDB_SLUICE)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.layout = %s is for LMDB files; this is HDF5",
+                    path, src->layout == SL_LMDB_CAFFE ? "caffe" : "images");
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5)
+    src->layout = SL_LMDB_SLUICE;
   if (st == SL_OK) {
     src->fmt = fmt;
     void *m =
@@ -403,8 +459,8 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
     else
       return sl_err_set(
           err, SL_EFORMAT,
-          "%s: %s; sluice reads LMDB and HDF5 "
-          "files made by `sluice pack`",
+          "%s: %s; sluice reads LMDB files (its own, Caffe Datums, "
+          "image-file values) and HDF5 files made by `sluice pack`",
           file, n == 0 ? "file is empty" : "neither an LMDB nor an HDF5 file");
   } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
     return sl_err_set(err, SL_EFORMAT,

@@ -27,6 +27,35 @@ typedef enum sl_format_kind {
   SL_FORMAT_HDF5
 } sl_format_kind;
 
+/* How an LMDB file's entries are laid out (dataset.layout). Auto: sluice's
+ * own when the file holds its "sluice.meta" entry, else from the first
+ * sample-like value: an image file's magic means images, anything else is
+ * read as a Caffe Datum. HDF5 files are always sluice's. */
+typedef enum sl_lmdb_layout {
+  SL_LMDB_AUTO,
+  SL_LMDB_SLUICE,
+  SL_LMDB_CAFFE, /* values are Caffe Datums (or SSD AnnotatedDatums) */
+  SL_LMDB_IMAGES /* values are JPEG/PNG files, keys are arbitrary */
+} sl_lmdb_layout;
+
+/* Plane order of a Caffe raw (not encoded) Datum with 3 channels
+ * (dataset.channel_order): BGR is what Caffe's OpenCV-based tools write;
+ * CIFAR-10's converter writes RGB. */
+typedef enum sl_channel_order {
+  SL_CHANNELS_BGR,
+  SL_CHANNELS_RGB
+} sl_channel_order;
+
+/* The typed options of a source (the loader builds them from dataset.*). */
+typedef struct sl_source_opts {
+  sl_format_kind fmt;
+  sl_lmdb_layout layout;
+  sl_channel_order order;
+  /* Foreign layouts: NULL or "" for none, else a text file of lines
+   * `key label [t1 ... tK]` giving each key's label and targets. */
+  const char *label_file;
+} sl_source_opts;
+
 /* How sl_source_read gets bytes: from a read-only map of the file
  * (zero-copy, MADV_RANDOM) or by pread into the caller's buffer. */
 typedef enum sl_source_mode { SL_SOURCE_MMAP, SL_SOURCE_PREAD } sl_source_mode;
@@ -55,6 +84,10 @@ typedef struct sl_source sl_source;
  * says to re-create the file with `sluice pack`), SL_ENOMEM. */
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
                          sl_source_mode mode, sl_err *err);
+/* As sl_source_open, with every option (NULL: the defaults, auto). */
+sl_status sl_source_open_opts(sl_source **out, const char *path,
+                              const sl_source_opts *opts, sl_source_mode mode,
+                              sl_err *err);
 void sl_source_close(sl_source *src);
 
 /* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or
@@ -69,6 +102,11 @@ sl_status sl_source_open_verify(sl_source **out, const char *path,
                                 sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err);
+sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
+                                     const sl_source_opts *opts,
+                                     sl_source_mode mode,
+                                     sl_source_bad_fn on_bad, void *user,
+                                     sl_err *err);
 
 uint64_t sl_source_count(const sl_source *src);
 /* Entry i < count. Never fails: the index was validated at open. */
@@ -90,6 +128,14 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 /* "lmdb" or "hdf5", and the on-disk layout version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
+/* The entries' layout: "sluice" (also every HDF5 file), "caffe" or
+ * "images". */
+const char *sl_source_layout_name(const sl_source *src);
+/* Foreign layouts: entries that were not samples (`__keys__`, `__len__`,
+ * `num-samples`, keys ending in `.meta`), skipped; Datums that were SSD
+ * AnnotatedDatums (their boxes are not read). */
+uint64_t sl_source_skipped(const sl_source *src);
+uint64_t sl_source_annotated(const sl_source *src);
 /* The writer's settings as recorded in the file ("" when none). */
 const char *sl_source_writer_settings(const sl_source *src);
 /* The open file descriptor (for io_uring, fadvise) and the file's size. */

@@ -47,6 +47,7 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err);
 static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                             uint64_t *count, sl_err *err);
 static sl_status finish_entries(lmdb_walk *w, sl_err *err);
+static sl_status choose_layout(lmdb_walk *w, sl_err *err);
 
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                                bool subdir, sl_err *err) {
@@ -59,10 +60,9 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
   if (st != SL_OK)
     return st;
   if (entries == 0)
-    return sl_err_set(
-        err, SL_EFORMAT,
-        "%s: LMDB file holds no entries (no '%s' metadata); " SL_REPACK_HINT,
-        src->path, SL_LMDB_META_KEY);
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: LMDB file holds no entries; " SL_REPACK_HINT,
+                      src->path);
   MDB_env *env = NULL;
   int rc = mdb_env_create(&env);
   if (rc == 0)
@@ -80,15 +80,43 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
     st = sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EFORMAT,
                     "%s: cannot open as LMDB: %s", src->path, mdb_strerror(rc));
   else
+    st = choose_layout(&w, err);
+  if (st == SL_OK && src->layout == SL_LMDB_SLUICE)
     st = walk(&w, entries, err);
+  else if (st == SL_OK)
+    st = sl_source_index_foreign(src, w.cur, w.base, entries, err);
   if (w.cur)
     mdb_cursor_close(w.cur);
   if (w.txn)
     mdb_txn_abort(w.txn);
   mdb_env_close(env);
-  if (st == SL_OK)
+  if (st == SL_OK && src->layout == SL_LMDB_SLUICE)
     st = finish_entries(&w, err);
   return st;
+}
+
+/* Sluice's own layout when asked for or when its metadata entry is there;
+ * otherwise the foreign walk decides (or checks the forced layout). Sets
+ * the map base from the first entry for either walk. */
+static sl_status choose_layout(lmdb_walk *w, sl_err *err) {
+  sl_source *src = w->src;
+  MDB_val k, v;
+  int rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST);
+  if (rc != 0)
+    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
+                      mdb_strerror(rc));
+  w->base = (const uint8_t *)v.mv_data - w->first_data;
+  if (src->layout != SL_LMDB_AUTO)
+    return SL_OK;
+  char meta_key[] = SL_LMDB_META_KEY;
+  MDB_val mk = {strlen(meta_key), meta_key};
+  rc = mdb_get(w->txn, w->dbi, &mk, &v);
+  if (rc == 0)
+    src->layout = SL_LMDB_SLUICE;
+  else if (rc != MDB_NOTFOUND)
+    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
+                      mdb_strerror(rc));
+  return SL_OK;
 }
 
 /* File offset of a value liblmdb returned, checked against the file. */

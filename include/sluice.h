@@ -358,7 +358,9 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
 
 /* ---- Datasets ---------------------------------------------------------------
  * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or
- * HDF5), opened for random access, as mdb_get is for LMDB:
+ * HDF5), or an LMDB that other tools wrote (Caffe Datums, values that are
+ * JPEG/PNG files: sl_dataset_layout_name), opened for random access, as
+ * mdb_get is for LMDB:
  *
  *   sl_dataset *ds;
  *   if (sl_dataset_open_file(&ds, "train.lmdb") != SL_OK) {
@@ -396,7 +398,11 @@ typedef struct sl_dataset sl_dataset;
 typedef enum sl_image_codec {
   SL_IMAGE_JPEG = 1,
   SL_IMAGE_PNG = 2,
-  SL_IMAGE_RAW = 3 /* u8 HWC pixels, height × width × channels bytes */
+  SL_IMAGE_RAW = 3, /* u8 HWC pixels, height × width × channels bytes */
+  /* u8 CHW planes, channels × height × width bytes (Caffe's raw Datums):
+   * planes in R, G, B order, or in B, G, R order. Read, never written. */
+  SL_IMAGE_RAW_CHW = 4,
+  SL_IMAGE_RAW_CHW_BGR = 5
 } sl_image_codec;
 
 /* Index bytes a dataset holds per sample (plus 4 × target_width). */
@@ -475,6 +481,17 @@ SL_API const char *sl_dataset_format(const sl_dataset *ds);
 SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
 SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
+/* How the file's entries are laid out (dataset.layout): "sluice" (files
+ * sluice wrote, every HDF5 file), "caffe" (Caffe Datums: labels as stored,
+ * float_data as targets, no class names) or "images" (each value a JPEG or
+ * PNG file; labels from dataset.label_file, else -1). "" for a handle that
+ * did not open. */
+SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
+/* Caffe and images layouts: LMDB entries skipped as not samples
+ * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
+ * samples that were SSD AnnotatedDatums (their boxes are not read). */
+SL_API uint64_t sl_dataset_skipped_entries(const sl_dataset *ds);
+SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
 
