@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,12 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     name[0] = '\0';
   }
   const uint8_t *data = buf;
+  uint8_t *hwc = NULL; /* planar raw, interleaved for the PNM */
   char path[4096], header[64] = "";
   const char *ext = extension(in);
-  if (in->codec == SL_IMAGE_RAW) { /* a viewable PNM around the array */
+  bool planar =
+      in->codec == SL_IMAGE_RAW_CHW || in->codec == SL_IMAGE_RAW_CHW_BGR;
+  if (in->codec == SL_IMAGE_RAW || planar) { /* a viewable PNM */
     if ((uint64_t)in->width * in->height * in->channels != len) {
       fprintf(stderr,
               "sluice extract: %s: sample %" PRIu64
@@ -112,9 +116,22 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     snprintf(header, sizeof header, "P%c\n%u %u\n255\n",
              in->channels == 1 ? '5' : '6', in->width, in->height);
   }
+  if (planar && in->channels == 3) { /* Caffe's CHW planes to RGB pixels */
+    size_t plane = (size_t)in->width * in->height;
+    if (!(hwc = malloc(len))) {
+      fprintf(stderr, "sluice extract: no memory for %zu bytes\n", len);
+      return 1;
+    }
+    bool bgr = in->codec == SL_IMAGE_RAW_CHW_BGR;
+    for (size_t p = 0; p < plane; p++)
+      for (size_t c = 0; c < 3; c++)
+        hwc[p * 3 + c] = buf[(bgr ? 2 - c : c) * plane + p];
+    data = hwc;
+  }
   if (snprintf(path, sizeof path, "%s/%" PRIu64 ".%s", dir, i, ext) >=
       (int)sizeof path) {
     fprintf(stderr, "sluice extract: %s: path too long\n", dir);
+    free(hwc);
     return 1;
   }
   int fd = open(
@@ -122,9 +139,11 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
   if (fd < 0) {
     fprintf(stderr, "sluice extract: %s: %s%s\n", path, strerror(errno),
             errno == EEXIST ? " (--force replaces it)" : "");
+    free(hwc);
     return 1;
   }
   int bad = write_all(fd, header, strlen(header)) || write_all(fd, data, len);
+  free(hwc);
   int saved = errno;
   if (close(fd) != 0 && !bad) {
     bad = 1;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <turbojpeg.h>
 #include <unistd.h>
 
@@ -535,6 +536,65 @@ static void test_forced_layout(void **state) {
   sl_dataset_close(ds);
 }
 
+/* Output of the command line `$SLUICE_BIN args` into out (cap bytes). */
+static int run_cli(const char *args, char *out, size_t cap) {
+  const char *bin = getenv("SLUICE_BIN");
+  assert_non_null(bin);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  size_t n = fread(out, 1, cap - 1, f);
+  out[n] = '\0';
+  int rc = pclose(f);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* sluice info names the layout; verify --decode passes on good files and
+ * names the key on a bad one; extract writes a Caffe raw Datum as a PPM
+ * of RGB pixels. */
+static void test_cli(void **state) {
+  (void)state;
+  static char out[1 << 16];
+  char args[2048];
+  static const struct {
+    const char *file, *want;
+  } info[] = {{"caffe_raw.mdb", "layout caffe"},
+              {"mnist", "2 SSD AnnotatedDatums"},
+              {"lsun.mdb", "layout images"},
+              {"folder.mdb", "skipped:     4 entries"}};
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
+    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    if (!strstr(out, info[c].want))
+      fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
+    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
+    if (run_cli(args, out, sizeof out) != 0)
+      fail_msg("verify %s:\n%s", info[c].file, out);
+  }
+  snprintf(args, sizeof args, "verify '%s/bad_rawsize.mdb'", g_dir);
+  assert_int_equal(run_cli(args, out, sizeof out), 1);
+  assert_non_null(strstr(out, "00000001_bad_rawsize"));
+  snprintf(args, sizeof args, "extract '%s/caffe_raw.mdb' 2 --out '%s'", g_dir,
+           g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("extract:\n%s", out);
+  char p[700];
+  path_in(p, sizeof p, "2.ppm");
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  static uint8_t ppm[64 + S * S * 3];
+  size_t n = fread(ppm, 1, sizeof ppm, f);
+  fclose(f);
+  const char head[] = "P6\n32 32\n255\n";
+  assert_int_equal(n, strlen(head) + S * S * 3);
+  assert_memory_equal(ppm, head, strlen(head));
+  uint8_t want[S * S * 3];
+  int lossy;
+  reference(F_RAW, 2, 0, want, &lossy);
+  assert_memory_equal(ppm + strlen(head), want, sizeof want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_caffe_raw),
@@ -544,6 +604,7 @@ int main(void) {
       cmocka_unit_test(test_loader_batches),
       cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_forced_layout),
+      cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
