@@ -14,6 +14,7 @@ packages=(
   libinih-dev                      # INI config parser
   liburing-dev                     # io_uring reads
   libcmocka-dev                    # tests
+  python3-lmdb                     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang
