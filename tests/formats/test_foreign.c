@@ -12,7 +12,8 @@
  * size, u8, 1 and 2 workers, each io backend) against a reference computed
  * here: raw planes and PNG bit-exact, JPEG within 1 of TurboJPEG's own
  * decode; damaged Datums and values are SL_EFORMAT naming the key (and
- * reported per sample in verify mode). */
+ * reported per sample in verify mode); and, through wrappers of liblmdb's
+ * functions, that no LMDB call is made after open. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +21,10 @@
 
 #include <cmocka.h>
 
+#include <dlfcn.h>
+#include <lmdb.h>
 #include <png.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -370,6 +374,11 @@ static void test_lsun_and_folder(void **state) {
   sl_dataset_close(ds);
 }
 
+/* liblmdb calls counted by the wrappers below, and their count right after
+ * loader_run's loader opened. */
+static atomic_long g_mdb_calls;
+static long g_after_open = -1;
+
 /* The loader's batches, sample by sample, against the reference. */
 static void loader_run(fixture f, const char *workers, const char *io) {
   static char labels[700];
@@ -414,6 +423,7 @@ static void loader_run(fixture f, const char *workers, const char *io) {
   }
   if (st != SL_OK)
     fail_msg("%s", sl_loader_errmsg(ld));
+  g_after_open = atomic_load(&g_mdb_calls);
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
   sl_batch b;
   uint64_t seen = 0;
@@ -536,6 +546,75 @@ static void test_forced_layout(void **state) {
   sl_dataset_close(ds);
 }
 
+/* ---- no liblmdb call after open -------------------------------------------
+ * This executable exports these (ENABLE_EXPORTS), so libsluice's calls to
+ * liblmdb reach them first; each counts and forwards to liblmdb. */
+#define MDB_WRAP(ret, name, params, args)                                      \
+  __attribute__((visibility("default"))) ret name params {                     \
+    static ret(*real) params;                                                  \
+    if (!real)                                                                 \
+      *(void **)&real = dlsym(RTLD_NEXT, #name);                               \
+    atomic_fetch_add(&g_mdb_calls, 1);                                         \
+    return real args;                                                          \
+  }
+#define MDB_WRAP_VOID(name, params, args)                                      \
+  __attribute__((visibility("default"))) void name params {                    \
+    static void(*real) params;                                                 \
+    if (!real)                                                                 \
+      *(void **)&real = dlsym(RTLD_NEXT, #name);                               \
+    atomic_fetch_add(&g_mdb_calls, 1);                                         \
+    real args;                                                                 \
+  }
+MDB_WRAP(int, mdb_env_create, (MDB_env * *e), (e))
+MDB_WRAP(int, mdb_env_open,
+         (MDB_env * e, const char *p, unsigned int f, mdb_mode_t m),
+         (e, p, f, m))
+MDB_WRAP(int, mdb_txn_begin,
+         (MDB_env * e, MDB_txn *parent, unsigned int f, MDB_txn **t),
+         (e, parent, f, t))
+MDB_WRAP(int, mdb_dbi_open,
+         (MDB_txn * t, const char *name, unsigned int f, MDB_dbi *d),
+         (t, name, f, d))
+MDB_WRAP(int, mdb_cursor_open, (MDB_txn * t, MDB_dbi d, MDB_cursor **c),
+         (t, d, c))
+MDB_WRAP(int, mdb_cursor_get,
+         (MDB_cursor * c, MDB_val *k, MDB_val *v, MDB_cursor_op op),
+         (c, k, v, op))
+MDB_WRAP(int, mdb_get, (MDB_txn * t, MDB_dbi d, MDB_val *k, MDB_val *v),
+         (t, d, k, v))
+MDB_WRAP_VOID(mdb_cursor_close, (MDB_cursor * c), (c))
+MDB_WRAP_VOID(mdb_txn_abort, (MDB_txn * t), (t))
+MDB_WRAP_VOID(mdb_env_close, (MDB_env * e), (e))
+
+/* Opening calls liblmdb (the counter moves: the wrappers are reached);
+ * reading, decoding and a loader's whole epoch on every io backend do
+ * not. */
+static void test_no_lmdb_after_open(void **state) {
+  (void)state;
+  long before = atomic_load(&g_mdb_calls);
+  sl_dataset *ds = open_fixture(F_ENC);
+  long opened = atomic_load(&g_mdb_calls);
+  assert_true(opened > before);
+  check_decode(ds, F_ENC, S);
+  uint8_t buf[1 << 14];
+  size_t len;
+  for (uint64_t i = 0; i < sl_dataset_count(ds); i++)
+    assert_int_equal(sl_dataset_read(ds, i, buf, sizeof buf, &len), SL_OK);
+  assert_int_equal(atomic_load(&g_mdb_calls), opened);
+  sl_dataset_close(ds);
+  assert_int_equal(atomic_load(&g_mdb_calls), opened);
+  const char *ios[] = {"mmap", "pread", "uring"};
+  for (int q = 0; q < 3; q++) {
+    long n0 = atomic_load(&g_mdb_calls);
+    g_after_open = -1;
+    loader_run(F_RAW, "2", ios[q]);
+    if (g_after_open >= 0) { /* the loader opened: none after that */
+      assert_true(g_after_open > n0);
+      assert_int_equal(atomic_load(&g_mdb_calls), g_after_open);
+    }
+  }
+}
+
 /* Output of the command line `$SLUICE_BIN args` into out (cap bytes). */
 static int run_cli(const char *args, char *out, size_t cap) {
   const char *bin = getenv("SLUICE_BIN");
@@ -605,6 +684,7 @@ int main(void) {
       cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_forced_layout),
       cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_no_lmdb_after_open),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
