@@ -74,6 +74,7 @@ void sl_source_close(sl_source *src) {
   free(src->class_off);
   free(src->writer);
   free(src->label_file);
+  free(src->lmdb_db);
   free(src->path);
   free(src);
 }
@@ -369,8 +370,10 @@ static sl_status open_common(sl_source **out, const char *path,
   src->on_bad_user = user;
   src->layout = opts->layout;
   src->order = opts->order;
-  if (opts->label_file && opts->label_file[0] &&
-      !(src->label_file = strdup(opts->label_file))) {
+  if ((opts->label_file && opts->label_file[0] &&
+       !(src->label_file = strdup(opts->label_file))) ||
+      (opts->lmdb_db && opts->lmdb_db[0] &&
+       !(src->lmdb_db = strdup(opts->lmdb_db)))) {
     sl_source_close(src);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
@@ -383,6 +386,11 @@ static sl_status open_common(sl_source **out, const char *path,
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = %s is for LMDB files; this is HDF5",
                     path, src->layout == SL_LMDB_CAFFE ? "caffe" : "images");
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.lmdb_db = %s names an LMDB sub-database; "
+                    "this is HDF5",
+                    path, src->lmdb_db);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5)
     src->layout = SL_LMDB_SLUICE;
   if (st == SL_OK) {

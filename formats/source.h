@@ -54,6 +54,9 @@ typedef struct sl_source_opts {
   /* Foreign layouts: NULL or "" for none, else a text file of lines
    * `key label [t1 ... tK]` giving each key's label and targets. */
   const char *label_file;
+  /* LMDB: NULL or "" reads the main database, else the named
+   * sub-database (dataset.lmdb_db). */
+  const char *lmdb_db;
 } sl_source_opts;
 
 /* How sl_source_read gets bytes: from a read-only map of the file

@@ -27,6 +27,7 @@ struct sl_source {
   sl_lmdb_layout layout;   /* after open: never AUTO */
   sl_channel_order order;  /* of raw Caffe Datums */
   char *label_file;        /* NULL: none */
+  char *lmdb_db;           /* named sub-database; NULL: the main one */
   uint64_t skipped;        /* foreign: non-sample entries */
   uint64_t annotated;      /* foreign: AnnotatedDatums unwrapped */
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
@@ -72,12 +73,13 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
                                   sl_err *err);
 /* Checks an LMDB file's structure (meta pages, every page of the main tree)
  * against the map, so that a truncated or corrupt file is an error and not
- * a fault inside liblmdb. *entries gets the main tree's entry count and
- * *first_data the file offset of the first (smallest) key's value, which
- * ties liblmdb's map addresses to file offsets. */
+ * a fault inside liblmdb. subdb (NULL or "": the main tree) names the
+ * sub-database whose tree holds the entries. *entries gets that tree's
+ * entry count and *first_data the file offset of the first (smallest) key's
+ * value, which ties liblmdb's map addresses to file offsets. */
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
-                        bool thorough, uint64_t *entries, uint64_t *first_data,
-                        sl_err *err);
+                        const char *subdb, bool thorough, uint64_t *entries,
+                        uint64_t *first_data, sl_err *err);
 
 #define SL_REPACK_HINT "re-create the file with `sluice pack`"
 

@@ -55,8 +55,9 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
   w.src = src;
   w.thorough = src->on_bad != NULL; /* verify reads every value too */
   uint64_t entries = 0;
-  sl_status st = sl_lmdb_check(src->map, src->file_size, src->path, w.thorough,
-                               &entries, &w.first_data, err);
+  sl_status st =
+      sl_lmdb_check(src->map, src->file_size, src->path, src->lmdb_db,
+                    w.thorough, &entries, &w.first_data, err);
   if (st != SL_OK)
     return st;
   if (entries == 0)
@@ -65,6 +66,8 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                       src->path);
   MDB_env *env = NULL;
   int rc = mdb_env_create(&env);
+  if (rc == 0 && src->lmdb_db)
+    rc = mdb_env_set_maxdbs(env, 1);
   if (rc == 0)
     rc = mdb_env_open(env, env_path,
                       MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD |
@@ -73,7 +76,7 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
   if (rc == 0)
     rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &w.txn);
   if (rc == 0)
-    rc = mdb_dbi_open(w.txn, NULL, 0, &w.dbi);
+    rc = mdb_dbi_open(w.txn, src->lmdb_db, 0, &w.dbi);
   if (rc == 0)
     rc = mdb_cursor_open(w.txn, w.dbi, &w.cur);
   if (rc != 0)

@@ -546,6 +546,37 @@ static void test_forced_layout(void **state) {
   sl_dataset_close(ds);
 }
 
+/* dataset.lmdb_db reads a named sub-database; without it, or with a name
+ * the file lacks, the open fails saying so. */
+static void test_named_subdb(void **state) {
+  (void)state;
+  const char *train[] = {"dataset.lmdb_db", "train", NULL};
+  const char *val[] = {"dataset.lmdb_db", "val", NULL};
+  sl_dataset *ds = open_with("named.mdb", train);
+  assert_string_equal(sl_dataset_layout_name(ds), "caffe");
+  assert_int_equal(sl_dataset_count(ds), NRAW);
+  check_decode(ds, F_RAW, S);
+  sl_dataset_close(ds);
+  ds = open_with("named.mdb", val);
+  assert_int_equal(sl_dataset_count(ds), NIMG);
+  check_decode(ds, F_ENC, S);
+  sl_dataset_close(ds);
+  char p[700];
+  path_in(p, sizeof p, "named.mdb");
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
+  assert_non_null(strstr(sl_dataset_errmsg(ds), "dataset.lmdb_db"));
+  sl_dataset_close(ds);
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "dataset.lmdb_db", "test"), SL_OK);
+  assert_int_equal(sl_dataset_open(&ds, cfg), SL_EFORMAT);
+  assert_non_null(strstr(sl_dataset_errmsg(ds), "no LMDB sub-database named "
+                                                "'test'"));
+  sl_dataset_close(ds);
+  sl_config_destroy(cfg);
+}
+
 /* ---- no liblmdb call after open -------------------------------------------
  * This executable exports these (ENABLE_EXPORTS), so libsluice's calls to
  * liblmdb reach them first; each counts and forwards to liblmdb. */
@@ -683,6 +714,7 @@ int main(void) {
       cmocka_unit_test(test_loader_batches),
       cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_forced_layout),
+      cmocka_unit_test(test_named_subdb),
       cmocka_unit_test(test_cli),
       cmocka_unit_test(test_no_lmdb_after_open),
   };

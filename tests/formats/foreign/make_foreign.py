@@ -8,7 +8,8 @@ from the small caffe.proto wire-format encoder below (no protobuf library).
 IMGDIR holds the image files the C test encoded (img0.jpg ... img5.png,
 listed in IMGDIR/list.txt). Raw pixels follow pix() so the test computes
 the same reference. Every fixture is a single file (subdir=False) except
-mnist/, a directory LMDB (data.mdb + lock.mdb).
+mnist/, a directory LMDB (data.mdb + lock.mdb); named.mdb holds two named
+sub-databases.
 """
 import hashlib
 import os
@@ -148,6 +149,16 @@ def main():
     write(os.path.join(out, "lsun.mdb"), lsun)
     with open(os.path.join(out, "lsun_labels.txt"), "w") as f:
         f.write("# key label target\n" + "\n".join(lines) + "\n")
+
+    # Named sub-databases (dataset.lmdb_db): "train" raw, "val" encoded.
+    env = lmdb.open(os.path.join(out, "named.mdb"), map_size=64 << 20,
+                    subdir=False, max_dbs=2)
+    for name, items in ((b"train", raw_items()), (b"val", enc)):
+        db = env.open_db(name)
+        with env.begin(write=True, db=db) as txn:
+            for k, v in items:
+                txn.put(k, v)
+    env.close()
 
     keys = [b"%d" % i for i in range(len(files))]
     folder = list(zip(keys, files))
