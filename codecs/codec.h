@@ -1,7 +1,8 @@
 /* Pixel codecs: probe an encoded image and decode a region of it.
  *
  * One small interface for JPEG (libjpeg API of libjpeg-turbo), PNG (libpng)
- * and raw u8 arrays (HWC, or CHW planes in RGB or BGR order). A decode names a
+ * WebP (libwebp: crop and scale inside the decoder) and raw u8 arrays (HWC,
+ * or CHW planes in RGB or BGR order). A decode names a
  * region of the full-size image, a DCT scale M/8 (JPEG only: libjpeg's scaled
  * IDCT, so a 1/2-size decode costs a quarter of the work) and a minimum output
  * size; when the scaled region is still at least twice that size in a
@@ -50,7 +51,8 @@ typedef enum sl_codec {
   /* u8 CHW planes (channels 1 or 3) of height*width bytes each, as Caffe's
    * raw Datums hold them: planes in R, G, B order, or in B, G, R order. */
   SL_CODEC_RAW_CHW = 4,
-  SL_CODEC_RAW_CHW_BGR = 5
+  SL_CODEC_RAW_CHW_BGR = 5,
+  SL_CODEC_WEBP = 6 /* lossy or lossless WebP (libwebp); alpha dropped */
 } sl_codec;
 
 /* Chroma subsampling of a JPEG (others report SL_SUB_444 or SL_SUB_GRAY). */

@@ -72,6 +72,35 @@ static int jpeg_size(const uint8_t *p, size_t n, sl_sniff *out) {
   return -1;
 }
 
+static uint32_t le24(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+
+/* The canvas size from the first chunk: VP8X, VP8 (lossy key frame) or
+ * VP8L (lossless). */
+static int webp_size(const uint8_t *p, size_t n, sl_sniff *out) {
+  out->channels = 3; /* alpha is dropped */
+  if (n >= 30 && memcmp(p + 12, "VP8X", 4) == 0) {
+    out->width = le24(p + 24) + 1;
+    out->height = le24(p + 27) + 1;
+  } else if (n >= 30 && memcmp(p + 12, "VP8 ", 4) == 0) {
+    if (p[23] != 0x9d || p[24] != 0x01 || p[25] != 0x2a)
+      return -1;
+    out->width = (p[26] | (uint32_t)p[27] << 8) & 0x3fff;
+    out->height = (p[28] | (uint32_t)p[29] << 8) & 0x3fff;
+  } else if (n >= 25 && memcmp(p + 12, "VP8L", 4) == 0) {
+    if (p[20] != 0x2f)
+      return -1;
+    uint32_t b = (uint32_t)p[21] | (uint32_t)p[22] << 8 |
+                 (uint32_t)p[23] << 16 | (uint32_t)p[24] << 24;
+    out->width = (b & 0x3fff) + 1;
+    out->height = ((b >> 14) & 0x3fff) + 1;
+  } else {
+    return -1;
+  }
+  return out->width && out->height ? 0 : -1;
+}
+
 int sl_sniff_image(const uint8_t *p, size_t n, sl_sniff *out) {
   memset(out, 0, sizeof *out);
   out->kind = sl_sniff_magic(p, n);
@@ -85,6 +114,8 @@ int sl_sniff_image(const uint8_t *p, size_t n, sl_sniff *out) {
     out->height = be32(p + 20);
     out->channels = p[25] == 0 || p[25] == 4 ? 1 : 3;
     return out->width && out->height ? 0 : -1;
+  case SL_SNIFF_WEBP:
+    return webp_size(p, n, out);
   case SL_SNIFF_NONE:
     return -1;
   default:

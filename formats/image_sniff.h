@@ -21,7 +21,7 @@ typedef enum sl_sniff_kind {
 
 typedef struct sl_sniff {
   sl_sniff_kind kind;
-  uint32_t width, height; /* 0 when the header is not reached */
+  uint32_t width, height; /* 0 when the header is not reached (BMP) */
   uint8_t channels;       /* 1 (gray) or 3 */
 } sl_sniff;
 

@@ -147,9 +147,8 @@ static const char *take_image(const uint8_t *p, size_t len, uint64_t off,
              len > 3 ? p[3] : 0);
     return why;
   }
-  if (s.kind == SL_SNIFF_WEBP || s.kind == SL_SNIFF_BMP) {
-    snprintf(why, cap, "a %s image: this sluice decodes JPEG and PNG",
-             sl_sniff_name(s.kind));
+  if (s.kind == SL_SNIFF_BMP) {
+    snprintf(why, cap, "a BMP image: this sluice decodes JPEG, PNG and WebP");
     return why;
   }
   if (rc != 0) {
@@ -164,8 +163,9 @@ static const char *take_image(const uint8_t *p, size_t len, uint64_t off,
   }
   e->offset = off;
   e->length = (uint32_t)len;
-  e->codec =
-      s.kind == SL_SNIFF_JPEG ? SL_LAYOUT_CODEC_JPEG : SL_LAYOUT_CODEC_PNG;
+  e->codec = s.kind == SL_SNIFF_JPEG  ? SL_LAYOUT_CODEC_JPEG
+             : s.kind == SL_SNIFF_PNG ? SL_LAYOUT_CODEC_PNG
+                                      : SL_LAYOUT_CODEC_WEBP;
   e->width = (uint16_t)s.width;
   e->height = (uint16_t)s.height;
   e->channels = s.channels;

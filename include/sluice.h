@@ -402,7 +402,8 @@ typedef enum sl_image_codec {
   /* u8 CHW planes, channels × height × width bytes (Caffe's raw Datums):
    * planes in R, G, B order, or in B, G, R order. Read, never written. */
   SL_IMAGE_RAW_CHW = 4,
-  SL_IMAGE_RAW_CHW_BGR = 5
+  SL_IMAGE_RAW_CHW_BGR = 5,
+  SL_IMAGE_WEBP = 6 /* read from other tools' LMDBs; alpha dropped */
 } sl_image_codec;
 
 /* Index bytes a dataset holds per sample (plus 4 × target_width). */

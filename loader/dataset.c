@@ -31,7 +31,8 @@ _Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
                    SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW &&
                    SL_LAYOUT_CODEC_RAW_CHW == SL_CODEC_RAW_CHW &&
                    SL_LAYOUT_CODEC_RAW_CHW_BGR == SL_CODEC_RAW_CHW_BGR &&
-                   SL_LAYOUT_CODEC_LAST == SL_CODEC_RAW_CHW_BGR,
+                   SL_LAYOUT_CODEC_WEBP == SL_CODEC_WEBP &&
+                   SL_LAYOUT_CODEC_LAST == SL_CODEC_WEBP,
                "the file layout's codec byte is an sl_codec");
 
 typedef struct ds_ctx {

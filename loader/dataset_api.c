@@ -23,7 +23,8 @@ _Static_assert((int)SL_IMAGE_JPEG == (int)SL_CODEC_JPEG &&
                    (int)SL_IMAGE_PNG == (int)SL_CODEC_PNG &&
                    (int)SL_IMAGE_RAW == (int)SL_CODEC_RAW &&
                    (int)SL_IMAGE_RAW_CHW == (int)SL_CODEC_RAW_CHW &&
-                   (int)SL_IMAGE_RAW_CHW_BGR == (int)SL_CODEC_RAW_CHW_BGR,
+                   (int)SL_IMAGE_RAW_CHW_BGR == (int)SL_CODEC_RAW_CHW_BGR &&
+                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP,
                "public codec values are the on-disk ones");
 
 /* Pixels a decode may hold: the largest image the index can describe. */

@@ -10,6 +10,7 @@ packages=(
   libhdf5-dev hdf5-tools           # HDF5 (hdf5-serial); h5dump/h5ls for tests
   libjpeg62-turbo-dev libturbojpeg0-dev  # libjpeg API + TurboJPEG
   libpng-dev                       # PNG codec
+  libwebp-dev                      # WebP codec (values of other tools' LMDBs)
   libyuv-dev                       # resize/convert
   libinih-dev                      # INI config parser
   liburing-dev                     # io_uring reads

@@ -20,16 +20,17 @@ typedef struct range {
 } range;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
-             "Writes each sample's stored bytes to DIR (default: the "
-             "current directory)\nas INDEX.jpg or INDEX.png, and a raw "
-             "array as INDEX.ppm (RGB) or INDEX.pgm\n(gray), and prints "
-             "index, label, class, size and file for each (and the image it "
-             "was packed\nfrom, when the file records it). INDEX is a\n"
-             "sample index or an inclusive range FIRST-LAST. Existing files "
-             "are kept\nunless --force is given; every index is checked "
-             "before anything is written.\nSamples with damaged records are "
-             "refused; the others of such a file can\nstill be extracted.\n");
+  fprintf(
+      f, "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
+         "Writes each sample's stored bytes to DIR (default: the "
+         "current directory)\nas INDEX.jpg, INDEX.png or INDEX.webp, and a raw "
+         "array as INDEX.ppm (RGB) or INDEX.pgm\n(gray), and prints "
+         "index, label, class, size and file for each (and the image it "
+         "was packed\nfrom, when the file records it). INDEX is a\n"
+         "sample index or an inclusive range FIRST-LAST. Existing files "
+         "are kept\nunless --force is given; every index is checked "
+         "before anything is written.\nSamples with damaged records are "
+         "refused; the others of such a file can\nstill be extracted.\n");
 }
 
 /* Damaged records are counted, not printed: `verify` is the report. */
@@ -62,6 +63,8 @@ static const char *extension(const sl_sample_meta *in) {
     return "jpg";
   case SL_IMAGE_PNG:
     return "png";
+  case SL_IMAGE_WEBP:
+    return "webp";
   default:
     return in->channels == 1 ? "pgm" : "ppm";
   }

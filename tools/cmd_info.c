@@ -124,7 +124,7 @@ int sl_cmd_info(int argc, char **argv) {
     return 0;
   }
   uint64_t n = sl_dataset_count(ds), total = 0, minb = UINT64_MAX, maxb = 0;
-  uint64_t codecs[6] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
+  uint64_t codecs[7] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
   uint64_t first_named = UINT64_MAX;
   unsigned minh = 65535, minw = 65535, maxh = 0, maxw = 0;
   for (uint64_t i = 0; i < n; i++) {
@@ -140,7 +140,7 @@ int sl_cmd_info(int argc, char **argv) {
     total += e->stored_bytes;
     minb = e->stored_bytes < minb ? e->stored_bytes : minb;
     maxb = e->stored_bytes > maxb ? e->stored_bytes : maxb;
-    codecs[(unsigned)e->codec < 6 ? e->codec : 0]++;
+    codecs[(unsigned)e->codec < 7 ? e->codec : 0]++;
     gray += e->channels == 1;
     rgb += e->channels == 3;
     unsigned side = e->height > e->width ? e->height : e->width;
@@ -202,10 +202,11 @@ int sl_cmd_info(int argc, char **argv) {
     human(d, sizeof d, (double)maxb);
     printf("payloads:    %s in all; per sample min %s, mean %s, max %s\n", a, b,
            c, d);
-    printf("codecs:      jpeg %" PRIu64 ", png %" PRIu64 ", raw %" PRIu64
-           "%s\n",
-           codecs[1], codecs[2], codecs[3] + codecs[4] + codecs[5],
-           codecs[0] ? " (and damaged entries)" : "");
+    printf("codecs:      jpeg %" PRIu64 ", png %" PRIu64 ", raw %" PRIu64,
+           codecs[1], codecs[2], codecs[3] + codecs[4] + codecs[5]);
+    if (codecs[6])
+      printf(", webp %" PRIu64, codecs[6]);
+    printf("%s\n", codecs[0] ? " (and damaged entries)" : "");
     if (codecs[4] + codecs[5])
       printf("raw layout:  CHW planes (Caffe): %" PRIu64 " in BGR order, "
              "%" PRIu64 " RGB or gray (dataset.channel_order)\n",

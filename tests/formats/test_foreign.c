@@ -33,6 +33,8 @@
 #include <sys/wait.h>
 #include <turbojpeg.h>
 #include <unistd.h>
+#include <webp/decode.h>
+#include <webp/encode.h>
 
 #include "sluice.h"
 
@@ -40,7 +42,7 @@
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
 #endif
 
-enum { S = 32, M = 28, NIMG = 6, NRAW = 6, NMN = 5 };
+enum { S = 32, M = 28, NIMG = 8, NRAW = 6, NMN = 5 };
 
 static char g_dir[512];
 static uint8_t g_ref[NIMG][S * S * 3]; /* RGB reference of image i */
@@ -63,10 +65,12 @@ static void write_file(const char *path, const void *p, size_t n) {
   assert_int_equal(fclose(f), 0);
 }
 
-/* Image i: a texture, JPEG for even i (gray for i == 2), PNG for odd (gray
- * for i == 3). The reference is TurboJPEG's decode or the PNG's pixels. */
+/* Image i: a texture, JPEG for even i < 6 (gray for i == 2), PNG for odd
+ * i < 6 (gray for i == 3), lossy WebP for 6, lossless WebP with alpha for
+ * 7. The reference is TurboJPEG's or libwebp's decode, or the PNG's
+ * pixels. */
 static void make_image(int i, const char *dir, FILE *list) {
-  bool gray = i == 2 || i == 3, jpeg = i % 2 == 0;
+  bool gray = i == 2 || i == 3, jpeg = i % 2 == 0 && i < 6, webp = i >= 6;
   int ch = gray ? 1 : 3;
   uint8_t src[S * S * 3];
   for (int y = 0; y < S; y++)
@@ -76,9 +80,33 @@ static void make_image(int i, const char *dir, FILE *list) {
             (uint8_t)((x * (7 + c) + y * (3 + 2 * c) + i * 40 + (x ^ y) * c) &
                       255);
   char name[32], path[700];
-  snprintf(name, sizeof name, "img%d.%s", i, jpeg ? "jpg" : "png");
+  snprintf(name, sizeof name, "img%d.%s", i,
+           webp   ? "webp"
+           : jpeg ? "jpg"
+                  : "png");
   snprintf(path, sizeof path, "%s/%s", dir, name);
   fprintf(list, "%s\n", name);
+  if (webp) {
+    uint8_t rgba[S * S * 4];
+    for (int p = 0; p < S * S; p++) {
+      memcpy(rgba + p * 4, src + p * 3, 3);
+      rgba[p * 4 + 3] = (uint8_t)(p % 5 == 0 ? 128 : 255);
+    }
+    uint8_t *out = NULL;
+    size_t len = i == 6 ? WebPEncodeRGB(src, S, S, S * 3, 80.0f, &out)
+                        : WebPEncodeLosslessRGBA(rgba, S, S, S * 4, &out);
+    assert_true(len > 0);
+    write_file(path, out, len);
+    uint8_t dec[S * S * 4];
+    assert_non_null(WebPDecodeRGBAInto(out, len, dec, sizeof dec, S * 4));
+    for (int p = 0; p < S * S; p++)
+      memcpy(g_ref[i] + p * 3, dec + p * 4, 3);
+    if (i == 7) /* lossless: the source's own colours */
+      assert_memory_equal(g_ref[i], src, sizeof g_ref[i]);
+    WebPFree(out);
+    g_lossy[i] = i == 6;
+    return;
+  }
   if (jpeg) {
     tjhandle tc = tjInitCompress(), td = tjInitDecompress();
     unsigned char *out = NULL;
@@ -320,7 +348,9 @@ static void test_caffe_encoded(void **state) {
     sl_sample_meta m;
     assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
     assert_int_equal(m.label, (int32_t)i);
-    assert_int_equal(m.codec, i % 2 ? SL_IMAGE_PNG : SL_IMAGE_JPEG);
+    assert_int_equal(m.codec, i >= 6  ? SL_IMAGE_WEBP
+                              : i % 2 ? SL_IMAGE_PNG
+                                      : SL_IMAGE_JPEG);
     assert_int_equal(m.channels, i == 2 || i == 3 ? 1 : 3);
     /* The stored bytes are the image file itself. */
     uint8_t buf[16];
@@ -328,10 +358,12 @@ static void test_caffe_encoded(void **state) {
     assert_int_equal(sl_dataset_read(ds, i, buf, sizeof buf, &len), SL_ETOOBIG);
     uint8_t *all = malloc(len);
     assert_int_equal(sl_dataset_read(ds, i, all, len, &len), SL_OK);
-    assert_true(i % 2 ? all[0] == 0x89 && all[1] == 'P'
-                      : all[0] == 0xFF && all[1] == 0xD8);
-    assert_true(i % 2 ? memcmp(all + len - 8, "IEND", 4) == 0
-                      : all[len - 2] == 0xFF && all[len - 1] == 0xD9);
+    if (i >= 6)
+      assert_memory_equal(all + 8, "WEBP", 4);
+    else if (i % 2)
+      assert_true(all[0] == 0x89 && memcmp(all + len - 8, "IEND", 4) == 0);
+    else
+      assert_true(all[0] == 0xFF && all[len - 1] == 0xD9);
     free(all);
   }
   check_decode(ds, F_ENC, S);
@@ -671,7 +703,7 @@ static void test_cli(void **state) {
     const char *file, *want;
   } info[] = {{"caffe_raw.mdb", "layout caffe"},
               {"mnist", "2 SSD AnnotatedDatums"},
-              {"lsun.mdb", "layout images"},
+              {"lsun.mdb", "webp 2"},
               {"folder.mdb", "skipped:     4 entries"}};
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
     snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
