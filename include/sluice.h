@@ -432,18 +432,22 @@ typedef struct sl_sample_meta {
 } sl_sample_meta;
 
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
- * detects LMDB or HDF5). cfg is only read: several threads may open
- * datasets from one config at once. Errors: SL_ECONFIG (no dataset.path),
- * SL_EIO (cannot open or read the file), SL_EFORMAT (not a sluice dataset,
- * an unknown layout version, damage: the message names the file and the
- * sample or key and says how to re-create it), SL_ENOMEM.
+ * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
+ * .lmdb_db say how to read an LMDB other tools wrote). cfg is only read:
+ * several threads may open datasets from one config at once. Errors:
+ * SL_ECONFIG (no dataset.path, a layout option that does not fit the
+ * file), SL_EIO (cannot open or read the file or the label file),
+ * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
+ * damage: the message names the file and the sample or key, and for
+ * sluice's own files says how to re-create it), SL_ENOMEM.
  * On failure *out is still a handle that holds only the message: read it
  * with sl_dataset_errmsg, then sl_dataset_close it (other calls on it
  * return SL_ESTATE, or 0 for the counts). *out is NULL only for a NULL cfg
  * (SL_EINVAL) or when not even the handle could be allocated (SL_ENOMEM). */
 SL_API sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg);
 /* As sl_dataset_open with dataset.path = path and the other keys at their
- * defaults. */
+ * defaults (an LMDB's layout detected, raw Caffe Datums read as BGR, no
+ * label file, the main database). */
 SL_API sl_status sl_dataset_open_file(sl_dataset **out, const char *path);
 
 /* Verify mode, for checking a file: as sl_dataset_open_file, but a damaged
