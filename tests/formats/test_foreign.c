@@ -737,6 +737,49 @@ static void test_cli(void **state) {
   assert_memory_equal(ppm + strlen(head), want, sizeof want);
 }
 
+/* sluice pack --from rewrites a foreign file in sluice's layout: the same
+ * labels, targets and pixels (JPEGs rewritten losslessly, raw planes and
+ * WebP stored as pixels); a Caffe label below -1 is refused, naming it. */
+static void test_pack_from(void **state) {
+  (void)state;
+  static char out[1 << 16];
+  char args[2048], p[700];
+  static const struct {
+    const char *file, *set;
+    fixture f;
+    int side;
+  } cases[] = {{"caffe_enc.mdb", "", F_ENC, S},
+               {"mnist", "", F_MNIST, M},
+               {"lsun.mdb", "dataset.label_file", F_LSUN, S}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char set[800] = "";
+    if (cases[c].set[0])
+      snprintf(set, sizeof set, "--set %s='%s/lsun_labels.txt'", cases[c].set,
+               g_dir);
+    snprintf(args, sizeof args, "pack --from '%s/%s' '%s/packed%zu.lmdb' %s",
+             g_dir, cases[c].file, g_dir, c, set);
+    if (run_cli(args, out, sizeof out) != 0)
+      fail_msg("%s:\n%s", args, out);
+    snprintf(p, sizeof p, "packed%zu.lmdb", c);
+    sl_dataset *ds = open_with(p, NULL);
+    assert_string_equal(sl_dataset_layout_name(ds), "sluice");
+    assert_int_equal(sl_dataset_count(ds), cases[c].f == F_MNIST ? NMN : NIMG);
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);
+    assert_int_equal(m.label, cases[c].f == F_LSUN ? m.label : 1);
+    if (cases[c].f == F_LSUN) {
+      assert_int_equal(sl_dataset_target_width(ds), 1);
+      assert_true(m.targets[0] == (float)(m.label - 10) / 4.0f);
+    }
+    check_decode(ds, cases[c].f, cases[c].side);
+    sl_dataset_close(ds);
+  }
+  snprintf(args, sizeof args, "pack --from '%s/caffe_raw.mdb' '%s/no.lmdb'",
+           g_dir, g_dir);
+  assert_int_equal(run_cli(args, out, sizeof out), 1);
+  assert_non_null(strstr(out, "sample 2 has label -3"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_caffe_raw),
@@ -749,6 +792,7 @@ int main(void) {
       cmocka_unit_test(test_named_subdb),
       cmocka_unit_test(test_cli),
       cmocka_unit_test(test_no_lmdb_after_open),
+      cmocka_unit_test(test_pack_from),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
