@@ -173,7 +173,9 @@ int sl_cmd_info(int argc, char **argv) {
            sk == 1 ? "y" : "ies",
            sk ? " (__keys__, __len__, num-samples, *.meta)" : "");
     printf("reads:       each sample's bytes by (offset, length) from an "
-           "index built at open;\n             no LMDB call after open\n");
+           "index built at open;\n             no LMDB call after open "
+           "(opening reads every value: `sluice pack\n             --from` "
+           "converts the file to sluice's layout, which opens without)\n");
     if (an)
       printf("annotated:   %" PRIu64 " SSD AnnotatedDatums (their boxes are "
              "not read)\n",
