@@ -1,4 +1,7 @@
-/* Indexing an LMDB file (layout in formats/layout.h).
+/* Indexing an LMDB file (layout in formats/layout.h). Files other tools
+ * wrote (no "sluice.meta" entry, or dataset.layout caffe/images) share the
+ * check, the environment and the cursor set up here, and are walked by
+ * source_foreign.c.
  *
  * At open: check the file's structure against our own map (lmdb_check.c),
  * read the metadata, then walk the main database once with a read-only
