@@ -287,7 +287,7 @@ static int write_foreign(const char *path, int images, uint64_t n) {
 static void bench_open_foreign(const char *dir, uint64_t n) {
   static const char *const name[2] = {"caffe", "images"};
   printf("\nforeign LMDB open: %" PRIu64 " entries, best of 5 (page cache "
-         "warm); index %d bytes per sample\n",
+         "warm); index %d + 8 (key offset) bytes per sample\n",
          n, (int)sizeof(sl_sample_info));
   printf("  %-7s %10s %9s %12s %12s %10s\n", "layout", "file MB", "write s",
          "open mmap", "open pread", "ns/sample");

@@ -75,6 +75,7 @@ void sl_source_close(sl_source *src) {
   free(src->writer);
   free(src->label_file);
   free(src->lmdb_db);
+  free(src->name_off);
   free(src->path);
   free(src);
 }
@@ -125,18 +126,19 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
                       "%s: sample %" PRIu64 ": name buffer of %zu bytes < %u",
                       src->path, i, cap, e->name_len + 1u);
   size_t done = 0;
-  int rc = e->name_len == 0 ? 0
-                            : sl_pread_full(src->fd, buf, e->name_len,
-                                            e->offset - e->name_len, &done);
+  uint64_t at = src->name_off ? src->name_off[i] : e->offset - e->name_len;
+  int rc = e->name_len == 0
+               ? 0
+               : sl_pread_full(src->fd, buf, e->name_len, at, &done);
   if (rc < 0)
     return sl_err_errno(err, SL_EIO, errno,
                         "%s: sample %" PRIu64 ": name read at offset %" PRIu64,
-                        src->path, i, e->offset - e->name_len + done);
+                        src->path, i, at + done);
   if (rc > 0)
     return sl_err_set(err, SL_EIO,
                       "%s: sample %" PRIu64 ": file ends at %" PRIu64
                       " (truncated after open?)",
-                      src->path, i, e->offset - e->name_len + done);
+                      src->path, i, at + done);
   buf[e->name_len] = '\0';
   return SL_OK;
 }
@@ -318,7 +320,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
   sl_sample_info *e = &src->index[i];
   char why[160];
   if (e->offset > src->file_size || e->length > src->file_size - e->offset ||
-      e->name_len > e->offset)
+      (!src->name_off && e->name_len > e->offset))
     snprintf(why, sizeof why,
              "payload [%" PRIu64 ", +%" PRIu32
              ") lies beyond the end of the file (%" PRIu64 " bytes)",

@@ -10,7 +10,9 @@
  *
  * Memory: the index holds SL_SAMPLE_INFO_BYTES (24) bytes per sample, and
  * the targets 4 × target_width bytes per sample, allocated once at open,
- * plus the class names. Sample names stay in the file (read on demand).
+ * plus the class names; foreign LMDB layouts add 8 bytes per sample (the
+ * file offset of each key, the sample's name). Sample names stay in the
+ * file (read on demand).
  * The map is address space, not resident memory. */
 #ifndef SLUICE_FORMATS_SOURCE_H
 #define SLUICE_FORMATS_SOURCE_H

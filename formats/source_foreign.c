@@ -10,7 +10,8 @@
  * An image file's size comes from its header (formats/image_sniff.c).
  * Damage is an SL_EFORMAT naming the key, or in verify mode a bad sample.
  * Entries that are not samples (`__keys__`, `__len__`, `num-samples`,
- * `*.meta`) are skipped and counted. */
+ * `*.meta`) are skipped and counted. A printable key is the sample's name,
+ * read from its leaf page on demand (8 bytes a sample of offsets). */
 #include "formats/source_impl.h"
 
 #include <ctype.h>
@@ -52,6 +53,9 @@ typedef struct fwalk {
 } fwalk;
 
 static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err);
+static bool not_a_sample(const MDB_val *k);
+static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
+                     const MDB_val *k);
 static void free_labels(label_table *lt);
 static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
                             size_t size, sl_err *err);
@@ -66,6 +70,9 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
   sl_status st = load_labels(src, &w.lt, err);
   if (st == SL_OK)
     st = sl_source_alloc_index(src, entries, err);
+  if (st == SL_OK && !(src->name_off = calloc(entries ? entries : 1, 8)))
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names",
+                    src->path, entries);
   uint64_t n = src->count;
   src->count = 0; /* samples taken so far */
   MDB_val k, v;
@@ -83,6 +90,8 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
         break;
       }
       st = take_value(&w, &k, (uint64_t)(d - base), v.mv_size, err);
+      if (st == SL_OK && src->count > 0 && !not_a_sample(&k))
+        name_key(src, src->count - 1, base, &k);
     }
   if (st == SL_OK && rc != MDB_NOTFOUND)
     st = sl_err_set(err, SL_EFORMAT, "%s: LMDB walk: %s", src->path,
@@ -130,6 +139,24 @@ static bool not_a_sample(const MDB_val *k) {
          key_is(k, "num-samples") ||
          (k->mv_size >= 5 &&
           memcmp((const char *)k->mv_data + k->mv_size - 5, ".meta", 5) == 0);
+}
+
+/* A sample's key is its name (sl_source_name reads it from the leaf page
+ * in the file) when it is printable text inside the file; else it has
+ * none. A damaged (zeroed) entry keeps none. */
+static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
+                     const MDB_val *k) {
+  const uint8_t *p = k->mv_data;
+  sl_sample_info *e = &src->index[i];
+  if (e->codec == 0 || p < base || (uint64_t)(p - base) > src->file_size ||
+      k->mv_size > src->file_size - (uint64_t)(p - base) || k->mv_size == 0 ||
+      k->mv_size > SL_NAME_MAX)
+    return;
+  for (size_t q = 0; q < k->mv_size; q++)
+    if (!isprint(p[q]))
+      return;
+  src->name_off[i] = (uint64_t)(p - base);
+  e->name_len = (uint16_t)k->mv_size;
 }
 
 /* ---- one value ----------------------------------------------------------- */

@@ -30,6 +30,8 @@ struct sl_source {
   char *lmdb_db;           /* named sub-database; NULL: the main one */
   uint64_t skipped;        /* foreign: non-sample entries */
   uint64_t annotated;      /* foreign: AnnotatedDatums unwrapped */
+  uint64_t *name_off;      /* foreign: file offset of sample i's name (its key);
+                            NULL: names precede payloads */
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
 };

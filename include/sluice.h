@@ -382,7 +382,8 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
  * no other thread uses it.
  *
  * Memory, all allocated at open and never grown: the index, 24 bytes per
- * sample; the targets, 4 × target_width bytes per sample; the class names.
+ * sample (32 for an LMDB other tools wrote: its keys are the names); the
+ * targets, 4 × target_width bytes per sample; the class names.
  * Sample names stay in the file. sl_dataset_decode allocates a decoder's
  * scratch for the one image ((width + 32) × height × 4 bytes plus about
  * 2 MiB) and frees it before it returns.

@@ -312,6 +312,10 @@ static void test_caffe_raw(void **state) {
     assert_true(m.targets[1] == -(float)i);
   }
   check_decode(ds, F_RAW, S);
+  /* Printable keys are the samples' names. */
+  char name[64];
+  assert_int_equal(sl_dataset_name(ds, 3, name, sizeof name), SL_OK);
+  assert_string_equal(name, "00000003_train/img3.png");
   sl_dataset_close(ds);
   ds = open_fixture(F_RAW_RGB);
   sl_sample_meta m;
@@ -403,6 +407,9 @@ static void test_lsun_and_folder(void **state) {
   assert_int_equal(sl_dataset_count(ds), NIMG);
   assert_int_equal(sl_dataset_skipped_entries(ds), 4);
   check_decode(ds, F_FOLDER, S);
+  char name[8];
+  assert_int_equal(sl_dataset_name(ds, 5, name, sizeof name), SL_OK);
+  assert_string_equal(name, "5");
   sl_dataset_close(ds);
 }
 
@@ -704,7 +711,8 @@ static void test_cli(void **state) {
   } info[] = {{"caffe_raw.mdb", "layout caffe"},
               {"mnist", "2 SSD AnnotatedDatums"},
               {"lsun.mdb", "webp 2"},
-              {"folder.mdb", "skipped:     4 entries"}};
+              {"folder.mdb", "skipped:     4 entries"},
+              {"caffe_enc.mdb", "e.g. sample 0: 00000000_img0.jpg"}};
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
     snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
     assert_int_equal(run_cli(args, out, sizeof out), 0);
@@ -772,6 +780,11 @@ static void test_pack_from(void **state) {
       assert_true(m.targets[0] == (float)(m.label - 10) / 4.0f);
     }
     check_decode(ds, cases[c].f, cases[c].side);
+    if (cases[c].f == F_ENC) { /* the keys became the samples' names */
+      char name[64];
+      assert_int_equal(sl_dataset_name(ds, 2, name, sizeof name), SL_OK);
+      assert_string_equal(name, "00000002_img2.jpg");
+    }
     sl_dataset_close(ds);
   }
   snprintf(args, sizeof args, "pack --from '%s/caffe_raw.mdb' '%s/no.lmdb'",
