@@ -1,6 +1,8 @@
 /* bench_formats: `sluice pack` throughput with 1 and 2 threads, and the time
- * to open (index) a 1,000,000-sample file in each format. Not a test: it
- * prints a table. Ratios (2 threads / 1 thread) are measured in one run.
+ * to open (index) a 1,000,000-sample file in each format, and in the two
+ * foreign LMDB layouts (Caffe Datums, image-file values, written here with
+ * liblmdb as other tools write them). Not a test: it prints a table.
+ * Ratios (2 threads / 1 thread) are measured in one run.
  *
  *   bench_formats [--dir DIR] [--images N] [--samples N] [--bin SLUICE]
  *
@@ -19,6 +21,8 @@
 #include <time.h>
 #include <turbojpeg.h>
 #include <unistd.h>
+
+#include <lmdb.h>
 
 #include "codecs/codec.h"
 #include "formats/source.h"
@@ -221,6 +225,111 @@ static void bench_open(const char *dir, uint64_t n) {
   }
 }
 
+/* n entries under %08d keys, as convert_imageset writes them: Caffe raw
+ * Datums of 1x4x4 gray pixels (labels i % 1000), or (images) the same
+ * 4x4 gray PNG's bytes (its header is what open reads; nothing decodes
+ * them here). */
+static int write_foreign(const char *path, int images, uint64_t n) {
+  static uint8_t png[] = {
+      /* not const: MDB_val's data is void * */
+      0x89, 'P',  'N', 'G', '\r', '\n', 0x1a, '\n', 0,    0,    0,    13,
+      'I',  'H',  'D', 'R', 0,    0,    0,    4,    0,    0,    0,    4,
+      8,    0,    0,   0,   0,    0x7e, 0x19, 0x4b, 0x6b, 0,    0,    0,
+      11,   'I',  'D', 'A', 'T',  0x78, 0x9c, 0x63, 0x60, 0x40, 0x05, 0,
+      0,    0x14, 0,   1,   0x9d, 0x87, 0x5a, 0xec, 0,    0,    0,    0,
+      'I',  'E',  'N', 'D', 0xae, 0x42, 0x60, 0x82};
+  MDB_env *env;
+  MDB_txn *txn = NULL;
+  MDB_dbi dbi;
+  int rc = mdb_env_create(&env);
+  if (rc == 0)
+    rc = mdb_env_set_mapsize(env, (size_t)n * 128 + (64u << 20));
+  if (rc == 0)
+    rc =
+        mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOSYNC | MDB_WRITEMAP, 0644);
+  if (rc == 0)
+    rc = mdb_txn_begin(env, NULL, 0, &txn);
+  if (rc == 0)
+    rc = mdb_dbi_open(txn, NULL, 0, &dbi);
+  uint8_t datum[64];
+  for (uint64_t i = 0; rc == 0 && i < n; i++) {
+    char key[16];
+    int kl = snprintf(key, sizeof key, "%08" PRIu64, i);
+    size_t len = 0;
+    if (!images) { /* channels 1, height 4, width 4, data[16], label */
+      uint32_t label = (uint32_t)(i % 1000);
+      uint8_t *p = datum;
+      *p++ = 0x08, *p++ = 1, *p++ = 0x10, *p++ = 4, *p++ = 0x18, *p++ = 4;
+      *p++ = 0x22, *p++ = 16;
+      memset(p, (int)(i & 0xff), 16);
+      p += 16;
+      *p++ = 0x28;
+      do {
+        *p++ = (uint8_t)((label & 0x7f) | (label > 0x7f ? 0x80 : 0));
+        label >>= 7;
+      } while (label);
+      len = (size_t)(p - datum);
+    }
+    MDB_val k = {(size_t)kl, key}, v = {images ? sizeof png : len,
+                                        images ? (void *)png : (void *)datum};
+    rc = mdb_put(txn, dbi, &k, &v, MDB_APPEND);
+  }
+  if (rc == 0)
+    rc = mdb_txn_commit(txn);
+  else if (txn)
+    mdb_txn_abort(txn);
+  mdb_env_close(env);
+  if (rc != 0)
+    fprintf(stderr, "bench_formats: %s: %s\n", path, mdb_strerror(rc));
+  return rc ? -1 : 0;
+}
+
+static void bench_open_foreign(const char *dir, uint64_t n) {
+  static const char *const name[2] = {"caffe", "images"};
+  printf("\nforeign LMDB open: %" PRIu64 " entries, best of 5 (page cache "
+         "warm); index %d + 8 (key offset) bytes per sample\n",
+         n, (int)sizeof(sl_sample_info));
+  printf("  %-7s %10s %9s %12s %12s %10s\n", "layout", "file MB", "write s",
+         "open mmap", "open pread", "ns/sample");
+  for (int f = 0; f < 2; f++) {
+    char path[1100], lock[1200];
+    snprintf(path, sizeof path, "%s/bench-open-%s.mdb", dir, name[f]);
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    double t0 = now();
+    if (write_foreign(path, f, n))
+      continue;
+    double wt = now() - t0, best[2] = {1e30, 1e30};
+    uint64_t size = 0;
+    for (int rep = 0; rep < 5; rep++)
+      for (int io = 0; io < 2; io++) {
+        sl_err err = {0};
+        sl_source *s;
+        double a = now();
+        if (sl_source_open(&s, path, SL_FORMAT_AUTO,
+                           io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP,
+                           &err) != SL_OK) {
+          fprintf(stderr, "bench_formats: %s\n", err.msg);
+          unlink(path);
+          unlink(lock);
+          return;
+        }
+        double b = now() - a;
+        size = sl_source_file_size(s);
+        if (sl_source_count(s) != n ||
+            strcmp(sl_source_layout_name(s), name[f]) != 0)
+          fprintf(stderr, "bench_formats: count or layout mismatch\n");
+        sl_source_close(s);
+        if (b < best[io])
+          best[io] = b;
+      }
+    printf("  %-7s %10.1f %9.2f %9.1f ms %9.1f ms %10.1f\n", name[f],
+           (double)size / 1e6, wt, best[0] * 1e3, best[1] * 1e3,
+           best[0] * 1e9 / (double)n);
+    unlink(path);
+    unlink(lock);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   const char *bin = SLUICE_BIN_PATH;
@@ -247,5 +356,7 @@ int main(int argc, char **argv) {
     bench_pack(bin, dir, images);
   if (samples > 0)
     bench_open(dir, samples);
+  if (samples > 0)
+    bench_open_foreign(dir, samples);
   return 0;
 }

@@ -22,6 +22,7 @@ sluice_pkg(hdf5 hdf5-serial libhdf5-dev)
 sluice_pkg(jpeg libjpeg libjpeg62-turbo-dev)
 sluice_pkg(turbojpeg libturbojpeg libturbojpeg0-dev)
 sluice_pkg(png libpng libpng-dev)
+sluice_pkg(webp libwebp libwebp-dev)
 sluice_pkg(inih inih libinih-dev)
 sluice_pkg(uring liburing liburing-dev)
 
@@ -39,7 +40,8 @@ add_library(sluice::dep::yuv ALIAS sluice_dep_yuv)
 # Everything libsluice links, in one place (the stages link what they use).
 add_library(sluice_deps INTERFACE)
 target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
-  sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::inih
+  sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::webp
+  sluice::dep::inih
   sluice::dep::uring sluice::dep::yuv Threads::Threads m)
 
 if(SLUICE_BUILD_TESTS)

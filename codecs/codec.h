@@ -1,18 +1,19 @@
 /* Pixel codecs: probe an encoded image and decode a region of it.
  *
  * One small interface for JPEG (libjpeg API of libjpeg-turbo), PNG (libpng)
- * and raw u8 HWC arrays. A decode names a region of the full-size image, a
- * DCT scale M/8 (JPEG only: libjpeg's scaled IDCT, so a 1/2-size decode
- * costs a quarter of the work) and a minimum output size; when the scaled
- * region is still at least twice that size in a dimension, it is further
- * box-averaged by an integer factor in that dimension while rows stream in
- * (to between 1x and 2x the minimum).
- * JPEG decodes only the rows and iMCU columns that hold the region
- * (jpeg_crop_scanline, jpeg_skip_scanlines, and it stops after the last
- * needed row). When the file's restart markers cut its MCU rows into
- * segments (codecs/jpeg_layout.h, what `sluice pack` writes), it also
- * Huffman-decodes only the segments under the region instead of every row
- * above it and the full width of each row: same pixels, less work.
+ * WebP (libwebp: crop and scale inside the decoder) and raw u8 arrays (HWC,
+ * or CHW planes in RGB or BGR order). A decode names a
+ * region of the full-size image, a DCT scale M/8 (JPEG only: libjpeg's scaled
+ * IDCT, so a 1/2-size decode costs a quarter of the work) and a minimum output
+ * size; when the scaled region is still at least twice that size in a
+ * dimension, it is further box-averaged by an integer factor in that dimension
+ * while rows stream in (to between 1x and 2x the minimum). JPEG decodes only
+ * the rows and iMCU columns that hold the region (jpeg_crop_scanline,
+ * jpeg_skip_scanlines, and it stops after the last needed row). When the file's
+ * restart markers cut its MCU rows into segments (codecs/jpeg_layout.h, what
+ * `sluice pack` writes), it also Huffman-decodes only the segments under the
+ * region instead of every row above it and the full width of each row: same
+ * pixels, less work.
  *
  * Output is 8-bit RGBX (4 bytes per pixel, X = 255: the layout libyuv's
  * ARGB functions take) or gray (1 byte). Grayscale sources are replicated to
@@ -46,7 +47,12 @@
 typedef enum sl_codec {
   SL_CODEC_JPEG = 1,
   SL_CODEC_PNG = 2,
-  SL_CODEC_RAW = 3 /* u8 HWC array of height*width*channels bytes */
+  SL_CODEC_RAW = 3, /* u8 HWC array of height*width*channels bytes */
+  /* u8 CHW planes (channels 1 or 3) of height*width bytes each, as Caffe's
+   * raw Datums hold them: planes in R, G, B order, or in B, G, R order. */
+  SL_CODEC_RAW_CHW = 4,
+  SL_CODEC_RAW_CHW_BGR = 5,
+  SL_CODEC_WEBP = 6 /* lossy or lossless WebP (libwebp); alpha dropped */
 } sl_codec;
 
 /* Chroma subsampling of a JPEG (others report SL_SUB_444 or SL_SUB_GRAY). */

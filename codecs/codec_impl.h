@@ -109,6 +109,11 @@ sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err);
 sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
                         const sl_decode_req *req, sl_decoded *out, sl_err *err);
+sl_status sl_webp_probe(const sl_decoder *d, const sl_encoded *in,
+                        sl_image_info *info, sl_err *err);
+sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
+                         const sl_decode_req *req, sl_decoded *out,
+                         sl_err *err);
 sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err);
 sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,

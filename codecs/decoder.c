@@ -69,7 +69,11 @@ sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
     return sl_jpeg_probe(d, in, info, err);
   case SL_CODEC_PNG:
     return sl_png_probe(d, in, info, err);
+  case SL_CODEC_WEBP:
+    return sl_webp_probe(d, in, info, err);
   case SL_CODEC_RAW:
+  case SL_CODEC_RAW_CHW:
+  case SL_CODEC_RAW_CHW_BGR:
     return sl_raw_probe(d, in, info, err);
   default:
     return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
@@ -91,7 +95,11 @@ sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
     return sl_jpeg_decode(d, in, req, out, err);
   case SL_CODEC_PNG:
     return sl_png_decode(d, in, req, out, err);
+  case SL_CODEC_WEBP:
+    return sl_webp_decode(d, in, req, out, err);
   case SL_CODEC_RAW:
+  case SL_CODEC_RAW_CHW:
+  case SL_CODEC_RAW_CHW_BGR:
     return sl_raw_decode(d, in, req, out, err);
   default:
     return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",

@@ -1,11 +1,15 @@
-/* Raw u8 HWC arrays (1 = gray, 3 = RGB, 4 = RGBA): the region's rows are
+/* Raw u8 arrays: HWC (1 = gray, 3 = RGB, 4 = RGBA) or CHW planes (1 or 3,
+ * in RGB or BGR order: Caffe's raw Datums). The region's rows are gathered,
  * converted and streamed through the same sink as the other codecs. */
+#include <stdbool.h>
+
 #include "codecs/codec_impl.h"
 
 sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err) {
   int h = in->raw_h, w = in->raw_w, c = in->raw_c;
-  if (h < 1 || w < 1 || (c != 1 && c != 3 && c != 4))
+  bool planar = in->codec != SL_CODEC_RAW;
+  if (h < 1 || w < 1 || (c != 1 && c != 3 && (c != 4 || planar)))
     return sl_err_set(err, SL_EDECODE, "raw: bad shape %dx%dx%d", h, w, c);
   if (w > SL_CODEC_MAX_SIDE || h > SL_CODEC_MAX_SIDE ||
       (uint64_t)w * (uint64_t)h > d->max_pixels)
@@ -44,6 +48,36 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
   sl_pixfmt fmt = c == 1 ? SL_PIX_GRAY : c == 3 ? SL_PIX_RGB : SL_PIX_RGBX;
   sl_sink s;
   sl_sink_begin(&s, d, ch, rw, rh, kx, ky);
+  if (in->codec != SL_CODEC_RAW && c == 3) {
+    size_t plane = (size_t)info.width * (size_t)info.height;
+    bool bgr = in->codec == SL_CODEC_RAW_CHW_BGR;
+    const uint8_t *pr = in->bytes + (bgr ? 2 : 0) * plane,
+                  *pg = in->bytes + plane,
+                  *pb = in->bytes + (bgr ? 0 : 2) * plane;
+    uint8_t *r = d->row;
+    for (int y = y0; y < y0 + rh; y++) {
+      size_t o = (size_t)y * (size_t)info.width + (size_t)x0;
+      if (ch == 4)
+        for (int x = 0; x < rw; x++) {
+          r[4 * x] = pr[o + x];
+          r[4 * x + 1] = pg[o + x];
+          r[4 * x + 2] = pb[o + x];
+          r[4 * x + 3] = 255;
+        }
+      else {
+        for (int x = 0; x < rw; x++) {
+          r[3 * x] = pr[o + x];
+          r[3 * x + 1] = pg[o + x];
+          r[3 * x + 2] = pb[o + x];
+        }
+        sl_convert_row(r, SL_PIX_RGB, rw, r, 1);
+      }
+      sl_sink_row(&s, r);
+    }
+    sl_sink_end(&s, 8, out);
+    return SL_OK;
+  }
+  /* HWC, or one plane (which is HWC with C = 1). */
   size_t stride = (size_t)info.width * (size_t)c;
   for (int y = y0; y < y0 + rh; y++) {
     const uint8_t *src = in->bytes + (size_t)y * stride + (size_t)x0 * c;

@@ -77,13 +77,19 @@
 #define SL_HDF5_GROUP "/samples"
 
 /* The codec byte of a record, index entry or HDF5 row: an sl_codec of
- * codecs/codec.h (1 JPEG, 2 PNG, 3 raw). Formats sits below codecs, so it
- * checks only what the layout needs: the byte's range, and that a raw
- * payload holds height * width * channels bytes. loader/dataset.c, which
- * sees both headers, asserts that the numbers agree. */
+ * codecs/codec.h (1 JPEG, 2 PNG, 3 raw HWC; 4 raw CHW planes in RGB order,
+ * 5 in BGR order, which the Caffe reader gives raw Datums; 6 WebP). Formats
+ * sits below codecs, so it checks only what the layout needs: the byte's range,
+ * and that a raw payload holds height * width * channels bytes.
+ * loader/dataset.c, which sees both headers, asserts that the numbers agree. */
 #define SL_LAYOUT_CODEC_FIRST 1u
-#define SL_LAYOUT_CODEC_LAST 3u
+#define SL_LAYOUT_CODEC_LAST 6u
+#define SL_LAYOUT_CODEC_JPEG 1u
+#define SL_LAYOUT_CODEC_PNG 2u
 #define SL_LAYOUT_CODEC_RAW 3u
+#define SL_LAYOUT_CODEC_RAW_CHW 4u
+#define SL_LAYOUT_CODEC_RAW_CHW_BGR 5u
+#define SL_LAYOUT_CODEC_WEBP 6u
 
 /* SL_CLASS_NAME_MAX, SL_CLASSES_MAX and SL_TARGETS_MAX come from sluice.h;
  * the longest sample name (bytes, without the NUL): a source path. */

@@ -5,7 +5,9 @@
  * the same structures (LMDB 0.9 data format 1, 64-bit) from our own map with
  * every offset bounds-checked: both meta pages, then every branch and leaf
  * page of the main tree, each at most once, and the extent of every
- * overflow run (its header too when thorough). Page layout (lmdb.c): 16-byte
+ * overflow run (its header too when thorough). With a named sub-database
+ * (dataset.lmdb_db), the main tree is walked for its record, then its own
+ * tree the same way. Page layout (lmdb.c): 16-byte
  * header {pgno u64, pad u16, flags u16, lower u16, upper u16 | overflow page
  * count u32}, then u16 node offsets; a node is {lo u16, hi u16, flags u16,
  * ksize u16, key, data}. */
@@ -44,6 +46,13 @@ typedef struct walk {
   uint64_t entries;
   uint64_t first_data; /* file offset of the smallest key's value */
   bool thorough;       /* also read every overflow page's header */
+  /* Walking the main tree for the named sub-database subdb (NULL: the
+   * main tree holds the samples and a sub-database is an error). */
+  const char *subdb;
+  bool found;
+  uint16_t sub_flags;
+  uint64_t sub_entries, sub_root;
+  uint64_t subdbs; /* sub-database nodes seen */
 } walk;
 
 typedef struct meta {
@@ -57,8 +66,8 @@ static int read_meta(const uint8_t *p, uint64_t avail, meta *m);
 static sl_status check_page(walk *w, uint64_t pgno, int depth, sl_err *err);
 
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
-                        bool thorough, uint64_t *entries, uint64_t *first_data,
-                        sl_err *err) {
+                        const char *subdb, bool thorough, uint64_t *entries,
+                        uint64_t *first_data, sl_err *err) {
   meta m0, m1, m;
   if (read_meta(map, size, &m0) != 0)
     return sl_err_set(err, SL_EFORMAT,
@@ -81,24 +90,53 @@ sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                       "%s: main database has flags 0x%x "
                       "(sluice writes plain keys); " SL_REPACK_HINT,
                       path, m.main_flags);
-  walk w = {map, size, path, m.psize, m.last_pg + 1, NULL, 0, 0, thorough};
-  if (m.root == P_INVALID) {
+  walk w = {.map = map,
+            .size = size,
+            .path = path,
+            .psize = m.psize,
+            .npages = m.last_pg + 1,
+            .thorough = thorough};
+  w.subdb = subdb && subdb[0] ? subdb : NULL;
+  if (m.root == P_INVALID && !w.subdb) {
     *entries = 0;
     return SL_OK;
   }
   w.seen = calloc((size_t)(w.npages / 8 + 1), 1);
   if (!w.seen)
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
-  sl_status st = check_page(&w, m.root, 0, err);
+  sl_status st = m.root == P_INVALID ? SL_OK : check_page(&w, m.root, 0, err);
+  if (st == SL_OK && w.entries != m.entries)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: LMDB tree holds %" PRIu64
+                    " entries, its meta page says %" PRIu64 "; " SL_REPACK_HINT,
+                    path, w.entries, m.entries);
+  if (st == SL_OK && w.subdb && !w.found)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: no LMDB sub-database named '%s' (dataset.lmdb_db; "
+                    "the file holds %" PRIu64 ")",
+                    path, w.subdb, w.subdbs);
+  if (st == SL_OK && w.subdb && w.sub_flags != 0)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: sub-database '%s' has flags 0x%x (duplicate or "
+                    "integer keys are not read)",
+                    path, w.subdb, w.sub_flags);
+  if (st == SL_OK && w.subdb) { /* now the samples' own tree */
+    uint64_t want = w.sub_entries;
+    const char *name = w.subdb;
+    w.subdb = NULL;
+    w.entries = 0;
+    w.first_data = 0;
+    if (w.sub_root != P_INVALID)
+      st = check_page(&w, w.sub_root, 0, err);
+    if (st == SL_OK && w.entries != want)
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: sub-database '%s' holds %" PRIu64
+                      " entries, its record says %" PRIu64,
+                      path, name, w.entries, want);
+  }
   free(w.seen);
   if (st != SL_OK)
     return st;
-  if (w.entries != m.entries)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: LMDB tree holds %" PRIu64
-                      " entries, its meta page says %" PRIu64
-                      "; " SL_REPACK_HINT,
-                      path, w.entries, m.entries);
   *entries = w.entries;
   *first_data = w.first_data;
   return SL_OK;
@@ -196,11 +234,29 @@ static sl_status check_page(walk *w, uint64_t pgno, int depth, sl_err *err) {
       continue;
     }
     uint64_t dsize = lo | (hi << 16);
+    if ((nflags & F_SUBDATA) && !(nflags & (F_DUPDATA | F_BIGDATA))) {
+      /* A named sub-database: its 48-byte record (struct MDB_db). */
+      if (!w->subdb)
+        return bad(w, pgno,
+                   "the main database holds named sub-databases: name "
+                   "one with dataset.lmdb_db",
+                   err);
+      if (dsize != 48 || end + 48 > w->psize)
+        return bad(w, pgno, "malformed sub-database record", err);
+      const uint8_t *rec = n + NODEHDR + ksize;
+      w->subdbs++;
+      w->entries++;
+      if (ksize == strlen(w->subdb) &&
+          memcmp(n + NODEHDR, w->subdb, ksize) == 0) {
+        w->found = true;
+        w->sub_flags = sl_get_le16(rec + 4);
+        w->sub_entries = le64(rec + 32);
+        w->sub_root = le64(rec + 40);
+      }
+      continue;
+    }
     if (nflags & (F_SUBDATA | F_DUPDATA))
-      return bad(w, pgno,
-                 "sub-database or duplicate values (sluice writes "
-                 "neither)",
-                 err);
+      return bad(w, pgno, "duplicate values (sluice reads unique keys)", err);
     if (nflags & F_BIGDATA) {
       if (end + 8 > w->psize)
         return bad(w, pgno, "overflow reference runs past the page", err);

@@ -25,7 +25,7 @@ static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
 #define LMDB_MAGIC 0xBEEFC0DEu
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_source_mode mode,
+                             const sl_source_opts *opts, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err);
 static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
                         char *lmdb_env, size_t env_cap, bool *subdir,
@@ -33,14 +33,32 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
 
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
                          sl_source_mode mode, sl_err *err) {
-  return open_common(out, path, fmt, mode, NULL, NULL, err);
+  sl_source_opts o = {.fmt = fmt};
+  return open_common(out, path, &o, mode, NULL, NULL, err);
+}
+
+sl_status sl_source_open_opts(sl_source **out, const char *path,
+                              const sl_source_opts *opts, sl_source_mode mode,
+                              sl_err *err) {
+  sl_source_opts o = {0};
+  return open_common(out, path, opts ? opts : &o, mode, NULL, NULL, err);
 }
 
 sl_status sl_source_open_verify(sl_source **out, const char *path,
                                 sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err) {
-  return open_common(out, path, fmt, mode, on_bad, user, err);
+  sl_source_opts o = {.fmt = fmt};
+  return open_common(out, path, &o, mode, on_bad, user, err);
+}
+
+sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
+                                     const sl_source_opts *opts,
+                                     sl_source_mode mode,
+                                     sl_source_bad_fn on_bad, void *user,
+                                     sl_err *err) {
+  sl_source_opts o = {0};
+  return open_common(out, path, opts ? opts : &o, mode, on_bad, user, err);
 }
 
 void sl_source_close(sl_source *src) {
@@ -55,6 +73,9 @@ void sl_source_close(sl_source *src) {
   free(src->class_blob);
   free(src->class_off);
   free(src->writer);
+  free(src->label_file);
+  free(src->lmdb_db);
+  free(src->name_off);
   free(src->path);
   free(src);
 }
@@ -105,24 +126,44 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
                       "%s: sample %" PRIu64 ": name buffer of %zu bytes < %u",
                       src->path, i, cap, e->name_len + 1u);
   size_t done = 0;
-  int rc = e->name_len == 0 ? 0
-                            : sl_pread_full(src->fd, buf, e->name_len,
-                                            e->offset - e->name_len, &done);
+  uint64_t at = src->name_off ? src->name_off[i] : e->offset - e->name_len;
+  int rc = e->name_len == 0
+               ? 0
+               : sl_pread_full(src->fd, buf, e->name_len, at, &done);
   if (rc < 0)
     return sl_err_errno(err, SL_EIO, errno,
                         "%s: sample %" PRIu64 ": name read at offset %" PRIu64,
-                        src->path, i, e->offset - e->name_len + done);
+                        src->path, i, at + done);
   if (rc > 0)
     return sl_err_set(err, SL_EIO,
                       "%s: sample %" PRIu64 ": file ends at %" PRIu64
                       " (truncated after open?)",
-                      src->path, i, e->offset - e->name_len + done);
+                      src->path, i, at + done);
   buf[e->name_len] = '\0';
   return SL_OK;
 }
 
 const char *sl_source_format_name(const sl_source *src) {
   return src->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
+}
+
+const char *sl_source_layout_name(const sl_source *src) {
+  switch (src->layout) {
+  case SL_LMDB_CAFFE:
+    return "caffe";
+  case SL_LMDB_IMAGES:
+    return "images";
+  default:
+    return "sluice";
+  }
+}
+
+uint64_t sl_source_skipped(const sl_source *src) {
+  return src->skipped;
+}
+
+uint64_t sl_source_annotated(const sl_source *src) {
+  return src->annotated;
 }
 
 uint32_t sl_source_layout_version(const sl_source *src) {
@@ -250,9 +291,9 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
              src->target_width * sizeof *src->targets);
     return SL_OK;
   }
-  return sl_err_set(err, SL_EFORMAT,
-                    "%s: sample %" PRIu64 " (%s): %s; " SL_REPACK_HINT,
-                    src->path, i, where, reason);
+  return sl_err_set(err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s",
+                    src->path, i, where, reason,
+                    src->layout == SL_LMDB_SLUICE ? "; " SL_REPACK_HINT : "");
 }
 
 /* Targets feed a loss: a NaN or infinity is damage, not data. */
@@ -283,7 +324,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
   sl_sample_info *e = &src->index[i];
   char why[160];
   if (e->offset > src->file_size || e->length > src->file_size - e->offset ||
-      e->name_len > e->offset)
+      (!src->name_off && e->name_len > e->offset))
     snprintf(why, sizeof why,
              "payload [%" PRIu64 ", +%" PRIu32
              ") lies beyond the end of the file (%" PRIu64 " bytes)",
@@ -294,13 +335,16 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
   else if (e->height == 0 || e->width == 0)
     snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
-  else if (e->label < -1 ||
-           (e->label >= 0 && (uint32_t)e->label >= src->nclasses))
+  else if (src->layout == SL_LMDB_SLUICE &&
+           (e->label < -1 ||
+            (e->label >= 0 && (uint32_t)e->label >= src->nclasses)))
     snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",
              e->label, src->nclasses);
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
-  else if (e->codec == SL_LAYOUT_CODEC_RAW &&
+  else if ((e->codec == SL_LAYOUT_CODEC_RAW ||
+            e->codec == SL_LAYOUT_CODEC_RAW_CHW ||
+            e->codec == SL_LAYOUT_CODEC_RAW_CHW_BGR) &&
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);
@@ -317,9 +361,10 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
 /* ---- open ---------------------------------------------------------------- */
 
 static sl_status open_common(sl_source **out, const char *path,
-                             sl_format_kind fmt, sl_source_mode mode,
+                             const sl_source_opts *opts, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err) {
   *out = NULL;
+  sl_format_kind fmt = opts->fmt;
   sl_source *src = calloc(1, sizeof *src);
   if (!src || !(src->path = strdup(path))) {
     free(src);
@@ -329,10 +374,31 @@ static sl_status open_common(sl_source **out, const char *path,
   src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
+  src->layout = opts->layout;
+  src->order = opts->order;
+  if ((opts->label_file && opts->label_file[0] &&
+       !(src->label_file = strdup(opts->label_file))) ||
+      (opts->lmdb_db && opts->lmdb_db[0] &&
+       !(src->lmdb_db = strdup(opts->lmdb_db)))) {
+    sl_source_close(src);
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
   char env_path[PATH_MAX];
   bool subdir = false;
   sl_status st =
       detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->layout != SL_LMDB_AUTO &&
+      src->layout != SL_LMDB_SLUICE)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.layout = %s is for LMDB files; this is HDF5",
+                    path, src->layout == SL_LMDB_CAFFE ? "caffe" : "images");
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.lmdb_db = %s names an LMDB sub-database; "
+                    "this is HDF5",
+                    path, src->lmdb_db);
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5)
+    src->layout = SL_LMDB_SLUICE;
   if (st == SL_OK) {
     src->fmt = fmt;
     void *m =
@@ -407,8 +473,8 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
     else
       return sl_err_set(
           err, SL_EFORMAT,
-          "%s: %s; sluice reads LMDB and HDF5 "
-          "files made by `sluice pack`",
+          "%s: %s; sluice reads LMDB files (its own, Caffe Datums, "
+          "image-file values) and HDF5 files made by `sluice pack`",
           file, n == 0 ? "file is empty" : "neither an LMDB nor an HDF5 file");
   } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
     return sl_err_set(err, SL_EFORMAT,

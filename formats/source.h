@@ -10,7 +10,9 @@
  *
  * Memory: the index holds SL_SAMPLE_INFO_BYTES (24) bytes per sample, and
  * the targets 4 × target_width bytes per sample, allocated once at open,
- * plus the class names. Sample names stay in the file (read on demand).
+ * plus the class names; foreign LMDB layouts add 8 bytes per sample (the
+ * file offset of each key, the sample's name). Sample names stay in the
+ * file (read on demand).
  * The map is address space, not resident memory. */
 #ifndef SLUICE_FORMATS_SOURCE_H
 #define SLUICE_FORMATS_SOURCE_H
@@ -26,6 +28,38 @@ typedef enum sl_format_kind {
   SL_FORMAT_LMDB,
   SL_FORMAT_HDF5
 } sl_format_kind;
+
+/* How an LMDB file's entries are laid out (dataset.layout). Auto: sluice's
+ * own when the file holds its "sluice.meta" entry, else from the first
+ * sample-like value: an image file's magic means images, anything else is
+ * read as a Caffe Datum. HDF5 files are always sluice's. */
+typedef enum sl_lmdb_layout {
+  SL_LMDB_AUTO,
+  SL_LMDB_SLUICE,
+  SL_LMDB_CAFFE, /* values are Caffe Datums (or SSD AnnotatedDatums) */
+  SL_LMDB_IMAGES /* values are JPEG/PNG files, keys are arbitrary */
+} sl_lmdb_layout;
+
+/* Plane order of a Caffe raw (not encoded) Datum with 3 channels
+ * (dataset.channel_order): BGR is what Caffe's OpenCV-based tools write;
+ * CIFAR-10's converter writes RGB. */
+typedef enum sl_channel_order {
+  SL_CHANNELS_BGR,
+  SL_CHANNELS_RGB
+} sl_channel_order;
+
+/* The typed options of a source (the loader builds them from dataset.*). */
+typedef struct sl_source_opts {
+  sl_format_kind fmt;
+  sl_lmdb_layout layout;
+  sl_channel_order order;
+  /* Foreign layouts: NULL or "" for none, else a text file of lines
+   * `key label [t1 ... tK]` giving each key's label and targets. */
+  const char *label_file;
+  /* LMDB: NULL or "" reads the main database, else the named
+   * sub-database (dataset.lmdb_db). */
+  const char *lmdb_db;
+} sl_source_opts;
 
 /* How sl_source_read gets bytes: from a read-only map of the file
  * (zero-copy, MADV_RANDOM) or by pread into the caller's buffer. */
@@ -55,6 +89,10 @@ typedef struct sl_source sl_source;
  * says to re-create the file with `sluice pack`), SL_ENOMEM. */
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
                          sl_source_mode mode, sl_err *err);
+/* As sl_source_open, with every option (NULL: the defaults, auto). */
+sl_status sl_source_open_opts(sl_source **out, const char *path,
+                              const sl_source_opts *opts, sl_source_mode mode,
+                              sl_err *err);
 void sl_source_close(sl_source *src);
 
 /* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or
@@ -69,6 +107,11 @@ sl_status sl_source_open_verify(sl_source **out, const char *path,
                                 sl_format_kind fmt, sl_source_mode mode,
                                 sl_source_bad_fn on_bad, void *user,
                                 sl_err *err);
+sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
+                                     const sl_source_opts *opts,
+                                     sl_source_mode mode,
+                                     sl_source_bad_fn on_bad, void *user,
+                                     sl_err *err);
 
 uint64_t sl_source_count(const sl_source *src);
 /* Entry i < count. Never fails: the index was validated at open. */
@@ -90,6 +133,14 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 /* "lmdb" or "hdf5", and the on-disk layout version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
+/* The entries' layout: "sluice" (also every HDF5 file), "caffe" or
+ * "images". */
+const char *sl_source_layout_name(const sl_source *src);
+/* Foreign layouts: entries that were not samples (`__keys__`, `__len__`,
+ * `num-samples`, keys ending in `.meta`), skipped; Datums that were SSD
+ * AnnotatedDatums (their boxes are not read). */
+uint64_t sl_source_skipped(const sl_source *src);
+uint64_t sl_source_annotated(const sl_source *src);
 /* The writer's settings as recorded in the file ("" when none). */
 const char *sl_source_writer_settings(const sl_source *src);
 /* The open file descriptor (for io_uring, fadvise) and the file's size. */

@@ -24,6 +24,14 @@ struct sl_source {
   char *class_blob;        /* nclasses NUL-terminated names back to back */
   uint32_t *class_off;     /* nclasses offsets into class_blob */
   char *writer;            /* the writer's settings ("" when absent) */
+  sl_lmdb_layout layout;   /* after open: never AUTO */
+  sl_channel_order order;  /* of raw Caffe Datums */
+  char *label_file;        /* NULL: none */
+  char *lmdb_db;           /* named sub-database; NULL: the main one */
+  uint64_t skipped;        /* foreign: non-sample entries */
+  uint64_t annotated;      /* foreign: AnnotatedDatums unwrapped */
+  uint64_t *name_off;      /* foreign: file offset of sample i's name (its key);
+                            NULL: names precede payloads */
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
 };
@@ -56,14 +64,24 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                                bool subdir, sl_err *err);
 sl_status sl_source_index_hdf5(sl_source *src, sl_err *err);
+
+/* A foreign layout's one cursor pass (source_foreign.c), on an open
+ * read-only transaction: base is liblmdb's map address of file offset 0,
+ * entries the tree's entry count. Fills layout, count, index, targets. */
+typedef struct MDB_txn MDB_txn;
+typedef struct MDB_cursor MDB_cursor;
+sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
+                                  const uint8_t *base, uint64_t entries,
+                                  sl_err *err);
 /* Checks an LMDB file's structure (meta pages, every page of the main tree)
  * against the map, so that a truncated or corrupt file is an error and not
- * a fault inside liblmdb. *entries gets the main tree's entry count and
- * *first_data the file offset of the first (smallest) key's value, which
- * ties liblmdb's map addresses to file offsets. */
+ * a fault inside liblmdb. subdb (NULL or "": the main tree) names the
+ * sub-database whose tree holds the entries. *entries gets that tree's
+ * entry count and *first_data the file offset of the first (smallest) key's
+ * value, which ties liblmdb's map addresses to file offsets. */
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
-                        bool thorough, uint64_t *entries, uint64_t *first_data,
-                        sl_err *err);
+                        const char *subdb, bool thorough, uint64_t *entries,
+                        uint64_t *first_data, sl_err *err);
 
 #define SL_REPACK_HINT "re-create the file with `sluice pack`"
 

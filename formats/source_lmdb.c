@@ -1,4 +1,7 @@
-/* Indexing an LMDB file (layout in formats/layout.h).
+/* Indexing an LMDB file (layout in formats/layout.h). Files other tools
+ * wrote (no "sluice.meta" entry, or dataset.layout caffe/images) share the
+ * check, the environment and the cursor set up here, and are walked by
+ * source_foreign.c.
  *
  * At open: check the file's structure against our own map (lmdb_check.c),
  * read the metadata, then walk the main database once with a read-only
@@ -47,6 +50,7 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err);
 static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                             uint64_t *count, sl_err *err);
 static sl_status finish_entries(lmdb_walk *w, sl_err *err);
+static sl_status choose_layout(lmdb_walk *w, sl_err *err);
 
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                                bool subdir, sl_err *err) {
@@ -54,17 +58,19 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
   w.src = src;
   w.thorough = src->on_bad != NULL; /* verify reads every value too */
   uint64_t entries = 0;
-  sl_status st = sl_lmdb_check(src->map, src->file_size, src->path, w.thorough,
-                               &entries, &w.first_data, err);
+  sl_status st =
+      sl_lmdb_check(src->map, src->file_size, src->path, src->lmdb_db,
+                    w.thorough, &entries, &w.first_data, err);
   if (st != SL_OK)
     return st;
   if (entries == 0)
-    return sl_err_set(
-        err, SL_EFORMAT,
-        "%s: LMDB file holds no entries (no '%s' metadata); " SL_REPACK_HINT,
-        src->path, SL_LMDB_META_KEY);
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: LMDB file holds no entries; " SL_REPACK_HINT,
+                      src->path);
   MDB_env *env = NULL;
   int rc = mdb_env_create(&env);
+  if (rc == 0 && src->lmdb_db)
+    rc = mdb_env_set_maxdbs(env, 1);
   if (rc == 0)
     rc = mdb_env_open(env, env_path,
                       MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD |
@@ -73,22 +79,50 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
   if (rc == 0)
     rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &w.txn);
   if (rc == 0)
-    rc = mdb_dbi_open(w.txn, NULL, 0, &w.dbi);
+    rc = mdb_dbi_open(w.txn, src->lmdb_db, 0, &w.dbi);
   if (rc == 0)
     rc = mdb_cursor_open(w.txn, w.dbi, &w.cur);
   if (rc != 0)
     st = sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EFORMAT,
                     "%s: cannot open as LMDB: %s", src->path, mdb_strerror(rc));
   else
+    st = choose_layout(&w, err);
+  if (st == SL_OK && src->layout == SL_LMDB_SLUICE)
     st = walk(&w, entries, err);
+  else if (st == SL_OK)
+    st = sl_source_index_foreign(src, w.cur, w.base, entries, err);
   if (w.cur)
     mdb_cursor_close(w.cur);
   if (w.txn)
     mdb_txn_abort(w.txn);
   mdb_env_close(env);
-  if (st == SL_OK)
+  if (st == SL_OK && src->layout == SL_LMDB_SLUICE)
     st = finish_entries(&w, err);
   return st;
+}
+
+/* Sluice's own layout when asked for or when its metadata entry is there;
+ * otherwise the foreign walk decides (or checks the forced layout). Sets
+ * the map base from the first entry for either walk. */
+static sl_status choose_layout(lmdb_walk *w, sl_err *err) {
+  sl_source *src = w->src;
+  MDB_val k, v;
+  int rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST);
+  if (rc != 0)
+    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
+                      mdb_strerror(rc));
+  w->base = (const uint8_t *)v.mv_data - w->first_data;
+  if (src->layout != SL_LMDB_AUTO)
+    return SL_OK;
+  char meta_key[] = SL_LMDB_META_KEY;
+  MDB_val mk = {strlen(meta_key), meta_key};
+  rc = mdb_get(w->txn, w->dbi, &mk, &v);
+  if (rc == 0)
+    src->layout = SL_LMDB_SLUICE;
+  else if (rc != MDB_NOTFOUND)
+    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
+                      mdb_strerror(rc));
+  return SL_OK;
 }
 
 /* File offset of a value liblmdb returned, checked against the file. */

@@ -1,6 +1,7 @@
 /* libFuzzer target: probe + region decode + the whole augment pipeline on
- * arbitrary bytes. JPEG and PNG are recognised by their magic; anything
- * else is fed as a raw array whose shape comes from its first bytes. The
+ * arbitrary bytes. JPEG, PNG and WebP are recognised by their magic;
+ * anything else is fed as a raw array (HWC or CHW planes) whose shape and
+ * kind come from its first bytes. The
  * pipeline's settings (output size, crop, dtype, layout, flip, filter) are
  * derived from the input's length and last byte, so plain image files make
  * a good seed corpus (fuzz/corpus). Build and run: fuzz/run.sh.
@@ -56,9 +57,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     codec = 1;
   } else if (size >= 8 && memcmp(data, "\x89PNG", 4) == 0) {
     codec = 2;
+  } else if (size >= 12 && memcmp(data, "RIFF", 4) == 0 &&
+             memcmp(data + 8, "WEBP", 4) == 0) {
+    codec = SL_CODEC_WEBP;
   } else if (size >= 3) {
     rh = 1 + data[0] % 32, rw = 1 + data[1] % 32,
     rc = (int[]){1, 3, 4}[data[2] % 3];
+    /* raw HWC, or CHW planes in RGB or BGR order (1 or 3 of them) */
+    codec = (int[]){SL_CODEC_RAW, SL_CODEC_RAW_CHW,
+                    SL_CODEC_RAW_CHW_BGR}[(data[2] / 3) % 3];
+    if (codec != SL_CODEC_RAW && rc == 4)
+      rc = 3;
     payload = data + 3;
     len = size - 3;
   }

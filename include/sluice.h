@@ -389,7 +389,9 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
 
 /* ---- Datasets ---------------------------------------------------------------
  * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or
- * HDF5), opened for random access, as mdb_get is for LMDB:
+ * HDF5), or an LMDB that other tools wrote (Caffe Datums, values that are
+ * JPEG/PNG files: sl_dataset_layout_name), opened for random access, as
+ * mdb_get is for LMDB:
  *
  *   sl_dataset *ds;
  *   if (sl_dataset_open_file(&ds, "train.lmdb") != SL_OK) {
@@ -411,7 +413,8 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
  * no other thread uses it.
  *
  * Memory, all allocated at open and never grown: the index, 24 bytes per
- * sample; the targets, 4 × target_width bytes per sample; the class names.
+ * sample (32 for an LMDB other tools wrote: its keys are the names); the
+ * targets, 4 × target_width bytes per sample; the class names.
  * Sample names stay in the file. sl_dataset_decode allocates a decoder's
  * scratch for the one image ((width + 32) × height × 4 bytes plus about
  * 2 MiB) and frees it before it returns.
@@ -427,7 +430,12 @@ typedef struct sl_dataset sl_dataset;
 typedef enum sl_image_codec {
   SL_IMAGE_JPEG = 1,
   SL_IMAGE_PNG = 2,
-  SL_IMAGE_RAW = 3 /* u8 HWC pixels, height × width × channels bytes */
+  SL_IMAGE_RAW = 3, /* u8 HWC pixels, height × width × channels bytes */
+  /* u8 CHW planes, channels × height × width bytes (Caffe's raw Datums):
+   * planes in R, G, B order, or in B, G, R order. Read, never written. */
+  SL_IMAGE_RAW_CHW = 4,
+  SL_IMAGE_RAW_CHW_BGR = 5,
+  SL_IMAGE_WEBP = 6 /* read from other tools' LMDBs; alpha dropped */
 } sl_image_codec;
 
 /* Index bytes a dataset holds per sample (plus 4 × target_width). */
@@ -456,18 +464,22 @@ typedef struct sl_sample_meta {
 } sl_sample_meta;
 
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
- * detects LMDB or HDF5). cfg is only read: several threads may open
- * datasets from one config at once. Errors: SL_ECONFIG (no dataset.path),
- * SL_EIO (cannot open or read the file), SL_EFORMAT (not a sluice dataset,
- * an unknown layout version, damage: the message names the file and the
- * sample or key and says how to re-create it), SL_ENOMEM.
+ * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
+ * .lmdb_db say how to read an LMDB other tools wrote). cfg is only read:
+ * several threads may open datasets from one config at once. Errors:
+ * SL_ECONFIG (no dataset.path, a layout option that does not fit the
+ * file), SL_EIO (cannot open or read the file or the label file),
+ * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
+ * damage: the message names the file and the sample or key, and for
+ * sluice's own files says how to re-create it), SL_ENOMEM.
  * On failure *out is still a handle that holds only the message: read it
  * with sl_dataset_errmsg, then sl_dataset_close it (other calls on it
  * return SL_ESTATE, or 0 for the counts). *out is NULL only for a NULL cfg
  * (SL_EINVAL) or when not even the handle could be allocated (SL_ENOMEM). */
 SL_API sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg);
 /* As sl_dataset_open with dataset.path = path and the other keys at their
- * defaults. */
+ * defaults (an LMDB's layout detected, raw Caffe Datums read as BGR, no
+ * label file, the main database). */
 SL_API sl_status sl_dataset_open_file(sl_dataset **out, const char *path);
 
 /* Verify mode, for checking a file: as sl_dataset_open_file, but a damaged
@@ -506,6 +518,17 @@ SL_API const char *sl_dataset_format(const sl_dataset *ds);
 SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
 SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
+/* How the file's entries are laid out (dataset.layout): "sluice" (files
+ * sluice wrote, every HDF5 file), "caffe" (Caffe Datums: labels as stored,
+ * float_data as targets, no class names) or "images" (each value a JPEG or
+ * PNG file; labels from dataset.label_file, else -1). "" for a handle that
+ * did not open. */
+SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
+/* Caffe and images layouts: LMDB entries skipped as not samples
+ * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
+ * samples that were SSD AnnotatedDatums (their boxes are not read). */
+SL_API uint64_t sl_dataset_skipped_entries(const sl_dataset *ds);
+SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
 

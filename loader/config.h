@@ -25,6 +25,8 @@ typedef enum sl_opt {
 /* Enum options: sl_cfg_enum returns the index of the choice in options.def,
  * which is the value of the enum below or of the owning stage's enum:
  *   dataset.format  sl_format_kind  formats/source.h
+ *   dataset.layout  sl_lmdb_layout  formats/source.h
+ *   dataset.channel_order  sl_channel_order  formats/source.h
  *   loader.io       sl_io_kind      io/io_select.h
  *   augment.crop    sl_crop         augment/pipeline.h
  *   augment.filter  sl_filter       augment/pipeline.h
@@ -35,6 +37,11 @@ typedef enum sl_opt {
 _Static_assert(SL_FORMAT_AUTO == 0 && SL_FORMAT_LMDB == 1 &&
                    SL_FORMAT_HDF5 == 2,
                "dataset.format: auto|lmdb|hdf5");
+_Static_assert(SL_LMDB_AUTO == 0 && SL_LMDB_SLUICE == 1 && SL_LMDB_CAFFE == 2 &&
+                   SL_LMDB_IMAGES == 3,
+               "dataset.layout: auto|sluice|caffe|images");
+_Static_assert(SL_CHANNELS_BGR == 0 && SL_CHANNELS_RGB == 1,
+               "dataset.channel_order: bgr|rgb");
 _Static_assert(SL_IO_MMAP == 0 && SL_IO_PREAD == 1 && SL_IO_URING == 2 &&
                    SL_IO_AUTO == 3,
                "loader.io: mmap|pread|uring|auto");

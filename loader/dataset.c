@@ -27,8 +27,13 @@
 /* formats/ checks the codec byte of each sample against its layout's
  * numbers; the pipeline reads it as an sl_codec. */
 _Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
-                   SL_LAYOUT_CODEC_LAST == SL_CODEC_RAW &&
-                   SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW,
+                   SL_LAYOUT_CODEC_JPEG == SL_CODEC_JPEG &&
+                   SL_LAYOUT_CODEC_PNG == SL_CODEC_PNG &&
+                   SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW &&
+                   SL_LAYOUT_CODEC_RAW_CHW == SL_CODEC_RAW_CHW &&
+                   SL_LAYOUT_CODEC_RAW_CHW_BGR == SL_CODEC_RAW_CHW_BGR &&
+                   SL_LAYOUT_CODEC_WEBP == SL_CODEC_WEBP &&
+                   SL_LAYOUT_CODEC_LAST == SL_CODEC_WEBP,
                "the file layout's codec byte is an sl_codec");
 
 typedef struct ds_ctx {
@@ -206,9 +211,9 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   snprintf(c->path, sizeof c->path, "%s", path);
   /* The source only indexes (pread: no map of its own); bytes come through
    * the reader loader.io chose (it maps the file itself for mmap). */
-  sl_status st = sl_source_open(
-      &c->src, path, (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-      SL_SOURCE_PREAD, err);
+  sl_source_opts so;
+  sl_source_opts_from_config(&so, cfg);
+  sl_status st = sl_source_open_opts(&c->src, path, &so, SL_SOURCE_PREAD, err);
   if (st != SL_OK) {
     free(c);
     return st;

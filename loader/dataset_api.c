@@ -16,11 +16,15 @@
 #include "codecs/codec.h"
 #include "formats/source.h"
 #include "loader/config.h"
+#include "loader/stage_options.h"
 #include "sluice.h"
 
 _Static_assert((int)SL_IMAGE_JPEG == (int)SL_CODEC_JPEG &&
                    (int)SL_IMAGE_PNG == (int)SL_CODEC_PNG &&
-                   (int)SL_IMAGE_RAW == (int)SL_CODEC_RAW,
+                   (int)SL_IMAGE_RAW == (int)SL_CODEC_RAW &&
+                   (int)SL_IMAGE_RAW_CHW == (int)SL_CODEC_RAW_CHW &&
+                   (int)SL_IMAGE_RAW_CHW_BGR == (int)SL_CODEC_RAW_CHW_BGR &&
+                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP,
                "public codec values are the on-disk ones");
 
 /* Pixels a decode may hold: the largest image the index can describe. */
@@ -72,7 +76,7 @@ static sl_status not_open(const sl_dataset *ds) {
 }
 
 static sl_status open_path(sl_dataset **out, const char *path,
-                           sl_format_kind fmt, sl_dataset_bad_fn on_bad,
+                           const sl_source_opts *so, sl_dataset_bad_fn on_bad,
                            void *user) {
   if (!out)
     return SL_EINVAL;
@@ -86,10 +90,10 @@ static sl_status open_path(sl_dataset **out, const char *path,
   else if (!(ds->path = strdup(path)))
     st = sl_err_set(&err, SL_ENOMEM, "%s: no memory", path);
   else if (on_bad)
-    st = sl_source_open_verify(&ds->src, path, fmt, SL_SOURCE_PREAD, on_bad,
-                               user, &err);
+    st = sl_source_open_verify_opts(&ds->src, path, so, SL_SOURCE_PREAD, on_bad,
+                                    user, &err);
   else
-    st = sl_source_open(&ds->src, path, fmt, SL_SOURCE_PREAD, &err);
+    st = sl_source_open_opts(&ds->src, path, so, SL_SOURCE_PREAD, &err);
   if (st != SL_OK) {
     ds->err = err;
     snprintf(ds->open_msg, sizeof ds->open_msg, "%s", err.msg);
@@ -103,9 +107,9 @@ sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg) {
       *out = NULL;
     return SL_EINVAL;
   }
-  return open_path(out, sl_cfg_str(cfg, SL_OPT_DATASET_PATH),
-                   (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT),
-                   NULL, NULL);
+  sl_source_opts so;
+  sl_source_opts_from_config(&so, cfg);
+  return open_path(out, sl_cfg_str(cfg, SL_OPT_DATASET_PATH), &so, NULL, NULL);
 }
 
 sl_status sl_dataset_open_file(sl_dataset **out, const char *path) {
@@ -114,7 +118,7 @@ sl_status sl_dataset_open_file(sl_dataset **out, const char *path) {
       *out = NULL;
     return SL_EINVAL;
   }
-  return open_path(out, path, SL_FORMAT_AUTO, NULL, NULL);
+  return open_path(out, path, NULL, NULL, NULL);
 }
 
 sl_status sl_dataset_open_verify(sl_dataset **out, const char *path,
@@ -124,7 +128,7 @@ sl_status sl_dataset_open_verify(sl_dataset **out, const char *path,
       *out = NULL;
     return SL_EINVAL;
   }
-  return open_path(out, path, SL_FORMAT_AUTO, on_bad, user);
+  return open_path(out, path, NULL, on_bad, user);
 }
 
 void sl_dataset_close(sl_dataset *ds) {
@@ -168,6 +172,18 @@ uint32_t sl_dataset_target_width(const sl_dataset *ds) {
 
 const char *sl_dataset_format(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_format_name(ds->src) : "";
+}
+
+const char *sl_dataset_layout_name(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_layout_name(ds->src) : "";
+}
+
+uint64_t sl_dataset_skipped_entries(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_skipped(ds->src) : 0;
+}
+
+uint64_t sl_dataset_annotated_count(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_annotated(ds->src) : 0;
 }
 
 uint32_t sl_dataset_layout_version(const sl_dataset *ds) {

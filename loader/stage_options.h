@@ -17,6 +17,10 @@
  * each channel. loader.mode = eval takes a center crop and no flip. */
 void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg);
 
+/* The source's options from dataset.format, .layout, .channel_order,
+ * .label_file and .lmdb_db (pointers into cfg: valid while cfg is). */
+void sl_source_opts_from_config(sl_source_opts *o, const sl_config *cfg);
+
 /* The configured part of the reader's options (loader.io, io.*, the log
  * callback); batch_size is the loader's (the mmap hint distance). The file
  * part comes from sl_io_opts_from_source. */

@@ -10,10 +10,12 @@ packages=(
   libhdf5-dev hdf5-tools           # HDF5 (hdf5-serial); h5dump/h5ls for tests
   libjpeg62-turbo-dev libturbojpeg0-dev  # libjpeg API + TurboJPEG
   libpng-dev                       # PNG codec
+  libwebp-dev                      # WebP codec (values of other tools' LMDBs)
   libyuv-dev                       # resize/convert
   libinih-dev                      # INI config parser
   liburing-dev                     # io_uring reads
   libcmocka-dev                    # tests
+  python3-lmdb                     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang

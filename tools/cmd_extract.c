@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +23,15 @@ typedef struct range {
 static void usage(FILE *f) {
   fprintf(f, "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
              "Writes each sample's stored bytes to DIR (default: the current "
-             "directory;\nmade, with its parents, if missing) as INDEX.jpg "
-             "or INDEX.png, and a raw\narray as INDEX.ppm (RGB) or INDEX.pgm "
-             "(gray), and prints index, label,\nclass, size and file for "
-             "each (and the image it was packed from, when the\nfile records "
-             "it). INDEX is a sample index or an inclusive range FIRST-LAST."
-             "\nExisting files are kept unless --force is given; every index "
-             "is checked\nbefore anything is written. Samples with damaged "
-             "records are refused; the\nothers of such a file can still be "
-             "extracted.\n");
+             "directory;\nmade, with its parents, if missing) as INDEX.jpg, "
+             "INDEX.png or INDEX.webp,\nand a raw array as INDEX.ppm (RGB) or "
+             "INDEX.pgm (gray), and prints index,\nlabel, class, size and file "
+             "for each (and the image it was packed from, when\nthe file "
+             "records it). INDEX is a sample index or an inclusive range "
+             "FIRST-LAST.\nExisting files are kept unless --force is given; "
+             "every index is checked\nbefore anything is written. Samples "
+             "with damaged records are refused; the\nothers of such a file "
+             "can still be extracted.\n");
 }
 
 /* Damaged records are counted, not printed: `verify` is the report. */
@@ -90,6 +91,8 @@ static const char *extension(const sl_sample_meta *in) {
     return "jpg";
   case SL_IMAGE_PNG:
     return "png";
+  case SL_IMAGE_WEBP:
+    return "webp";
   default:
     return in->channels == 1 ? "pgm" : "ppm";
   }
@@ -128,9 +131,12 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     name[0] = '\0';
   }
   const uint8_t *data = buf;
+  uint8_t *hwc = NULL; /* planar raw, interleaved for the PNM */
   char path[4096], header[64] = "";
   const char *ext = extension(in);
-  if (in->codec == SL_IMAGE_RAW) { /* a viewable PNM around the array */
+  bool planar =
+      in->codec == SL_IMAGE_RAW_CHW || in->codec == SL_IMAGE_RAW_CHW_BGR;
+  if (in->codec == SL_IMAGE_RAW || planar) { /* a viewable PNM */
     if ((uint64_t)in->width * in->height * in->channels != len) {
       fprintf(stderr,
               "sluice extract: %s: sample %" PRIu64
@@ -141,11 +147,24 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     snprintf(header, sizeof header, "P%c\n%u %u\n255\n",
              in->channels == 1 ? '5' : '6', in->width, in->height);
   }
+  if (planar && in->channels == 3) { /* Caffe's CHW planes to RGB pixels */
+    size_t plane = (size_t)in->width * in->height;
+    if (!(hwc = malloc(len))) {
+      fprintf(stderr, "sluice extract: no memory for %zu bytes\n", len);
+      return 1;
+    }
+    bool bgr = in->codec == SL_IMAGE_RAW_CHW_BGR;
+    for (size_t p = 0; p < plane; p++)
+      for (size_t c = 0; c < 3; c++)
+        hwc[p * 3 + c] = buf[(bgr ? 2 - c : c) * plane + p];
+    data = hwc;
+  }
   size_t dl = strlen(dir);
   const char *sep = dl && dir[dl - 1] == '/' ? "" : "/";
   if (snprintf(path, sizeof path, "%s%s%" PRIu64 ".%s", dir, sep, i, ext) >=
       (int)sizeof path) {
     fprintf(stderr, "sluice extract: %s: path too long\n", dir);
+    free(hwc);
     return 1;
   }
   int fd = open(
@@ -153,9 +172,11 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
   if (fd < 0) {
     fprintf(stderr, "sluice extract: %s: %s%s\n", path, strerror(errno),
             errno == EEXIST ? " (--force replaces it)" : "");
+    free(hwc);
     return 1;
   }
   int bad = write_all(fd, header, strlen(header)) || write_all(fd, data, len);
+  free(hwc);
   int saved = errno;
   if (close(fd) != 0 && !bad) {
     bad = 1;

@@ -124,7 +124,7 @@ int sl_cmd_info(int argc, char **argv) {
     return 0;
   }
   uint64_t n = sl_dataset_count(ds), total = 0, minb = UINT64_MAX, maxb = 0;
-  uint64_t codecs[4] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
+  uint64_t codecs[7] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
   uint64_t first_named = UINT64_MAX;
   unsigned minh = 65535, minw = 65535, maxh = 0, maxw = 0;
   /* The smallest and largest images by pixel count (the first of equals). */
@@ -143,7 +143,7 @@ int sl_cmd_info(int argc, char **argv) {
     total += e->stored_bytes;
     minb = e->stored_bytes < minb ? e->stored_bytes : minb;
     maxb = e->stored_bytes > maxb ? e->stored_bytes : maxb;
-    codecs[(unsigned)e->codec < 4 ? e->codec : 0]++;
+    codecs[(unsigned)e->codec < 7 ? e->codec : 0]++;
     gray += e->channels == 1;
     rgb += e->channels == 3;
     unsigned side = e->height > e->width ? e->height : e->width;
@@ -164,8 +164,31 @@ int sl_cmd_info(int argc, char **argv) {
   char a[32], b[32], c[32], d[32];
   human(a, sizeof a, (double)sl_dataset_file_size(ds));
   printf("file:        %s\n", path);
-  printf("format:      %s, layout version %" PRIu32 "\n", sl_dataset_format(ds),
-         sl_dataset_layout_version(ds));
+  const char *layout = sl_dataset_layout_name(ds);
+  bool foreign = strcmp(layout, "sluice") != 0;
+  if (!foreign)
+    printf("format:      %s, layout version %" PRIu32 "\n",
+           sl_dataset_format(ds), sl_dataset_layout_version(ds));
+  else
+    printf("format:      %s, layout %s (%s)\n", sl_dataset_format(ds), layout,
+           strcmp(layout, "caffe") == 0
+               ? "Caffe Datums, in key order"
+               : "each value an image file, in key order");
+  if (foreign) {
+    uint64_t sk = sl_dataset_skipped_entries(ds),
+             an = sl_dataset_annotated_count(ds);
+    printf("skipped:     %" PRIu64 " entr%s that are not samples%s\n", sk,
+           sk == 1 ? "y" : "ies",
+           sk ? " (__keys__, __len__, num-samples, *.meta)" : "");
+    printf("reads:       each sample's bytes by (offset, length) from an "
+           "index built at open;\n             no LMDB call after open "
+           "(opening reads every value: `sluice pack\n             --from` "
+           "converts the file to sluice's layout, which opens without)\n");
+    if (an)
+      printf("annotated:   %" PRIu64 " SSD AnnotatedDatums (their boxes are "
+             "not read)\n",
+             an);
+  }
   printf("file size:   %s\n", a);
   printf("samples:     %" PRIu64 "\n", n);
   uint32_t k = sl_dataset_class_count(ds);
@@ -189,10 +212,15 @@ int sl_cmd_info(int argc, char **argv) {
     human(d, sizeof d, (double)maxb);
     printf("payloads:    %s in all; per sample min %s, mean %s, max %s\n", a, b,
            c, d);
-    printf("codecs:      jpeg %" PRIu64 ", png %" PRIu64 ", raw %" PRIu64
-           "%s\n",
-           codecs[1], codecs[2], codecs[3],
-           codecs[0] ? " (and damaged entries)" : "");
+    printf("codecs:      jpeg %" PRIu64 ", png %" PRIu64 ", raw %" PRIu64,
+           codecs[1], codecs[2], codecs[3] + codecs[4] + codecs[5]);
+    if (codecs[6])
+      printf(", webp %" PRIu64, codecs[6]);
+    printf("%s\n", codecs[0] ? " (and damaged entries)" : "");
+    if (codecs[4] + codecs[5])
+      printf("raw layout:  CHW planes (Caffe): %" PRIu64 " in BGR order, "
+             "%" PRIu64 " RGB or gray (dataset.channel_order)\n",
+             codecs[5], codecs[4]);
     print_jpeg_layout(ds, n);
     printf("channels:    rgb %" PRIu64 ", gray %" PRIu64 "\n", rgb, gray);
     printf("image sizes: smallest %ux%u (sample %" PRIu64 "), largest %ux%u "

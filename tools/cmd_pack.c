@@ -102,7 +102,11 @@ typedef struct pack_stats {
 } pack_stats;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: sluice pack SRC OUT [options]\n\n"
+  fprintf(f, "usage: sluice pack SRC OUT [options]\n"
+             "       sluice pack --from FILE OUT [--set KEY=VALUE]... (any "
+             "dataset sluice\n"
+             "                   reads, in sluice's layout: sluice pack "
+             "--from x --help)\n\n"
              "Packs the images under SRC into one LMDB or HDF5 file OUT.\n"
              "SRC is a folder of class subfolders (labels = sorted folder "
              "names),\nor the root that --list paths are relative to.\n\n"
@@ -538,6 +542,9 @@ static void keep_image_buffers_on_heap(void) {
 }
 
 int sl_cmd_pack(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--from"))
+      return sl_cmd_pack_from(argc, argv);
   pack_args a;
   keep_image_buffers_on_heap();
   int rc = parse_args(argc, argv, &a);

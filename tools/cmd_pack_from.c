@@ -1,0 +1,179 @@
+/* sluice pack --from FILE OUT: any dataset sluice reads (its own, a Caffe
+ * Datum or image-value LMDB) rewritten in sluice's layout, for the fastest
+ * open and crops: labels, class names, targets and sample names kept.
+ * JPEG and PNG samples go to the writer as files (JPEGs rewritten
+ * losslessly into the restart layout unless --keep-jpeg); raw arrays (HWC
+ * or Caffe's CHW planes) and WebP are decoded and stored as raw RGB/gray
+ * pixels. Through the public API only (sl_dataset_*, sl_writer_*). */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sluice.h"
+#include "tools/cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: sluice pack --from FILE OUT [--set KEY=VALUE]... "
+          "[--keep-jpeg] [--force]\n\n"
+          "Rewrites the dataset FILE (sluice's own, a Caffe Datum LMDB or an "
+          "LMDB\nof image files) as OUT in sluice's layout (format from OUT's "
+          "extension),\nkeeping labels, class names, targets and sample "
+          "names. JPEG/PNG samples\nare stored as files (JPEGs rewritten "
+          "losslessly into the restart layout);\nraw arrays and WebP as raw "
+          "pixels.\n"
+          "  --set KEY=VALUE  a dataset.* option for reading FILE, e.g.\n"
+          "                   dataset.label_file=labels.txt, "
+          "dataset.channel_order=rgb,\n"
+          "                   dataset.lmdb_db=train (repeatable)\n"
+          "  --keep-jpeg      store JPEGs byte for byte\n"
+          "  --force          replace OUT if it exists\n");
+}
+
+static int fail_ds(sl_dataset *ds) {
+  fprintf(stderr, "sluice pack: %s\n", sl_dataset_errmsg(ds));
+  return 1;
+}
+
+static int fail_w(sl_writer *w) {
+  fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+  return 1;
+}
+
+/* Copies sample i of ds into w; buf/pix grow as needed. */
+static int copy_one(sl_dataset *ds, sl_writer *w, uint64_t i, uint8_t **buf,
+                    size_t *cap, const char *from) {
+  sl_sample_meta m;
+  if (sl_dataset_info(ds, i, &m) != SL_OK)
+    return fail_ds(ds);
+  if (m.label < -1) {
+    fprintf(stderr,
+            "sluice pack: %s: sample %" PRIu64 " has label %" PRId32
+            "; sluice's layout stores class indexes >= 0 or -1 (none)\n",
+            from, i, m.label);
+    return 1;
+  }
+  bool file = m.codec == SL_IMAGE_JPEG || m.codec == SL_IMAGE_PNG;
+  size_t need =
+      file ? (size_t)m.stored_bytes : (size_t)m.width * m.height * m.channels;
+  if (need > *cap) {
+    uint8_t *b = realloc(*buf, need);
+    if (!b) {
+      fprintf(stderr, "sluice pack: no memory for %zu bytes\n", need);
+      return 1;
+    }
+    *buf = b;
+    *cap = need;
+  }
+  char name[SL_SAMPLE_NAME_MAX + 1] = "";
+  if (m.name_bytes && sl_dataset_name(ds, i, name, sizeof name) != SL_OK)
+    return fail_ds(ds);
+  size_t len;
+  sl_status st = file ? sl_dataset_read(ds, i, *buf, *cap, &len)
+                      : sl_dataset_decode(ds, i, *buf, *cap, &len);
+  if (st != SL_OK)
+    return fail_ds(ds);
+  st = file ? sl_writer_add_encoded(w, *buf, len, m.label, m.targets, name)
+            : sl_writer_add_pixels(w, *buf, m.width, m.height, m.channels,
+                                   m.label, m.targets, name);
+  return st == SL_OK ? 0 : fail_w(w);
+}
+
+int sl_cmd_pack_from(int argc, char **argv) {
+  const char *from = NULL, *out = NULL;
+  bool keep = false, force = false;
+  sl_config *cfg;
+  if (sl_config_create(&cfg) != SL_OK) {
+    fprintf(stderr, "sluice pack: out of memory\n");
+    return 1;
+  }
+  int rc = 0;
+  for (int i = 1; i < argc && rc == 0; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      sl_config_destroy(cfg);
+      return 0;
+    } else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
+      from = argv[++i];
+    } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+      char kv[1024];
+      snprintf(kv, sizeof kv, "%s", argv[++i]);
+      char *eq = strchr(kv, '=');
+      if (!eq || strncmp(kv, "dataset.", 8) != 0)
+        rc = sl_cli_usage_error("pack",
+                                "--set wants dataset.KEY=VALUE, not "
+                                "'%s'",
+                                argv[i]);
+      else {
+        *eq = '\0';
+        if (sl_config_set(cfg, kv, eq + 1) != SL_OK)
+          rc = sl_cli_usage_error("pack", "%s", sl_config_errmsg(cfg));
+      }
+    } else if (!strcmp(argv[i], "--keep-jpeg")) {
+      keep = true;
+    } else if (!strcmp(argv[i], "--force")) {
+      force = true;
+    } else if (argv[i][0] == '-') {
+      rc = sl_cli_usage_error("pack",
+                              "unknown or incomplete option '%s' "
+                              "with --from",
+                              argv[i]);
+    } else if (!out) {
+      out = argv[i];
+    } else {
+      rc = sl_cli_usage_error("pack", "one OUT only with --from");
+    }
+  }
+  if (rc == 0 && (!from || !out)) {
+    usage(stderr);
+    rc = 2;
+  }
+  if (rc == 0 && sl_config_set(cfg, "dataset.path", from) != SL_OK)
+    rc = sl_cli_usage_error("pack", "%s", sl_config_errmsg(cfg));
+  if (rc) {
+    sl_config_destroy(cfg);
+    return rc;
+  }
+  sl_dataset *ds;
+  sl_status st = sl_dataset_open(&ds, cfg);
+  sl_config_destroy(cfg);
+  if (st != SL_OK) {
+    rc = fail_ds(ds);
+    sl_dataset_close(ds);
+    return rc;
+  }
+  char settings[1200];
+  snprintf(settings, sizeof settings, "sluice pack --from %s (layout %s)%s",
+           from, sl_dataset_layout_name(ds), keep ? " --keep-jpeg" : "");
+  sl_writer_options wo = {0};
+  wo.target_width = sl_dataset_target_width(ds);
+  wo.keep_jpeg = keep;
+  wo.replace = force;
+  wo.settings = settings;
+  sl_writer *w;
+  if (sl_writer_create(&w, out, &wo) != SL_OK) {
+    rc = fail_w(w);
+    sl_writer_destroy(w);
+    sl_dataset_close(ds);
+    return rc;
+  }
+  for (uint32_t c = 0; c < sl_dataset_class_count(ds) && rc == 0; c++)
+    if (sl_writer_set_class_name(w, c, sl_dataset_class_name(ds, c)) != SL_OK)
+      rc = fail_w(w);
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  uint64_t n = sl_dataset_count(ds);
+  for (uint64_t i = 0; i < n && rc == 0; i++)
+    rc = copy_one(ds, w, i, &buf, &cap, from);
+  free(buf);
+  if (rc == 0 && sl_writer_commit(w) != SL_OK)
+    rc = fail_w(w);
+  if (rc == 0)
+    printf("sluice pack: %" PRIu64 " samples from %s (layout %s) -> %s\n", n,
+           from, sl_dataset_layout_name(ds), out);
+  sl_writer_destroy(w);
+  sl_dataset_close(ds);
+  return rc;
+}
