@@ -60,7 +60,7 @@ static void expected_sample(const sl_dconv *dc, uint64_t index, uint64_t epoch,
 static void check_batch(const sl_batch *b, const sl_dconv *dc) {
   assert_true(b->on_device);
   assert_non_null(b->ready);
-  CK(cudaEventSynchronize(*(cudaEvent_t *)b->ready));
+  CK(cudaEventSynchronize((cudaEvent_t)b->ready));
   uint8_t *got = malloc(b->bytes);
   size_t res = b->height, sb = sl_dconv_out_bytes(dc, 1, res, res);
   uint8_t *u8 = malloc(res * res * 3), *want = malloc(sb);
@@ -155,7 +155,7 @@ static void test_slow_consumer(void **state) {
       CK(cudaMalloc((void **)&d_seen, bytes * NB));
     }
     memcpy(idx[k], b.indices, sizeof idx[k]);
-    CK(cudaStreamWaitEvent(user, *(cudaEvent_t *)b.ready, 0));
+    CK(cudaStreamWaitEvent(user, (cudaEvent_t)b.ready, 0));
     CK(sl_test_spin(20 * 1000 * 1000, user));
     CK(cudaMemcpyAsync(d_seen + (size_t)k * bytes, b.data, bytes,
                        cudaMemcpyDeviceToDevice, user));
