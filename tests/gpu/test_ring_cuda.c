@@ -14,7 +14,7 @@
 
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
-#if SLUICE_HAVE_CUDA
+#ifdef SLUICE_HAVE_CUDA
 #include "loader/cuda/cuda_check.h"
 #endif
 
@@ -156,7 +156,7 @@ static void test_alloc_without_device(void **state) {
  * itself after it), SL_RELEASE_DONE nothing, any other value that stream. */
 static void test_release_stream(void **state) {
   (void)state;
-#if SLUICE_HAVE_CUDA
+#ifdef SLUICE_HAVE_CUDA
   int done = -1;
   assert_ptr_equal(sl_cuda_release_stream(NULL, &done), cudaStreamLegacy);
   assert_int_equal(done, 0);
