@@ -151,6 +151,7 @@ class Loader:
         self._c = _sluice._Loader(path, pairs)
         self._epoch = None
         self._handed = 0
+        self._gen = 0
 
     # ---- life -----------------------------------------------------------
     def close(self):
@@ -187,6 +188,7 @@ class Loader:
         self._c.start_epoch(epoch)
         self._epoch = epoch
         self._handed = 0
+        self._gen += 1
 
     def next(self):
         """The next Batch of the current epoch, or None at its end."""
@@ -202,12 +204,19 @@ class Loader:
         return self._iterate()
 
     def _iterate(self):
-        while True:
+        # An iterator of an epoch since abandoned (set_epoch, epoch, a
+        # restore) stops. The batch is dropped on resuming, before the next
+        # next, so the iterator itself never holds a slot while it waits;
+        # the caller's loop variable does (a for loop holds the previous
+        # batch while asking for the next: device.prefetch >= 2).
+        gen = self._gen
+        while gen == self._gen:
             b = self._c.next()
             if b is None:
                 return
             self._handed += 1
             yield b
+            del b
 
     def __iter__(self):
         """Iterates over the current epoch (epoch 0 when none started, or
@@ -238,6 +247,7 @@ class Loader:
                 % _STATE_MAGIC)
         self._c.restore_state(bytes(state["state"]))
         self._epoch = self.stats()["epoch"]
+        self._gen += 1
 
 
 class Dataset:
