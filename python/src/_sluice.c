@@ -14,6 +14,7 @@
  */
 #include "module.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -82,7 +83,8 @@ struct bcore {
   atomic_long refs;
   struct core *core;
   sl_batch b;
-  struct bcore *next; /* in core->pending */
+  struct bcore *next;        /* in core->pending */
+  _Atomic(uintptr_t) stream; /* cudaStream_t of the latest export, or 0 */
 };
 
 typedef struct {
@@ -184,7 +186,7 @@ static void core_drain(struct core *c) {
   pthread_mutex_unlock(&c->lock);
   while (p) {
     struct bcore *n = p->next;
-    sl_batch_release(c->ld, &p->b, NULL);
+    sl_batch_release(c->ld, &p->b, (void *)atomic_load(&p->stream));
     free(p);
     p = n;
   }
@@ -732,6 +734,60 @@ static void capsule_v1(PyObject *cap) {
   }
 }
 
+/* cudaStreamWaitEvent, from the CUDA runtime the consumer (torch, JAX,
+ * CuPy) has loaded: the module links no CUDA and imports without it. */
+typedef int (*wait_event_fn)(void *stream, void *event, unsigned flags);
+
+static wait_event_fn cuda_wait_event(void) {
+  static const char *const libs[] = {"libcudart.so", "libcudart.so.12",
+                                     "libcudart.so.11.0"};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+      h = dlopen(libs[i], RTLD_LAZY);
+    if (!h)
+      continue;
+    void *sym = dlsym(h, "cudaStreamWaitEvent");
+    if (sym) {
+      wait_event_fn fn;
+      memcpy(&fn, &sym, sizeof fn);
+      return fn; /* the handle stays open for the process */
+    }
+    dlclose(h);
+  }
+  return NULL;
+}
+
+/* Makes the consumer's stream wait for the batch (no host sync) and notes
+ * it as the stream the slot is released on. s: 1 (legacy default), 2 (per
+ * thread) or a cudaStream_t; -1: the consumer synchronises itself. */
+static int tensor_stream_wait(TensorObject *t, intptr_t s) {
+  if (!t->bc || !t->on_device || s == -1)
+    return 0;
+  if (t->bc->b.ready) {
+    static wait_event_fn fn;
+    if (!fn)
+      fn = cuda_wait_event();
+    if (!fn) {
+      raise_status(SL_ECUDA, "__dlpack__(stream=...): cannot find "
+                             "cudaStreamWaitEvent (libcudart not loadable)");
+      return -1;
+    }
+    int err = fn((void *)s, *(void **)t->bc->b.ready, 0);
+    if (err) {
+      char msg[128];
+      snprintf(msg, sizeof msg,
+               "cudaStreamWaitEvent on the batch's ready event failed "
+               "(cudaError %d)",
+               err);
+      raise_status(SL_ECUDA, msg);
+      return -1;
+    }
+  }
+  atomic_store(&t->bc->stream, (uintptr_t)s);
+  return 0;
+}
+
 /* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) */
 static PyObject *Tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
   TensorObject *t = (TensorObject *)o;
@@ -747,8 +803,9 @@ static PyObject *Tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
                     "supported by __dlpack__ (copy the array after import)");
     return NULL;
   }
+  intptr_t s = 1; /* None: the legacy default stream (DLPack, CUDA) */
   if (stream != Py_None) {
-    long s = PyLong_AsLong(stream);
+    s = (intptr_t)PyLong_AsSsize_t(stream);
     if (s == -1 && PyErr_Occurred())
       return NULL;
     if (!t->on_device && s != -1) {
@@ -763,6 +820,8 @@ static PyObject *Tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
       return NULL;
     }
   }
+  if (tensor_stream_wait(t, s))
+    return NULL;
   int versioned = 0;
   if (max_version != Py_None) {
     PyObject *major = PySequence_GetItem(max_version, 0);
@@ -933,8 +992,9 @@ static PyType_Slot Tensor_slots[] = {
      "slot until it and every export are freed. Read from any thread."},
     {0, NULL}};
 
-static PyType_Spec Tensor_spec = {"sluice._sluice.Tensor", sizeof(TensorObject),
-                                  0, Py_TPFLAGS_DEFAULT, Tensor_slots};
+static PyType_Spec Tensor_spec = {
+    "sluice._sluice.Tensor", sizeof(TensorObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, Tensor_slots};
 
 /* ---- Batch -------------------------------------------------------------- */
 static void Batch_dealloc(PyObject *o) {
@@ -1026,8 +1086,9 @@ static PyType_Slot Batch_slots[] = {
      "its own beyond the slot. Read from any thread."},
     {0, NULL}};
 
-static PyType_Spec Batch_spec = {"sluice._sluice.Batch", sizeof(BatchObject), 0,
-                                 Py_TPFLAGS_DEFAULT, Batch_slots};
+static PyType_Spec Batch_spec = {
+    "sluice._sluice.Batch", sizeof(BatchObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, Batch_slots};
 
 /* ---- Module ------------------------------------------------------------- */
 static PyObject *mod_version(PyObject *m, PyObject *u) {
