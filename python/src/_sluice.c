@@ -193,6 +193,15 @@ static void core_drain(struct core *c) {
 }
 
 /* ---- Loader ------------------------------------------------------------- */
+/* Takes c->op from a thread holding the GIL, dropping the GIL while another
+ * thread's next holds op, so that waiting never stalls other threads. */
+static void op_lock_gil(struct core *c) {
+  if (pthread_mutex_trylock(&c->op) == 0)
+    return;
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  Py_END_ALLOW_THREADS
+}
+
 static int loader_check(LoaderObject *self) {
   if (!self->core) {
     raise_status(SL_ESTATE, "the loader is closed");
@@ -366,7 +375,7 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   BatchObject *b = PyObject_New(BatchObject, g_state->batch_type);
   if (!b) {
-    pthread_mutex_lock(&c->op);
+    op_lock_gil(c);
     sl_batch_release(c->ld, &bc->b, NULL);
     pthread_mutex_unlock(&c->op);
     free(bc);
@@ -443,7 +452,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
   sl_loader_stats s;
   sl_status st;
   char msg[1024];
-  pthread_mutex_lock(&c->op);
+  op_lock_gil(c);
   st = sl_loader_stats_get(c->ld, &s);
   if (st != SL_OK)
     snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
@@ -504,7 +513,7 @@ static PyObject *Loader_save_state(PyObject *o, PyObject *unused) {
   unsigned char buf[SL_LOADER_STATE_BYTES];
   size_t len = sizeof buf;
   char msg[1024];
-  pthread_mutex_lock(&c->op);
+  op_lock_gil(c);
   sl_status st = sl_loader_save_state(c->ld, buf, &len);
   if (st != SL_OK)
     snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));

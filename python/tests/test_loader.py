@@ -398,3 +398,27 @@ def test_python_m_sluice_runs_the_command():
                          capture_output=True, text=True)
     assert out.returncode == 0
     assert sluice.version() in out.stdout + out.stderr
+
+
+def test_stats_from_another_thread_while_next_waits(opts):
+    o = opts(**{"loader.workers": 1, "resolution.max": 256})
+    errors = []
+    with sluice.Loader(o) as ld:
+        ld.set_epoch(0)
+        stop = threading.Event()
+
+        def poll():
+            try:
+                while not stop.is_set():
+                    ld.stats()
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        t = threading.Thread(target=poll)
+        t.start()
+        n = sum(1 for _ in ld)
+        stop.set()
+        t.join(10)
+        assert not t.is_alive()
+        assert n == len(ld)
+    assert not errors
