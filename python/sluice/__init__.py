@@ -39,7 +39,7 @@ from ._sluice import (  # noqa: F401
 
 __all__ = [
     "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
-    "version",
+    "version", "pack",
 ]
 
 _STATE_MAGIC = "sluice.Loader/1"
@@ -125,6 +125,27 @@ def _resolve_options(config, options):
     if "device.gpu" not in given and "LOCAL_RANK" in os.environ:
         pairs.append(("device.gpu", os.environ["LOCAL_RANK"]))
     return path, pairs
+
+
+def _cli():
+    from .__main__ import _cli as find
+    return find()
+
+
+def pack(source, out, *args):
+    """Packs an image folder (or, with "--from", another dataset) into an
+    LMDB or HDF5 file by running ``sluice pack SOURCE OUT ARGS...``; its
+    progress goes to stderr. Raises Error with the command's message."""
+    import subprocess
+    cmd = [_cli(), "pack", os.fspath(source), os.fspath(out)]
+    cmd += [os.fspath(a) if isinstance(a, os.PathLike) else str(a)
+            for a in args]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if r.returncode != 0:
+        raise Error((r.stderr or r.stdout).strip()
+                    or "sluice pack failed (exit %d)" % r.returncode)
+    return r.stdout.strip()
 
 
 class Loader:

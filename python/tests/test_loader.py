@@ -422,3 +422,16 @@ def test_stats_from_another_thread_while_next_waits(opts):
         assert not t.is_alive()
         assert n == len(ld)
     assert not errors
+
+
+def test_pack_runs_the_command(tmp_path):
+    if not os.environ.get("SLUICE_BIN"):
+        pytest.skip("SLUICE_BIN not set")
+    src = tmp_path / "img"
+    subprocess.run([os.environ["SLUICE_BIN"], "synth", str(src), "--count",
+                    "12", "--classes", "3"], check=True, capture_output=True)
+    assert "packed 12" in sluice.pack(src, tmp_path / "p.lmdb")
+    ds = sluice.Dataset(str(tmp_path / "p.lmdb"))
+    assert len(ds) == 12 and len(ds.class_names) == 3
+    with pytest.raises(sluice.Error):
+        sluice.pack(tmp_path / "missing", tmp_path / "q.lmdb")
