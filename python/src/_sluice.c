@@ -721,14 +721,14 @@ static void deleter_v1(DLManagedTensorVersioned *m) {
   export_free((struct export *)m->manager_ctx);
 }
 
-/* Capsule destructors: a capsule never consumed deletes its tensor. */
+/* Capsule destructors: a capsule never consumed deletes its tensor; a
+ * consumed one was renamed ("used_...") and its consumer owns it. They may
+ * run while an exception is set, so they neither raise nor clear one. */
 static void capsule_legacy(PyObject *cap) {
   if (PyCapsule_IsValid(cap, "dltensor")) {
     DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
     if (m && m->deleter)
       m->deleter(m);
-  } else {
-    PyErr_Clear();
   }
 }
 
@@ -738,8 +738,6 @@ static void capsule_v1(PyObject *cap) {
         PyCapsule_GetPointer(cap, "dltensor_versioned");
     if (m && m->deleter)
       m->deleter(m);
-  } else {
-    PyErr_Clear();
   }
 }
 
