@@ -453,7 +453,12 @@ static PyType_Slot Writer_slots[] = {
     {Py_tp_dealloc, Writer_dealloc},
     {Py_tp_methods, Writer_methods},
     {Py_tp_getset, Writer_getset},
-    {Py_tp_doc, "An atomic dataset writer (sl_writer). One thread at a time."},
+    {Py_tp_doc,
+     "Writer(path, format=None, target_width=0, keep_jpeg=False, "
+     "replace=False, settings=None): an atomic dataset writer (sl_writer): "
+     "nothing is at path until commit(). Memory: one LMDB transaction (<= 32 "
+     "MiB) and 16 + 4 x target_width bytes a sample until commit. Thread "
+     "safety: one thread at a time."},
     {0, NULL}};
 
 PyType_Spec Writer_spec = {"sluice._sluice.Writer", sizeof(WriterObject), 0,
