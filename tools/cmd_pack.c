@@ -86,7 +86,8 @@ typedef struct pack_args {
   const char *src, *out, *list;
   const char *fmt; /* "lmdb" or "hdf5" */
   sl_pack_opts img;
-  bool shuffle, strict, force, quiet;
+  bool shuffle, strict, force;
+  sl_progress_mode progress;
   uint64_t seed;
   int threads;
 } pack_args;
@@ -131,7 +132,11 @@ static void usage(FILE *f) {
              "  --strict         fail on the first unreadable image instead of "
              "skipping it\n"
              "  --force          replace OUT if it exists\n"
-             "  --quiet          no progress display\n\n"
+             "  --quiet          no progress display (--progress none)\n"
+             "  --progress M     auto (a bar on a terminal), lines (a "
+             "'progress DONE TOTAL\n"
+             "                   BYTES' line every 0.25 s, for programs) or "
+             "none\n\n"
              "Skipped images are listed in OUT.skipped.txt. The same inputs "
              "and options\ngive a byte-identical OUT for any --threads.\n");
 }
@@ -163,6 +168,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       {"strict", no_argument, NULL, 'S'},
       {"force", no_argument, NULL, 'F'},
       {"quiet", no_argument, NULL, 'Q'},
+      {"progress", required_argument, NULL, 'P'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
@@ -221,7 +227,20 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       a->force = true;
       break;
     case 'Q':
-      a->quiet = true;
+      a->progress = SL_PROGRESS_NONE;
+      break;
+    case 'P':
+      if (!strcmp(optarg, "auto"))
+        a->progress = SL_PROGRESS_AUTO;
+      else if (!strcmp(optarg, "lines"))
+        a->progress = SL_PROGRESS_LINES;
+      else if (!strcmp(optarg, "none"))
+        a->progress = SL_PROGRESS_NONE;
+      else
+        return sl_cli_usage_error("pack",
+                                  "--progress: '%s' (auto, lines or "
+                                  "none)",
+                                  optarg);
       break;
     case 'h':
       usage(stdout);
@@ -313,13 +332,14 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
     fprintf(stderr, "sluice pack: %s\n", msg);
     return 1;
   }
-  if (!a->quiet) /* the work starts now (tests wait for this line) */
+  if (a->progress != SL_PROGRESS_NONE) /* the work starts now (tests wait
+                                          for this line) */
     fprintf(stderr,
             "sluice pack: %zu images, %" PRIu32 " classes -> %s (%s), %d "
             "threads\n",
             in->n, in->nclasses, a->out, a->fmt, a->threads);
   sl_progress prog;
-  sl_progress_init(&prog, in->n, "images", a->quiet);
+  sl_progress_init(&prog, in->n, "images", a->progress);
   int rc = 0;
   for (size_t i = 0; i < in->n && rc == 0;) {
     sl_pack_result r;

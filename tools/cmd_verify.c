@@ -175,7 +175,8 @@ static int64_t decode_all(sl_dataset *ds, const char *path, int threads,
     started++;
   }
   sl_progress prog;
-  sl_progress_init(&prog, n, "images", quiet);
+  sl_progress_init(&prog, n, "images",
+                   quiet ? SL_PROGRESS_NONE : SL_PROGRESS_AUTO);
   while (started == threads && atomic_load(&done) < n) {
     struct timespec ts = {0, 100000000L};
     nanosleep(&ts, NULL);

@@ -12,9 +12,9 @@ double sl_now(void) {
 }
 
 void sl_progress_init(sl_progress *p, uint64_t total, const char *what,
-                      bool quiet) {
+                      sl_progress_mode mode) {
   p->tty = isatty(STDERR_FILENO) == 1;
-  p->quiet = quiet;
+  p->mode = mode;
   p->drawn = false;
   p->start = p->last = sl_now();
   p->total = total;
@@ -35,12 +35,19 @@ static void eta_text(char *buf, size_t cap, double secs) {
 
 void sl_progress_update(sl_progress *p, uint64_t done, uint64_t bytes,
                         bool force) {
-  if (p->quiet)
+  if (p->mode == SL_PROGRESS_NONE)
     return;
   double now = sl_now();
-  if (!force && now - p->last < (p->tty ? 0.1 : 5.0))
+  double every = p->mode == SL_PROGRESS_LINES ? 0.25 : p->tty ? 0.1 : 5.0;
+  if (!force && now - p->last < every)
     return;
   p->last = now;
+  if (p->mode == SL_PROGRESS_LINES) {
+    fprintf(stderr, "progress %llu %llu %llu\n", (unsigned long long)done,
+            (unsigned long long)p->total, (unsigned long long)bytes);
+    fflush(stderr);
+    return;
+  }
   double el = now - p->start > 1e-6 ? now - p->start : 1e-6;
   double rate = (double)done / el, mbs = (double)bytes / el / 1e6;
   double pct = p->total ? 100.0 * (double)done / (double)p->total : 100.0;

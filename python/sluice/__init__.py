@@ -132,20 +132,77 @@ def _cli():
     return find()
 
 
-def pack(source, out, *args):
+def pack(source, out, *args, progress=True):
     """Packs an image folder (or, with "--from", another dataset) into an
-    LMDB or HDF5 file by running ``sluice pack SOURCE OUT ARGS...``; its
-    progress goes to stderr. Raises Error with the command's message."""
+    LMDB or HDF5 file by running ``sluice pack SOURCE OUT ARGS...``.
+    ``progress``: True draws a bar (tqdm when installed, else a line on
+    stderr redrawn in place), False draws none, or a callable called with
+    (done, total) images. Returns the command's summary (stdout); raises
+    Error with the command's message."""
     import subprocess
     cmd = [_cli(), "pack", os.fspath(source), os.fspath(out)]
     cmd += [os.fspath(a) if isinstance(a, os.PathLike) else str(a)
             for a in args]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True)
-    if r.returncode != 0:
-        raise Error((r.stderr or r.stdout).strip()
-                    or "sluice pack failed (exit %d)" % r.returncode)
-    return r.stdout.strip()
+    if progress is not False and "--from" not in cmd:
+        cmd += ["--progress", "lines"]
+    show = _progress_sink(progress)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    # stdout is read by a thread so that neither pipe can fill and stall
+    # the command while the other is read.
+    import threading
+    out_text = []
+    reader = threading.Thread(target=lambda: out_text.append(p.stdout.read()))
+    reader.start()
+    messages = []
+    try:
+        for line in p.stderr:
+            f = line.split()
+            if len(f) == 4 and f[0] == "progress" and f[1].isdigit():
+                show(int(f[1]), int(f[2]))
+            else:
+                messages.append(line)
+    finally:
+        show(None, None)
+        rc = p.wait()
+        reader.join()
+    if rc != 0:
+        raise Error("".join(messages).strip()
+                    or "sluice pack failed (exit %d)" % rc)
+    return "".join(out_text).strip()
+
+
+def _progress_sink(progress):
+    """A function of (done, total), called with (None, None) at the end."""
+    if callable(progress):
+        return lambda done, total: done is not None and progress(done, total)
+    if not progress:
+        return lambda done, total: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    import sys
+    state = {"bar": None}
+
+    def show(done, total):
+        bar = state["bar"]
+        if done is None:
+            if bar is not None and tqdm is not None:
+                bar.close()
+            elif bar is not None:
+                sys.stderr.write("\n")
+            return
+        if tqdm is not None:
+            if bar is None:
+                bar = state["bar"] = tqdm(total=total, unit="img",
+                                          desc="sluice pack")
+            bar.update(done - bar.n)
+        else:
+            state["bar"] = True
+            sys.stderr.write("\rsluice pack: %d/%d images" % (done, total))
+            sys.stderr.flush()
+    return show
 
 
 class Loader:

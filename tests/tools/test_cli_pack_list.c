@@ -207,12 +207,43 @@ static void test_folder_links_and_strays(void **state) {
   sl_dataset_close(ds);
 }
 
+/* --progress lines: machine-readable "progress DONE TOTAL BYTES" lines, the
+ * last one for every image; a bad mode is a usage error. */
+static void test_progress_lines(void **state) {
+  (void)state;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "pack --progress lines --threads 1 '%s/img' "
+           "'%s/progress.lmdb'",
+           g_dir, g_dir);
+  if (cli_run(cmd, g_out, sizeof g_out) != 0)
+    fail_msg("%s", g_out);
+  unsigned long long done = 0, total = 0, bytes = 0, last_done = 0;
+  int lines = 0;
+  for (const char *p = g_out; (p = strstr(p, "progress ")) != NULL; p++) {
+    if (p != g_out && p[-1] != '\n')
+      continue;
+    assert_int_equal(
+        sscanf(p, "progress %llu %llu %llu", &done, &total, &bytes), 3);
+    assert_true(done >= last_done && done <= 4 && total == 4);
+    last_done = done;
+    lines++;
+  }
+  assert_true(lines >= 1);
+  assert_true(done == 4 && bytes > 0);
+  snprintf(cmd, sizeof cmd, "pack --progress fancy '%s/img' '%s/p2.lmdb'",
+           g_dir, g_dir);
+  assert_int_equal(cli_run(cmd, g_out, sizeof g_out), 2);
+  assert_non_null(strstr(g_out, "--progress: 'fancy'"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_links_and_strays),
       cmocka_unit_test(test_list_targets),
       cmocka_unit_test(test_folder_names),
       cmocka_unit_test(test_list_errors),
+      cmocka_unit_test(test_progress_lines),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
