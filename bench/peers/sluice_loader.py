@@ -26,7 +26,8 @@ class Batch(C.Structure):  # include/sluice.h: sl_batch
                 ("width", C.c_uint32), ("channels", C.c_uint32), ("dtype", C.c_int),
                 ("layout", C.c_int), ("on_device", C.c_int), ("ready", C.c_void_p),
                 ("bytes", C.c_size_t), ("epoch", C.c_uint64), ("index", C.c_uint64),
-                ("slot", C.c_uint64)]
+                ("slot", C.c_uint64), ("targets", C.POINTER(C.c_float)), ("target_width", C.c_uint32),
+                ("valid", C.c_uint32), ("reserved", C.c_uint64 * 6)]
 
 
 SL_OK, SL_END = 0, 1
