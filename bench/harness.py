@@ -310,7 +310,8 @@ def main():
     sc = sluice_cases.Cases(args.build, args.images, args.lmdb, args.hdf5, args.batch, log,
                             smoke=args.mode == "smoke", io_all_res=args.io_all_res)
     result["sluice"] = sc.describe()
-    summary = {"decode": [], "loader": [], "efficiency": [], "drift": None, "formats": None}
+    summary = {"decode": [], "loader": [], "efficiency": [], "drift": None, "formats": None,
+               "binding": None}
 
     def note_missing(section, what):
         msg, is_error = sc.missing(what)
@@ -405,6 +406,18 @@ def main():
         summary["efficiency"] += sc.parse_efficiency(r["records"])
     if not sc.bench_loader:
         note_missing("efficiency", "efficiency")
+
+    # The Python package against the C loader, in one process.
+    bc = sc.binding_contender(max(resolutions), max(workers))
+    if bc:
+        log("binding: %s" % bc["name"])
+        benv = dict(env)
+        benv.update(bc["env"])
+        r = run_process(bc["cmd"], benv, args.timeout, log)
+        record("binding", bc["name"], 0, max(resolutions), max(workers), r)
+        summary["binding"] = sc.parse_binding(r["records"])
+    else:
+        result["notes"].append("binding: not run (no build/python package, dataset or NumPy)")
 
     # Formats: pack throughput and index-open time, reported as printed.
     fc = sc.formats_contender(args.formats_dir or tempfile.gettempdir())

@@ -152,6 +152,21 @@ def report_md(r, plots, prefix=""):
                                             if e.startswith("drift")), "?")))
     L.append("")
 
+    b = su.get("binding")
+    L += ["### The Python binding against the C loader", ""]
+    if b:
+        L.append("bench/bench_binding.py, %s px, %s workers, batch %s: the `sluice` package and the C API "
+                 "(ctypes) in one process, epochs alternating; binding ÷ C median %.3f over %s pairs "
+                 "(%s); %s vs %s img/s. Binding VmRSS at the end of each further epoch (MB): %s." % (
+                     b.get("res"), b.get("workers"), b.get("batch"), b["ratio_median"], b.get("pairs"),
+                     ", ".join("%.2f" % x for x in b.get("ratios", [])),
+                     fmt(b.get("binding_images_per_s_median")), fmt(b.get("c_images_per_s_median")),
+                     ", ".join("%.1f" % (v / 1024) for v in b.get("binding_rss_kb", []))))
+    else:
+        L.append("Not measured: %s" % next((e for e in r.get("errors", []) + r.get("notes", [])
+                                             if e.startswith("binding")), "?"))
+    L.append("")
+
     dec_run = next((x for x in r.get("runs", []) if x["section"] == "decode"), None)
     if dec_run and dec_run.get("stdout"):
         L += ["<details><summary>bench_decode output</summary>", "", "```", dec_run["stdout"].strip(), "```",

@@ -80,7 +80,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_
   { cat "$build/bench-cmake.log" >&2; echo "run.sh: cmake failed" >&2; exit 1; }
 # The harness's programs, those that exist in this tree (bench/CMakeLists.txt).
 targets=$(ninja -C "$build" -t targets all 2>/dev/null |
-  sed -n 's/^\(bench_decode\|bench_loader\|bench_formats\): .*/\1/p' | sort -u)
+  sed -n 's/^\(bench_decode\|bench_loader\|bench_formats\|_sluice\): .*/\1/p' | sort -u)
 nice ninja -C "$build" -j"$jobs" sluice_cli sluice >&2 ||
   { echo "run.sh: building the sluice CLI and library failed" >&2; exit 1; }
 built_fail=""

@@ -20,6 +20,9 @@ Programs print their measurements as lines
   the loader with 1 and 2 workers on the same dataset in one process, and
   sluice_loader.py over 5 epochs for the RSS per epoch.
 - formats: bench_formats (pack throughput, index-open time), reported as is.
+- binding (goal "binding >= 0.95 x the C loader"): bench/bench_binding.py,
+  the Python package against the C API in one process, alternating epochs,
+  and the binding's RSS over 5 epochs.
 
 Also: the goals (report.py's table), computed from the summary.
 """
@@ -175,6 +178,34 @@ class Cases:
                              "efficiency": r.get("efficiency")})
         return rows
 
+    # ------------------------------------------------------------ binding
+
+    def binding_contender(self, res, workers):
+        """The Python package (build/python) against the C loader on the
+        primary dataset, with an interpreter that has NumPy (this one, or
+        Debian's, which sees python3-numpy)."""
+        pkg = os.path.join(self.build, "python")
+        mod = os.path.join(pkg, "sluice")
+        if not self.lib or not self.datasets or not os.path.isdir(mod) or \
+                not any(f.startswith("_sluice") for f in os.listdir(mod)):
+            return None
+        py = next((p for p in (sys.executable, "/usr/bin/python3")
+                   if os.path.exists(p) and os.system('"%s" -c "import numpy" 2>/dev/null' % p) == 0),
+                  None)
+        if py is None:
+            return None
+        kind, path = self.datasets[0]
+        return {"name": "binding_%s" % kind,
+                "env": {"PYTHONPATH": pkg},
+                "cmd": [py, os.path.join(HERE, "bench_binding.py"), self.lib, path, "--res", str(res),
+                        "--workers", str(workers), "--batch", str(self.batch),
+                        "--pairs", "1" if self.smoke else "5",
+                        "--rss-epochs", "2" if self.smoke else "5"]}
+
+    @staticmethod
+    def parse_binding(records):
+        return next((r for r in records if r.get("case") == "binding_vs_c"), None)
+
     def formats_contender(self, workdir):
         if not self.bench_formats or self.smoke:
             return None
@@ -225,6 +256,14 @@ def goals(summary, workers):
         out.append({"goal": "sluice decode+augment >= %.1fx plain full decode at %d" % (target, res),
                     "figure": round(fig, 2) if fig else None, "met": (fig >= target) if fig else None,
                     "note": "bench_decode, single thread" if fig else "bench_decode did not run"})
+
+    b = summary.get("binding")
+    if b:
+        out.append({"goal": "Python binding >= 0.95 x the C loader (res %s, %s workers)"
+                            % (b.get("res"), b.get("workers")),
+                    "figure": b.get("ratio_median"), "met": b["ratio_median"] >= 0.95,
+                    "note": "bench_binding.py: median of %s paired epochs, same process; RSS over "
+                            "epochs %s kB" % (b.get("pairs"), b.get("binding_rss_kb"))})
 
     eff = summary.get("efficiency", [])
     if eff:

@@ -100,6 +100,20 @@ class Parsers(unittest.TestCase):
         self.assertIn("error", self.cases().summarize_drift({"records": []}))
 
 
+    def test_binding_result_and_goal(self):
+        rec = {"case": "binding_vs_c", "res": 160, "workers": 2, "pairs": 5, "ratio_median": 0.97,
+               "binding_rss_kb": [10, 10]}
+        b = sluice_cases.Cases.parse_binding([{"case": "epoch", "api": "c"}, rec])
+        self.assertEqual(b, rec)
+        self.assertIsNone(sluice_cases.Cases.parse_binding([{"case": "epoch"}]))
+        base = {"ratios": [], "decode": [], "loader": [], "drift": None}
+        g = sluice_cases.goals(dict(base, binding=b), [2])
+        self.assertEqual(Goals.verdict(None, g, "Python binding >= 0.95"), (True, 0.97))
+        g = sluice_cases.goals(dict(base, binding=dict(rec, ratio_median=0.9)), [2])
+        self.assertEqual(Goals.verdict(None, g, "Python binding >= 0.95"), (False, 0.9))
+        self.assertIsNone(self.cases().binding_contender(160, 2))  # no build there
+
+
 class Processes(unittest.TestCase):
     def test_result_lines_memory_and_failure(self):
         code = ("import json,subprocess,sys;b=bytearray(64<<20);b[::4096]=b'x'*len(b[::4096]);"
