@@ -101,6 +101,10 @@ int sl_device_needs_landing(sl_dtype dtype, sl_layout layout, int channels) {
   return !(dtype == SL_DTYPE_U8 && (layout == SL_LAYOUT_NHWC || channels == 1));
 }
 
+int sl_device_restore_choice(int prev, int ordinal, int prev_active) {
+  return prev >= 0 && prev != ordinal && prev_active == 1 ? prev : -1;
+}
+
 #ifndef SLUICE_HAVE_CUDA
 sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,
                                       const sl_cuda_ring_params *p,

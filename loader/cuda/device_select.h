@@ -56,6 +56,19 @@ sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
  * channel. */
 int sl_device_needs_landing(sl_dtype dtype, sl_layout layout, int channels);
 
+/* ---- Restoring the caller's device (pure, every build) -------------------
+ * What sl_cuda_device_push saves for pop to restore, having made `ordinal`
+ * current on a thread whose current device was `prev`: prev when it differs
+ * from ordinal and its primary context is active (prev_active 1), so that
+ * setting it back creates nothing; -1 (restore nothing) otherwise. A thread
+ * that never chose a device reads device 0 with no context behind it, and
+ * setting 0 back would create GPU 0's primary context (hundreds of MiB, and
+ * in EXCLUSIVE_PROCESS mode the device itself) in every rank of a job with
+ * one process per GPU. prev_active -1 (the state could not be read) counts
+ * as inactive: a library call never creates a context nobody asked for.
+ * Such a thread keeps the loader's device current afterwards. */
+int sl_device_restore_choice(int prev, int ordinal, int prev_active);
+
 /* 1 when this build has the CUDA backend. */
 int sl_device_cuda_built(void);
 
