@@ -45,9 +45,16 @@ sl_status sl_device_choose(sl_backend_kind requested, int gpu,
 sl_status sl_device_ring_need(size_t staging_bytes, size_t slot_bytes,
                               int landing, int nslots, size_t *need,
                               sl_err *err);
-/* D = floor((vram_budget - landing) / slot), the most slots the budget
- * holds. Fewer than 2 is SL_ECONFIG saying how much device.vram_budget
- * needs to be. */
+/* The device memory one cudaMalloc of `bytes` takes: the allocator maps
+ * large allocations in 2 MiB pages, so the ring's one allocation of
+ * sl_device_ring_need bytes takes this, which is what is held against
+ * device.vram_budget. SIZE_MAX on overflow. */
+#define SL_DEVICE_ALLOC_GRANULE ((size_t)2 << 20)
+size_t sl_device_alloc_bytes(size_t bytes);
+/* The most slots D for which the ring's allocation, rounded up to the
+ * allocator's 2 MiB pages, fits vram_budget: D = floor((floor(budget / 2 MiB)
+ * × 2 MiB - landing) / slot). Fewer than 2 is SL_ECONFIG saying how much
+ * device.vram_budget needs to be. */
 sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
                                size_t slot_bytes, int landing, int *nslots,
                                sl_err *err);
