@@ -16,6 +16,7 @@
 #
 #   bench/gpu.sh                    OUT defaults to out/gpu
 #   BENCH_GPU_ARGS="--batch 256 --res 224 --batches 40 --budget 1024"
+#   SLUICE_GPU_PYTHON=/path/python3 the Python for the module (default: python3)
 #   SLUICE_GPU_REHEARSE=1           no GPU here: build, run the tests that
 #                                   need none, skip the device steps
 #                                   (bench/gpu_rehearse.sh sets it)
@@ -92,7 +93,8 @@ export PKG_CONFIG_PATH=
 export CMAKE_PREFIX_PATH=$deps/usr
 
 # ---- Configure and build ---------------------------------------------------
-py=$(command -v python3 || echo /usr/bin/python3)
+# The Python that builds the module and runs its tests (PyTorch's there).
+py=${SLUICE_GPU_PYTHON:-$(command -v python3 || echo /usr/bin/python3)}
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 # Debian's multiarch headers (libjpeg's jconfig.h) sit where the system
@@ -157,7 +159,8 @@ else
     -R 'device|ring|twin|gpu' || status=1
 fi
 if ls "$build"/python/sluice/_sluice*.so >/dev/null 2>&1; then
-  PYTHONUNBUFFERED=1 step python 90 ctest "${ctest_args[@]}" -L python || status=1
+  # -V: pytest's own report (and a skip's reason) reaches the log.
+  PYTHONUNBUFFERED=1 step python 120 ctest "${ctest_args[@]}" -V -L python || status=1
 else
   skip python "module not built (no Python development headers: see the configure output)"
 fi

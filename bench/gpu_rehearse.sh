@@ -42,6 +42,14 @@ done
 echo "gpu_rehearse.sh: hiding ${#hide[@]} packages: ${hide[*]}"
 echo "gpu_rehearse.sh: kept for the toolchain: ${kept[*]}"
 
+# A Python with numpy and pytest, as the GPU machine's has, for the
+# binding's tests.
+for py in python3 /usr/bin/python3; do
+  if "$py" -c 'import numpy, pytest' 2>/dev/null; then
+    export SLUICE_GPU_PYTHON=${SLUICE_GPU_PYTHON:-$(command -v "$py")}
+    break
+  fi
+done
 export SLUICE_GPU_REHEARSE=1 SLUICE_GPU_BUILD=${SLUICE_GPU_BUILD:-/tmp/sluice-gpu-rehearsal}
 export SLUICE_GPU_DEPS=/tmp/sluice-deps-rehearsal HIDE="${hide[*]}" OV=$ov ROOT=$root
 # shellcheck disable=SC2016 # expanded by the inner bash, from the exports
