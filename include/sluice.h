@@ -728,7 +728,12 @@ typedef struct sl_memory_plan {
   uint64_t slot_bytes;    /* one batch at max_res, in the batch dtype */
   uint64_t host_bytes;    /* staging, host slots, labels, indices, targets */
   uint64_t device_bytes;  /* device slots (cuda), within vram_budget */
-  uint64_t reserved[4];
+  /* device_bytes as the CUDA allocator maps it, in 2 MiB pages: what counts
+   * against vram_budget. The CUDA context (driver-dependent, hundreds of
+   * MiB) comes on top when the loader's process has none on that device
+   * yet; it is not counted in the budget. */
+  uint64_t device_alloc_bytes;
+  uint64_t reserved[3];
 } sl_memory_plan;
 
 /* Fills *out for cfg as the host backend (cuda = 0) or the CUDA backend

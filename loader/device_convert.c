@@ -67,6 +67,14 @@ size_t sl_dconv_out_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w) {
   return out;
 }
 
+unsigned sl_dconv_grid(uint64_t items, unsigned threads, int sms) {
+  if (items == 0 || threads == 0)
+    return 0;
+  uint64_t blocks = (items + threads - 1) / threads;
+  uint64_t cap = (uint64_t)(sms > 0 ? sms : 132) * 8u;
+  return (unsigned)(blocks < cap ? blocks : cap);
+}
+
 static void put(void *dst, size_t i, int elem_bytes, uint32_t bits) {
   if (elem_bytes == 1)
     ((uint8_t *)dst)[i] = (uint8_t)bits;

@@ -56,6 +56,15 @@ int sl_dconv_is_identity(const sl_dconv *dc);
 size_t sl_dconv_in_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w);
 size_t sl_dconv_out_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w);
 
+/* Blocks of `threads` for the kernel's grid-stride loop over `items`:
+ * enough to fill a device of `sms` multiprocessors (8 blocks each, 2048
+ * threads an SM at 256 a block) and no more, so each block's copy of the
+ * table into shared memory is spread over many pixels; a batch of
+ * 256 × 224² would otherwise launch 50176 blocks, each copying the table for
+ * one pixel a thread. sms <= 0 (unknown) counts as 132 (an H100/H200). At
+ * least 1; 0 items gives 0. */
+unsigned sl_dconv_grid(uint64_t items, unsigned threads, int sms);
+
 /* The host twin of the kernel: converts n samples of h × w u8 NHWC pixels at
  * src into dst (sl_dconv_out_bytes bytes). src and dst must not overlap. */
 void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "loader/config.h"
+#include "loader/cuda/device_select.h"
 #include "loader/loader_internal.h"
 #include "loader/schedule.h"
 #include "sluice.h"
@@ -38,6 +39,7 @@ sl_status sl_config_memory_plan(sl_config *cfg, int cuda, uint32_t target_width,
       sl_loader_target_bytes(
           &p, (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), target_width);
   out->device_bytes = p.device_bytes;
+  out->device_alloc_bytes = cuda ? sl_device_alloc_bytes(p.device_bytes) : 0;
   return SL_OK;
 }
 

@@ -7,7 +7,9 @@
  *                go idle during an abort.
  * Slot life: FREE → (mover copies) → READY → (next) HELD → (release) FREE.
  * The mover calls wait_consumed before writing a slot, so a slot the
- * consumer's stream still reads is never overwritten. */
+ * consumer's stream still reads is never overwritten. Its waits on the
+ * consumer (a free slot, wait_consumed, the backend's device-side wait)
+ * add up in slot_wait_ns. */
 #include "loader/ring.h"
 
 #include <pthread.h>
@@ -140,14 +142,19 @@ static void *mover_main(void *arg) {
 
     sl_status st = SL_OK;
     sl_err_clear(&err);
+    uint64_t waited_ns = 0; /* on the consumer, for this slot */
     if (batch_err == SL_OK) {
+      uint64_t t0 = sl_now_ns();
       st = r->be->ops->wait_consumed(r->be, s, &err);
+      waited_ns = sl_now_ns() - t0;
       if (st == SL_OK)
         st = r->be->ops->copy_to_slot(r->be, s, &c, &err);
       if (st == SL_OK)
         st = r->be->ops->record_ready(r->be, s, &err);
       if (st == SL_OK)
         st = r->be->ops->wait_ready(r->be, s, &err);
+      if (st == SL_OK && r->be->ops->consumer_wait_ns)
+        waited_ns += r->be->ops->consumer_wait_ns(r->be, s);
     }
     if (st != SL_OK && r->be->ops->drain)
       r->be->ops->drain(r->be); /* before staging or s is handed out again */
@@ -160,6 +167,7 @@ static void *mover_main(void *arg) {
 
     pthread_mutex_lock(&r->mu);
     r->mover_busy = false;
+    r->slot_wait_ns += waited_ns;
     /* A backend failure first: an abort at the same moment (start_epoch)
      * must not hide it, or the next epoch would run on a failed device. */
     if (st != SL_OK) { /* the backend failed: the ring cannot go on */

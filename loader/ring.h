@@ -106,6 +106,11 @@ typedef struct sl_ring_backend_ops {
   /* Mover thread. Blocks until what record_consumed(s) recorded has
    * completed; called before s is written again. */
   sl_status (*wait_consumed)(sl_ring_backend *b, int s, sl_err *err);
+  /* Mover thread, after wait_ready(s) (may be NULL): nanoseconds the move
+   * into s spent waiting, on the device, for the consumer's release of s
+   * (the CUDA copy stream waits for `consumed` there, not in
+   * wait_consumed). The ring adds them to the slot wait. */
+  uint64_t (*consumer_wait_ns)(sl_ring_backend *b, int s);
   /* Mover thread, after any of its calls failed (may be NULL): waits until
    * no work the backend started still reads a staging buffer or writes a
    * slot, so the ring can hand them out again. Errors are ignored. */
@@ -209,7 +214,8 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
 sl_status sl_ring_release(sl_ring *r, int slot, uint32_t generation,
                           const int32_t *labels, void *stream, sl_err *err);
 
-/* Nanoseconds the mover spent waiting for a free slot. */
+/* Nanoseconds the mover spent waiting for the consumer: for a free slot,
+ * in wait_consumed, and (consumer_wait_ns) on the device. */
 uint64_t sl_ring_slot_wait_ns(sl_ring *r);
 
 #endif

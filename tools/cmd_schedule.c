@@ -98,12 +98,17 @@ int sl_cmd_schedule(int argc, char **argv) {
       strcmp(v, "host") != 0) {
     char budget[64] = "";
     sl_config_get(cfg, "device.vram_budget", budget, sizeof budget);
-    if (sl_config_memory_plan(cfg, 1, k, &dev) == SL_OK)
-      printf("  with CUDA %u device slots, %s of device memory (budget %s); "
-             "pinned staging %s\n",
-             dev.nslots, human(dev.device_bytes, b1, sizeof b1), budget,
+    if (sl_config_memory_plan(cfg, 1, k, &dev) == SL_OK) {
+      char b4[32];
+      printf("  with CUDA %u device slots, %s of device memory, %s in the "
+             "allocator's 2 MiB pages (budget %s); pinned staging %s\n"
+             "            plus the CUDA context if the process has none on "
+             "the device yet (driver-dependent, hundreds of MiB; not in the "
+             "budget)\n",
+             dev.nslots, human(dev.device_bytes, b1, sizeof b1),
+             human(dev.device_alloc_bytes, b4, sizeof b4), budget,
              human(dev.staging_bytes * dev.nstaging, b3, sizeof b3));
-    else
+    } else
       printf("  with CUDA: %s\n", sl_config_errmsg(cfg));
   }
   printf("  workers   %u, each with decode scratch for crops up to %ux%u\n",

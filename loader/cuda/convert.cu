@@ -11,8 +11,10 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kLut = SL_DCONV_MAX_CHANNELS * 256;
 
-// The plan's tables, by value (3 KiB of kernel parameters), narrowed to the
-// element type.
+// The plan's tables, by value (3 KiB of kernel parameters, which live in
+// the constant bank), narrowed to the element type. Each block copies them
+// to shared memory once; the grid is capped near SMs × 8 (sl_dconv_grid), so
+// a block converts many pixels per copy.
 template <typename T> struct Lut { T v[kLut]; };
 
 // One thread per pixel: reads its `channels` bytes, writes one element per
@@ -45,6 +47,19 @@ __global__ void convert_kernel(Lut<T> lut, int channels, int nchw,
   }
 }
 
+// The current device's multiprocessors, or 0 when the runtime cannot say
+// (sl_dconv_grid then assumes an H100's). A cached attribute: cheap.
+int multiprocessors() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+          cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return sms;
+}
+
 template <typename T>
 cudaError_t launch(const sl_dconv *dc, const void *d_src, uint64_t hw,
                    uint64_t pixels, void *d_dst, cudaStream_t s) {
@@ -52,10 +67,9 @@ cudaError_t launch(const sl_dconv *dc, const void *d_src, uint64_t hw,
   for (int c = 0; c < SL_DCONV_MAX_CHANNELS; c++)
     for (int v = 0; v < 256; v++)
       lut.v[c * 256 + v] = (T)dc->lut[c][v];
-  uint64_t blocks = (pixels + kThreads - 1) / kThreads;
-  if (blocks > 65535u * 8u) // grid-stride loop covers the rest
-    blocks = 65535u * 8u;
-  convert_kernel<T><<<(unsigned)blocks, kThreads, 0, s>>>(
+  // The grid-stride loop covers what the capped grid does not.
+  const unsigned blocks = sl_dconv_grid(pixels, kThreads, multiprocessors());
+  convert_kernel<T><<<blocks, kThreads, 0, s>>>(
       lut, dc->channels, dc->layout == SL_LAYOUT_NCHW,
       static_cast<const uint8_t *>(d_src), static_cast<T *>(d_dst), hw, pixels);
   return cudaGetLastError();
@@ -98,10 +112,7 @@ extern "C" cudaError_t sl_dconv_round_launch(const float *d_in, size_t count,
                                              cudaStream_t s) {
   if (count == 0)
     return cudaSuccess;
-  uint64_t blocks = (count + kThreads - 1) / kThreads;
-  if (blocks > 65535u * 8u)
-    blocks = 65535u * 8u;
-  round_kernel<<<(unsigned)blocks, kThreads, 0, s>>>(d_in, count, d_f16,
-                                                     d_bf16);
+  round_kernel<<<sl_dconv_grid(count, kThreads, multiprocessors()), kThreads, 0,
+                 s>>>(d_in, count, d_f16, d_bf16);
   return cudaGetLastError();
 }

@@ -1,8 +1,11 @@
 #include "loader/cuda/cuda_check.h"
 
+#include <cudaTypedefs.h> /* driver API types only: libcuda is not linked */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "loader/cuda/device_select.h"
 
 sl_status sl_cuda_status_of(cudaError_t e) {
   switch (e) {
@@ -71,15 +74,50 @@ sl_status sl_cuda_probe(int ordinal, sl_cuda_device *out, sl_err *err) {
   return SL_OK;
 }
 
+/* A driver API function, by name, through the runtime (which loads the
+ * driver itself), or NULL. */
+static void *driver_fn(const char *name, unsigned version) {
+  void *fn = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault,
+                                       &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    fn = NULL;
+  (void)cudaGetLastError();
+  return fn;
+}
+
+int sl_cuda_primary_active(int ordinal) {
+  PFN_cuInit_v2000 init = (PFN_cuInit_v2000)driver_fn("cuInit", 2000);
+  PFN_cuDeviceGet_v2000 get =
+      (PFN_cuDeviceGet_v2000)driver_fn("cuDeviceGet", 2000);
+  PFN_cuDevicePrimaryCtxGetState_v7000 state =
+      (PFN_cuDevicePrimaryCtxGetState_v7000)driver_fn(
+          "cuDevicePrimaryCtxGetState", 7000);
+  CUdevice dev;
+  unsigned flags = 0;
+  int active = 0;
+  if (!init || !get || !state || init(0) != CUDA_SUCCESS ||
+      get(&dev, ordinal) != CUDA_SUCCESS ||
+      state(dev, &flags, &active) != CUDA_SUCCESS)
+    return -1;
+  return active != 0;
+}
+
 sl_status sl_cuda_device_push(int ordinal, int *prev, sl_err *err) {
   *prev = -1;
-  sl_status st = sl_cuda_check(cudaGetDevice(prev), err, "cudaGetDevice");
-  if (st != SL_OK)
+  int cur = -1;
+  sl_status st = sl_cuda_check(cudaGetDevice(&cur), err, "cudaGetDevice");
+  if (st != SL_OK || cur == ordinal)
     return st;
-  if (*prev == ordinal)
-    return SL_OK;
-  return sl_cuda_check(cudaSetDevice(ordinal), err, "cudaSetDevice(%d)",
-                       ordinal);
+  /* Asked before ordinal's context exists: cur's state is the caller's. */
+  int restore =
+      sl_device_restore_choice(cur, ordinal, sl_cuda_primary_active(cur));
+  if ((st = sl_cuda_check(cudaSetDevice(ordinal), err, "cudaSetDevice(%d)",
+                          ordinal)) != SL_OK)
+    return st;
+  *prev = restore;
+  return SL_OK;
 }
 
 void sl_cuda_device_pop(int prev) {

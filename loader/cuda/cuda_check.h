@@ -46,11 +46,21 @@ typedef struct sl_cuda_device {
  * runtime version"), or naming the ordinal and the count. */
 sl_status sl_cuda_probe(int ordinal, sl_cuda_device *out, sl_err *err);
 
-/* Makes `ordinal` the calling thread's current device, saving the previous
- * one in *prev for sl_cuda_device_pop, so the library does not change the
- * caller's CUDA state behind its back. */
+/* Makes `ordinal` the calling thread's current device. *prev receives what
+ * sl_cuda_device_pop then restores: the previous device when its primary
+ * context is active, else -1 (sl_device_restore_choice): restoring device 0
+ * on a thread that never chose one would create GPU 0's context. So the
+ * library does not change the caller's CUDA state behind its back, and
+ * creates no context but the loader's. pop(-1) does nothing. */
 sl_status sl_cuda_device_push(int ordinal, int *prev, sl_err *err);
 void sl_cuda_device_pop(int prev);
+
+/* Whether device `ordinal`'s primary context is active in this process
+ * (cuDevicePrimaryCtxGetState, reached through the runtime's
+ * cudaGetDriverEntryPointByVersion, so libsluice links cudart alone): 1 or
+ * 0, or -1 when the driver cannot say (no driver, a bad ordinal). Creates
+ * no context. */
+int sl_cuda_primary_active(int ordinal);
 
 /* Pinned host memory: cudaHostAlloc(size), every page touched once so the
  * faults happen here and not on the hot path. Free with cudaFreeHost. */

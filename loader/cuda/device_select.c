@@ -75,6 +75,13 @@ sl_status sl_device_ring_need(size_t staging_bytes, size_t slot_bytes,
   return SL_OK;
 }
 
+size_t sl_device_alloc_bytes(size_t bytes) {
+  const size_t g = SL_DEVICE_ALLOC_GRANULE;
+  if (bytes > SIZE_MAX - (g - 1))
+    return SIZE_MAX;
+  return (bytes + g - 1) / g * g;
+}
+
 sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
                                size_t slot_bytes, int landing, int *nslots,
                                sl_err *err) {
@@ -83,22 +90,31 @@ sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
       sl_device_ring_need(staging_bytes, slot_bytes, landing, 2, &two, err);
   if (st != SL_OK)
     return st;
-  if (vram_budget < two)
+  /* What the allocator can hand out within the budget: whole pages. */
+  uint64_t usable =
+      vram_budget / SL_DEVICE_ALLOC_GRANULE * (uint64_t)SL_DEVICE_ALLOC_GRANULE;
+  if (usable < two)
     return sl_err_set(err, SL_ECONFIG,
                       "device.vram_budget = %llu B holds fewer than 2 device "
                       "slots of %zu B (one batch at the largest resolution)%s"
-                      ": it needs at least %zu B (%.1f MiB)",
+                      ": it needs at least %zu B (%.1f MiB), as the CUDA "
+                      "allocator maps it in 2 MiB pages",
                       (unsigned long long)vram_budget, slot_bytes,
-                      landing ? " plus the u8 landing buffer" : "", two,
-                      (double)two / (1024.0 * 1024.0));
+                      landing ? " plus the u8 landing buffer" : "",
+                      sl_device_alloc_bytes(two),
+                      (double)sl_device_alloc_bytes(two) / (1024.0 * 1024.0));
   uint64_t stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
-  uint64_t d = (vram_budget - (landing ? staging_bytes : 0)) / stride;
+  uint64_t d = (usable - (landing ? staging_bytes : 0)) / stride;
   *nslots = d > 1024 ? 1024 : (int)d;
   return SL_OK;
 }
 
 int sl_device_needs_landing(sl_dtype dtype, sl_layout layout, int channels) {
   return !(dtype == SL_DTYPE_U8 && (layout == SL_LAYOUT_NHWC || channels == 1));
+}
+
+int sl_device_restore_choice(int prev, int ordinal, int prev_active) {
+  return prev >= 0 && prev != ordinal && prev_active == 1 ? prev : -1;
 }
 
 #ifndef SLUICE_HAVE_CUDA

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "loader/cuda/convert.h"
 #include "loader/cuda/cuda_check.h"
 #include "loader/cuda/device_select.h"
@@ -25,6 +26,11 @@ typedef struct cuda_backend {
   cudaEvent_t *ready;              /* per slot: copy (and convert) done */
   cudaEvent_t *consumed;           /* per slot: the user's step done with it */
   unsigned char *consumed_pending; /* per slot: a CONSUMED_* state */
+  cudaEvent_t landed;              /* the copy into the landing buffer done */
+  /* The move under way waits for consumed[waits_on] on the device (-1:
+   * for nothing); wait_ready measures how long, into last_wait_ns. */
+  int waits_on, wait_after_landing;
+  uint64_t last_wait_ns;
 } cuda_backend;
 
 /* What the copy into a slot must wait for first. */
@@ -56,12 +62,15 @@ static sl_status cb_alloc(sl_ring_backend *b, int nstaging,
   if ((st = sl_device_ring_need(staging_bytes, slot_bytes, !cb->identity,
                                 nslots, &need, err)) != SL_OK)
     return st;
-  if (need > cb->p.vram_budget)
+  /* The allocator maps it in 2 MiB pages: those count against the budget. */
+  if (sl_device_alloc_bytes(need) > cb->p.vram_budget)
     return sl_err_set(err, SL_ECONFIG,
                       "device.vram_budget = %llu B is too small for %d device "
-                      "slots of %zu B%s: it needs %zu B",
+                      "slots of %zu B%s: it needs %zu B, %zu B in the CUDA "
+                      "allocator's 2 MiB pages",
                       (unsigned long long)cb->p.vram_budget, nslots, slot_bytes,
-                      cb->identity ? "" : " plus the u8 landing buffer", need);
+                      cb->identity ? "" : " plus the u8 landing buffer", need,
+                      sl_device_alloc_bytes(need));
   int prev;
   if ((st = sl_cuda_device_push(cb->p.gpu, &prev, err)) != SL_OK)
     return st;
@@ -117,6 +126,9 @@ static sl_status alloc_on_device(cuda_backend *cb, int nstaging,
                             err, "cudaEventCreate(consumed %d)", s)) != SL_OK)
       return st;
   }
+  if ((st = sl_cuda_check(cudaEventCreateWithFlags(&cb->landed, flags), err,
+                          "cudaEventCreate(landed)")) != SL_OK)
+    return st;
   /* Zero the slots on the copy stream itself: the non-blocking stream does
    * not wait for the legacy default stream a plain cudaMemset would use. */
   if ((st = sl_cuda_check(cudaMemsetAsync(cb->vram, 0, need, cb->stream), err,
@@ -144,6 +156,8 @@ static void cb_destroy(sl_ring_backend *b) {
       (void)cudaEventDestroy(cb->consumed[s]);
     }
   }
+  if (cb->landed)
+    (void)cudaEventDestroy(cb->landed);
   if (cb->stream)
     (void)cudaStreamDestroy(cb->stream);
   if (cb->vram)
@@ -176,6 +190,19 @@ static sl_status cb_thread_init(sl_ring_backend *b, sl_err *err) {
                        gpu);
 }
 
+/* Makes the copy stream wait for the consumer's release of s. */
+static sl_status wait_consumed_on_device(cuda_backend *cb, int s, sl_err *err) {
+  sl_status st =
+      sl_cuda_check(cudaStreamWaitEvent(cb->stream, cb->consumed[s], 0), err,
+                    "cudaStreamWaitEvent(consumed %d)", s);
+  if (st != SL_OK)
+    return st;
+  cb->consumed_pending[s] = CONSUMED_NONE;
+  cb->waits_on = s;
+  cb->wait_after_landing = 0;
+  return SL_OK;
+}
+
 static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
                                  const sl_ring_copy *c, sl_err *err) {
   cuda_backend *cb = cb_of(b);
@@ -199,7 +226,9 @@ static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
                       "cuda ring: batch needs %zu B in and %zu B out; staging "
                       "holds %zu B, a slot %zu B",
                       in, out, cb->staging_bytes, cb->slot_bytes);
-  /* The user's step may still read s: the copy waits for it on the device. */
+  /* The user's step may still read s: the stream waits for it on the
+   * device before writing s. Into the landing buffer the copy does not
+   * touch s, so only the kernel waits: the copy overlaps the user's step. */
   sl_status st;
   if (cb->consumed_pending[s] == CONSUMED_UNKNOWN)
     return sl_err_set(err, SL_ECUDA,
@@ -207,14 +236,13 @@ static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
                       "could neither record on nor wait for; it is not "
                       "rewritten (see the sl_batch_release error)",
                       s);
-  if (cb->consumed_pending[s] == CONSUMED_RECORDED) {
-    if ((st = sl_cuda_check(cudaStreamWaitEvent(cb->stream, cb->consumed[s], 0),
-                            err, "cudaStreamWaitEvent(consumed %d)", s)) !=
-        SL_OK)
-      return st;
-    cb->consumed_pending[s] = CONSUMED_NONE;
-  }
+  int wait = cb->consumed_pending[s] == CONSUMED_RECORDED;
+  cb->waits_on = -1;
+  cb->last_wait_ns = 0;
   void *slot = cb_slot(b, s);
+  if (cb->identity && wait &&
+      (st = wait_consumed_on_device(cb, s, err)) != SL_OK)
+    return st;
   void *dst = cb->identity ? slot : cb->landing;
   if ((st = sl_cuda_check(
            cudaMemcpyAsync(dst, c->src, in, cudaMemcpyHostToDevice, cb->stream),
@@ -222,6 +250,15 @@ static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
     return st;
   if (cb->identity)
     return SL_OK;
+  if (wait) {
+    /* Marks the end of the copy, so wait_ready can tell the time the
+     * kernel then waits for the consumer. */
+    if ((st = sl_cuda_check(cudaEventRecord(cb->landed, cb->stream), err,
+                            "cudaEventRecord(landed)")) != SL_OK ||
+        (st = wait_consumed_on_device(cb, s, err)) != SL_OK)
+      return st;
+    cb->wait_after_landing = 1;
+  }
   return sl_cuda_check(
       sl_dconv_launch(dc, cb->landing, (size_t)c->n, (size_t)c->height,
                       (size_t)c->width, slot, cb->stream),
@@ -236,8 +273,33 @@ static sl_status cb_record_ready(sl_ring_backend *b, int s, sl_err *err) {
 
 static sl_status cb_wait_ready(sl_ring_backend *b, int s, sl_err *err) {
   cuda_backend *cb = cb_of(b);
+  sl_status st;
+  if (cb->waits_on == s) {
+    /* The time the stream stood still for the consumer: from the end of
+     * the copy into the landing buffer (or now, when the copy itself
+     * waited) to the consumer's release. The mover sleeps that long in
+     * any case, here or below. */
+    if (cb->wait_after_landing &&
+        (st = sl_cuda_check(cudaEventSynchronize(cb->landed), err,
+                            "cudaEventSynchronize(landed)")) != SL_OK)
+      return st;
+    uint64_t t0 = sl_now_ns();
+    if ((st = sl_cuda_check(cudaEventSynchronize(cb->consumed[s]), err,
+                            "cudaEventSynchronize(consumed %d)", s)) != SL_OK)
+      return st;
+    cb->last_wait_ns = sl_now_ns() - t0;
+    cb->waits_on = -1;
+  }
   return sl_cuda_check(cudaEventSynchronize(cb->ready[s]), err,
                        "cudaEventSynchronize(ready %d)", s);
+}
+
+static uint64_t cb_consumer_wait_ns(sl_ring_backend *b, int s) {
+  cuda_backend *cb = cb_of(b);
+  (void)s;
+  uint64_t v = cb->last_wait_ns;
+  cb->last_wait_ns = 0;
+  return v;
 }
 
 static void *cb_ready_event(sl_ring_backend *b, int s) {
@@ -292,9 +354,11 @@ static void cb_drain(sl_ring_backend *b) {
 }
 
 /* Nothing to wait for here: copy_to_slot makes the copy stream wait for
- * `consumed` before writing s. The mover does wait for the training step
- * later, in wait_ready, whose event is queued behind that stream wait; the
- * staging buffer is not handed out again before the copy is done. */
+ * `consumed` before writing s (after the copy into the landing buffer, when
+ * converting). The mover does wait for the training step later, in
+ * wait_ready, whose event is queued behind that stream wait, and counts
+ * that wait (consumer_wait_ns); the staging buffer is not handed out again
+ * before the copy is done. */
 static sl_status cb_wait_consumed(sl_ring_backend *b, int s, sl_err *err) {
   (void)b;
   (void)s;
@@ -317,6 +381,7 @@ static const sl_ring_backend_ops cuda_ops = {
     .ready_event = cb_ready_event,
     .record_consumed = cb_record_consumed,
     .wait_consumed = cb_wait_consumed,
+    .consumer_wait_ns = cb_consumer_wait_ns,
     .drain = cb_drain,
 };
 
@@ -338,6 +403,7 @@ sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,
                       (int)p->dtype, (int)p->layout, p->channels);
   }
   cb->identity = sl_dconv_is_identity(&cb->plan);
+  cb->waits_on = -1;
   *out = &cb->base;
   return SL_OK;
 }

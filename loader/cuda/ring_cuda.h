@@ -13,7 +13,10 @@
  *   release   records `consumed` on the user's stream; before the slot is
  *             written again the copy stream waits for it on the device
  *             (cudaStreamWaitEvent), so the training step may still be
- *             reading the slot when release returns.
+ *             reading the slot when release returns. Converting, the wait
+ *             comes after the H2D copy into the landing buffer (which does
+ *             not touch the slot) and before the kernel; the time it holds
+ *             the stream counts in the loader's slot_wait_ns.
  *
  * Memory bound: VRAM = nslots × slot_bytes (+ staging_bytes to land u8 when
  * converting), checked against device.vram_budget at alloc; pinned host =

@@ -206,6 +206,20 @@ static void test_layouts_and_values(void **state) {
 }
 
 /* One channel: NCHW and NHWC coincide. */
+/* The kernel's grid: one block per 256 pixels up to SMs × 8, so a large
+ * batch does not launch a block (and a table copy) per 256 pixels. */
+static void test_grid(void **state) {
+  (void)state;
+  assert_int_equal(sl_dconv_grid(0, 256, 132), 0);
+  assert_int_equal(sl_dconv_grid(1, 256, 132), 1);
+  assert_int_equal(sl_dconv_grid(257, 256, 132), 2);
+  assert_int_equal(sl_dconv_grid(256ull * 224 * 224, 256, 132), 1056);
+  assert_int_equal(sl_dconv_grid(256ull * 224 * 224, 256, 108), 864);
+  assert_int_equal(sl_dconv_grid(256ull * 224 * 224, 256, 0), 1056);
+  assert_int_equal(sl_dconv_grid(1ull << 62, 256, 132), 1056);
+  assert_int_equal(sl_dconv_grid(5, 0, 132), 0);
+}
+
 static void test_gray(void **state) {
   (void)state;
   uint8_t src[12], a[48], b[48];
@@ -228,6 +242,7 @@ static void test_gray(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_f16_known_values),
+    cmocka_unit_test(test_grid),
     cmocka_unit_test(test_bf16_known_values),
     cmocka_unit_test(test_rounding_sweep),
 #if defined(__FLT16_MAX__) && defined(__x86_64__)

@@ -105,7 +105,42 @@ static void test_bad_ordinal(void **state) {
                    SL_EINVAL);
 }
 
+/* What a device push leaves to restore: only a previous device whose
+ * primary context is active, so restoring it creates no context. */
+static void test_restore_choice(void **state) {
+  (void)state;
+  assert_int_equal(sl_device_restore_choice(1, 0, 1), 1);
+  /* A thread that never chose a device reads 0 with no context behind it:
+   * setting it back would create GPU 0's context. */
+  assert_int_equal(sl_device_restore_choice(0, 1, 0), -1);
+  assert_int_equal(sl_device_restore_choice(0, 1, -1), -1); /* unknown */
+  assert_int_equal(sl_device_restore_choice(2, 2, 1), -1);  /* unchanged */
+  assert_int_equal(sl_device_restore_choice(-1, 0, 1), -1);
+}
+
 #ifdef SLUICE_HAVE_CUDA
+/* Without a driver the primary context's state is unknown and a push fails
+ * before it sets anything; with one, device 0's state is 0 or 1. */
+static void test_primary_state(void **state) {
+  (void)state;
+  sl_err err;
+  sl_err_clear(&err);
+  int a = sl_cuda_primary_active(0);
+  assert_int_equal(sl_cuda_primary_active(1 << 20), -1); /* no such device */
+  int prev = 7;
+  sl_status st = sl_cuda_device_push(0, &prev, &err);
+  if (!runtime_has_device()) {
+    assert_int_equal(a, -1);
+    assert_int_not_equal(st, SL_OK);
+    assert_int_equal(prev, -1);
+    assert_non_null(strstr(err.msg, "cudaGetDevice"));
+    return;
+  }
+  assert_true(a == 0 || a == 1);
+  assert_int_equal(st, SL_OK);
+  sl_cuda_device_pop(prev);
+}
+
 static void test_error_mapping(void **state) {
   (void)state;
   sl_err err;
@@ -153,7 +188,9 @@ int main(void) {
       cmocka_unit_test(test_cuda_without_device_is_an_error),
       cmocka_unit_test(test_auto_falls_back_with_reason),
       cmocka_unit_test(test_bad_ordinal),
+      cmocka_unit_test(test_restore_choice),
 #ifdef SLUICE_HAVE_CUDA
+      cmocka_unit_test(test_primary_state),
       cmocka_unit_test(test_error_mapping),
       cmocka_unit_test(test_host_alloc),
 #endif

@@ -44,9 +44,16 @@ static void test_slots_from_budget(void **state) {
   assert_int_equal(sl_device_ring_slots(1ull << 30, in, in, 0, &d, &err),
                    SL_OK);
   assert_int_equal(d, (int)((1ull << 30) / in)); /* u8 NHWC: no landing */
+  /* The allocator maps the ring in 2 MiB pages: a 5 MiB budget holds 4
+   * slots of 1 MiB, not 5. */
+  assert_int_equal(sl_device_ring_slots(5u << 20, 0, 1u << 20, 0, &d, &err),
+                   SL_OK);
+  assert_int_equal(d, 4);
+  assert_int_equal(sl_device_alloc_bytes(1), 2u << 20);
+  assert_int_equal(sl_device_alloc_bytes(2u << 20), 2u << 20);
+  assert_int_equal(sl_device_alloc_bytes((2u << 20) + 1), 4u << 20);
+  assert_int_equal(sl_device_alloc_bytes(SIZE_MAX - 5), SIZE_MAX);
   /* Slots round up to 256 B. */
-  assert_int_equal(sl_device_ring_slots(1000, 10, 100, 0, &d, &err), SL_OK);
-  assert_int_equal(d, 3);
   size_t need = 0;
   assert_int_equal(sl_device_ring_need(10, 100, 1, 3, &need, &err), SL_OK);
   assert_int_equal(need, 3 * 256 + 10);
@@ -55,7 +62,8 @@ static void test_slots_from_budget(void **state) {
                    SL_ECONFIG);
   assert_non_null(strstr(err.msg, "device.vram_budget"));
   char want[64];
-  snprintf(want, sizeof want, "needs at least %zu B", 2 * out + in);
+  snprintf(want, sizeof want, "needs at least %zu B",
+           sl_device_alloc_bytes(2 * out + in));
   assert_non_null(strstr(err.msg, want));
   assert_int_equal(sl_device_ring_need(0, SIZE_MAX - 8, 0, 2, &need, &err),
                    SL_ETOOBIG);
@@ -115,6 +123,14 @@ static void test_alloc_over_budget(void **state) {
   assert_non_null(strstr(err.msg, "3 device slots of 1200000 B"));
   assert_non_null(strstr(err.msg, "needs 3900384 B")); /* 3×1200128+300000 */
   assert_int_equal(b->ops->alloc(b, 0, 1, 1, 1, &err), SL_EINVAL);
+  b->ops->destroy(b);
+  /* 2 MiB + 4 KiB fits 3 MiB, but takes two 2 MiB pages: refused too. */
+  p = params(SL_DTYPE_FP16, SL_LAYOUT_NCHW, 3u << 20);
+  assert_int_equal(sl_ring_backend_cuda_create(&b, &p, &err), SL_OK);
+  st = b->ops->alloc(b, 2, 4096, 1, 2u << 20, &err);
+  assert_int_equal(st, SL_ECONFIG);
+  assert_non_null(strstr(err.msg, "needs 2101248 B, 4194304 B in the CUDA "
+                                  "allocator's 2 MiB pages"));
   b->ops->destroy(b);
 }
 

@@ -801,6 +801,54 @@ static void test_backend_failure_beats_abort(void **state) {
   pthread_mutex_destroy(&f.mu);
 }
 
+/* The mover's waits on the consumer that happen inside the backend (the
+ * CUDA copy stream waits for `consumed` on the device) count in the slot
+ * wait: a backend that reports 3 ms a move adds 3 ms a batch. */
+static uint64_t slow_consumer_ns(sl_ring_backend *b, int s) {
+  (void)b;
+  (void)s;
+  return 3000000;
+}
+
+static void test_device_wait_counts(void **state) {
+  (void)state;
+  sl_err err;
+  sl_ring_backend *host;
+  assert_int_equal(sl_ring_backend_host_create(&host, &err), SL_OK);
+  sl_ring_backend_ops ops = *host->ops;
+  ops.consumer_wait_ns = slow_consumer_ns;
+  host->ops = &ops; /* the ring only reaches the backend through ops */
+  sl_ring_config rc = {.nstaging = 1,
+                       .nslots = 2,
+                       .staging_bytes = 64,
+                       .slot_bytes = 64,
+                       .batch_size = 2};
+  sl_ring *r;
+  assert_int_equal(sl_ring_create(&r, &rc, host, &err), SL_OK);
+  sl_ring_epoch ep;
+  memset(&ep, 0, sizeof ep);
+  ep.nbatches = 4;
+  ep.copy.n = 2;
+  ep.copy.src_dtype = ep.copy.dst_dtype = SL_DTYPE_U8;
+  ep.src_sample_bytes = ep.dst_sample_bytes = 32;
+  sl_ring_reset(r, &ep);
+  for (uint64_t k = 0; k < ep.nbatches; k++) {
+    sl_ring_staging stg;
+    assert_int_equal(sl_ring_staging_acquire(r, k, &stg), SL_OK);
+    sl_ring_staging_done(r, k, 0, SL_OK, NULL);
+    sl_ring_staging_done(r, k, 1, SL_OK, NULL);
+    sl_ring_batch b;
+    assert_int_equal(sl_ring_next(r, &b, NULL, &err), SL_OK);
+    assert_int_equal(
+        sl_ring_release(r, b.slot, b.generation, b.labels, NULL, &err), SL_OK);
+  }
+  uint64_t w = sl_ring_slot_wait_ns(r);
+  if (w < 4 * 3000000ull)
+    fail_msg("slot wait %llu ns: the backend's 4 × 3 ms are not counted",
+             (unsigned long long)w);
+  sl_ring_destroy(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_workers_deterministic),
@@ -818,6 +866,7 @@ int main(void) {
       cmocka_unit_test(test_misuse),
       cmocka_unit_test(test_host_backend_trades_buffers),
       cmocka_unit_test(test_backend_failure_beats_abort),
+      cmocka_unit_test(test_device_wait_counts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,6 +104,25 @@ static void test_check_valid_file_passes(void **state) {
   assert_non_null(strstr(g_out, "No such file"));
 }
 
+/* The plan `sluice schedule` prints counts the device ring in the CUDA
+ * allocator's 2 MiB pages (3 slots of 96 KiB and a 48 KiB landing buffer
+ * take one page) and names the context that comes on top. */
+static void test_schedule_counts_pages(void **state) {
+  (void)state;
+  char path[512], args[600];
+  tmp_path(path, sizeof path, "sched.ini");
+  write_file(path, "[loader]\nbatch_size = 4\n[resolution]\nschedule = "
+                   "constant\nmax = 64\n[augment]\ndtype = fp16\n"
+                   "[device]\nprefetch = 3\n");
+  snprintf(args, sizeof args, "schedule '%s' --epochs 1", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
+  if (!strstr(g_out, "3 device slots, 336.0 KiB of device memory, 2.0 MiB in "
+                     "the allocator's 2 MiB pages"))
+    fail_msg("schedule output: %s", g_out);
+  assert_non_null(strstr(g_out, "plus the CUDA context"));
+  unlink(path);
+}
+
 static void test_list_has_every_key(void **state) {
   (void)state;
   assert_int_equal(cli_run("config --list", g_out, sizeof g_out), 0);
@@ -139,6 +158,7 @@ int main(void) {
       cmocka_unit_test(test_check_reports_every_error),
       cmocka_unit_test(test_check_opens_dataset),
       cmocka_unit_test(test_check_valid_file_passes),
+      cmocka_unit_test(test_schedule_counts_pages),
       cmocka_unit_test(test_list_has_every_key),
       cmocka_unit_test(test_usage_errors),
       cmocka_unit_test(test_version_and_help),
