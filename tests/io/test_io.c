@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -356,8 +357,27 @@ static void meminfo_parse(void **state) {
     assert_true(budget <= limit);
 }
 
-/* The file shrinks under an open reader: the samples past the new end are
- * a clear SL_EIO, the others still read. mmap refuses the next epoch. */
+/* Rewrites the file's bytes from `from` to its original size, in place
+ * (the same inode: what a mapping sees). */
+static void restore_file(const io_testfile *t, uint64_t from) {
+  int fd = open(t->path, O_WRONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  uint8_t b[4096];
+  for (uint64_t p = from; p < t->size;) {
+    size_t n = t->size - p < sizeof b ? (size_t)(t->size - p) : sizeof b;
+    for (size_t k = 0; k < n; k++)
+      b[k] = io_byte_at(p + k);
+    assert_int_equal(pwrite(fd, b, n, (off_t)p), (ssize_t)n);
+    p += n;
+  }
+  close(fd);
+}
+
+/* The file shrinks under a reader in the middle of an epoch: the samples
+ * past the new end are a clear SL_EIO naming file, sample and offset (mmap:
+ * the SIGBUS of the mapped page is caught, the process lives), the others
+ * still read. mmap refuses the next epoch while the size differs; once the
+ * file is whole again every backend reads a clean epoch. */
 static void truncated_file(void **state) {
   struct {
     sl_io_kind kind;
@@ -371,30 +391,34 @@ static void truncated_file(void **state) {
     io_testfile_make(&t, "io_trunc.bin", 64, 1);
     sl_io_opts o = base_opts(&t, cases[c].kind);
     o.direct = cases[c].direct;
+    o.readahead_batches = 0; /* uring: read after the cut, not before */
+    o.queue_depth = 1;
+    o.pool_bytes = 3 * (size_t)t.max_length + 3 * SL_URING_ALIGN;
     sl_io *io;
     sl_err e = {0};
     assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
     uint64_t cut = t.offset[40] + 5;
-    assert_int_equal(truncate(t.path, (off_t)cut), 0);
-    sl_status st = sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e);
-    if (cases[c].kind == SL_IO_MMAP) {
-      assert_int_equal(st, SL_EIO);
-      assert_non_null(strstr(e.msg, "changed size"));
-      sl_io_close(io);
-      io_testfile_free(&t);
-      continue;
-    }
-    assert_int_equal(st, SL_OK);
-    int failures = 0;
     size_t cap = sl_io_buffer_bytes(io);
+    assert_true(cap >= t.max_length);
     uint8_t *buf = malloc(cap);
     assert_non_null(buf);
-    for (uint64_t s = 0; s < t.count; s++) {
-      const uint8_t *d;
-      size_t len;
-      st = sl_io_get(io, s, buf, cap, &d, &len, &e);
+    const uint8_t *d;
+    size_t len;
+    /* Samples 0..9 read, then the cut, mid-epoch. */
+    assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e), SL_OK);
+    for (uint64_t s = 0; s < 10; s++) {
+      assert_int_equal(sl_io_get(io, s, buf, cap, &d, &len, &e), SL_OK);
+      assert_true(io_testfile_check(&t, s, d, len));
+      sl_io_put(io, s);
+    }
+    assert_int_equal(truncate(t.path, (off_t)cut), 0);
+    int failures = 0;
+    for (uint64_t s = 10; s < t.count; s++) {
+      sl_status st = sl_io_get(io, s, buf, cap, &d, &len, &e);
       bool past = t.length[s] > 0 && t.offset[s] + t.length[s] > cut;
-      if (past) {
+      /* uring may have read a sample before the cut: either is right. */
+      bool early = cases[c].kind == SL_IO_URING && s < 16 && st == SL_OK;
+      if (past && !early) {
         assert_int_equal(st, SL_EIO);
         assert_non_null(strstr(e.msg, "truncated"));
         assert_non_null(strstr(e.msg, t.path));
@@ -411,8 +435,18 @@ static void truncated_file(void **state) {
       sl_status st2 = sl_io_read(io, s, buf, cap, &d, &len, &e);
       assert_int_equal(st2, past ? SL_EIO : SL_OK);
     }
-    free(buf);
     assert_true(failures > 10);
+    sl_status st = sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e);
+    if (cases[c].kind == SL_IO_MMAP) {
+      assert_int_equal(st, SL_EIO);
+      assert_non_null(strstr(e.msg, "changed size"));
+    } else {
+      assert_int_equal(st, SL_OK);
+    }
+    /* The fault gone, nothing is lost: a whole clean epoch. */
+    restore_file(&t, cut);
+    free(run_epoch(io, &t, NULL, t.count, 3));
+    free(buf);
     sl_io_close(io);
     io_testfile_free(&t);
   }
@@ -460,10 +494,8 @@ static void misuse(void **state) {
     sl_io_put(io, 5);
     sl_io_put(io, 5); /* a second put does nothing */
     /* Buffers too small for pread and the out-of-order read. */
-    if (kind != SL_IO_MMAP) {
-      assert_int_equal(sl_io_read(io, 5, buf, 1, &d, &len, &e), SL_EINVAL);
-      assert_non_null(strstr(e.msg, "buffer"));
-    }
+    assert_int_equal(sl_io_read(io, 5, buf, 1, &d, &len, &e), SL_EINVAL);
+    assert_non_null(strstr(e.msg, "buffer"));
     assert_int_equal(sl_io_read(io, 99, buf, cap, &d, &len, &e), SL_EINVAL);
     /* Stop mid-epoch with reads in flight, then a full epoch. */
     sl_io_stop(io);
