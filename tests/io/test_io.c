@@ -416,8 +416,14 @@ static void truncated_file(void **state) {
     for (uint64_t s = 10; s < t.count; s++) {
       sl_status st = sl_io_get(io, s, buf, cap, &d, &len, &e);
       bool past = t.length[s] > 0 && t.offset[s] + t.length[s] > cut;
-      /* uring may have read a sample before the cut: either is right. */
-      bool early = cases[c].kind == SL_IO_URING && s < 16 && st == SL_OK;
+      /* uring may have read a sample ahead, before the cut: right too.
+       * mmap: the rest of the page the cut falls in reads as zeros, not a
+       * fault (the limit sluice.h states): a sample ending there is read. */
+      uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+      bool in_page =
+          cases[c].kind == SL_IO_MMAP &&
+          t.offset[s] + t.length[s] <= (cut + page - 1) / page * page;
+      bool early = (cases[c].kind == SL_IO_URING && st == SL_OK) || in_page;
       if (past && !early) {
         assert_int_equal(st, SL_EIO);
         assert_non_null(strstr(e.msg, "truncated"));
@@ -428,14 +434,14 @@ static void truncated_file(void **state) {
         failures++;
       } else {
         assert_int_equal(st, SL_OK);
-        assert_true(io_testfile_check(&t, s, d, len));
+        assert_true(past || io_testfile_check(&t, s, d, len));
       }
       sl_io_put(io, s);
       /* The same sample outside the order: the same answer. */
       sl_status st2 = sl_io_read(io, s, buf, cap, &d, &len, &e);
-      assert_int_equal(st2, past ? SL_EIO : SL_OK);
+      assert_int_equal(st2, past && !in_page ? SL_EIO : SL_OK);
     }
-    assert_true(failures > 10);
+    assert_true(failures > (cases[c].kind == SL_IO_URING ? 0 : 10));
     sl_status st = sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e);
     if (cases[c].kind == SL_IO_MMAP) {
       assert_int_equal(st, SL_EIO);
