@@ -15,7 +15,6 @@ static _Thread_local const char *volatile t_lo, *volatile t_hi;
 static _Thread_local const char *volatile t_fault;
 
 static struct sigaction g_prev; /* the handler before sluice's */
-static size_t g_inject = SIZE_MAX;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc) {
   sigjmp_buf *j = t_jump;
@@ -85,10 +84,6 @@ bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off) {
   *fault_off = 0;
   if (n == 0)
     return true;
-  if (g_inject < n) {
-    *fault_off = g_inject;
-    return false;
-  }
   sigjmp_buf jb;
   t_lo = src;
   t_hi = (const char *)src + n;
@@ -103,8 +98,4 @@ bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off) {
   atomic_signal_fence(memory_order_seq_cst);
   t_jump = NULL;
   return true;
-}
-
-void sl_guard_inject(size_t off) {
-  g_inject = off;
 }

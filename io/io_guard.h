@@ -38,8 +38,5 @@ bool sl_guard_ready(void);
 /* Copies n bytes from src (inside a file mapping) to dst. Returns true, or
  * false when a page of src faulted; *fault_off is then its offset in src. */
 bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off);
-/* Test hook: the copies of sample-sized ranges fail as if the byte at
- * offset `off` of each faulted (SIZE_MAX: off). Not thread-safe; tests. */
-void sl_guard_inject(size_t off);
 
 #endif

@@ -33,7 +33,14 @@ struct sl_io {
   uint8_t *map; /* mmap */
   size_t map_len;
   sl_uring *uring;
+  atomic_uint_fast64_t reads; /* counted only for o.inject */
 };
+
+/* Test hook (o.inject): whether this read is the one to fail. */
+static bool inject_now(sl_io *io) {
+  return io->o.inject.nth &&
+         atomic_fetch_add(&io->reads, 1) + 1 == io->o.inject.nth;
+}
 
 static sl_status open_mmap(sl_io *io, sl_err *err) {
   if (io->o.file_size == 0)
@@ -67,7 +74,8 @@ static sl_status open_uring(sl_io *io, sl_err *err) {
                      .queue_depth = io->o.queue_depth,
                      .pool_bytes = io->o.pool_bytes,
                      .direct = io->o.direct,
-                     .inject_init_errno = io->o.inject_uring_errno};
+                     .inject_init_errno = io->o.inject_uring_errno,
+                     .inject = io->o.inject};
   return sl_uring_open(&io->uring, &u, err);
 }
 
@@ -228,6 +236,11 @@ static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
                            uint32_t len, uint8_t *buf, sl_err *err) {
   size_t done;
   int rc = sl_pread_full(io->o.fd, buf, len, off, &done);
+  if (len && inject_now(io)) { /* test hook */
+    rc = io->o.inject.err ? -1 : 1;
+    errno = io->o.inject.err;
+    done = len / 2;
+  }
   if (rc < 0)
     return sl_err_errno(
         err, SL_EIO, errno, "%s: sample %llu (offset %llu, %u bytes): read",
@@ -251,7 +264,12 @@ static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
 static sl_status copy_mapped(sl_io *io, uint64_t sample, uint64_t off,
                              uint32_t len, uint8_t *buf, sl_err *err) {
   size_t at;
-  if (sl_guard_copy(buf, io->map + off, len, &at))
+  bool ok = sl_guard_copy(buf, io->map + off, len, &at);
+  if (ok && len && inject_now(io)) { /* test hook: as a fault mid-copy */
+    ok = false;
+    at = len / 2;
+  }
+  if (ok)
     return SL_OK;
   struct stat sb;
   long long now = fstat(io->o.fd, &sb) == 0 ? (long long)sb.st_size : -1;

@@ -64,6 +64,7 @@ typedef struct sl_io_opts {
   double auto_share;          /* io.auto_share */
   uint64_t mem_available;     /* 0: sl_io_mem_budget (io_select.h) */
   int inject_uring_errno;     /* test hook: io_uring setup fails so */
+  sl_io_fault inject;         /* test hook: a read fails (io_uring.h) */
   sl_log_fn log;              /* the one line saying which backend, why */
   void *log_user;
 } sl_io_opts;

@@ -66,7 +66,8 @@ struct sl_uring {
   size_t head, tail; /* pool: allocation point, oldest held buffer */
   unsigned inflight; /* reads prepared and not yet completed */
   unsigned unsubmitted;
-  bool failed; /* the ring broke: every get returns fatal */
+  uint64_t completions; /* counted only for o.inject */
+  bool failed;          /* the ring broke: every get returns fatal */
   sl_err fatal;
   sl_uring_stats st;
 };
@@ -464,6 +465,8 @@ static void queue_reads(sl_uring *u) {
 static void complete(sl_uring *u, uint64_t index, int res) {
   slot *s = &u->slots[index];
   u->inflight--;
+  if (u->o.inject.nth && ++u->completions == u->o.inject.nth)
+    res = u->o.inject.err ? -u->o.inject.err : 0; /* test hook */
   if (res == -EINTR || res == -EAGAIN) {
     prep_read(u, s, (size_t)index);
     return;

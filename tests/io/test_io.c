@@ -458,6 +458,75 @@ static void truncated_file(void **state) {
   }
 }
 
+/* SQLite's practice for I/O errors: the nth read of a reader fails (EIO,
+ * or a short read), for n = 1, 2, ... until an epoch sees no fault, for
+ * every backend. Each fault is exactly one SL_EIO naming the file and the
+ * sample; every other sample reads right; the next epoch (the fault gone)
+ * reads every sample right: nothing is lost, nothing hangs. */
+static void injected_read_faults(void **state) {
+  struct {
+    sl_io_kind kind;
+    bool direct;
+  } cases[] = {{SL_IO_MMAP, false},
+               {SL_IO_PREAD, false},
+               {SL_IO_URING, false},
+               {SL_IO_URING, true}};
+  io_testfile t;
+  io_testfile_make(&t, "io_inject.bin", 40, 1);
+  uint64_t nonempty = 0;
+  for (uint64_t s = 0; s < t.count; s++)
+    nonempty += t.length[s] > 0;
+  unsigned long total = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    for (int k = 0; k < 2; k++) {
+      int err = k ? 0 : EIO;
+      uint64_t injected = 0;
+      for (uint64_t nth = 1;; nth++) {
+        sl_io_opts o = base_opts(&t, cases[c].kind);
+        o.direct = cases[c].direct;
+        o.inject = (sl_io_fault){.nth = nth, .err = err};
+        sl_io *io;
+        sl_err e = {0};
+        assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+        size_t cap = sl_io_buffer_bytes(io);
+        uint8_t *buf = malloc(cap);
+        assert_non_null(buf);
+        assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e),
+                         SL_OK);
+        int failures = 0;
+        for (uint64_t s = 0; s < t.count; s++) {
+          const uint8_t *d;
+          size_t len;
+          sl_status st = sl_io_get(io, s, buf, cap, &d, &len, &e);
+          if (st != SL_OK) {
+            assert_int_equal(st, SL_EIO);
+            char want[64];
+            snprintf(want, sizeof want, "sample %llu ", (unsigned long long)s);
+            assert_non_null(strstr(e.msg, want));
+            assert_non_null(strstr(e.msg, t.path));
+            failures++;
+          } else {
+            assert_true(io_testfile_check(&t, s, d, len));
+          }
+          sl_io_put(io, s);
+        }
+        assert_true(failures <= 1);
+        if (failures) /* else the nth read would fall in this epoch */
+          free(run_epoch(io, &t, NULL, t.count, 3));
+        free(buf);
+        sl_io_close(io);
+        if (!failures)
+          break;
+        injected++;
+      }
+      assert_true(injected >= nonempty);
+      total += injected;
+    }
+  }
+  fprintf(stderr, "injected_read_faults: %lu read faults injected\n", total);
+  io_testfile_free(&t);
+}
+
 static void misuse(void **state) {
   io_testfile t;
   io_testfile_make(&t, "io_misuse.bin", 32, 1);
@@ -602,6 +671,7 @@ int main(void) {
       cmocka_unit_test(auto_policy),
       cmocka_unit_test(meminfo_parse),
       cmocka_unit_test(truncated_file),
+      cmocka_unit_test(injected_read_faults),
       cmocka_unit_test(misuse),
       cmocka_unit_test(stop_while_reading),
       cmocka_unit_test(hints),
