@@ -90,6 +90,15 @@ bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off) {
   if (sigsetjmp(jb, 0)) {
     atomic_signal_fence(memory_order_seq_cst);
     *fault_off = (size_t)(t_fault - (const char *)src);
+    /* SA_NODEFER keeps SIGBUS unblocked across the jump, but a runtime
+     * that interposes on sigaction (ThreadSanitizer runs handlers from its
+     * own, installed without it) may have blocked it, and the next fault
+     * on this thread would then kill the process. Unblocking costs a
+     * syscall on this, the fault path, only; it cannot fail for a valid
+     * signal set, and if it did the fault at hand is still reported. */
+    sigset_t bus;
+    if (sigemptyset(&bus) == 0 && sigaddset(&bus, SIGBUS) == 0)
+      (void)pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
     return false;
   }
   t_jump = &jb;
