@@ -361,6 +361,63 @@ static void truncated_under_loader(void **state) {
   sl_test_unlink_lmdb(master);
 }
 
+/* The dataset replaced by rename under a running loader (what `sluice
+ * pack` and `mv new p` do), after two batches, for every backend: the
+ * loader holds the old file (its descriptor and mapping stay valid), so
+ * the epoch ends exactly as an uninterrupted one, with nothing skipped,
+ * though the file now at the path is a third of the old one. */
+static void replaced_by_rename(void **state) {
+  (void)state;
+  for (size_t k = 0; k < sizeof backends / sizeof *backends; k++) {
+    char path[512], next[512];
+    sl_test_tmp_path(path, sizeof path, "io_loader_renamed", "lmdb");
+    sl_test_tmp_path(next, sizeof next, "io_loader_renamed_next", "lmdb");
+    sl_test_write_set(path, &k_set, 0);
+    const char *kv[16];
+    int n = 0;
+    for (int i = 0; backends[k][i]; i++)
+      kv[n++] = backends[k][i];
+    kv[n++] = "loader.on_error";
+    kv[n++] = "fail";
+    kv[n] = NULL;
+    sl_loader *ref = open_on(path, kv, NULL);
+    uint64_t want = run_epoch(ref, 0, 8);
+    sl_loader_close(ref);
+
+    sl_loader *ld = open_on(path, kv, NULL);
+    assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    sl_batch b;
+    sl_status st;
+    int batches = 0;
+    while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+      h = sl_test_hash(h, b.indices, b.n * sizeof *b.indices);
+      h = sl_test_hash(h, b.labels, b.n * sizeof *b.labels);
+      h = sl_test_hash(h, b.data, b.bytes);
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+      if (++batches == 2) { /* a third of the file, renamed over it */
+        copy_file(path, next);
+        FILE *f = fopen(next, "rb");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, 0, SEEK_END), 0);
+        long size = ftell(f);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(truncate(next, size / 3), 0);
+        assert_int_equal(rename(next, path), 0);
+      }
+    }
+    if (st != SL_END)
+      fail_msg("%s: %s: %s", backends[k][1], sl_status_name(st),
+               sl_loader_errmsg(ld));
+    sl_loader_stats s;
+    assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+    assert_int_equal(s.skipped, 0);
+    assert_true(h == want); /* the old file's samples, all of them */
+    sl_loader_close(ld);
+    sl_test_unlink_lmdb(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identical_lmdb_random),
@@ -370,6 +427,7 @@ int main(void) {
       cmocka_unit_test(abandon_midway),
       cmocka_unit_test(resume_mid_epoch),
       cmocka_unit_test(truncated_under_loader),
+      cmocka_unit_test(replaced_by_rename),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
