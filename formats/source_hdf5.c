@@ -217,7 +217,9 @@ static int attr_u64(hid_t obj, const char *name, uint64_t *v) {
 }
 
 /* A string attribute (fixed-length, `count` strings): all of them, each
- * NUL-terminated, back to back, into a malloc'd blob. */
+ * NUL-terminated, back to back, into a malloc'd blob. Returns 0, -1 when
+ * the attribute is not that, AS_NOMEM when the blob cannot be allocated. */
+enum { AS_NOMEM = -2 };
 static int attr_strings(hid_t obj, const char *name, uint64_t count,
                         size_t max_len, char **blob, size_t *blob_len) {
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -229,9 +231,10 @@ static int attr_strings(hid_t obj, const char *name, uint64_t count,
   char *raw = NULL;
   if (t >= 0 && s >= 0 && H5Tget_class(t) == H5T_STRING &&
       H5Tis_variable_str(t) == 0 && sz > 0 && sz <= max_len + 1 &&
-      (uint64_t)H5Sget_simple_extent_npoints(s) == count &&
-      (raw = malloc(count * sz + 1)) && (*blob = malloc(count * (sz + 1)))) {
-    if (H5Aread(a, t, raw) >= 0) {
+      (uint64_t)H5Sget_simple_extent_npoints(s) == count) {
+    if (!(raw = malloc(count * sz + 1)) || !(*blob = malloc(count * (sz + 1))))
+      rc = AS_NOMEM;
+    else if (H5Aread(a, t, raw) >= 0) {
       size_t pos = 0;
       for (uint64_t i = 0; i < count; i++) {
         size_t l = strnlen(raw + i * sz, sz);
@@ -280,8 +283,14 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
                       src->path, SL_HDF5_GROUP);
   char *blob = NULL;
   size_t blob_len = 0;
-  if (k > 0 && attr_strings(f->group, "classes", k, SL_CLASS_NAME_MAX, &blob,
-                            &blob_len) != 0) {
+  int as = k > 0 ? attr_strings(f->group, "classes", k, SL_CLASS_NAME_MAX,
+                                &blob, &blob_len)
+                 : 0;
+  if (as == AS_NOMEM)
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " class names", src->path,
+                      k);
+  if (as != 0) {
     free(blob);
     return sl_err_set(err, SL_EFORMAT,
                       "%s: %s's classes attribute is not "
@@ -293,9 +302,14 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
   free(blob);
   char *w = NULL;
   size_t wl = 0;
-  if (st == SL_OK && H5Aexists(f->group, "writer") > 0 &&
-      attr_strings(f->group, "writer", 1, SL_SETTINGS_MAX, &w, &wl) == 0)
-    st = sl_source_set_writer(src, w, wl ? wl - 1 : 0, err);
+  if (st == SL_OK && H5Aexists(f->group, "writer") > 0) {
+    as = attr_strings(f->group, "writer", 1, SL_SETTINGS_MAX, &w, &wl);
+    if (as == 0)
+      st = sl_source_set_writer(src, w, wl ? wl - 1 : 0, err);
+    else if (as == AS_NOMEM)
+      st = sl_err_set(err, SL_ENOMEM, "%s: no memory for the writer attribute",
+                      src->path);
+  }
   free(w);
   return st;
 }

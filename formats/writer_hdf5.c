@@ -204,6 +204,7 @@ static int attr_scalar(hid_t obj, const char *name, hid_t type, hid_t mtype,
 }
 
 /* count fixed-length strings of the longest one's size (at least 1). */
+enum { AS_NOMEM = -2 }; /* attr_strings could not allocate its buffer */
 static int attr_strings(hid_t obj, const char *name, const char *const *strs,
                         uint32_t count) {
   size_t sz = 1;
@@ -211,6 +212,8 @@ static int attr_strings(hid_t obj, const char *name, const char *const *strs,
     if (strlen(strs[i]) + 1 > sz)
       sz = strlen(strs[i]) + 1;
   char *raw = calloc(count, sz);
+  if (!raw)
+    return AS_NOMEM;
   hid_t t = H5Tcopy(H5T_C_S1);
   hsize_t dims[1] = {count};
   hid_t s = H5Screate_simple(1, dims, NULL);
@@ -291,7 +294,7 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
   if (f >= 0)
     g = H5Gcreate2(f, SL_HDF5_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT);
   const char *what = f < 0 ? "create the file" : "create /samples";
-  int ok = g >= 0;
+  int ok = g >= 0, nomem = 0;
   uint64_t total = w->offsets[w->n];
   hsize_t dn[1] = {total}, on[1] = {w->n + 1}, ln[1] = {w->n},
           sn[2] = {w->n, 3}, tn[2] = {w->n, k};
@@ -323,17 +326,19 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
     what = "write the attributes";
     uint32_t ver = SL_HDF5_LAYOUT_VERSION;
     uint64_t count = w->n;
-    ok =
-        attr_scalar(g, "sluice_layout", H5T_STD_U32LE, H5T_NATIVE_UINT32,
-                    &ver) == 0 &&
-        attr_scalar(g, "count", H5T_STD_U64LE, H5T_NATIVE_UINT64, &count) ==
-            0 &&
-        attr_scalar(g, "num_classes", H5T_STD_U32LE, H5T_NATIVE_UINT32,
-                    &nclasses) == 0 &&
-        attr_scalar(g, "target_width", H5T_STD_U32LE, H5T_NATIVE_UINT32, &k) ==
-            0 &&
-        (nclasses == 0 || attr_strings(g, "classes", classes, nclasses) == 0) &&
-        attr_strings(g, "writer", &settings, 1) == 0;
+    ok = attr_scalar(g, "sluice_layout", H5T_STD_U32LE, H5T_NATIVE_UINT32,
+                     &ver) == 0 &&
+         attr_scalar(g, "count", H5T_STD_U64LE, H5T_NATIVE_UINT64, &count) ==
+             0 &&
+         attr_scalar(g, "num_classes", H5T_STD_U32LE, H5T_NATIVE_UINT32,
+                     &nclasses) == 0 &&
+         attr_scalar(g, "target_width", H5T_STD_U32LE, H5T_NATIVE_UINT32, &k) ==
+             0;
+    int as = ok && nclasses ? attr_strings(g, "classes", classes, nclasses) : 0;
+    if (ok && as == 0)
+      as = attr_strings(g, "writer", &settings, 1);
+    nomem = as == AS_NOMEM;
+    ok = ok && as == 0;
   }
   for (int i = 0; i < NDSET; i++)
     if (d[i] > 0)
@@ -346,6 +351,8 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
     H5Pclose(fapl);
   if (gcpl >= 0)
     H5Pclose(gcpl);
+  if (nomem)
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory to %s", w->path, what);
   if (!ok)
     return sl_err_set(err, SL_EIO, "%s: HDF5 could not %s (disk full?)",
                       w->path, what);

@@ -12,10 +12,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "formats/layout.h"
 
@@ -40,6 +42,21 @@ struct sl_lmdb_writer {
 
 static sl_status lerr(sl_lmdb_writer *w, int rc, const char *what,
                       sl_err *err) {
+  /* LMDB reports a short write (how a full disk usually shows) as EIO:
+   * say when the filesystem is in fact full. */
+  struct statvfs vs;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", w->path);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  if (rc == EIO && statvfs(slash ? (dir[0] ? dir : "/") : ".", &vs) == 0 &&
+      (uint64_t)vs.f_bavail * vs.f_frsize < 65536)
+    return sl_err_set(err, SL_EIO,
+                      "%s: LMDB %s: %s: the filesystem is full (%s; %llu "
+                      "bytes free)",
+                      w->path, what, mdb_strerror(rc), strerror(ENOSPC),
+                      (unsigned long long)vs.f_bavail * vs.f_frsize);
   return sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EIO, "%s: LMDB %s: %s",
                     w->path, what, mdb_strerror(rc));
 }

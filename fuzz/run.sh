@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ and fuzzes
 # probe + decode + augment for SECONDS (default 30), then the Caffe Datum
-# parser for DATUM_SECONDS (default 10), each starting from its committed
-# seed corpus (fuzz/corpus, fuzz/corpus_datum). New inputs go to
+# parser for DATUM_SECONDS (default 10), then the LMDB structural check,
+# the INI config parser, the JPEG restart-layout rewriter and window
+# builder, pack's EXIF readers and the HDF5 index checks for PARSER_SECONDS
+# each (default 8), each starting from its committed seed corpus
+# (fuzz/corpus, fuzz/corpus_datum, fuzz/corpus_lmdb, fuzz/corpus_config,
+# fuzz/corpus_jpeg, fuzz/corpus_exif, fuzz/corpus_hdf5). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
-#   fuzz/run.sh [SECONDS [DATUM_SECONDS]]
+#   fuzz/run.sh [SECONDS [DATUM_SECONDS [PARSER_SECONDS]]]
 set -euo pipefail
 secs=${1:-30}
 datum_secs=${2:-10}
+parser_secs=${3:-8}
 cd "$(dirname "$0")/.."
 if ! command -v clang >/dev/null; then
   echo "fuzz/run.sh: clang not found: apt-get install clang libclang-rt-14-dev" >&2
@@ -17,8 +22,11 @@ fi
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_EXAMPLES=OFF \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build-fuzz fuzz_pipeline fuzz_datum
-mkdir -p build-fuzz/corpus build-fuzz/corpus_datum
+ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_lmdb_check fuzz_config \
+  fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index
+mkdir -p build-fuzz/corpus build-fuzz/corpus_datum build-fuzz/corpus_lmdb \
+  build-fuzz/corpus_config build-fuzz/corpus_jpeg build-fuzz/corpus_exif \
+  build-fuzz/corpus_hdf5
 cd build-fuzz
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
   -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -26,3 +34,20 @@ ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_datum -max_total_time="$datum_secs" \
   -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   corpus_datum ../fuzz/corpus_datum
+# The first byte of an LMDB input picks the mode (fuzz/fuzz_lmdb_check.c).
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_lmdb_check -max_total_time="$parser_secs" \
+  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_lmdb ../fuzz/corpus_lmdb
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_config -max_total_time="$parser_secs" \
+  -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_config ../fuzz/corpus_config
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_jpeg_layout -max_total_time="$parser_secs" \
+  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_jpeg ../fuzz/corpus_jpeg
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_exif -max_total_time="$parser_secs" \
+  -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_exif ../fuzz/corpus_exif
+# Writes one small HDF5 file per input (under TMPDIR): ~100 inputs/s.
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_hdf5_index -max_total_time="$parser_secs" \
+  -max_len=2048 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_hdf5 ../fuzz/corpus_hdf5

@@ -11,9 +11,39 @@
  *     on an object leaves a message saying what and where (file, line, key,
  *     sample index) readable with that object's errmsg function until the next
  *     call on the same object.
- *   - The library keeps no global mutable state, never prints and never
- *     exits; messages reach the caller through statuses and, for long-running
- *     objects, an optional log callback.
+ *   - The library keeps no global mutable state (one exception: the SIGBUS
+ *     handler below), never prints and never exits; messages reach the
+ *     caller through statuses and, for long-running objects, an optional log
+ *     callback.
+ *
+ * Caveats (docs/FAULTS.md says more)
+ *   - Files changing under a loader. A dataset truncated or rewritten in
+ *     place while a loader reads it (`cp new.lmdb p.lmdb`, an NFS server's
+ *     copy changing) or a disk sector that fails is SL_EIO for the samples
+ *     it hits, naming file, sample and offset, with every loader.io:
+ *     on_error = fail stops the epoch with it, skip replaces and counts the
+ *     sample. The process lives. With loader.io = mmap the next epoch is
+ *     refused (SL_EIO, "changed size") until the loader is reopened or the
+ *     file has its old size again. A file replaced by rename (`mv new p`,
+ *     what `sluice pack` does) is not a change: the open loader keeps
+ *     reading the old file, whole, until it is reopened.
+ *   - SIGBUS. With loader.io = mmap (what auto picks for a dataset that fits
+ *     in memory), a mapped page that cannot be read raises SIGBUS. Opening
+ *     such a loader installs a process-wide SIGBUS handler that recovers
+ *     only faults on a sluice worker inside the sample it is copying out of
+ *     the map, and passes every other SIGBUS to the handler installed before
+ *     it (the default one kills the process, as without sluice). Limits:
+ *     a handler the application installs after the loader opened replaces
+ *     sluice's; the loader notices at the next epoch and reads with pread
+ *     from then on (a WARN line). A thread that blocks SIGBUS cannot be
+ *     rescued: the kernel kills the process on a blocked synchronous fault,
+ *     so do not block SIGBUS in the thread that opens a loader (workers
+ *     inherit its mask). A cut inside a page leaves the rest of that page
+ *     reading as zeros, not as a fault: the one sample ending there may
+ *     come back with a zero tail (its codec usually rejects it).
+ *   - fork(). A loader's threads do not exist in a child process: use a
+ *     loader only in the process that opened it (open one per child). The
+ *     SIGBUS handler and the mappings are inherited; that is harmless.
  */
 #ifndef SLUICE_H
 #define SLUICE_H
@@ -229,8 +259,9 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *   order     8 bytes per sample (+ 8 per quasi block), index 24 bytes per
  *             sample and targets 4 × K bytes per sample (see Datasets),
  *             per-worker decode scratch for a few crops of the largest
- *             resolution, 12 + 4 × K bytes per sample of each staging
- *             buffer and slot for labels, indices and targets.
+ *             resolution and a read buffer of the largest sample (every
+ *             loader.io: mmap copies out of the map), 12 + 4 × K bytes per
+ * sample of each staging buffer and slot for labels, indices and targets.
  * `sluice schedule CONFIG` prints these numbers for a config.
  *
  * Threads: sl_loader_open starts loader.workers workers (0: one per online

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/pread_full.h"
+#include "io/io_guard.h"
 #include "io/io_hints.h"
 #include "io/io_select.h"
 
@@ -26,10 +27,20 @@ struct sl_io {
    * when no worker runs. */
   atomic_bool active;
   uint64_t ahead; /* mmap: WILLNEED this many positions ahead */
-  uint8_t *map;   /* mmap */
+  /* mmap: sluice's SIGBUS handler is installed (checked each epoch); when
+   * the application replaced it, reads go through pread instead. */
+  atomic_bool guarded;
+  uint8_t *map; /* mmap */
   size_t map_len;
   sl_uring *uring;
+  atomic_uint_fast64_t reads; /* counted only for o.inject */
 };
+
+/* Test hook (o.inject): whether this read is the one to fail. */
+static bool inject_now(sl_io *io) {
+  return io->o.inject.nth &&
+         atomic_fetch_add(&io->reads, 1) + 1 == io->o.inject.nth;
+}
 
 static sl_status open_mmap(sl_io *io, sl_err *err) {
   if (io->o.file_size == 0)
@@ -42,7 +53,11 @@ static sl_status open_mmap(sl_io *io, sl_err *err) {
     return sl_err_errno(err, SL_EIO, errno, "%s: mmap of %zu bytes", io->name,
                         io->map_len);
   io->map = m;
-  sl_status st = sl_hint_random(io->map, io->map_len, err);
+  sl_status st = sl_guard_install(err);
+  if (st != SL_OK)
+    return sl_err_prefix(err, "%s: ", io->name);
+  atomic_store(&io->guarded, true);
+  st = sl_hint_random(io->map, io->map_len, err);
   if (st != SL_OK)
     return sl_err_prefix(err, "%s: ", io->name);
   io->ahead = (uint64_t)io->o.readahead_batches * io->o.batch_size;
@@ -59,7 +74,8 @@ static sl_status open_uring(sl_io *io, sl_err *err) {
                      .queue_depth = io->o.queue_depth,
                      .pool_bytes = io->o.pool_bytes,
                      .direct = io->o.direct,
-                     .inject_init_errno = io->o.inject_uring_errno};
+                     .inject_init_errno = io->o.inject_uring_errno,
+                     .inject = io->o.inject};
   return sl_uring_open(&io->uring, &u, err);
 }
 
@@ -154,7 +170,7 @@ const char *sl_io_why(const sl_io *io) {
 }
 
 size_t sl_io_buffer_bytes(const sl_io *io) {
-  return io->kind == SL_IO_MMAP ? 0 : io->o.max_length;
+  return io->o.max_length; /* mmap: the guarded copy's destination */
 }
 
 /* mmap: asks the kernel to read position seq's sample now. Advisory. */
@@ -192,6 +208,12 @@ sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
                         "bytes): reopen the loader",
                         io->name, (unsigned long long)io->o.file_size,
                         (unsigned long long)sb.st_size);
+    bool ready = sl_guard_ready();
+    if (atomic_exchange(&io->guarded, ready) && !ready && io->o.log)
+      io->o.log(io->o.log_user, SL_LOG_WARN,
+                "loader.io = mmap: the application replaced sluice's SIGBUS "
+                "handler; falling back to pread so that a truncated file is an "
+                "error, not the death of the process");
   }
   io->order = order;
   io->order_ctx = order_ctx;
@@ -214,6 +236,11 @@ static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
                            uint32_t len, uint8_t *buf, sl_err *err) {
   size_t done;
   int rc = sl_pread_full(io->o.fd, buf, len, off, &done);
+  if (len && inject_now(io)) { /* test hook */
+    rc = io->o.inject.err ? -1 : 1;
+    errno = io->o.inject.err;
+    done = len / 2;
+  }
   if (rc < 0)
     return sl_err_errno(
         err, SL_EIO, errno, "%s: sample %llu (offset %llu, %u bytes): read",
@@ -227,6 +254,34 @@ static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
                       (unsigned long long)off, len,
                       (unsigned long long)(off + done));
   return SL_OK;
+}
+
+/* mmap: the sample's bytes copied out of the map under the SIGBUS guard
+ * (io_guard.h): a page past a shrunk file's end, or one the disk cannot
+ * read, is SL_EIO for this sample instead of the death of the process. The
+ * copy costs a memcpy of the payload; the decode that follows reads it
+ * from the worker's buffer, which the map cannot pull away. */
+static sl_status copy_mapped(sl_io *io, uint64_t sample, uint64_t off,
+                             uint32_t len, uint8_t *buf, sl_err *err) {
+  size_t at;
+  bool ok = sl_guard_copy(buf, io->map + off, len, &at);
+  if (ok && len && inject_now(io)) { /* test hook: as a fault mid-copy */
+    ok = false;
+    at = len / 2;
+  }
+  if (ok)
+    return SL_OK;
+  struct stat sb;
+  long long now = fstat(io->o.fd, &sb) == 0 ? (long long)sb.st_size : -1;
+  return sl_err_set(
+      err, SL_EIO,
+      "%s: sample %llu (offset %llu, %u bytes): the mapped "
+      "page at byte %llu cannot be read (SIGBUS): the file is "
+      "now %lld bytes, was %llu at open; was it truncated or "
+      "rewritten in place, or did the disk fail? re-create it "
+      "with `sluice pack` and reopen the loader",
+      io->name, (unsigned long long)sample, (unsigned long long)off, len,
+      (unsigned long long)(off + at), now, (unsigned long long)io->o.file_size);
 }
 
 sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
@@ -247,15 +302,16 @@ sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
                         "the mapped %zu bytes",
                         io->name, (unsigned long long)sample,
                         (unsigned long long)off, l, io->map_len);
-    *data = l ? io->map + off : (const uint8_t *)"";
-    *len = l;
-    return SL_OK;
   }
   if (cap < l || (!buf && l))
     return sl_err_set(err, SL_EINVAL,
                       "%s: sample %llu: buffer of %zu bytes < %u", io->name,
                       (unsigned long long)sample, cap, l);
-  sl_status st = read_full(io, sample, off, l, buf, err);
+  sl_status st;
+  if (io->kind == SL_IO_MMAP && atomic_load(&io->guarded))
+    st = copy_mapped(io, sample, off, l, buf, err);
+  else
+    st = read_full(io, sample, off, l, buf, err);
   if (st != SL_OK)
     return st;
   *data = l ? buf : (const uint8_t *)"";

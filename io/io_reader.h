@@ -14,11 +14,12 @@
  *     sl_io_close(io);
  *
  * Backends (opts.kind = loader.io; auto resolved by io_select.h):
- *   mmap   maps the file read-only with MADV_RANDOM; get returns a pointer
- *          into the map and gives MADV_WILLNEED to the sample
- *          readahead_batches * batch_size positions ahead, so the kernel
- *          reads it before a worker faults on it. Zero-copy, but each cold
- *          page costs the worker a fault.
+ *   mmap   maps the file read-only with MADV_RANDOM; get copies the payload
+ *          out of the map into the worker's buffer under a SIGBUS guard
+ *          (io_guard.h: a page of a truncated file is SL_EIO, not death)
+ *          and gives MADV_WILLNEED to the sample readahead_batches *
+ *          batch_size positions ahead, so the kernel reads it before a
+ *          worker faults on it. Each cold page costs the worker a fault.
  *   pread  reads into the worker's buffer: no map, no page-table cost, the
  *          worker waits for the disk.
  *   uring  io_uring.h: a reader thread reads positions ahead, in order, into
@@ -28,8 +29,8 @@
  * why once (WARN); the backend and the reason are in sl_io_backend and
  * sl_io_why.
  *
- * Memory, allocated at open: mmap: none (address space only); pread: none
- * (the callers' buffers); uring: see io_uring.h (about pool_bytes). A uring
+ * Memory, allocated at open: mmap and pread: none (address space, the
+ * callers' buffers); uring: see io_uring.h (about pool_bytes). A uring
  * pool larger than the available memory (sl_io_mem_budget) is refused when
  * uring was asked for, and lowered to a quarter of it when auto chose it.
  *
@@ -64,6 +65,7 @@ typedef struct sl_io_opts {
   double auto_share;          /* io.auto_share */
   uint64_t mem_available;     /* 0: sl_io_mem_budget (io_select.h) */
   int inject_uring_errno;     /* test hook: io_uring setup fails so */
+  sl_io_fault inject;         /* test hook: a read fails (io_uring.h) */
   sl_log_fn log;              /* the one line saying which backend, why */
   void *log_user;
 } sl_io_opts;
@@ -80,8 +82,8 @@ void sl_io_close(sl_io *io);
  * line saying why (the same text that was logged). */
 sl_io_kind sl_io_backend(const sl_io *io);
 const char *sl_io_why(const sl_io *io);
-/* Bytes of buffer each worker passes to get and read: 0 with mmap, else
- * the largest payload (pread reads into it; uring's read needs it). */
+/* Bytes of buffer each worker passes to get and read: the largest payload
+ * (pread reads into it, mmap copies into it; uring's read needs it). */
 size_t sl_io_buffer_bytes(const sl_io *io);
 
 /* Starts an epoch: positions first .. end-1, position seq being sample
@@ -98,7 +100,7 @@ sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
 void sl_io_stop(sl_io *io);
 
 /* The payload of position seq: *data is valid until the matching put (it
- * is buf with pread, else inside the map or the pool). Blocks (uring) until
+ * is buf with pread and mmap, inside the pool with uring). Blocks (uring) until
  * read. Errors: SL_EIO (a failed or short read: the message names file,
  * sample, offset and length), SL_EINVAL (seq outside the epoch, sample out
  * of range, cap too small), SL_ESTATE (no epoch). Put seq once after its get,
@@ -107,8 +109,8 @@ sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
                     const uint8_t **data, size_t *len, sl_err *err);
 void sl_io_put(sl_io *io, uint64_t seq);
 
-/* Sample `sample`'s payload outside the epoch order (no read-ahead): a
- * pointer into the map with mmap, else pread into buf. Valid until the next
+/* Sample `sample`'s payload outside the epoch order (no read-ahead): copied
+ * from the map into buf with mmap, else pread into buf. Valid until the next
  * read into buf. Errors as get. */
 sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
                      const uint8_t **data, size_t *len, sl_err *err);

@@ -50,6 +50,15 @@ typedef void (*sl_io_locate_fn)(const void *ctx, uint64_t sample,
  * sl_sampler_at). Called from the reader thread during the epoch. */
 typedef uint64_t (*sl_io_order_fn)(const void *ctx, uint64_t seq);
 
+/* Test hook (tests/io): the nth read of a reader (1-based, counted from
+ * open over every epoch: pread calls, mmap copies, io_uring completions)
+ * fails, with errno err, or as a short read (end of file) when err is 0.
+ * nth 0: off. One branch on a zero field outside tests. */
+typedef struct sl_io_fault {
+  uint64_t nth;
+  int err;
+} sl_io_fault;
+
 typedef struct sl_uring_opts {
   int fd;                 /* the dataset, open for reading; not closed */
   const char *name;       /* file name for messages (copied) */
@@ -61,6 +70,7 @@ typedef struct sl_uring_opts {
   size_t pool_bytes;     /* buffer pool (io.pool_size) */
   bool direct;           /* O_DIRECT (io.direct) */
   int inject_init_errno; /* test hook: ring setup fails with it (0: off) */
+  sl_io_fault inject;    /* test hook: a read that fails */
 } sl_uring_opts;
 
 typedef struct sl_uring_stats {

@@ -4,7 +4,7 @@
  * run through an augment/ pipeline.
  *
  * Memory: per worker one pipeline (its scratch bound is stated in
- * augment/pipeline.c) and, unless mapped, one buffer of the largest payload;
+ * augment/pipeline.c) and one buffer of the largest payload;
  * the source's index (24 bytes per sample); with uring the read-ahead pool
  * (io.pool_size). All at open. */
 #include <stdio.h>

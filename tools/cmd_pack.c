@@ -354,7 +354,12 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
     }
     s->bytes_in += in_bytes;
     if (!r.data) {
-      if (a->strict) {
+      if (r.no_memory) { /* the machine's fault, not the input's: stop */
+        sl_progress_end(&prog);
+        fprintf(stderr, "sluice pack: %s: %s (nothing written)\n",
+                in->items[i].path, r.reason);
+        rc = 1;
+      } else if (a->strict) {
         sl_progress_end(&prog);
         fprintf(stderr, "sluice pack: %s: %s (--strict: nothing written)\n",
                 in->items[i].path, r.reason);

@@ -28,6 +28,7 @@ struct sl_pack_codec {
 
 static int fail(sl_pack_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static int no_memory(sl_pack_result *r);
 static int dec_fail(sl_pack_codec *c, sl_pack_result *r, const char *what);
 static int check_eighth(sl_pack_codec *c, const uint8_t *jpg, size_t len, int w,
                         int h, int pf, sl_pack_result *r);
@@ -129,7 +130,7 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   }
   uint8_t *pix = malloc((size_t)sw * sh * tjPixelSize[pf]);
   if (!pix)
-    return fail(r, "out of memory");
+    return no_memory(r);
   if (tjDecompress2(c->dec, in, (unsigned long)len, pix, sw, 0, sh, pf,
                     TJFLAG_STOPONWARNING)) {
     free(pix);
@@ -191,13 +192,13 @@ static int png16_pixels(const uint8_t *in, size_t len, uint32_t w, uint32_t h,
   png_infop info = p ? png_create_info_struct(p) : NULL;
   if (!info) {
     png_destroy_read_struct(&p, NULL, NULL);
-    return fail(r, "out of memory");
+    return no_memory(r);
   }
   if (setjmp(png_jmpbuf(p))) {
     png_destroy_read_struct(&p, &info, NULL);
     free(img);
     free(rows);
-    return fail(r, "corrupt PNG: %s", m.msg);
+    return r->no_memory ? no_memory(r) : fail(r, "corrupt PNG: %s", m.msg);
   }
   png_set_read_fn(p, &m, png16_read);
   png_set_user_limits(p, 0x7fffffff, 0x7fffffff);
@@ -216,8 +217,10 @@ static int png16_pixels(const uint8_t *in, size_t len, uint32_t w, uint32_t h,
     png_error(p, "unexpected layout after conversion to 8 bits");
   img = malloc((size_t)h * rb);
   rows = malloc((size_t)h * sizeof *rows);
-  if (!img || !rows)
+  if (!img || !rows) {
+    r->no_memory = true;
     png_error(p, "out of memory");
+  }
   for (uint32_t y = 0; y < h; y++)
     rows[y] = img + (size_t)y * rb;
   png_read_image(p, rows);
@@ -265,7 +268,7 @@ static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
   uint8_t *pix = malloc(PNG_IMAGE_SIZE(img));
   if (!pix) {
     png_image_free(&img);
-    return fail(r, "out of memory");
+    return no_memory(r);
   }
   png_color white = {255, 255, 255};
   if (!png_image_finish_read(&img, &white, pix, 0, NULL)) {
@@ -336,7 +339,7 @@ static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
     uint8_t *up = malloc((size_t)w * h * ch);
     if (!up) {
       free(pix);
-      return fail(r, "out of memory");
+      return no_memory(r);
     }
     for (int y = 0; y < oh; y++)
       for (int x = 0; x < ow; x++) {
@@ -360,7 +363,7 @@ static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
     uint8_t *small = malloc((size_t)tw * th * ch);
     if (!small) {
       free(pix);
-      return fail(r, "out of memory");
+      return no_memory(r);
     }
     if (ch == 1)
       ScalePlane(pix, w, w, h, small, tw, tw, th, kFilterBox);
@@ -405,7 +408,7 @@ static int check_eighth(sl_pack_codec *c, const uint8_t *jpg, size_t len, int w,
   int sw = TJSCALED(w, eighth), sh = TJSCALED(h, eighth);
   uint8_t *tmp = malloc((size_t)sw * sh * tjPixelSize[pf]);
   if (!tmp)
-    return fail(r, "out of memory");
+    return no_memory(r);
   int rc = tjDecompress2(c->dec, jpg, (unsigned long)len, tmp, sw, 0, sh, pf,
                          TJFLAG_STOPONWARNING);
   free(tmp);
@@ -425,6 +428,7 @@ static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
     const char *msg = sl_transcoder_errmsg(c->tc);
     if (strncmp(msg, prefix, sizeof prefix - 1) == 0)
       msg += sizeof prefix - 1;
+    r->no_memory = st == SL_ENOMEM;
     return fail(r, "%s JPEG: %s",
                 st == SL_EUNSUPPORTED ? "unsupported"
                 : st == SL_ENOMEM     ? "out of memory for"
@@ -446,6 +450,11 @@ static int dec_fail(sl_pack_codec *c, sl_pack_result *r, const char *what) {
   tjDestroy(c->dec);
   c->dec = tjInitDecompress();
   return -1;
+}
+
+static int no_memory(sl_pack_result *r) {
+  r->no_memory = true;
+  return fail(r, "out of memory");
 }
 
 static int fail(sl_pack_result *r, const char *fmt, ...) {

@@ -51,6 +51,8 @@ typedef struct sl_pack_result {
   bool reencoded;   /* decoded and encoded again */
   bool rewritten;   /* the input's coefficients in the restart layout;
                        neither: the original JPEG bytes */
+  bool no_memory;   /* not packed for want of memory, which is no fault
+                      of the input: the pack stops rather than skip it */
   char reason[200]; /* why the input was skipped */
 } sl_pack_result;
 

@@ -35,7 +35,7 @@ struct sl_pack_pool {
 
 /* Reads a whole file; NULL with reason on failure. */
 static uint8_t *read_file(const char *path, size_t *len, char *reason,
-                          size_t cap) {
+                          size_t cap, bool *no_memory) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     snprintf(reason, cap, "cannot open: %s", strerror(errno));
@@ -51,6 +51,7 @@ static uint8_t *read_file(const char *path, size_t *len, char *reason,
     snprintf(reason, cap, "empty file");
   } else if (!(buf = malloc((size_t)sb.st_size))) {
     snprintf(reason, cap, "out of memory");
+    *no_memory = true;
   } else {
     size_t done = 0, want = (size_t)sb.st_size;
     while (done < want) {
@@ -106,11 +107,12 @@ static void *worker(void *arg) {
     sl_pack_result r;
     memset(&r, 0, sizeof r);
     size_t len = 0;
-    uint8_t *data =
-        read_file(p->in->items[i].path, &len, r.reason, sizeof r.reason);
+    uint8_t *data = read_file(p->in->items[i].path, &len, r.reason,
+                              sizeof r.reason, &r.no_memory);
     if (data && !codec) {
       free(data);
       snprintf(r.reason, sizeof r.reason, "out of memory (codec)");
+      r.no_memory = true;
     } else if (data) {
       sl_pack_transcode(codec, data, len, &p->opts, &r);
     }

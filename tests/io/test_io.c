@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -356,8 +357,27 @@ static void meminfo_parse(void **state) {
     assert_true(budget <= limit);
 }
 
-/* The file shrinks under an open reader: the samples past the new end are
- * a clear SL_EIO, the others still read. mmap refuses the next epoch. */
+/* Rewrites the file's bytes from `from` to its original size, in place
+ * (the same inode: what a mapping sees). */
+static void restore_file(const io_testfile *t, uint64_t from) {
+  int fd = open(t->path, O_WRONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  uint8_t b[4096];
+  for (uint64_t p = from; p < t->size;) {
+    size_t n = t->size - p < sizeof b ? (size_t)(t->size - p) : sizeof b;
+    for (size_t k = 0; k < n; k++)
+      b[k] = io_byte_at(p + k);
+    assert_int_equal(pwrite(fd, b, n, (off_t)p), (ssize_t)n);
+    p += n;
+  }
+  close(fd);
+}
+
+/* The file shrinks under a reader in the middle of an epoch: the samples
+ * past the new end are a clear SL_EIO naming file, sample and offset (mmap:
+ * the SIGBUS of the mapped page is caught, the process lives), the others
+ * still read. mmap refuses the next epoch while the size differs; once the
+ * file is whole again every backend reads a clean epoch. */
 static void truncated_file(void **state) {
   struct {
     sl_io_kind kind;
@@ -371,30 +391,40 @@ static void truncated_file(void **state) {
     io_testfile_make(&t, "io_trunc.bin", 64, 1);
     sl_io_opts o = base_opts(&t, cases[c].kind);
     o.direct = cases[c].direct;
+    o.readahead_batches = 0; /* uring: read after the cut, not before */
+    o.queue_depth = 1;
+    o.pool_bytes = 3 * (size_t)t.max_length + 3 * SL_URING_ALIGN;
     sl_io *io;
     sl_err e = {0};
     assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
     uint64_t cut = t.offset[40] + 5;
-    assert_int_equal(truncate(t.path, (off_t)cut), 0);
-    sl_status st = sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e);
-    if (cases[c].kind == SL_IO_MMAP) {
-      assert_int_equal(st, SL_EIO);
-      assert_non_null(strstr(e.msg, "changed size"));
-      sl_io_close(io);
-      io_testfile_free(&t);
-      continue;
-    }
-    assert_int_equal(st, SL_OK);
-    int failures = 0;
     size_t cap = sl_io_buffer_bytes(io);
+    assert_true(cap >= t.max_length);
     uint8_t *buf = malloc(cap);
     assert_non_null(buf);
-    for (uint64_t s = 0; s < t.count; s++) {
-      const uint8_t *d;
-      size_t len;
-      st = sl_io_get(io, s, buf, cap, &d, &len, &e);
+    const uint8_t *d;
+    size_t len;
+    /* Samples 0..9 read, then the cut, mid-epoch. */
+    assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e), SL_OK);
+    for (uint64_t s = 0; s < 10; s++) {
+      assert_int_equal(sl_io_get(io, s, buf, cap, &d, &len, &e), SL_OK);
+      assert_true(io_testfile_check(&t, s, d, len));
+      sl_io_put(io, s);
+    }
+    assert_int_equal(truncate(t.path, (off_t)cut), 0);
+    int failures = 0;
+    for (uint64_t s = 10; s < t.count; s++) {
+      sl_status st = sl_io_get(io, s, buf, cap, &d, &len, &e);
       bool past = t.length[s] > 0 && t.offset[s] + t.length[s] > cut;
-      if (past) {
+      /* uring may have read a sample ahead, before the cut: right too.
+       * mmap: the rest of the page the cut falls in reads as zeros, not a
+       * fault (the limit sluice.h states): a sample ending there is read. */
+      uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+      bool in_page =
+          cases[c].kind == SL_IO_MMAP &&
+          t.offset[s] + t.length[s] <= (cut + page - 1) / page * page;
+      bool early = (cases[c].kind == SL_IO_URING && st == SL_OK) || in_page;
+      if (past && !early) {
         assert_int_equal(st, SL_EIO);
         assert_non_null(strstr(e.msg, "truncated"));
         assert_non_null(strstr(e.msg, t.path));
@@ -404,18 +434,97 @@ static void truncated_file(void **state) {
         failures++;
       } else {
         assert_int_equal(st, SL_OK);
-        assert_true(io_testfile_check(&t, s, d, len));
+        assert_true(past || io_testfile_check(&t, s, d, len));
       }
       sl_io_put(io, s);
       /* The same sample outside the order: the same answer. */
       sl_status st2 = sl_io_read(io, s, buf, cap, &d, &len, &e);
-      assert_int_equal(st2, past ? SL_EIO : SL_OK);
+      assert_int_equal(st2, past && !in_page ? SL_EIO : SL_OK);
     }
+    assert_true(failures > (cases[c].kind == SL_IO_URING ? 0 : 10));
+    sl_status st = sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e);
+    if (cases[c].kind == SL_IO_MMAP) {
+      assert_int_equal(st, SL_EIO);
+      assert_non_null(strstr(e.msg, "changed size"));
+    } else {
+      assert_int_equal(st, SL_OK);
+    }
+    /* The fault gone, nothing is lost: a whole clean epoch. */
+    restore_file(&t, cut);
+    free(run_epoch(io, &t, NULL, t.count, 3));
     free(buf);
-    assert_true(failures > 10);
     sl_io_close(io);
     io_testfile_free(&t);
   }
+}
+
+/* SQLite's practice for I/O errors: the nth read of a reader fails (EIO,
+ * or a short read), for n = 1, 2, ... until an epoch sees no fault, for
+ * every backend. Each fault is exactly one SL_EIO naming the file and the
+ * sample; every other sample reads right; the next epoch (the fault gone)
+ * reads every sample right: nothing is lost, nothing hangs. */
+static void injected_read_faults(void **state) {
+  struct {
+    sl_io_kind kind;
+    bool direct;
+  } cases[] = {{SL_IO_MMAP, false},
+               {SL_IO_PREAD, false},
+               {SL_IO_URING, false},
+               {SL_IO_URING, true}};
+  io_testfile t;
+  io_testfile_make(&t, "io_inject.bin", 40, 1);
+  uint64_t nonempty = 0;
+  for (uint64_t s = 0; s < t.count; s++)
+    nonempty += t.length[s] > 0;
+  unsigned long total = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    for (int k = 0; k < 2; k++) {
+      int err = k ? 0 : EIO;
+      uint64_t injected = 0;
+      for (uint64_t nth = 1;; nth++) {
+        sl_io_opts o = base_opts(&t, cases[c].kind);
+        o.direct = cases[c].direct;
+        o.inject = (sl_io_fault){.nth = nth, .err = err};
+        sl_io *io;
+        sl_err e = {0};
+        assert_int_equal(sl_io_open(&io, &o, &e), SL_OK);
+        size_t cap = sl_io_buffer_bytes(io);
+        uint8_t *buf = malloc(cap);
+        assert_non_null(buf);
+        assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, t.count, &e),
+                         SL_OK);
+        int failures = 0;
+        for (uint64_t s = 0; s < t.count; s++) {
+          const uint8_t *d;
+          size_t len;
+          sl_status st = sl_io_get(io, s, buf, cap, &d, &len, &e);
+          if (st != SL_OK) {
+            assert_int_equal(st, SL_EIO);
+            char want[64];
+            snprintf(want, sizeof want, "sample %llu ", (unsigned long long)s);
+            assert_non_null(strstr(e.msg, want));
+            assert_non_null(strstr(e.msg, t.path));
+            failures++;
+          } else {
+            assert_true(io_testfile_check(&t, s, d, len));
+          }
+          sl_io_put(io, s);
+        }
+        assert_true(failures <= 1);
+        if (failures) /* else the nth read would fall in this epoch */
+          free(run_epoch(io, &t, NULL, t.count, 3));
+        free(buf);
+        sl_io_close(io);
+        if (!failures)
+          break;
+        injected++;
+      }
+      assert_true(injected >= nonempty);
+      total += injected;
+    }
+  }
+  fprintf(stderr, "injected_read_faults: %lu read faults injected\n", total);
+  io_testfile_free(&t);
 }
 
 static void misuse(void **state) {
@@ -460,10 +569,8 @@ static void misuse(void **state) {
     sl_io_put(io, 5);
     sl_io_put(io, 5); /* a second put does nothing */
     /* Buffers too small for pread and the out-of-order read. */
-    if (kind != SL_IO_MMAP) {
-      assert_int_equal(sl_io_read(io, 5, buf, 1, &d, &len, &e), SL_EINVAL);
-      assert_non_null(strstr(e.msg, "buffer"));
-    }
+    assert_int_equal(sl_io_read(io, 5, buf, 1, &d, &len, &e), SL_EINVAL);
+    assert_non_null(strstr(e.msg, "buffer"));
     assert_int_equal(sl_io_read(io, 99, buf, cap, &d, &len, &e), SL_EINVAL);
     /* Stop mid-epoch with reads in flight, then a full epoch. */
     sl_io_stop(io);
@@ -564,6 +671,7 @@ int main(void) {
       cmocka_unit_test(auto_policy),
       cmocka_unit_test(meminfo_parse),
       cmocka_unit_test(truncated_file),
+      cmocka_unit_test(injected_read_faults),
       cmocka_unit_test(misuse),
       cmocka_unit_test(stop_while_reading),
       cmocka_unit_test(hints),

@@ -270,6 +270,154 @@ static void resume_mid_epoch(void **state) {
   }
 }
 
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  assert_non_null(in);
+  assert_non_null(out);
+  char b[65536];
+  size_t n;
+  while ((n = fread(b, 1, sizeof b, in)) > 0)
+    assert_int_equal(fwrite(b, 1, n, out), n);
+  fclose(in);
+  assert_int_equal(fclose(out), 0);
+}
+
+/* The dataset truncated under a running loader (as `cp new.lmdb p.lmdb`
+ * does while training runs), after two batches, for every backend: with
+ * on_error = fail the epoch stops with SL_EIO naming the file and the
+ * sample; with skip the bad samples are replaced and counted, or the batch
+ * fails once the replacements also fail. Either way the process lives
+ * (mmap used to die of SIGBUS here). */
+static void truncated_under_loader(void **state) {
+  (void)state;
+  static const char *const modes[] = {"fail", "skip"};
+  /* uring's pool small enough that it has not read the whole file ahead
+   * when the cut comes. */
+  static const char *const cut_backends[][9] = {
+      {"loader.io", "mmap", NULL},
+      {"loader.io", "pread", NULL},
+      {"loader.io", "uring", "io.pool_size", "1MiB", "io.queue_depth", "1",
+       NULL},
+      {"loader.io", "uring", "io.pool_size", "1MiB", "io.queue_depth", "16",
+       NULL},
+      {"loader.io", "uring", "io.direct", "true", "io.pool_size", "1MiB", NULL},
+  };
+  /* About 4 MiB: uring's smallest pool (1 MiB) holds a quarter of it. */
+  sl_test_set big = k_set;
+  big.n = 480;
+  big.bad = -1;
+  char master[512];
+  sl_test_tmp_path(master, sizeof master, "io_loader_trunc_master", "lmdb");
+  sl_test_write_set(master, &big, 0);
+  for (size_t k = 0; k < sizeof cut_backends / sizeof *cut_backends; k++) {
+    for (int m = 0; m < 2; m++) {
+      char path[512];
+      sl_test_tmp_path(path, sizeof path, "io_loader_trunc", "lmdb");
+      copy_file(master, path);
+      const char *kv[16];
+      int n = 0;
+      for (int i = 0; cut_backends[k][i]; i++)
+        kv[n++] = cut_backends[k][i];
+      kv[n++] = "loader.on_error";
+      kv[n++] = modes[m];
+      kv[n] = NULL;
+      sl_loader *ld = open_on(path, kv, NULL);
+      assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+      sl_batch b;
+      for (int i = 0; i < 2; i++) {
+        assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+        assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+      }
+      FILE *f = fopen(path, "rb");
+      assert_non_null(f);
+      assert_int_equal(fseek(f, 0, SEEK_END), 0);
+      long size = ftell(f);
+      fclose(f);
+      assert_int_equal(truncate(path, size / 3), 0);
+      sl_status st;
+      while ((st = sl_loader_next(ld, &b)) == SL_OK)
+        assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+      char msg[1024]; /* before stats_get, which clears it */
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(ld));
+      sl_loader_stats s;
+      assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+      if (m == 0 || st != SL_END) {
+        if (st != (m == 0 ? SL_EIO : SL_ESAMPLE))
+          fprintf(stderr, "%s on_error=%s: %s: %s\n", cut_backends[k][1],
+                  modes[m], sl_status_name(st), msg);
+        assert_int_equal(st, m == 0 ? SL_EIO : SL_ESAMPLE);
+        if (!strstr(msg, "sample ") || !strstr(msg, path))
+          fprintf(stderr, "%s on_error=%s: %s\n", cut_backends[k][1], modes[m],
+                  msg);
+        assert_non_null(strstr(msg, "sample "));
+        assert_non_null(strstr(msg, path));
+      } else {
+        assert_true(s.skipped > 0);
+      }
+      sl_loader_close(ld);
+      sl_test_unlink_lmdb(path);
+    }
+  }
+  sl_test_unlink_lmdb(master);
+}
+
+/* The dataset replaced by rename under a running loader (what `sluice
+ * pack` and `mv new p` do), after two batches, for every backend: the
+ * loader holds the old file (its descriptor and mapping stay valid), so
+ * the epoch ends exactly as an uninterrupted one, with nothing skipped,
+ * though the file now at the path is a third of the old one. */
+static void replaced_by_rename(void **state) {
+  (void)state;
+  for (size_t k = 0; k < sizeof backends / sizeof *backends; k++) {
+    char path[512], next[512];
+    sl_test_tmp_path(path, sizeof path, "io_loader_renamed", "lmdb");
+    sl_test_tmp_path(next, sizeof next, "io_loader_renamed_next", "lmdb");
+    sl_test_write_set(path, &k_set, 0);
+    const char *kv[16];
+    int n = 0;
+    for (int i = 0; backends[k][i]; i++)
+      kv[n++] = backends[k][i];
+    kv[n++] = "loader.on_error";
+    kv[n++] = "fail";
+    kv[n] = NULL;
+    sl_loader *ref = open_on(path, kv, NULL);
+    uint64_t want = run_epoch(ref, 0, 8);
+    sl_loader_close(ref);
+
+    sl_loader *ld = open_on(path, kv, NULL);
+    assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    sl_batch b;
+    sl_status st;
+    int batches = 0;
+    while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+      h = sl_test_hash(h, b.indices, b.n * sizeof *b.indices);
+      h = sl_test_hash(h, b.labels, b.n * sizeof *b.labels);
+      h = sl_test_hash(h, b.data, b.bytes);
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+      if (++batches == 2) { /* a third of the file, renamed over it */
+        copy_file(path, next);
+        FILE *f = fopen(next, "rb");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, 0, SEEK_END), 0);
+        long size = ftell(f);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(truncate(next, size / 3), 0);
+        assert_int_equal(rename(next, path), 0);
+      }
+    }
+    if (st != SL_END)
+      fail_msg("%s: %s: %s", backends[k][1], sl_status_name(st),
+               sl_loader_errmsg(ld));
+    sl_loader_stats s;
+    assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+    assert_int_equal(s.skipped, 0);
+    assert_true(h == want); /* the old file's samples, all of them */
+    sl_loader_close(ld);
+    sl_test_unlink_lmdb(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(identical_lmdb_random),
@@ -278,6 +426,8 @@ int main(void) {
       cmocka_unit_test(identical_hdf5_quasi),
       cmocka_unit_test(abandon_midway),
       cmocka_unit_test(resume_mid_epoch),
+      cmocka_unit_test(truncated_under_loader),
+      cmocka_unit_test(replaced_by_rename),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

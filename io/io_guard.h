@@ -1,0 +1,42 @@
+/* A guarded copy out of a file mapping: the bytes of a mapped file that
+ * shrank (truncated, replaced in place) or whose page cannot be read (a
+ * disk error) fault with SIGBUS; inside sl_guard_copy that fault becomes a
+ * return value instead of the death of the process.
+ *
+ * How: one process-wide SIGBUS handler (sigaction, SA_SIGINFO|SA_NODEFER),
+ * installed when an mmap reader opens. A fault on a thread that is inside
+ * sl_guard_copy, at an address inside the range being copied, jumps back
+ * out of the copy (siglongjmp); every other SIGBUS goes to the handler that
+ * was installed before (or, when that was the default, re-faults with the
+ * default action: the process dies as it would have without sluice).
+ *
+ * Limits (also in sluice.h's Caveats): a SIGBUS handler installed by the
+ * application after sluice's replaces it; sl_guard_ready then says so, and
+ * the reader falls back to pread (until it is reopened) rather than risk
+ * the process. A thread
+ * that blocks SIGBUS cannot be rescued (the kernel kills the process on a
+ * blocked synchronous fault). The handler survives fork(); so does the
+ * mapping.
+ *
+ * Thread safety: any number of threads may copy at once (the state of a
+ * copy is thread-local). */
+#ifndef SLUICE_IO_IO_GUARD_H
+#define SLUICE_IO_IO_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* Installs the handler unless it is installed now (each mmap reader's open
+ * calls it: one that something replaced since goes back on top, chaining
+ * to the replacement). Errors: SL_EIO (sigaction). */
+sl_status sl_guard_install(sl_err *err);
+/* Whether sluice's handler is the one installed now (false when the
+ * application replaced it after sl_guard_install). One syscall. */
+bool sl_guard_ready(void);
+/* Copies n bytes from src (inside a file mapping) to dst. Returns true, or
+ * false when a page of src faulted; *fault_off is then its offset in src. */
+bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off);
+
+#endif
