@@ -519,11 +519,19 @@ SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
 SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
 /* How the file's entries are laid out (dataset.layout): "sluice" (files
- * sluice wrote, every HDF5 file), "caffe" (Caffe Datums: labels as stored,
+ * sluice wrote), "array" (HDF5 pixel arrays: sl_dataset_description),
+ * "caffe" (Caffe Datums: labels as stored,
  * float_data as targets, no class names) or "images" (each value a JPEG or
  * PNG file; labels from dataset.label_file, else -1). "" for a handle that
  * did not open. */
 SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
+/* Layout "array" (an HDF5 file h5py or MATLAB wrote: a uint8 pixel array
+ * (N,H,W), (N,H,W,C) or (N,C,H,W), contiguous, beside optional labels and
+ * targets; dataset.images, .labels, .targets, .array_layout): the datasets
+ * read, their shapes, axis and channel order, e.g. "images /x (6, 20, 24, 3)
+ * uint8, NHWC RGB, contiguous at offset 2048; labels /y (6,)". "" for other
+ * layouts and for a handle that did not open. */
+SL_API const char *sl_dataset_description(const sl_dataset *ds);
 /* Caffe and images layouts: LMDB entries skipped as not samples
  * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
  * samples that were SSD AnnotatedDatums (their boxes are not read). */

@@ -194,6 +194,10 @@ uint64_t sl_dataset_file_size(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_file_size(ds->src) : 0;
 }
 
+const char *sl_dataset_description(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_description(ds->src) : "";
+}
+
 const char *sl_dataset_writer_settings(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_writer_settings(ds->src) : "";
 }

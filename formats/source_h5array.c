@@ -1,0 +1,519 @@
+/* Indexing HDF5 files that sluice did not write: an h5py-style uint8 pixel
+ * array, (N,H,W) gray or (N,H,W,C) / (N,C,H,W), beside optional labels (N,)
+ * or (N,1,...) and one-hot / multi-label / float targets (N,K).
+ *
+ * At open HDF5 is asked for the datasets' types, shapes and storage; labels
+ * and targets are read whole (N × K values) with H5Dread. The pixel array
+ * must be contiguous and unfiltered: sample i's bytes are then
+ * H5Dget_offset + i × H·W·C (H5Dget_offset already adds a userblock, as in
+ * MATLAB v7.3 files), read by mmap/pread like any raw sample, through the
+ * RAW (HWC) or RAW_CHW(_BGR) codecs. No HDF5 call after open.
+ *
+ * Refused at open, naming the dataset: chunked or filtered (compressed)
+ * arrays, variable-length (encoded image) datasets, width-major arrays
+ * (nwhc, ncwh), 2 or 4 channels, NHWC arrays in BGR order, non-uint8
+ * pixels, ranks other than 3 and 4, empty or truncated arrays. */
+#include "formats/source_impl.h"
+
+#include <hdf5.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/layout.h"
+
+enum { MAX_RANK = 8, NAME_CAP = 256 };
+
+static const char *const k_image_names[] = {
+    "images", "x", "imgs", "data", "train_set_x", "X", "image", "img", NULL};
+static const char *const k_label_names[] = {"labels", "y", "ans", "train_set_y",
+                                            "label",  "Y", NULL};
+
+#define ARRAY_HINT                                                             \
+  "rewrite it contiguous and unfiltered (h5repack -l %s:CONTI -f %s:NONE "     \
+  "in.h5 out.h5, or h5py with chunks=None), then read it or convert it "       \
+  "with `sluice pack --from`"
+
+typedef struct dset {
+  hid_t d;
+  char name[NAME_CAP];
+  int rank;
+  hsize_t dims[MAX_RANK];
+} dset;
+
+static void shape_text(const dset *a, char *buf, size_t cap) {
+  size_t o = (size_t)snprintf(buf, cap, "(");
+  for (int i = 0; i < a->rank && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%llu", i ? ", " : "",
+                          (unsigned long long)a->dims[i]);
+  if (o < cap)
+    snprintf(buf + o, cap - o, "%s)", a->rank == 1 ? "," : "");
+}
+
+static void type_text(hid_t t, char *buf, size_t cap) {
+  H5T_class_t c = H5Tget_class(t);
+  size_t bits = H5Tget_size(t) * 8;
+  switch (c) {
+  case H5T_INTEGER:
+    snprintf(buf, cap, "%s%zu", H5Tget_sign(t) == H5T_SGN_NONE ? "uint" : "int",
+             bits);
+    break;
+  case H5T_FLOAT:
+    snprintf(buf, cap, "float%zu", bits);
+    break;
+  case H5T_VLEN:
+    snprintf(buf, cap, "variable-length");
+    break;
+  case H5T_STRING:
+    snprintf(buf, cap, "string");
+    break;
+  case H5T_ENUM:
+    snprintf(buf, cap, "enum (bool?)");
+    break;
+  case H5T_OPAQUE:
+    snprintf(buf, cap, "opaque");
+    break;
+  case H5T_COMPOUND:
+    snprintf(buf, cap, "compound");
+    break;
+  default:
+    snprintf(buf, cap, "class %d", (int)c);
+  }
+}
+
+/* Opens dataset name into a (d < 0 when it is absent: returns SL_OK so the
+ * caller can try the next name; required makes absence an error). */
+static sl_status open_named(sl_source *src, hid_t file, const char *name,
+                            bool required, const char *option, dset *a,
+                            sl_err *err) {
+  a->d = -1;
+  snprintf(a->name, sizeof a->name, "%s%s", name[0] == '/' ? "" : "/", name);
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
+    if (!required)
+      return SL_OK;
+    return sl_err_set(err, SL_EFORMAT, "%s: %s = %s: no such dataset",
+                      src->path, option, a->name);
+  }
+  a->d = H5Dopen2(file, name, H5P_DEFAULT);
+  if (a->d < 0)
+    return required
+               ? sl_err_set(err, SL_EFORMAT, "%s: %s (%s) is not a dataset",
+                            src->path, a->name, option)
+               : SL_OK;
+  hid_t s = H5Dget_space(a->d);
+  int r = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
+  if (r < 0 || r > MAX_RANK ||
+      (r > 0 && H5Sget_simple_extent_dims(s, a->dims, NULL) != r)) {
+    if (s >= 0)
+      H5Sclose(s);
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s: cannot read its shape (rank %d; up to "
+                      "%d read)",
+                      src->path, a->name, r, MAX_RANK);
+  }
+  H5Sclose(s);
+  a->rank = r;
+  return SL_OK;
+}
+
+/* Root-level datasets of uint8 elements and rank 3 or 4: the candidates
+ * when no common name is present. */
+typedef struct scan {
+  int found;
+  char first[NAME_CAP];
+  char list[512];
+} scan;
+
+static herr_t scan_one(hid_t g, const char *name, const H5L_info_t *info,
+                       void *user) {
+  (void)info;
+  scan *s = user;
+  H5O_info_t oi;
+  if (H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT) < 0 ||
+      oi.type != H5O_TYPE_DATASET)
+    return 0;
+  hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+  if (d < 0)
+    return 0;
+  hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+  int r = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+  bool px = t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1 &&
+            (r == 3 || r == 4);
+  if (t >= 0)
+    H5Tclose(t);
+  if (sp >= 0)
+    H5Sclose(sp);
+  H5Dclose(d);
+  if (px) {
+    if (s->found++ == 0)
+      snprintf(s->first, sizeof s->first, "%s", name);
+    size_t o = strlen(s->list);
+    if (o + strlen(name) + 4 < sizeof s->list)
+      snprintf(s->list + o, sizeof s->list - o, "%s/%s", o ? ", " : "", name);
+  }
+  return 0;
+}
+
+static sl_status find_images(sl_source *src, hid_t file, dset *a, sl_err *err) {
+  if (src->images)
+    return open_named(src, file, src->images, true, "dataset.images", a, err);
+  for (int i = 0; k_image_names[i]; i++) {
+    sl_status st = open_named(src, file, k_image_names[i], false,
+                              "dataset.images", a, err);
+    if (st != SL_OK || a->d >= 0)
+      return st;
+  }
+  scan s = {0};
+  hsize_t idx = 0;
+  H5Literate(file, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, scan_one, &s);
+  if (s.found == 1)
+    return open_named(src, file, s.first, true, "dataset.images", a, err);
+  if (s.found == 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: not a sluice HDF5 file (no /samples group with a "
+                      "sluice_layout attribute), and no pixel array found: "
+                      "no dataset images, x, imgs, data, train_set_x, X, "
+                      "image or img, nor any uint8 dataset of rank 3 or 4 at "
+                      "the root; name it with dataset.images",
+                      src->path);
+  return sl_err_set(err, SL_EFORMAT,
+                    "%s: %d uint8 datasets could be the pixel array (%s); "
+                    "name one with dataset.images",
+                    src->path, s.found, s.list);
+}
+
+/* The pixel array's checks; fills *addr, the axis order and the sample's
+ * height, width, channels and codec. */
+typedef struct geom {
+  uint64_t n, addr, bytes;
+  uint32_t h, w, c;
+  uint8_t codec;
+  sl_array_layout order;
+} geom;
+
+static sl_status check_images(sl_source *src, const dset *a, geom *g,
+                              sl_err *err) {
+  char why[640] = "", sh[128], ty[64];
+  shape_text(a, sh, sizeof sh);
+  hid_t t = H5Dget_type(a->d), p = H5Dget_create_plist(a->d);
+  if (t < 0 || p < 0) {
+    snprintf(why, sizeof why, "cannot be inspected");
+  } else {
+    type_text(t, ty, sizeof ty);
+    H5D_layout_t lay = H5Pget_layout(p);
+    int nf = H5Pget_nfilters(p);
+    if (H5Tget_class(t) == H5T_VLEN)
+      snprintf(why, sizeof why,
+               "is a variable-length dataset (encoded image bytes?): not "
+               "read yet; write the images to files and `sluice pack` them");
+    else if (H5Tget_class(t) != H5T_INTEGER || H5Tget_size(t) != 1 ||
+             H5Tget_sign(t) != H5T_SGN_NONE)
+      snprintf(why, sizeof why,
+               "has %s elements; sluice reads uint8 pixel arrays (convert "
+               "with numpy: (x * 255).round().astype(np.uint8))",
+               ty);
+    else if (a->rank != 3 && a->rank != 4)
+      snprintf(why, sizeof why,
+               "has shape %s: rank %d; pixel arrays are (N,H,W) gray or "
+               "rank 4 (N,H,W,C) / (N,C,H,W)",
+               sh, a->rank);
+    else if (lay == H5D_CHUNKED || nf > 0)
+      snprintf(why, sizeof why,
+               "is %s%s%s: chunked and compressed arrays are not read yet; "
+               "" ARRAY_HINT,
+               lay == H5D_CHUNKED ? "chunked" : "",
+               lay == H5D_CHUNKED && nf > 0 ? " and " : "",
+               nf > 0 ? "filtered (compressed)" : "", a->name + 1, a->name + 1);
+    else if (lay != H5D_CONTIGUOUS)
+      snprintf(why, sizeof why, "is stored %s (not contiguous); " ARRAY_HINT,
+               lay == H5D_COMPACT ? "compact" : "virtually", a->name + 1,
+               a->name + 1);
+  }
+  if (t >= 0)
+    H5Tclose(t);
+  if (p >= 0)
+    H5Pclose(p);
+  if (!why[0]) {
+    for (int i = 0; i < a->rank; i++)
+      if (a->dims[i] == 0)
+        snprintf(why, sizeof why, "is empty (shape %s)", sh);
+  }
+  if (why[0])
+    return sl_err_set(err, SL_EFORMAT, "%s: dataset %s %s", src->path, a->name,
+                      why);
+  g->n = a->dims[0];
+  sl_array_layout o = src->array_layout;
+  const hsize_t *d = a->dims;
+  if (a->rank == 3) {
+    if (o == SL_ARRAY_NWHC || o == SL_ARRAY_NCWH)
+      snprintf(why, sizeof why,
+               "(shape %s): dataset.array_layout = %s: width-major arrays "
+               "are not read yet (transpose with numpy and rewrite)",
+               sh, o == SL_ARRAY_NWHC ? "nwhc" : "ncwh");
+    o = SL_ARRAY_NHWC;
+    g->h = (uint32_t)(d[1] > UINT32_MAX ? UINT32_MAX : d[1]);
+    g->w = (uint32_t)(d[2] > UINT32_MAX ? UINT32_MAX : d[2]);
+    g->c = 1;
+  } else {
+    if (o == SL_ARRAY_AUTO) {
+      if (d[3] == 1 || d[3] == 3 || d[3] == 4)
+        o = SL_ARRAY_NHWC;
+      else if (d[1] == 1 || d[1] == 3 || d[1] == 4)
+        o = SL_ARRAY_NCHW;
+      else
+        snprintf(why, sizeof why,
+                 "has shape %s: no axis of 1, 3 or 4 channels (last or "
+                 "second); set dataset.array_layout",
+                 sh);
+    }
+    if (!why[0] && (o == SL_ARRAY_NWHC || o == SL_ARRAY_NCWH))
+      snprintf(why, sizeof why,
+               "(shape %s): dataset.array_layout = %s: width-major arrays "
+               "are not read yet (transpose with numpy and rewrite)",
+               sh, o == SL_ARRAY_NWHC ? "nwhc" : "ncwh");
+    hsize_t hh = o == SL_ARRAY_NHWC ? d[1] : d[2];
+    hsize_t ww = o == SL_ARRAY_NHWC ? d[2] : d[3];
+    hsize_t cc = o == SL_ARRAY_NHWC ? d[3] : d[1];
+    g->h = (uint32_t)(hh > UINT32_MAX ? UINT32_MAX : hh);
+    g->w = (uint32_t)(ww > UINT32_MAX ? UINT32_MAX : ww);
+    g->c = (uint32_t)(cc > UINT32_MAX ? UINT32_MAX : cc);
+    if (!why[0] && g->c != 1 && g->c != 3)
+      snprintf(why, sizeof why,
+               "has shape %s, read as %s: %" PRIu32 " channels (1 or 3 "
+               "read; %s)",
+               sh, o == SL_ARRAY_NHWC ? "NHWC" : "NCHW", g->c,
+               g->c == 4 ? "dropping a 4th channel is not done yet"
+                         : "set dataset.array_layout if the axes are "
+                           "other");
+    if (!why[0] && o == SL_ARRAY_NHWC && g->c == 3 &&
+        src->order == SL_CHANNELS_BGR)
+      snprintf(why, sizeof why,
+               "(shape %s, NHWC): dataset.channel_order = bgr is read for "
+               "NCHW arrays only",
+               sh);
+  }
+  if (!why[0] && (g->h > UINT16_MAX || g->w > UINT16_MAX))
+    snprintf(why, sizeof why,
+             "has shape %s: images of %" PRIu32 "x%" PRIu32
+             " (sides up to 65535)",
+             sh, g->w, g->h);
+  if (why[0])
+    return sl_err_set(err, SL_EFORMAT, "%s: dataset %s %s", src->path, a->name,
+                      why);
+  g->order = o;
+  g->bytes = (uint64_t)g->h * g->w * g->c;
+  g->codec = g->c == 1 || o == SL_ARRAY_NHWC ? SL_LAYOUT_CODEC_RAW
+             : src->order == SL_CHANNELS_BGR ? SL_LAYOUT_CODEC_RAW_CHW_BGR
+                                             : SL_LAYOUT_CODEC_RAW_CHW;
+  haddr_t at = H5Dget_offset(a->d);
+  if (at == HADDR_UNDEF)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (shape %s) has no storage in the file "
+                      "(never written, or in an external file)",
+                      src->path, a->name, sh);
+  g->addr = (uint64_t)at;
+  if (g->addr > src->file_size || g->n > (src->file_size - g->addr) / g->bytes)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: truncated: dataset %s (shape %s) needs %" PRIu64
+                      " samples of %" PRIu64 " bytes from offset %" PRIu64
+                      " but the file has %" PRIu64 " bytes",
+                      src->path, a->name, sh, g->n, g->bytes, g->addr,
+                      src->file_size);
+  return SL_OK;
+}
+
+/* A label or target dataset of n rows: class and K (values per row). */
+static sl_status check_numeric(sl_source *src, const dset *a, uint64_t n,
+                               const char *images, bool *is_float, uint64_t *k,
+                               sl_err *err) {
+  char sh[128], ty[64], why[200] = "";
+  shape_text(a, sh, sizeof sh);
+  hid_t t = H5Dget_type(a->d);
+  H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+  if (t >= 0)
+    type_text(t, ty, sizeof ty);
+  else
+    snprintf(ty, sizeof ty, "unknown");
+  if (t >= 0)
+    H5Tclose(t);
+  *k = 1;
+  for (int i = 1; i < a->rank; i++) {
+    if (a->dims[i] != 0 && *k > UINT64_MAX / a->dims[i])
+      *k = UINT64_MAX;
+    else
+      *k *= a->dims[i];
+  }
+  if (c != H5T_INTEGER && c != H5T_FLOAT && c != H5T_ENUM)
+    snprintf(why, sizeof why,
+             "has %s elements (integers, floats or bools "
+             "read)",
+             ty);
+  else if (a->rank < 1 || a->dims[0] != n)
+    snprintf(why, sizeof why,
+             "has shape %s but %s holds %" PRIu64 " images (one row each "
+             "expected)",
+             sh, images, n);
+  else if (*k == 0 || *k > SL_TARGETS_MAX)
+    snprintf(why, sizeof why,
+             "has shape %s: %" PRIu64 " values per row (1 to %u read)", sh, *k,
+             SL_TARGETS_MAX);
+  if (why[0])
+    return sl_err_set(err, SL_EFORMAT, "%s: dataset %s %s", src->path, a->name,
+                      why);
+  *is_float = c == H5T_FLOAT;
+  return SL_OK;
+}
+
+static sl_status read_all(sl_source *src, const dset *a, hid_t memtype,
+                          void *buf, sl_err *err) {
+  if (H5Dread(a->d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s cannot be read (truncated or damaged "
+                      "file?)",
+                      src->path, a->name);
+  return SL_OK;
+}
+
+typedef struct arrays {
+  dset img, lab, tgt;
+} arrays;
+
+static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
+                              sl_err *err) {
+  geom g = {0};
+  sl_status st = find_images(src, file, &A->img, err);
+  if (st == SL_OK)
+    st = check_images(src, &A->img, &g, err);
+  if (st != SL_OK)
+    return st;
+  /* Labels: named, else the first common name that is not the images. */
+  if (src->labels)
+    st = open_named(src, file, src->labels, true, "dataset.labels", &A->lab,
+                    err);
+  for (int i = 0;
+       !src->labels && st == SL_OK && A->lab.d < 0 && k_label_names[i]; i++) {
+    st = open_named(src, file, k_label_names[i], false, "dataset.labels",
+                    &A->lab, err);
+    if (st == SL_OK && A->lab.d >= 0 && strcmp(A->lab.name, A->img.name) == 0) {
+      H5Dclose(A->lab.d);
+      A->lab.d = -1;
+    }
+  }
+  if (st == SL_OK && src->targets_name)
+    st = open_named(src, file, src->targets_name, true, "dataset.targets",
+                    &A->tgt, err);
+  if (st != SL_OK)
+    return st;
+  bool lab_float = false, tgt_float = false;
+  uint64_t lk = 0, tk = 0;
+  if (A->lab.d >= 0)
+    st = check_numeric(src, &A->lab, g.n, A->img.name, &lab_float, &lk, err);
+  if (st == SL_OK && A->tgt.d >= 0)
+    st = check_numeric(src, &A->tgt, g.n, A->img.name, &tgt_float, &tk, err);
+  if (st != SL_OK)
+    return st;
+  /* Labels with K > 1 values a row (one-hot, multi-label) are targets. */
+  bool lab_targets = A->lab.d >= 0 && lk > 1;
+  if (lab_targets && A->tgt.d >= 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s has %" PRIu64 " values per row (read "
+                      "as targets) and dataset.targets names %s as well; "
+                      "name (N,) integer labels with dataset.labels",
+                      src->path, A->lab.name, lk, A->tgt.name);
+  const dset *T = lab_targets ? &A->lab : A->tgt.d >= 0 ? &A->tgt : NULL;
+  src->target_width = T ? (uint32_t)(lab_targets ? lk : tk) : 0;
+  int64_t *labels = NULL;
+  double *dl = NULL;
+  if (A->lab.d >= 0 && !lab_targets) {
+    if (!(labels = malloc(g.n * sizeof *labels)) ||
+        (lab_float && !(dl = malloc(g.n * sizeof *dl)))) {
+      free(labels);
+      return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " labels",
+                        src->path, g.n);
+    }
+    st = lab_float ? read_all(src, &A->lab, H5T_NATIVE_DOUBLE, dl, err)
+                   : read_all(src, &A->lab, H5T_NATIVE_INT64, labels, err);
+  }
+  if (st == SL_OK)
+    st = sl_source_alloc_index(src, g.n, err);
+  if (st == SL_OK && T)
+    st = read_all(src, T, H5T_NATIVE_FLOAT, src->targets, err);
+  for (uint64_t i = 0; st == SL_OK && i < g.n; i++) {
+    sl_sample_info *e = &src->index[i];
+    char where[NAME_CAP + 32];
+    snprintf(where, sizeof where, "%s[%" PRIu64 "]", A->img.name, i);
+    int64_t lab = -1;
+    const char *bad = NULL;
+    if (dl) {
+      if (!(dl[i] >= -1.0 && dl[i] <= (double)INT32_MAX) ||
+          dl[i] != floor(dl[i]))
+        bad = "its label is not an integer in [-1, 2^31)";
+      else
+        lab = (int64_t)dl[i];
+    } else if (labels) {
+      if (labels[i] < -1 || labels[i] > INT32_MAX)
+        bad = "its label is outside [-1, 2^31)";
+      else
+        lab = labels[i];
+    }
+    if (bad) {
+      char w2[NAME_CAP * 2 + 48];
+      snprintf(w2, sizeof w2, "%s, label %s[%" PRIu64 "]", where, A->lab.name,
+               i);
+      st = sl_source_bad_entry(src, i, w2, bad, err);
+      continue;
+    }
+    e->offset = g.addr + i * g.bytes;
+    e->length = (uint32_t)g.bytes;
+    e->label = (int32_t)lab;
+    e->height = (uint16_t)g.h;
+    e->width = (uint16_t)g.w;
+    e->channels = (uint8_t)g.c;
+    e->codec = g.codec;
+    st = sl_source_check_entry(src, i, where, err);
+  }
+  free(labels);
+  free(dl);
+  if (st != SL_OK)
+    return st;
+  char sh[128], desc[1024];
+  shape_text(&A->img, sh, sizeof sh);
+  size_t o = (size_t)snprintf(
+      desc, sizeof desc,
+      "images %s %s uint8, %s%s, contiguous at offset %" PRIu64, A->img.name,
+      sh,
+      A->img.rank == 3           ? "NHW (gray)"
+      : g.order == SL_ARRAY_NHWC ? "NHWC"
+                                 : "NCHW",
+      g.c == 3 ? (g.codec == SL_LAYOUT_CODEC_RAW_CHW_BGR ? " BGR" : " RGB")
+               : "",
+      g.addr);
+  if (A->lab.d >= 0 && o < sizeof desc) {
+    shape_text(&A->lab, sh, sizeof sh);
+    o += (size_t)snprintf(desc + o, sizeof desc - o, "; %s %s %s",
+                          lab_targets ? "targets" : "labels", A->lab.name, sh);
+  }
+  if (A->tgt.d >= 0 && o < sizeof desc) {
+    shape_text(&A->tgt, sh, sizeof sh);
+    o += (size_t)snprintf(desc + o, sizeof desc - o, "; targets %s %s",
+                          A->tgt.name, sh);
+  }
+  if (A->lab.d < 0 && o < sizeof desc)
+    snprintf(desc + o, sizeof desc - o, "; no labels (-1)");
+  if (!(src->desc = strdup(desc)))
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
+  return sl_source_set_classes(src, "", 0, 0, err);
+}
+
+sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
+  arrays A = {{.d = -1}, {.d = -1}, {.d = -1}};
+  src->version = 0;
+  sl_status st = index_arrays(src, (hid_t)file, &A, err);
+  hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d};
+  for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+    if (ids[i] >= 0)
+      H5Dclose(ids[i]);
+  return st;
+}
