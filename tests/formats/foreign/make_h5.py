@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Writes the HDF5 array fixtures of test_h5array with h5py (Debian's
+python3-h5py), the way h5py users write their image sets, and beside each
+good one what numpy reads back, for the C test to compare with:
+
+    make_h5.py OUTDIR
+
+    NAME.h5    the fixture
+    NAME.rgb   numpy's pixels of every sample as (N, H, W, 3) uint8 RGB:
+               NCHW transposed, gray repeated in the three channels
+    NAME.lab   the expected labels, int32 little-endian (-1: none)
+    NAME.tgt   the expected targets, float32 little-endian (N, K), if any
+
+The bad_* files are damaged or odd inputs that must be refused.
+"""
+import os
+import shutil
+import sys
+
+import h5py
+import numpy as np
+
+out = sys.argv[1]
+rng = np.random.default_rng(15)
+
+
+def px(*shape):
+    return rng.integers(0, 256, shape, dtype=np.uint8)
+
+
+def expect(name, hwc, labels, targets=None):
+    hwc = np.asarray(hwc, dtype=np.uint8)
+    if hwc.ndim == 3:
+        hwc = hwc[..., None]
+    if hwc.shape[-1] == 1:
+        hwc = np.repeat(hwc, 3, axis=-1)
+    hwc.tofile(os.path.join(out, name + ".rgb"))
+    np.asarray(labels, dtype="<i4").tofile(os.path.join(out, name + ".lab"))
+    if targets is not None:
+        np.asarray(targets, dtype="<f4").tofile(os.path.join(out, name + ".tgt"))
+
+
+def path(name):
+    return os.path.join(out, name + ".h5")
+
+
+# NHWC colour, (N,) int64 labels under the common names.
+with h5py.File(path("nhwc"), "w") as f:
+    f["images"] = px(6, 20, 20, 3)
+    f["labels"] = np.array([3, 0, -1, 7, 2, 1], dtype=np.int64)
+with h5py.File(path("nhwc"), "r") as f:
+    expect("nhwc", f["images"][()], f["labels"][()])
+
+# NCHW colour (BigGAN's imgs), (N, 1) int32 labels as y.
+with h5py.File(path("nchw"), "w") as f:
+    f["imgs"] = px(5, 3, 16, 16)
+    f["y"] = np.array([[1], [2], [3], [4], [0]], dtype=np.int32)
+with h5py.File(path("nchw"), "r") as f:
+    expect("nchw", f["imgs"][()].transpose(0, 2, 3, 1), f["y"][()][:, 0])
+
+# Gray (N, H, W) as x, one-hot float (N, 3) y: targets, no labels.
+onehot = np.eye(3, dtype=np.float32)[[2, 0, 1, 2]]
+with h5py.File(path("gray"), "w") as f:
+    f["x"] = px(4, 12, 12)
+    f["y"] = onehot
+with h5py.File(path("gray"), "r") as f:
+    expect("gray", f["x"][()], [-1] * 4, f["y"][()])
+
+# The course-style train_set_x / train_set_y, not square.
+with h5py.File(path("course"), "w") as f:
+    f["train_set_x"] = px(3, 8, 10, 3)
+    f["train_set_y"] = np.array([1, 0, 1], dtype=np.uint8)
+    f["list_classes"] = np.array([b"non-cat", b"cat"])
+with h5py.File(path("course"), "r") as f:
+    expect("course", f["train_set_x"][()], f["train_set_y"][()])
+
+# A 512-byte userblock (MATLAB v7.3), PCam-like (N, 1, 1, 1) uint8 labels.
+with h5py.File(path("userblock"), "w", userblock_size=512) as f:
+    f["images"] = px(3, 9, 9, 3)
+    f["labels"] = np.array([1, 0, 1], dtype=np.uint8).reshape(3, 1, 1, 1)
+with open(path("userblock"), "r+b") as fh:
+    fh.write(b"MATLAB 7.3 MAT-file, sluice test fixture")
+with h5py.File(path("userblock"), "r") as f:
+    expect("userblock", f["images"][()], f["labels"][()].reshape(3))
+
+# No common names: two uint8 arrays, ambiguous; float64 targets by name.
+with h5py.File(path("two"), "w") as f:
+    f["a"] = px(2, 4, 4, 3)
+    f["b"] = px(3, 5, 5, 1)
+    f["tg"] = rng.normal(size=(3, 2))
+with h5py.File(path("two"), "r") as f:
+    expect("two", f["b"][()], [-1] * 3, f["tg"][()].astype(np.float32))
+
+# Damaged or unsupported inputs.
+with h5py.File(path("bad_float"), "w") as f:
+    f["images"] = rng.random((2, 4, 4, 3), dtype=np.float32)
+with h5py.File(path("bad_rank2"), "w") as f:
+    f["images"] = px(4, 16)
+with h5py.File(path("bad_zero"), "w") as f:
+    f["images"] = np.zeros((0, 4, 4, 3), dtype=np.uint8)
+with h5py.File(path("bad_chunked"), "w") as f:
+    f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(2, 8, 8, 3),
+                     compression="gzip", shuffle=True)
+with h5py.File(path("bad_vlen"), "w") as f:
+    d = f.create_dataset("images", (2,), dtype=h5py.vlen_dtype(np.uint8))
+    d[0] = np.frombuffer(b"\xff\xd8\xff\xe0 not really", dtype=np.uint8)
+    d[1] = np.frombuffer(b"\x89PNG\r\n\x1a\n", dtype=np.uint8)
+with h5py.File(path("bad_labels"), "w") as f:
+    f["images"] = px(6, 4, 4, 3)
+    f["labels"] = np.arange(5)
+with h5py.File(path("bad_4ch"), "w") as f:
+    f["images"] = px(2, 4, 4, 4)
+with h5py.File(path("bad_axes"), "w") as f:
+    f["images"] = px(2, 5, 6, 7)
+# The nhwc file cut inside its pixel array.
+shutil.copy(path("nhwc"), path("bad_cut"))
+with open(path("bad_cut"), "r+b") as fh:
+    fh.truncate(os.path.getsize(path("nhwc")) - 600)
