@@ -187,15 +187,120 @@ static sl_status find_images(sl_source *src, hid_t file, dset *a, sl_err *err) {
 /* The pixel array's checks; fills *addr, the axis order and the sample's
  * height, width, channels and codec. */
 typedef struct geom {
+  bool chunked;            /* else contiguous at addr */
+  hsize_t cdims[MAX_RANK]; /* chunked: the chunk shape */
+  uint64_t *chunk_addr;    /* chunked: file offset of chunk c */
+  uint64_t per_chunk;      /* chunked: samples a chunk holds */
   uint64_t n, addr, bytes;
   uint32_t h, w, c;
   uint8_t codec;
   sl_array_layout order;
 } geom;
 
-static sl_status check_images(sl_source *src, const dset *a, geom *g,
-                              sl_err *err) {
-  char why[640] = "", sh[128], ty[64];
+/* The pipeline's filters by name, for messages. */
+static const char *filter_names(hid_t p, int nf, char *buf, size_t cap) {
+  size_t o = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < nf && o < cap; i++) {
+    unsigned flags;
+    size_t nv = 0;
+    char nm[48] = "";
+    H5Z_filter_t id =
+        H5Pget_filter2(p, (unsigned)i, &flags, &nv, NULL, sizeof nm, nm, NULL);
+    const char *known = id == H5Z_FILTER_DEFLATE       ? "gzip"
+                        : id == H5Z_FILTER_SHUFFLE     ? "shuffle"
+                        : id == H5Z_FILTER_FLETCHER32  ? "fletcher32"
+                        : id == H5Z_FILTER_SZIP        ? "szip"
+                        : id == H5Z_FILTER_NBIT        ? "nbit"
+                        : id == H5Z_FILTER_SCALEOFFSET ? "scaleoffset"
+                        : id == 32000                  ? "lzf"
+                        : id == 32001                  ? "blosc"
+                                                       : NULL;
+    o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "+" : "",
+                          known   ? known
+                          : nm[0] ? nm
+                                  : "unknown");
+  }
+  return buf;
+}
+
+/* Chunks that hold whole samples: every axis but the first is the array's. */
+static bool whole_samples(const dset *a, const hsize_t *cdims) {
+  for (int i = 1; i < a->rank; i++)
+    if (cdims[i] != a->dims[i])
+      return false;
+  return cdims[0] > 0;
+}
+
+static const char *chunk_text(const dset *a, const hsize_t *cdims, char *buf,
+                              size_t cap) {
+  dset c = *a;
+  memcpy(c.dims, cdims, sizeof c.dims);
+  shape_text(&c, buf, cap);
+  return buf;
+}
+
+/* Chunked, unfiltered, whole-sample chunks: every chunk's file offset, by
+ * coordinate (H5Dget_chunk_info_by_coord is one index lookup; by index it
+ * would walk the whole index every call). HDF5 before 1.14.4 gives the
+ * address without the userblock (HDF5 bug #3003): added here. */
+static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
+                             sl_err *err) {
+  char sh[128], cs[128];
+  shape_text(a, sh, sizeof sh);
+  chunk_text(a, g->cdims, cs, sizeof cs);
+  g->per_chunk = g->cdims[0];
+  uint64_t nch = (g->n + g->per_chunk - 1) / g->per_chunk;
+  if (!(g->chunk_addr = malloc((nch ? nch : 1) * sizeof *g->chunk_addr)))
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " chunk offsets", src->path,
+                      nch);
+  hsize_t ub = 0;
+  hid_t fcpl = H5Fget_create_plist(file);
+  if (fcpl < 0 || H5Pget_userblock(fcpl, &ub) < 0)
+    ub = 0;
+  if (fcpl >= 0)
+    H5Pclose(fcpl);
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
+  uint64_t want = g->per_chunk * g->bytes;
+  for (uint64_t c = 0; c < nch; c++) {
+    hsize_t coord[MAX_RANK] = {0};
+    coord[0] = c * g->per_chunk;
+    unsigned mask = 0;
+    haddr_t at = HADDR_UNDEF;
+    hsize_t size = 0;
+    uint64_t first = c * g->per_chunk, last = first + g->per_chunk > g->n
+                                                  ? g->n - 1
+                                                  : first + g->per_chunk - 1;
+    if (H5Dget_chunk_info_by_coord(a->d, coord, &mask, &at, &size) < 0 ||
+        at == HADDR_UNDEF)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
+                        " (samples %" PRIu64 "..%" PRIu64
+                        ") was never written (unallocated chunks are not "
+                        "read yet; " ARRAY_HINT ")",
+                        src->path, a->name, sh, cs, c, first, last, a->name + 1,
+                        a->name + 1);
+    uint64_t off = (uint64_t)at + (add_ub ? (uint64_t)ub : 0);
+    if (size != want || off > src->file_size || want > src->file_size - off)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
+                        " (samples %" PRIu64 "..%" PRIu64 ") of %llu bytes "
+                        "at offset %" PRIu64 " (%" PRIu64
+                        " expected, file of %" PRIu64 " bytes): truncated or "
+                        "damaged",
+                        src->path, a->name, sh, cs, c, first, last,
+                        (unsigned long long)size, off, want, src->file_size);
+    g->chunk_addr[c] = off;
+  }
+  return SL_OK;
+}
+
+static sl_status check_images(sl_source *src, const dset *a, hid_t file,
+                              geom *g, sl_err *err) {
+  char why[640] = "", sh[128], ty[64], fl[128];
   shape_text(a, sh, sizeof sh);
   hid_t t = H5Dget_type(a->d), p = H5Dget_create_plist(a->d);
   if (t < 0 || p < 0) {
@@ -219,18 +324,28 @@ static sl_status check_images(sl_source *src, const dset *a, geom *g,
                "has shape %s: rank %d; pixel arrays are (N,H,W) gray or "
                "rank 4 (N,H,W,C) / (N,C,H,W)",
                sh, a->rank);
-    else if (lay == H5D_CHUNKED || nf > 0)
+    else if (nf > 0)
       snprintf(why, sizeof why,
-               "is %s%s%s: chunked and compressed arrays are not read yet; "
+               "is %sfiltered (compressed: %s): filtered arrays are not "
+               "read yet; " ARRAY_HINT,
+               lay == H5D_CHUNKED ? "chunked and " : "",
+               filter_names(p, nf, fl, sizeof fl), a->name + 1, a->name + 1);
+    else if (lay == H5D_CHUNKED &&
+             (H5Pget_chunk(p, a->rank, g->cdims) != a->rank ||
+              !whole_samples(a, g->cdims)))
+      snprintf(why, sizeof why,
+               "is chunked %s, splitting each image over several chunks: "
+               "not read yet (chunks of whole images, (k, H, W[, C]), are); "
                "" ARRAY_HINT,
-               lay == H5D_CHUNKED ? "chunked" : "",
-               lay == H5D_CHUNKED && nf > 0 ? " and " : "",
-               nf > 0 ? "filtered (compressed)" : "", a->name + 1, a->name + 1);
-    else if (lay != H5D_CONTIGUOUS)
+               chunk_text(a, g->cdims, fl, sizeof fl), a->name + 1,
+               a->name + 1);
+    else if (lay != H5D_CONTIGUOUS && lay != H5D_CHUNKED)
       snprintf(why, sizeof why, "is stored %s (not contiguous); " ARRAY_HINT,
                lay == H5D_COMPACT ? "compact" : "virtually", a->name + 1,
                a->name + 1);
   }
+  if (p >= 0 && H5Pget_layout(p) == H5D_CHUNKED)
+    g->chunked = true;
   if (t >= 0)
     H5Tclose(t);
   if (p >= 0)
@@ -307,6 +422,8 @@ static sl_status check_images(sl_source *src, const dset *a, geom *g,
   g->codec = g->c == 1 || o == SL_ARRAY_NHWC ? SL_LAYOUT_CODEC_RAW
              : src->order == SL_CHANNELS_BGR ? SL_LAYOUT_CODEC_RAW_CHW_BGR
                                              : SL_LAYOUT_CODEC_RAW_CHW;
+  if (g->chunked)
+    return chunk_table(src, a, file, g, err);
   haddr_t at = H5Dget_offset(a->d);
   if (at == HADDR_UNDEF)
     return sl_err_set(err, SL_EFORMAT,
@@ -378,14 +495,14 @@ static sl_status read_all(sl_source *src, const dset *a, hid_t memtype,
 
 typedef struct arrays {
   dset img, lab, tgt;
+  geom g; /* the pixel array's; g.chunk_addr freed by the caller */
 } arrays;
 
 static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                               sl_err *err) {
-  geom g = {0};
   sl_status st = find_images(src, file, &A->img, err);
   if (st == SL_OK)
-    st = check_images(src, &A->img, &g, err);
+    st = check_images(src, &A->img, file, &A->g, err);
   if (st != SL_OK)
     return st;
   /* Labels: named, else the first common name that is not the images. */
@@ -409,9 +526,9 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   bool lab_float = false, tgt_float = false;
   uint64_t lk = 0, tk = 0;
   if (A->lab.d >= 0)
-    st = check_numeric(src, &A->lab, g.n, A->img.name, &lab_float, &lk, err);
+    st = check_numeric(src, &A->lab, A->g.n, A->img.name, &lab_float, &lk, err);
   if (st == SL_OK && A->tgt.d >= 0)
-    st = check_numeric(src, &A->tgt, g.n, A->img.name, &tgt_float, &tk, err);
+    st = check_numeric(src, &A->tgt, A->g.n, A->img.name, &tgt_float, &tk, err);
   if (st != SL_OK)
     return st;
   /* Labels with K > 1 values a row (one-hot, multi-label) are targets. */
@@ -427,20 +544,20 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   int64_t *labels = NULL;
   double *dl = NULL;
   if (A->lab.d >= 0 && !lab_targets) {
-    if (!(labels = malloc(g.n * sizeof *labels)) ||
-        (lab_float && !(dl = malloc(g.n * sizeof *dl)))) {
+    if (!(labels = malloc(A->g.n * sizeof *labels)) ||
+        (lab_float && !(dl = malloc(A->g.n * sizeof *dl)))) {
       free(labels);
       return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " labels",
-                        src->path, g.n);
+                        src->path, A->g.n);
     }
     st = lab_float ? read_all(src, &A->lab, H5T_NATIVE_DOUBLE, dl, err)
                    : read_all(src, &A->lab, H5T_NATIVE_INT64, labels, err);
   }
   if (st == SL_OK)
-    st = sl_source_alloc_index(src, g.n, err);
+    st = sl_source_alloc_index(src, A->g.n, err);
   if (st == SL_OK && T)
     st = read_all(src, T, H5T_NATIVE_FLOAT, src->targets, err);
-  for (uint64_t i = 0; st == SL_OK && i < g.n; i++) {
+  for (uint64_t i = 0; st == SL_OK && i < A->g.n; i++) {
     sl_sample_info *e = &src->index[i];
     char where[NAME_CAP + 32];
     snprintf(where, sizeof where, "%s[%" PRIu64 "]", A->img.name, i);
@@ -459,19 +576,21 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
         lab = labels[i];
     }
     if (bad) {
-      char w2[NAME_CAP * 2 + 48];
+      char w2[NAME_CAP * 2 + 96];
       snprintf(w2, sizeof w2, "%s, label %s[%" PRIu64 "]", where, A->lab.name,
                i);
       st = sl_source_bad_entry(src, i, w2, bad, err);
       continue;
     }
-    e->offset = g.addr + i * g.bytes;
-    e->length = (uint32_t)g.bytes;
+    e->offset = A->g.chunked ? A->g.chunk_addr[i / A->g.per_chunk] +
+                                   (i % A->g.per_chunk) * A->g.bytes
+                             : A->g.addr + i * A->g.bytes;
+    e->length = (uint32_t)A->g.bytes;
     e->label = (int32_t)lab;
-    e->height = (uint16_t)g.h;
-    e->width = (uint16_t)g.w;
-    e->channels = (uint8_t)g.c;
-    e->codec = g.codec;
+    e->height = (uint16_t)A->g.h;
+    e->width = (uint16_t)A->g.w;
+    e->channels = (uint8_t)A->g.c;
+    e->codec = A->g.codec;
     st = sl_source_check_entry(src, i, where, err);
   }
   free(labels);
@@ -481,15 +600,17 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   char sh[128], desc[1024];
   shape_text(&A->img, sh, sizeof sh);
   size_t o = (size_t)snprintf(
-      desc, sizeof desc,
-      "images %s %s uint8, %s%s, contiguous at offset %" PRIu64, A->img.name,
+      desc, sizeof desc, "images %s %s uint8, %s%s, %s %" PRIu64, A->img.name,
       sh,
-      A->img.rank == 3           ? "NHW (gray)"
-      : g.order == SL_ARRAY_NHWC ? "NHWC"
-                                 : "NCHW",
-      g.c == 3 ? (g.codec == SL_LAYOUT_CODEC_RAW_CHW_BGR ? " BGR" : " RGB")
-               : "",
-      g.addr);
+      A->img.rank == 3              ? "NHW (gray)"
+      : A->g.order == SL_ARRAY_NHWC ? "NHWC"
+                                    : "NCHW",
+      A->g.c == 3
+          ? (A->g.codec == SL_LAYOUT_CODEC_RAW_CHW_BGR ? " BGR" : " RGB")
+          : "",
+      A->g.chunked ? "chunked unfiltered, samples per chunk"
+                   : "contiguous at offset",
+      A->g.chunked ? A->g.per_chunk : A->g.addr);
   if (A->lab.d >= 0 && o < sizeof desc) {
     shape_text(&A->lab, sh, sizeof sh);
     o += (size_t)snprintf(desc + o, sizeof desc - o, "; %s %s %s",
@@ -508,9 +629,10 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
 }
 
 sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
-  arrays A = {{.d = -1}, {.d = -1}, {.d = -1}};
+  arrays A = {.img = {.d = -1}, .lab = {.d = -1}, .tgt = {.d = -1}};
   src->version = 0;
   sl_status st = index_arrays(src, (hid_t)file, &A, err);
+  free(A.g.chunk_addr);
   hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (ids[i] >= 0)

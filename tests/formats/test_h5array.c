@@ -1,7 +1,9 @@
 /* HDF5 files h5py wrote (layout "array"), through the public API: NHWC and
  * NCHW colour arrays, gray (N,H,W), the course-style train_set_x/y, a
  * 512-byte userblock with PCam-like (N,1,1,1) labels, one-hot targets, and
- * a file whose arrays are named by dataset.images / dataset.targets. The
+ * a file whose arrays are named by dataset.images / dataset.targets, and
+ * chunked unfiltered arrays (one sample a chunk, four a chunk with a partial
+ * edge chunk, chunks after a userblock). The
  * fixtures and what numpy reads from them are written by h5py
  * (foreign/make_h5.py, run with /usr/bin/python3).
  *
@@ -11,8 +13,9 @@
  * byte against numpy's pixels, NCHW also read as BGR; that no HDF5 call is
  * made after open (wrappers of libhdf5's entry points sluice calls); and
  * that damaged or unsupported inputs (float pixels, rank 2, zero-size,
- * chunked+gzip, vlen, 4 channels, unknown axes, mismatched labels, a cut
- * file, an ambiguous choice) are SL_EFORMAT naming the dataset. */
+ * chunked+gzip, chunks splitting images, unallocated chunks, vlen, 4 channels,
+ * unknown axes, mismatched labels, a cut file, an ambiguous choice) are
+ * SL_EFORMAT naming the dataset. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +56,9 @@ static const fixture k_fix[] = {
     {"course", 3, 8, 10, 3, 0, {NULL}},
     {"userblock", 3, 9, 9, 3, 0, {NULL}},
     {"two", 3, 5, 5, 1, 2, {"dataset.images", "b", "dataset.targets", "tg"}},
+    {"chunk1", 5, 10, 10, 3, 0, {NULL}},
+    {"chunk4", 10, 8, 8, 3, 0, {NULL}},
+    {"chunkub", 6, 8, 8, 3, 0, {NULL}},
 };
 enum { NFIX = sizeof k_fix / sizeof k_fix[0] };
 
@@ -282,7 +288,11 @@ static void test_refused(void **state) {
       {"bad_float", NULL, NULL, "/images has float32 elements"},
       {"bad_rank2", NULL, NULL, "/images has shape (4, 16): rank 2"},
       {"bad_zero", NULL, NULL, "/images is empty (shape (0, 4, 4, 3))"},
-      {"bad_chunked", NULL, NULL, "/images is chunked and filtered"},
+      {"bad_chunked", NULL, NULL,
+       "/images is chunked and filtered (compressed: shuffle+gzip)"},
+      {"bad_split", NULL, NULL,
+       "/images is chunked (1, 4, 8, 3), splitting each image"},
+      {"bad_unalloc", NULL, NULL, "chunk 1 (samples 2..3) was never written"},
       {"bad_chunked", NULL, NULL, "sluice pack --from"},
       {"bad_vlen", NULL, NULL, "/images is a variable-length dataset"},
       {"bad_labels", NULL, NULL,

@@ -91,7 +91,31 @@ with h5py.File(path("two"), "w") as f:
 with h5py.File(path("two"), "r") as f:
     expect("two", f["b"][()], [-1] * 3, f["tg"][()].astype(np.float32))
 
+# Chunked, unfiltered: one sample per chunk; 4 per chunk with a partial
+# edge chunk (10 = 4 + 4 + 2); and chunks after a 512-byte userblock.
+with h5py.File(path("chunk1"), "w") as f:
+    f.create_dataset("images", data=px(5, 10, 10, 3), chunks=(1, 10, 10, 3))
+    f["labels"] = np.arange(5, dtype=np.int16)
+with h5py.File(path("chunk1"), "r") as f:
+    expect("chunk1", f["images"][()], f["labels"][()])
+with h5py.File(path("chunk4"), "w") as f:
+    f.create_dataset("imgs", data=px(10, 3, 8, 8), chunks=(4, 3, 8, 8))
+    f["labels"] = np.arange(10, dtype=np.int64) % 3
+with h5py.File(path("chunk4"), "r") as f:
+    expect("chunk4", f["imgs"][()].transpose(0, 2, 3, 1), f["labels"][()])
+with h5py.File(path("chunkub"), "w", userblock_size=512) as f:
+    f.create_dataset("images", data=px(6, 8, 8, 3), chunks=(2, 8, 8, 3))
+with h5py.File(path("chunkub"), "r") as f:
+    expect("chunkub", f["images"][()], [-1] * 6)
+
 # Damaged or unsupported inputs.
+with h5py.File(path("bad_split"), "w") as f:
+    f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 4, 8, 3))
+with h5py.File(path("bad_unalloc"), "w") as f:
+    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
+                         chunks=(2, 8, 8, 3))
+    d[0:2] = px(2, 8, 8, 3)
+    d[4:6] = px(2, 8, 8, 3)
 with h5py.File(path("bad_float"), "w") as f:
     f["images"] = rng.random((2, 4, 4, 3), dtype=np.float32)
 with h5py.File(path("bad_rank2"), "w") as f:
