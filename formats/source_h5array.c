@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/endian.h"
+#include "formats/image_sniff.h"
 #include "formats/layout.h"
 
 enum { MAX_RANK = 8, NAME_CAP = 256 };
@@ -187,7 +189,10 @@ static sl_status find_images(sl_source *src, hid_t file, dset *a, sl_err *err) {
 /* The pixel array's checks; fills *addr, the axis order and the sample's
  * height, width, channels and codec. */
 typedef struct geom {
-  bool chunked;            /* else contiguous at addr */
+  bool vlen;    /* encoded images: (N,) vlen uint8 descriptors at addr, 16
+                   bytes each, into global heaps */
+  uint64_t ub;  /* vlen: the userblock's size */
+  bool chunked; /* else contiguous at addr */
   hsize_t cdims[MAX_RANK]; /* chunked: the chunk shape */
   uint64_t *chunk_addr;    /* chunked: file offset of chunk c */
   uint64_t per_chunk;      /* chunked: samples a chunk holds */
@@ -298,6 +303,157 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
   return SL_OK;
 }
 
+/* A vlen uint8 dataset: its N descriptors (4-byte length, 8-byte global
+ * heap collection address, 4-byte object index) lie contiguous at
+ * H5Dget_offset. */
+static sl_status check_vlen(sl_source *src, const dset *a, hid_t file, geom *g,
+                            sl_err *err) {
+  char sh[128];
+  shape_text(a, sh, sizeof sh);
+  hid_t fcpl = H5Fget_create_plist(file);
+  size_t so = 0, sl = 0;
+  hsize_t ub = 0;
+  if (fcpl < 0 || H5Pget_sizes(fcpl, &so, &sl) < 0 ||
+      H5Pget_userblock(fcpl, &ub) < 0) {
+    if (fcpl >= 0)
+      H5Pclose(fcpl);
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: cannot read the file's creation properties",
+                      src->path);
+  }
+  H5Pclose(fcpl);
+  if (so != 8 || sl != 8)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (vlen): file addresses of %zu bytes "
+                      "and lengths of %zu (8 and 8 read)",
+                      src->path, a->name, so, sl);
+  g->ub = (uint64_t)ub;
+  haddr_t at = H5Dget_offset(a->d);
+  if (at == HADDR_UNDEF)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (vlen, shape %s) has no storage in the "
+                      "file (never written)",
+                      src->path, a->name, sh);
+  g->addr = (uint64_t)at;
+  if (g->addr > src->file_size || g->n > (src->file_size - g->addr) / 16)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: truncated: dataset %s (vlen, shape %s) needs "
+                      "%" PRIu64 " descriptors of 16 bytes from offset "
+                      "%" PRIu64 " but the file has %" PRIu64 " bytes",
+                      src->path, a->name, sh, g->n, g->addr, src->file_size);
+  return SL_OK;
+}
+
+/* One global heap collection ("GCOL"), parsed: object k's data offset and
+ * size in the file. */
+typedef struct gcol {
+  uint64_t at; /* the collection's file offset; 0: none parsed */
+  uint64_t *off, *len;
+  size_t cap; /* entries of off/len (object indices 0..cap-1) */
+} gcol;
+
+static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c) {
+  const uint8_t *m = src->map;
+  uint64_t fs = src->file_size;
+  c->at = 0;
+  if (c->cap)
+    memset(c->len, 0, c->cap * sizeof *c->len);
+  if (at > fs || fs - at < 16 || memcmp(m + at, "GCOL", 4) != 0 ||
+      m[at + 4] != 1)
+    return "no global heap collection (GCOL, version 1) there";
+  uint64_t size = sl_get_le64(m + at + 8);
+  if (size < 16 || size > fs - at)
+    return "the heap collection's size runs past the end of the file";
+  uint64_t p = at + 16, end = at + size;
+  while (end - p >= 16) {
+    uint16_t k = sl_get_le16(m + p);
+    uint64_t n = sl_get_le64(m + p + 8);
+    if (k == 0) /* the free space: the last object */
+      break;
+    if (n > end - p - 16)
+      return "a heap object's length runs past its collection's end";
+    if (k >= c->cap) {
+      size_t nc = c->cap ? c->cap : 64;
+      while (nc <= k)
+        nc *= 2;
+      uint64_t *o2 = realloc(c->off, nc * sizeof *o2);
+      if (!o2)
+        return "no memory";
+      c->off = o2;
+      uint64_t *l2 = realloc(c->len, nc * sizeof *l2);
+      if (!l2)
+        return "no memory";
+      c->len = l2;
+      memset(c->len + c->cap, 0, (nc - c->cap) * sizeof *l2);
+      c->cap = nc;
+    }
+    c->off[k] = p + 16;
+    c->len[k] = n;
+    uint64_t step = 16 + ((n + 7) & ~(uint64_t)7);
+    if (step > end - p)
+      break;
+    p += step;
+  }
+  c->at = at;
+  return NULL;
+}
+
+/* Sample i of a vlen dataset: its bytes located in the heap and sniffed. */
+static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
+                             gcol *c, sl_sample_info *e, char *why,
+                             size_t cap) {
+  const uint8_t *d = src->map + g->addr + i * 16;
+  uint32_t n = sl_get_le32(d), k = sl_get_le32(d + 12);
+  uint64_t coll = sl_get_le64(d + 4);
+  if (n == 0)
+    return "empty element (no bytes)";
+  if (coll > UINT64_MAX - g->ub)
+    return "heap address out of range";
+  coll += g->ub; /* heap addresses are relative to the base address */
+  if (coll != c->at) {
+    const char *bad = parse_gcol(src, coll, c);
+    if (bad) {
+      snprintf(why, cap, "heap collection at %" PRIu64 ": %s", coll, bad);
+      return why;
+    }
+  }
+  if (k >= c->cap || c->len[k] == 0) {
+    snprintf(why, cap, "heap collection at %" PRIu64 " has no object %" PRIu32,
+             coll, k);
+    return why;
+  }
+  if (c->len[k] != n) {
+    snprintf(why, cap,
+             "heap object %" PRIu32 " holds %" PRIu64 " bytes, the "
+             "element says %" PRIu32,
+             k, c->len[k], n);
+    return why;
+  }
+  sl_sniff s;
+  int rc = sl_sniff_image(src->map + c->off[k], n, &s);
+  if (s.kind != SL_SNIFF_JPEG && s.kind != SL_SNIFF_PNG &&
+      s.kind != SL_SNIFF_WEBP) {
+    snprintf(why, cap, "its %" PRIu32 " bytes are %s (JPEG, PNG or WebP read)",
+             n, sl_sniff_name(s.kind));
+    return why;
+  }
+  if (rc != 0 || s.width == 0 || s.height == 0 || s.width > UINT16_MAX ||
+      s.height > UINT16_MAX) {
+    snprintf(why, cap, "%s image whose header is malformed or too large",
+             sl_sniff_name(s.kind));
+    return why;
+  }
+  e->offset = c->off[k];
+  e->length = n;
+  e->codec = s.kind == SL_SNIFF_JPEG  ? SL_LAYOUT_CODEC_JPEG
+             : s.kind == SL_SNIFF_PNG ? SL_LAYOUT_CODEC_PNG
+                                      : SL_LAYOUT_CODEC_WEBP;
+  e->width = (uint16_t)s.width;
+  e->height = (uint16_t)s.height;
+  e->channels = s.channels;
+  return NULL;
+}
+
 static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                               geom *g, sl_err *err) {
   char why[640] = "", sh[128], ty[64], fl[128];
@@ -309,10 +465,24 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
     type_text(t, ty, sizeof ty);
     H5D_layout_t lay = H5Pget_layout(p);
     int nf = H5Pget_nfilters(p);
-    if (H5Tget_class(t) == H5T_VLEN)
+    hid_t super = H5Tget_class(t) == H5T_VLEN ? H5Tget_super(t) : -1;
+    bool u8 = super >= 0 && H5Tget_class(super) == H5T_INTEGER &&
+              H5Tget_size(super) == 1;
+    if (super >= 0)
+      H5Tclose(super);
+    if (H5Tget_class(t) == H5T_VLEN && !u8)
       snprintf(why, sizeof why,
-               "is a variable-length dataset (encoded image bytes?): not "
-               "read yet; write the images to files and `sluice pack` them");
+               "is a variable-length dataset of other than uint8; encoded "
+               "images are read from vlen uint8 (h5py.vlen_dtype(np.uint8))");
+    else if (H5Tget_class(t) == H5T_VLEN &&
+             (a->rank != 1 || lay != H5D_CONTIGUOUS || nf > 0))
+      snprintf(why, sizeof why,
+               "is a variable-length dataset of shape %s%s%s: encoded "
+               "images are read from a contiguous unfiltered (N,) dataset",
+               sh, lay != H5D_CONTIGUOUS ? ", not contiguous" : "",
+               nf > 0 ? ", filtered" : "");
+    else if (H5Tget_class(t) == H5T_VLEN)
+      g->vlen = true;
     else if (H5Tget_class(t) != H5T_INTEGER || H5Tget_size(t) != 1 ||
              H5Tget_sign(t) != H5T_SGN_NONE)
       snprintf(why, sizeof why,
@@ -359,6 +529,8 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
     return sl_err_set(err, SL_EFORMAT, "%s: dataset %s %s", src->path, a->name,
                       why);
   g->n = a->dims[0];
+  if (g->vlen)
+    return check_vlen(src, a, file, g, err);
   sl_array_layout o = src->array_layout;
   const hsize_t *d = a->dims;
   if (a->rank == 3) {
@@ -557,6 +729,7 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = sl_source_alloc_index(src, A->g.n, err);
   if (st == SL_OK && T)
     st = read_all(src, T, H5T_NATIVE_FLOAT, src->targets, err);
+  gcol heap = {0};
   for (uint64_t i = 0; st == SL_OK && i < A->g.n; i++) {
     sl_sample_info *e = &src->index[i];
     char where[NAME_CAP + 32];
@@ -582,6 +755,17 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
       st = sl_source_bad_entry(src, i, w2, bad, err);
       continue;
     }
+    if (A->g.vlen) {
+      char vwhy[300];
+      const char *vb = take_vlen(src, &A->g, i, &heap, e, vwhy, sizeof vwhy);
+      if (vb) {
+        st = sl_source_bad_entry(src, i, where, vb, err);
+        continue;
+      }
+      e->label = (int32_t)lab;
+      st = sl_source_check_entry(src, i, where, err);
+      continue;
+    }
     e->offset = A->g.chunked ? A->g.chunk_addr[i / A->g.per_chunk] +
                                    (i % A->g.per_chunk) * A->g.bytes
                              : A->g.addr + i * A->g.bytes;
@@ -593,24 +777,34 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     e->codec = A->g.codec;
     st = sl_source_check_entry(src, i, where, err);
   }
+  free(heap.off);
+  free(heap.len);
   free(labels);
   free(dl);
   if (st != SL_OK)
     return st;
   char sh[128], desc[1024];
   shape_text(&A->img, sh, sizeof sh);
-  size_t o = (size_t)snprintf(
-      desc, sizeof desc, "images %s %s uint8, %s%s, %s %" PRIu64, A->img.name,
-      sh,
-      A->img.rank == 3              ? "NHW (gray)"
-      : A->g.order == SL_ARRAY_NHWC ? "NHWC"
-                                    : "NCHW",
-      A->g.c == 3
-          ? (A->g.codec == SL_LAYOUT_CODEC_RAW_CHW_BGR ? " BGR" : " RGB")
-          : "",
-      A->g.chunked ? "chunked unfiltered, samples per chunk"
-                   : "contiguous at offset",
-      A->g.chunked ? A->g.per_chunk : A->g.addr);
+  size_t o = 0;
+  if (A->g.vlen)
+    o = (size_t)snprintf(desc, sizeof desc,
+                         "images %s %s vlen uint8: encoded image bytes in "
+                         "global heap collections, descriptors at offset "
+                         "%" PRIu64,
+                         A->img.name, sh, A->g.addr);
+  else
+    o = (size_t)snprintf(
+        desc, sizeof desc, "images %s %s uint8, %s%s, %s %" PRIu64, A->img.name,
+        sh,
+        A->img.rank == 3              ? "NHW (gray)"
+        : A->g.order == SL_ARRAY_NHWC ? "NHWC"
+                                      : "NCHW",
+        A->g.c == 3
+            ? (A->g.codec == SL_LAYOUT_CODEC_RAW_CHW_BGR ? " BGR" : " RGB")
+            : "",
+        A->g.chunked ? "chunked unfiltered, samples per chunk"
+                     : "contiguous at offset",
+        A->g.chunked ? A->g.per_chunk : A->g.addr);
   if (A->lab.d >= 0 && o < sizeof desc) {
     shape_text(&A->lab, sh, sizeof sh);
     o += (size_t)snprintf(desc + o, sizeof desc - o, "; %s %s %s",

@@ -178,8 +178,8 @@ int sl_cmd_info(int argc, char **argv) {
   bool array = strcmp(layout, "array") == 0;
   if (array) {
     printf("datasets:    %s\n", sl_dataset_description(ds));
-    printf("reads:       sample i at the array's offset + i x H x W x C, "
-           "by mmap/pread;\n             no HDF5 call after open\n");
+    printf("reads:       each sample's bytes by (offset, length) located at "
+           "open, by mmap/pread;\n             no HDF5 call after open\n");
   }
   if (foreign && !array) {
     uint64_t sk = sl_dataset_skipped_entries(ds),

@@ -140,3 +140,38 @@ with h5py.File(path("bad_axes"), "w") as f:
 shutil.copy(path("nhwc"), path("bad_cut"))
 with open(path("bad_cut"), "r+b") as fh:
     fh.truncate(os.path.getsize(path("nhwc")) - 600)
+
+# Encoded images: a vlen uint8 dataset of PNG and JPEG files (what h5py
+# users write with vlen_dtype), after a userblock, with labels; numpy's
+# pixels come from PIL's decode (PNG exact; JPEG within a step).
+import io  # noqa: E402
+
+from PIL import Image  # noqa: E402
+
+enc, dec, kinds = [], [], []
+for i in range(6):
+    a = px(16, 16, 3)
+    a[:, :, 1] = a[:, :, 0] // 2  # some structure for JPEG
+    im = Image.fromarray(a)
+    b = io.BytesIO()
+    if i % 2 == 0:
+        im.save(b, format="PNG")
+    else:
+        im.save(b, format="JPEG", quality=95)
+    raw = b.getvalue()
+    enc.append(np.frombuffer(raw, dtype=np.uint8))
+    dec.append(np.asarray(Image.open(io.BytesIO(raw)).convert("RGB")))
+with h5py.File(path("vlen"), "w", userblock_size=512) as f:
+    d = f.create_dataset("images", (6,), dtype=h5py.vlen_dtype(np.uint8))
+    for i, e in enumerate(enc):
+        d[i] = e
+    f["labels"] = np.arange(6, dtype=np.int64)
+expect("vlen", np.stack(dec), np.arange(6))
+# The same with the first heap object's length past its collection's end.
+shutil.copy(path("vlen"), path("bad_heap"))
+with open(path("bad_heap"), "r+b") as fh:
+    blob = bytearray(fh.read())
+    g = blob.index(b"GCOL")
+    blob[g + 24:g + 32] = (1 << 40).to_bytes(8, "little")
+    fh.seek(0)
+    fh.write(blob)
