@@ -296,6 +296,7 @@ static void test_refused(void **state) {
        "/images is chunked and filtered (compressed: shuffle+gzip)"},
       {"bad_split", NULL, NULL,
        "/images is chunked (1, 4, 8, 3), splitting each image"},
+      {"bad_many", NULL, NULL, "has 4097 chunks: more than 4096"},
       {"bad_unalloc", NULL, NULL, "chunk 1 (samples 2..3) was never written"},
       {"bad_chunked", NULL, NULL, "sluice pack --from"},
       {"bad_vlen", NULL, NULL, "sample 0 (/images[0]): JPEG image whose"},

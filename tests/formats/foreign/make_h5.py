@@ -111,6 +111,8 @@ with h5py.File(path("chunkub"), "r") as f:
 # Damaged or unsupported inputs.
 with h5py.File(path("bad_split"), "w") as f:
     f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 4, 8, 3))
+with h5py.File(path("bad_many"), "w") as f:
+    f.create_dataset("images", data=px(4097, 1, 1, 3), chunks=(1, 1, 1, 3))
 with h5py.File(path("bad_unalloc"), "w") as f:
     d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
                          chunks=(2, 8, 8, 3))
