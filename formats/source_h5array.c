@@ -282,6 +282,10 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
   unsigned maj = 0, min = 0, rel = 0;
   H5get_libversion(&maj, &min, &rel);
   bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
+  if (g->per_chunk > UINT64_MAX / g->bytes)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (shape %s): chunks %s overflow",
+                      src->path, a->name, sh, cs);
   uint64_t want = g->per_chunk * g->bytes;
   for (uint64_t c = 0; c < nch; c++) {
     hsize_t coord[MAX_RANK] = {0};
@@ -604,6 +608,11 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                       why);
   g->order = o;
   g->bytes = (uint64_t)g->h * g->w * g->c;
+  if (g->bytes > UINT32_MAX)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s has shape %s: samples of %" PRIu64
+                      " bytes (up to 4 GiB read)",
+                      src->path, a->name, sh, g->bytes);
   g->codec = g->c == 1 || o == SL_ARRAY_NHWC ? SL_LAYOUT_CODEC_RAW
              : src->order == SL_CHANNELS_BGR ? SL_LAYOUT_CODEC_RAW_CHW_BGR
                                              : SL_LAYOUT_CODEC_RAW_CHW;

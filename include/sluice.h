@@ -465,8 +465,9 @@ typedef struct sl_sample_meta {
 
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
  * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
- * .lmdb_db say how to read an LMDB other tools wrote). cfg is only read:
- * several threads may open datasets from one config at once. Errors:
+ * .lmdb_db say how to read an LMDB other tools wrote; .images, .labels,
+ * .targets and .array_layout an HDF5 array file, docs/FORMATS.md). cfg is only
+ * read: several threads may open datasets from one config at once. Errors:
  * SL_ECONFIG (no dataset.path, a layout option that does not fit the
  * file), SL_EIO (cannot open or read the file or the label file),
  * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
@@ -478,8 +479,9 @@ typedef struct sl_sample_meta {
  * (SL_EINVAL) or when not even the handle could be allocated (SL_ENOMEM). */
 SL_API sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg);
 /* As sl_dataset_open with dataset.path = path and the other keys at their
- * defaults (an LMDB's layout detected, raw Caffe Datums read as BGR, no
- * label file, the main database). */
+ * defaults (the layout detected, raw Caffe Datums read as BGR and HDF5
+ * arrays as RGB, no label file, the main database, the HDF5 datasets
+ * detected). */
 SL_API sl_status sl_dataset_open_file(sl_dataset **out, const char *path);
 
 /* Verify mode, for checking a file: as sl_dataset_open_file, but a damaged

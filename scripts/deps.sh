@@ -16,6 +16,7 @@ packages=(
   liburing-dev                     # io_uring reads
   libcmocka-dev                    # tests
   python3-lmdb                     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
+  python3-h5py python3-numpy python3-pil  # test_h5array's fixtures (h5py, /usr/bin/python3)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang

@@ -97,7 +97,8 @@ static int setup(void **state) {
   if (system(cmd) != 0) {
     fprintf(stderr,
             "test_h5array: %s failed: the fixtures need Debian's "
-            "python3-h5py and python3-numpy for %s (scripts/deps.sh)\n",
+            "python3-h5py, python3-numpy and python3-pil for %s "
+            "(scripts/deps.sh)\n",
             cmd, SLUICE_TEST_PYTHON);
     return -1;
   }
