@@ -178,7 +178,7 @@ static double consume_all(bench_ring *br, uint64_t step_ns, cudaStream_t user) {
       CK(cudaEventRecord(t0, user));
     }
     if (step_ns) {
-      CK(cudaStreamWaitEvent(user, *(cudaEvent_t *)b.ready, 0));
+      CK(cudaStreamWaitEvent(user, (cudaEvent_t)b.ready, 0));
       CK(sl_test_spin(step_ns, user));
     }
     if (sl_ring_release(br->ring, b.slot, b.generation, b.labels,

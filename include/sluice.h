@@ -268,9 +268,10 @@ typedef struct sl_batch {
   sl_dtype dtype;
   sl_layout layout;
   int on_device;         /* nonzero: data is device memory */
-  void *ready;           /* with CUDA: a cudaEvent_t * to wait on (e.g.
-                            cudaStreamWaitEvent) before reading data;
-                            NULL when data is ready on return */
+  void *ready;           /* with CUDA: the cudaEvent_t itself (cast it:
+                            cudaStreamWaitEvent(s, (cudaEvent_t)b.ready,
+                            0)) to wait on before reading data; NULL when
+                            data is ready on return */
   size_t bytes;          /* bytes of data */
   uint64_t epoch;        /* epoch of the batch */
   uint64_t index;        /* batch index within the epoch */
@@ -315,11 +316,24 @@ SL_API sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch);
  * until the next start_epoch), SL_ESTATE when no epoch is started or when
  * the caller holds every slot (device.prefetch batches) without releasing. */
 SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
+/* What sl_batch_release's stream may be besides a cudaStream_t: the caller
+ * has finished with the data already (it synchronized, or read it on the
+ * host), so the slot may be rewritten at once. */
+#define SL_RELEASE_DONE ((void *)(intptr_t)-1)
+
 /* Gives the batch's slot back. stream: the cudaStream_t the batch was used
- * on (the slot is rewritten only after the work queued on it completes), or
- * NULL when the caller has finished with the data. Returns SL_EINVAL for a
- * batch already released, or not from this loader (the message says which;
- * a batch of another loader never releases one of this loader's). */
+ * on (the slot is rewritten only after the work queued on it so far
+ * completes); NULL is the legacy default stream (handle 0, what PyTorch's
+ * default stream is): the slot then waits for every blocking stream of the
+ * loader's device, which costs nothing when the work is done;
+ * SL_RELEASE_DONE says the caller is finished with the data. With the host
+ * backend the stream is not used. Returns SL_EINVAL for a batch already
+ * released, or not from this loader (the message says which; a batch of
+ * another loader never releases one of this loader's); SL_ECUDA when the
+ * release cannot be recorded on stream (a stream of another device...): the
+ * loader then waits for stream itself before the slot is rewritten, or,
+ * when even that fails, stops (next returns the error) rather than
+ * rewrite a slot the stream may still read. */
 SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch, void *stream);
 
 /* Batches each epoch gives this rank (the same for every epoch and rank). */

@@ -149,6 +149,8 @@ static void *mover_main(void *arg) {
       if (st == SL_OK)
         st = r->be->ops->wait_ready(r->be, s, &err);
     }
+    if (st != SL_OK && r->be->ops->drain)
+      r->be->ops->drain(r->be); /* before staging or s is handed out again */
     size_t nb = (size_t)r->rc.batch_size;
     memcpy(sl->labels, b->labels, nb * sizeof *sl->labels);
     memcpy(sl->indices, b->indices, nb * sizeof *sl->indices);
@@ -158,14 +160,16 @@ static void *mover_main(void *arg) {
 
     pthread_mutex_lock(&r->mu);
     r->mover_busy = false;
-    if (!r->active) { /* aborted meanwhile: the reset reclaims staging */
+    /* A backend failure first: an abort at the same moment (start_epoch)
+     * must not hide it, or the next epoch would run on a failed device. */
+    if (st != SL_OK) { /* the backend failed: the ring cannot go on */
+      r->dead = err;
       sl->state = SLOT_FREE;
       q_push(r->freeq, r->free_head, &r->free_n, r->rc.nslots, s);
       pthread_cond_broadcast(&r->cv_consumer);
       continue;
     }
-    if (st != SL_OK) { /* the backend failed: the ring cannot go on */
-      r->dead = err;
+    if (!r->active) { /* aborted meanwhile: the reset reclaims staging */
       sl->state = SLOT_FREE;
       q_push(r->freeq, r->free_head, &r->free_n, r->rc.nslots, s);
       pthread_cond_broadcast(&r->cv_consumer);

@@ -94,17 +94,22 @@ typedef struct sl_ring_backend_ops {
   /* Mover thread. Blocks until the copy into s has completed, so the
    * staging buffer it read may be reused. */
   sl_status (*wait_ready)(sl_ring_backend *b, int s, sl_err *err);
-  /* Consumer thread. What sl_batch.ready points to for slot s (a
-   * cudaEvent_t *), or NULL when the data is ready on return from next. */
+  /* Consumer thread. What sl_batch.ready holds for slot s (a cudaEvent_t),
+   * or NULL when the data is ready on return from next. */
   void *(*ready_event)(sl_ring_backend *b, int s);
   /* Consumer thread, from sl_batch_release. Records that the consumer's
-   * stream (NULL: the consumer is done now) will be done with s once the
-   * work queued on it so far completes. */
+   * stream (see sl_batch_release: NULL is the legacy default stream,
+   * SL_RELEASE_DONE means done now) will be done with s once the work queued
+   * on it so far completes. */
   sl_status (*record_consumed)(sl_ring_backend *b, int s, void *stream,
                                sl_err *err);
   /* Mover thread. Blocks until what record_consumed(s) recorded has
    * completed; called before s is written again. */
   sl_status (*wait_consumed)(sl_ring_backend *b, int s, sl_err *err);
+  /* Mover thread, after any of its calls failed (may be NULL): waits until
+   * no work the backend started still reads a staging buffer or writes a
+   * slot, so the ring can hand them out again. Errors are ignored. */
+  void (*drain)(sl_ring_backend *b);
 } sl_ring_backend_ops;
 
 /* A backend object. Implementations embed it as their first member. */

@@ -16,14 +16,17 @@ packages=(
   liburing-dev                     # io_uring reads
   libcmocka-dev                    # tests
   python3-lmdb                     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
-  python3-h5py python3-numpy python3-pil  # test_h5array's fixtures (h5py, /usr/bin/python3)
+  python3-dev                      # the Python module (CPython headers, libpython3-dev)
+  python3-numpy python3-pytest     # the Python module's tests (/usr/bin/python3)
+  python3-h5py python3-pil         # test_h5array's fixtures (h5py, /usr/bin/python3)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang
              clang-format-14            # scripts/format.sh --check
              valgrind                   # tests/valgrind.sh (CI: the fast tests)
              libopenmpi-dev openmpi-bin # the MPI sharding example and its test
-             python3-matplotlib)        # bench plots
+             python3-matplotlib         # bench plots
+             python3-torch)             # the Python module's torch tests (CPU)
 fi
 
 missing=()

@@ -57,4 +57,9 @@ void sl_cuda_device_pop(int prev);
 sl_status sl_cuda_host_alloc(void **out, size_t size, const char *what,
                              sl_err *err);
 
+/* The stream sl_batch_release's argument stands for: the given stream, or
+ * the legacy default stream for NULL; *done says SL_RELEASE_DONE (then the
+ * result is NULL: nothing to record). A pure function (ring_cuda.c). */
+cudaStream_t sl_cuda_release_stream(void *stream, int *done);
+
 #endif

@@ -24,8 +24,15 @@ typedef struct cuda_backend {
   cudaStream_t stream;             /* the copy stream (non-blocking) */
   cudaEvent_t *ready;              /* per slot: copy (and convert) done */
   cudaEvent_t *consumed;           /* per slot: the user's step done with it */
-  unsigned char *consumed_pending; /* per slot: consumed was recorded */
+  unsigned char *consumed_pending; /* per slot: a CONSUMED_* state */
 } cuda_backend;
+
+/* What the copy into a slot must wait for first. */
+enum {
+  CONSUMED_NONE = 0,     /* nothing: the consumer is done with it */
+  CONSUMED_RECORDED = 1, /* consumed[s]: the copy stream waits on it */
+  CONSUMED_UNKNOWN = 2   /* its release could not be ordered: never rewrite */
+};
 
 static cuda_backend *cb_of(sl_ring_backend *b) {
   return (cuda_backend *)b;
@@ -194,12 +201,18 @@ static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
                       in, out, cb->staging_bytes, cb->slot_bytes);
   /* The user's step may still read s: the copy waits for it on the device. */
   sl_status st;
-  if (cb->consumed_pending[s]) {
+  if (cb->consumed_pending[s] == CONSUMED_UNKNOWN)
+    return sl_err_set(err, SL_ECUDA,
+                      "cuda ring: slot %d was released on a stream the loader "
+                      "could neither record on nor wait for; it is not "
+                      "rewritten (see the sl_batch_release error)",
+                      s);
+  if (cb->consumed_pending[s] == CONSUMED_RECORDED) {
     if ((st = sl_cuda_check(cudaStreamWaitEvent(cb->stream, cb->consumed[s], 0),
                             err, "cudaStreamWaitEvent(consumed %d)", s)) !=
         SL_OK)
       return st;
-    cb->consumed_pending[s] = 0;
+    cb->consumed_pending[s] = CONSUMED_NONE;
   }
   void *slot = cb_slot(b, s);
   void *dst = cb->identity ? slot : cb->landing;
@@ -228,22 +241,54 @@ static sl_status cb_wait_ready(sl_ring_backend *b, int s, sl_err *err) {
 }
 
 static void *cb_ready_event(sl_ring_backend *b, int s) {
-  return &cb_of(b)->ready[s];
+  return (void *)cb_of(b)->ready[s]; /* the handle: a pointer type */
 }
 
-/* NULL stream: the consumer promises it is done with s now (ring.h). */
+cudaStream_t sl_cuda_release_stream(void *stream, int *done) {
+  *done = stream == SL_RELEASE_DONE;
+  /* The copy stream is non-blocking, so it does not order itself after
+   * the legacy default stream: handle 0 (PyTorch's default stream) must be
+   * recorded on explicitly, or the next copy could overlap its kernels. */
+  return *done ? NULL : stream ? (cudaStream_t)stream : cudaStreamLegacy;
+}
+
 static sl_status cb_record_consumed(sl_ring_backend *b, int s, void *stream,
                                     sl_err *err) {
   cuda_backend *cb = cb_of(b);
-  if (!stream) {
-    cb->consumed_pending[s] = 0;
+  int done;
+  cudaStream_t on = sl_cuda_release_stream(stream, &done);
+  if (done) {
+    cb->consumed_pending[s] = CONSUMED_NONE;
     return SL_OK;
   }
-  sl_status st = sl_cuda_check(
-      cudaEventRecord(cb->consumed[s], (cudaStream_t)stream), err,
-      "sl_batch_release: cudaEventRecord(consumed %d) on the given stream", s);
-  cb->consumed_pending[s] = st == SL_OK;
+  /* Recorded with the loader's device current: the event belongs to it,
+   * and the legacy stream is the current device's. */
+  int prev;
+  sl_status st = sl_cuda_device_push(cb->p.gpu, &prev, err);
+  if (st == SL_OK)
+    st = sl_cuda_check(cudaEventRecord(cb->consumed[s], on), err,
+                       "sl_batch_release: cudaEventRecord(consumed %d) on "
+                       "the given stream",
+                       s);
+  if (st == SL_OK) {
+    cb->consumed_pending[s] = CONSUMED_RECORDED;
+  } else if (cudaStreamSynchronize(on) == cudaSuccess) {
+    /* Not recordable (a stream of another device?), but waited for: the
+     * slot is safe to rewrite; the caller still hears of its stream. */
+    cb->consumed_pending[s] = CONSUMED_NONE;
+    sl_err_prefix(err, "(the loader waited for the stream instead) ");
+  } else {
+    cb->consumed_pending[s] = CONSUMED_UNKNOWN;
+  }
+  (void)cudaGetLastError();
+  if (prev >= 0)
+    sl_cuda_device_pop(prev);
   return st;
+}
+
+static void cb_drain(sl_ring_backend *b) {
+  (void)cudaStreamSynchronize(cb_of(b)->stream);
+  (void)cudaGetLastError();
 }
 
 /* Nothing to wait for here: copy_to_slot makes the copy stream wait for
@@ -272,6 +317,7 @@ static const sl_ring_backend_ops cuda_ops = {
     .ready_event = cb_ready_event,
     .record_consumed = cb_record_consumed,
     .wait_consumed = cb_wait_consumed,
+    .drain = cb_drain,
 };
 
 sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,

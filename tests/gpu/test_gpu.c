@@ -222,7 +222,7 @@ static void test_ring_end_to_end(void **state) {
         assert_int_equal(sl_ring_next(f.ring, &b, NULL, &err), SL_OK);
         assert_int_equal(b.index, k - 1);
         assert_non_null(b.ready);
-        CK(cudaEventSynchronize(*(cudaEvent_t *)b.ready));
+        CK(cudaEventSynchronize((cudaEvent_t)b.ready));
         CK(cudaMemcpy(got, b.data, f.out_bytes, cudaMemcpyDeviceToHost));
         expected(&f, k - 1, want);
         assert_memory_equal(got, want, f.out_bytes);
@@ -264,7 +264,7 @@ static void test_slow_consumer(void **state) {
       continue;
     sl_ring_batch b;
     assert_int_equal(sl_ring_next(f.ring, &b, NULL, &err), SL_OK);
-    CK(cudaStreamWaitEvent(user, *(cudaEvent_t *)b.ready, 0));
+    CK(cudaStreamWaitEvent(user, (cudaEvent_t)b.ready, 0));
     CK(sl_test_spin(30 * 1000 * 1000, user));
     CK(cudaMemcpyAsync(d_seen + (k - 1) * f.out_bytes, b.data, f.out_bytes,
                        cudaMemcpyDeviceToDevice, user));

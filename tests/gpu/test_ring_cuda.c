@@ -14,6 +14,9 @@
 
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
+#ifdef SLUICE_HAVE_CUDA
+#include "loader/cuda/cuda_check.h"
+#endif
 
 static sl_cuda_ring_params params(sl_dtype dtype, sl_layout layout,
                                   uint64_t budget) {
@@ -148,6 +151,25 @@ static void test_alloc_without_device(void **state) {
   b->ops->destroy(b);
 }
 
+/* What sl_batch_release records on: NULL is the legacy default stream
+ * (PyTorch's default stream is handle 0, and the copy stream does not order
+ * itself after it), SL_RELEASE_DONE nothing, any other value that stream. */
+static void test_release_stream(void **state) {
+  (void)state;
+#ifdef SLUICE_HAVE_CUDA
+  int done = -1;
+  assert_ptr_equal(sl_cuda_release_stream(NULL, &done), cudaStreamLegacy);
+  assert_int_equal(done, 0);
+  assert_null(sl_cuda_release_stream(SL_RELEASE_DONE, &done));
+  assert_int_equal(done, 1);
+  void *user = (void *)(uintptr_t)0x1234;
+  assert_ptr_equal(sl_cuda_release_stream(user, &done), user);
+  assert_int_equal(done, 0);
+#else
+  skip();
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_slots_from_budget),
@@ -155,6 +177,7 @@ int main(void) {
       cmocka_unit_test(test_create),
       cmocka_unit_test(test_alloc_over_budget),
       cmocka_unit_test(test_alloc_without_device),
+      cmocka_unit_test(test_release_stream),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -682,6 +683,124 @@ static void test_host_backend_trades_buffers(void **state) {
   b->ops->destroy(b); /* frees each buffer once (ASan, valgrind) */
 }
 
+/* A backend failure that coincides with an abort (start_epoch at that
+ * moment) still stops the ring, after the backend has drained: otherwise
+ * the next epoch would hand out staging buffers an unfinished copy still
+ * reads. The wrapped host backend fails its first copy once the abort has
+ * begun (it waits for that inside the copy, through the ring's own staging
+ * wait, which an abort ends). */
+typedef struct failing_backend {
+  sl_ring_backend base; /* first */
+  sl_ring_backend *host;
+  sl_ring_backend_ops ops;
+  sl_ring *ring;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int entered, drained, waited_for_abort;
+} failing_backend;
+
+static failing_backend *fb_of(sl_ring_backend *b) {
+  return (failing_backend *)b;
+}
+static sl_status fb_alloc(sl_ring_backend *b, int ns, size_t sb, int nl,
+                          size_t lb, sl_err *err) {
+  return fb_of(b)->host->ops->alloc(fb_of(b)->host, ns, sb, nl, lb, err);
+}
+static void fb_destroy(sl_ring_backend *b) {
+  fb_of(b)->host->ops->destroy(fb_of(b)->host);
+}
+static void *fb_staging(sl_ring_backend *b, int i) {
+  return fb_of(b)->host->ops->staging(fb_of(b)->host, i);
+}
+static void *fb_slot(sl_ring_backend *b, int s) {
+  return fb_of(b)->host->ops->slot(fb_of(b)->host, s);
+}
+static sl_status fb_copy(sl_ring_backend *b, int s, const sl_ring_copy *c,
+                         sl_err *err) {
+  failing_backend *f = fb_of(b);
+  pthread_mutex_lock(&f->mu);
+  f->entered = 1;
+  pthread_cond_broadcast(&f->cv);
+  pthread_mutex_unlock(&f->mu);
+  sl_ring_staging never;
+  /* Blocks until the abort: batch 1000 never gets a staging buffer. (No
+   * cmocka assertion here: this is the mover thread.) */
+  f->waited_for_abort =
+      sl_ring_staging_acquire(f->ring, 1000, &never) == SL_ESTATE;
+  return sl_err_set(err, SL_ECUDA, "injected copy failure (slot %d)", s);
+}
+static sl_status fb_ok(sl_ring_backend *b, int s, sl_err *err) {
+  return SL_OK;
+}
+static void *fb_ready_event(sl_ring_backend *b, int s) {
+  return NULL;
+}
+static sl_status fb_consumed(sl_ring_backend *b, int s, void *stream,
+                             sl_err *err) {
+  return SL_OK;
+}
+static void fb_drain(sl_ring_backend *b) {
+  fb_of(b)->drained++; /* the mover thread; read after the abort returns */
+}
+
+static void test_backend_failure_beats_abort(void **state) {
+  (void)state;
+  failing_backend f;
+  memset(&f, 0, sizeof f);
+  sl_err err;
+  assert_int_equal(sl_ring_backend_host_create(&f.host, &err), SL_OK);
+  f.ops = *f.host->ops;
+  f.ops.alloc = fb_alloc;
+  f.ops.destroy = fb_destroy;
+  f.ops.staging = fb_staging;
+  f.ops.slot = fb_slot;
+  f.ops.copy_to_slot = fb_copy;
+  f.ops.record_ready = fb_ok;
+  f.ops.wait_ready = fb_ok;
+  f.ops.ready_event = fb_ready_event;
+  f.ops.record_consumed = fb_consumed;
+  f.ops.wait_consumed = fb_ok;
+  f.ops.drain = fb_drain;
+  f.base.ops = &f.ops;
+  assert_int_equal(pthread_mutex_init(&f.mu, NULL), 0);
+  assert_int_equal(pthread_cond_init(&f.cv, NULL), 0);
+  sl_ring_config rc = {.nstaging = 1,
+                       .nslots = 2,
+                       .staging_bytes = 64,
+                       .slot_bytes = 64,
+                       .batch_size = 2};
+  sl_ring *r;
+  assert_int_equal(sl_ring_create(&r, &rc, &f.base, &err), SL_OK);
+  f.ring = r;
+  sl_ring_epoch ep;
+  memset(&ep, 0, sizeof ep);
+  ep.nbatches = 2;
+  ep.copy.n = 2;
+  ep.copy.src_dtype = ep.copy.dst_dtype = SL_DTYPE_U8;
+  ep.src_sample_bytes = ep.dst_sample_bytes = 32;
+  sl_ring_reset(r, &ep);
+  sl_ring_staging stg;
+  assert_int_equal(sl_ring_staging_acquire(r, 0, &stg), SL_OK);
+  sl_ring_staging_done(r, 0, 0, SL_OK, NULL);
+  sl_ring_staging_done(r, 0, 1, SL_OK, NULL); /* the mover takes batch 0 */
+  pthread_mutex_lock(&f.mu);
+  while (!f.entered)
+    pthread_cond_wait(&f.cv, &f.mu);
+  pthread_mutex_unlock(&f.mu);
+  sl_ring_abort(r); /* returns once the mover is idle again */
+  assert_int_equal(f.drained, 1);
+  assert_true(f.waited_for_abort);
+  sl_ring_batch b;
+  sl_err e2;
+  assert_int_equal(sl_ring_next(r, &b, NULL, &e2), SL_ECUDA);
+  assert_non_null(strstr(e2.msg, "injected copy failure"));
+  sl_ring_reset(r, &ep); /* a new epoch: the failure still stands */
+  assert_int_equal(sl_ring_next(r, &b, NULL, &e2), SL_ECUDA);
+  sl_ring_destroy(r);
+  pthread_cond_destroy(&f.cv);
+  pthread_mutex_destroy(&f.mu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_workers_deterministic),
@@ -698,6 +817,7 @@ int main(void) {
       cmocka_unit_test(test_release_into_other_loader),
       cmocka_unit_test(test_misuse),
       cmocka_unit_test(test_host_backend_trades_buffers),
+      cmocka_unit_test(test_backend_failure_beats_abort),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

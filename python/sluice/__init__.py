@@ -1,0 +1,321 @@
+"""sluice: feeds training loops from LMDB/HDF5 image datasets, zero copy.
+
+    import sluice
+    with sluice.Loader("train.ini", batch_size=256) as loader:
+        for epoch in range(10):
+            for batch in loader.epoch(epoch):
+                x = torch.from_dlpack(batch.images)   # a view of the slot
+                y = torch.from_dlpack(batch.labels)
+
+A batch's arrays are views of one slot of the loader's ring. The slot is
+not rewritten until the Batch and every tensor made from it are freed;
+holding more than ``device.prefetch`` batches at once makes the next
+``next`` raise :class:`StateError` naming that setting.
+"""
+
+import os
+
+from . import _sluice
+from ._sluice import (  # noqa: F401
+    Batch,
+    ConfigError,
+    CudaError,
+    DecodeError,
+    Error,
+    FormatError,
+    InvalidArgumentError,
+    IOError,
+    NoDeviceError,
+    NotFoundError,
+    OutOfMemoryError,
+    SampleError,
+    StateError,
+    Tensor,
+    ThreadError,
+    TooBigError,
+    UnsupportedError,
+    Writer,
+)
+
+__all__ = [
+    "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
+    "version", "pack",
+]
+
+_STATE_MAGIC = "sluice.Loader/1"
+
+
+def version():
+    """libsluice's version string."""
+    return _sluice.version()
+
+
+def options():
+    """Every config option: a list of (key, type, default, allowed, help)."""
+    return _sluice.options()
+
+
+def _short_names():
+    """Maps short option names to full keys: the key's last part when no
+    other section has it ("batch_size"), and section_key always
+    ("augment_layout")."""
+    keys = [o[0] for o in _sluice.options()]
+    last = {}
+    for k in keys:
+        last.setdefault(k.split(".", 1)[1], []).append(k)
+    names = {}
+    for k in keys:
+        section, rest = k.split(".", 1)
+        names[section + "_" + rest] = k
+        if len(last[rest]) == 1:
+            names[rest] = k
+    return names, set(keys)
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return str(value)
+
+
+def _default_rank_world():
+    """(rank, world) from torch.distributed when it is initialised, else
+    from RANK / WORLD_SIZE, else None."""
+    try:
+        import sys
+        dist = sys.modules.get("torch.distributed")
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+    except Exception:  # torch absent or half-initialised: fall through
+        pass
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    return None
+
+
+def _resolve_options(config, options):
+    """The (key, text) pairs to apply, in order, and the INI path."""
+    names, keys = _short_names()
+    path = None
+    pairs = []
+    if isinstance(config, dict):
+        items = list(config.items())
+    elif config is None:
+        items = []
+    else:
+        path = os.fspath(config)
+        items = []
+    items += list(options.items())
+    for k, v in items:
+        full = k if k in keys else names.get(k)
+        if full is None:
+            # Let the C side say it, with its nearest-key suggestion.
+            full = k
+        pairs.append((full, _text(v)))
+    given = {k for k, _ in pairs}
+    if "loader.rank" not in given and "loader.world_size" not in given:
+        rw = _default_rank_world()
+        if rw is not None:
+            pairs.append(("loader.rank", str(rw[0])))
+            pairs.append(("loader.world_size", str(rw[1])))
+    if "device.gpu" not in given and "LOCAL_RANK" in os.environ:
+        pairs.append(("device.gpu", os.environ["LOCAL_RANK"]))
+    return path, pairs
+
+
+def _cli():
+    from .__main__ import _cli as find
+    return find()
+
+
+def pack(source, out, *args):
+    """Packs an image folder (or, with "--from", another dataset) into an
+    LMDB or HDF5 file by running ``sluice pack SOURCE OUT ARGS...``; its
+    progress goes to stderr. Raises Error with the command's message."""
+    import subprocess
+    cmd = [_cli(), "pack", os.fspath(source), os.fspath(out)]
+    cmd += [os.fspath(a) if isinstance(a, os.PathLike) else str(a)
+            for a in args]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if r.returncode != 0:
+        raise Error((r.stderr or r.stdout).strip()
+                    or "sluice pack failed (exit %d)" % r.returncode)
+    return r.stdout.strip()
+
+
+class Loader:
+    """A sluice loader: ``Loader(config=None, **options)``.
+
+    ``config`` is an INI path, a dict of full keys
+    (``{"loader.batch_size": 256}``) or None; ``options`` are short names
+    (``batch_size=256``, ``workers=4``, ``prefetch=3``, ``augment_layout=
+    "nhwc"``) or full keys through the dict. Options win over the file.
+    ``loader.rank`` / ``loader.world_size`` default to torch.distributed's
+    when it is initialised, else to ``RANK`` / ``WORLD_SIZE``.
+
+    Memory: what the C loader allocates at open (``sluice schedule``
+    prints it) and never grows; each Batch holds one slot of
+    ``device.prefetch``. Threads: ``loader.workers`` workers and a mover,
+    started at open, stopped when the loader and its last batch are gone.
+    Thread safety: one thread at a time drives a loader (``next``,
+    ``epoch``, ``state_dict``...); ``next`` releases the GIL while it
+    waits. Batches and their tensors may be read and freed on any thread.
+    """
+
+    def __init__(self, config=None, **options):
+        path, pairs = _resolve_options(config, options)
+        self._c = _sluice._Loader(path, pairs)
+        self._epoch = None
+        self._handed = 0
+        self._gen = 0
+
+    # ---- life -----------------------------------------------------------
+    def close(self):
+        """Stops the loader. Its threads and memory go once every batch and
+        tensor made from it are freed too; those stay valid until then."""
+        self._c.close()
+
+    @property
+    def closed(self):
+        return self._c.closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # ---- epochs ---------------------------------------------------------
+    def __len__(self):
+        """Batches per epoch for this rank (the same on every rank)."""
+        return self._c.batches_per_epoch()
+
+    @property
+    def sample_count(self):
+        return self._c.sample_count()
+
+    def resolution(self, epoch):
+        """The epoch's square resolution under the schedule."""
+        return self._c.resolution(epoch)
+
+    def set_epoch(self, epoch):
+        """Starts an epoch (abandoning the one in progress)."""
+        self._c.start_epoch(epoch)
+        self._epoch = epoch
+        self._handed = 0
+        self._gen += 1
+
+    def next(self):
+        """The next Batch of the current epoch, or None at its end."""
+        b = self._c.next()
+        if b is not None:
+            self._handed += 1
+        return b
+
+    def epoch(self, epoch):
+        """Starts ``epoch`` and iterates over its batches. Breaking out
+        early leaves nothing behind: the next epoch() starts afresh."""
+        self.set_epoch(epoch)
+        return self._iterate()
+
+    def _iterate(self):
+        # An iterator of an epoch since abandoned (set_epoch, epoch, a
+        # restore) stops. The batch is dropped on resuming, before the next
+        # next, so the iterator itself never holds a slot while it waits;
+        # the caller's loop variable does (a for loop holds the previous
+        # batch while asking for the next: device.prefetch >= 2).
+        gen = self._gen
+        while gen == self._gen:
+            b = self._c.next()
+            if b is None:
+                return
+            self._handed += 1
+            yield b
+            del b
+
+    def __iter__(self):
+        """Iterates over the current epoch (epoch 0 when none started, or
+        the rest of a restored one)."""
+        if self._epoch is None:
+            self.set_epoch(0)
+        return self._iterate()
+
+    # ---- stats and resume ----------------------------------------------
+    def stats(self):
+        """The C loader's counters (sl_loader_stats) as a dict, plus
+        dlpack_exports / dlpack_deleted (DLPack tensors made and freed) and
+        batches_held."""
+        return self._c.stats()
+
+    def state_dict(self):
+        """Where the loader is: the C state blob, which also checks the
+        settings and data on load (torchdata's Stateful protocol)."""
+        return {"format": _STATE_MAGIC, "state": self._c.save_state()}
+
+    def load_state_dict(self, state):
+        """Resumes at a saved point: the following batches are exactly those
+        an uninterrupted run would have given. Raises StateError when the
+        settings or data differ."""
+        if not isinstance(state, dict) or state.get("format") != _STATE_MAGIC:
+            raise InvalidArgumentError(
+                "not a sluice.Loader state_dict (expected format %r)"
+                % _STATE_MAGIC)
+        self._c.restore_state(bytes(state["state"]))
+        self._epoch = self.stats()["epoch"]
+        self._gen += 1
+
+
+class Dataset:
+    """A dataset file opened for random access: ``len(ds)``, ``ds[i]`` ->
+    (pixels, label, targets) with pixels a NumPy u8 HWC array of the
+    decoded image (owned, made through DLPack), ``class_names``.
+
+    Memory: the index, 24 bytes a sample, and the targets. Thread safety:
+    read-only; any thread may read at once."""
+
+    def __init__(self, path):
+        self._c = _sluice._Dataset(path)
+
+    def __len__(self):
+        return len(self._c)
+
+    def __getitem__(self, i):
+        import numpy as np
+        info = self._c.info(i)
+        pixels = np.from_dlpack(self._c.decode(i))
+        return pixels, info["label"], info["targets"]
+
+    def info(self, i):
+        return self._c.info(i)
+
+    def read(self, i):
+        """Sample i's stored bytes (the JPEG, PNG or raw pixels)."""
+        return self._c.read(i)
+
+    @property
+    def class_names(self):
+        return self._c.class_names
+
+    @property
+    def target_width(self):
+        return self._c.target_width
+
+    @property
+    def format(self):
+        return self._c.format
+
+    def close(self):
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -1,0 +1,21 @@
+"""``python -m sluice ARGS``: runs the ``sluice`` command."""
+
+import os
+import sys
+
+
+def _cli():
+    here = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, "bin", "sluice")
+    if os.path.exists(bundled):
+        return bundled
+    try:
+        with open(os.path.join(here, "_cli_path.txt")) as f:
+            return f.read().strip()
+    except OSError:
+        return "sluice"
+
+
+if __name__ == "__main__":
+    cli = _cli()
+    os.execvp(cli, [cli] + sys.argv[1:])

@@ -1,0 +1,1209 @@
+/*
+ * _sluice: the CPython binding of include/sluice.h, on the limited API
+ * (abi3, Python >= 3.11). The Python layer (python/sluice/__init__.py) maps
+ * options, rank and world, and iteration onto the objects here.
+ *
+ * Lifetime: a Loader's C state (struct core) is reference counted. The
+ * Python Loader holds one reference, every batch it hands out one more.
+ * A batch (struct bcore) is reference counted too: the Python Batch holds
+ * one, every exported DLPack tensor and every Tensor view object one. When
+ * a batch's count reaches zero, on any thread (a DLPack deleter may run on
+ * any thread, after close()), its slot is queued for release; the consumer
+ * thread releases queued slots before each next. sl_loader_close runs when
+ * the last reference to the core goes, so a view never outlives its slot.
+ */
+#include "module.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- DLPack (v1.0 ABI, with the legacy DLManagedTensor) ----------------- */
+typedef struct {
+  int32_t device_type;
+  int32_t device_id;
+} DLDevice;
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4 };
+enum { DL_CPU = 1, DL_CUDA = 2 };
+
+/* ---- Types -------------------------------------------------------------- */
+struct bcore;
+
+/* A loader's C state, shared by the Python Loader and its batches. */
+struct core {
+  atomic_long refs;
+  sl_loader *ld;
+  pthread_mutex_t op;   /* one consumer call at a time */
+  pthread_mutex_t lock; /* guards pending */
+  struct bcore *pending;
+  int prefetch;
+  int device_id;
+  atomic_ullong exports;     /* DLPack tensors handed out */
+  atomic_ullong deleted;     /* of which deleted (deleter called) */
+  atomic_ullong outstanding; /* batches not yet queued for release */
+};
+
+/* One batch handed out by sl_loader_next. */
+struct bcore {
+  atomic_long refs;
+  struct core *core;
+  sl_batch b;
+  struct bcore *next;        /* in core->pending */
+  _Atomic(uintptr_t) stream; /* cudaStream_t of the latest export, or 0 */
+};
+
+typedef struct {
+  PyObject_HEAD struct core *core;
+} LoaderObject;
+
+typedef struct {
+  PyObject_HEAD struct bcore *bc;
+} BatchObject;
+
+/* Which array of a batch a Tensor views. */
+enum { T_IMAGES, T_LABELS, T_INDICES, T_TARGETS, T_OWNED };
+
+typedef struct {
+  PyObject_HEAD struct bcore *bc; /* NULL for T_OWNED */
+  PyObject *owner;                /* T_OWNED: the bytearray holding data */
+  void *data;
+  int ndim;
+  int64_t shape[4];
+  int64_t strides[4]; /* in elements */
+  DLDataType dtype;
+  int on_device;
+  int device_id;
+  Py_ssize_t itemsize;
+  Py_ssize_t bshape[4], bstrides[4]; /* for the buffer protocol */
+} TensorObject;
+
+/* The managed tensor an export hands to its consumer. */
+struct export {
+  union {
+    DLManagedTensor legacy;
+    DLManagedTensorVersioned v1;
+  } m;
+  int versioned;
+  struct bcore *bc;
+  PyObject *owner; /* T_OWNED: a strong reference, dropped with the GIL */
+  int64_t shape[4];
+  int64_t strides[4];
+};
+
+module_state *g_state; /* set at module exec: types and exceptions */
+
+/* ---- Errors ------------------------------------------------------------- */
+PyObject *raise_status(sl_status st, const char *msg) {
+  PyObject *type = g_state->error;
+  if ((unsigned)st < 32 && g_state->by_status[st])
+    type = g_state->by_status[st];
+  PyObject *text = PyUnicode_FromString(msg && msg[0] ? msg : sl_strerror(st));
+  if (!text)
+    return NULL;
+  PyObject *exc = PyObject_CallFunctionObjArgs(type, text, NULL);
+  Py_DECREF(text);
+  if (!exc)
+    return NULL;
+  PyObject *code = PyLong_FromLong((long)st);
+  if (code) {
+    PyObject_SetAttrString(exc, "status", code);
+    Py_DECREF(code);
+  }
+  PyErr_SetObject(type, exc);
+  Py_DECREF(exc);
+  return NULL;
+}
+
+/* ---- Reference counting of the C state ---------------------------------- */
+static void core_decref(struct core *c) {
+  if (atomic_fetch_sub(&c->refs, 1) != 1)
+    return;
+  sl_loader_close(c->ld); /* frees the slots still held */
+  struct bcore *p = c->pending;
+  while (p) {
+    struct bcore *n = p->next;
+    free(p);
+    p = n;
+  }
+  pthread_mutex_destroy(&c->op);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+/* Any thread, with or without the GIL. */
+static void bcore_decref(struct bcore *bc) {
+  if (atomic_fetch_sub(&bc->refs, 1) != 1)
+    return;
+  struct core *c = bc->core;
+  atomic_fetch_sub(&c->outstanding, 1);
+  pthread_mutex_lock(&c->lock);
+  bc->next = c->pending;
+  c->pending = bc;
+  pthread_mutex_unlock(&c->lock);
+  core_decref(c);
+}
+
+/* Consumer thread, holding c->op. */
+static void core_drain(struct core *c) {
+  pthread_mutex_lock(&c->lock);
+  struct bcore *p = c->pending;
+  c->pending = NULL;
+  pthread_mutex_unlock(&c->lock);
+  while (p) {
+    struct bcore *n = p->next;
+    sl_batch_release(c->ld, &p->b, (void *)atomic_load(&p->stream));
+    free(p);
+    p = n;
+  }
+}
+
+/* ---- Loader ------------------------------------------------------------- */
+/* Takes c->op from a thread holding the GIL, dropping the GIL while another
+ * thread's next holds op, so that waiting never stalls other threads. */
+static void op_lock_gil(struct core *c) {
+  if (pthread_mutex_trylock(&c->op) == 0)
+    return;
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  Py_END_ALLOW_THREADS
+}
+
+static int loader_check(LoaderObject *self) {
+  if (!self->core) {
+    raise_status(SL_ESTATE, "the loader is closed");
+    return -1;
+  }
+  return 0;
+}
+
+/* _Loader(ini_path_or_None, [(key, value), ...]) */
+static int Loader_init(PyObject *o, PyObject *args, PyObject *kw) {
+  LoaderObject *self = (LoaderObject *)o;
+  PyObject *path = Py_None, *items = NULL;
+  static char *kwlist[] = {"config", "options", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO", kwlist, &path, &items))
+    return -1;
+  if (self->core) {
+    PyErr_SetString(PyExc_RuntimeError, "Loader already initialised");
+    return -1;
+  }
+  sl_config *cfg = NULL;
+  if (sl_config_create(&cfg) != SL_OK) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  sl_status st = SL_OK;
+  if (path != Py_None) {
+    PyObject *fs = NULL;
+    if (!PyUnicode_FSConverter(path, &fs))
+      goto fail_cfg;
+    st = sl_config_load_ini(cfg, PyBytes_AsString(fs));
+    Py_DECREF(fs);
+    if (st != SL_OK) {
+      raise_status(st, sl_config_errmsg(cfg));
+      goto fail_cfg;
+    }
+  }
+  if (items && items != Py_None) {
+    PyObject *it = PyObject_GetIter(items);
+    if (!it)
+      goto fail_cfg;
+    PyObject *pair;
+    while ((pair = PyIter_Next(it))) {
+      const char *k, *v;
+      if (!PyArg_ParseTuple(pair, "ss", &k, &v)) {
+        Py_DECREF(pair);
+        Py_DECREF(it);
+        goto fail_cfg;
+      }
+      st = sl_config_set(cfg, k, v);
+      Py_DECREF(pair);
+      if (st != SL_OK) {
+        Py_DECREF(it);
+        raise_status(st, sl_config_errmsg(cfg));
+        goto fail_cfg;
+      }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+      goto fail_cfg;
+  }
+  char buf[64];
+  int prefetch = 0, gpu = 0;
+  if (sl_config_get(cfg, "device.prefetch", buf, sizeof buf) == SL_OK)
+    prefetch = atoi(buf);
+  if (sl_config_get(cfg, "device.gpu", buf, sizeof buf) == SL_OK)
+    gpu = atoi(buf);
+
+  sl_loader *ld = NULL;
+  Py_BEGIN_ALLOW_THREADS st = sl_loader_open(&ld, cfg);
+  Py_END_ALLOW_THREADS if (st != SL_OK) {
+    raise_status(st, ld ? sl_loader_errmsg(ld) : sl_config_errmsg(cfg));
+    sl_loader_close(ld);
+    goto fail_cfg;
+  }
+  sl_config_destroy(cfg);
+  struct core *c = calloc(1, sizeof *c);
+  if (!c) {
+    sl_loader_close(ld);
+    PyErr_NoMemory();
+    return -1;
+  }
+  atomic_init(&c->refs, 1);
+  c->ld = ld;
+  c->prefetch = prefetch;
+  c->device_id = gpu;
+  pthread_mutex_init(&c->op, NULL);
+  pthread_mutex_init(&c->lock, NULL);
+  self->core = c;
+  return 0;
+fail_cfg:
+  sl_config_destroy(cfg);
+  return -1;
+}
+
+static PyObject *Loader_close(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  struct core *c = self->core;
+  self->core = NULL;
+  if (c) {
+    Py_BEGIN_ALLOW_THREADS core_decref(c);
+    Py_END_ALLOW_THREADS
+  }
+  Py_RETURN_NONE;
+}
+
+static void Loader_dealloc(PyObject *o) {
+  LoaderObject *self = (LoaderObject *)o;
+  if (self->core)
+    core_decref(self->core);
+  PyTypeObject *tp = Py_TYPE(o);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  unsigned long long e = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred())
+    return NULL;
+  struct core *c = self->core;
+  sl_status st;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  core_drain(c);
+  st = sl_loader_start_epoch(c->ld, e);
+  if (st != SL_OK)
+    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  pthread_mutex_unlock(&c->op);
+  Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(st, msg);
+  Py_RETURN_NONE;
+}
+
+/* Returns a Batch, or None at the end of the epoch. The GIL is released
+ * while it waits. */
+static PyObject *Loader_next(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  struct core *c = self->core;
+  struct bcore *bc = calloc(1, sizeof *bc);
+  if (!bc)
+    return PyErr_NoMemory();
+  sl_status st;
+  char msg[1200];
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  core_drain(c);
+  st = sl_loader_next(c->ld, &bc->b);
+  if (st != SL_OK && st != SL_END)
+    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  pthread_mutex_unlock(&c->op);
+  Py_END_ALLOW_THREADS if (st == SL_END) {
+    free(bc);
+    Py_RETURN_NONE;
+  }
+  if (st != SL_OK) {
+    free(bc);
+    if (st == SL_ESTATE && strstr(msg, "slots are held")) {
+      size_t n = strlen(msg);
+      snprintf(msg + n, sizeof msg - n,
+               " (device.prefetch = %d: the Python side holds %llu batches; "
+               "drop batches and every tensor made from them, or raise "
+               "device.prefetch)",
+               c->prefetch, (unsigned long long)atomic_load(&c->outstanding));
+    }
+    return raise_status(st, msg);
+  }
+  BatchObject *b = PyObject_New(BatchObject, g_state->batch_type);
+  if (!b) {
+    op_lock_gil(c);
+    sl_batch_release(c->ld, &bc->b, NULL);
+    pthread_mutex_unlock(&c->op);
+    free(bc);
+    return NULL;
+  }
+  atomic_init(&bc->refs, 1);
+  atomic_fetch_add(&c->refs, 1);
+  atomic_fetch_add(&c->outstanding, 1);
+  bc->core = c;
+  b->bc = bc;
+  return (PyObject *)b;
+}
+
+static PyObject *Loader_batches_per_epoch(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  return PyLong_FromUnsignedLongLong(
+      sl_loader_batches_per_epoch(self->core->ld));
+}
+
+static PyObject *Loader_sample_count(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  return PyLong_FromUnsignedLongLong(sl_loader_sample_count(self->core->ld));
+}
+
+static PyObject *Loader_resolution(PyObject *o, PyObject *arg) {
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  unsigned long long e = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred())
+    return NULL;
+  return PyLong_FromUnsignedLong(sl_loader_epoch_resolution(self->core->ld, e));
+}
+
+static int dict_u64(PyObject *d, const char *k, unsigned long long v) {
+  PyObject *x = PyLong_FromUnsignedLongLong(v);
+  if (!x)
+    return -1;
+  int r = PyDict_SetItemString(d, k, x);
+  Py_DECREF(x);
+  return r;
+}
+
+static int dict_f(PyObject *d, const char *k, double v) {
+  PyObject *x = PyFloat_FromDouble(v);
+  if (!x)
+    return -1;
+  int r = PyDict_SetItemString(d, k, x);
+  Py_DECREF(x);
+  return r;
+}
+
+static int dict_s(PyObject *d, const char *k, const char *v) {
+  PyObject *x = PyUnicode_FromString(v ? v : "");
+  if (!x)
+    return -1;
+  int r = PyDict_SetItemString(d, k, x);
+  Py_DECREF(x);
+  return r;
+}
+
+static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  struct core *c = self->core;
+  sl_loader_stats s;
+  sl_status st;
+  char msg[1024];
+  op_lock_gil(c);
+  st = sl_loader_stats_get(c->ld, &s);
+  if (st != SL_OK)
+    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  pthread_mutex_unlock(&c->op);
+  if (st != SL_OK)
+    return raise_status(st, msg);
+  PyObject *d = PyDict_New();
+  if (!d)
+    return NULL;
+  PyObject *bad = PyList_New(0);
+  if (!bad)
+    goto fail;
+  for (uint32_t i = 0; i < s.nbad && i < SL_STATS_BAD_KEEP; i++) {
+    PyObject *x = PyLong_FromUnsignedLongLong(s.bad[i]);
+    if (!x || PyList_Append(bad, x)) {
+      Py_XDECREF(x);
+      Py_DECREF(bad);
+      goto fail;
+    }
+    Py_DECREF(x);
+  }
+  int r = PyDict_SetItemString(d, "bad", bad);
+  Py_DECREF(bad);
+  if (r || dict_u64(d, "epoch", s.epoch) || dict_u64(d, "batches", s.batches) ||
+      dict_u64(d, "samples", s.samples) || dict_u64(d, "skipped", s.skipped) ||
+      dict_u64(d, "failed", s.failed) ||
+      dict_u64(d, "bytes_read", s.bytes_read) ||
+      dict_u64(d, "read_ns", s.read_ns) ||
+      dict_u64(d, "decode_ns", s.decode_ns) ||
+      dict_u64(d, "augment_ns", s.augment_ns) ||
+      dict_u64(d, "staging_wait_ns", s.staging_wait_ns) ||
+      dict_u64(d, "slot_wait_ns", s.slot_wait_ns) ||
+      dict_u64(d, "consumer_wait_ns", s.consumer_wait_ns) ||
+      dict_u64(d, "epoch_batches", s.epoch_batches) ||
+      dict_f(d, "epoch_seconds", s.epoch_seconds) ||
+      dict_f(d, "images_per_s", s.images_per_s) ||
+      dict_u64(d, "workers", s.workers) || dict_s(d, "backend", s.backend) ||
+      dict_s(d, "backend_note", s.backend_note) ||
+      dict_u64(d, "jpeg_samples", s.jpeg_samples) ||
+      dict_u64(d, "jpeg_windowed", s.jpeg_windowed) ||
+      dict_u64(d, "dlpack_exports", atomic_load(&c->exports)) ||
+      dict_u64(d, "dlpack_deleted", atomic_load(&c->deleted)) ||
+      dict_u64(d, "batches_held", atomic_load(&c->outstanding)) ||
+      dict_u64(d, "prefetch", (unsigned long long)c->prefetch))
+    goto fail;
+  return d;
+fail:
+  Py_DECREF(d);
+  return NULL;
+}
+
+static PyObject *Loader_save_state(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  struct core *c = self->core;
+  unsigned char buf[SL_LOADER_STATE_BYTES];
+  size_t len = sizeof buf;
+  char msg[1024];
+  op_lock_gil(c);
+  sl_status st = sl_loader_save_state(c->ld, buf, &len);
+  if (st != SL_OK)
+    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  pthread_mutex_unlock(&c->op);
+  if (st != SL_OK)
+    return raise_status(st, msg);
+  return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
+}
+
+static PyObject *Loader_restore_state(PyObject *o, PyObject *arg) {
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE))
+    return NULL;
+  struct core *c = self->core;
+  char msg[1024];
+  sl_status st;
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  core_drain(c);
+  st = sl_loader_restore_state(c->ld, view.buf, (size_t)view.len);
+  if (st != SL_OK)
+    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  pthread_mutex_unlock(&c->op);
+  Py_END_ALLOW_THREADS PyBuffer_Release(&view);
+  if (st != SL_OK)
+    return raise_status(st, msg);
+  Py_RETURN_NONE;
+}
+
+static PyObject *Loader_closed(PyObject *o, void *unused) {
+  (void)unused;
+  return PyBool_FromLong(((LoaderObject *)o)->core == NULL);
+}
+
+static PyMethodDef Loader_methods[] = {
+    {"close", Loader_close, METH_NOARGS,
+     "Drops the loader; its threads stop and its memory goes once the last "
+     "batch and tensor made from it are freed."},
+    {"start_epoch", Loader_start_epoch, METH_O, "sl_loader_start_epoch."},
+    {"next", Loader_next, METH_NOARGS,
+     "The next Batch, or None at the end of the epoch. Releases the GIL "
+     "while it waits."},
+    {"batches_per_epoch", Loader_batches_per_epoch, METH_NOARGS, NULL},
+    {"sample_count", Loader_sample_count, METH_NOARGS, NULL},
+    {"resolution", Loader_resolution, METH_O, NULL},
+    {"stats", Loader_stats, METH_NOARGS, "sl_loader_stats as a dict."},
+    {"save_state", Loader_save_state, METH_NOARGS, "The C state blob."},
+    {"restore_state", Loader_restore_state, METH_O, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Loader_getset[] = {
+    {"closed", Loader_closed, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot Loader_slots[] = {
+    {Py_tp_init, Loader_init},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, Loader_dealloc},
+    {Py_tp_methods, Loader_methods},
+    {Py_tp_getset, Loader_getset},
+    {Py_tp_doc, "The C loader (use sluice.Loader). One consumer thread at a "
+                "time; batches may be read from any thread."},
+    {0, NULL}};
+
+static PyType_Spec Loader_spec = {"sluice._sluice._Loader",
+                                  sizeof(LoaderObject), 0, Py_TPFLAGS_DEFAULT,
+                                  Loader_slots};
+
+/* ---- Tensor ------------------------------------------------------------- */
+static DLDataType batch_dl_dtype(sl_dtype d, Py_ssize_t *itemsize) {
+  DLDataType t = {DL_UINT, 8, 1};
+  switch (d) {
+  case SL_DTYPE_U8:
+    break;
+  case SL_DTYPE_FP16:
+    t.code = DL_FLOAT, t.bits = 16;
+    break;
+  case SL_DTYPE_BF16:
+    t.code = DL_BFLOAT, t.bits = 16;
+    break;
+  case SL_DTYPE_FP32:
+    t.code = DL_FLOAT, t.bits = 32;
+    break;
+  }
+  *itemsize = t.bits / 8;
+  return t;
+}
+
+static void tensor_fill_strides(TensorObject *t) {
+  int64_t s = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    t->strides[i] = s;
+    s *= t->shape[i];
+  }
+  for (int i = 0; i < t->ndim; i++) {
+    t->bshape[i] = (Py_ssize_t)t->shape[i];
+    t->bstrides[i] = (Py_ssize_t)(t->strides[i] * t->itemsize);
+  }
+}
+
+static PyObject *tensor_new(BatchObject *bo, int which) {
+  struct bcore *bc = bo->bc;
+  const sl_batch *b = &bc->b;
+  TensorObject *t = PyObject_New(TensorObject, g_state->tensor_type);
+  if (!t)
+    return NULL;
+  t->bc = bc;
+  t->owner = NULL;
+  t->on_device = 0;
+  t->device_id = 0;
+  switch (which) {
+  case T_IMAGES:
+    t->data = b->data;
+    t->dtype = batch_dl_dtype(b->dtype, &t->itemsize);
+    t->ndim = 4;
+    t->shape[0] = b->n;
+    if (b->layout == SL_LAYOUT_NCHW) {
+      t->shape[1] = b->channels, t->shape[2] = b->height,
+      t->shape[3] = b->width;
+    } else {
+      t->shape[1] = b->height, t->shape[2] = b->width,
+      t->shape[3] = b->channels;
+    }
+    t->on_device = b->on_device;
+    t->device_id = bc->core->device_id;
+    break;
+  case T_LABELS:
+    t->data = (void *)(uintptr_t)b->labels;
+    t->dtype = (DLDataType){DL_INT, 32, 1};
+    t->itemsize = 4;
+    t->ndim = 1;
+    t->shape[0] = b->n;
+    break;
+  case T_INDICES:
+    t->data = (void *)(uintptr_t)b->indices;
+    t->dtype = (DLDataType){DL_UINT, 64, 1};
+    t->itemsize = 8;
+    t->ndim = 1;
+    t->shape[0] = b->n;
+    break;
+  default:
+    t->data = (void *)(uintptr_t)b->targets;
+    t->dtype = (DLDataType){DL_FLOAT, 32, 1};
+    t->itemsize = 4;
+    t->ndim = 2;
+    t->shape[0] = b->n;
+    t->shape[1] = b->target_width;
+    break;
+  }
+  tensor_fill_strides(t);
+  atomic_fetch_add(&bc->refs, 1);
+  return (PyObject *)t;
+}
+
+PyObject *tensor_owned(PyObject *owner, uint32_t h, uint32_t w, uint32_t c) {
+  TensorObject *t = PyObject_New(TensorObject, g_state->tensor_type);
+  if (!t)
+    return NULL;
+  t->bc = NULL;
+  t->owner = owner;
+  Py_INCREF(owner);
+  t->data = PyByteArray_AsString(owner);
+  t->on_device = 0;
+  t->device_id = 0;
+  t->dtype = (DLDataType){DL_UINT, 8, 1};
+  t->itemsize = 1;
+  t->ndim = 3;
+  t->shape[0] = h, t->shape[1] = w, t->shape[2] = c;
+  tensor_fill_strides(t);
+  return (PyObject *)t;
+}
+
+static void Tensor_dealloc(PyObject *o) {
+  TensorObject *t = (TensorObject *)o;
+  if (t->bc)
+    bcore_decref(t->bc);
+  Py_XDECREF(t->owner);
+  PyTypeObject *tp = Py_TYPE(o);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+static void export_free(struct export *e) {
+  if (e->bc) {
+    struct core *c = e->bc->core;
+    atomic_fetch_add(&c->deleted, 1);
+    bcore_decref(e->bc);
+  }
+  if (e->owner) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(e->owner);
+    PyGILState_Release(g);
+  }
+  free(e);
+}
+
+static void deleter_legacy(DLManagedTensor *m) {
+  export_free((struct export *)m->manager_ctx);
+}
+
+static void deleter_v1(DLManagedTensorVersioned *m) {
+  export_free((struct export *)m->manager_ctx);
+}
+
+/* Capsule destructors: a capsule never consumed deletes its tensor; a
+ * consumed one was renamed ("used_...") and its consumer owns it. They may
+ * run while an exception is set, so they neither raise nor clear one. */
+static void capsule_legacy(PyObject *cap) {
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->deleter)
+      m->deleter(m);
+  }
+}
+
+static void capsule_v1(PyObject *cap) {
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned *m =
+        PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (m && m->deleter)
+      m->deleter(m);
+  }
+}
+
+/* cudaStreamWaitEvent, from the CUDA runtime the consumer (torch, JAX,
+ * CuPy) has loaded: the module links no CUDA and imports without it. */
+typedef int (*wait_event_fn)(void *stream, void *event, unsigned flags);
+
+static wait_event_fn cuda_wait_event(void) {
+  static const char *const libs[] = {"libcudart.so", "libcudart.so.12",
+                                     "libcudart.so.11.0"};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+      h = dlopen(libs[i], RTLD_LAZY);
+    if (!h)
+      continue;
+    void *sym = dlsym(h, "cudaStreamWaitEvent");
+    if (sym) {
+      wait_event_fn fn;
+      memcpy(&fn, &sym, sizeof fn);
+      return fn; /* the handle stays open for the process */
+    }
+    dlclose(h);
+  }
+  return NULL;
+}
+
+/* Makes the consumer's stream wait for the batch (no host sync) and notes
+ * it as the stream the slot is released on. s: 1 (legacy default), 2 (per
+ * thread) or a cudaStream_t; -1: the consumer synchronises itself. */
+static int tensor_stream_wait(TensorObject *t, intptr_t s) {
+  if (!t->bc || !t->on_device || s == -1)
+    return 0;
+  if (t->bc->b.ready) {
+    static wait_event_fn fn;
+    if (!fn)
+      fn = cuda_wait_event();
+    if (!fn) {
+      raise_status(SL_ECUDA, "__dlpack__(stream=...): cannot find "
+                             "cudaStreamWaitEvent (libcudart not loadable)");
+      return -1;
+    }
+    int err = fn((void *)s, *(void **)t->bc->b.ready, 0);
+    if (err) {
+      char msg[128];
+      snprintf(msg, sizeof msg,
+               "cudaStreamWaitEvent on the batch's ready event failed "
+               "(cudaError %d)",
+               err);
+      raise_status(SL_ECUDA, msg);
+      return -1;
+    }
+  }
+  atomic_store(&t->bc->stream, (uintptr_t)s);
+  return 0;
+}
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) */
+static PyObject *Tensor_dlpack(PyObject *o, PyObject *args, PyObject *kw) {
+  TensorObject *t = (TensorObject *)o;
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None,
+           *copy = Py_None;
+  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO", kwlist, &stream,
+                                   &max_version, &dl_device, &copy))
+    return NULL;
+  if (copy != Py_None && PyObject_IsTrue(copy) == 1) {
+    PyErr_SetString(PyExc_BufferError,
+                    "sluice tensors export views only: copy=True is not "
+                    "supported by __dlpack__ (copy the array after import)");
+    return NULL;
+  }
+  intptr_t s = 1; /* None: the legacy default stream (DLPack, CUDA) */
+  if (stream != Py_None) {
+    s = (intptr_t)PyLong_AsSsize_t(stream);
+    if (s == -1 && PyErr_Occurred())
+      return NULL;
+    if (!t->on_device && s != -1) {
+      PyErr_SetString(PyExc_BufferError,
+                      "stream must be None for a tensor in host memory");
+      return NULL;
+    }
+    if (t->on_device && s == 0) {
+      PyErr_SetString(PyExc_ValueError,
+                      "stream 0 is ambiguous (DLPack): pass 1 for the legacy "
+                      "default stream or 2 for the per-thread one");
+      return NULL;
+    }
+  }
+  if (tensor_stream_wait(t, s))
+    return NULL;
+  int versioned = 0;
+  if (max_version != Py_None) {
+    PyObject *major = PySequence_GetItem(max_version, 0);
+    if (!major)
+      return NULL;
+    long mj = PyLong_AsLong(major);
+    Py_DECREF(major);
+    if (mj == -1 && PyErr_Occurred())
+      return NULL;
+    versioned = mj >= 1;
+  }
+  struct export *e = calloc(1, sizeof *e);
+  if (!e)
+    return PyErr_NoMemory();
+  memcpy(e->shape, t->shape, sizeof e->shape);
+  memcpy(e->strides, t->strides, sizeof e->strides);
+  e->versioned = versioned;
+  DLTensor *dt = versioned ? &e->m.v1.dl_tensor : &e->m.legacy.dl_tensor;
+  dt->data = t->data;
+  dt->device.device_type = t->on_device ? DL_CUDA : DL_CPU;
+  dt->device.device_id = t->on_device ? t->device_id : 0;
+  dt->ndim = t->ndim;
+  dt->dtype = t->dtype;
+  dt->shape = e->shape;
+  dt->strides = e->strides;
+  dt->byte_offset = 0;
+  PyObject *cap;
+  if (versioned) {
+    e->m.v1.version = (DLPackVersion){1, 0};
+    e->m.v1.manager_ctx = e;
+    e->m.v1.deleter = deleter_v1;
+    e->m.v1.flags = 0;
+    cap = PyCapsule_New(&e->m.v1, "dltensor_versioned", capsule_v1);
+  } else {
+    e->m.legacy.manager_ctx = e;
+    e->m.legacy.deleter = deleter_legacy;
+    cap = PyCapsule_New(&e->m.legacy, "dltensor", capsule_legacy);
+  }
+  if (!cap) {
+    free(e);
+    return NULL;
+  }
+  /* Only now does the export own references: the capsule frees it. */
+  if (t->bc) {
+    e->bc = t->bc;
+    atomic_fetch_add(&t->bc->refs, 1);
+    atomic_fetch_add(&t->bc->core->exports, 1);
+  }
+  if (t->owner) {
+    e->owner = t->owner;
+    Py_INCREF(t->owner);
+  }
+  return cap;
+}
+
+static PyObject *Tensor_dlpack_device(PyObject *o, PyObject *unused) {
+  (void)unused;
+  TensorObject *t = (TensorObject *)o;
+  return Py_BuildValue("(ii)", t->on_device ? DL_CUDA : DL_CPU,
+                       t->on_device ? t->device_id : 0);
+}
+
+static int Tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
+  TensorObject *t = (TensorObject *)o;
+  if (t->on_device) {
+    PyErr_SetString(PyExc_BufferError,
+                    "the tensor is in device memory: use __dlpack__");
+    return -1;
+  }
+  if (t->dtype.code == DL_BFLOAT) {
+    PyErr_SetString(PyExc_BufferError,
+                    "bfloat16 has no buffer format: use __dlpack__");
+    return -1;
+  }
+  static char fmt_u8[] = "B", fmt_f16[] = "e", fmt_f32[] = "f", fmt_i32[] = "i",
+              fmt_u64[] = "Q";
+  char *fmt = fmt_u8;
+  if (t->dtype.code == DL_FLOAT)
+    fmt = t->dtype.bits == 16 ? fmt_f16 : fmt_f32;
+  else if (t->dtype.code == DL_INT)
+    fmt = fmt_i32;
+  else if (t->dtype.bits == 64)
+    fmt = fmt_u64;
+  Py_ssize_t len = t->itemsize;
+  for (int i = 0; i < t->ndim; i++)
+    len *= t->bshape[i];
+  view->buf = t->data;
+  view->obj = o;
+  Py_INCREF(o);
+  view->len = len;
+  view->readonly = 0;
+  view->itemsize = t->itemsize;
+  view->format = (flags & PyBUF_FORMAT) ? fmt : NULL;
+  view->ndim = t->ndim;
+  view->shape = (flags & PyBUF_ND) ? t->bshape : NULL;
+  view->strides = (flags & PyBUF_STRIDES) ? t->bstrides : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+
+static void Tensor_releasebuffer(PyObject *o, Py_buffer *view) {
+  (void)o;
+  (void)view;
+}
+
+static PyObject *Tensor_get_shape(PyObject *o, void *unused) {
+  (void)unused;
+  TensorObject *t = (TensorObject *)o;
+  PyObject *tup = PyTuple_New(t->ndim);
+  if (!tup)
+    return NULL;
+  for (int i = 0; i < t->ndim; i++) {
+    PyObject *x = PyLong_FromLongLong(t->shape[i]);
+    if (!x) {
+      Py_DECREF(tup);
+      return NULL;
+    }
+    PyTuple_SetItem(tup, i, x);
+  }
+  return tup;
+}
+
+static PyObject *Tensor_get_data_ptr(PyObject *o, void *unused) {
+  (void)unused;
+  return PyLong_FromVoidPtr(((TensorObject *)o)->data);
+}
+
+static PyObject *Tensor_get_dtype(PyObject *o, void *unused) {
+  (void)unused;
+  TensorObject *t = (TensorObject *)o;
+  const char *name = "uint8";
+  if (t->dtype.code == DL_FLOAT)
+    name = t->dtype.bits == 16 ? "float16" : "float32";
+  else if (t->dtype.code == DL_BFLOAT)
+    name = "bfloat16";
+  else if (t->dtype.code == DL_INT)
+    name = "int32";
+  else if (t->dtype.bits == 64)
+    name = "uint64";
+  return PyUnicode_FromString(name);
+}
+
+static PyMethodDef Tensor_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))Tensor_dlpack,
+     METH_VARARGS | METH_KEYWORDS,
+     "A DLPack capsule viewing the data (versioned when max_version >= "
+     "(1, 0)); the slot stays held until its deleter runs."},
+    {"__dlpack_device__", Tensor_dlpack_device, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Tensor_getset[] = {
+    {"shape", Tensor_get_shape, NULL, NULL, NULL},
+    {"data_ptr", Tensor_get_data_ptr, NULL, "Address of the first element.",
+     NULL},
+    {"dtype", Tensor_get_dtype, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot Tensor_slots[] = {
+    {Py_tp_dealloc, Tensor_dealloc},
+    {Py_tp_methods, Tensor_methods},
+    {Py_tp_getset, Tensor_getset},
+    {Py_bf_getbuffer, Tensor_getbuffer},
+    {Py_bf_releasebuffer, Tensor_releasebuffer},
+    {Py_tp_doc,
+     "A view of one array of a batch (or of a decoded sample): exports "
+     "__dlpack__ and the buffer protocol without copying. Holds the batch's "
+     "slot until it and every export are freed. Read from any thread."},
+    {0, NULL}};
+
+static PyType_Spec Tensor_spec = {
+    "sluice._sluice.Tensor", sizeof(TensorObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, Tensor_slots};
+
+/* ---- Batch -------------------------------------------------------------- */
+static void Batch_dealloc(PyObject *o) {
+  BatchObject *b = (BatchObject *)o;
+  if (b->bc)
+    bcore_decref(b->bc);
+  PyTypeObject *tp = Py_TYPE(o);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+static PyObject *Batch_images(PyObject *o, void *u) {
+  (void)u;
+  return tensor_new((BatchObject *)o, T_IMAGES);
+}
+static PyObject *Batch_labels(PyObject *o, void *u) {
+  (void)u;
+  return tensor_new((BatchObject *)o, T_LABELS);
+}
+static PyObject *Batch_indices(PyObject *o, void *u) {
+  (void)u;
+  return tensor_new((BatchObject *)o, T_INDICES);
+}
+static PyObject *Batch_targets(PyObject *o, void *u) {
+  (void)u;
+  BatchObject *b = (BatchObject *)o;
+  if (!b->bc->b.targets || b->bc->b.target_width == 0)
+    Py_RETURN_NONE;
+  return tensor_new(b, T_TARGETS);
+}
+static PyObject *Batch_valid(PyObject *o, void *u) {
+  (void)u;
+  return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.valid);
+}
+static PyObject *Batch_n(PyObject *o, void *u) {
+  (void)u;
+  return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.n);
+}
+static PyObject *Batch_epoch(PyObject *o, void *u) {
+  (void)u;
+  return PyLong_FromUnsignedLongLong(((BatchObject *)o)->bc->b.epoch);
+}
+static PyObject *Batch_index(PyObject *o, void *u) {
+  (void)u;
+  return PyLong_FromUnsignedLongLong(((BatchObject *)o)->bc->b.index);
+}
+static PyObject *Batch_resolution(PyObject *o, void *u) {
+  (void)u;
+  const sl_batch *b = &((BatchObject *)o)->bc->b;
+  return Py_BuildValue("(kk)", (unsigned long)b->height,
+                       (unsigned long)b->width);
+}
+static PyObject *Batch_nbytes(PyObject *o, void *u) {
+  (void)u;
+  return PyLong_FromSize_t(((BatchObject *)o)->bc->b.bytes);
+}
+static PyObject *Batch_data_ptr(PyObject *o, void *u) {
+  (void)u;
+  return PyLong_FromVoidPtr(((BatchObject *)o)->bc->b.data);
+}
+static PyObject *Batch_on_device(PyObject *o, void *u) {
+  (void)u;
+  return PyBool_FromLong(((BatchObject *)o)->bc->b.on_device);
+}
+
+static PyGetSetDef Batch_getset[] = {
+    {"images", Batch_images, NULL, "The pixels: a Tensor view of the slot.",
+     NULL},
+    {"labels", Batch_labels, NULL, "int32 labels (-1: unlabelled).", NULL},
+    {"indices", Batch_indices, NULL, "uint64 dataset index per sample.", NULL},
+    {"targets", Batch_targets, NULL, "float32 (n, K) targets, or None.", NULL},
+    {"valid", Batch_valid, NULL, "Samples [0, valid) are real.", NULL},
+    {"n", Batch_n, NULL, NULL, NULL},
+    {"epoch", Batch_epoch, NULL, NULL, NULL},
+    {"index", Batch_index, NULL, "Batch index within the epoch.", NULL},
+    {"resolution", Batch_resolution, NULL, "(height, width).", NULL},
+    {"nbytes", Batch_nbytes, NULL, NULL, NULL},
+    {"data_ptr", Batch_data_ptr, NULL, "Address of the slot's pixels.", NULL},
+    {"on_device", Batch_on_device, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot Batch_slots[] = {
+    {Py_tp_dealloc, Batch_dealloc},
+    {Py_tp_getset, Batch_getset},
+    {Py_tp_doc,
+     "One batch: a slot of the loader's ring, held (never rewritten) until "
+     "this object and every tensor made from it are freed. Memory: none of "
+     "its own beyond the slot. Read from any thread."},
+    {0, NULL}};
+
+static PyType_Spec Batch_spec = {
+    "sluice._sluice.Batch", sizeof(BatchObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, Batch_slots};
+
+/* ---- Module ------------------------------------------------------------- */
+static PyObject *mod_version(PyObject *m, PyObject *u) {
+  (void)m;
+  (void)u;
+  return PyUnicode_FromString(sl_version_string());
+}
+
+static PyObject *mod_options(PyObject *m, PyObject *u) {
+  (void)m;
+  (void)u;
+  size_t n = sl_option_count();
+  PyObject *list = PyList_New(0);
+  if (!list)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    sl_option_info info;
+    if (sl_option_info_get(i, &info) != SL_OK)
+      continue;
+    PyObject *t = Py_BuildValue("(sssss)", info.key, info.type,
+                                info.default_value, info.allowed, info.help);
+    if (!t || PyList_Append(list, t)) {
+      Py_XDECREF(t);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(t);
+  }
+  return list;
+}
+
+static PyMethodDef mod_methods[] = {
+    {"version", mod_version, METH_NOARGS, "libsluice's version string."},
+    {"options", mod_options, METH_NOARGS,
+     "Every config option as (key, type, default, allowed, help)."},
+    {NULL, NULL, 0, NULL}};
+
+static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **out) {
+  PyObject *t = PyType_FromSpec(spec);
+  if (!t)
+    return -1;
+  const char *dot = strrchr(spec->name, '.');
+  if (PyModule_AddObjectRef(m, dot + 1, t)) {
+    Py_DECREF(t);
+    return -1;
+  }
+  *out = (PyTypeObject *)t;
+  return 0;
+}
+
+static int mod_exec(PyObject *m) {
+  module_state *s = PyModule_GetState(m);
+  g_state = s;
+  s->error = PyErr_NewExceptionWithDoc(
+      "sluice.Error", "A libsluice call failed; .status is the sl_status.",
+      NULL, NULL);
+  if (!s->error || PyModule_AddObjectRef(m, "Error", s->error))
+    return -1;
+  static const struct {
+    sl_status st;
+    const char *name;
+  } subs[] = {{SL_EINVAL, "InvalidArgumentError"},
+              {SL_ENOMEM, "OutOfMemoryError"},
+              {SL_EIO, "IOError"},
+              {SL_ECONFIG, "ConfigError"},
+              {SL_EFORMAT, "FormatError"},
+              {SL_EDECODE, "DecodeError"},
+              {SL_EUNSUPPORTED, "UnsupportedError"},
+              {SL_ETOOBIG, "TooBigError"},
+              {SL_ESTATE, "StateError"},
+              {SL_ENOTFOUND, "NotFoundError"},
+              {SL_ECUDA, "CudaError"},
+              {SL_ENODEV, "NoDeviceError"},
+              {SL_ETHREAD, "ThreadError"},
+              {SL_ESAMPLE, "SampleError"}};
+  for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+    char full[64];
+    snprintf(full, sizeof full, "sluice.%s", subs[i].name);
+    PyObject *e = PyErr_NewExceptionWithDoc(full, sl_strerror(subs[i].st),
+                                            s->error, NULL);
+    if (!e || PyModule_AddObjectRef(m, subs[i].name, e))
+      return -1;
+    s->by_status[subs[i].st] = e;
+  }
+  if (add_type(m, &Loader_spec, &s->loader_type) ||
+      add_type(m, &Batch_spec, &s->batch_type) ||
+      add_type(m, &Tensor_spec, &s->tensor_type) ||
+      add_type(m, &Dataset_spec, &s->dataset_type) ||
+      add_type(m, &Writer_spec, &s->writer_type))
+    return -1;
+  if (PyModule_AddIntConstant(m, "STATE_BYTES", SL_LOADER_STATE_BYTES))
+    return -1;
+  return 0;
+}
+
+static PyModuleDef_Slot mod_slots[] = {{Py_mod_exec, mod_exec}, {0, NULL}};
+
+static struct PyModuleDef mod_def = {PyModuleDef_HEAD_INIT,
+                                     "_sluice",
+                                     "The C binding of libsluice.",
+                                     sizeof(module_state),
+                                     mod_methods,
+                                     mod_slots,
+                                     NULL,
+                                     NULL,
+                                     NULL};
+
+PyMODINIT_FUNC PyInit__sluice(void);
+PyMODINIT_FUNC PyInit__sluice(void) {
+  return PyModuleDef_Init(&mod_def);
+}

@@ -1,0 +1,465 @@
+/*
+ * sluice.Dataset and sluice.Writer: random access to a dataset file and the
+ * atomic writer, as sl_dataset_* and sl_writer_* give them.
+ */
+#include "module.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  PyObject_HEAD sl_dataset *ds;
+} DatasetObject;
+
+typedef struct {
+  PyObject_HEAD sl_writer *w;
+} WriterObject;
+
+static void generic_free(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+/* ---- Dataset ------------------------------------------------------------ */
+static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
+  DatasetObject *self = (DatasetObject *)o;
+  PyObject *path;
+  static char *kwlist[] = {"path", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", kwlist,
+                                   PyUnicode_FSConverter, &path))
+    return -1;
+  if (self->ds) {
+    PyErr_SetString(PyExc_RuntimeError, "Dataset already initialised");
+    Py_DECREF(path);
+    return -1;
+  }
+  const char *p = PyBytes_AsString(path);
+  sl_dataset *ds = NULL;
+  sl_status st;
+  Py_BEGIN_ALLOW_THREADS st = sl_dataset_open_file(&ds, p);
+  Py_END_ALLOW_THREADS Py_DECREF(path);
+  if (st != SL_OK) {
+    raise_status(st, sl_dataset_errmsg(ds));
+    sl_dataset_close(ds);
+    return -1;
+  }
+  self->ds = ds;
+  return 0;
+}
+
+static void Dataset_dealloc(PyObject *o) {
+  sl_dataset_close(((DatasetObject *)o)->ds);
+  generic_free(o);
+}
+
+static int ds_check(DatasetObject *self) {
+  if (!self->ds) {
+    raise_status(SL_ESTATE, "the dataset is closed");
+    return -1;
+  }
+  return 0;
+}
+
+static Py_ssize_t Dataset_len(PyObject *o) {
+  DatasetObject *self = (DatasetObject *)o;
+  if (ds_check(self))
+    return -1;
+  return (Py_ssize_t)sl_dataset_count(self->ds);
+}
+
+static int ds_index(DatasetObject *self, PyObject *arg, uint64_t *out) {
+  if (ds_check(self))
+    return -1;
+  long long i = PyLong_AsLongLong(arg);
+  if (i == -1 && PyErr_Occurred())
+    return -1;
+  uint64_t n = sl_dataset_count(self->ds);
+  if (i < 0)
+    i += (long long)n;
+  if (i < 0 || (uint64_t)i >= n) {
+    PyErr_Format(PyExc_IndexError, "sample %lld out of range (%llu samples)", i,
+                 (unsigned long long)n);
+    return -1;
+  }
+  *out = (uint64_t)i;
+  return 0;
+}
+
+/* info(i) -> dict of the index entry (label, codec, size, targets...) */
+static PyObject *Dataset_info(PyObject *o, PyObject *arg) {
+  DatasetObject *self = (DatasetObject *)o;
+  uint64_t i;
+  if (ds_index(self, arg, &i))
+    return NULL;
+  sl_sample_meta m;
+  sl_status st = sl_dataset_info(self->ds, i, &m);
+  if (st != SL_OK)
+    return raise_status(st, sl_dataset_errmsg(self->ds));
+  PyObject *targets = PyList_New(m.target_width);
+  if (!targets)
+    return NULL;
+  for (uint32_t k = 0; k < m.target_width; k++) {
+    PyObject *x = PyFloat_FromDouble(m.targets[k]);
+    if (!x) {
+      Py_DECREF(targets);
+      return NULL;
+    }
+    PyList_SetItem(targets, k, x);
+  }
+  return Py_BuildValue("{s:i,s:i,s:k,s:k,s:k,s:N,s:K}", "label", m.label,
+                       "codec", (int)m.codec, "width", (unsigned long)m.width,
+                       "height", (unsigned long)m.height, "channels",
+                       (unsigned long)m.channels, "targets", targets,
+                       "stored_bytes", (unsigned long long)m.stored_bytes);
+}
+
+/* decode(i) -> Tensor (h, w, c) u8, owning its pixels */
+static PyObject *Dataset_decode(PyObject *o, PyObject *arg) {
+  DatasetObject *self = (DatasetObject *)o;
+  uint64_t i;
+  if (ds_index(self, arg, &i))
+    return NULL;
+  sl_sample_meta m;
+  sl_status st = sl_dataset_info(self->ds, i, &m);
+  if (st != SL_OK)
+    return raise_status(st, sl_dataset_errmsg(self->ds));
+  size_t cap = (size_t)m.width * m.height * m.channels;
+  PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)cap);
+  if (!buf)
+    return NULL;
+  char *p = PyByteArray_AsString(buf);
+  size_t len = 0;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS st = sl_dataset_decode(self->ds, i, p, cap, &len);
+  if (st != SL_OK)
+    sl_dataset_errmsg_copy(self->ds, msg, sizeof msg);
+  Py_END_ALLOW_THREADS if (st != SL_OK) {
+    Py_DECREF(buf);
+    return raise_status(st, msg);
+  }
+  PyObject *t = tensor_owned(buf, m.height, m.width, m.channels);
+  Py_DECREF(buf);
+  return t;
+}
+
+/* read(i) -> bytes: the stored image */
+static PyObject *Dataset_read(PyObject *o, PyObject *arg) {
+  DatasetObject *self = (DatasetObject *)o;
+  uint64_t i;
+  if (ds_index(self, arg, &i))
+    return NULL;
+  sl_sample_meta m;
+  sl_status st = sl_dataset_info(self->ds, i, &m);
+  if (st != SL_OK)
+    return raise_status(st, sl_dataset_errmsg(self->ds));
+  PyObject *buf =
+      PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)m.stored_bytes);
+  if (!buf)
+    return NULL;
+  size_t len = 0;
+  st = sl_dataset_read(self->ds, i, PyByteArray_AsString(buf),
+                       (size_t)m.stored_bytes, &len);
+  if (st != SL_OK) {
+    Py_DECREF(buf);
+    return raise_status(st, sl_dataset_errmsg(self->ds));
+  }
+  PyObject *b =
+      PyBytes_FromStringAndSize(PyByteArray_AsString(buf), (Py_ssize_t)len);
+  Py_DECREF(buf);
+  return b;
+}
+
+static PyObject *Dataset_class_names(PyObject *o, void *u) {
+  (void)u;
+  DatasetObject *self = (DatasetObject *)o;
+  if (ds_check(self))
+    return NULL;
+  uint32_t n = sl_dataset_class_count(self->ds);
+  PyObject *list = PyList_New(n);
+  if (!list)
+    return NULL;
+  for (uint32_t k = 0; k < n; k++) {
+    const char *name = sl_dataset_class_name(self->ds, k);
+    PyObject *s = PyUnicode_DecodeUTF8(
+        name ? name : "", (Py_ssize_t)strlen(name ? name : ""), "replace");
+    if (!s) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SetItem(list, k, s);
+  }
+  return list;
+}
+
+static PyObject *Dataset_target_width(PyObject *o, void *u) {
+  (void)u;
+  DatasetObject *self = (DatasetObject *)o;
+  if (ds_check(self))
+    return NULL;
+  return PyLong_FromUnsignedLong(sl_dataset_target_width(self->ds));
+}
+
+static PyObject *Dataset_format(PyObject *o, void *u) {
+  (void)u;
+  DatasetObject *self = (DatasetObject *)o;
+  if (ds_check(self))
+    return NULL;
+  return PyUnicode_FromString(sl_dataset_format(self->ds));
+}
+
+static PyObject *Dataset_close(PyObject *o, PyObject *u) {
+  (void)u;
+  DatasetObject *self = (DatasetObject *)o;
+  sl_dataset_close(self->ds);
+  self->ds = NULL;
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef Dataset_methods[] = {
+    {"info", Dataset_info, METH_O, "The index entry of sample i, as a dict."},
+    {"decode", Dataset_decode, METH_O,
+     "Sample i's pixels, u8 HWC, as a Tensor (DLPack, buffer protocol)."},
+    {"read", Dataset_read, METH_O, "Sample i's stored bytes."},
+    {"close", Dataset_close, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Dataset_getset[] = {
+    {"class_names", Dataset_class_names, NULL, NULL, NULL},
+    {"target_width", Dataset_target_width, NULL, NULL, NULL},
+    {"format", Dataset_format, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot Dataset_slots[] = {
+    {Py_tp_init, Dataset_init},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, Dataset_dealloc},
+    {Py_tp_methods, Dataset_methods},
+    {Py_tp_getset, Dataset_getset},
+    {Py_sq_length, Dataset_len},
+    {Py_tp_doc, "A dataset file opened for random access (sl_dataset). "
+                "Read-only: any thread may read; memory: the index (24 "
+                "bytes a sample) and targets."},
+    {0, NULL}};
+
+PyType_Spec Dataset_spec = {"sluice._sluice._Dataset", sizeof(DatasetObject), 0,
+                            Py_TPFLAGS_DEFAULT, Dataset_slots};
+
+/* ---- Writer ------------------------------------------------------------- */
+static int Writer_init(PyObject *o, PyObject *args, PyObject *kw) {
+  WriterObject *self = (WriterObject *)o;
+  PyObject *path;
+  const char *format = NULL, *settings = NULL;
+  unsigned int target_width = 0;
+  int keep_jpeg = 0, replace = 0;
+  static char *kwlist[] = {"path",      "format",  "target_width",
+                           "keep_jpeg", "replace", "settings",
+                           NULL};
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kw, "O&|zIppz", kwlist, PyUnicode_FSConverter, &path, &format,
+          &target_width, &keep_jpeg, &replace, &settings))
+    return -1;
+  sl_writer_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.format = format;
+  opts.target_width = target_width;
+  opts.keep_jpeg = keep_jpeg;
+  opts.replace = replace;
+  opts.settings = settings;
+  sl_writer *w = NULL;
+  sl_status st = sl_writer_create(&w, PyBytes_AsString(path), &opts);
+  Py_DECREF(path);
+  if (st != SL_OK) {
+    raise_status(st, w ? sl_writer_errmsg(w) : "");
+    sl_writer_destroy(w);
+    return -1;
+  }
+  sl_writer_destroy(self->w);
+  self->w = w;
+  return 0;
+}
+
+static void Writer_dealloc(PyObject *o) {
+  sl_writer_destroy(((WriterObject *)o)->w);
+  generic_free(o);
+}
+
+static int w_check(WriterObject *self) {
+  if (!self->w) {
+    raise_status(SL_ESTATE, "the writer is closed");
+    return -1;
+  }
+  return 0;
+}
+
+/* Fills a malloc'd float array from a sequence (or NULL for None). */
+static int floats_from(PyObject *seq, float **out) {
+  *out = NULL;
+  if (seq == Py_None)
+    return 0;
+  PyObject *f = PySequence_Fast(seq, "targets must be a sequence of floats");
+  if (!f)
+    return -1;
+  Py_ssize_t n = PySequence_Size(f);
+  float *v = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  if (!v) {
+    Py_DECREF(f);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *x = PySequence_GetItem(f, i);
+    double d = x ? PyFloat_AsDouble(x) : -1.0;
+    Py_XDECREF(x);
+    if (PyErr_Occurred()) {
+      free(v);
+      Py_DECREF(f);
+      return -1;
+    }
+    v[i] = (float)d;
+  }
+  Py_DECREF(f);
+  *out = v;
+  return 0;
+}
+
+/* add_pixels(pixels, width, height, channels, label=-1, targets=None,
+ * name=None) */
+static PyObject *Writer_add_pixels(PyObject *o, PyObject *args, PyObject *kw) {
+  WriterObject *self = (WriterObject *)o;
+  if (w_check(self))
+    return NULL;
+  Py_buffer px;
+  unsigned int w, h, c;
+  int label = -1;
+  PyObject *targets = Py_None;
+  const char *name = NULL;
+  static char *kwlist[] = {"pixels", "width",   "height", "channels",
+                           "label",  "targets", "name",   NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*III|iOz", kwlist, &px, &w, &h,
+                                   &c, &label, &targets, &name))
+    return NULL;
+  float *t = NULL;
+  if (floats_from(targets, &t)) {
+    PyBuffer_Release(&px);
+    return NULL;
+  }
+  sl_status st = SL_OK;
+  if ((size_t)px.len != (size_t)w * h * c)
+    PyErr_Format(PyExc_ValueError,
+                 "pixels hold %zd bytes, width × height × channels is %zu",
+                 px.len, (size_t)w * h * c);
+  else
+    st = sl_writer_add_pixels(self->w, px.buf, w, h, c, label, t, name);
+  free(t);
+  PyBuffer_Release(&px);
+  if (PyErr_Occurred())
+    return NULL;
+  if (st != SL_OK)
+    return raise_status(st, sl_writer_errmsg(self->w));
+  Py_RETURN_NONE;
+}
+
+/* add_encoded(data, label=-1, targets=None, name=None) */
+static PyObject *Writer_add_encoded(PyObject *o, PyObject *args, PyObject *kw) {
+  WriterObject *self = (WriterObject *)o;
+  if (w_check(self))
+    return NULL;
+  Py_buffer data;
+  int label = -1;
+  PyObject *targets = Py_None;
+  const char *name = NULL;
+  static char *kwlist[] = {"data", "label", "targets", "name", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|iOz", kwlist, &data, &label,
+                                   &targets, &name))
+    return NULL;
+  float *t = NULL;
+  if (floats_from(targets, &t)) {
+    PyBuffer_Release(&data);
+    return NULL;
+  }
+  sl_status st = sl_writer_add_encoded(self->w, data.buf, (size_t)data.len,
+                                       label, t, name);
+  free(t);
+  PyBuffer_Release(&data);
+  if (st != SL_OK)
+    return raise_status(st, sl_writer_errmsg(self->w));
+  Py_RETURN_NONE;
+}
+
+static PyObject *Writer_set_class_name(PyObject *o, PyObject *args) {
+  WriterObject *self = (WriterObject *)o;
+  if (w_check(self))
+    return NULL;
+  unsigned int label;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "Is", &label, &name))
+    return NULL;
+  sl_status st = sl_writer_set_class_name(self->w, label, name);
+  if (st != SL_OK)
+    return raise_status(st, sl_writer_errmsg(self->w));
+  Py_RETURN_NONE;
+}
+
+static PyObject *Writer_commit(PyObject *o, PyObject *u) {
+  (void)u;
+  WriterObject *self = (WriterObject *)o;
+  if (w_check(self))
+    return NULL;
+  sl_status st;
+  Py_BEGIN_ALLOW_THREADS st = sl_writer_commit(self->w);
+  Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(
+      st, sl_writer_errmsg(self->w));
+  Py_RETURN_NONE;
+}
+
+static PyObject *Writer_close(PyObject *o, PyObject *u) {
+  (void)u;
+  WriterObject *self = (WriterObject *)o;
+  sl_writer_destroy(self->w);
+  self->w = NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *Writer_count(PyObject *o, void *u) {
+  (void)u;
+  WriterObject *self = (WriterObject *)o;
+  if (w_check(self))
+    return NULL;
+  return PyLong_FromUnsignedLongLong(sl_writer_count(self->w));
+}
+
+static PyMethodDef Writer_methods[] = {
+    {"add_pixels", (PyCFunction)(void (*)(void))Writer_add_pixels,
+     METH_VARARGS | METH_KEYWORDS, "Appends u8 HWC pixels as a raw sample."},
+    {"add_encoded", (PyCFunction)(void (*)(void))Writer_add_encoded,
+     METH_VARARGS | METH_KEYWORDS, "Appends a JPEG or PNG file's bytes."},
+    {"set_class_name", Writer_set_class_name, METH_VARARGS, NULL},
+    {"commit", Writer_commit, METH_NOARGS,
+     "Writes, syncs and names the file (atomic)."},
+    {"close", Writer_close, METH_NOARGS,
+     "Frees the writer; without a commit nothing is left at the path."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Writer_getset[] = {
+    {"count", Writer_count, NULL, "Samples added so far.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot Writer_slots[] = {
+    {Py_tp_init, Writer_init},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, Writer_dealloc},
+    {Py_tp_methods, Writer_methods},
+    {Py_tp_getset, Writer_getset},
+    {Py_tp_doc,
+     "Writer(path, format=None, target_width=0, keep_jpeg=False, "
+     "replace=False, settings=None): an atomic dataset writer (sl_writer): "
+     "nothing is at path until commit(). Memory: one LMDB transaction (<= 32 "
+     "MiB) and 16 + 4 x target_width bytes a sample until commit. Thread "
+     "safety: one thread at a time."},
+    {0, NULL}};
+
+PyType_Spec Writer_spec = {"sluice._sluice.Writer", sizeof(WriterObject), 0,
+                           Py_TPFLAGS_DEFAULT, Writer_slots};

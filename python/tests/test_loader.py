@@ -1,0 +1,438 @@
+"""The binding's loader: options, errors, zero copy, holding, sharding."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import sluice
+from conftest import N_SAMPLES, base_options
+
+
+def fnv1a(data):
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def test_short_names_and_dict_keys(opts):
+    with sluice.Loader(opts(), batch_size=4, prefetch=2) as ld:
+        assert len(ld) == N_SAMPLES // 4  # drop_last by default
+        assert ld.stats()["prefetch"] == 2
+        assert ld.resolution(0) == 32
+        b = ld.epoch(0).__next__()
+        assert b.n == 4 and b.valid == 4 and b.resolution == (32, 32)
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    ({"batch_size": 0}, "loader.batch_size"),
+    ({"workers": "many"}, "loader.workers"),
+    ({"loader.batch_sise": 8}, "loader.batch_size"),  # the C suggestion
+    ({"augment_dtype": "int7"}, "augment.dtype"),
+    ({"rank": 3, "world_size": 2}, "loader.rank"),
+])
+def test_bad_options_raise_config_error_with_c_message(opts, bad, fragment):
+    with pytest.raises(sluice.ConfigError) as e:
+        sluice.Loader(opts(), **bad)
+    assert fragment in str(e.value)
+    assert isinstance(e.value, sluice.Error)
+    assert e.value.status == 5
+
+
+def test_bad_dataset_raises_with_c_message(tmp_path):
+    junk = tmp_path / "junk.lmdb"
+    junk.write_bytes(b"not a dataset" * 100)
+    with pytest.raises(sluice.Error) as e:
+        sluice.Loader({"dataset.path": str(junk)})
+    assert "junk.lmdb" in str(e.value)
+    with pytest.raises(sluice.Error):
+        sluice.Loader({"dataset.path": str(tmp_path / "missing.lmdb")})
+    with pytest.raises(sluice.Error):
+        sluice.Dataset(str(junk))
+
+
+def test_zero_copy_numpy(opts):
+    with sluice.Loader(opts()) as ld:
+        for b in ld.epoch(0):
+            a = np.from_dlpack(b.images)
+            assert a.ctypes.data == b.data_ptr == b.images.data_ptr
+            assert a.shape == (8, 3, 32, 32) and a.dtype == np.uint8
+            m = np.asarray(memoryview(b.images))  # the buffer protocol
+            assert m.ctypes.data == b.data_ptr
+            lab = np.from_dlpack(b.labels)
+            assert lab.dtype == np.int32 and lab.shape == (8,)
+            idx = np.from_dlpack(b.indices)
+            assert idx.dtype == np.uint64
+            t = np.from_dlpack(b.targets)
+            assert t.shape == (8, 2)
+            assert np.array_equal(t[:, 0], idx.astype(np.float32))
+            break
+
+
+def test_zero_copy_torch(opts):
+    torch = pytest.importorskip("torch")
+    with sluice.Loader(opts()) as ld:
+        for b in ld.epoch(0):
+            x = torch.from_dlpack(b.images)
+            assert x.data_ptr() == b.data_ptr
+            assert tuple(x.shape) == (8, 3, 32, 32)
+            y = torch.from_dlpack(b.labels)
+            assert y.dtype == torch.int32
+            break
+
+
+def test_sluice_torch_helper(opts):
+    pytest.importorskip("torch")
+    import sluice.torch as st
+    with sluice.Loader(opts()) as ld:
+        n = sum(1 for _ in st.batches(ld, 0))
+        assert n == len(ld)
+
+
+def test_same_bytes_as_c_loader(opts, c_batches):
+    o = opts(**{"loader.drop_last": "false"})
+    args = [c_batches, "1"] + ["%s=%s" % kv for kv in o.items()]
+    ref = subprocess.run(args, check=True, capture_output=True,
+                         text=True).stdout.split("\n")
+    ref = [line for line in ref if line]
+    got = []
+    with sluice.Loader(o) as ld:
+        for b in ld.epoch(1):
+            got.append("%d %d %016x %016x %016x" % (
+                b.index, b.valid,
+                fnv1a(memoryview(b.images).cast("B")),
+                fnv1a(memoryview(b.labels).cast("B")),
+                fnv1a(memoryview(b.indices).cast("B"))))
+    assert got == ref
+    assert int(ref[-1].split()[1]) < 8  # the padded last batch matched too
+
+
+def test_deleter_called_exactly_once(opts):
+    with sluice.Loader(opts()) as ld:
+        it = ld.epoch(0)
+        b = next(it)
+        cap = b.images.__dlpack__()
+        del cap  # never consumed: the capsule deletes it
+        a = np.from_dlpack(b.images)
+        c = np.from_dlpack(b.labels)
+        s = ld.stats()
+        assert s["dlpack_exports"] == 3 and s["dlpack_deleted"] == 1
+        del a, c
+        s = ld.stats()
+        assert s["dlpack_deleted"] == 3
+        # a consumed capsule cannot be consumed twice
+        cap = b.labels.__dlpack__()
+        np.from_dlpack(type("X", (), {
+            "__dlpack__": lambda self, **k: cap,
+            "__dlpack_device__": lambda self: (1, 0)})())
+        with pytest.raises(Exception):
+            np.from_dlpack(type("X", (), {
+                "__dlpack__": lambda self, **k: cap,
+                "__dlpack_device__": lambda self: (1, 0)})())
+        del cap, b
+        import gc
+        gc.collect()
+        s = ld.stats()
+        assert s["dlpack_exports"] == s["dlpack_deleted"] == 4
+
+
+def test_versioned_capsule(opts):
+    with sluice.Loader(opts()) as ld:
+        b = next(ld.epoch(0))
+        cap = b.images.__dlpack__(max_version=(1, 0))
+        assert "dltensor_versioned" in repr(cap)
+        cap = b.images.__dlpack__(max_version=(0, 8))
+        assert "dltensor_versioned" not in repr(cap)
+        del cap
+        assert b.images.__dlpack_device__() == (1, 0)
+        with pytest.raises(BufferError):
+            b.images.__dlpack__(stream=5)  # host memory takes no stream
+
+
+def test_held_batch_never_rewritten(opts):
+    with sluice.Loader(opts(**{"device.prefetch": 3})) as ld:
+        it = ld.epoch(0)
+        held = next(it)
+        a = np.from_dlpack(held.images)
+        snapshot = a.copy()
+        idx = np.from_dlpack(held.indices).copy()
+        del held  # only the array holds the slot now
+        for _ in range(len(ld) - 1):
+            b = next(it)
+            assert b.data_ptr != a.ctypes.data
+            del b
+        assert np.array_equal(a, snapshot)
+        del it  # a suspended iterator holds the batch it last gave
+        # and across the next epoch too
+        for b in ld.epoch(1):
+            assert b.data_ptr != a.ctypes.data
+        assert np.array_equal(a, snapshot)
+        assert idx.shape == (8,)
+
+
+def test_holding_too_many_raises(opts):
+    with sluice.Loader(opts(**{"device.prefetch": 2})) as ld:
+        it = ld.epoch(0)
+        held = [next(it), next(it)]
+        with pytest.raises(sluice.StateError) as e:
+            next(it)
+        assert "device.prefetch" in str(e.value)
+        assert "slots are held" in str(e.value)  # the C message
+        del held
+        ld.set_epoch(0)
+        assert sum(1 for _ in ld) == len(ld)
+
+
+def _threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def _rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_early_break_leaves_threads_and_rss_flat(opts):
+    base_threads = _threads()
+    with sluice.Loader(opts()) as ld:
+        running = _threads()
+        for e in range(30):
+            for b in ld.epoch(e):
+                np.from_dlpack(b.images)
+                break
+        rss0 = _rss_kib()
+        for e in range(1000):
+            for b in ld.epoch(e % 7):
+                x = np.from_dlpack(b.images)
+                break
+            del x
+        assert _threads() == running
+        assert _rss_kib() - rss0 < 8 * 1024
+        s = ld.stats()
+        assert s["dlpack_exports"] == s["dlpack_deleted"]
+    del b  # the last batch keeps the closed loader's threads until freed
+    # a loader dropped while iterating: its threads go
+    ld = sluice.Loader(opts())
+    it = ld.epoch(0)
+    next(it)
+    del it, ld
+    import gc
+    gc.collect()
+    for _ in range(50):
+        if _threads() == base_threads:
+            break
+        time.sleep(0.05)
+    assert _threads() == base_threads
+
+
+def test_view_outlives_close(opts):
+    ld = sluice.Loader(opts())
+    b = next(ld.epoch(0))
+    a = np.from_dlpack(b.images)
+    snapshot = a.copy()
+    del b
+    ld.close()
+    with pytest.raises(sluice.StateError):
+        ld.next()
+    assert np.array_equal(a, snapshot)  # the slot is still alive
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+    del a  # the last view: the C loader closes now
+
+
+def test_deleter_on_another_thread(opts):
+    torch = pytest.importorskip("torch")
+    with sluice.Loader(opts()) as ld:
+        b = next(ld.epoch(0))
+        x = torch.from_dlpack(b.images)
+        del b
+        box = [x]
+        del x
+        t = threading.Thread(target=box.clear)
+        t.start()
+        t.join()
+        s = ld.stats()
+        assert s["dlpack_exports"] == s["dlpack_deleted"]
+        assert sum(1 for _ in ld.epoch(1)) == len(ld)
+
+
+RESUME = r"""
+import json, sys
+sys.path[:0] = sys.argv[3:4]
+import sluice
+from conftest import base_options
+o = base_options(sys.argv[1])
+state = {"format": "sluice.Loader/1", "state": bytes.fromhex(sys.argv[2])}
+with sluice.Loader(o) as ld:
+    ld.load_state_dict(state)
+    print(json.dumps([list(map(int, memoryview(b.indices).tolist()))
+                      for b in ld]))
+"""
+
+
+def test_resume_in_a_new_process(dataset):
+    o = base_options(dataset)
+    with sluice.Loader(o) as ld:
+        full = [memoryview(b.indices).tolist() for b in ld.epoch(2)]
+        ld.set_epoch(2)
+        for _ in range(3):
+            ld.next()
+        st = ld.state_dict()
+    import json
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run(
+        [sys.executable, "-c", RESUME, dataset, st["state"].hex(), here],
+        check=True, capture_output=True, text=True).stdout
+    assert json.loads(out) == full[3:]
+
+
+def test_load_state_dict_refuses_other_settings(opts):
+    with sluice.Loader(opts()) as ld:
+        ld.set_epoch(0)
+        ld.next()
+        st = ld.state_dict()
+    with sluice.Loader(opts(**{"loader.seed": 8})) as other:
+        with pytest.raises(sluice.StateError):
+            other.load_state_dict(st)
+    with pytest.raises(sluice.Error):
+        other.load_state_dict({"nope": 1})
+
+
+def test_simulated_ranks_disjoint_and_covering(opts):
+    world = 3
+    seen = []
+    lens = set()
+    for r in range(world):
+        with sluice.Loader(opts(**{"loader.drop_last": "false"}),
+                           rank=r, world_size=world) as ld:
+            lens.add(len(ld))
+            for b in ld.epoch(4):
+                idx = memoryview(b.indices).tolist()
+                seen += idx[:b.valid]
+    assert len(lens) == 1
+    assert sorted(seen) == list(range(N_SAMPLES))
+
+
+def test_rank_world_from_env(opts, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with sluice.Loader(opts()) as a:
+        ia = [memoryview(b.indices).tolist() for b in a.epoch(0)]
+    with sluice.Loader(opts(), rank=1, world_size=2) as b:
+        ib = [memoryview(x.indices).tolist() for x in b.epoch(0)]
+        nb = len(b)
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("WORLD_SIZE")
+    with sluice.Loader(opts()) as c:
+        assert len(c) > nb
+    assert ia == ib
+
+
+def test_gil_released_while_next_waits(opts):
+    # One worker making large batches: next waits, and a second Python
+    # thread must run during that wait (counted across each next call).
+    o = opts(**{"loader.workers": 1, "resolution.max": 384,
+                "loader.batch_size": 32})
+    ticks = [0]
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    best = 0
+    with sluice.Loader(o) as ld:
+        t = threading.Thread(target=spin)
+        t.start()
+        for e in range(3):
+            ld.set_epoch(e)
+            before = ticks[0]
+            t0 = time.perf_counter()
+            b = ld.next()
+            waited = time.perf_counter() - t0
+            during = ticks[0] - before
+            del b
+            if waited > 0.01:
+                best = max(best, during)
+        stop.set()
+        t.join()
+    assert best > 1000, best
+
+
+def test_dataset(dataset):
+    ds = sluice.Dataset(dataset)
+    assert len(ds) == N_SAMPLES
+    assert ds.class_names == ["class%d" % k for k in range(5)]
+    px, label, targets = ds[7]
+    info = ds.info(7)
+    assert px.shape == (info["height"], info["width"], 3)
+    assert px.dtype == np.uint8
+    assert label == 7 % 5 and targets == [7.0, -3.5]
+    assert bytes(px.tobytes()) == ds.read(7)  # raw samples store pixels
+    with pytest.raises(IndexError):
+        ds[N_SAMPLES]
+    assert ds[-1][1] == (N_SAMPLES - 1) % 5
+
+
+def test_writer_errors(tmp_path):
+    w = sluice.Writer(str(tmp_path / "x.lmdb"))
+    with pytest.raises(sluice.Error):
+        w.add_encoded(b"not an image")
+    with pytest.raises(ValueError):
+        w.add_pixels(b"abc", 2, 2, 3)
+    w.close()
+    assert not (tmp_path / "x.lmdb").exists()
+
+
+def test_python_m_sluice_runs_the_command():
+    out = subprocess.run([sys.executable, "-m", "sluice", "--version"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0
+    assert sluice.version() in out.stdout + out.stderr
+
+
+def test_stats_from_another_thread_while_next_waits(opts):
+    o = opts(**{"loader.workers": 1, "resolution.max": 256})
+    errors = []
+    with sluice.Loader(o) as ld:
+        ld.set_epoch(0)
+        stop = threading.Event()
+
+        def poll():
+            try:
+                while not stop.is_set():
+                    ld.stats()
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        t = threading.Thread(target=poll)
+        t.start()
+        n = sum(1 for _ in ld)
+        stop.set()
+        t.join(10)
+        assert not t.is_alive()
+        assert n == len(ld)
+    assert not errors
+
+
+def test_pack_runs_the_command(tmp_path):
+    if not os.environ.get("SLUICE_BIN"):
+        pytest.skip("SLUICE_BIN not set")
+    src = tmp_path / "img"
+    subprocess.run([os.environ["SLUICE_BIN"], "synth", str(src), "--count",
+                    "12", "--classes", "3"], check=True, capture_output=True)
+    assert "packed 12" in sluice.pack(src, tmp_path / "p.lmdb")
+    ds = sluice.Dataset(str(tmp_path / "p.lmdb"))
+    assert len(ds) == 12 and len(ds.class_names) == 3
+    with pytest.raises(sluice.Error):
+        sluice.pack(tmp_path / "missing", tmp_path / "q.lmdb")
