@@ -1,16 +1,21 @@
 /* Indexing HDF5 files that sluice did not write: an h5py-style uint8 pixel
  * array, (N,H,W) gray or (N,H,W,C) / (N,C,H,W), beside optional labels (N,)
- * or (N,1,...) and one-hot / multi-label / float targets (N,K).
+ * or (N,1,...) and one-hot / multi-label / float targets (N,K); or a vlen
+ * uint8 dataset of encoded images.
  *
  * At open HDF5 is asked for the datasets' types, shapes and storage; labels
  * and targets are read whole (N × K values) with H5Dread. The pixel array
- * must be contiguous and unfiltered: sample i's bytes are then
+ * is read in place, unfiltered: contiguous, sample i's bytes are
  * H5Dget_offset + i × H·W·C (H5Dget_offset already adds a userblock, as in
- * MATLAB v7.3 files), read by mmap/pread like any raw sample, through the
- * RAW (HWC) or RAW_CHW(_BGR) codecs. No HDF5 call after open.
+ * MATLAB v7.3 files); chunked in chunks of whole samples, each chunk's
+ * offset comes from the chunk index, parsed from the file's bytes
+ * (formats/h5chunk.c). Vlen elements are located in the global heap
+ * collections. Samples are read by mmap/pread like any raw sample, through
+ * the RAW (HWC) or RAW_CHW(_BGR) codecs, or the image codecs. No HDF5 call
+ * after open.
  *
- * Refused at open, naming the dataset: chunked or filtered (compressed)
- * arrays, variable-length (encoded image) datasets, width-major arrays
+ * Refused at open, naming the dataset: filtered (compressed) arrays,
+ * chunks that split samples, unallocated chunks, width-major arrays
  * (nwhc, ncwh), 2 or 4 channels, NHWC arrays in BGR order, non-uint8
  * pixels, ranks other than 3 and 4, empty or truncated arrays. */
 #include "formats/source_impl.h"
@@ -23,6 +28,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "formats/h5chunk.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
 
@@ -245,47 +251,146 @@ static const char *chunk_text(const dset *a, const hsize_t *cdims, char *buf,
   return buf;
 }
 
-/* Chunked, unfiltered, whole-sample chunks: every chunk's file offset, by
- * coordinate. In HDF5 1.10.8 H5Dget_chunk_info_by_coord (like
- * H5Dget_chunk_info by index) iterates the whole chunk index on every call:
- * quadratic, measured 0.07 s for 1000 chunks, 0.48 s for 4000, 415 s for
- * 100000; so at most SL_H5_MAX_CHUNKS chunks (about half a second) are
- * read. HDF5 before 1.14.4 gives the address without the userblock (HDF5
- * bug #3003): added here. */
+/* The dataset's object header address (relative to the base address). */
+static int object_addr(hid_t d, uint64_t *addr) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info1_t oi;
+  if (H5Oget_info1(d, &oi) < 0)
+    return -1;
+#else
+  H5O_info_t oi;
+  if (H5Oget_info2(d, &oi, H5O_INFO_BASIC) < 0)
+    return -1;
+#endif
+  *addr = (uint64_t)oi.addr;
+  return 0;
+}
+
+/* Chunked, unfiltered, whole-sample chunks: every chunk's file offset.
+ * The chunk index is read from the file's bytes (formats/h5chunk.c: v1
+ * B-trees, fixed arrays, single and implicit indexes), in one pass. Other
+ * indexes (extensible arrays, v2 B-trees: an unlimited axis with
+ * libver='latest') are asked of HDF5 chunk by chunk, up to
+ * SL_H5_MAX_CHUNKS: in HDF5 1.10.8 H5Dget_chunk_info_by_coord (like
+ * H5Dget_chunk_info by index) iterates the whole chunk index on every call,
+ * quadratic (measured 0.07 s for 1000 chunks, 0.48 s for 4000, 415 s for
+ * 100000). HDF5 before 1.14.4 gives that address without the userblock
+ * (HDF5 bug #3003): added here. Memory: 16 bytes per chunk while indexing,
+ * 8 kept until the sample index is built. */
 enum { SL_H5_MAX_CHUNKS = 4096 };
+static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
+                                uint64_t nch, uint64_t ub, const char *kind,
+                                sl_err *err);
 static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                              sl_err *err) {
-  char sh[128], cs[128];
+  char sh[128], cs[128], why[256];
   shape_text(a, sh, sizeof sh);
   chunk_text(a, g->cdims, cs, sizeof cs);
   g->per_chunk = g->cdims[0];
   uint64_t nch = (g->n + g->per_chunk - 1) / g->per_chunk;
-  if (nch > SL_H5_MAX_CHUNKS)
-    return sl_err_set(
-        err, SL_EFORMAT,
-        "%s: dataset %s (shape %s, chunks %s) has %" PRIu64
-        " chunks: more than %u are not read yet (HDF5 1.10's "
-        "chunk queries walk the whole chunk index on every "
-        "call: open time grows with the square of their number); " ARRAY_HINT,
-        src->path, a->name, sh, cs, nch, SL_H5_MAX_CHUNKS, a->name + 1,
-        a->name + 1);
-  if (!(g->chunk_addr = malloc((nch ? nch : 1) * sizeof *g->chunk_addr)))
-    return sl_err_set(err, SL_ENOMEM,
-                      "%s: no memory for %" PRIu64 " chunk offsets", src->path,
-                      nch);
   hsize_t ub = 0;
   hid_t fcpl = H5Fget_create_plist(file);
-  if (fcpl < 0 || H5Pget_userblock(fcpl, &ub) < 0)
-    ub = 0;
+  herr_t ubr = fcpl >= 0 ? H5Pget_userblock(fcpl, &ub) : -1;
   if (fcpl >= 0)
     H5Pclose(fcpl);
-  unsigned maj = 0, min = 0, rel = 0;
-  H5get_libversion(&maj, &min, &rel);
-  bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
+  uint64_t ohdr = 0;
+  if (ubr < 0 || object_addr(a->d, &ohdr) < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s: cannot read the file's userblock "
+                      "size or the dataset's header address",
+                      src->path, a->name);
   if (g->per_chunk > UINT64_MAX / g->bytes)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: dataset %s (shape %s): chunks %s overflow",
                       src->path, a->name, sh, cs);
+  if (!(g->chunk_addr = malloc((nch ? nch : 1) * sizeof *g->chunk_addr)))
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " chunk offsets", src->path,
+                      nch);
+  uint64_t dims[MAX_RANK];
+  for (int i = 0; i < a->rank; i++)
+    dims[i] = a->dims[i];
+  sl_h5_chunk_query q = {.file = src->map,
+                         .file_size = src->file_size,
+                         .base = (uint64_t)ub,
+                         .ohdr = ohdr,
+                         .rank = a->rank,
+                         .dims = dims,
+                         .elem_size = 1,
+                         .max_chunks = nch};
+  sl_h5_chunk_index x;
+  sl_h5c_result r = sl_h5_chunk_index_read(&q, &x, why, sizeof why);
+  sl_status st = SL_OK;
+  if (r == SL_H5C_UNSUPPORTED)
+    st = chunks_by_hdf5(src, a, g, nch, (uint64_t)ub, why, err);
+  else if (r == SL_H5C_NOMEM)
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " chunks",
+                    src->path, nch);
+  else if (r != SL_H5C_OK)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: dataset %s (shape %s, chunks %s): its chunk index "
+                    "is damaged: %s",
+                    src->path, a->name, sh, cs, why);
+  bool same = r == SL_H5C_OK && x.nchunks == nch;
+  for (int i = 0; same && i < a->rank; i++)
+    same = x.cdims[i] == (uint64_t)g->cdims[i];
+  if (r == SL_H5C_OK && !same)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: dataset %s (shape %s, chunks %s): its layout "
+                    "message says %" PRIu64 " chunks of %" PRIu64
+                    " samples: damaged",
+                    src->path, a->name, sh, cs, x.nchunks, x.cdims[0]);
+  uint64_t want = g->per_chunk * g->bytes;
+  for (uint64_t c = 0; r == SL_H5C_OK && st == SL_OK && c < nch; c++) {
+    uint64_t first = c * g->per_chunk, last = first + g->per_chunk > g->n
+                                                  ? g->n - 1
+                                                  : first + g->per_chunk - 1;
+    const sl_h5_chunk *e = &x.chunk[c];
+    if (e->addr == SL_H5C_UNALLOCATED)
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
+                      " (samples %" PRIu64 "..%" PRIu64
+                      ") was never written (unallocated chunks are not "
+                      "read yet; " ARRAY_HINT ")",
+                      src->path, a->name, sh, cs, c, first, last, a->name + 1,
+                      a->name + 1);
+    else if (e->size != want || e->mask != 0)
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
+                      " (samples %" PRIu64 "..%" PRIu64 ") holds %" PRIu32
+                      " bytes at offset %" PRIu64 " (%" PRIu64
+                      " expected, filter mask %#" PRIx32 "): damaged",
+                      src->path, a->name, sh, cs, c, first, last, e->size,
+                      e->addr, want, e->mask);
+    else
+      g->chunk_addr[c] = e->addr;
+  }
+  free(x.chunk);
+  return st;
+}
+
+/* Chunk offsets asked of HDF5, one call per chunk (quadratic in 1.10.8, so
+ * for small counts only). */
+static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
+                                uint64_t nch, uint64_t ub, const char *kind,
+                                sl_err *err) {
+  char sh[128], cs[128];
+  shape_text(a, sh, sizeof sh);
+  chunk_text(a, g->cdims, cs, sizeof cs);
+  if (nch > SL_H5_MAX_CHUNKS)
+    return sl_err_set(
+        err, SL_EFORMAT,
+        "%s: dataset %s (shape %s, chunks %s) has %" PRIu64
+        " chunks in %s: sluice parses v1 B-trees, fixed arrays, single and "
+        "implicit chunk indexes, and asks HDF5 for others only up to %u "
+        "chunks (HDF5 1.10's chunk queries walk the whole index on every "
+        "call); rewrite it with a fixed shape (h5py without maxshape) or "
+        "with h5py's default libver, or " ARRAY_HINT,
+        src->path, a->name, sh, cs, nch, kind, SL_H5_MAX_CHUNKS, a->name + 1,
+        a->name + 1);
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
   uint64_t want = g->per_chunk * g->bytes;
   for (uint64_t c = 0; c < nch; c++) {
     hsize_t coord[MAX_RANK] = {0};
@@ -305,7 +410,7 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                         "read yet; " ARRAY_HINT ")",
                         src->path, a->name, sh, cs, c, first, last, a->name + 1,
                         a->name + 1);
-    uint64_t off = (uint64_t)at + (add_ub ? (uint64_t)ub : 0);
+    uint64_t off = (uint64_t)at + (add_ub ? ub : 0);
     if (size != want || off > src->file_size || want > src->file_size - off)
       return sl_err_set(err, SL_EFORMAT,
                         "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64

@@ -108,16 +108,53 @@ with h5py.File(path("chunkub"), "w", userblock_size=512) as f:
 with h5py.File(path("chunkub"), "r") as f:
     expect("chunkub", f["images"][()], [-1] * 6)
 
+# Chunk indexes sluice parses: a v1 B-tree of two levels (1100 chunks,
+# leaves of at most 64) with h5py's default libver; with libver='latest'
+# (layout message v4) a paged fixed array (1100 chunks, pages of 1024) and a
+# single chunk. An extensible array (maxshape=None, libver='latest') is
+# asked of HDF5 (few chunks).
+with h5py.File(path("chunkbt"), "w") as f:
+    f.create_dataset("images", data=px(1100, 8, 8, 3), chunks=(1, 8, 8, 3))
+    f["labels"] = (np.arange(1100) % 7).astype(np.int32)
+with h5py.File(path("chunkfa"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(1100, 8, 8, 3), chunks=(1, 8, 8, 3))
+with h5py.File(path("chunksingle"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(5, 8, 8, 3), chunks=(5, 8, 8, 3))
+with h5py.File(path("chunkea"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(6, 8, 8, 3), chunks=(2, 8, 8, 3),
+                     maxshape=(None, 8, 8, 3))
+for name in ("chunkbt", "chunkfa", "chunksingle", "chunkea"):
+    with h5py.File(path(name), "r") as f:
+        lab = f["labels"][()] if "labels" in f else [-1] * len(f["images"])
+        expect(name, f["images"][()], lab)
+
+
+def damage(src, dst, sig, nth, new):
+    """dst: src with the nth occurrence of sig replaced by new."""
+    b = bytearray(open(path(src), "rb").read())
+    at = -1
+    for _ in range(nth + 1):
+        at = b.index(sig, at + 1)
+    b[at:at + len(new)] = new
+    open(path(dst), "wb").write(bytes(b))
+
 # Damaged or unsupported inputs.
 with h5py.File(path("bad_split"), "w") as f:
     f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 4, 8, 3))
-with h5py.File(path("bad_many"), "w") as f:
-    f.create_dataset("images", data=px(4097, 1, 1, 3), chunks=(1, 1, 1, 3))
+with h5py.File(path("bad_many"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(4097, 1, 1, 3), chunks=(1, 1, 1, 3),
+                     maxshape=(None, 1, 1, 3))
+damage("chunkbt", "bad_tree", b"TREE", 2, b"TREX")
+damage("chunkfa", "bad_fadb", b"FADB", 0, b"FADX")
 with h5py.File(path("bad_unalloc"), "w") as f:
     d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
                          chunks=(2, 8, 8, 3))
     d[0:2] = px(2, 8, 8, 3)
     d[4:6] = px(2, 8, 8, 3)
+with h5py.File(path("bad_unalloc_fa"), "w", libver="latest") as f:
+    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
+                         chunks=(2, 8, 8, 3))
+    d[0:2] = px(2, 8, 8, 3)
 with h5py.File(path("bad_float"), "w") as f:
     f["images"] = rng.random((2, 4, 4, 3), dtype=np.float32)
 with h5py.File(path("bad_rank2"), "w") as f:
