@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ and fuzzes
 # probe + decode + augment for SECONDS (default 30), then the Caffe Datum
-# parser for DATUM_SECONDS (default 10), each starting from its committed
-# seed corpus (fuzz/corpus, fuzz/corpus_datum). New inputs go to
+# parser for DATUM_SECONDS (default 10), then the HDF5 chunk index parser
+# for H5_SECONDS (default 10), each starting from its committed seed corpus
+# (fuzz/corpus, fuzz/corpus_datum, fuzz/corpus_h5chunk). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
-#   fuzz/run.sh [SECONDS [DATUM_SECONDS]]
+#   fuzz/run.sh [SECONDS [DATUM_SECONDS [H5_SECONDS]]]
 set -euo pipefail
 secs=${1:-30}
 datum_secs=${2:-10}
+h5_secs=${3:-10}
 cd "$(dirname "$0")/.."
 if ! command -v clang >/dev/null; then
   echo "fuzz/run.sh: clang not found: apt-get install clang libclang-rt-14-dev" >&2
@@ -17,8 +19,8 @@ fi
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_EXAMPLES=OFF \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build-fuzz fuzz_pipeline fuzz_datum
-mkdir -p build-fuzz/corpus build-fuzz/corpus_datum
+ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_h5chunk
+mkdir -p build-fuzz/corpus build-fuzz/corpus_datum build-fuzz/corpus_h5chunk
 cd build-fuzz
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
   -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -26,3 +28,6 @@ ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_datum -max_total_time="$datum_secs" \
   -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   corpus_datum ../fuzz/corpus_datum
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5chunk -max_total_time="$h5_secs" \
+  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_h5chunk ../fuzz/corpus_h5chunk
