@@ -338,6 +338,7 @@ sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
     x->kind = "v1 B-tree";
   } else {
     unsigned flags = m[2], enc = len >= 5 ? m[4] : 0;
+    x->layout_flags = flags;
     uint64_t p = 5;
     if (len < 5 || m[3] != nd || enc < 1 || enc > 8 ||
         len - p < (uint64_t)nd * enc + 1)

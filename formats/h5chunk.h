@@ -57,7 +57,8 @@ typedef struct sl_h5_chunk_index {
   uint64_t chunk_bytes;            /* prod(cdims) × elem_size */
   const char *kind;                /* "v1 B-tree", "fixed array", ... */
   int layout_version;              /* 3 or 4 */
-  sl_h5_chunk *chunk; /* nchunks, row-major over grid (malloc'd: free it) */
+  unsigned layout_flags; /* v4: bit 0, partial edge chunks left unfiltered */
+  sl_h5_chunk *chunk;    /* nchunks, row-major over grid (malloc'd: free it) */
 } sl_h5_chunk_index;
 
 typedef enum sl_h5c_result {

@@ -79,6 +79,9 @@ void sl_source_close(sl_source *src) {
   free(src->labels);
   free(src->targets_name);
   free(src->desc);
+  if (src->h5f)
+    free(src->h5f->mask);
+  free(src->h5f);
   free(src->name_off);
   free(src->path);
   free(src);
@@ -352,7 +355,8 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->label, src->nclasses);
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
-  else if ((e->codec == SL_LAYOUT_CODEC_RAW ||
+  else if (!src->h5f &&
+           (e->codec == SL_LAYOUT_CODEC_RAW ||
             e->codec == SL_LAYOUT_CODEC_RAW_CHW ||
             e->codec == SL_LAYOUT_CODEC_RAW_CHW_BGR) &&
            (uint64_t)e->height * e->width * e->channels != e->length)

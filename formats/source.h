@@ -136,6 +136,21 @@ uint64_t sl_source_count(const sl_source *src);
 const sl_sample_info *sl_source_info(const sl_source *src, uint64_t i);
 /* The largest payload length of any sample: size pread buffers with it. */
 uint32_t sl_source_max_length(const sl_source *src);
+/* Scratch bytes sl_source_unfilter needs; 0 when every sample's stored
+ * bytes are its codec's input (all but HDF5 arrays of filtered chunks). */
+uint64_t sl_source_unfilter_bytes(const sl_source *src);
+/* Sample i's codec input from its stored bytes in[0..len) (as read at its
+ * index entry's offset and length): for filtered HDF5 chunks, the chunk's
+ * filters undone into scratch (sl_source_unfilter_bytes) and sample i's
+ * H·W·C bytes in it, or the fill value for a chunk never written; else in
+ * itself. Adds 1 to *unfilters when a chunk's filters were undone. Errors:
+ * SL_EFORMAT naming the file, sample and chunk (checksum
+ * mismatch, corrupt compressed data). Thread-safe: the source is only
+ * read. */
+sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
+                             const uint8_t *in, size_t len, uint8_t *scratch,
+                             const uint8_t **out, size_t *out_len,
+                             uint64_t *unfilters, sl_err *err);
 /* Number of classes and the name of class c (NULL if out of range). */
 uint32_t sl_source_class_count(const sl_source *src);
 const char *sl_source_class_name(const sl_source *src, uint32_t c);

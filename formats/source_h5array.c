@@ -14,8 +14,12 @@
  * the RAW (HWC) or RAW_CHW(_BGR) codecs, or the image codecs. No HDF5 call
  * after open.
  *
- * Refused at open, naming the dataset: filtered (compressed) arrays,
- * chunks that split samples, unallocated chunks, width-major arrays
+ * Filtered chunks (gzip, shuffle, lzf, fletcher32) are undone by the
+ * workers (sl_source_unfilter, formats/h5filter.c); chunks never written
+ * read as the fill value.
+ *
+ * Refused at open, naming the dataset: other filters, chunks that split
+ * samples, width-major arrays
  * (nwhc, ncwh), 2 or 4 channels, NHWC arrays in BGR order, non-uint8
  * pixels, ranks other than 3 and 4, empty or truncated arrays. */
 #include "formats/source_impl.h"
@@ -201,7 +205,12 @@ typedef struct geom {
   bool chunked; /* else contiguous at addr */
   hsize_t cdims[MAX_RANK]; /* chunked: the chunk shape */
   uint64_t *chunk_addr;    /* chunked: file offset of chunk c */
-  uint64_t per_chunk;      /* chunked: samples a chunk holds */
+  uint32_t *chunk_len;     /* filtered: stored bytes of chunk c */
+  uint32_t *chunk_mask;    /* filtered: chunk c's filter mask or SL_H5_FILL */
+  bool filtered;
+  sl_h5_pipeline pipe; /* filtered: the pipeline */
+  uint8_t fill;        /* the fill value */
+  uint64_t per_chunk;  /* chunked: samples a chunk holds */
   uint64_t n, addr, bytes;
   uint32_t h, w, c;
   uint8_t codec;
@@ -233,6 +242,32 @@ static const char *filter_names(hid_t p, int nf, char *buf, size_t cap) {
                                   : "unknown");
   }
   return buf;
+}
+
+/* The pipeline, when sl_h5_unfilter undoes every filter of it: NULL, or the
+ * name of the first it does not. */
+static const char *read_pipeline(hid_t p, int nf, sl_h5_pipeline *pl,
+                                 char *name, size_t cap) {
+  if (nf > SL_H5F_MAX) {
+    snprintf(name, cap, "a pipeline of %d filters", nf);
+    return name;
+  }
+  pl->n = nf;
+  for (int i = 0; i < nf; i++) {
+    unsigned flags = 0, cd[8] = {0};
+    size_t nv = 8;
+    char nm[48] = "";
+    H5Z_filter_t id =
+        H5Pget_filter2(p, (unsigned)i, &flags, &nv, cd, sizeof nm, nm, NULL);
+    if (id < 0 || !sl_h5_filter_name((uint32_t)id)) {
+      char fl[128];
+      snprintf(name, cap, "%s", filter_names(p, nf, fl, sizeof fl));
+      return name;
+    }
+    pl->id[i] = (uint32_t)id;
+    pl->elem[i] = id == H5Z_FILTER_SHUFFLE && nv > 0 ? cd[0] : 1;
+  }
+  return NULL;
 }
 
 /* Chunks that hold whole samples: every axis but the first is the array's. */
@@ -278,6 +313,45 @@ static int object_addr(hid_t d, uint64_t *addr) {
  * (HDF5 bug #3003): added here. Memory: 16 bytes per chunk while indexing,
  * 8 kept until the sample index is built. */
 enum { SL_H5_MAX_CHUNKS = 4096 };
+
+/* Records chunk c: addr (absolute, or SL_H5C_UNALLOCATED: the fill value),
+ * size stored bytes, filter mask. */
+static sl_status take_chunk(sl_source *src, const dset *a, geom *g, uint64_t c,
+                            uint64_t addr, uint64_t size, uint32_t mask,
+                            sl_err *err) {
+  char sh[128], cs[128];
+  uint64_t want = g->per_chunk * g->bytes;
+  uint64_t first = c * g->per_chunk, last = first + g->per_chunk > g->n
+                                                ? g->n - 1
+                                                : first + g->per_chunk - 1;
+  uint32_t all = (uint32_t)((1u << g->pipe.n) - 1);
+  if (addr == SL_H5C_UNALLOCATED) {
+    g->chunk_addr[c] = 0;
+    g->chunk_len[c] = 0;
+    g->chunk_mask[c] = SL_H5_FILL;
+    return SL_OK;
+  }
+  if (addr > src->file_size || size > src->file_size - addr || size == 0 ||
+      ((!g->filtered || (mask & all) == all) && size != want)) {
+    shape_text(a, sh, sizeof sh);
+    chunk_text(a, g->cdims, cs, sizeof cs);
+    return sl_err_set(
+        err, SL_EFORMAT,
+        "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
+        " (samples %" PRIu64 "..%" PRIu64 ") holds %" PRIu64
+        " bytes at offset %" PRIu64 " (%" PRIu64 " %s, filter mask %#" PRIx32
+        ", file of %" PRIu64 " bytes): truncated or damaged",
+        src->path, a->name, sh, cs, c, first, last, size, addr, want,
+        g->filtered ? "unfiltered" : "expected", mask, src->file_size);
+  }
+  g->chunk_addr[c] = addr;
+  g->chunk_len[c] = (uint32_t)size;
+  g->chunk_mask[c] = g->filtered ? mask & all : 0;
+  if (size > g->pipe.max_stored)
+    g->pipe.max_stored = size;
+  return SL_OK;
+}
+
 static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
                                 uint64_t nch, uint64_t ub, const char *kind,
                                 sl_err *err);
@@ -303,7 +377,10 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
     return sl_err_set(err, SL_EFORMAT,
                       "%s: dataset %s (shape %s): chunks %s overflow",
                       src->path, a->name, sh, cs);
-  if (!(g->chunk_addr = malloc((nch ? nch : 1) * sizeof *g->chunk_addr)))
+  g->pipe.chunk_bytes = g->per_chunk * g->bytes;
+  if (!(g->chunk_addr = malloc((nch ? nch : 1) * sizeof *g->chunk_addr)) ||
+      !(g->chunk_len = malloc((nch ? nch : 1) * sizeof *g->chunk_len)) ||
+      !(g->chunk_mask = malloc((nch ? nch : 1) * sizeof *g->chunk_mask)))
     return sl_err_set(err, SL_ENOMEM,
                       "%s: no memory for %" PRIu64 " chunk offsets", src->path,
                       nch);
@@ -340,30 +417,12 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                     "message says %" PRIu64 " chunks of %" PRIu64
                     " samples: damaged",
                     src->path, a->name, sh, cs, x.nchunks, x.cdims[0]);
-  uint64_t want = g->per_chunk * g->bytes;
+  /* Layout v4 may leave partial edge chunks unfiltered. */
+  bool edge_raw = r == SL_H5C_OK && (x.layout_flags & 1) && g->n % g->per_chunk;
   for (uint64_t c = 0; r == SL_H5C_OK && st == SL_OK && c < nch; c++) {
-    uint64_t first = c * g->per_chunk, last = first + g->per_chunk > g->n
-                                                  ? g->n - 1
-                                                  : first + g->per_chunk - 1;
     const sl_h5_chunk *e = &x.chunk[c];
-    if (e->addr == SL_H5C_UNALLOCATED)
-      st = sl_err_set(err, SL_EFORMAT,
-                      "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
-                      " (samples %" PRIu64 "..%" PRIu64
-                      ") was never written (unallocated chunks are not "
-                      "read yet; " ARRAY_HINT ")",
-                      src->path, a->name, sh, cs, c, first, last, a->name + 1,
-                      a->name + 1);
-    else if (e->size != want || e->mask != 0)
-      st = sl_err_set(err, SL_EFORMAT,
-                      "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
-                      " (samples %" PRIu64 "..%" PRIu64 ") holds %" PRIu32
-                      " bytes at offset %" PRIu64 " (%" PRIu64
-                      " expected, filter mask %#" PRIx32 "): damaged",
-                      src->path, a->name, sh, cs, c, first, last, e->size,
-                      e->addr, want, e->mask);
-    else
-      g->chunk_addr[c] = e->addr;
+    uint32_t mask = edge_raw && c == nch - 1 ? ~0u : e->mask;
+    st = take_chunk(src, a, g, c, e->addr, e->size, mask, err);
   }
   free(x.chunk);
   return st;
@@ -391,36 +450,24 @@ static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
   unsigned maj = 0, min = 0, rel = 0;
   H5get_libversion(&maj, &min, &rel);
   bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
-  uint64_t want = g->per_chunk * g->bytes;
   for (uint64_t c = 0; c < nch; c++) {
     hsize_t coord[MAX_RANK] = {0};
     coord[0] = c * g->per_chunk;
     unsigned mask = 0;
     haddr_t at = HADDR_UNDEF;
     hsize_t size = 0;
-    uint64_t first = c * g->per_chunk, last = first + g->per_chunk > g->n
-                                                  ? g->n - 1
-                                                  : first + g->per_chunk - 1;
-    if (H5Dget_chunk_info_by_coord(a->d, coord, &mask, &at, &size) < 0 ||
-        at == HADDR_UNDEF)
+    if (H5Dget_chunk_info_by_coord(a->d, coord, &mask, &at, &size) < 0)
       return sl_err_set(err, SL_EFORMAT,
-                        "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
-                        " (samples %" PRIu64 "..%" PRIu64
-                        ") was never written (unallocated chunks are not "
-                        "read yet; " ARRAY_HINT ")",
-                        src->path, a->name, sh, cs, c, first, last, a->name + 1,
-                        a->name + 1);
-    uint64_t off = (uint64_t)at + (add_ub ? ub : 0);
-    if (size != want || off > src->file_size || want > src->file_size - off)
-      return sl_err_set(err, SL_EFORMAT,
-                        "%s: dataset %s (shape %s, chunks %s): chunk %" PRIu64
-                        " (samples %" PRIu64 "..%" PRIu64 ") of %llu bytes "
-                        "at offset %" PRIu64 " (%" PRIu64
-                        " expected, file of %" PRIu64 " bytes): truncated or "
-                        "damaged",
-                        src->path, a->name, sh, cs, c, first, last,
-                        (unsigned long long)size, off, want, src->file_size);
-    g->chunk_addr[c] = off;
+                        "%s: dataset %s (shape %s, chunks %s): HDF5 cannot "
+                        "locate chunk %" PRIu64 " (damaged file?)",
+                        src->path, a->name, sh, cs, c);
+    uint64_t off = at == HADDR_UNDEF ? SL_H5C_UNALLOCATED
+                   : (uint64_t)at > UINT64_MAX - ub
+                       ? UINT64_MAX - 1
+                       : (uint64_t)at + (add_ub ? ub : 0);
+    sl_status st = take_chunk(src, a, g, c, off, size, mask, err);
+    if (st != SL_OK)
+      return st;
   }
   return SL_OK;
 }
@@ -616,12 +663,13 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                "has shape %s: rank %d; pixel arrays are (N,H,W) gray or "
                "rank 4 (N,H,W,C) / (N,C,H,W)",
                sh, a->rank);
-    else if (nf > 0)
+    else if (nf > 0 && lay != H5D_CHUNKED)
+      snprintf(why, sizeof why, "is filtered but not chunked");
+    else if (nf > 0 && read_pipeline(p, nf, &g->pipe, fl, sizeof fl))
       snprintf(why, sizeof why,
-               "is %sfiltered (compressed: %s): filtered arrays are not "
-               "read yet; " ARRAY_HINT,
-               lay == H5D_CHUNKED ? "chunked and " : "",
-               filter_names(p, nf, fl, sizeof fl), a->name + 1, a->name + 1);
+               "is chunked and filtered with %s: sluice undoes gzip, "
+               "shuffle, lzf and fletcher32 only; " ARRAY_HINT,
+               fl, a->name + 1, a->name + 1);
     else if (lay == H5D_CHUNKED &&
              (H5Pget_chunk(p, a->rank, g->cdims) != a->rank ||
               !whole_samples(a, g->cdims)))
@@ -638,6 +686,13 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
   }
   if (p >= 0 && H5Pget_layout(p) == H5D_CHUNKED)
     g->chunked = true;
+  if (p >= 0 && H5Pget_nfilters(p) > 0)
+    g->filtered = true;
+  H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
+  if (!why[0] && p >= 0 && H5Pfill_value_defined(p, &fv) >= 0 &&
+      fv != H5D_FILL_VALUE_UNDEFINED &&
+      H5Pget_fill_value(p, H5T_NATIVE_UINT8, &g->fill) < 0)
+    snprintf(why, sizeof why, "has a fill value that cannot be read");
   if (t >= 0)
     H5Tclose(t);
   if (p >= 0)
@@ -792,6 +847,39 @@ static sl_status read_all(sl_source *src, const dset *a, hid_t memtype,
   return SL_OK;
 }
 
+/* Filtered chunks, or chunks never written: the workers undo the filters
+ * and write the fill value (sl_source_unfilter). Takes g->chunk_mask. */
+static sl_status make_filtered(sl_source *src, const dset *a, geom *g,
+                               sl_err *err) {
+  uint64_t nch = (g->n + g->per_chunk - 1) / g->per_chunk;
+  bool any_fill = false;
+  for (uint64_t c = 0; c < nch; c++)
+    any_fill |= g->chunk_mask[c] == SL_H5_FILL;
+  if (!g->filtered && !any_fill)
+    return SL_OK;
+  if (!(src->h5f = calloc(1, sizeof *src->h5f)))
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
+  src->h5f->pipe = g->pipe;
+  src->h5f->per_chunk = g->per_chunk;
+  src->h5f->sample_bytes = g->bytes;
+  src->h5f->fill = g->fill;
+  src->h5f->mask = g->chunk_mask;
+  snprintf(src->h5f->dset, sizeof src->h5f->dset, "%s", a->name);
+  g->chunk_mask = NULL;
+  return SL_OK;
+}
+
+static const char *filters_text(const sl_h5_pipeline *p, char *buf,
+                                size_t cap) {
+  size_t o = (size_t)snprintf(buf, cap, "chunked, filters ");
+  for (int i = 0; i < p->n && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? "+" : "",
+                          sl_h5_filter_name(p->id[i]));
+  if (o < cap)
+    snprintf(buf + o, cap - o, " (undone by the workers), samples per chunk");
+  return buf;
+}
+
 typedef struct arrays {
   dset img, lab, tgt;
   geom g; /* the pixel array's; g.chunk_addr freed by the caller */
@@ -856,6 +944,8 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = sl_source_alloc_index(src, A->g.n, err);
   if (st == SL_OK && T)
     st = read_all(src, T, H5T_NATIVE_FLOAT, src->targets, err);
+  if (st == SL_OK && A->g.chunked)
+    st = make_filtered(src, &A->img, &A->g, err);
   gcol heap = {0};
   for (uint64_t i = 0; st == SL_OK && i < A->g.n; i++) {
     sl_sample_info *e = &src->index[i];
@@ -893,10 +983,15 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
       st = sl_source_check_entry(src, i, where, err);
       continue;
     }
-    e->offset = A->g.chunked ? A->g.chunk_addr[i / A->g.per_chunk] +
-                                   (i % A->g.per_chunk) * A->g.bytes
-                             : A->g.addr + i * A->g.bytes;
-    e->length = (uint32_t)A->g.bytes;
+    uint64_t c = A->g.chunked ? i / A->g.per_chunk : 0;
+    bool fill = src->h5f && src->h5f->mask[c] == SL_H5_FILL;
+    bool whole = src->h5f && src->h5f->pipe.n > 0;
+    e->offset = fill    ? 0 /* one byte read, the fill value written */
+                : whole ? A->g.chunk_addr[c]
+                : A->g.chunked
+                    ? A->g.chunk_addr[c] + (i % A->g.per_chunk) * A->g.bytes
+                    : A->g.addr + i * A->g.bytes;
+    e->length = fill ? 1 : whole ? A->g.chunk_len[c] : (uint32_t)A->g.bytes;
     e->label = (int32_t)lab;
     e->height = (uint16_t)A->g.h;
     e->width = (uint16_t)A->g.w;
@@ -906,11 +1001,13 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   }
   free(heap.off);
   free(heap.len);
+  if (src->h5f && src->max_length < A->g.bytes)
+    src->max_length = (uint32_t)A->g.bytes; /* what sl_dataset_read gives */
   free(labels);
   free(dl);
   if (st != SL_OK)
     return st;
-  char sh[128], desc[1024];
+  char sh[128], desc[1024], ftext[160];
   shape_text(&A->img, sh, sizeof sh);
   size_t o = 0;
   if (A->g.vlen)
@@ -929,8 +1026,9 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
         A->g.c == 3
             ? (A->g.codec == SL_LAYOUT_CODEC_RAW_CHW_BGR ? " BGR" : " RGB")
             : "",
-        A->g.chunked ? "chunked unfiltered, samples per chunk"
-                     : "contiguous at offset",
+        !A->g.chunked   ? "contiguous at offset"
+        : A->g.filtered ? filters_text(&A->g.pipe, ftext, sizeof ftext)
+                        : "chunked unfiltered, samples per chunk",
         A->g.chunked ? A->g.per_chunk : A->g.addr);
   if (A->lab.d >= 0 && o < sizeof desc) {
     shape_text(&A->lab, sh, sizeof sh);
@@ -954,9 +1052,54 @@ sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
   src->version = 0;
   sl_status st = index_arrays(src, (hid_t)file, &A, err);
   free(A.g.chunk_addr);
+  free(A.g.chunk_len);
+  free(A.g.chunk_mask);
   hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (ids[i] >= 0)
       H5Dclose(ids[i]);
   return st;
+}
+
+uint64_t sl_source_unfilter_bytes(const sl_source *src) {
+  const sl_h5_filtered *f = src->h5f;
+  if (!f)
+    return 0;
+  uint64_t sc = f->pipe.n ? sl_h5_filter_scratch(&f->pipe) : 0;
+  return sc > f->sample_bytes ? sc : f->sample_bytes;
+}
+
+sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
+                             const uint8_t *in, size_t len, uint8_t *scratch,
+                             const uint8_t **out, size_t *out_len,
+                             uint64_t *unfilters, sl_err *err) {
+  const sl_h5_filtered *f = src->h5f;
+  if (!f) {
+    *out = in;
+    *out_len = len;
+    return SL_OK;
+  }
+  uint64_t c = i / f->per_chunk;
+  *out_len = (size_t)f->sample_bytes;
+  if (f->mask[c] == SL_H5_FILL) {
+    memset(scratch, f->fill, (size_t)f->sample_bytes);
+    *out = scratch;
+    return SL_OK;
+  }
+  if (f->pipe.n == 0) { /* the entry is the sample's own bytes */
+    *out = in;
+    return SL_OK;
+  }
+  char why[200];
+  const uint8_t *chunk = NULL;
+  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
+                                   &chunk, why, sizeof why);
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
+                      " (filter mask %#" PRIx32 "): %s",
+                      src->path, i, f->dset, c, f->mask[c], bad);
+  *out = chunk + (i % f->per_chunk) * f->sample_bytes;
+  (*unfilters)++;
+  return SL_OK;
 }

@@ -5,7 +5,21 @@
 
 #include <stdbool.h>
 
+#include "formats/h5filter.h"
 #include "formats/source.h"
+
+/* An HDF5 array of filtered chunks of whole samples: index entry i holds
+ * its chunk's stored bytes; the workers undo the filters
+ * (sl_source_unfilter). Memory: 4 bytes per chunk. */
+#define SL_H5_FILL 0x80000000u /* mask of a chunk never written */
+typedef struct sl_h5_filtered {
+  sl_h5_pipeline pipe;
+  uint64_t per_chunk;    /* samples a chunk holds */
+  uint64_t sample_bytes; /* H·W·C */
+  uint32_t *mask;        /* per chunk: its filter mask, or SL_H5_FILL */
+  uint8_t fill;          /* the fill value of unwritten chunks */
+  char dset[256];        /* the dataset's name, for messages */
+} sl_h5_filtered;
 
 struct sl_source {
   char *path;         /* as given to open */
@@ -31,6 +45,7 @@ struct sl_source {
   char *images, *labels, *targets_name; /* HDF5 arrays: NULL = detect */
   sl_array_layout array_layout;
   char *desc;              /* HDF5 arrays: what was read (NULL: none) */
+  sl_h5_filtered *h5f;     /* HDF5 arrays of filtered chunks (NULL: none) */
   uint64_t skipped;        /* foreign: non-sample entries */
   uint64_t annotated;      /* foreign: AnnotatedDatums unwrapped */
   uint64_t *name_off;      /* foreign: file offset of sample i's name (its key);

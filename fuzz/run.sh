@@ -2,8 +2,9 @@
 # Builds the libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ and fuzzes
 # probe + decode + augment for SECONDS (default 30), then the Caffe Datum
 # parser for DATUM_SECONDS (default 10), then the HDF5 chunk index parser
-# for H5_SECONDS (default 10), each starting from its committed seed corpus
-# (fuzz/corpus, fuzz/corpus_datum, fuzz/corpus_h5chunk). New inputs go to
+# and the HDF5 chunk filters for H5_SECONDS each (default 10), each starting
+# from its committed seed corpus (fuzz/corpus, fuzz/corpus_datum,
+# fuzz/corpus_h5chunk, fuzz/corpus_h5filter). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
 #   fuzz/run.sh [SECONDS [DATUM_SECONDS [H5_SECONDS]]]
@@ -19,8 +20,9 @@ fi
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_EXAMPLES=OFF \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_h5chunk
-mkdir -p build-fuzz/corpus build-fuzz/corpus_datum build-fuzz/corpus_h5chunk
+ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_h5chunk fuzz_h5filter
+mkdir -p build-fuzz/corpus build-fuzz/corpus_datum build-fuzz/corpus_h5chunk \
+  build-fuzz/corpus_h5filter
 cd build-fuzz
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
   -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -31,3 +33,6 @@ ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_datum -max_total_time="$datum_secs" \
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5chunk -max_total_time="$h5_secs" \
   -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   corpus_h5chunk ../fuzz/corpus_h5chunk
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5filter -max_total_time="$h5_secs" \
+  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_h5filter ../fuzz/corpus_h5filter

@@ -393,7 +393,10 @@ typedef struct sl_loader_stats {
                                 were read: files written by `sluice pack`
                                 (without --keep-jpeg); the others are read
                                 from their first row */
-  uint64_t reserved[8];      /* zero: room for counters, the size stays */
+  uint64_t chunk_unfilters;  /* HDF5 chunks decompressed (filters undone)
+                                by the workers, since open: one per sample
+                                read from a filtered chunk */
+  uint64_t reserved[7];      /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 
@@ -569,7 +572,9 @@ SL_API sl_status sl_dataset_name(sl_dataset *ds, uint64_t i, char *buf,
 /* Copies sample i's stored bytes (the JPEG, PNG or raw pixels) into buf and
  * sets *len. With cap below the sample's size (buf may then be NULL)
  * returns SL_ETOOBIG with *len = the size needed. Errors: SL_EINVAL (i out
- * of range, NULL len), SL_EFORMAT (a sample verify found damaged), SL_EIO
+ * of range, NULL len), SL_EFORMAT (a sample verify found damaged; for
+ * HDF5 arrays of compressed chunks, whose samples are given as their raw
+ * H·W·C pixels, also a chunk whose compressed bytes are damaged), SL_EIO
  * (a failed or short read: the file changed since open?). */
 SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
                                  size_t cap, size_t *len);

@@ -5,6 +5,8 @@
  *
  * Memory: per worker one pipeline (its scratch bound is stated in
  * augment/pipeline.c) and, unless mapped, one buffer of the largest payload;
+ * for HDF5 arrays of filtered chunks, a scratch of twice the largest chunk
+ * (sl_source_unfilter_bytes: the filters are undone here, per sample);
  * the source's index (24 bytes per sample); with uring the read-ahead pool
  * (io.pool_size). All at open. */
 #include <stdio.h>
@@ -49,7 +51,8 @@ typedef struct ds_worker {
   sl_pipeline *pl;
   uint8_t *buf;
   size_t cap;
-  uint64_t pos; /* the epoch position of the next load, when has_pos */
+  uint8_t *scratch; /* sl_source_unfilter's; NULL when the source needs none */
+  uint64_t pos;     /* the epoch position of the next load, when has_pos */
   bool has_pos;
 } ds_worker;
 
@@ -75,6 +78,15 @@ static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
                         "worker: no memory for a %zu-byte read buffer", cap);
     }
   }
+  uint64_t sc = sl_source_unfilter_bytes(c->src);
+  if (sc > 0 && !(w->scratch = malloc((size_t)sc))) {
+    sl_pipeline_destroy(w->pl);
+    free(w->buf);
+    free(w);
+    return sl_err_set(err, SL_ENOMEM,
+                      "worker: no memory for a %llu-byte chunk scratch",
+                      (unsigned long long)sc);
+  }
   *ws = w;
   return SL_OK;
 }
@@ -85,6 +97,7 @@ static void ds_worker_close(void *ctx, void *ws) {
     return;
   sl_pipeline_destroy(w->pl);
   free(w->buf);
+  free(w->scratch);
   free(w);
 }
 
@@ -116,6 +129,17 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   t->bytes_read += len;
   sl_pipeline_times before, after;
   sl_pipeline_times_get(w->pl, &before);
+  if (w->scratch) { /* filtered HDF5 chunks: undone here (decode time) */
+    uint64_t t1 = sl_now_ns();
+    st = sl_source_unfilter(c->src, index, data, len, w->scratch, &data, &len,
+                            &t->chunk_unfilters, err);
+    t->decode_ns += sl_now_ns() - t1;
+    if (st != SL_OK) {
+      if (in_order)
+        sl_io_put(c->io, w->pos);
+      return st; /* the message names the file, dataset and sample */
+    }
+  }
   st = sl_pipeline_run(w->pl, data, len, info->codec, info->height, info->width,
                        info->channels, c->seed, epoch, index, res, res, dst,
                        err);

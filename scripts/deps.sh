@@ -14,6 +14,7 @@ packages=(
   libyuv-dev                       # resize/convert
   libinih-dev                      # INI config parser
   liburing-dev                     # io_uring reads
+  zlib1g-dev liblzf-dev            # HDF5 arrays: gzip and LZF chunks
   libcmocka-dev                    # tests
   python3-lmdb                     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
   python3-dev                      # the Python module (CPython headers, libpython3-dev)

@@ -129,6 +129,64 @@ for name in ("chunkbt", "chunkfa", "chunksingle", "chunkea"):
         expect(name, f["images"][()], lab)
 
 
+# Filtered chunks, undone by sluice's workers: gzip+shuffle one a chunk;
+# NCHW with lzf 4 a chunk, a partial edge chunk, the flat first chunk
+# compressed and the noisy others stored unfiltered (lzf cannot shrink
+# them: h5py skips the optional filter, filter mask 1); gzip+fletcher32;
+# 500 samples a chunk (BigGAN-like) with a partial edge chunk; gzip with a
+# chunk written raw through write_direct_chunk (filter mask 1); and chunks
+# never written (the fill value 17, gzip; 0, unfiltered, in a B-tree and a
+# fixed array).
+with h5py.File(path("gz"), "w") as f:
+    f.create_dataset("images", data=px(6, 10, 10, 3), chunks=(1, 10, 10, 3),
+                     compression="gzip", shuffle=True)
+    f["labels"] = np.arange(6, dtype=np.int64)
+lzf = px(10, 3, 8, 8)
+lzf[0:4] = 9
+with h5py.File(path("lzf"), "w") as f:
+    f.create_dataset("imgs", data=lzf, chunks=(4, 3, 8, 8), compression="lzf")
+with h5py.File(path("fletcher"), "w") as f:
+    f.create_dataset("images", data=px(5, 8, 8, 3), chunks=(2, 8, 8, 3),
+                     compression="gzip", fletcher32=True)
+many = px(600, 8, 8, 3)
+many[::3] = 0
+with h5py.File(path("many500"), "w") as f:
+    f.create_dataset("images", data=many, chunks=(500, 8, 8, 3),
+                     compression="gzip", shuffle=True)
+with h5py.File(path("mask"), "w") as f:
+    d = f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 8, 8, 3),
+                         compression="gzip")
+    d.id.write_direct_chunk((2, 0, 0, 0), px(1, 8, 8, 3).tobytes(),
+                            filter_mask=1)
+with h5py.File(path("unalloc"), "w") as f:
+    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
+                         chunks=(2, 8, 8, 3), compression="gzip", fillvalue=17)
+    d[0:2] = px(2, 8, 8, 3)
+    d[4:6] = px(2, 8, 8, 3)
+with h5py.File(path("unalloc_raw"), "w") as f:
+    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
+                         chunks=(2, 8, 8, 3))
+    d[0:2] = px(2, 8, 8, 3)
+    d[4:6] = px(2, 8, 8, 3)
+with h5py.File(path("unalloc_fa"), "w", libver="latest") as f:
+    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
+                         chunks=(2, 8, 8, 3))
+    d[0:2] = px(2, 8, 8, 3)
+for name in ("gz", "fletcher", "many500", "mask", "unalloc", "unalloc_raw",
+             "unalloc_fa"):
+    with h5py.File(path(name), "r") as f:
+        lab = f["labels"][()] if "labels" in f else [-1] * len(f["images"])
+        expect(name, f["images"][()], lab)
+with h5py.File(path("lzf"), "r") as f:
+    expect("lzf", f["imgs"][()].transpose(0, 2, 3, 1), [-1] * 10)
+    assert f["imgs"].id.get_chunk_info(1).filter_mask == 1  # stored raw
+
+
+def chunk_at(name, k):
+    with h5py.File(path(name), "r") as f:
+        return f["images"].id.get_chunk_info(k).byte_offset
+
+
 def damage(src, dst, sig, nth, new):
     """dst: src with the nth occurrence of sig replaced by new."""
     b = bytearray(open(path(src), "rb").read())
@@ -146,15 +204,18 @@ with h5py.File(path("bad_many"), "w", libver="latest") as f:
                      maxshape=(None, 1, 1, 3))
 damage("chunkbt", "bad_tree", b"TREE", 2, b"TREX")
 damage("chunkfa", "bad_fadb", b"FADB", 0, b"FADX")
-with h5py.File(path("bad_unalloc"), "w") as f:
-    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
-                         chunks=(2, 8, 8, 3))
-    d[0:2] = px(2, 8, 8, 3)
-    d[4:6] = px(2, 8, 8, 3)
-with h5py.File(path("bad_unalloc_fa"), "w", libver="latest") as f:
-    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
-                         chunks=(2, 8, 8, 3))
-    d[0:2] = px(2, 8, 8, 3)
+# Chunks whose stored bytes are damaged: gzip garbage in chunk 1, a flipped
+# byte under fletcher32 in chunk 0 (found when read, naming the sample).
+shutil.copy(path("gz"), path("bad_gzbytes"))
+with open(path("bad_gzbytes"), "r+b") as f:
+    f.seek(chunk_at("gz", 1))
+    f.write(b"garbage!" * 4)
+shutil.copy(path("fletcher"), path("bad_fletcher"))
+with open(path("bad_fletcher"), "r+b") as f:
+    f.seek(chunk_at("fletcher", 0) + 5)
+    b = f.read(1)
+    f.seek(-1, 1)
+    f.write(bytes([b[0] ^ 0x40]))
 with h5py.File(path("bad_float"), "w") as f:
     f["images"] = rng.random((2, 4, 4, 3), dtype=np.float32)
 with h5py.File(path("bad_rank2"), "w") as f:
@@ -163,7 +224,7 @@ with h5py.File(path("bad_zero"), "w") as f:
     f["images"] = np.zeros((0, 4, 4, 3), dtype=np.uint8)
 with h5py.File(path("bad_chunked"), "w") as f:
     f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(2, 8, 8, 3),
-                     compression="gzip", shuffle=True)
+                     shuffle=True, scaleoffset=0)
 with h5py.File(path("bad_vlen"), "w") as f:
     d = f.create_dataset("images", (2,), dtype=h5py.vlen_dtype(np.uint8))
     d[0] = np.frombuffer(b"\xff\xd8\xff\xe0 not really", dtype=np.uint8)
