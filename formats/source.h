@@ -17,6 +17,7 @@
 #ifndef SLUICE_FORMATS_SOURCE_H
 #define SLUICE_FORMATS_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -143,7 +144,8 @@ uint64_t sl_source_unfilter_bytes(const sl_source *src);
  * index entry's offset and length): for filtered HDF5 chunks, the chunk's
  * filters undone into scratch (sl_source_unfilter_bytes) and sample i's
  * H·W·C bytes in it, or the fill value for a chunk never written; else in
- * itself. Adds 1 to *unfilters when a chunk's filters were undone. Errors:
+ * itself. Adds 1 to *unfilters when filters were undone (not for a chunk
+ * stored raw, every filter skipped). Errors:
  * SL_EFORMAT naming the file, sample and chunk (checksum
  * mismatch, corrupt compressed data). Thread-safe: the source is only
  * read. */
@@ -151,6 +153,19 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
                              const uint8_t *in, size_t len, uint8_t *scratch,
                              const uint8_t **out, size_t *out_len,
                              uint64_t *unfilters, sl_err *err);
+/* When sample i lies in a chunk whose filters must be undone: true, with
+ * the chunk's number, the sample's offset in the unfiltered chunk and the
+ * chunk's unfiltered size (for a cache of unfiltered chunks); false for
+ * every other sample (fill value, stored raw, not an HDF5 array). */
+bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
+                        uint64_t *offset, uint64_t *chunk_bytes);
+/* Sample i's whole chunk unfiltered from its stored bytes in[0..len) into
+ * scratch: *chunk points at its chunk_bytes (only for samples
+ * sl_source_chunk_of is true of). Errors as sl_source_unfilter. */
+sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
+                                   const uint8_t *in, size_t len,
+                                   uint8_t *scratch, const uint8_t **chunk,
+                                   sl_err *err);
 /* Number of classes and the name of class c (NULL if out of range). */
 uint32_t sl_source_class_count(const sl_source *src);
 const char *sl_source_class_name(const sl_source *src, uint32_t c);

@@ -1069,6 +1069,38 @@ uint64_t sl_source_unfilter_bytes(const sl_source *src) {
   return sc > f->sample_bytes ? sc : f->sample_bytes;
 }
 
+bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
+                        uint64_t *offset, uint64_t *chunk_bytes) {
+  const sl_h5_filtered *f = src->h5f;
+  if (!f || f->pipe.n == 0)
+    return false;
+  uint64_t c = i / f->per_chunk;
+  uint32_t all = (uint32_t)((1u << f->pipe.n) - 1);
+  if (f->mask[c] == SL_H5_FILL || (f->mask[c] & all) == all)
+    return false; /* nothing to undo */
+  *chunk = c;
+  *offset = (i % f->per_chunk) * f->sample_bytes;
+  *chunk_bytes = f->pipe.chunk_bytes;
+  return true;
+}
+
+sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
+                                   const uint8_t *in, size_t len,
+                                   uint8_t *scratch, const uint8_t **chunk,
+                                   sl_err *err) {
+  const sl_h5_filtered *f = src->h5f;
+  uint64_t c = i / f->per_chunk;
+  char why[200];
+  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
+                                   chunk, why, sizeof why);
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
+                      " (filter mask %#" PRIx32 "): %s",
+                      src->path, i, f->dset, c, f->mask[c], bad);
+  return SL_OK;
+}
+
 sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
                              const uint8_t *in, size_t len, uint8_t *scratch,
                              const uint8_t **out, size_t *out_len,
@@ -1079,7 +1111,7 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
     *out_len = len;
     return SL_OK;
   }
-  uint64_t c = i / f->per_chunk;
+  uint64_t c = i / f->per_chunk, off = 0, cb = 0;
   *out_len = (size_t)f->sample_bytes;
   if (f->mask[c] == SL_H5_FILL) {
     memset(scratch, f->fill, (size_t)f->sample_bytes);
@@ -1090,16 +1122,14 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
     *out = in;
     return SL_OK;
   }
-  char why[200];
+  bool undo = sl_source_chunk_of(src, i, &c, &off, &cb);
   const uint8_t *chunk = NULL;
-  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
-                                   &chunk, why, sizeof why);
-  if (bad)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
-                      " (filter mask %#" PRIx32 "): %s",
-                      src->path, i, f->dset, c, f->mask[c], bad);
+  sl_status st =
+      sl_source_unfilter_chunk(src, i, in, len, scratch, &chunk, err);
+  if (st != SL_OK)
+    return st;
   *out = chunk + (i % f->per_chunk) * f->sample_bytes;
-  (*unfilters)++;
+  if (undo)
+    (*unfilters)++;
   return SL_OK;
 }

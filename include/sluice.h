@@ -231,6 +231,11 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *             per-worker decode scratch for a few crops of the largest
  *             resolution, 12 + 4 × K bytes per sample of each staging
  *             buffer and slot for labels, indices and targets.
+ *   chunks    HDF5 arrays of compressed chunks (h5py's gzip, lzf): a cache
+ *             of decompressed chunks shared by the workers, at most
+ *             dataset.chunk_cache bytes (default 256 MiB; never more than
+ *             the whole array's), and per worker a scratch of twice the
+ *             largest chunk (stored or decompressed); 4 bytes per chunk.
  * `sluice schedule CONFIG` prints these numbers for a config.
  *
  * Threads: sl_loader_open starts loader.workers workers (0: one per online
@@ -431,7 +436,10 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
  *
  * Memory, all allocated at open and never grown: the index, 24 bytes per
  * sample (32 for an LMDB other tools wrote: its keys are the names); the
- * targets, 4 × target_width bytes per sample; the class names.
+ * targets, 4 × target_width bytes per sample; the class names; 4 bytes
+ * per chunk of an HDF5 array of compressed chunks (whose samples
+ * sl_dataset_read and decode give decompressed, allocating the chunk and
+ * twice its size of scratch for the call).
  * Sample names stay in the file. sl_dataset_decode allocates a decoder's
  * scratch for the one image ((width + 32) × height × 4 bytes plus about
  * 2 MiB) and frees it before it returns.

@@ -59,8 +59,8 @@ typedef struct fixture {
   uint32_t k;           /* targets per sample */
   int lossy;            /* largest difference from numpy's (JPEG) */
   const char *kv[7];    /* extra options, NULL-terminated pairs */
-  uint32_t unfilters;   /* chunk decompressions an epoch (one per sample of
-                           a filtered, written chunk) */
+  uint32_t unfilters;   /* chunk decompressions in an epoch (one per chunk
+                           whose filters are undone, with the chunk cache) */
 } fixture;
 
 static const fixture k_fix[] = {
@@ -86,11 +86,11 @@ static const fixture k_fix[] = {
     {"chunksingle", 5, 8, 8, 3, 0, 0, {NULL}, 0},
     {"chunkea", 6, 8, 8, 3, 0, 0, {NULL}, 0},
     {"gz", 6, 10, 10, 3, 0, 0, {NULL}, 6},
-    {"lzf", 10, 8, 8, 3, 0, 0, {NULL}, 10},
-    {"fletcher", 5, 8, 8, 3, 0, 0, {NULL}, 5},
-    {"many500", 600, 8, 8, 3, 0, 0, {NULL}, 600},
-    {"mask", 4, 8, 8, 3, 0, 0, {NULL}, 4},
-    {"unalloc", 6, 8, 8, 3, 0, 0, {NULL}, 4},
+    {"lzf", 10, 8, 8, 3, 0, 0, {NULL}, 2},
+    {"fletcher", 5, 8, 8, 3, 0, 0, {NULL}, 3},
+    {"many500", 600, 8, 8, 3, 0, 0, {NULL}, 2},
+    {"mask", 4, 8, 8, 3, 0, 0, {NULL}, 3},
+    {"unalloc", 6, 8, 8, 3, 0, 0, {NULL}, 2},
     {"unalloc_raw", 6, 8, 8, 3, 0, 0, {NULL}, 0},
     {"unalloc_fa", 6, 8, 8, 3, 0, 0, {NULL}, 0},
     {"vlen", 6, 16, 16, 3, 0, 3, {NULL}, 0},
@@ -229,8 +229,9 @@ static void test_open_and_decode(void **state) {
 static long g_after_open = -1;
 
 /* The loader's batches, sample by sample, against numpy's pixels. */
-static void loader_run(const fixture *f, const char *workers, const char *io,
-                       bool bgr) {
+static void loader_run_cache(const fixture *f, const char *workers,
+                             const char *io, bool bgr, const char *cache,
+                             uint32_t unfilters) {
   char res[16];
   snprintf(res, sizeof res, "%u", f->w);
   const char *kv[] = {"dataset.channel_order",
@@ -257,6 +258,8 @@ static void loader_run(const fixture *f, const char *workers, const char *io,
                       "8",
                       "resolution.max",
                       res,
+                      "dataset.chunk_cache",
+                      cache,
                       NULL};
   sl_config *cfg = config_for(f, kv);
   sl_loader *ld;
@@ -295,15 +298,24 @@ static void loader_run(const fixture *f, const char *workers, const char *io,
   assert_int_equal(seen, f->n);
   sl_loader_stats stats;
   assert_int_equal(sl_loader_stats_get(ld, &stats), SL_OK);
-  if (stats.chunk_unfilters != f->unfilters)
-    fail_msg("%s: %llu chunk decompressions, %u expected", f->name,
-             (unsigned long long)stats.chunk_unfilters, f->unfilters);
+  if (stats.chunk_unfilters != unfilters)
+    fail_msg("%s (%s workers, chunk cache %s): %llu chunk decompressions, %u "
+             "expected",
+             f->name, workers, cache, (unsigned long long)stats.chunk_unfilters,
+             unfilters);
   free(rgb);
   free(lab);
   free(want);
   sl_loader_close(ld);
   sl_config_destroy(cfg);
 }
+
+static void loader_run(const fixture *f, const char *workers, const char *io,
+                       bool bgr) {
+  loader_run_cache(f, workers, io, bgr, "256MiB", f->unfilters);
+}
+
+static const fixture *fixture_named(const char *name);
 
 static void test_loader_batches(void **state) {
   (void)state;
@@ -318,6 +330,10 @@ static void test_loader_batches(void **state) {
   }
   /* NCHW planes read as BGR come out swapped. */
   loader_run(&k_fix[1], "2", "pread", true);
+  /* Without the chunk cache every sample decompresses its chunk (lzf: the
+   * 4 + 2 samples of its compressed first and partial edge chunks). */
+  loader_run_cache(fixture_named("many500"), "2", "mmap", false, "0", 600);
+  loader_run_cache(fixture_named("lzf"), "1", "pread", false, "0", 6);
 }
 
 /* Damaged or unsupported inputs: SL_EFORMAT naming the dataset. */

@@ -131,8 +131,9 @@ for name in ("chunkbt", "chunkfa", "chunksingle", "chunkea"):
 
 # Filtered chunks, undone by sluice's workers: gzip+shuffle one a chunk;
 # NCHW with lzf 4 a chunk, a partial edge chunk, the flat first chunk
-# compressed and the noisy others stored unfiltered (lzf cannot shrink
-# them: h5py skips the optional filter, filter mask 1); gzip+fletcher32;
+# and the edge chunk (half fill) compressed, the noisy second stored
+# unfiltered (lzf cannot shrink it: h5py skips the optional filter, filter
+# mask 1); gzip+fletcher32;
 # 500 samples a chunk (BigGAN-like) with a partial edge chunk; gzip with a
 # chunk written raw through write_direct_chunk (filter mask 1); and chunks
 # never written (the fill value 17, gzip; 0, unfiltered, in a B-tree and a
