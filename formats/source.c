@@ -78,6 +78,7 @@ void sl_source_close(sl_source *src) {
   free(src->images);
   free(src->labels);
   free(src->targets_name);
+  free(src->labels_path);
   free(src->desc);
   if (src->h5f)
     free(src->h5f->mask);
@@ -391,6 +392,7 @@ static sl_status open_common(sl_source **out, const char *path,
   src->layout = opts->layout;
   src->order = opts->order;
   src->array_layout = opts->array_layout;
+  src->label_argmax = opts->label_argmax;
   if ((opts->label_file && opts->label_file[0] &&
        !(src->label_file = strdup(opts->label_file))) ||
       (opts->lmdb_db && opts->lmdb_db[0] &&
@@ -400,7 +402,9 @@ static sl_status open_common(sl_source **out, const char *path,
       (opts->labels && opts->labels[0] &&
        !(src->labels = strdup(opts->labels))) ||
       (opts->targets && opts->targets[0] &&
-       !(src->targets_name = strdup(opts->targets)))) {
+       !(src->targets_name = strdup(opts->targets))) ||
+      (opts->labels_path && opts->labels_path[0] &&
+       !(src->labels_path = strdup(opts->labels_path)))) {
     sl_source_close(src);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
@@ -419,10 +423,11 @@ static sl_status open_common(sl_source **out, const char *path,
                     "LMDB",
                     path);
   if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
-      (src->images || src->labels || src->targets_name))
+      (src->images || src->labels || src->targets_name || src->labels_path ||
+       src->label_argmax))
     st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.images/labels/targets name HDF5 datasets; "
-                    "this is LMDB",
+                    "%s: dataset.images/labels/targets/labels_path/"
+                    "label_from are for HDF5 arrays; this is LMDB",
                     path);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
     st = sl_err_set(err, SL_ECONFIG,

@@ -78,6 +78,11 @@ typedef struct sl_source_opts {
    * array's axis order. */
   const char *images, *labels, *targets;
   sl_array_layout array_layout;
+  /* HDF5 arrays: NULL or "": labels and targets in the file itself, else
+   * the HDF5 file holding them; label_argmax: (N,K) rows also give the
+   * label by argmax. */
+  const char *labels_path;
+  bool label_argmax;
 } sl_source_opts;
 
 /* How sl_source_read gets bytes: from a read-only map of the file

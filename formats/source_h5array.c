@@ -97,22 +97,25 @@ static void type_text(hid_t t, char *buf, size_t cap) {
 
 /* Opens dataset name into a (d < 0 when it is absent: returns SL_OK so the
  * caller can try the next name; required makes absence an error). */
-static sl_status open_named(sl_source *src, hid_t file, const char *name,
-                            bool required, const char *option, dset *a,
-                            sl_err *err) {
+/* In the labels' own file (dataset.labels_path) a dataset's name is
+ * prefixed by that file's path. */
+static sl_status open_named_in(sl_source *src, hid_t file, const char *fpath,
+                               const char *name, bool required,
+                               const char *option, dset *a, sl_err *err) {
   a->d = -1;
-  snprintf(a->name, sizeof a->name, "%s%s", name[0] == '/' ? "" : "/", name);
+  snprintf(a->name, sizeof a->name, "%s%s%s%s", fpath ? fpath : "",
+           fpath ? ":" : "", name[0] == '/' ? "" : "/", name);
   if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
     if (!required)
       return SL_OK;
     return sl_err_set(err, SL_EFORMAT, "%s: %s = %s: no such dataset",
-                      src->path, option, a->name);
+                      fpath ? fpath : src->path, option, a->name);
   }
   a->d = H5Dopen2(file, name, H5P_DEFAULT);
   if (a->d < 0)
     return required
                ? sl_err_set(err, SL_EFORMAT, "%s: %s (%s) is not a dataset",
-                            src->path, a->name, option)
+                            fpath ? fpath : src->path, a->name, option)
                : SL_OK;
   hid_t s = H5Dget_space(a->d);
   int r = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
@@ -128,6 +131,12 @@ static sl_status open_named(sl_source *src, hid_t file, const char *name,
   H5Sclose(s);
   a->rank = r;
   return SL_OK;
+}
+
+static sl_status open_named(sl_source *src, hid_t file, const char *name,
+                            bool required, const char *option, dset *a,
+                            sl_err *err) {
+  return open_named_in(src, file, NULL, name, required, option, a, err);
 }
 
 /* Root-level datasets of uint8 elements and rank 3 or 4: the candidates
@@ -881,6 +890,7 @@ static const char *filters_text(const sl_h5_pipeline *p, char *buf,
 }
 
 typedef struct arrays {
+  hid_t lfile; /* dataset.labels_path's file (-1: none) */
   dset img, lab, tgt;
   geom g; /* the pixel array's; g.chunk_addr freed by the caller */
 } arrays;
@@ -892,22 +902,44 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = check_images(src, &A->img, file, &A->g, err);
   if (st != SL_OK)
     return st;
-  /* Labels: named, else the first common name that is not the images. */
+  /* Labels: named, else the first common name that is not the images; in
+   * dataset.labels_path's file when set. */
+  hid_t lf = file;
+  const char *lp = src->labels_path;
+  if (lp) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
+      lf = A->lfile = H5Fopen(lp, H5F_ACC_RDONLY, fapl);
+    else
+      lf = -1;
+    if (fapl >= 0)
+      H5Pclose(fapl);
+    if (lf < 0)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: dataset.labels_path = %s: HDF5 cannot open it "
+                        "(missing, not HDF5, or damaged)",
+                        src->path, lp);
+  }
   if (src->labels)
-    st = open_named(src, file, src->labels, true, "dataset.labels", &A->lab,
-                    err);
+    st = open_named_in(src, lf, lp, src->labels, true, "dataset.labels",
+                       &A->lab, err);
   for (int i = 0;
        !src->labels && st == SL_OK && A->lab.d < 0 && k_label_names[i]; i++) {
-    st = open_named(src, file, k_label_names[i], false, "dataset.labels",
-                    &A->lab, err);
+    st = open_named_in(src, lf, lp, k_label_names[i], false, "dataset.labels",
+                       &A->lab, err);
     if (st == SL_OK && A->lab.d >= 0 && strcmp(A->lab.name, A->img.name) == 0) {
       H5Dclose(A->lab.d);
       A->lab.d = -1;
     }
   }
   if (st == SL_OK && src->targets_name)
-    st = open_named(src, file, src->targets_name, true, "dataset.targets",
-                    &A->tgt, err);
+    st = open_named_in(src, lf, lp, src->targets_name, true, "dataset.targets",
+                       &A->tgt, err);
+  if (st == SL_OK && lp && A->lab.d < 0 && A->tgt.d < 0)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: dataset.labels_path = %s holds no labels (y, "
+                    "labels, ...; name them with dataset.labels)",
+                    src->path, lp);
   if (st != SL_OK)
     return st;
   bool lab_float = false, tgt_float = false;
@@ -928,6 +960,14 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                       src->path, A->lab.name, lk, A->tgt.name);
   const dset *T = lab_targets ? &A->lab : A->tgt.d >= 0 ? &A->tgt : NULL;
   src->target_width = T ? (uint32_t)(lab_targets ? lk : tk) : 0;
+  bool argmax = src->label_argmax;
+  if (argmax && (!T || (A->lab.d >= 0 && !lab_targets)))
+    return sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.label_from = argmax labels each row of an "
+                      "(N,K) dataset, but %s%s",
+                      src->path, A->lab.d >= 0 ? A->lab.name : "",
+                      A->lab.d >= 0 ? " has one value a row (read as labels)"
+                                    : "there is no (N,K) labels dataset");
   int64_t *labels = NULL;
   double *dl = NULL;
   if (A->lab.d >= 0 && !lab_targets) {
@@ -964,6 +1004,14 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
         bad = "its label is outside [-1, 2^31)";
       else
         lab = labels[i];
+    } else if (argmax) { /* the first largest value, if above 0 */
+      const float *row = src->targets + i * src->target_width;
+      float best = 0.0f;
+      for (uint32_t k = 0; k < src->target_width; k++)
+        if (row[k] > best) {
+          best = row[k];
+          lab = k;
+        }
     }
     if (bad) {
       char w2[NAME_CAP * 2 + 96];
@@ -1048,7 +1096,8 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
 }
 
 sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
-  arrays A = {.img = {.d = -1}, .lab = {.d = -1}, .tgt = {.d = -1}};
+  arrays A = {
+      .lfile = -1, .img = {.d = -1}, .lab = {.d = -1}, .tgt = {.d = -1}};
   src->version = 0;
   sl_status st = index_arrays(src, (hid_t)file, &A, err);
   free(A.g.chunk_addr);
@@ -1058,6 +1107,8 @@ sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (ids[i] >= 0)
       H5Dclose(ids[i]);
+  if (A.lfile >= 0)
+    H5Fclose(A.lfile);
   return st;
 }
 

@@ -153,9 +153,11 @@ static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
     return sl_source_index_h5array(src, (int64_t)f->file, err);
   }
   src->layout = SL_LMDB_SLUICE;
-  if (src->images || src->labels || src->targets_name)
+  if (src->images || src->labels || src->targets_name || src->labels_path ||
+      src->label_argmax)
     return sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.images/labels/targets are for HDF5 "
+                      "%s: dataset.images/labels/targets/labels_path/"
+                      "label_from are for HDF5 "
                       "array files; this one is in sluice's layout",
                       src->path);
   if (H5Lexists(f->file, SL_HDF5_GROUP, H5P_DEFAULT) <= 0 ||

@@ -93,6 +93,8 @@ static const fixture k_fix[] = {
     {"unalloc", 6, 8, 8, 3, 0, 0, {NULL}, 2},
     {"unalloc_raw", 6, 8, 8, 3, 0, 0, {NULL}, 0},
     {"unalloc_fa", 6, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"pcam", 5, 8, 8, 3, 0, 0, {"dataset.labels_path", "@DIR/pcam_y.h5"}, 0},
+    {"onehot", 5, 8, 8, 3, 3, 0, {"dataset.label_from", "argmax"}, 0},
     {"vlen", 6, 16, 16, 3, 0, 3, {NULL}, 0},
 };
 enum { NFIX = sizeof k_fix / sizeof k_fix[0] };
@@ -149,8 +151,12 @@ static sl_config *config_for(const fixture *f, const char *const *more) {
   sl_config *cfg;
   assert_int_equal(sl_config_create(&cfg), SL_OK);
   assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  for (const char *const *kv = f->kv; kv[0]; kv += 2)
-    assert_int_equal(sl_config_set(cfg, kv[0], kv[1]), SL_OK);
+  for (const char *const *kv = f->kv; kv[0]; kv += 2) {
+    char v[700]; /* "@DIR/" names a file beside the fixtures */
+    snprintf(v, sizeof v, "%s%s", strncmp(kv[1], "@DIR", 4) ? "" : g_dir,
+             strncmp(kv[1], "@DIR", 4) ? kv[1] : kv[1] + 4);
+    assert_int_equal(sl_config_set(cfg, kv[0], v), SL_OK);
+  }
   for (; more && more[0]; more += 2)
     if (sl_config_set(cfg, more[0], more[1]) != SL_OK)
       fail_msg("%s", sl_config_errmsg(cfg));
@@ -357,6 +363,8 @@ static void test_refused(void **state) {
       {"bad_fadb", NULL, NULL,
        "its chunk index is damaged: no fixed array data block (FADB)"},
       {"bad_chunked", NULL, NULL, "sluice pack --from"},
+      {"pcam", "dataset.labels_path", "/nonexistent/y.h5",
+       "dataset.labels_path = /nonexistent/y.h5: HDF5 cannot open it"},
       {"bad_vlen", NULL, NULL, "sample 0 (/images[0]): JPEG image whose"},
       {"bad_heap", NULL, NULL, "sample 0 (/images[0]): heap collection at"},
       {"bad_heap", NULL, NULL, "length runs past its collection's end"},
@@ -386,6 +394,18 @@ static void test_refused(void **state) {
     sl_dataset_close(ds);
     sl_config_destroy(cfg);
   }
+  /* argmax needs (N,K) rows: a configuration error naming the labels. */
+  const fixture *f = fixture_named("nhwc");
+  const char *kv[] = {"dataset.label_from", "argmax", NULL};
+  sl_config *cfg = config_for(f, kv);
+  sl_dataset *ds;
+  sl_status st = sl_dataset_open(&ds, cfg);
+  if (st != SL_ECONFIG ||
+      !strstr(sl_dataset_errmsg(ds), "/labels has one value a row"))
+    fail_msg("argmax on (N,) labels: status %d, '%s'", (int)st,
+             sl_dataset_errmsg(ds));
+  sl_dataset_close(ds);
+  sl_config_destroy(cfg);
 }
 
 /* Damaged compressed bytes: the open succeeds (the index is sound), the

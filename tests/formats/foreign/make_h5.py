@@ -197,6 +197,25 @@ def damage(src, dst, sig, nth, new):
     b[at:at + len(new)] = new
     open(path(dst), "wb").write(bytes(b))
 
+# PCam's layout: the pixels x in one file, the (N, 1, 1, 1) labels y in
+# another (dataset.labels_path). One-hot float labels read as targets and,
+# with dataset.label_from = argmax, as labels too (an all-zero row: -1).
+with h5py.File(path("pcam"), "w") as f:
+    f["x"] = px(5, 8, 8, 3)
+with h5py.File(path("pcam_y"), "w") as f:
+    f["y"] = np.array([1, 0, 0, 1, 1], dtype=np.uint8).reshape(5, 1, 1, 1)
+with h5py.File(path("pcam"), "r") as f, h5py.File(path("pcam_y"), "r") as g:
+    expect("pcam", f["x"][()], g["y"][()].reshape(5))
+hot = np.eye(3, dtype=np.float32)[[2, 0, 1, 1, 0]]
+hot[3] = 0
+with h5py.File(path("onehot"), "w") as f:
+    f["images"] = px(5, 8, 8, 3)
+    f["labels"] = hot
+with h5py.File(path("onehot"), "r") as f:
+    y = f["labels"][()]
+    lab = np.where(y.max(axis=1) > 0, y.argmax(axis=1), -1)
+    expect("onehot", f["images"][()], lab, y)
+
 # Damaged or unsupported inputs.
 with h5py.File(path("bad_split"), "w") as f:
     f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 4, 8, 3))
