@@ -1089,7 +1089,19 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                           A->tgt.name, sh);
   }
   if (A->lab.d < 0 && o < sizeof desc)
-    snprintf(desc + o, sizeof desc - o, "; no labels (-1)");
+    o += (size_t)snprintf(desc + o, sizeof desc - o, "; no labels (-1)");
+  if (src->h5f && src->h5f->pipe.n > 0 && A->g.per_chunk > 1 &&
+      o < sizeof desc) {
+    /* Cache advice: each chunk decompressed once needs all chunks cached
+     * (the order does not walk chunks). */
+    uint64_t nch = (A->g.n + A->g.per_chunk - 1) / A->g.per_chunk;
+    snprintf(desc + o, sizeof desc - o,
+             "; advice: %" PRIu64 " samples a compressed chunk of %" PRIu64
+             " bytes: each chunk is decompressed once while it stays in "
+             "dataset.chunk_cache; %" PRIu64 " bytes cache them all",
+             A->g.per_chunk, A->g.pipe.chunk_bytes,
+             nch * A->g.pipe.chunk_bytes);
+  }
   if (!(src->desc = strdup(desc)))
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
   return sl_source_set_classes(src, "", 0, 0, err);

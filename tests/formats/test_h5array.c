@@ -561,6 +561,9 @@ static void test_cli(void **state) {
     fail_msg("%s", out);
   assert_non_null(strstr(out, "chunked, filters shuffle+gzip (undone by the "
                               "workers), samples per chunk 500"));
+  assert_non_null(strstr(out, "advice: 500 samples a compressed chunk of "
+                              "96000 bytes"));
+  assert_non_null(strstr(out, "192000 bytes cache them all"));
   snprintf(args, sizeof args, "verify --decode '%s/userblock.h5'", g_dir);
   if (run_cli(args, out, sizeof out) != 0)
     fail_msg("%s", out);
