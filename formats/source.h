@@ -158,6 +158,9 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
                              const uint8_t *in, size_t len, uint8_t *scratch,
                              const uint8_t **out, size_t *out_len,
                              uint64_t *unfilters, sl_err *err);
+/* Samples a compressed chunk holds (HDF5 arrays of filtered chunks), 0
+ * for every other source: the block an order should keep together. */
+uint64_t sl_source_chunk_samples(const sl_source *src);
 /* When sample i lies in a chunk whose filters must be undone: true, with
  * the chunk's number, the sample's offset in the unfiltered chunk and the
  * chunk's unfiltered size (for a cache of unfiltered chunks); false for

@@ -1132,6 +1132,10 @@ uint64_t sl_source_unfilter_bytes(const sl_source *src) {
   return sc > f->sample_bytes ? sc : f->sample_bytes;
 }
 
+uint64_t sl_source_chunk_samples(const sl_source *src) {
+  return src->h5f && src->h5f->pipe.n > 0 ? src->h5f->per_chunk : 0;
+}
+
 bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
                         uint64_t *offset, uint64_t *chunk_bytes) {
   const sl_h5_filtered *f = src->h5f;

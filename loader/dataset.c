@@ -308,6 +308,7 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   out->channels = c->p.channels;
   out->target_width = sl_source_target_width(c->src);
   out->fingerprint = fingerprint(c->src);
+  out->block_samples = sl_source_chunk_samples(c->src);
   out->targets = ds_targets;
   out->worker_open = ds_worker_open;
   out->worker_close = ds_worker_close;

@@ -173,8 +173,14 @@ with h5py.File(path("unalloc_fa"), "w", libver="latest") as f:
     d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
                          chunks=(2, 8, 8, 3))
     d[0:2] = px(2, 8, 8, 3)
+# 1000 samples in 20 gzip chunks of 50: the quasi_random order's blocks.
+q50 = px(1000, 8, 8, 3)
+q50[1::2] = 5
+with h5py.File(path("q50"), "w") as f:
+    f.create_dataset("images", data=q50, chunks=(50, 8, 8, 3),
+                     compression="gzip")
 for name in ("gz", "fletcher", "many500", "mask", "unalloc", "unalloc_raw",
-             "unalloc_fa"):
+             "unalloc_fa", "q50"):
     with h5py.File(path(name), "r") as f:
         lab = f["labels"][()] if "labels" in f else [-1] * len(f["images"])
         expect(name, f["images"][()], lab)
