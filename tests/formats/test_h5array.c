@@ -376,6 +376,8 @@ static void test_refused(void **state) {
     const char *file, *opt, *val, *msg;
   } cases[] = {
       {"bad_float", NULL, NULL, "/images has float32 elements"},
+      {"bad_huge", NULL, NULL,
+       "has shape (4, 40000, 40000, 3): samples of 4800000000 bytes"},
       {"bad_rank2", NULL, NULL, "/images has shape (4, 16): rank 2"},
       {"bad_zero", NULL, NULL, "/images is empty (shape (0, 4, 4, 3))"},
       {"bad_chunked", NULL, NULL,

@@ -242,6 +242,9 @@ with open(path("bad_fletcher"), "r+b") as f:
     b = f.read(1)
     f.seek(-1, 1)
     f.write(bytes([b[0] ^ 0x40]))
+# A shape whose sample size overflows what sluice reads (never written).
+with h5py.File(path("bad_huge"), "w") as f:
+    f.create_dataset("images", (4, 40000, 40000, 3), dtype=np.uint8)
 with h5py.File(path("bad_float"), "w") as f:
     f["images"] = rng.random((2, 4, 4, 3), dtype=np.float32)
 with h5py.File(path("bad_rank2"), "w") as f:
