@@ -1,10 +1,15 @@
 /* bench_formats: `sluice pack` throughput with 1 and 2 threads, and the time
  * to open (index) a 1,000,000-sample file in each format, and in the two
  * foreign LMDB layouts (Caffe Datums, image-file values, written here with
- * liblmdb as other tools write them). Not a test: it prints a table.
+ * liblmdb as other tools write them), and of h5py-written chunked pixel
+ * arrays of 1,000, 100,000 and 1,000,000 chunks (a v1 B-tree with h5py's
+ * default libver, a fixed array with libver='latest'; written by
+ * PYTHON, default /usr/bin/python3, with h5py; skipped without it). Not a
+ * test: it prints a table.
  * Ratios (2 threads / 1 thread) are measured in one run.
  *
  *   bench_formats [--dir DIR] [--images N] [--samples N] [--bin SLUICE]
+ *                 [--h5-chunks N,N,...] [--python PYTHON]
  *
  * DIR (default $TMPDIR or /tmp) receives the inputs and outputs, removed at
  * the end. */
@@ -330,11 +335,70 @@ static void bench_open_foreign(const char *dir, uint64_t n) {
   }
 }
 
+/* Open (index) time of chunked h5py arrays: (n, 2, 2, 3) uint8 in chunks of
+ * one sample, so n chunks; the chunk index is parsed from the file. */
+static void bench_open_h5chunks(const char *dir, const char *python,
+                                const char *list) {
+  static const char *const libver[2] = {"earliest", "latest"};
+  static const char *const index[2] = {"v1 B-tree", "fixed array"};
+  printf("\nh5py chunked array open: (n, 2, 2, 3) uint8, one sample a "
+         "chunk, best of 3 (page cache warm)\n");
+  printf("  %-12s %9s %10s %9s %12s %10s\n", "index", "chunks", "file MB",
+         "write s", "open mmap", "ns/chunk");
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    uint64_t n = strtoull(tok, NULL, 10);
+    for (int v = 0; v < 2 && n > 0; v++) {
+      char path[1100], cmd[2600];
+      snprintf(path, sizeof path, "%s/bench-open-chunks.h5", dir);
+      snprintf(cmd, sizeof cmd,
+               "'%s' -c 'import h5py, numpy as np\n"
+               "with h5py.File(\"%s\", \"w\", libver=\"%s\") as f:\n"
+               "    f.create_dataset(\"images\", data=np.zeros((%" PRIu64
+               ", 2, 2, 3), np.uint8), chunks=(1, 2, 2, 3))'",
+               python, path, libver[v], n);
+      double t0 = now();
+      if (system(cmd) != 0) {
+        fprintf(stderr,
+                "bench_formats: %s failed (h5py for %s?): h5py "
+                "arrays skipped\n",
+                python, python);
+        return;
+      }
+      double wt = now() - t0, best = 1e30;
+      uint64_t size = 0;
+      for (int rep = 0; rep < 3; rep++) {
+        sl_err err = {0};
+        sl_source *s;
+        double a = now();
+        if (sl_source_open(&s, path, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) !=
+            SL_OK) {
+          fprintf(stderr, "bench_formats: %s\n", err.msg);
+          unlink(path);
+          return;
+        }
+        double b = now() - a;
+        size = sl_source_file_size(s);
+        if (sl_source_count(s) != n)
+          fprintf(stderr, "bench_formats: count mismatch\n");
+        sl_source_close(s);
+        if (b < best)
+          best = b;
+      }
+      printf("  %-12s %9" PRIu64 " %10.1f %9.2f %9.1f ms %10.1f\n", index[v], n,
+             (double)size / 1e6, wt, best * 1e3, best * 1e9 / (double)n);
+      unlink(path);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   const char *bin = SLUICE_BIN_PATH;
   int images = 400;
   uint64_t samples = 1000000;
+  const char *python = "/usr/bin/python3", *h5_chunks = "1000,100000,1000000";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--dir"))
       dir = argv[i + 1];
@@ -344,9 +408,14 @@ int main(int argc, char **argv) {
       samples = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--bin"))
       bin = argv[i + 1];
+    else if (!strcmp(argv[i], "--h5-chunks"))
+      h5_chunks = argv[i + 1];
+    else if (!strcmp(argv[i], "--python"))
+      python = argv[i + 1];
     else {
       fprintf(stderr, "usage: bench_formats [--dir DIR] [--images N] "
-                      "[--samples N] [--bin SLUICE]\n");
+                      "[--samples N] [--bin SLUICE] [--h5-chunks N,N,...] "
+                      "[--python PYTHON]\n");
       return 2;
     }
   }
@@ -358,5 +427,7 @@ int main(int argc, char **argv) {
     bench_open(dir, samples);
   if (samples > 0)
     bench_open_foreign(dir, samples);
+  if (h5_chunks[0] && strcmp(h5_chunks, "0") != 0)
+    bench_open_h5chunks(dir, python, h5_chunks);
   return 0;
 }

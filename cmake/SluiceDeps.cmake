@@ -25,6 +25,18 @@ sluice_pkg(png libpng libpng-dev)
 sluice_pkg(webp libwebp libwebp-dev)
 sluice_pkg(inih inih libinih-dev)
 sluice_pkg(uring liburing liburing-dev)
+sluice_pkg(zlib zlib zlib1g-dev)
+
+# Debian's liblzf ships neither a .pc file nor a CMake package.
+find_path(LIBLZF_INCLUDE_DIR liblzf/lzf.h)
+find_library(LIBLZF_LIBRARY NAMES lzf)
+if(NOT LIBLZF_INCLUDE_DIR OR NOT LIBLZF_LIBRARY)
+  message(FATAL_ERROR "sluice needs liblzf (liblzf/lzf.h / liblzf.so not found): apt-get install liblzf-dev")
+endif()
+add_library(sluice_dep_lzf INTERFACE)
+target_include_directories(sluice_dep_lzf INTERFACE ${LIBLZF_INCLUDE_DIR})
+target_link_libraries(sluice_dep_lzf INTERFACE ${LIBLZF_LIBRARY})
+add_library(sluice::dep::lzf ALIAS sluice_dep_lzf)
 
 # Debian's libyuv ships neither a .pc file nor a CMake package.
 find_path(LIBYUV_INCLUDE_DIR libyuv.h)
@@ -42,7 +54,8 @@ add_library(sluice_deps INTERFACE)
 target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
   sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::webp
   sluice::dep::inih
-  sluice::dep::uring sluice::dep::yuv Threads::Threads m)
+  sluice::dep::uring sluice::dep::zlib sluice::dep::lzf sluice::dep::yuv
+  Threads::Threads m)
 
 if(SLUICE_BUILD_TESTS)
   # Debian's cmocka 1.1.5 defines no CMake target.

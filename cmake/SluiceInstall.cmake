@@ -2,8 +2,8 @@
 include(CMakePackageConfigHelpers)
 
 # The static library's private dependencies must reach the consumer's link line.
-set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng libwebp inih liburing")
-set(SLUICE_PC_LIBS_PRIVATE "-lyuv -lpthread -lm")
+set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng libwebp inih liburing zlib")
+set(SLUICE_PC_LIBS_PRIVATE "-lyuv -llzf -lpthread -lm")
 
 install(TARGETS sluice EXPORT sluiceTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

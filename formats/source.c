@@ -75,6 +75,14 @@ void sl_source_close(sl_source *src) {
   free(src->writer);
   free(src->label_file);
   free(src->lmdb_db);
+  free(src->images);
+  free(src->labels);
+  free(src->targets_name);
+  free(src->labels_path);
+  free(src->desc);
+  if (src->h5f)
+    free(src->h5f->mask);
+  free(src->h5f);
   free(src->name_off);
   free(src->path);
   free(src);
@@ -153,6 +161,8 @@ const char *sl_source_layout_name(const sl_source *src) {
     return "caffe";
   case SL_LMDB_IMAGES:
     return "images";
+  case SL_LMDB_ARRAY:
+    return "array";
   default:
     return "sluice";
   }
@@ -168,6 +178,10 @@ uint64_t sl_source_annotated(const sl_source *src) {
 
 uint32_t sl_source_layout_version(const sl_source *src) {
   return src->version;
+}
+
+const char *sl_source_description(const sl_source *src) {
+  return src->desc ? src->desc : "";
 }
 
 const char *sl_source_writer_settings(const sl_source *src) {
@@ -342,7 +356,8 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->label, src->nclasses);
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
-  else if ((e->codec == SL_LAYOUT_CODEC_RAW ||
+  else if (!src->h5f &&
+           (e->codec == SL_LAYOUT_CODEC_RAW ||
             e->codec == SL_LAYOUT_CODEC_RAW_CHW ||
             e->codec == SL_LAYOUT_CODEC_RAW_CHW_BGR) &&
            (uint64_t)e->height * e->width * e->channels != e->length)
@@ -376,10 +391,20 @@ static sl_status open_common(sl_source **out, const char *path,
   src->on_bad_user = user;
   src->layout = opts->layout;
   src->order = opts->order;
+  src->array_layout = opts->array_layout;
+  src->label_argmax = opts->label_argmax;
   if ((opts->label_file && opts->label_file[0] &&
        !(src->label_file = strdup(opts->label_file))) ||
       (opts->lmdb_db && opts->lmdb_db[0] &&
-       !(src->lmdb_db = strdup(opts->lmdb_db)))) {
+       !(src->lmdb_db = strdup(opts->lmdb_db))) ||
+      (opts->images && opts->images[0] &&
+       !(src->images = strdup(opts->images))) ||
+      (opts->labels && opts->labels[0] &&
+       !(src->labels = strdup(opts->labels))) ||
+      (opts->targets && opts->targets[0] &&
+       !(src->targets_name = strdup(opts->targets))) ||
+      (opts->labels_path && opts->labels_path[0] &&
+       !(src->labels_path = strdup(opts->labels_path)))) {
     sl_source_close(src);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
@@ -387,18 +412,28 @@ static sl_status open_common(sl_source **out, const char *path,
   bool subdir = false;
   sl_status st =
       detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
-  if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->layout != SL_LMDB_AUTO &&
-      src->layout != SL_LMDB_SLUICE)
+  if (st == SL_OK && fmt == SL_FORMAT_HDF5 &&
+      (src->layout == SL_LMDB_CAFFE || src->layout == SL_LMDB_IMAGES))
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = %s is for LMDB files; this is HDF5",
                     path, src->layout == SL_LMDB_CAFFE ? "caffe" : "images");
+  if (st == SL_OK && fmt == SL_FORMAT_LMDB && src->layout == SL_LMDB_ARRAY)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.layout = array is for HDF5 files; this is "
+                    "LMDB",
+                    path);
+  if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
+      (src->images || src->labels || src->targets_name || src->labels_path ||
+       src->label_argmax))
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.images/labels/targets/labels_path/"
+                    "label_from are for HDF5 arrays; this is LMDB",
+                    path);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.lmdb_db = %s names an LMDB sub-database; "
                     "this is HDF5",
                     path, src->lmdb_db);
-  if (st == SL_OK && fmt == SL_FORMAT_HDF5)
-    src->layout = SL_LMDB_SLUICE;
   if (st == SL_OK) {
     src->fmt = fmt;
     void *m =
@@ -464,6 +499,16 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
   if (n < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s: read", file);
   bool is_hdf5 = n >= 8 && memcmp(head, k_hdf5_sig, 8) == 0;
+  /* After a userblock (MATLAB v7.3 writes 512 bytes) the signature sits at
+   * 512, 1024, 2048, ...: HDF5 itself looks there. */
+  for (uint64_t at = 512; !is_hdf5 && n >= 20 && at + 8 <= src->file_size &&
+                          sl_get_le32(head + 16) != LMDB_MAGIC;
+       at *= 2) {
+    uint8_t sig[8];
+    if (pread(src->fd, sig, 8, (off_t)at) == 8 &&
+        memcmp(sig, k_hdf5_sig, 8) == 0)
+      is_hdf5 = true;
+  }
   bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
   if (*fmt == SL_FORMAT_AUTO) {
     if (is_hdf5)

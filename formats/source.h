@@ -17,6 +17,7 @@
 #ifndef SLUICE_FORMATS_SOURCE_H
 #define SLUICE_FORMATS_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,24 +30,38 @@ typedef enum sl_format_kind {
   SL_FORMAT_HDF5
 } sl_format_kind;
 
-/* How an LMDB file's entries are laid out (dataset.layout). Auto: sluice's
+/* How a file's entries are laid out (dataset.layout). Auto: sluice's
  * own when the file holds its "sluice.meta" entry, else from the first
  * sample-like value: an image file's magic means images, anything else is
- * read as a Caffe Datum. HDF5 files are always sluice's. */
+ * read as a Caffe Datum. An HDF5 file is sluice's when it has the group
+ * /samples with a sluice_layout attribute, else an array file. */
 typedef enum sl_lmdb_layout {
   SL_LMDB_AUTO,
   SL_LMDB_SLUICE,
-  SL_LMDB_CAFFE, /* values are Caffe Datums (or SSD AnnotatedDatums) */
-  SL_LMDB_IMAGES /* values are JPEG/PNG files, keys are arbitrary */
+  SL_LMDB_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
+  SL_LMDB_IMAGES, /* values are JPEG/PNG files, keys are arbitrary */
+  SL_LMDB_ARRAY   /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
 } sl_lmdb_layout;
 
 /* Plane order of a Caffe raw (not encoded) Datum with 3 channels
  * (dataset.channel_order): BGR is what Caffe's OpenCV-based tools write;
  * CIFAR-10's converter writes RGB. */
 typedef enum sl_channel_order {
+  SL_CHANNELS_AUTO, /* BGR for Caffe Datums, RGB for HDF5 arrays */
   SL_CHANNELS_BGR,
   SL_CHANNELS_RGB
 } sl_channel_order;
+
+/* How an HDF5 pixel array's axes are ordered (dataset.array_layout).
+ * Auto: NHWC when the last dimension is 1, 3 or 4, else NCHW when the
+ * second is. */
+typedef enum sl_array_layout {
+  SL_ARRAY_AUTO,
+  SL_ARRAY_NHWC,
+  SL_ARRAY_NCHW,
+  SL_ARRAY_NWHC,
+  SL_ARRAY_NCWH
+} sl_array_layout;
 
 /* The typed options of a source (the loader builds them from dataset.*). */
 typedef struct sl_source_opts {
@@ -59,6 +74,15 @@ typedef struct sl_source_opts {
   /* LMDB: NULL or "" reads the main database, else the named
    * sub-database (dataset.lmdb_db). */
   const char *lmdb_db;
+  /* HDF5 arrays: the datasets' paths (NULL or "": detected), and the
+   * array's axis order. */
+  const char *images, *labels, *targets;
+  sl_array_layout array_layout;
+  /* HDF5 arrays: NULL or "": labels and targets in the file itself, else
+   * the HDF5 file holding them; label_argmax: (N,K) rows also give the
+   * label by argmax. */
+  const char *labels_path;
+  bool label_argmax;
 } sl_source_opts;
 
 /* How sl_source_read gets bytes: from a read-only map of the file
@@ -118,6 +142,38 @@ uint64_t sl_source_count(const sl_source *src);
 const sl_sample_info *sl_source_info(const sl_source *src, uint64_t i);
 /* The largest payload length of any sample: size pread buffers with it. */
 uint32_t sl_source_max_length(const sl_source *src);
+/* Scratch bytes sl_source_unfilter needs; 0 when every sample's stored
+ * bytes are its codec's input (all but HDF5 arrays of filtered chunks). */
+uint64_t sl_source_unfilter_bytes(const sl_source *src);
+/* Sample i's codec input from its stored bytes in[0..len) (as read at its
+ * index entry's offset and length): for filtered HDF5 chunks, the chunk's
+ * filters undone into scratch (sl_source_unfilter_bytes) and sample i's
+ * H·W·C bytes in it, or the fill value for a chunk never written; else in
+ * itself. Adds 1 to *unfilters when filters were undone (not for a chunk
+ * stored raw, every filter skipped). Errors:
+ * SL_EFORMAT naming the file, sample and chunk (checksum
+ * mismatch, corrupt compressed data). Thread-safe: the source is only
+ * read. */
+sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
+                             const uint8_t *in, size_t len, uint8_t *scratch,
+                             const uint8_t **out, size_t *out_len,
+                             uint64_t *unfilters, sl_err *err);
+/* Samples a compressed chunk holds (HDF5 arrays of filtered chunks), 0
+ * for every other source: the block an order should keep together. */
+uint64_t sl_source_chunk_samples(const sl_source *src);
+/* When sample i lies in a chunk whose filters must be undone: true, with
+ * the chunk's number, the sample's offset in the unfiltered chunk and the
+ * chunk's unfiltered size (for a cache of unfiltered chunks); false for
+ * every other sample (fill value, stored raw, not an HDF5 array). */
+bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
+                        uint64_t *offset, uint64_t *chunk_bytes);
+/* Sample i's whole chunk unfiltered from its stored bytes in[0..len) into
+ * scratch: *chunk points at its chunk_bytes (only for samples
+ * sl_source_chunk_of is true of). Errors as sl_source_unfilter. */
+sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
+                                   const uint8_t *in, size_t len,
+                                   uint8_t *scratch, const uint8_t **chunk,
+                                   sl_err *err);
 /* Number of classes and the name of class c (NULL if out of range). */
 uint32_t sl_source_class_count(const sl_source *src);
 const char *sl_source_class_name(const sl_source *src, uint32_t c);
@@ -133,14 +189,16 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 /* "lmdb" or "hdf5", and the on-disk layout version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
-/* The entries' layout: "sluice" (also every HDF5 file), "caffe" or
- * "images". */
+/* The entries' layout: "sluice", "caffe", "images" or "array". */
 const char *sl_source_layout_name(const sl_source *src);
 /* Foreign layouts: entries that were not samples (`__keys__`, `__len__`,
  * `num-samples`, keys ending in `.meta`), skipped; Datums that were SSD
  * AnnotatedDatums (their boxes are not read). */
 uint64_t sl_source_skipped(const sl_source *src);
 uint64_t sl_source_annotated(const sl_source *src);
+/* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
+ * layouts). */
+const char *sl_source_description(const sl_source *src);
 /* The writer's settings as recorded in the file ("" when none). */
 const char *sl_source_writer_settings(const sl_source *src);
 /* The open file descriptor (for io_uring, fadvise) and the file's size. */

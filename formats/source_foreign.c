@@ -232,7 +232,7 @@ static const char *take_raw(const sl_datum *d, sl_channel_order order,
   e->height = (uint16_t)d->height;
   e->width = (uint16_t)d->width;
   e->channels = (uint8_t)d->channels;
-  e->codec = d->channels == 3 && order == SL_CHANNELS_BGR
+  e->codec = d->channels == 3 && order != SL_CHANNELS_RGB
                  ? SL_LAYOUT_CODEC_RAW_CHW_BGR
                  : SL_LAYOUT_CODEC_RAW_CHW;
   return NULL;

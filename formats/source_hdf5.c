@@ -143,6 +143,23 @@ static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
                       "%s: HDF5 cannot open the file "
                       "(truncated or damaged?); " SL_REPACK_HINT,
                       src->path);
+  /* sluice's own layout: /samples with its sluice_layout attribute; any
+   * other file is read as an h5py-style pixel array. */
+  bool own = H5Lexists(f->file, SL_HDF5_GROUP, H5P_DEFAULT) > 0 &&
+             H5Aexists_by_name(f->file, SL_HDF5_GROUP, "sluice_layout",
+                               H5P_DEFAULT) > 0;
+  if (src->layout == SL_LMDB_ARRAY || (src->layout == SL_LMDB_AUTO && !own)) {
+    src->layout = SL_LMDB_ARRAY;
+    return sl_source_index_h5array(src, (int64_t)f->file, err);
+  }
+  src->layout = SL_LMDB_SLUICE;
+  if (src->images || src->labels || src->targets_name || src->labels_path ||
+      src->label_argmax)
+    return sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.images/labels/targets/labels_path/"
+                      "label_from are for HDF5 "
+                      "array files; this one is in sluice's layout",
+                      src->path);
   if (H5Lexists(f->file, SL_HDF5_GROUP, H5P_DEFAULT) <= 0 ||
       (f->group = H5Gopen2(f->file, SL_HDF5_GROUP, H5P_DEFAULT)) < 0)
     return sl_err_set(err, SL_EFORMAT,

@@ -5,7 +5,21 @@
 
 #include <stdbool.h>
 
+#include "formats/h5filter.h"
 #include "formats/source.h"
+
+/* An HDF5 array of filtered chunks of whole samples: index entry i holds
+ * its chunk's stored bytes; the workers undo the filters
+ * (sl_source_unfilter). Memory: 4 bytes per chunk. */
+#define SL_H5_FILL 0x80000000u /* mask of a chunk never written */
+typedef struct sl_h5_filtered {
+  sl_h5_pipeline pipe;
+  uint64_t per_chunk;    /* samples a chunk holds */
+  uint64_t sample_bytes; /* H·W·C */
+  uint32_t *mask;        /* per chunk: its filter mask, or SL_H5_FILL */
+  uint8_t fill;          /* the fill value of unwritten chunks */
+  char dset[256];        /* the dataset's name, for messages */
+} sl_h5_filtered;
 
 struct sl_source {
   char *path;         /* as given to open */
@@ -21,13 +35,19 @@ struct sl_source {
   float *targets;        /* count × K, NULL when K = 0 */
   uint32_t max_length;
   uint32_t nclasses;
-  char *class_blob;        /* nclasses NUL-terminated names back to back */
-  uint32_t *class_off;     /* nclasses offsets into class_blob */
-  char *writer;            /* the writer's settings ("" when absent) */
-  sl_lmdb_layout layout;   /* after open: never AUTO */
-  sl_channel_order order;  /* of raw Caffe Datums */
-  char *label_file;        /* NULL: none */
-  char *lmdb_db;           /* named sub-database; NULL: the main one */
+  char *class_blob;       /* nclasses NUL-terminated names back to back */
+  uint32_t *class_off;    /* nclasses offsets into class_blob */
+  char *writer;           /* the writer's settings ("" when absent) */
+  sl_lmdb_layout layout;  /* after open: never AUTO */
+  sl_channel_order order; /* of raw Caffe Datums */
+  char *label_file;       /* NULL: none */
+  char *lmdb_db;          /* named sub-database; NULL: the main one */
+  char *images, *labels, *targets_name; /* HDF5 arrays: NULL = detect */
+  char *labels_path; /* HDF5 arrays: labels' file (NULL: this one) */
+  bool label_argmax; /* HDF5 arrays: (N,K) rows labelled by argmax */
+  sl_array_layout array_layout;
+  char *desc;              /* HDF5 arrays: what was read (NULL: none) */
+  sl_h5_filtered *h5f;     /* HDF5 arrays of filtered chunks (NULL: none) */
   uint64_t skipped;        /* foreign: non-sample entries */
   uint64_t annotated;      /* foreign: AnnotatedDatums unwrapped */
   uint64_t *name_off;      /* foreign: file offset of sample i's name (its key);
@@ -64,6 +84,10 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                                bool subdir, sl_err *err);
 sl_status sl_source_index_hdf5(sl_source *src, sl_err *err);
+/* An HDF5 file without sluice's /samples group: an h5py-style pixel array
+ * beside optional labels/targets (source_h5array.c). file is an open HDF5
+ * file id (hid_t), called under the HDF5 lock with error printing off. */
+sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err);
 
 /* A foreign layout's one cursor pass (source_foreign.c), on an open
  * read-only transaction: base is liblmdb's map address of file offset 0,

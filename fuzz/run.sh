@@ -3,10 +3,12 @@
 # probe + decode + augment for SECONDS (default 30), then the Caffe Datum
 # parser for DATUM_SECONDS (default 10), then the LMDB structural check,
 # the INI config parser, the JPEG restart-layout rewriter and window
-# builder, pack's EXIF readers and the HDF5 index checks for PARSER_SECONDS
-# each (default 8), each starting from its committed seed corpus
-# (fuzz/corpus, fuzz/corpus_datum, fuzz/corpus_lmdb, fuzz/corpus_config,
-# fuzz/corpus_jpeg, fuzz/corpus_exif, fuzz/corpus_hdf5). New inputs go to
+# builder, pack's EXIF readers, the HDF5 index checks, the HDF5 chunk index
+# parser and the HDF5 chunk filters for PARSER_SECONDS each (default 8),
+# each starting from its committed seed corpus (fuzz/corpus,
+# fuzz/corpus_datum, fuzz/corpus_lmdb, fuzz/corpus_config, fuzz/corpus_jpeg,
+# fuzz/corpus_exif, fuzz/corpus_hdf5, fuzz/corpus_h5chunk,
+# fuzz/corpus_h5filter). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
 #   fuzz/run.sh [SECONDS [DATUM_SECONDS [PARSER_SECONDS]]]
@@ -23,10 +25,10 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_EXAMPLES=OFF \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_lmdb_check fuzz_config \
-  fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index
+  fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter
 mkdir -p build-fuzz/corpus build-fuzz/corpus_datum build-fuzz/corpus_lmdb \
   build-fuzz/corpus_config build-fuzz/corpus_jpeg build-fuzz/corpus_exif \
-  build-fuzz/corpus_hdf5
+  build-fuzz/corpus_hdf5 build-fuzz/corpus_h5chunk build-fuzz/corpus_h5filter
 cd build-fuzz
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
   -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -51,3 +53,9 @@ ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_exif -max_total_time="$parser_secs" \
 ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_hdf5_index -max_total_time="$parser_secs" \
   -max_len=2048 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
   corpus_hdf5 ../fuzz/corpus_hdf5
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5chunk -max_total_time="$parser_secs" \
+  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_h5chunk ../fuzz/corpus_h5chunk
+ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5filter -max_total_time="$parser_secs" \
+  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  corpus_h5filter ../fuzz/corpus_h5filter

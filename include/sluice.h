@@ -261,7 +261,13 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *             per-worker decode scratch for a few crops of the largest
  *             resolution and a read buffer of the largest sample (every
  *             loader.io: mmap copies out of the map), 12 + 4 × K bytes per
- * sample of each staging buffer and slot for labels, indices and targets.
+ *             sample of each staging buffer and slot for labels, indices
+ *             and targets.
+ *   chunks    HDF5 arrays of compressed chunks (h5py's gzip, lzf): a cache
+ *             of decompressed chunks shared by the workers, at most
+ *             dataset.chunk_cache bytes (default 256 MiB; never more than
+ *             the whole array's), and per worker a scratch of twice the
+ *             largest chunk (stored or decompressed); 4 bytes per chunk.
  * `sluice schedule CONFIG` prints these numbers for a config.
  *
  * Threads: sl_loader_open starts loader.workers workers (0: one per online
@@ -424,7 +430,10 @@ typedef struct sl_loader_stats {
                                 were read: files written by `sluice pack`
                                 (without --keep-jpeg); the others are read
                                 from their first row */
-  uint64_t reserved[8];      /* zero: room for counters, the size stays */
+  uint64_t chunk_unfilters;  /* HDF5 chunks decompressed (filters undone)
+                                by the workers, since open: one per sample
+                                read from a filtered chunk */
+  uint64_t reserved[7];      /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 
@@ -459,7 +468,10 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
  *
  * Memory, all allocated at open and never grown: the index, 24 bytes per
  * sample (32 for an LMDB other tools wrote: its keys are the names); the
- * targets, 4 × target_width bytes per sample; the class names.
+ * targets, 4 × target_width bytes per sample; the class names; 4 bytes
+ * per chunk of an HDF5 array of compressed chunks (whose samples
+ * sl_dataset_read and decode give decompressed, allocating the chunk and
+ * twice its size of scratch for the call).
  * Sample names stay in the file. sl_dataset_decode allocates a decoder's
  * scratch for the one image ((width + 32) × height × 4 bytes plus about
  * 2 MiB) and frees it before it returns.
@@ -510,8 +522,10 @@ typedef struct sl_sample_meta {
 
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
  * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
- * .lmdb_db say how to read an LMDB other tools wrote). cfg is only read:
- * several threads may open datasets from one config at once. Errors:
+ * .lmdb_db say how to read an LMDB other tools wrote; .images, .labels,
+ * .targets, .labels_path, .label_from, .array_layout and .chunk_cache an
+ * HDF5 array file, docs/FORMATS.md). cfg is only
+ * read: several threads may open datasets from one config at once. Errors:
  * SL_ECONFIG (no dataset.path, a layout option that does not fit the
  * file), SL_EIO (cannot open or read the file or the label file),
  * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
@@ -523,8 +537,9 @@ typedef struct sl_sample_meta {
  * (SL_EINVAL) or when not even the handle could be allocated (SL_ENOMEM). */
 SL_API sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg);
 /* As sl_dataset_open with dataset.path = path and the other keys at their
- * defaults (an LMDB's layout detected, raw Caffe Datums read as BGR, no
- * label file, the main database). */
+ * defaults (the layout detected, raw Caffe Datums read as BGR and HDF5
+ * arrays as RGB, no label file, the main database, the HDF5 datasets
+ * detected). */
 SL_API sl_status sl_dataset_open_file(sl_dataset **out, const char *path);
 
 /* Verify mode, for checking a file: as sl_dataset_open_file, but a damaged
@@ -564,11 +579,19 @@ SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
 SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
 /* How the file's entries are laid out (dataset.layout): "sluice" (files
- * sluice wrote, every HDF5 file), "caffe" (Caffe Datums: labels as stored,
+ * sluice wrote), "array" (HDF5 pixel arrays: sl_dataset_description),
+ * "caffe" (Caffe Datums: labels as stored,
  * float_data as targets, no class names) or "images" (each value a JPEG or
  * PNG file; labels from dataset.label_file, else -1). "" for a handle that
  * did not open. */
 SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
+/* Layout "array" (an HDF5 file h5py or MATLAB wrote: a uint8 pixel array
+ * (N,H,W), (N,H,W,C) or (N,C,H,W), contiguous, beside optional labels and
+ * targets; dataset.images, .labels, .targets, .array_layout): the datasets
+ * read, their shapes, axis and channel order, e.g. "images /x (6, 20, 24, 3)
+ * uint8, NHWC RGB, contiguous at offset 2048; labels /y (6,)". "" for other
+ * layouts and for a handle that did not open. */
+SL_API const char *sl_dataset_description(const sl_dataset *ds);
 /* Caffe and images layouts: LMDB entries skipped as not samples
  * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
  * samples that were SSD AnnotatedDatums (their boxes are not read). */
@@ -590,7 +613,9 @@ SL_API sl_status sl_dataset_name(sl_dataset *ds, uint64_t i, char *buf,
 /* Copies sample i's stored bytes (the JPEG, PNG or raw pixels) into buf and
  * sets *len. With cap below the sample's size (buf may then be NULL)
  * returns SL_ETOOBIG with *len = the size needed. Errors: SL_EINVAL (i out
- * of range, NULL len), SL_EFORMAT (a sample verify found damaged), SL_EIO
+ * of range, NULL len), SL_EFORMAT (a sample verify found damaged; for
+ * HDF5 arrays of compressed chunks, whose samples are given as their raw
+ * H·W·C pixels, also a chunk whose compressed bytes are damaged), SL_EIO
  * (a failed or short read: the file changed since open?). */
 SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
                                  size_t cap, size_t *len);

@@ -27,6 +27,7 @@ typedef enum sl_opt {
  *   dataset.format  sl_format_kind  formats/source.h
  *   dataset.layout  sl_lmdb_layout  formats/source.h
  *   dataset.channel_order  sl_channel_order  formats/source.h
+ *   dataset.array_layout  sl_array_layout  formats/source.h
  *   loader.io       sl_io_kind      io/io_select.h
  *   augment.crop    sl_crop         augment/pipeline.h
  *   augment.filter  sl_filter       augment/pipeline.h
@@ -38,10 +39,14 @@ _Static_assert(SL_FORMAT_AUTO == 0 && SL_FORMAT_LMDB == 1 &&
                    SL_FORMAT_HDF5 == 2,
                "dataset.format: auto|lmdb|hdf5");
 _Static_assert(SL_LMDB_AUTO == 0 && SL_LMDB_SLUICE == 1 && SL_LMDB_CAFFE == 2 &&
-                   SL_LMDB_IMAGES == 3,
-               "dataset.layout: auto|sluice|caffe|images");
-_Static_assert(SL_CHANNELS_BGR == 0 && SL_CHANNELS_RGB == 1,
-               "dataset.channel_order: bgr|rgb");
+                   SL_LMDB_IMAGES == 3 && SL_LMDB_ARRAY == 4,
+               "dataset.layout: auto|sluice|caffe|images|array");
+_Static_assert(SL_CHANNELS_AUTO == 0 && SL_CHANNELS_BGR == 1 &&
+                   SL_CHANNELS_RGB == 2,
+               "dataset.channel_order: auto|bgr|rgb");
+_Static_assert(SL_ARRAY_AUTO == 0 && SL_ARRAY_NHWC == 1 && SL_ARRAY_NCHW == 2 &&
+                   SL_ARRAY_NWHC == 3 && SL_ARRAY_NCWH == 4,
+               "dataset.array_layout: auto|nhwc|nchw|nwhc|ncwh");
 _Static_assert(SL_IO_MMAP == 0 && SL_IO_PREAD == 1 && SL_IO_URING == 2 &&
                    SL_IO_AUTO == 3,
                "loader.io: mmap|pread|uring|auto");

@@ -4,7 +4,11 @@
  * run through an augment/ pipeline.
  *
  * Memory: per worker one pipeline (its scratch bound is stated in
- * augment/pipeline.c) and one buffer of the largest payload;
+ * augment/pipeline.c) and one buffer of the largest payload (every io:
+ * mmap copies out of the map); for HDF5 arrays of filtered chunks, a
+ * scratch of twice the largest chunk (sl_source_unfilter_bytes: the
+ * filters are undone here), and the chunk cache all workers share
+ * (dataset.chunk_cache bytes at most, loader/chunk_cache.h);
  * the source's index (24 bytes per sample); with uring the read-ahead pool
  * (io.pool_size). All at open. */
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "io/io_reader.h"
+#include "loader/chunk_cache.h"
 #include "loader/loader_internal.h"
 #include "loader/sampler.h"
 #include "loader/stage_options.h"
@@ -41,7 +46,8 @@ typedef struct ds_ctx {
   sl_io *io;
   sl_aug_params p;
   uint64_t seed;
-  sl_err start_err; /* epoch_start's failure, reported by every load */
+  sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
+  sl_err start_err;      /* epoch_start's failure, reported by every load */
   char path[512];
 } ds_ctx;
 
@@ -49,7 +55,8 @@ typedef struct ds_worker {
   sl_pipeline *pl;
   uint8_t *buf;
   size_t cap;
-  uint64_t pos; /* the epoch position of the next load, when has_pos */
+  uint8_t *scratch; /* sl_source_unfilter's; NULL when the source needs none */
+  uint64_t pos;     /* the epoch position of the next load, when has_pos */
   bool has_pos;
 } ds_worker;
 
@@ -75,6 +82,15 @@ static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
                         "worker: no memory for a %zu-byte read buffer", cap);
     }
   }
+  uint64_t sc = sl_source_unfilter_bytes(c->src);
+  if (sc > 0 && !(w->scratch = malloc((size_t)sc))) {
+    sl_pipeline_destroy(w->pl);
+    free(w->buf);
+    free(w);
+    return sl_err_set(err, SL_ENOMEM,
+                      "worker: no memory for a %llu-byte chunk scratch",
+                      (unsigned long long)sc);
+  }
   *ws = w;
   return SL_OK;
 }
@@ -85,6 +101,7 @@ static void ds_worker_close(void *ctx, void *ws) {
     return;
   sl_pipeline_destroy(w->pl);
   free(w->buf);
+  free(w->scratch);
   free(w);
 }
 
@@ -116,10 +133,49 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   t->bytes_read += len;
   sl_pipeline_times before, after;
   sl_pipeline_times_get(w->pl, &before);
+  int slot = -1;    /* of the chunk cache, held while the pipeline reads it */
+  if (w->scratch) { /* filtered HDF5 chunks: undone here (decode time) */
+    uint64_t t1 = sl_now_ns(), ch, off, cb;
+    uint8_t *cached = NULL;
+    bool fill = false;
+    if (c->cache && sl_source_chunk_of(c->src, index, &ch, &off, &cb))
+      slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
+    if (slot >= 0 && fill) {
+      const uint8_t *chunk = NULL;
+      st = sl_source_unfilter_chunk(c->src, index, data, len, w->scratch,
+                                    &chunk, err);
+      if (st == SL_OK) {
+        memcpy(cached, chunk, (size_t)cb);
+        t->chunk_unfilters++;
+      }
+      sl_chunk_cache_filled(c->cache, slot, st == SL_OK);
+      if (st != SL_OK) {
+        sl_chunk_cache_release(c->cache, slot);
+        slot = -1;
+      }
+    } else {
+      st = SL_OK;
+    }
+    if (slot >= 0) {
+      data = cached + off;
+      len = (size_t)info->width * info->height * info->channels;
+    } else if (st == SL_OK) {
+      st = sl_source_unfilter(c->src, index, data, len, w->scratch, &data, &len,
+                              &t->chunk_unfilters, err);
+    }
+    t->decode_ns += sl_now_ns() - t1;
+    if (st != SL_OK) {
+      if (in_order)
+        sl_io_put(c->io, w->pos);
+      return st; /* the message names the file, dataset and sample */
+    }
+  }
   st = sl_pipeline_run(w->pl, data, len, info->codec, info->height, info->width,
                        info->channels, c->seed, epoch, index, res, res, dst,
                        err);
   sl_pipeline_times_get(w->pl, &after);
+  if (slot >= 0)
+    sl_chunk_cache_release(c->cache, slot);
   if (in_order)
     sl_io_put(c->io, w->pos); /* the payload's buffer back to the reader */
   t->decode_ns += after.decode_ns - before.decode_ns;
@@ -166,6 +222,7 @@ static void ds_close(void *ctx) {
   if (!c)
     return;
   sl_io_close(c->io);
+  sl_chunk_cache_destroy(c->cache);
   sl_source_close(c->src);
   free(c);
 }
@@ -228,6 +285,20 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
     free(c);
     return st;
   }
+  uint64_t cb = 0, nchunks = 0;
+  for (uint64_t i = 0, ch, off, b; i < sl_source_count(c->src); i++)
+    if (sl_source_chunk_of(c->src, i, &ch, &off, &b)) {
+      cb = b;
+      nchunks = ch + 1; /* chunks are in sample order: the last is largest */
+    }
+  if (cb > 0 && (st = sl_chunk_cache_create(
+                     &c->cache, sl_cfg_size(cfg, SL_OPT_DATASET_CHUNK_CACHE),
+                     cb, nchunks, err)) != SL_OK) {
+    sl_io_close(c->io);
+    sl_source_close(c->src);
+    free(c);
+    return st;
+  }
   sl_aug_params_from_config(&c->p, cfg);
   c->p.dtype = dtype;
   c->p.layout = layout;
@@ -237,6 +308,7 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   out->channels = c->p.channels;
   out->target_width = sl_source_target_width(c->src);
   out->fingerprint = fingerprint(c->src);
+  out->block_samples = sl_source_chunk_samples(c->src);
   out->targets = ds_targets;
   out->worker_open = ds_worker_open;
   out->worker_close = ds_worker_close;

@@ -194,6 +194,10 @@ uint64_t sl_dataset_file_size(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_file_size(ds->src) : 0;
 }
 
+const char *sl_dataset_description(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_description(ds->src) : "";
+}
+
 const char *sl_dataset_writer_settings(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_writer_settings(ds->src) : "";
 }
@@ -229,7 +233,10 @@ sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
   out->channels = e->channels;
   out->target_width = sl_source_target_width(ds->src);
   out->targets = e->codec ? sl_source_targets(ds->src, i) : NULL;
-  out->stored_bytes = e->length;
+  /* Filtered HDF5 chunks: sl_dataset_read gives the raw pixels. */
+  out->stored_bytes = sl_source_unfilter_bytes(ds->src) > 0
+                          ? (uint64_t)e->width * e->height * e->channels
+                          : e->length;
   out->name_bytes = e->name_len;
   return SL_OK;
 }
@@ -249,6 +256,42 @@ sl_status sl_dataset_name(sl_dataset *ds, uint64_t i, char *buf, size_t cap) {
   return st == SL_OK ? SL_OK : fail(ds, &err);
 }
 
+/* HDF5 arrays of filtered chunks: sample i's raw pixels, its chunk read
+ * and its filters undone (memory: the chunk and the scratch, freed here). */
+static sl_status read_unfiltered(sl_dataset *ds, uint64_t i,
+                                 const sl_sample_info *e, void *buf, size_t cap,
+                                 size_t *len) {
+  size_t raw = (size_t)e->width * e->height * e->channels;
+  *len = raw;
+  if (!buf || cap < raw)
+    return failf(ds, SL_ETOOBIG,
+                 "%s: sample %" PRIu64 ": %zu bytes of pixels, the buffer "
+                 "holds %zu",
+                 ds->path, i, raw, buf ? cap : 0);
+  uint64_t sc = sl_source_unfilter_bytes(ds->src), unf = 0;
+  uint8_t *chunk = malloc(e->length ? e->length : 1), *scratch = malloc(sc);
+  if (!chunk || !scratch) {
+    free(chunk);
+    free(scratch);
+    return failf(ds, SL_ENOMEM,
+                 "%s: sample %" PRIu64 ": no memory for its %" PRIu32
+                 "-byte chunk and %" PRIu64 " bytes of scratch",
+                 ds->path, i, e->length, sc);
+  }
+  sl_err err;
+  const uint8_t *data, *out;
+  size_t n, on;
+  sl_status st = sl_source_read(ds->src, i, chunk, e->length, &data, &n, &err);
+  if (st == SL_OK)
+    st =
+        sl_source_unfilter(ds->src, i, data, n, scratch, &out, &on, &unf, &err);
+  if (st == SL_OK)
+    memcpy(buf, out, on);
+  free(chunk);
+  free(scratch);
+  return st == SL_OK ? SL_OK : fail(ds, &err);
+}
+
 /* Sample i's stored bytes into buf (cap bytes): *len is set in every case
  * but a range or damage error. */
 static sl_status read_into(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
@@ -264,6 +307,8 @@ static sl_status read_into(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
     (void)sl_source_read(ds->src, i, NULL, 0, &d, &n, &err);
     return fail(ds, &err);
   }
+  if (sl_source_unfilter_bytes(ds->src) > 0)
+    return read_unfiltered(ds, i, e, buf, cap, len);
   *len = e->length;
   if (!buf || cap < e->length)
     return failf(ds, SL_ETOOBIG,
@@ -319,12 +364,14 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
                    buf ? cap : 0);
   }
   size_t stored;
-  uint8_t *bytes = malloc(e->length ? e->length : 1);
+  /* Filtered HDF5 chunks read as the sample's raw pixels (need bytes). */
+  size_t bcap = e->length > need ? e->length : need;
+  uint8_t *bytes = malloc(bcap ? bcap : 1);
   if (!bytes)
     return failf(ds, SL_ENOMEM,
-                 "%s: sample %" PRIu64 ": no memory for %" PRIu32 " bytes",
-                 ds->path, i, e->length);
-  st = read_into(ds, i, bytes, e->length, &stored);
+                 "%s: sample %" PRIu64 ": no memory for %zu bytes", ds->path, i,
+                 bcap);
+  st = read_into(ds, i, bytes, bcap, &stored);
   if (st != SL_OK) { /* read_into recorded the message */
     free(bytes);
     return st;

@@ -161,6 +161,13 @@ static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
   ld->plan.host_bytes += sl_loader_target_bytes(
       &ld->plan, (size_t)ld->batch_size, ld->src.target_width);
   ld->sampler_cfg.count = ld->src.count;
+  /* quasi_random blocks of whole compressed chunks: each chunk is then
+   * decompressed about once an epoch (its samples are read within one run
+   * of quasi_window blocks), given a chunk cache of two runs' chunks. */
+  uint64_t bs = ld->src.block_samples, *qb = &ld->sampler_cfg.quasi_block;
+  if (ld->sampler_cfg.order == SL_ORDER_QUASI && bs > 1 && *qb % bs != 0 &&
+      *qb <= UINT64_MAX - bs)
+    *qb = (*qb + bs - 1) / bs * bs;
   if ((st = sl_sampler_create(&ld->sampler, &ld->sampler_cfg, err)) != SL_OK) {
     be->ops->destroy(be);
     return st;

@@ -20,6 +20,7 @@ typedef struct sl_sample_times {
   uint64_t read_ns, decode_ns, augment_ns;
   uint64_t bytes_read;
   uint64_t jpeg_samples, jpeg_windowed;
+  uint64_t chunk_unfilters; /* HDF5 chunks whose filters were undone */
 } sl_sample_times;
 
 typedef struct sl_sample_src {
@@ -31,6 +32,10 @@ typedef struct sl_sample_src {
    * shape, codec and label; the class names; the targets), made at open,
    * so that a resume can tell another dataset from this one. 0: none. */
   uint64_t fingerprint;
+  /* Samples that are cheapest read together (a compressed HDF5 chunk's),
+   * 0 or 1: none. quasi_random rounds loader.quasi_block up to a multiple
+   * of it, so its blocks are whole chunks. */
+  uint64_t block_samples;
   /* With target_width > 0: writes sample index's targets to out. Called
    * after a successful load, from the worker, for the sample that ends up
    * in the batch (a replacement's when a bad one was skipped). */

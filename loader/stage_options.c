@@ -43,4 +43,11 @@ void sl_source_opts_from_config(sl_source_opts *o, const sl_config *cfg) {
   o->order = (sl_channel_order)sl_cfg_enum(cfg, SL_OPT_DATASET_CHANNEL_ORDER);
   o->label_file = sl_cfg_str(cfg, SL_OPT_DATASET_LABEL_FILE);
   o->lmdb_db = sl_cfg_str(cfg, SL_OPT_DATASET_LMDB_DB);
+  o->array_layout =
+      (sl_array_layout)sl_cfg_enum(cfg, SL_OPT_DATASET_ARRAY_LAYOUT);
+  o->images = sl_cfg_str(cfg, SL_OPT_DATASET_IMAGES);
+  o->labels = sl_cfg_str(cfg, SL_OPT_DATASET_LABELS);
+  o->targets = sl_cfg_str(cfg, SL_OPT_DATASET_TARGETS);
+  o->labels_path = sl_cfg_str(cfg, SL_OPT_DATASET_LABELS_PATH);
+  o->label_argmax = sl_cfg_enum(cfg, SL_OPT_DATASET_LABEL_FROM) == 1;
 }

@@ -171,10 +171,17 @@ int sl_cmd_info(int argc, char **argv) {
            sl_dataset_format(ds), sl_dataset_layout_version(ds));
   else
     printf("format:      %s, layout %s (%s)\n", sl_dataset_format(ds), layout,
-           strcmp(layout, "caffe") == 0
-               ? "Caffe Datums, in key order"
-               : "each value an image file, in key order");
-  if (foreign) {
+           strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
+           : strcmp(layout, "array")    ? "each value an image file, in key "
+                                          "order"
+                                        : "an h5py-style pixel array");
+  bool array = strcmp(layout, "array") == 0;
+  if (array) {
+    printf("datasets:    %s\n", sl_dataset_description(ds));
+    printf("reads:       each sample's bytes by (offset, length) located at "
+           "open, by mmap/pread;\n             no HDF5 call after open\n");
+  }
+  if (foreign && !array) {
     uint64_t sk = sl_dataset_skipped_entries(ds),
              an = sl_dataset_annotated_count(ds);
     printf("skipped:     %" PRIu64 " entr%s that are not samples%s\n", sk,

@@ -113,6 +113,12 @@ int sl_cmd_schedule(int argc, char **argv) {
   }
   printf("  workers   %u, each with decode scratch for crops up to %ux%u\n",
          host.workers, host.max_res, host.max_res);
+  if (sl_config_get(cfg, "dataset.chunk_cache", v, sizeof v) == SL_OK)
+    printf("  chunks    up to %s of decompressed chunks shared by the workers "
+           "(dataset.chunk_cache; HDF5 arrays of compressed chunks only, at "
+           "most the whole array), plus per worker twice the largest chunk "
+           "as scratch\n",
+           v);
 
   if (n > 0) {
     long long world = 1, bs = 1;

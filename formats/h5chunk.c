@@ -1,0 +1,434 @@
+/* Reading a chunked HDF5 dataset's chunk index from the file's bytes
+ * (formats/h5chunk.h says what is read and why). Formats from the HDF5
+ * File Format Specification version 3: object headers (IV.A), the data
+ * layout message (IV.A.2.i), v1 B-trees (III.A.1) and fixed arrays
+ * (III.H). */
+#include "formats/h5chunk.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/endian.h"
+
+enum {
+  MSG_LAYOUT = 0x0008,
+  MSG_CONTINUATION = 0x0010,
+  MAX_BLOCKS = 64,      /* object header blocks followed */
+  MAX_BTREE_LEVEL = 64, /* far above any real tree's height */
+  IDX_SINGLE = 1,
+  IDX_IMPLICIT = 2,
+  IDX_FARRAY = 3,
+  IDX_EARRAY = 4,
+  IDX_BTREE2 = 5,
+  IDX_BTREE1 = 100, /* layout v3's only index */
+};
+
+#define UNDEF UINT64_MAX /* HDF5's undefined address: all bits set */
+
+typedef struct rd {
+  const sl_h5_chunk_query *q;
+  sl_h5_chunk_index *x;
+  char *why;
+  size_t cap;
+  uint64_t nodes, nodes_max; /* B-tree nodes visited, and the bound */
+} rd;
+
+static sl_h5c_result bad(rd *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (r->cap)
+    vsnprintf(r->why, r->cap, fmt, ap);
+  va_end(ap);
+  return SL_H5C_DAMAGED;
+}
+
+/* The absolute offset of relative address rel, when n bytes from it lie
+ * inside the file. */
+static bool span(const rd *r, uint64_t rel, uint64_t n, uint64_t *abs) {
+  const sl_h5_chunk_query *q = r->q;
+  if (rel > UINT64_MAX - q->base)
+    return false;
+  uint64_t a = rel + q->base;
+  if (a > q->file_size || n > q->file_size - a)
+    return false;
+  *abs = a;
+  return true;
+}
+
+static uint64_t get_n(const uint8_t *p, unsigned n) {
+  uint64_t v = 0;
+  for (unsigned i = n; i-- > 0;)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* Chunk k (linear) at relative address rel: size stored bytes there. */
+static sl_h5c_result set_chunk(rd *r, uint64_t k, uint64_t rel, uint64_t size,
+                               uint32_t mask) {
+  if (rel == UNDEF)
+    return SL_H5C_OK; /* never written: stays unallocated */
+  sl_h5_chunk *c = &r->x->chunk[k];
+  uint64_t abs;
+  if (size == 0 || size > UINT32_MAX)
+    return bad(r, "chunk %" PRIu64 " has a stored size of %" PRIu64 " bytes", k,
+               size);
+  if (!span(r, rel, size, &abs))
+    return bad(r,
+               "chunk %" PRIu64 " (%" PRIu64 " bytes at address %" PRIu64
+               ") runs past the end of the file (%" PRIu64 " bytes)",
+               k, size, rel, r->q->file_size);
+  if (c->addr != SL_H5C_UNALLOCATED)
+    return bad(r, "chunk %" PRIu64 " is listed twice in the chunk index", k);
+  c->addr = abs;
+  c->size = (uint32_t)size;
+  c->mask = mask;
+  return SL_H5C_OK;
+}
+
+/* The data layout message of the object header at q->ohdr: *msg, *len. */
+static sl_h5c_result find_layout(rd *r, const uint8_t **msg, uint64_t *len) {
+  const sl_h5_chunk_query *q = r->q;
+  const uint8_t *f = q->file;
+  struct {
+    uint64_t at, len;
+  } blk[MAX_BLOCKS];
+  int nb = 0;
+  bool v2 = false, tracked = false;
+  uint64_t at;
+  if (!span(r, q->ohdr, 16, &at))
+    return bad(r,
+               "the dataset's object header (address %" PRIu64 ") lies "
+               "outside the file",
+               q->ohdr);
+  if (memcmp(f + at, "OHDR", 4) == 0) {
+    uint8_t fl = f[at + 5];
+    if (f[at + 4] != 2)
+      return bad(r, "object header (OHDR) version %u (2 read)", f[at + 4]);
+    uint64_t p = at + 6 + (fl & 0x20 ? 16 : 0) + (fl & 0x10 ? 4 : 0);
+    unsigned sz = 1u << (fl & 3);
+    if (p + sz > q->file_size)
+      return bad(r, "the object header is cut short by the end of the file");
+    uint64_t n = get_n(f + p, sz);
+    p += sz;
+    if (n > q->file_size - p || q->file_size - p - n < 4)
+      return bad(r,
+                 "the object header's first block (%" PRIu64 " bytes) "
+                 "runs past the end of the file",
+                 n);
+    blk[nb].at = p;
+    blk[nb++].len = n;
+    v2 = true;
+    tracked = (fl & 0x04) != 0;
+  } else if (f[at] == 1) {
+    uint64_t n = sl_get_le32(f + at + 8);
+    if (n > q->file_size - at - 16)
+      return bad(r,
+                 "the object header (%" PRIu64 " bytes) runs past the "
+                 "end of the file",
+                 n);
+    blk[nb].at = at + 16; /* 12 bytes, padded to 8 */
+    blk[nb++].len = n;
+  } else {
+    return bad(r,
+               "no object header at address %" PRIu64 " (version %u; 1 "
+               "or OHDR read)",
+               q->ohdr, f[at]);
+  }
+  unsigned hdr = v2 ? 4u + (tracked ? 2u : 0u) : 8u;
+  for (int b = 0; b < nb; b++) {
+    uint64_t p = blk[b].at, end = blk[b].at + blk[b].len;
+    while (end - p >= hdr) {
+      unsigned type = v2 ? f[p] : sl_get_le16(f + p);
+      uint64_t sz = v2 ? sl_get_le16(f + p + 1) : sl_get_le16(f + p + 2);
+      p += hdr;
+      if (sz > end - p)
+        return bad(r,
+                   "an object header message (type %u, %" PRIu64
+                   " bytes) runs past its block",
+                   type, sz);
+      if (type == MSG_LAYOUT) {
+        *msg = f + p;
+        *len = sz;
+        return SL_H5C_OK;
+      }
+      if (type == MSG_CONTINUATION) {
+        uint64_t ca, cl, cabs;
+        if (sz < 16)
+          return bad(r, "a header continuation message of %" PRIu64 " bytes",
+                     sz);
+        ca = sl_get_le64(f + p);
+        cl = sl_get_le64(f + p + 8);
+        if (nb == MAX_BLOCKS)
+          return bad(r, "more than %d object header blocks", MAX_BLOCKS);
+        if (!span(r, ca, cl, &cabs))
+          return bad(r,
+                     "an object header continuation (%" PRIu64 " bytes at "
+                     "address %" PRIu64 ") lies outside the file",
+                     cl, ca);
+        if (v2 && (cl < 8 || memcmp(f + cabs, "OCHK", 4) != 0))
+          return bad(r, "no OCHK continuation block at address %" PRIu64, ca);
+        blk[nb].at = v2 ? cabs + 4 : cabs;
+        blk[nb++].len = v2 ? cl - 8 : cl;
+      }
+      p += sz;
+    }
+  }
+  return bad(r, "no data layout message in the dataset's object header");
+}
+
+/* A v1 B-tree leaf entry: key (size, filter mask, rank+1 offsets), chunk
+ * address. */
+static sl_h5c_result btree_leaf(rd *r, const uint8_t *key, uint64_t child) {
+  const sl_h5_chunk_query *q = r->q;
+  const sl_h5_chunk_index *x = r->x;
+  uint64_t k = 0;
+  if (sl_get_le64(key + 8 + 8 * (uint64_t)q->rank) != 0)
+    return bad(r, "a chunk B-tree key has a nonzero element offset");
+  for (int i = 0; i < q->rank; i++) {
+    uint64_t o = sl_get_le64(key + 8 + 8 * (uint64_t)i);
+    if (o % x->cdims[i] != 0)
+      return bad(r,
+                 "a chunk B-tree key has offset %" PRIu64 " on axis %d, "
+                 "not a multiple of the chunk's %" PRIu64,
+                 o, i, x->cdims[i]);
+    if (o / x->cdims[i] >= x->grid[i])
+      return SL_H5C_OK; /* beyond the dataset's extent: not part of it */
+    k = k * x->grid[i] + o / x->cdims[i];
+  }
+  return set_chunk(r, k, child, sl_get_le32(key), sl_get_le32(key + 4));
+}
+
+/* The v1 B-tree node at rel, of level want (-1: the root, any level). */
+static sl_h5c_result btree(rd *r, uint64_t rel, int want) {
+  const uint8_t *f = r->q->file;
+  uint64_t keysz = 8 + 8 * ((uint64_t)r->q->rank + 1), at;
+  if (++r->nodes > r->nodes_max)
+    return bad(r, "the chunk B-tree has more nodes than the dataset has "
+                  "chunks (a cycle?)");
+  if (!span(r, rel, 24, &at))
+    return bad(r,
+               "a chunk B-tree node (address %" PRIu64 ") lies outside "
+               "the file",
+               rel);
+  if (memcmp(f + at, "TREE", 4) != 0 || f[at + 4] != 1)
+    return bad(r, "no chunk B-tree node (TREE, type 1) at address %" PRIu64,
+               rel);
+  int level = f[at + 5];
+  unsigned ent = sl_get_le16(f + at + 6);
+  if ((want >= 0 && level != want) || level > MAX_BTREE_LEVEL)
+    return bad(r,
+               "a chunk B-tree node at address %" PRIu64 " has level %d "
+               "(%d expected)",
+               rel, level, want);
+  if (!span(r, rel, 24 + ent * (keysz + 8) + keysz, &at))
+    return bad(r,
+               "a chunk B-tree node of %u entries (address %" PRIu64
+               ") runs past the end of the file",
+               ent, rel);
+  const uint8_t *p = f + at + 24;
+  for (unsigned e = 0; e < ent; e++, p += keysz + 8) {
+    uint64_t child = sl_get_le64(p + keysz);
+    sl_h5c_result st =
+        level == 0 ? btree_leaf(r, p, child) : btree(r, child, level - 1);
+    if (st != SL_H5C_OK)
+      return st;
+  }
+  return SL_H5C_OK;
+}
+
+/* A fixed array: header "FAHD" at rel, data block "FADB", paged when it
+ * holds more than 2^page_bits entries (each page then followed by its
+ * checksum; a page not yet written is all unallocated). */
+static sl_h5c_result farray(rd *r, uint64_t rel, unsigned page_bits) {
+  const uint8_t *f = r->q->file;
+  uint64_t n = r->x->nchunks, at, d;
+  if (!span(r, rel, 28, &at) || memcmp(f + at, "FAHD", 4) != 0 ||
+      f[at + 4] != 0)
+    return bad(r, "no fixed array header (FAHD, version 0) at address %" PRIu64,
+               rel);
+  unsigned client = f[at + 5], esz = f[at + 6], pbits = f[at + 7];
+  uint64_t nent = sl_get_le64(f + at + 8), dblk = sl_get_le64(f + at + 16);
+  if (client > 1 || (client == 0 && esz != 8) ||
+      (client == 1 && (esz < 13 || esz > 20)))
+    return bad(r, "fixed array of client %u with entries of %u bytes", client,
+               esz);
+  if (pbits != page_bits || pbits > 31)
+    return bad(r, "fixed array pages of 2^%u entries (the layout says 2^%u)",
+               pbits, page_bits);
+  if (nent != n)
+    return bad(r, "fixed array of %" PRIu64 " entries for %" PRIu64 " chunks",
+               nent, n);
+  if (dblk == UNDEF)
+    return SL_H5C_OK; /* no chunk written */
+  uint64_t page_n = (uint64_t)1 << pbits;
+  uint64_t npages = n > page_n ? (n + page_n - 1) / page_n : 0;
+  uint64_t bm = (npages + 7) / 8, first = 14 + (npages ? bm + 4 : 0);
+  if (!span(r, dblk, first + n * esz + (npages ? npages : 1) * 4, &d))
+    return bad(r,
+               "the fixed array data block (address %" PRIu64 ", %" PRIu64
+               " entries) runs past the end of the file",
+               dblk, n);
+  if (memcmp(f + d, "FADB", 4) != 0 || f[d + 4] != 0 || f[d + 5] != client ||
+      sl_get_le64(f + d + 6) != rel)
+    return bad(r,
+               "no fixed array data block (FADB) of this array at "
+               "address %" PRIu64,
+               dblk);
+  const uint8_t *e = f + d + first;
+  for (uint64_t k = 0; k < n; k++, e += esz) {
+    if (npages && k % page_n == 0 && k) /* the previous page's checksum */
+      e += 4;
+    uint64_t page = npages ? k / page_n : 0;
+    if (npages && !(f[d + 14 + page / 8] & (0x80u >> (page % 8))))
+      continue; /* page never written */
+    uint64_t size = client ? get_n(e + 8, esz - 12) : r->x->chunk_bytes;
+    uint32_t mask = client ? sl_get_le32(e + esz - 4) : 0;
+    sl_h5c_result st = set_chunk(r, k, sl_get_le64(e), size, mask);
+    if (st != SL_H5C_OK)
+      return st;
+  }
+  return SL_H5C_OK;
+}
+
+sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
+                                     sl_h5_chunk_index *x, char *why,
+                                     size_t cap) {
+  rd r = {.q = q, .x = x, .why = why, .cap = cap};
+  memset(x, 0, sizeof *x);
+  if (cap)
+    why[0] = '\0';
+  if (q->rank < 1 || q->rank > SL_H5C_MAX_RANK || q->elem_size == 0)
+    return bad(&r, "rank %d, elements of %" PRIu32 " bytes", q->rank,
+               q->elem_size);
+  const uint8_t *m = NULL;
+  uint64_t len = 0;
+  sl_h5c_result st = find_layout(&r, &m, &len);
+  if (st != SL_H5C_OK)
+    return st;
+  unsigned nd = (unsigned)q->rank + 1, itype = 0, page_bits = 0;
+  uint64_t dims[SL_H5C_MAX_RANK + 1], idx = UNDEF, single_size = 0;
+  uint32_t single_mask = 0;
+  bool single_filtered = false;
+  if (len < 3)
+    return bad(&r, "a data layout message of %" PRIu64 " bytes", len);
+  if (m[0] != 3 && m[0] != 4) {
+    x->kind = "layout message version 1 or 2 (HDF5 1.6)";
+    if (m[0] != 1 && m[0] != 2)
+      return bad(&r, "data layout message version %u", m[0]);
+    bad(&r, "%s", x->kind);
+    return SL_H5C_UNSUPPORTED;
+  }
+  x->layout_version = m[0];
+  if (m[1] != 2)
+    return bad(&r, "the data layout is of class %u, not chunked (2)", m[1]);
+  if (m[0] == 3) {
+    if (m[2] != nd || len < 11 + 4 * (uint64_t)nd)
+      return bad(&r,
+                 "a chunked layout of %u dimensions in %" PRIu64
+                 " bytes for a dataset of rank %d",
+                 m[2], len, q->rank);
+    idx = sl_get_le64(m + 3);
+    for (unsigned i = 0; i < nd; i++)
+      dims[i] = sl_get_le32(m + 11 + 4 * i);
+    itype = IDX_BTREE1;
+    x->kind = "v1 B-tree";
+  } else {
+    unsigned flags = m[2], enc = len >= 5 ? m[4] : 0;
+    x->layout_flags = flags;
+    uint64_t p = 5;
+    if (len < 5 || m[3] != nd || enc < 1 || enc > 8 ||
+        len - p < (uint64_t)nd * enc + 1)
+      return bad(&r,
+                 "a chunked layout (version 4) of %u dimensions, %u "
+                 "bytes each, in %" PRIu64 " bytes for a dataset of "
+                 "rank %d",
+                 len >= 4 ? m[3] : 0, enc, len, q->rank);
+    for (unsigned i = 0; i < nd; i++, p += enc)
+      dims[i] = get_n(m + p, enc);
+    itype = m[p++];
+    uint64_t extra = itype == IDX_SINGLE   ? (flags & 2 ? 12 : 0)
+                     : itype == IDX_FARRAY ? 1
+                     : itype == IDX_EARRAY ? 5
+                     : itype == IDX_BTREE2 ? 6
+                                           : 0;
+    if (itype < IDX_SINGLE || itype > IDX_BTREE2)
+      return bad(&r, "chunk index type %u (1 to 5 exist)", itype);
+    if (len - p < extra + 8)
+      return bad(&r, "a chunked layout (version 4) of %" PRIu64 " bytes", len);
+    if (itype == IDX_SINGLE && (flags & 2)) {
+      single_filtered = true;
+      single_size = sl_get_le64(m + p);
+      single_mask = sl_get_le32(m + p + 8);
+    }
+    if (itype == IDX_FARRAY)
+      page_bits = m[p];
+    idx = sl_get_le64(m + p + extra);
+    x->kind = itype == IDX_SINGLE     ? "single chunk"
+              : itype == IDX_IMPLICIT ? "implicit"
+              : itype == IDX_FARRAY   ? "fixed array"
+              : itype == IDX_EARRAY   ? "extensible array"
+                                      : "version 2 B-tree";
+  }
+  if (dims[q->rank] != q->elem_size)
+    return bad(&r,
+               "the layout's element size is %" PRIu64 " bytes, the "
+               "datatype's %" PRIu32,
+               dims[q->rank], q->elem_size);
+  x->nchunks = 1;
+  x->chunk_bytes = q->elem_size;
+  for (int i = 0; i < q->rank; i++) {
+    if (dims[i] == 0)
+      return bad(&r, "a chunk dimension of 0 (axis %d)", i);
+    x->cdims[i] = dims[i];
+    x->grid[i] = q->dims[i] == 0 ? 0 : (q->dims[i] - 1) / dims[i] + 1;
+    if (x->grid[i] && x->nchunks > UINT64_MAX / x->grid[i])
+      x->nchunks = UINT64_MAX;
+    else
+      x->nchunks *= x->grid[i];
+    if (x->chunk_bytes > UINT32_MAX / dims[i])
+      return bad(&r, "chunks of more than 4 GiB");
+    x->chunk_bytes *= dims[i];
+  }
+  if (x->nchunks > q->max_chunks)
+    return bad(&r, "a grid of %" PRIu64 " chunks (up to %" PRIu64 " read)",
+               x->nchunks, q->max_chunks);
+  if (itype == IDX_EARRAY || itype == IDX_BTREE2) {
+    bad(&r,
+        "a chunk index of type %s (a dataset with an unlimited axis, "
+        "written with libver='latest')",
+        x->kind);
+    return SL_H5C_UNSUPPORTED;
+  }
+  x->chunk = malloc((x->nchunks ? x->nchunks : 1) * sizeof *x->chunk);
+  if (!x->chunk)
+    return SL_H5C_NOMEM;
+  for (uint64_t k = 0; k < x->nchunks; k++)
+    x->chunk[k] = (sl_h5_chunk){.addr = SL_H5C_UNALLOCATED};
+  if (idx == UNDEF || x->nchunks == 0)
+    return SL_H5C_OK; /* nothing written yet */
+  switch (itype) {
+  case IDX_BTREE1:
+    r.nodes_max = 2 * x->nchunks + 2;
+    return btree(&r, idx, -1);
+  case IDX_SINGLE:
+    if (x->nchunks != 1)
+      return bad(&r, "a single-chunk index for %" PRIu64 " chunks", x->nchunks);
+    return set_chunk(&r, 0, idx, single_filtered ? single_size : x->chunk_bytes,
+                     single_mask);
+  case IDX_IMPLICIT:
+    for (uint64_t k = 0; k < x->nchunks; k++) {
+      if (k > (UINT64_MAX - 1 - idx) / x->chunk_bytes)
+        return bad(&r, "implicit chunk %" PRIu64 " has no address", k);
+      st = set_chunk(&r, k, idx + k * x->chunk_bytes, x->chunk_bytes, 0);
+      if (st != SL_H5C_OK)
+        return st;
+    }
+    return SL_H5C_OK;
+  default:
+    return farray(&r, idx, page_bits);
+  }
+}

@@ -1,0 +1,632 @@
+/* HDF5 files h5py wrote (layout "array"), through the public API: NHWC and
+ * NCHW colour arrays, gray (N,H,W), the course-style train_set_x/y, a
+ * 512-byte userblock with PCam-like (N,1,1,1) labels, one-hot targets, and
+ * a file whose arrays are named by dataset.images / dataset.targets;
+ * chunked unfiltered arrays (one sample a chunk, four a chunk with a partial
+ * edge chunk, chunks after a userblock, a two-level v1 B-tree, a paged fixed
+ * array, a single chunk, an extensible array); filtered chunks (gzip+shuffle,
+ * lzf with incompressible chunks stored raw, gzip+fletcher32, 500 samples a
+ * chunk, a chunk written raw with filter mask 1) and chunks never written
+ * (fill value 17 under gzip, 0 unfiltered in a B-tree and a fixed array);
+ * and a vlen uint8 dataset of PNG and JPEG files after a userblock. The
+ * fixtures and what numpy reads from them are written by h5py
+ * (foreign/make_h5.py, run with /usr/bin/python3).
+ *
+ * Checks: layout, count, sizes, labels and targets against numpy's; every
+ * sample's sl_dataset_decode and the loader's batches (crop none at the
+ * native size, u8 NHWC, 1 and 2 workers, io mmap, pread and uring) byte for
+ * byte against numpy's pixels (JPEG within 3 of PIL's decode), NCHW also read
+ * as BGR, with the loader's chunk decompressions counted; that no HDF5 call
+ * is made after open (wrappers of libhdf5's entry points sluice calls); that
+ * damaged or unsupported inputs (float pixels, rank 2, zero-size, an
+ * unsupported filter, chunks splitting images, an extensible array of more
+ * than 4096 chunks, damaged B-tree and fixed array nodes, a vlen element
+ * that is no image, a heap object longer than its collection, 4 channels,
+ * unknown axes, mismatched labels, a cut file, an ambiguous choice) are
+ * SL_EFORMAT naming the dataset; that damaged compressed bytes (gzip
+ * garbage, a fletcher32 mismatch) fail that sample's read naming the file,
+ * sample, dataset and chunk; and `sluice info`, `verify --decode` and
+ * `pack --from` on such files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <hdf5.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sluice.h"
+
+#ifndef SLUICE_TEST_PYTHON
+#define SLUICE_TEST_PYTHON "/usr/bin/python3"
+#endif
+
+static char g_dir[512];
+static atomic_long g_h5_calls;
+
+typedef struct fixture {
+  const char *name;
+  uint32_t n, h, w, ch; /* ch: channels as stored (1 or 3) */
+  uint32_t k;           /* targets per sample */
+  int lossy;            /* largest difference from numpy's (JPEG) */
+  const char *kv[7];    /* extra options, NULL-terminated pairs */
+  uint32_t unfilters;   /* chunk decompressions in an epoch (one per chunk
+                           whose filters are undone, with the chunk cache) */
+} fixture;
+
+static const fixture k_fix[] = {
+    {"nhwc", 6, 20, 20, 3, 0, 0, {NULL}, 0},
+    {"nchw", 5, 16, 16, 3, 0, 0, {NULL}, 0},
+    {"gray", 4, 12, 12, 1, 3, 0, {NULL}, 0},
+    {"course", 3, 8, 10, 3, 0, 0, {NULL}, 0},
+    {"userblock", 3, 9, 9, 3, 0, 0, {NULL}, 0},
+    {"two",
+     3,
+     5,
+     5,
+     1,
+     2,
+     0,
+     {"dataset.images", "b", "dataset.targets", "tg"},
+     0},
+    {"chunk1", 5, 10, 10, 3, 0, 0, {NULL}, 0},
+    {"chunk4", 10, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"chunkub", 6, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"chunkbt", 1100, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"chunkfa", 1100, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"chunksingle", 5, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"chunkea", 6, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"gz", 6, 10, 10, 3, 0, 0, {NULL}, 6},
+    {"lzf", 10, 8, 8, 3, 0, 0, {NULL}, 2},
+    {"fletcher", 5, 8, 8, 3, 0, 0, {NULL}, 3},
+    {"many500", 600, 8, 8, 3, 0, 0, {NULL}, 2},
+    {"mask", 4, 8, 8, 3, 0, 0, {NULL}, 3},
+    {"unalloc", 6, 8, 8, 3, 0, 0, {NULL}, 2},
+    {"unalloc_raw", 6, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"unalloc_fa", 6, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"pcam", 5, 8, 8, 3, 0, 0, {"dataset.labels_path", "@DIR/pcam_y.h5"}, 0},
+    {"onehot", 5, 8, 8, 3, 3, 0, {"dataset.label_from", "argmax"}, 0},
+    {"q50", 1000, 8, 8, 3, 0, 0, {NULL}, 20},
+    {"vlen", 6, 16, 16, 3, 0, 3, {NULL}, 0},
+};
+enum { NFIX = sizeof k_fix / sizeof k_fix[0] };
+
+static void path_in(char *buf, size_t cap, const char *name, const char *ext) {
+  snprintf(buf, cap, "%s/%s%s", g_dir, name, ext);
+}
+
+static void *slurp(const char *name, const char *ext, size_t want) {
+  char p[700];
+  path_in(p, sizeof p, name, ext);
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  void *buf = malloc(want + 1);
+  assert_non_null(buf);
+  size_t got = fread(buf, 1, want + 1, f);
+  fclose(f);
+  if (got != want)
+    fail_msg("%s: %zu bytes, expected %zu", p, got, want);
+  return buf;
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/h5array-%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
+  if (mkdir(g_dir, 0755) != 0)
+    return -1;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", SLUICE_TEST_PYTHON, SLUICE_H5_PY,
+           g_dir);
+  if (system(cmd) != 0) {
+    fprintf(stderr,
+            "test_h5array: %s failed: the fixtures need Debian's "
+            "python3-h5py, python3-numpy and python3-pil for %s "
+            "(scripts/deps.sh)\n",
+            cmd, SLUICE_TEST_PYTHON);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static sl_config *config_for(const fixture *f, const char *const *more) {
+  char p[700];
+  path_in(p, sizeof p, f->name, ".h5");
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
+  for (const char *const *kv = f->kv; kv[0]; kv += 2) {
+    char v[700]; /* "@DIR/" names a file beside the fixtures */
+    snprintf(v, sizeof v, "%s%s", strncmp(kv[1], "@DIR", 4) ? "" : g_dir,
+             strncmp(kv[1], "@DIR", 4) ? kv[1] : kv[1] + 4);
+    assert_int_equal(sl_config_set(cfg, kv[0], v), SL_OK);
+  }
+  for (; more && more[0]; more += 2)
+    if (sl_config_set(cfg, more[0], more[1]) != SL_OK)
+      fail_msg("%s", sl_config_errmsg(cfg));
+  return cfg;
+}
+
+/* numpy's RGB pixels of sample i, as the loader gives them with channel
+ * order bgr (planes swapped) when bgr. */
+static void expected(const fixture *f, const uint8_t *rgb, uint64_t i, bool bgr,
+                     uint8_t *out) {
+  size_t px = (size_t)f->h * f->w;
+  const uint8_t *s = rgb + i * px * 3;
+  for (size_t q = 0; q < px; q++)
+    for (int c = 0; c < 3; c++)
+      out[q * 3 + c] = s[q * 3 + (bgr ? 2 - c : c)];
+}
+
+static void check_bytes(const uint8_t *got, const uint8_t *want, size_t n,
+                        int lossy, const char *what, uint64_t i) {
+  for (size_t q = 0; q < n; q++)
+    if (got[q] - want[q] > lossy || want[q] - got[q] > lossy)
+      fail_msg("%s: sample %llu byte %zu: %d, numpy %d", what,
+               (unsigned long long)i, q, got[q], want[q]);
+}
+
+/* Index, labels, targets and sl_dataset_decode against numpy. */
+static void test_open_and_decode(void **state) {
+  (void)state;
+  for (int x = 0; x < NFIX; x++) {
+    const fixture *f = &k_fix[x];
+    sl_config *cfg = config_for(f, NULL);
+    sl_dataset *ds;
+    if (sl_dataset_open(&ds, cfg) != SL_OK)
+      fail_msg("%s: %s", f->name, sl_dataset_errmsg(ds));
+    sl_config_destroy(cfg);
+    assert_string_equal(sl_dataset_format(ds), "hdf5");
+    assert_string_equal(sl_dataset_layout_name(ds), "array");
+    assert_non_null(strstr(sl_dataset_description(ds), "uint8"));
+    assert_int_equal(sl_dataset_count(ds), f->n);
+    assert_int_equal(sl_dataset_target_width(ds), f->k);
+    size_t px = (size_t)f->h * f->w;
+    uint8_t *rgb = slurp(f->name, ".rgb", f->n * px * 3);
+    int32_t *lab = slurp(f->name, ".lab", f->n * 4);
+    float *tgt = f->k ? slurp(f->name, ".tgt", (size_t)f->n * f->k * 4) : NULL;
+    uint8_t *got = malloc(px * 3), *want = malloc(px * 3);
+    assert_true(got && want);
+    for (uint64_t i = 0; i < f->n; i++) {
+      sl_sample_meta m;
+      assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+      assert_int_equal(m.width, f->w);
+      assert_int_equal(m.height, f->h);
+      assert_int_equal(m.channels, f->ch);
+      assert_int_equal(m.label, lab[i]);
+      assert_int_equal(m.target_width, f->k);
+      for (uint32_t q = 0; q < f->k; q++)
+        assert_true(m.targets[q] == tgt[i * f->k + q]);
+      size_t len;
+      if (sl_dataset_decode(ds, i, got, px * 3, &len) != SL_OK)
+        fail_msg("%s: %s", f->name, sl_dataset_errmsg(ds));
+      assert_int_equal(len, px * f->ch);
+      expected(f, rgb, i, false, want);
+      if (f->ch == 1)
+        for (size_t q = 0; q < px; q++)
+          want[q] = want[q * 3];
+      check_bytes(got, want, len, f->lossy, f->name, i);
+    }
+    free(got);
+    free(want);
+    free(rgb);
+    free(lab);
+    free(tgt);
+    sl_dataset_close(ds);
+  }
+}
+
+static long g_after_open = -1;
+
+/* The loader's batches, sample by sample, against numpy's pixels. */
+static const char *g_order = "random"; /* loader.order of loader_run */
+
+static void loader_run_range(const fixture *f, const char *workers,
+                             const char *io, bool bgr, const char *cache,
+                             uint32_t lo, uint32_t hi) {
+  char res[16];
+  snprintf(res, sizeof res, "%u", f->w);
+  const char *kv[] = {"dataset.channel_order",
+                      bgr ? "bgr" : "auto",
+                      "loader.batch_size",
+                      "1",
+                      "loader.workers",
+                      workers,
+                      "loader.order",
+                      g_order,
+                      "loader.quasi_block",
+                      "50",
+                      "loader.quasi_window",
+                      "2",
+                      "loader.io",
+                      io,
+                      "device.backend",
+                      "host",
+                      "augment.dtype",
+                      "u8",
+                      "augment.layout",
+                      "nhwc",
+                      "augment.crop",
+                      "none",
+                      "augment.flip",
+                      "0",
+                      "resolution.min",
+                      "8",
+                      "resolution.max",
+                      res,
+                      "dataset.chunk_cache",
+                      cache,
+                      NULL};
+  sl_config *cfg = config_for(f, kv);
+  sl_loader *ld;
+  sl_status st = sl_loader_open(&ld, cfg);
+  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
+    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
+    sl_loader_close(ld);
+    sl_config_destroy(cfg);
+    return;
+  }
+  if (st != SL_OK)
+    fail_msg("%s: %s", f->name, sl_loader_errmsg(ld));
+  g_after_open = atomic_load(&g_h5_calls);
+  size_t px = (size_t)f->h * f->w;
+  uint8_t *rgb = slurp(f->name, ".rgb", f->n * px * 3);
+  int32_t *lab = slurp(f->name, ".lab", f->n * 4);
+  uint8_t *want = malloc(px * 3);
+  assert_non_null(want);
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch b;
+  uint64_t seen = 0;
+  while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+    assert_int_equal(b.n, 1);
+    assert_int_equal(b.channels, 3);
+    assert_int_equal(b.width, f->w);
+    assert_int_equal(b.height, f->h);
+    uint64_t i = b.indices[0];
+    expected(f, rgb, i, bgr, want);
+    check_bytes(b.data, want, px * 3, f->lossy, f->name, i);
+    assert_int_equal(b.labels[0], lab[i]);
+    seen++;
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  if (st != SL_END)
+    fail_msg("%s", sl_loader_errmsg(ld));
+  assert_int_equal(seen, f->n);
+  sl_loader_stats stats;
+  assert_int_equal(sl_loader_stats_get(ld, &stats), SL_OK);
+  if (lo != hi)
+    print_message("%s: %s workers, order %s, chunk cache %s: %llu chunk "
+                  "decompressions in an epoch\n",
+                  f->name, workers, g_order, cache,
+                  (unsigned long long)stats.chunk_unfilters);
+  if (stats.chunk_unfilters < lo || stats.chunk_unfilters > hi)
+    fail_msg("%s (%s workers, order %s, chunk cache %s): %llu chunk "
+             "decompressions, %u to %u expected",
+             f->name, workers, g_order, cache,
+             (unsigned long long)stats.chunk_unfilters, lo, hi);
+  free(rgb);
+  free(lab);
+  free(want);
+  sl_loader_close(ld);
+  sl_config_destroy(cfg);
+}
+
+static void loader_run_cache(const fixture *f, const char *workers,
+                             const char *io, bool bgr, const char *cache,
+                             uint32_t unfilters) {
+  loader_run_range(f, workers, io, bgr, cache, unfilters, unfilters);
+}
+
+static void loader_run(const fixture *f, const char *workers, const char *io,
+                       bool bgr) {
+  loader_run_cache(f, workers, io, bgr, "256MiB", f->unfilters);
+}
+
+static const fixture *fixture_named(const char *name);
+
+static void test_loader_batches(void **state) {
+  (void)state;
+  const char *ios[] = {"mmap", "pread", "uring"};
+  for (int x = 0; x < NFIX; x++) {
+    /* crop none resizes to a square of at least resolution.min = 8 */
+    if (k_fix[x].w != k_fix[x].h || k_fix[x].w < 8)
+      continue;
+    for (int w = 1; w <= 2; w++)
+      for (int q = 0; q < 3; q++)
+        loader_run(&k_fix[x], w == 1 ? "1" : "2", ios[q], false);
+  }
+  /* NCHW planes read as BGR come out swapped. */
+  loader_run(&k_fix[1], "2", "pread", true);
+  /* Without the chunk cache every sample decompresses its chunk (lzf: the
+   * 4 + 2 samples of its compressed first and partial edge chunks). */
+  loader_run_cache(fixture_named("many500"), "2", "mmap", false, "0", 600);
+  loader_run_cache(fixture_named("lzf"), "1", "pread", false, "0", 6);
+  /* 20 chunks of 50 and a cache of 4: quasi_random blocks of whole chunks
+   * (runs of 2) decompress each chunk about once an epoch (at most 1.1
+   * times the chunks); a random order, many times more. */
+  const fixture *q = fixture_named("q50");
+  g_order = "quasi_random";
+  loader_run_range(q, "1", "mmap", false, "38400", 20, 22);
+  loader_run_range(q, "2", "pread", false, "38400", 20, 22);
+  g_order = "random";
+  loader_run_range(q, "2", "mmap", false, "38400", 100, 1000);
+}
+
+/* Damaged or unsupported inputs: SL_EFORMAT naming the dataset. */
+static void test_refused(void **state) {
+  (void)state;
+  static const struct {
+    const char *file, *opt, *val, *msg;
+  } cases[] = {
+      {"bad_float", NULL, NULL, "/images has float32 elements"},
+      {"bad_huge", NULL, NULL,
+       "has shape (4, 40000, 40000, 3): samples of 4800000000 bytes"},
+      {"bad_rank2", NULL, NULL, "/images has shape (4, 16): rank 2"},
+      {"bad_zero", NULL, NULL, "/images is empty (shape (0, 4, 4, 3))"},
+      {"bad_chunked", NULL, NULL,
+       "/images is chunked and filtered with scaleoffset+shuffle: sluice "
+       "undoes gzip, shuffle, lzf and fletcher32 only"},
+      {"bad_split", NULL, NULL,
+       "/images is chunked (1, 4, 8, 3), splitting each image"},
+      {"bad_many", NULL, NULL,
+       "has 4097 chunks in a chunk index of type extensible array"},
+      {"bad_tree", NULL, NULL,
+       "its chunk index is damaged: no chunk B-tree node (TREE"},
+      {"bad_fadb", NULL, NULL,
+       "its chunk index is damaged: no fixed array data block (FADB)"},
+      {"bad_chunked", NULL, NULL, "sluice pack --from"},
+      {"pcam", "dataset.labels_path", "/nonexistent/y.h5",
+       "dataset.labels_path = /nonexistent/y.h5: HDF5 cannot open it"},
+      {"bad_vlen", NULL, NULL, "sample 0 (/images[0]): JPEG image whose"},
+      {"bad_heap", NULL, NULL, "sample 0 (/images[0]): heap collection at"},
+      {"bad_heap", NULL, NULL, "length runs past its collection's end"},
+      {"bad_labels", NULL, NULL,
+       "/labels has shape (5,) but /images holds 6 images"},
+      {"bad_4ch", NULL, NULL, "4 channels"},
+      {"bad_axes", NULL, NULL, "set dataset.array_layout"},
+      {"bad_axes", "dataset.array_layout", "nwhc", "width-major"},
+      {"bad_cut", NULL, NULL, "truncated or damaged"},
+      {"two", NULL, NULL, "(/a, /b); name one with dataset.images"},
+      {"two", "dataset.images", "nope", "dataset.images = /nope"},
+      {"nhwc", "dataset.channel_order", "bgr", "channel_order = bgr"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char p[700];
+    path_in(p, sizeof p, cases[c].file, ".h5");
+    sl_config *cfg;
+    assert_int_equal(sl_config_create(&cfg), SL_OK);
+    assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
+    if (cases[c].opt)
+      assert_int_equal(sl_config_set(cfg, cases[c].opt, cases[c].val), SL_OK);
+    sl_dataset *ds;
+    sl_status st = sl_dataset_open(&ds, cfg);
+    if (st != SL_EFORMAT || !strstr(sl_dataset_errmsg(ds), cases[c].msg))
+      fail_msg("%s: status %d, message '%s' (expected '%s')", cases[c].file,
+               (int)st, sl_dataset_errmsg(ds), cases[c].msg);
+    sl_dataset_close(ds);
+    sl_config_destroy(cfg);
+  }
+  /* argmax needs (N,K) rows: a configuration error naming the labels. */
+  const fixture *f = fixture_named("nhwc");
+  const char *kv[] = {"dataset.label_from", "argmax", NULL};
+  sl_config *cfg = config_for(f, kv);
+  sl_dataset *ds;
+  sl_status st = sl_dataset_open(&ds, cfg);
+  if (st != SL_ECONFIG ||
+      !strstr(sl_dataset_errmsg(ds), "/labels has one value a row"))
+    fail_msg("argmax on (N,) labels: status %d, '%s'", (int)st,
+             sl_dataset_errmsg(ds));
+  sl_dataset_close(ds);
+  sl_config_destroy(cfg);
+}
+
+/* Damaged compressed bytes: the open succeeds (the index is sound), the
+ * sample's read fails naming the file, dataset, sample and chunk; the
+ * loader's epoch fails with the same message. */
+static void test_damaged_chunks(void **state) {
+  (void)state;
+  static const struct {
+    const char *file;
+    uint64_t sample;
+    const char *msg;
+  } cases[] = {
+      {"bad_gzbytes", 1,
+       "sample 1: dataset /images, chunk 1 (filter mask 0): gzip: "},
+      {"bad_fletcher", 0,
+       "sample 0: dataset /images, chunk 0 (filter mask 0): fletcher32 "
+       "checksum mismatch"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char p[700];
+    path_in(p, sizeof p, cases[c].file, ".h5");
+    sl_dataset *ds;
+    if (sl_dataset_open_file(&ds, p) != SL_OK)
+      fail_msg("%s: %s", cases[c].file, sl_dataset_errmsg(ds));
+    uint8_t px[10 * 10 * 3];
+    size_t len;
+    sl_status st = sl_dataset_decode(ds, cases[c].sample, px, sizeof px, &len);
+    if (st != SL_EFORMAT || !strstr(sl_dataset_errmsg(ds), cases[c].msg) ||
+        !strstr(sl_dataset_errmsg(ds), p))
+      fail_msg("%s: status %d, message '%s' (expected '%s')", cases[c].file,
+               (int)st, sl_dataset_errmsg(ds), cases[c].msg);
+    /* the other samples of other chunks still read */
+    assert_int_equal(sl_dataset_decode(ds, 4, px, sizeof px, &len), SL_OK);
+    sl_dataset_close(ds);
+  }
+}
+
+/* ---- no HDF5 call after open ----------------------------------------------
+ * This executable exports these (ENABLE_EXPORTS), so libsluice's calls into
+ * libhdf5 reach them first; each counts and forwards. They cover the calls
+ * every open makes and the ones a read would need. */
+#define H5_WRAP(ret, name, params, args)                                       \
+  __attribute__((visibility("default"))) ret name params {                     \
+    static ret(*real) params;                                                  \
+    if (!real)                                                                 \
+      *(void **)&real = dlsym(RTLD_NEXT, #name);                               \
+    atomic_fetch_add(&g_h5_calls, 1);                                          \
+    return real args;                                                          \
+  }
+H5_WRAP(hid_t, H5Fopen, (const char *n, unsigned f, hid_t p), (n, f, p))
+H5_WRAP(herr_t, H5Fclose, (hid_t f), (f))
+H5_WRAP(hid_t, H5Dopen2, (hid_t l, const char *n, hid_t p), (l, n, p))
+H5_WRAP(herr_t, H5Dclose, (hid_t d), (d))
+H5_WRAP(herr_t, H5Dread,
+        (hid_t d, hid_t mt, hid_t ms, hid_t fs, hid_t p, void *buf),
+        (d, mt, ms, fs, p, buf))
+H5_WRAP(haddr_t, H5Dget_offset, (hid_t d), (d))
+H5_WRAP(htri_t, H5Lexists, (hid_t l, const char *n, hid_t p), (l, n, p))
+
+static void test_no_hdf5_after_open(void **state) {
+  (void)state;
+  long before = atomic_load(&g_h5_calls);
+  sl_config *cfg = config_for(&k_fix[0], NULL);
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open(&ds, cfg), SL_OK);
+  sl_config_destroy(cfg);
+  long opened = atomic_load(&g_h5_calls);
+  assert_true(opened > before);
+  uint8_t buf[20 * 20 * 3];
+  size_t len;
+  for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
+    assert_int_equal(sl_dataset_read(ds, i, buf, sizeof buf, &len), SL_OK);
+    assert_int_equal(sl_dataset_decode(ds, i, buf, sizeof buf, &len), SL_OK);
+  }
+  sl_dataset_close(ds);
+  assert_int_equal(atomic_load(&g_h5_calls), opened);
+  const char *ios[] = {"mmap", "pread", "uring"};
+  for (int q = 0; q < 3; q++) {
+    long n0 = atomic_load(&g_h5_calls);
+    g_after_open = -1;
+    loader_run(&k_fix[1], "2", ios[q], false);
+    if (g_after_open >= 0) {
+      assert_true(g_after_open > n0);
+      assert_int_equal(atomic_load(&g_h5_calls), g_after_open);
+    }
+  }
+}
+
+/* The command line: info names the datasets; verify, extract and pack
+ * --from read the file. */
+static int run_cli(const char *args, char *out, size_t cap) {
+  const char *bin = getenv("SLUICE_BIN");
+  assert_non_null(bin);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  size_t n = fread(out, 1, cap - 1, f);
+  out[n] = '\0';
+  int rc = pclose(f);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* A `sluice pack --from` copy of fixture f holds numpy's pixels and labels. */
+static void check_packed(const fixture *f, const char *packed) {
+  char p[700];
+  path_in(p, sizeof p, packed, ".lmdb");
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+  assert_int_equal(sl_dataset_count(ds), f->n);
+  size_t px = (size_t)f->h * f->w;
+  uint8_t *rgb = slurp(f->name, ".rgb", f->n * px * 3);
+  int32_t *lab = slurp(f->name, ".lab", f->n * 4);
+  uint8_t *got = malloc(px * 3), *want = malloc(px * 3);
+  assert_true(got && want);
+  for (uint64_t i = 0; i < f->n; i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.label, lab[i]);
+    size_t len;
+    assert_int_equal(sl_dataset_decode(ds, i, got, px * 3, &len), SL_OK);
+    assert_int_equal(len, px * 3);
+    expected(f, rgb, i, false, want);
+    check_bytes(got, want, len, 0, packed, i);
+  }
+  free(got);
+  free(want);
+  free(rgb);
+  free(lab);
+  sl_dataset_close(ds);
+}
+
+static const fixture *fixture_named(const char *name) {
+  for (int x = 0; x < NFIX; x++)
+    if (strcmp(k_fix[x].name, name) == 0)
+      return &k_fix[x];
+  fail_msg("no fixture %s", name);
+  return NULL;
+}
+
+static void test_cli(void **state) {
+  (void)state;
+  static char out[1 << 16];
+  char args[2048];
+  snprintf(args, sizeof args, "info '%s/nchw.h5'", g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  assert_non_null(strstr(out, "layout array"));
+  assert_non_null(strstr(out, "images /imgs (5, 3, 16, 16) uint8, NCHW RGB"));
+  assert_non_null(strstr(out, "labels /y (5, 1)"));
+  snprintf(args, sizeof args, "info '%s/many500.h5'", g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  assert_non_null(strstr(out, "chunked, filters shuffle+gzip (undone by the "
+                              "workers), samples per chunk 500"));
+  assert_non_null(strstr(out, "advice: 500 samples a compressed chunk of "
+                              "96000 bytes"));
+  assert_non_null(strstr(out, "192000 bytes cache them all"));
+  snprintf(args, sizeof args, "verify --decode '%s/userblock.h5'", g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  snprintf(args, sizeof args, "verify --decode '%s/lzf.h5'", g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  /* A chunk of garbage: verify names the sample and the chunk. */
+  snprintf(args, sizeof args, "verify --decode '%s/bad_gzbytes.h5'", g_dir);
+  if (run_cli(args, out, sizeof out) == 0 ||
+      !strstr(out, "sample 1: dataset /images, chunk 1 (filter mask 0): "
+                   "gzip: not a valid zlib stream"))
+    fail_msg("verify of bad_gzbytes: %s", out);
+  snprintf(args, sizeof args, "pack --from '%s/nhwc.h5' '%s/packed.lmdb'",
+           g_dir, g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  check_packed(&k_fix[0], "packed");
+  /* From compressed chunks (and a chunk never written): pixels, not the
+   * chunk's bytes. */
+  snprintf(args, sizeof args, "pack --from '%s/unalloc.h5' '%s/packed2.lmdb'",
+           g_dir, g_dir);
+  if (run_cli(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  check_packed(fixture_named("unalloc"), "packed2");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_open_and_decode),
+      cmocka_unit_test(test_loader_batches),
+      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_damaged_chunks),
+      cmocka_unit_test(test_no_hdf5_after_open),
+      cmocka_unit_test(test_cli),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

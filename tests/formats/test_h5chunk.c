@@ -1,0 +1,264 @@
+/* The chunk index parser (formats/h5chunk.c) against HDF5's own answer:
+ * files written by h5py (foreign/make_h5chunk.py, /usr/bin/python3) with
+ * each chunk index h5py makes (v1 B-trees of one and two levels, paged and
+ * unpaged fixed arrays, filtered and not, a single chunk, the implicit
+ * index), gzip/shuffle/fletcher32 chunks of varied sizes, a chunk whose
+ * filter was skipped (filter mask 1), a grid over two axes with partial
+ * edge chunks, unallocated chunks and pages, and a 512-byte userblock.
+ * Every chunk's address, stored size and filter mask must equal
+ * H5Dget_chunk_info's (with the userblock added, as HDF5 before 1.14.4
+ * does not), and the chunks HDF5 does not list must be unallocated. An
+ * extensible array must be reported as not parsed.
+ *
+ * Then the same files cut at many lengths and with each metadata byte
+ * flipped: every parse returns (ASan watches), a refusal says why, and an
+ * accepted index never points outside the file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <hdf5.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/h5chunk.h"
+
+#ifndef SLUICE_TEST_PYTHON
+#define SLUICE_TEST_PYTHON "/usr/bin/python3"
+#endif
+
+static char g_dir[512];
+
+static const char *const k_files[] = {"bt_gzip",     "bt_grid",      "bt_ub",
+                                      "bt_mask",     "bt_big",       "fa_gzip",
+                                      "fa_plain",    "fa_unalloc",   "implicit",
+                                      "single_gzip", "single_plain", NULL};
+
+static const struct {
+  const char *file, *kind;
+} k_kinds[] = {
+    {"bt_gzip", "v1 B-tree"},        {"fa_gzip", "fixed array"},
+    {"single_gzip", "single chunk"}, {"implicit", "implicit"},
+    {"fa_unalloc", "fixed array"},
+};
+
+static int setup(void **state) {
+  (void)state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/h5chunk-%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
+  if (mkdir(g_dir, 0755) != 0)
+    return -1;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", SLUICE_TEST_PYTHON,
+           SLUICE_H5CHUNK_PY, g_dir);
+  if (system(cmd) != 0) {
+    fprintf(stderr,
+            "test_h5chunk: %s failed: the fixtures need Debian's "
+            "python3-h5py for %s (scripts/deps.sh)\n",
+            cmd, SLUICE_TEST_PYTHON);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A fixture: its bytes, and what HDF5 says of /images. */
+typedef struct fx {
+  uint8_t *bytes;
+  uint64_t size;
+  sl_h5_chunk_query q;
+  uint64_t dims[SL_H5C_MAX_RANK];
+  hid_t file, d;
+} fx;
+
+static void fx_open(const char *name, fx *x) {
+  char p[700];
+  snprintf(p, sizeof p, "%s/%s.h5", g_dir, name);
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  struct stat st;
+  assert_int_equal(fstat(fileno(f), &st), 0);
+  x->size = (uint64_t)st.st_size;
+  x->bytes = malloc(x->size);
+  assert_non_null(x->bytes);
+  assert_int_equal(fread(x->bytes, 1, x->size, f), x->size);
+  fclose(f);
+  x->file = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
+  assert_true(x->file >= 0);
+  x->d = H5Dopen2(x->file, "images", H5P_DEFAULT);
+  assert_true(x->d >= 0);
+  hid_t sp = H5Dget_space(x->d), t = H5Dget_type(x->d),
+        fcpl = H5Fget_create_plist(x->file);
+  hsize_t dims[SL_H5C_MAX_RANK], ub = 0;
+  int rank = H5Sget_simple_extent_dims(sp, dims, NULL);
+  assert_true(rank >= 1 && rank <= SL_H5C_MAX_RANK);
+  assert_true(H5Pget_userblock(fcpl, &ub) >= 0);
+  for (int i = 0; i < rank; i++)
+    x->dims[i] = dims[i];
+  H5O_info_t oi;
+  assert_true(H5Oget_info2(x->d, &oi, H5O_INFO_BASIC) >= 0);
+  x->q = (sl_h5_chunk_query){.file = x->bytes,
+                             .file_size = x->size,
+                             .base = ub,
+                             .ohdr = oi.addr,
+                             .rank = rank,
+                             .dims = x->dims,
+                             .elem_size = (uint32_t)H5Tget_size(t),
+                             .max_chunks = 1u << 20};
+  H5Sclose(sp);
+  H5Tclose(t);
+  H5Pclose(fcpl);
+}
+
+static void fx_close(fx *x) {
+  H5Dclose(x->d);
+  H5Fclose(x->file);
+  free(x->bytes);
+}
+
+static void test_matches_hdf5(void **state) {
+  (void)state;
+  unsigned maj, min, rel;
+  H5get_libversion(&maj, &min, &rel);
+  bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
+  for (int f = 0; k_files[f]; f++) {
+    fx x;
+    fx_open(k_files[f], &x);
+    sl_h5_chunk_index ix;
+    char why[256];
+    sl_h5c_result r = sl_h5_chunk_index_read(&x.q, &ix, why, sizeof why);
+    if (r != SL_H5C_OK)
+      fail_msg("%s: result %d: %s", k_files[f], (int)r, why);
+    for (size_t k = 0; k < sizeof k_kinds / sizeof k_kinds[0]; k++)
+      if (strcmp(k_kinds[k].file, k_files[f]) == 0)
+        assert_string_equal(ix.kind, k_kinds[k].kind);
+    hid_t sp = H5Dget_space(x.d);
+    hsize_t n = 0;
+    assert_true(H5Dget_num_chunks(x.d, sp, &n) >= 0);
+    uint64_t allocated = 0;
+    for (uint64_t k = 0; k < ix.nchunks; k++)
+      allocated += ix.chunk[k].addr != SL_H5C_UNALLOCATED;
+    if (allocated != n)
+      fail_msg("%s: %" PRIu64 " chunks parsed, HDF5 lists %llu", k_files[f],
+               allocated, (unsigned long long)n);
+    for (hsize_t i = 0; i < n; i++) {
+      hsize_t off[SL_H5C_MAX_RANK], size;
+      unsigned mask;
+      haddr_t at;
+      assert_true(H5Dget_chunk_info(x.d, sp, i, off, &mask, &at, &size) >= 0);
+      uint64_t k = 0;
+      for (int a = 0; a < x.q.rank; a++)
+        k = k * ix.grid[a] + off[a] / ix.cdims[a];
+      const sl_h5_chunk *c = &ix.chunk[k];
+      uint64_t want = at + (add_ub ? x.q.base : 0);
+      if (c->addr != want || c->size != size || c->mask != mask)
+        fail_msg("%s: chunk %" PRIu64 ": parsed at %" PRIu64 ", %" PRIu32
+                 " bytes, mask %" PRIu32 "; HDF5: at %" PRIu64
+                 ", %llu bytes, mask %u",
+                 k_files[f], k, c->addr, c->size, c->mask, want,
+                 (unsigned long long)size, mask);
+    }
+    if (strcmp(k_files[f], "bt_mask") == 0)
+      assert_int_equal(ix.chunk[2].mask, 1);
+    if (strcmp(k_files[f], "bt_grid") == 0) {
+      assert_int_equal(ix.grid[0], 7);
+      assert_int_equal(ix.grid[1], 2);
+      assert_int_equal(ix.nchunks, 14);
+    }
+    H5Sclose(sp);
+    free(ix.chunk);
+    fx_close(&x);
+  }
+}
+
+static void test_extensible_not_parsed(void **state) {
+  (void)state;
+  fx x;
+  fx_open("ea", &x);
+  sl_h5_chunk_index ix;
+  char why[256];
+  assert_int_equal(sl_h5_chunk_index_read(&x.q, &ix, why, sizeof why),
+                   SL_H5C_UNSUPPORTED);
+  assert_non_null(strstr(why, "extensible array"));
+  assert_int_equal(ix.nchunks, 3);
+  free(ix.chunk);
+  fx_close(&x);
+}
+
+static void parse_checked(const sl_h5_chunk_query *q, const char *name,
+                          const char *what, uint64_t at) {
+  sl_h5_chunk_index ix;
+  char why[256];
+  sl_h5c_result r = sl_h5_chunk_index_read(q, &ix, why, sizeof why);
+  if (r == SL_H5C_DAMAGED || r == SL_H5C_UNSUPPORTED) {
+    if (!why[0])
+      fail_msg("%s %s %" PRIu64 ": refused without a reason", name, what, at);
+  } else if (r == SL_H5C_OK) {
+    for (uint64_t k = 0; k < ix.nchunks; k++) {
+      const sl_h5_chunk *c = &ix.chunk[k];
+      if (c->addr != SL_H5C_UNALLOCATED &&
+          (c->addr > q->file_size || c->size > q->file_size - c->addr))
+        fail_msg("%s %s %" PRIu64 ": chunk %" PRIu64 " outside the file", name,
+                 what, at, k);
+    }
+  } else if (r != SL_H5C_NOMEM) {
+    fail_msg("%s %s %" PRIu64 ": result %d", name, what, at, (int)r);
+  }
+  free(ix.chunk);
+}
+
+static void test_damaged(void **state) {
+  (void)state;
+  for (int f = 0; k_files[f]; f++) {
+    if (strcmp(k_files[f], "bt_big") == 0)
+      continue; /* the same structures as bt_gzip, 50 times larger */
+    fx x;
+    fx_open(k_files[f], &x);
+    sl_h5_chunk_query q = x.q;
+    /* Cut: every length up to the first 4 KiB, then every 97th byte. */
+    for (uint64_t n = 0; n < x.size; n += n < 4096 ? 1 : 97) {
+      uint8_t *cut = malloc(n ? n : 1);
+      assert_non_null(cut);
+      memcpy(cut, x.bytes, n);
+      q.file = cut;
+      q.file_size = n;
+      parse_checked(&q, k_files[f], "cut at", n);
+      free(cut);
+    }
+    /* Flipped: each of the first 4 KiB (the metadata h5py writes first),
+     * by each of three patterns. */
+    q.file_size = x.size;
+    q.file = x.bytes;
+    static const uint8_t pat[] = {0xff, 0x01, 0x80};
+    for (uint64_t p = 0; p < x.size && p < 4096; p++)
+      for (size_t v = 0; v < sizeof pat; v++) {
+        x.bytes[p] ^= pat[v];
+        parse_checked(&q, k_files[f], "flipped at", p);
+        x.bytes[p] ^= pat[v];
+      }
+    fx_close(&x);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_matches_hdf5),
+      cmocka_unit_test(test_extensible_not_parsed),
+      cmocka_unit_test(test_damaged),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
