@@ -94,6 +94,28 @@ int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
   return 8;
 }
 
+void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
+                       const int *lw, const int *lh, int n, int out_w,
+                       int out_h, int *level, int *scale) {
+  int k = 0;
+  for (int i = n - 1; i > 0; i--)
+    if ((int64_t)b->w * lw[i] >= (int64_t)out_w * img_w &&
+        (int64_t)b->h * lh[i] >= (int64_t)out_h * img_h) {
+      k = i;
+      break;
+    }
+  static const int k_scales[] = {1, 2, 3, 4, 5, 6};
+  int m = 8;
+  for (size_t i = 0; i < sizeof k_scales / sizeof k_scales[0]; i++)
+    if ((int64_t)b->w * lw[k] * k_scales[i] >= (int64_t)8 * out_w * img_w &&
+        (int64_t)b->h * lh[k] * k_scales[i] >= (int64_t)8 * out_h * img_h) {
+      m = k_scales[i];
+      break;
+    }
+  *level = k;
+  *scale = m;
+}
+
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w) {
   return (size_t)out_h * (size_t)out_w * (size_t)p->channels *
          sl_dtype_bytes(p->dtype);

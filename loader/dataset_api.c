@@ -24,7 +24,8 @@ _Static_assert((int)SL_IMAGE_JPEG == (int)SL_CODEC_JPEG &&
                    (int)SL_IMAGE_RAW == (int)SL_CODEC_RAW &&
                    (int)SL_IMAGE_RAW_CHW == (int)SL_CODEC_RAW_CHW &&
                    (int)SL_IMAGE_RAW_CHW_BGR == (int)SL_CODEC_RAW_CHW_BGR &&
-                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP,
+                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP &&
+                   (int)SL_IMAGE_JPEG_LEVELS == (int)SL_CODEC_JPEG_LEVELS,
                "public codec values are the on-disk ones");
 
 /* Pixels a decode may hold: the largest image the index can describe. */
@@ -192,6 +193,21 @@ uint32_t sl_dataset_layout_version(const sl_dataset *ds) {
 
 uint64_t sl_dataset_file_size(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_file_size(ds->src) : 0;
+}
+
+uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
+                           uint64_t *bytes) {
+  if (!ds || !ds->src)
+    return 0;
+  uint64_t im[SL_SOURCE_LEVELS], by[SL_SOURCE_LEVELS];
+  uint32_t n = sl_source_levels(ds->src, im, by);
+  for (uint32_t k = 0; k < n; k++) {
+    if (images)
+      images[k] = im[k];
+    if (bytes)
+      bytes[k] = by[k];
+  }
+  return n;
 }
 
 const char *sl_dataset_writer_settings(const sl_dataset *ds) {

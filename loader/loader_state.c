@@ -263,6 +263,7 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   out->augment_ns = ps.augment_ns;
   out->jpeg_samples = ps.jpeg_samples;
   out->jpeg_windowed = ps.jpeg_windowed;
+  memcpy(out->level_decodes, ps.level_decodes, sizeof out->level_decodes);
   out->staging_wait_ns = ps.staging_wait_ns;
   out->slot_wait_ns = sl_ring_slot_wait_ns(ld->ring);
   out->consumer_wait_ns = ld->consumer_wait_ns;

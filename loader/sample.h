@@ -20,6 +20,7 @@ typedef struct sl_sample_times {
   uint64_t read_ns, decode_ns, augment_ns;
   uint64_t bytes_read;
   uint64_t jpeg_samples, jpeg_windowed;
+  uint64_t level_decodes[4];
 } sl_sample_times;
 
 typedef struct sl_sample_src {

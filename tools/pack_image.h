@@ -39,7 +39,8 @@ typedef struct sl_pack_opts {
   int max_side; /* 0: no limit */
   int quality;  /* 1..100 */
   bool reencode;
-  bool keep_jpeg; /* JPEGs needing no change keep their bytes */
+  bool keep_jpeg;  /* JPEGs needing no change keep their bytes */
+  unsigned levels; /* sl_writer_options.levels: 0 none; excludes keep_jpeg */
 } sl_pack_opts;
 
 typedef struct sl_pack_result {
@@ -51,6 +52,7 @@ typedef struct sl_pack_result {
   bool reencoded;   /* decoded and encoded again */
   bool rewritten;   /* the input's coefficients in the restart layout;
                        neither: the original JPEG bytes */
+  uint8_t levels;   /* levels stored (codec SL_IMAGE_JPEG_LEVELS), or 0 */
   char reason[200]; /* why the input was skipped */
 } sl_pack_result;
 
