@@ -61,15 +61,14 @@ static int decode_full(const uint8_t *jpeg, size_t len, uint64_t max_pixels,
     return 1;
   }
   if ((uint64_t)d.image_width * d.image_height > max_pixels) {
-    *st = sl_err_set(err, SL_ETOOBIG,
-                     "jpeg levels: %ux%u image exceeds %llu pixels",
-                     d.image_width, d.image_height,
-                     (unsigned long long)max_pixels);
+    *st = sl_err_set(
+        err, SL_ETOOBIG, "jpeg levels: %ux%u image exceeds %llu pixels",
+        d.image_width, d.image_height, (unsigned long long)max_pixels);
     jpeg_destroy_decompress(&d);
     return -1;
   }
-  d.out_color_space = d.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE
-                                                         : JCS_RGB;
+  d.out_color_space =
+      d.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_start_decompress(&d);
   img->w = (int)d.output_width;
   img->h = (int)d.output_height;
@@ -78,8 +77,8 @@ static int decode_full(const uint8_t *jpeg, size_t len, uint64_t max_pixels,
   img->px = malloc(stride * (size_t)img->h);
   if (!img->px) {
     jpeg_destroy_decompress(&d);
-    *st = sl_err_set(err, SL_ENOMEM, "jpeg levels: no memory for %dx%d",
-                     img->w, img->h);
+    *st = sl_err_set(err, SL_ENOMEM, "jpeg levels: no memory for %dx%d", img->w,
+                     img->h);
     return -1;
   }
   while (d.output_scanline < d.output_height) {
@@ -239,13 +238,11 @@ sl_status sl_jpeg_levels_make(const uint8_t *jpeg, size_t len, unsigned scales,
   int lw[SL_LEVELS_MAX] = {img.w}, lh[SL_LEVELS_MAX] = {img.h}, n = 1;
   for (int i = 0; i < nm && st == SL_OK; i++) {
     int w = sl_level_side(img.w, ms[i]), h = sl_level_side(img.h, ms[i]);
-    if ((w < h ? w : h) < SL_LEVEL_MIN_SIDE || w >= lw[n - 1] ||
-        h >= lh[n - 1])
+    if ((w < h ? w : h) < SL_LEVEL_MIN_SIDE || w >= lw[n - 1] || h >= lh[n - 1])
       continue;
     uint8_t *px = malloc((size_t)w * (size_t)h * (size_t)img.ch);
     if (!px || area_resize(&img, w, h, px) != 0)
-      st = sl_err_set(err, SL_ENOMEM, "jpeg levels: no memory for %dx%d", w,
-                      h);
+      st = sl_err_set(err, SL_ENOMEM, "jpeg levels: no memory for %dx%d", w, h);
     else
       st = encode(px, w, h, img.ch, quality, &enc[n], &elen[n], err);
     free(px);
