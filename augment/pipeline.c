@@ -10,24 +10,21 @@
 #include <libyuv/scale_argb.h>
 
 #include "augment/convert.h"
+#include "augment/resample.h"
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
 #include "formats/layout.h"
 
-/* k_pad_rows rows of the largest output lie before the resized crop, so a
- * clipped libyuv scale (a level's sub-pixel crop edges) may start its
- * virtual destination up to that far before it. */
-enum { k_max_side = 8192, k_pad_rows = 4 };
+enum { k_max_side = 8192 };
 
 struct sl_pipeline {
   sl_aug_params p;
   int max_side;
   int ch; /* bytes per decoded pixel: 4 (RGBX) or 1 (gray) */
   sl_decoder *dec;
-  uint8_t *resized_buf; /* pad + max_side^2 * ch */
-  uint8_t *resized;     /* resized_buf + pad */
-  size_t pad;
+  uint8_t *resized; /* max_side^2 * ch */
+  sl_resampler *rs; /* crops of resolution levels */
   sl_convert_tables tables;
   sl_pipeline_times times;
 };
@@ -78,11 +75,9 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
     return st;
   }
   size_t n = (size_t)max_out_side * (size_t)max_out_side * (size_t)pl->ch;
-  pl->pad = ((size_t)k_pad_rows * (size_t)max_out_side + 64) * 4;
-  n += pl->pad;
-  pl->resized_buf = sl_alloc_touched(n, 64);
-  pl->resized = pl->resized_buf ? pl->resized_buf + pl->pad : NULL;
-  if (!pl->resized) {
+  pl->resized = sl_alloc_touched(n, 64);
+  pl->rs = sl_resampler_create(max_out_side, 2 * max_out_side + 64, pl->ch);
+  if (!pl->resized || !pl->rs) {
     sl_pipeline_destroy(pl);
     return sl_err_set(err, SL_ENOMEM, "augment: out of memory for %zu bytes",
                       n);
@@ -96,7 +91,8 @@ void sl_pipeline_destroy(sl_pipeline *pl) {
   if (!pl)
     return;
   sl_decoder_destroy(pl->dec);
-  sl_free_aligned(pl->resized_buf);
+  sl_free_aligned(pl->resized);
+  sl_resampler_destroy(pl->rs);
   free(pl);
 }
 
@@ -109,29 +105,15 @@ static double to_decoded(double c, int m, int x0, int k) {
 }
 
 /* Resizes the decoded region to out_w x out_h so that its decoded
- * coordinates [u0, u1) x [v0, v1) fill the output exactly: a clipped
- * libyuv scale of the whole region to a virtual size D, of which the
- * output is the window at (cx, cy). Gray outputs, and a window that would
- * start beyond the pad, take the nearest whole-pixel sub-region instead. */
+ * coordinates [u0, u1) x [v0, v1) fill the output exactly (the area
+ * resampler, augment/resample.h); a window it cannot take is resized from
+ * the nearest whole-pixel sub-region by libyuv instead. */
 static sl_status resize_exact(sl_pipeline *pl, const sl_decoded *dec, double u0,
                               double u1, double v0, double v1, int out_w,
                               int out_h, enum FilterMode f, sl_err *err) {
-  if (pl->ch == 4 && u1 > u0 && v1 > v0) {
-    double sx = out_w / (u1 - u0), sy = out_h / (v1 - v0);
-    long dw = lround(dec->w * sx), dh = lround(dec->h * sy);
-    long cx = lround(u0 * sx), cy = lround(v0 * sy);
-    cx = cx < 0 ? 0 : cx > dw - out_w ? dw - out_w : cx;
-    cy = cy < 0 ? 0 : cy > dh - out_h ? dh - out_h : cy;
-    size_t stride = (size_t)out_w * 4;
-    if (dw >= out_w && dh >= out_h && dw <= 32768 && dh <= 32768 && cx >= 0 &&
-        cy >= 0 && (size_t)cy * stride + (size_t)cx * 4 <= pl->pad) {
-      uint8_t *origin = pl->resized - (size_t)cy * stride - (size_t)cx * 4;
-      if (ARGBScaleClip(dec->pixels, (int)dec->stride, dec->w, dec->h, origin,
-                        (int)stride, (int)dw, (int)dh, (int)cx, (int)cy, out_w,
-                        out_h, f) == 0)
-        return SL_OK;
-    }
-  }
+  if (sl_resample_area(pl->rs, dec->pixels, dec->stride, dec->w, dec->h, u0, u1,
+                       v0, v1, pl->resized, out_w, out_h) == 0)
+    return SL_OK;
   long x0 = lround(u0), x1 = lround(u1), y0 = lround(v0), y1 = lround(v1);
   x0 = x0 < 0 ? 0 : x0 > dec->w - 1 ? dec->w - 1 : x0;
   y0 = y0 < 0 ? 0 : y0 > dec->h - 1 ? dec->h - 1 : y0;

@@ -16,8 +16,9 @@
  * from max_out_side S (the schedule's largest resolution): the decoder's
  * (codecs/codec.h: (2S + 32) * 2S * 4 bytes of region, 256 KiB of row,
  * 1.5 MiB of PNG arena, 1 MiB of JPEG window) + 4*S^2 bytes for the
- * resized crop + 6 KiB of conversion tables: ~3.9 MiB at S = 224, ~8 MiB
- * at S = 512. sluice itself
+ * resized crop + 6 KiB of conversion tables + the area resampler of
+ * resolution levels ((2S + 80) * 8 bytes of row, 32 * S bytes of weights):
+ * ~3.9 MiB at S = 224, ~8 MiB at S = 512. sluice itself
  * allocates nothing per sample; the libraries do a little: libjpeg's
  * per-image pools (tens of KiB; for a progressive JPEG the whole coefficient
  * image, ~2 bytes per pixel and component, bounded through max_pixels) and
@@ -110,10 +111,10 @@ void sl_pipeline_destroy(sl_pipeline *pl);
 
 /* Runs the whole pipeline on one sample. A level record
  * (SL_CODEC_JPEG_LEVELS) takes its crop in level 0's coordinates, then
- * decodes it from the level sl_aug_level_plan picks; below level 0 the
- * resize places the crop's exact (fractional) edges, so the output shows
- * the same region of the scene from any level (RGB outputs; gray ones are
- * placed to the nearest decoded pixel). and writes sl_aug_sample_bytes()
+ * decodes it from the level sl_aug_level_plan picks; below level 0 an
+ * area resampler (augment/resample.h, in place of libyuv) places the
+ * crop's exact fractional edges, so the output shows the same region of
+ * the scene from any level. and writes sl_aug_sample_bytes()
  * bytes to dst. codec is an sl_codec (codecs/codec.h); for SL_CODEC_RAW,
  * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
  * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over

@@ -19,9 +19,11 @@
 
 #include "augment/pipeline.h"
 #include "codecs/codec.h"
+#include "codecs/img_util.h"
 #include "codecs/jpeg_levels.h"
 #include "formats/layout.h"
 #include "support/aug_params.h"
+#include "support/synth_jpeg.h"
 
 /* A W x H RGB JPEG (q95, 4:2:0): dark grey with a bright 8 x 8 square whose
  * top-left corner is (mx, my). The caller frees with tjFree. */
@@ -38,9 +40,8 @@ static uint8_t *marker_jpeg(int W, int H, int mx, int my, size_t *len) {
   assert_non_null(tj);
   unsigned char *out = NULL;
   unsigned long n = 0;
-  assert_int_equal(tjCompress2(tj, px, W, 0, H, TJPF_RGB, &out, &n, TJSAMP_420,
-                               95, 0),
-                   0);
+  assert_int_equal(
+      tjCompress2(tj, px, W, 0, H, TJPF_RGB, &out, &n, TJSAMP_420, 95, 0), 0);
   tjDestroy(tj);
   free(px);
   *len = n;
@@ -73,7 +74,7 @@ static void test_level_plan_boundaries(void **state) {
   sl_aug_level_plan(&b, 500, 376, lw, lh, 3, 128, 128, &level, &m);
   assert_int_equal(level, 1);
   assert_int_equal(m, 8); /* 256 * 250 / 500 = 128: no DCT reduction */
-  b.w = 255; /* just short in width */
+  b.w = 255;              /* just short in width */
   sl_aug_level_plan(&b, 500, 376, lw, lh, 3, 128, 128, &level, &m);
   assert_int_equal(level, 0);
   assert_int_equal(m, sl_aug_dct_scale(255, 256, 128, 128));
@@ -135,9 +136,9 @@ static void test_levels_make(void **state) {
                                        1u << 28, &rec, &rl, &err),
                    SL_OK);
   assert_null(rec);
-  assert_int_equal(sl_jpeg_levels_make(jpg, len, 0x80, 90, 1u << 28, &rec,
-                                       &rl, &err),
-                   SL_EINVAL);
+  assert_int_equal(
+      sl_jpeg_levels_make(jpg, len, 0x80, 90, 1u << 28, &rec, &rl, &err),
+      SL_EINVAL);
   tjFree(jpg);
 }
 
@@ -186,7 +187,10 @@ static void test_crop_mapping(void **state) {
     worst_true = fmax(worst_true, dt);
     worst_l0 = fmax(worst_l0, fmax(fabs(ax - tx), fabs(ay - ty)));
     if (getenv("SL_LV_DEBUG"))
-      print_message("%llu o=%d box %d,%d %dx%d: l0 %+.2f %+.2f lv %+.2f %+.2f\n", (unsigned long long)i, o, box.x, box.y, box.w, box.h, ax - tx, ay - ty, bx - tx, by - ty);
+      print_message(
+          "%llu o=%d box %d,%d %dx%d: l0 %+.2f %+.2f lv %+.2f %+.2f\n",
+          (unsigned long long)i, o, box.x, box.y, box.w, box.h, ax - tx,
+          ay - ty, bx - tx, by - ty);
     if (d > 1.0 || dt > 1.0)
       fail_msg("sample %llu at %d: marker at (%.2f, %.2f) from level 0, "
                "(%.2f, %.2f) from levels",
@@ -204,6 +208,88 @@ static void test_crop_mapping(void **state) {
   sl_pipeline_destroy(pl);
   free(rec);
   tjFree(jpg);
+}
+
+/* The quality test of test_augment, per level: mean PSNR of the pipeline's
+ * output from level records (3/4 and 1/2, q90) against the float area
+ * average of the *original* full-size image over the same crop, at 224,
+ * 160 and 128, grouped by the level each crop was decoded from. */
+static void test_quality_per_level(void **state) {
+  (void)state;
+  static const int res[3] = {224, 160, 128};
+  static const int sizes[4][2] = {
+      {500, 375}, {375, 500}, {500, 333}, {640, 480}};
+  sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NHWC);
+  p.flip = 0;
+  sl_err err = {0};
+  sl_pipeline *pl;
+  assert_int_equal(sl_pipeline_create(&pl, &p, 224, &err), SL_OK);
+  uint8_t *out = malloc(224 * 224 * 3);
+  float *ref = malloc(sizeof(float) * 224 * 224 * 3);
+  assert_true(out && ref);
+  double sum[3][4] = {{0}};
+  int cnt[3][4] = {{0}};
+  for (int i = 0; i < 12; i++) {
+    int W = sizes[i % 4][0], H = sizes[i % 4][1];
+    sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+    o.texture = 2; /* ImageNet-like bytes */
+    o.restart_mcus = -1;
+    blob b = sl_test_jpeg(300 + (uint64_t)i, W, H, &o);
+    int tw, th;
+    uint8_t *full = tu_tj_decode(b.p, b.n, 3, &tw, &th);
+    assert_non_null(full);
+    uint8_t *rec = NULL;
+    size_t rl = 0;
+    assert_int_equal(sl_jpeg_levels_make(b.p, b.n,
+                                         SL_LEVEL_SCALE(6) | SL_LEVEL_SCALE(4),
+                                         90, 1u << 28, &rec, &rl, &err),
+                     SL_OK);
+    assert_non_null(rec);
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < 8; k++) {
+        uint64_t idx = (uint64_t)(i * 8 + k);
+        sl_pipeline_times t0, t1;
+        sl_pipeline_times_get(pl, &t0);
+        if (sl_pipeline_run(pl, rec, rl, SL_CODEC_JPEG_LEVELS, 0, 0, 0, 5, 0,
+                            idx, res[r], res[r], out, &err) != SL_OK)
+          fail_msg("%s", err.msg);
+        sl_pipeline_times_get(pl, &t1);
+        int lv = 0;
+        for (int q = 0; q < 4; q++)
+          if (t1.level_decodes[q] != t0.level_decodes[q])
+            lv = q;
+        sl_crop_box box;
+        int flip;
+        sl_aug_sample_crop(&p, W, H, res[r], res[r], 5, 0, idx, &box, &flip);
+        tu_area_resample(full, W, 3, box.x, box.y, box.w, box.h, res[r], res[r],
+                         ref);
+        sum[r][lv] += tu_psnr(out, ref, (size_t)res[r] * res[r] * 3);
+        cnt[r][lv]++;
+      }
+    free(rec);
+    free(full);
+    free(b.p);
+  }
+  int levels_used = 0;
+  for (int r = 0; r < 3; r++)
+    for (int lv = 0; lv < 3; lv++) {
+      if (!cnt[r][lv])
+        continue;
+      double m = sum[r][lv] / cnt[r][lv];
+      print_message("mean PSNR at %d, level %d (%s): %.2f dB over %d crops\n",
+                    res[r], lv,
+                    lv == 0   ? "full"
+                    : lv == 1 ? "3/4"
+                              : "1/2",
+                    m, cnt[r][lv]);
+      levels_used += lv > 0;
+      if (m < 32.0)
+        fail_msg("mean PSNR %.2f dB < 32 at %d from level %d", m, res[r], lv);
+    }
+  assert_true(levels_used >= 4);
+  free(out);
+  free(ref);
+  sl_pipeline_destroy(pl);
 }
 
 /* A damaged directory is an error naming the level record, not a crash. */
@@ -235,8 +321,8 @@ static void test_damaged_record(void **state) {
   assert_non_null(strstr(err.msg, "damaged level record"));
   /* Cut: the record ends inside level 1. */
   w1[0] = 150;
-  assert_int_equal(sl_pipeline_run(pl, rec, rl - 10, SL_CODEC_JPEG_LEVELS, 0,
-                                   0, 0, 1, 0, 0, 64, 64, o, &err),
+  assert_int_equal(sl_pipeline_run(pl, rec, rl - 10, SL_CODEC_JPEG_LEVELS, 0, 0,
+                                   0, 1, 0, 0, 64, 64, o, &err),
                    SL_EDECODE);
   assert_non_null(strstr(err.msg, "level record"));
   sl_pipeline_destroy(pl);
@@ -249,6 +335,7 @@ int main(void) {
       cmocka_unit_test(test_level_plan_boundaries),
       cmocka_unit_test(test_levels_make),
       cmocka_unit_test(test_crop_mapping),
+      cmocka_unit_test(test_quality_per_level),
       cmocka_unit_test(test_damaged_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
