@@ -119,7 +119,7 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
   const axis *a = &r->ay;
   const int16_t *w14 = a->w + (size_t)oy * SL_RESAMPLE_TAPS;
   int n = a->n[oy];
-  uint16_t w[SL_RESAMPLE_TAPS];
+  uint16_t w[SL_RESAMPLE_TAPS] = {0};
   int sum = 0, big = 0;
   for (int t = 0; t < n; t++) {
     w[t] = (uint16_t)((w14[t] + 32) >> 6);
