@@ -139,8 +139,8 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
   for (; i + 16 <= cnt; i += 16) {
     __m128i lo = z, hi = z;
     for (int t = 0; t < n; t++) {
-      __m128i v =
-          _mm_loadu_si128((const __m128i *)(const void *)(p + (size_t)t * stride + i));
+      __m128i v = _mm_loadu_si128(
+          (const __m128i *)(const void *)(p + (size_t)t * stride + i));
       lo = _mm_add_epi16(lo, _mm_mullo_epi16(_mm_unpacklo_epi8(v, z), wv[t]));
       hi = _mm_add_epi16(hi, _mm_mullo_epi16(_mm_unpackhi_epi8(v, z), wv[t]));
     }
@@ -207,9 +207,9 @@ static void horizontal1(const sl_resampler *r, int x0, uint8_t *o, int out_w) {
   }
 }
 
-int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride,
-                     int sw, int sh, double u0, double u1, double v0,
-                     double v1, uint8_t *dst, int out_w, int out_h) {
+int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride, int sw,
+                     int sh, double u0, double u1, double v0, double v1,
+                     uint8_t *dst, int out_w, int out_h) {
   if (out_w < 1 || out_h < 1 || out_w > r->max_out || out_h > r->max_out ||
       sw < 1 || sh < 1 || sw > r->max_src ||
       axis_plan(&r->ax, u0, u1, sw, out_w) ||

@@ -31,8 +31,8 @@ void sl_resampler_destroy(sl_resampler *r);
  * at dst (stride out_w * ch). Returns 0, or -1 when the sizes exceed r's
  * or a reduction needs more than SL_RESAMPLE_TAPS taps (nothing written:
  * the caller resizes another way). */
-int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride,
-                     int sw, int sh, double u0, double u1, double v0,
-                     double v1, uint8_t *dst, int out_w, int out_h);
+int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride, int sw,
+                     int sh, double u0, double u1, double v0, double v1,
+                     uint8_t *dst, int out_w, int out_h);
 
 #endif
