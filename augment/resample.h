@@ -26,6 +26,10 @@ typedef struct sl_resampler sl_resampler;
 sl_resampler *sl_resampler_create(int max_out, int max_src, int ch);
 void sl_resampler_destroy(sl_resampler *r);
 
+/* Makes r use its SSE2 (or C) passes even on a CPU with AVX2, which give
+ * the same bytes: for the test that checks they do. */
+void sl_resampler_baseline(sl_resampler *r);
+
 /* Resamples the window [u0, u1) x [v0, v1) of a sw x sh source of r's ch
  * bytes per pixel (the window is clamped to the source) to out_w x out_h
  * at dst (stride out_w * ch). Returns 0, or -1 when the sizes exceed r's

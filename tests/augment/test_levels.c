@@ -18,6 +18,7 @@
 #include <turbojpeg.h>
 
 #include "augment/pipeline.h"
+#include "augment/resample.h"
 #include "codecs/codec.h"
 #include "codecs/img_util.h"
 #include "codecs/jpeg_levels.h"
@@ -292,6 +293,48 @@ static void test_quality_per_level(void **state) {
   sl_pipeline_destroy(pl);
 }
 
+/* The resampler's AVX2 passes give the same bytes as its SSE2 ones (so a
+ * batch does not depend on the CPU), for RGBX and gray, over fractional
+ * windows of several reductions. */
+static void test_resampler_same_bytes(void **state) {
+  (void)state;
+  enum { SW = 301, SH = 257 };
+  uint8_t *src = malloc((size_t)SW * SH * 4);
+  uint8_t *a = malloc(256 * 256 * 4), *b = malloc(256 * 256 * 4);
+  assert_true(src && a && b);
+  uint32_t x = 12345;
+  for (size_t i = 0; i < (size_t)SW * SH * 4; i++)
+    src[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 24);
+  for (int ch = 1; ch <= 4; ch += 3) {
+    sl_resampler *r1 = sl_resampler_create(256, 600, ch);
+    sl_resampler *r2 = sl_resampler_create(256, 600, ch);
+    assert_true(r1 && r2);
+    sl_resampler_baseline(r2);
+    static const double win[4][4] = {{0.3, 300.2, 0.7, 256.9},
+                                     {10.5, 211.25, 3.1, 150.6},
+                                     {0, 301, 0, 257},
+                                     {50.9, 151.1, 20.2, 119.8}};
+    static const int outs[4][2] = {{150, 128}, {128, 97}, {255, 256}, {64, 64}};
+    for (int k = 0; k < 4; k++) {
+      int ow = outs[k][0], oh = outs[k][1];
+      assert_int_equal(sl_resample_area(r1, src, (size_t)SW * ch, SW, SH,
+                                        win[k][0], win[k][1], win[k][2],
+                                        win[k][3], a, ow, oh),
+                       0);
+      assert_int_equal(sl_resample_area(r2, src, (size_t)SW * ch, SW, SH,
+                                        win[k][0], win[k][1], win[k][2],
+                                        win[k][3], b, ow, oh),
+                       0);
+      assert_memory_equal(a, b, (size_t)ow * oh * ch);
+    }
+    sl_resampler_destroy(r1);
+    sl_resampler_destroy(r2);
+  }
+  free(src);
+  free(a);
+  free(b);
+}
+
 /* A damaged directory is an error naming the level record, not a crash. */
 static void test_damaged_record(void **state) {
   (void)state;
@@ -336,6 +379,7 @@ int main(void) {
       cmocka_unit_test(test_levels_make),
       cmocka_unit_test(test_crop_mapping),
       cmocka_unit_test(test_quality_per_level),
+      cmocka_unit_test(test_resampler_same_bytes),
       cmocka_unit_test(test_damaged_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
