@@ -593,8 +593,11 @@ SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
  * (CMYK JPEGs become RGB; 16-bit PNG samples scale linearly to 8 bits,
  * rounded v / 257, with no gamma curve). *len gets width × height ×
  * channels; SL_ETOOBIG with that size when cap is smaller (buf may then be
- * NULL). Errors: as sl_dataset_read, plus SL_EDECODE (corrupt image: the
- * codec's message), SL_EUNSUPPORTED, SL_ENOMEM. */
+ * NULL). A sample with resolution levels gives level 0's pixels, after
+ * every smaller level has been decoded too (so a damaged level fails here,
+ * and in `sluice verify --decode`). Errors: as sl_dataset_read, plus
+ * SL_EDECODE (corrupt image: the codec's message), SL_EUNSUPPORTED,
+ * SL_ENOMEM. */
 SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
                                    size_t cap, size_t *len);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "codecs/codec.h"
+#include "formats/layout.h"
 #include "formats/source.h"
 #include "loader/config.h"
 #include "loader/stage_options.h"
@@ -370,6 +371,20 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
     st = sl_decoder_decode(dec, &in, &q, &d, &err);
   if (st == SL_OK)
     copy_rows(&d, e->channels, buf);
+  /* A level record: every smaller level is decoded too (after level 0's
+   * pixels are out), so that what this passes the loader can read. */
+  sl_levels lv;
+  if (st == SL_OK && e->codec == SL_CODEC_JPEG_LEVELS &&
+      (st = sl_decoder_levels(&in, &lv, &err)) == SL_OK)
+    for (int k = 1; st == SL_OK && k < lv.n; k++) {
+      sl_encoded jp;
+      sl_image_info li;
+      st = sl_decoder_level(dec, &in, k, &jp, &li, &err);
+      sl_decode_req lq = {0, 0, li.width, li.height, 8, 0, 0, 4};
+      sl_decoded ld;
+      if (st == SL_OK)
+        st = sl_decoder_decode(dec, &jp, &lq, &ld, &err);
+    }
   if (st != SL_OK) {
     sl_err_prefix(&err, "%s: sample %" PRIu64 ": ", ds->path, i);
     fail(ds, &err);

@@ -326,7 +326,9 @@ static void test_levels_same_samples_and_batches(void **state) {
 /* A level record damaged in the file (level 1's width in its directory
  * made larger than level 0's) fails the sample with a message naming the
  * file, the sample and the level record, in the loader and in
- * sl_dataset_decode; the file still opens (records are read lazily). */
+ * sl_dataset_decode; so does a level JPEG whose size no longer matches its
+ * directory (in sl_dataset_decode, which decodes every level). The file
+ * still opens (records are read lazily). */
 static void test_levels_damaged(void **state) {
   char lv[512];
   sl_test_tmp_path(lv, sizeof lv, "levels_bad", "lmdb");
@@ -350,6 +352,23 @@ static void test_levels_damaged(void **state) {
   assert_int_equal(fseek(f, wpos, SEEK_SET), 0);
   uint8_t big[2] = {0xff, 0xff};
   assert_int_equal(fwrite(big, 1, 2, f), 2);
+  /* The next record: its level 1 JPEG's own height (in its SOF marker)
+   * made one larger, with the directory intact. */
+  long at2 = -1;
+  for (long i = at + 4; i + 4 <= n && at2 < 0; i++)
+    if (memcmp(buf + i, "SLV1", 4) == 0)
+      at2 = i;
+  assert_true(at2 > at);
+  uint32_t l0 = (uint32_t)buf[at2 + 8] | (uint32_t)buf[at2 + 9] << 8 |
+                (uint32_t)buf[at2 + 10] << 16 | (uint32_t)buf[at2 + 11] << 24;
+  long j1 = at2 + 8 + 2 * 8 + (long)l0, sof = -1;
+  for (long i = j1; i + 1 < n && sof < 0; i++)
+    if (buf[i] == 0xff && (buf[i + 1] == 0xc0 || buf[i + 1] == 0xc1))
+      sof = i;
+  assert_true(sof > j1);
+  uint8_t h[2] = {buf[sof + 5], (uint8_t)(buf[sof + 6] + 1)};
+  assert_int_equal(fseek(f, sof + 5, SEEK_SET), 0);
+  assert_int_equal(fwrite(h, 1, 2, f), 2);
   fclose(f);
   free(buf);
   const char *kv[] = {"loader.order", "sequential", "loader.workers", "1",
@@ -382,7 +401,7 @@ static void test_levels_damaged(void **state) {
       fail_msg("%s", sl_dataset_errmsg(ds));
   }
   free(px);
-  assert_int_equal(bad, 1);
+  assert_int_equal(bad, 2); /* the damaged directory, the damaged level 1 */
   sl_dataset_close(ds);
   sl_test_unlink_lmdb(lv);
 }
