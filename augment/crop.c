@@ -52,16 +52,26 @@ static int clampi(double v, int lo, int hi) {
 
 static sl_crop_box center(const sl_aug_params *p, int W, int H, int out_h,
                           int out_w) {
-  /* torchvision eval: Resize(int(res / ratio)) on the shorter side, then
-   * CenterCrop(out_h, out_w); mapped back to full-size pixels. */
+  /* torchvision eval: Resize(int(res / ratio)) on the shorter side (the
+   * longer becomes int(rs * long / short)), then CenterCrop(out_h, out_w),
+   * whose offset is int(round((side - out) / 2)) pixels of the resized
+   * image (round half to even, as Python); mapped back to full-size
+   * pixels by each axis's own resize factor. */
   int res = out_h < out_w ? out_h : out_w;
   double rs = floor((double)res / p->center_ratio + 1e-9);
-  double f = rs / (double)(W < H ? W : H); /* resize factor */
+  double rw, rh; /* the resized image */
+  if (W <= H)
+    rw = rs, rh = floor(rs * (double)H / (double)W);
+  else
+    rh = rs, rw = floor(rs * (double)W / (double)H);
+  double fx = rw / (double)W, fy = rh / (double)H;
+  double left = nearbyint((rw - out_w) / 2.0),
+         top = nearbyint((rh - out_h) / 2.0);
   sl_crop_box b;
-  b.w = clampi(nearbyint((double)out_w / f), 1, W);
-  b.h = clampi(nearbyint((double)out_h / f), 1, H);
-  b.x = (int)nearbyint((W - b.w) / 2.0);
-  b.y = (int)nearbyint((H - b.h) / 2.0);
+  b.w = clampi(nearbyint((double)out_w / fx), 1, W);
+  b.h = clampi(nearbyint((double)out_h / fy), 1, H);
+  b.x = left > 0 ? (int)nearbyint(left / fx) : (W - b.w) / 2;
+  b.y = top > 0 ? (int)nearbyint(top / fy) : (H - b.h) / 2;
   b.x = b.x > W - b.w ? W - b.w : b.x;
   b.y = b.y > H - b.h ? H - b.h : b.y;
   return b;
@@ -92,6 +102,28 @@ int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
       return m;
   }
   return 8;
+}
+
+void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
+                       const int *lw, const int *lh, int n, int out_w,
+                       int out_h, int *level, int *scale) {
+  int k = 0;
+  for (int i = n - 1; i > 0; i--)
+    if ((int64_t)b->w * lw[i] >= (int64_t)out_w * img_w &&
+        (int64_t)b->h * lh[i] >= (int64_t)out_h * img_h) {
+      k = i;
+      break;
+    }
+  static const int k_scales[] = {1, 2, 3, 4, 5, 6};
+  int m = 8;
+  for (size_t i = 0; i < sizeof k_scales / sizeof k_scales[0]; i++)
+    if ((int64_t)b->w * lw[k] * k_scales[i] >= (int64_t)8 * out_w * img_w &&
+        (int64_t)b->h * lh[k] * k_scales[i] >= (int64_t)8 * out_h * img_h) {
+      m = k_scales[i];
+      break;
+    }
+  *level = k;
+  *scale = m;
 }
 
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w) {

@@ -2,6 +2,7 @@
  * region decode, libyuv resize, convert. */
 #include "augment/pipeline.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -9,9 +10,11 @@
 #include <libyuv/scale_argb.h>
 
 #include "augment/convert.h"
+#include "augment/resample.h"
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
+#include "formats/layout.h"
 
 enum { k_max_side = 8192 };
 
@@ -21,6 +24,7 @@ struct sl_pipeline {
   int ch; /* bytes per decoded pixel: 4 (RGBX) or 1 (gray) */
   sl_decoder *dec;
   uint8_t *resized; /* max_side^2 * ch */
+  sl_resampler *rs; /* crops of resolution levels */
   sl_convert_tables tables;
   sl_pipeline_times times;
 };
@@ -72,7 +76,8 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
   }
   size_t n = (size_t)max_out_side * (size_t)max_out_side * (size_t)pl->ch;
   pl->resized = sl_alloc_touched(n, 64);
-  if (!pl->resized) {
+  pl->rs = sl_resampler_create(max_out_side, 2 * max_out_side + 64, pl->ch);
+  if (!pl->resized || !pl->rs) {
     sl_pipeline_destroy(pl);
     return sl_err_set(err, SL_ENOMEM, "augment: out of memory for %zu bytes",
                       n);
@@ -87,7 +92,103 @@ void sl_pipeline_destroy(sl_pipeline *pl) {
     return;
   sl_decoder_destroy(pl->dec);
   sl_free_aligned(pl->resized);
+  sl_resampler_destroy(pl->rs);
   free(pl);
+}
+
+/* The crop [c0, c1) of a level, in level pixels, as a coordinate of the
+ * decoded region: scaled pixel j of the level at m/8 covers level pixels
+ * [j * 8 / m, (j + 1) * 8 / m); decoded pixel i covers scaled pixels
+ * [x0 + i * k, x0 + (i + 1) * k). */
+static double to_decoded(double c, int m, int x0, int k) {
+  return (c * m / 8.0 - x0) / k;
+}
+
+/* Resizes the decoded region to out_w x out_h so that its decoded
+ * coordinates [u0, u1) x [v0, v1) fill the output exactly (the area
+ * resampler, augment/resample.h); a window it cannot take is resized from
+ * the nearest whole-pixel sub-region by libyuv instead. */
+static sl_status resize_exact(sl_pipeline *pl, const sl_decoded *dec, double u0,
+                              double u1, double v0, double v1, int out_w,
+                              int out_h, enum FilterMode f, sl_err *err) {
+  if (sl_resample_area(pl->rs, dec->pixels, dec->stride, dec->w, dec->h, u0, u1,
+                       v0, v1, pl->resized, out_w, out_h) == 0)
+    return SL_OK;
+  long x0 = lround(u0), x1 = lround(u1), y0 = lround(v0), y1 = lround(v1);
+  x0 = x0 < 0 ? 0 : x0 > dec->w - 1 ? dec->w - 1 : x0;
+  y0 = y0 < 0 ? 0 : y0 > dec->h - 1 ? dec->h - 1 : y0;
+  x1 = x1 <= x0 ? x0 + 1 : x1 > dec->w ? dec->w : x1;
+  y1 = y1 <= y0 ? y0 + 1 : y1 > dec->h ? dec->h : y1;
+  const uint8_t *src =
+      dec->pixels + (size_t)y0 * dec->stride + (size_t)x0 * (size_t)pl->ch;
+  if (pl->ch == 4) {
+    if (ARGBScale(src, (int)dec->stride, (int)(x1 - x0), (int)(y1 - y0),
+                  pl->resized, out_w * 4, out_w, out_h, f) != 0)
+      return sl_err_set(err, SL_EINVAL,
+                        "augment: libyuv cannot scale %ldx%ld "
+                        "to %dx%d",
+                        x1 - x0, y1 - y0, out_w, out_h);
+  } else {
+    ScalePlane(src, (int)dec->stride, (int)(x1 - x0), (int)(y1 - y0),
+               pl->resized, out_w, out_w, out_h, f);
+  }
+  return SL_OK;
+}
+
+/* A level record's sample: the crop of level 0 decoded from the level
+ * sl_aug_level_plan picks. */
+static sl_status run_levels(sl_pipeline *pl, const sl_encoded *in,
+                            uint64_t seed, uint64_t epoch, uint64_t index,
+                            int out_h, int out_w, enum FilterMode f,
+                            sl_crop_box *box, int *flip, sl_decoded *dec,
+                            int *level, sl_err *err) {
+  sl_levels lv;
+  sl_status st = sl_decoder_levels(in, &lv, err);
+  if (st != SL_OK)
+    return st;
+  int lw[SL_LEVELS_MAX], lh[SL_LEVELS_MAX];
+  for (int k = 0; k < lv.n; k++)
+    lw[k] = lv.level[k].width, lh[k] = lv.level[k].height;
+  int W = lw[0], H = lh[0], m;
+  sl_aug_sample_crop(&pl->p, W, H, out_h, out_w, seed, epoch, index, box, flip);
+  sl_aug_level_plan(box, W, H, lw, lh, lv.n, out_w, out_h, level, &m);
+  int k = *level;
+  if (k == 0) { /* as a plain JPEG: the same pixels as without levels */
+    sl_decode_req req = {box->x, box->y, box->w, box->h,
+                         m,      out_w,  out_h,  pl->ch};
+    st = sl_decoder_decode(pl->dec, in, &req, dec, err);
+    if (st != SL_OK)
+      return st;
+    if (pl->ch == 1) {
+      ScalePlane(dec->pixels, (int)dec->stride, dec->w, dec->h, pl->resized,
+                 out_w, out_w, out_h, f);
+    } else if (ARGBScale(dec->pixels, (int)dec->stride, dec->w, dec->h,
+                         pl->resized, out_w * 4, out_w, out_h, f) != 0) {
+      st = sl_err_set(err, SL_EINVAL, "augment: libyuv cannot scale %dx%d",
+                      dec->w, dec->h);
+    }
+    return st;
+  }
+  double X0 = (double)box->x * lw[k] / W,
+         X1 = (double)(box->x + box->w) * lw[k] / W;
+  double Y0 = (double)box->y * lh[k] / H,
+         Y1 = (double)(box->y + box->h) * lh[k] / H;
+  int rx0 = (int)floor(X0), ry0 = (int)floor(Y0);
+  int rx1 = (int)ceil(X1), ry1 = (int)ceil(Y1);
+  rx1 = rx1 > lw[k] ? lw[k] : rx1 <= rx0 ? rx0 + 1 : rx1;
+  ry1 = ry1 > lh[k] ? lh[k] : ry1 <= ry0 ? ry0 + 1 : ry1;
+  sl_decode_req req = {rx0, ry0, rx1 - rx0, ry1 - ry0, m, out_w, out_h, pl->ch};
+  sl_encoded jp;
+  sl_image_info info;
+  st = sl_decoder_level(pl->dec, in, k, &jp, &info, err);
+  if (st == SL_OK)
+    st = sl_decoder_decode(pl->dec, &jp, &req, dec, err);
+  if (st != SL_OK)
+    return st;
+  return resize_exact(
+      pl, dec, to_decoded(X0, m, dec->x0, dec->kx),
+      to_decoded(X1, m, dec->x0, dec->kx), to_decoded(Y0, m, dec->y0, dec->ky),
+      to_decoded(Y1, m, dec->y0, dec->ky), out_w, out_h, f, err);
 }
 
 sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
@@ -101,43 +202,55 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                       out_h, pl->max_side);
   uint64_t t0 = sl_now_ns();
   sl_encoded in = {bytes, len, codec, raw_h, raw_w, raw_c};
-  sl_image_info info;
-  sl_status st = sl_decoder_probe(pl->dec, &in, &info, err);
-  if (st != SL_OK)
-    return st;
-  sl_crop_box box;
-  int flip;
-  sl_aug_sample_crop(&pl->p, info.width, info.height, out_h, out_w, seed, epoch,
-                     sample_index, &box, &flip);
-  sl_decode_req req = {box.x, box.y, box.w, box.h, 8, out_w, out_h, pl->ch};
-  if (codec == SL_CODEC_JPEG)
-    req.scale = sl_aug_dct_scale(box.w, box.h, out_w, out_h);
-  sl_decoded dec;
-  st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
-  if (st != SL_OK)
-    return st;
-  uint64_t t1 = sl_now_ns();
   enum FilterMode f =
       pl->p.filter == SL_FILTER_BOX ? kFilterBox : kFilterBilinear;
-  if (pl->ch == 4) {
-    if (ARGBScale(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized,
-                  out_w * 4, out_w, out_h, f) != 0)
-      return sl_err_set(err, SL_EINVAL,
-                        "augment: libyuv cannot scale %dx%d "
-                        "to %dx%d",
-                        dec.w, dec.h, out_w, out_h);
+  sl_crop_box box;
+  int flip, level = 0;
+  sl_decoded dec;
+  sl_status st;
+  uint64_t t1;
+  if (codec == SL_CODEC_JPEG_LEVELS) {
+    st = run_levels(pl, &in, seed, epoch, sample_index, out_h, out_w, f, &box,
+                    &flip, &dec, &level, err);
+    if (st != SL_OK)
+      return st;
+    t1 = sl_now_ns();
   } else {
-    ScalePlane(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized, out_w,
-               out_w, out_h, f);
+    sl_image_info info;
+    st = sl_decoder_probe(pl->dec, &in, &info, err);
+    if (st != SL_OK)
+      return st;
+    sl_aug_sample_crop(&pl->p, info.width, info.height, out_h, out_w, seed,
+                       epoch, sample_index, &box, &flip);
+    sl_decode_req req = {box.x, box.y, box.w, box.h, 8, out_w, out_h, pl->ch};
+    if (codec == SL_CODEC_JPEG)
+      req.scale = sl_aug_dct_scale(box.w, box.h, out_w, out_h);
+    st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
+    if (st != SL_OK)
+      return st;
+    t1 = sl_now_ns();
+    if (pl->ch == 4) {
+      if (ARGBScale(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized,
+                    out_w * 4, out_w, out_h, f) != 0)
+        return sl_err_set(err, SL_EINVAL,
+                          "augment: libyuv cannot scale %dx%d "
+                          "to %dx%d",
+                          dec.w, dec.h, out_w, out_h);
+    } else {
+      ScalePlane(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized, out_w,
+                 out_w, out_h, f);
+    }
   }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
                  dst);
   uint64_t t2 = sl_now_ns();
   pl->times.decode_ns += t1 - t0;
-  if (codec == SL_CODEC_JPEG) {
+  if (codec == SL_CODEC_JPEG || codec == SL_CODEC_JPEG_LEVELS) {
     pl->times.jpeg_decodes++;
     pl->times.jpeg_windowed += (uint64_t)dec.windowed;
   }
+  if (codec == SL_CODEC_JPEG_LEVELS)
+    pl->times.level_decodes[level]++;
   pl->times.augment_ns += t2 - t1;
   return SL_OK;
 }

@@ -16,8 +16,9 @@
  * from max_out_side S (the schedule's largest resolution): the decoder's
  * (codecs/codec.h: (2S + 32) * 2S * 4 bytes of region, 256 KiB of row,
  * 1.5 MiB of PNG arena, 1 MiB of JPEG window) + 4*S^2 bytes for the
- * resized crop + 6 KiB of conversion tables: ~3.9 MiB at S = 224, ~8 MiB
- * at S = 512. sluice itself
+ * resized crop + 6 KiB of conversion tables + the area resampler of
+ * resolution levels ((2S + 80) * 8 bytes of row, 32 * S bytes of weights):
+ * ~3.9 MiB at S = 224, ~8 MiB at S = 512. sluice itself
  * allocates nothing per sample; the libraries do a little: libjpeg's
  * per-image pools (tens of KiB; for a progressive JPEG the whole coefficient
  * image, ~2 bytes per pixel and component, bounded through max_pixels) and
@@ -85,6 +86,17 @@ void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
  * without restart markers). 7/8 is not used (see crop.c). */
 int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h);
 
+/* For an image stored at n resolution levels (lw[k] x lh[k], largest
+ * first, lw[0] x lh[0] = img_w x img_h): the smallest level at which the
+ * crop, mapped by lw[k] / img_w and lh[k] / img_h, still covers out_w x
+ * out_h in both dimensions (level 0 when none does), then the DCT scale
+ * of sl_aug_dct_scale for the mapped crop at that level. Exact integer
+ * arithmetic: a pure function of its arguments. At level 0 the scale is
+ * sl_aug_dct_scale's. */
+void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
+                       const int *lw, const int *lh, int n, int out_w,
+                       int out_h, int *level, int *scale);
+
 /* Bytes one sample occupies at out_h × out_w in params' dtype. */
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w);
 
@@ -97,7 +109,12 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
                              int max_out_side, sl_err *err);
 void sl_pipeline_destroy(sl_pipeline *pl);
 
-/* Runs the whole pipeline on one sample and writes sl_aug_sample_bytes()
+/* Runs the whole pipeline on one sample. A level record
+ * (SL_CODEC_JPEG_LEVELS) takes its crop in level 0's coordinates, then
+ * decodes it from the level sl_aug_level_plan picks; below level 0 an
+ * area resampler (augment/resample.h, in place of libyuv) places the
+ * crop's exact fractional edges, so the output shows the same region of
+ * the scene from any level. and writes sl_aug_sample_bytes()
  * bytes to dst. codec is an sl_codec (codecs/codec.h); for SL_CODEC_RAW,
  * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
  * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over
@@ -113,8 +130,9 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
 typedef struct sl_pipeline_times {
   uint64_t decode_ns;
   uint64_t augment_ns;
-  uint64_t jpeg_decodes;  /* JPEG samples decoded */
-  uint64_t jpeg_windowed; /* of which only the crop's restart segments */
+  uint64_t jpeg_decodes;     /* JPEG samples decoded */
+  uint64_t jpeg_windowed;    /* of which only the crop's restart segments */
+  uint64_t level_decodes[4]; /* level-record samples, by level decoded */
 } sl_pipeline_times;
 void sl_pipeline_times_get(const sl_pipeline *pl, sl_pipeline_times *out);
 

@@ -19,6 +19,11 @@
  *        scale, libyuv resize);
  *   (s)  the same on the originals (`pack --keep-jpeg`: no restart
  *        markers, so the decode reads every row above the crop);
+ *   (L)  the same as (b) on level records (`sluice pack --levels 1/2`,
+ *        sl_jpeg_levels_make at q90 from the packed file): each crop is
+ *        decoded from the smallest level that covers it; (L') the same
+ *        with levels 3/4 and 1/2. Both print the level mix, the bytes per
+ *        image and the time to make the levels (the pack cost);
  *   (h)  the same crops as (b), decoded (windowed) at 1/8 scale with no
  *        resize: the entropy decoding and per-image costs alone, with
  *        almost no inverse DCT, colour conversion or resize. h/a is the
@@ -32,7 +37,8 @@
  * Output: human lines, plus `RESULT {json}` lines (bench/sluice_cases.py):
  *   tj_full, tj_full_packed, tj_full_norst (ratio = a''/a'), sluice_aug
  *   (res, ratio = b/a), sluice_stream (res, ratio = s/a), huffman_floor
- *   (res, ratio = h/a), size (original and packed mean bytes). */
+ *   (res, ratio = h/a), sluice_levels / sluice_levels34 (res, ratio = L/a,
+ *   L'/a), size (original, packed and level-record mean bytes). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +48,21 @@
 
 #include "augment/pipeline.h"
 #include "codecs/codec.h"
+#include "codecs/jpeg_levels.h"
 #include "codecs/jpeg_rewrite.h"
 #include "support/aug_params.h"
 #include "tools/synth.h"
 
-enum { k_max_rounds = 99, k_nres = 3 };
-static const int k_res[k_nres] = {224, 160, 128};
+enum { k_max_rounds = 99, k_nres = 4, k_nlv = 4 };
+static const int k_res[k_nres] = {224, 192, 160, 128};
+/* The level sets measured. */
+static const unsigned k_lv_scales[k_nlv] = {
+    SL_LEVEL_SCALE(4), SL_LEVEL_SCALE(6) | SL_LEVEL_SCALE(4),
+    SL_LEVEL_SCALE(6) | SL_LEVEL_SCALE(4) | SL_LEVEL_SCALE(3),
+    SL_LEVEL_SCALE(5) | SL_LEVEL_SCALE(3)};
+static const char *const k_lv_name[k_nlv] = {"1/2", "3/4+1/2", "3/4+1/2+3/8",
+                                             "5/8+3/8"};
+static const char *const k_lv_case[k_nlv] = {"", "34", "34_38", "58_38"};
 
 /* Thread CPU time: on a shared machine, preemption by other processes
  * does not count against either side. */
@@ -91,13 +106,14 @@ static double tj_round(tjhandle tj, uint8_t **jpg, const size_t *len, int n,
 
 /* One round of sluice's pipeline at res; crops fresh per round. */
 static double sluice_round(sl_pipeline *pl, uint8_t **jpg, const size_t *len,
-                           int n, int round, int seed, int res, uint8_t *out) {
+                           int n, int round, int seed, int res, uint8_t *out,
+                           int codec) {
   sl_err err;
   double t0 = now_s();
   for (int i = 0; i < n; i++) {
     uint64_t idx = (uint64_t)round * (uint64_t)n + (uint64_t)i;
-    if (sl_pipeline_run(pl, jpg[i], len[i], 1, 0, 0, 0, (uint64_t)seed, 0, idx,
-                        res, res, out, &err) != SL_OK) {
+    if (sl_pipeline_run(pl, jpg[i], len[i], codec, 0, 0, 0, (uint64_t)seed, 0,
+                        idx, res, res, out, &err) != SL_OK) {
       fprintf(stderr, "bench_decode: %s\n", err.msg);
       return -1;
     }
@@ -194,10 +210,34 @@ int main(int argc, char **argv) {
     pk_total += pk_len[i];
   }
   sl_jpeg_rewriter_destroy(rw);
+  /* The level records, and the time to make them from the packed files. */
+  uint8_t **lv[k_nlv];
+  size_t *lv_len[k_nlv], lv_total[k_nlv] = {0};
+  double lv_make_s[k_nlv];
+  for (int s = 0; s < k_nlv; s++) {
+    lv[s] = calloc((size_t)n, sizeof **lv);
+    lv_len[s] = calloc((size_t)n, sizeof **lv_len);
+    if (!lv[s] || !lv_len[s])
+      return 1;
+    double t0 = now_s();
+    for (int i = 0; i < n; i++) {
+      if (sl_jpeg_levels_make(pk[i], pk_len[i], k_lv_scales[s], 90, 1u << 28,
+                              &lv[s][i], &lv_len[s][i], &err) != SL_OK ||
+          !lv[s][i]) {
+        fprintf(stderr, "bench_decode: levels: %s\n", err.msg);
+        return 1;
+      }
+      lv_total[s] += lv_len[s][i];
+    }
+    lv_make_s[s] = now_s() - t0;
+  }
   tjhandle tj = tjInitDecompress();
   sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
-  sl_pipeline *pl, *pl_stream;
+  sl_pipeline *pl, *pl_stream, *pl_lv[k_nlv];
   sl_decoder *dec;
+  for (int s = 0; s < k_nlv; s++)
+    if (sl_pipeline_create(&pl_lv[s], &p, 224, &err) != SL_OK)
+      return 1;
   if (!tj || sl_pipeline_create(&pl, &p, 224, &err) != SL_OK ||
       sl_pipeline_create(&pl_stream, &p, 224, &err) != SL_OK ||
       sl_decoder_create(&dec, p.max_pixels, 448, 448, &err) != SL_OK) {
@@ -216,6 +256,9 @@ int main(int argc, char **argv) {
   double b[k_nres][k_max_rounds], rb[k_nres][k_max_rounds];
   double sr[k_nres][k_max_rounds], rs[k_nres][k_max_rounds];
   double gain[k_nres][k_max_rounds];
+  double L[k_nlv][k_nres][k_max_rounds], rL[k_nlv][k_nres][k_max_rounds];
+  double rLb[k_nlv][k_nres][k_max_rounds];
+  uint64_t mix[k_nlv][k_nres][4] = {{{0}}};
   for (int r = 0; r < rounds; r++) {
     a[r] = tj_round(tj, jpg, len, n, rgb);
     a2[r] = tj_round(tj, pk, pk_len, n, rgb);
@@ -225,8 +268,22 @@ int main(int argc, char **argv) {
     ra2[r] = a2[r] / a[r];
     ra3[r] = a3[r] / a2[r];
     for (int k = 0; k < k_nres; k++) {
-      b[k][r] = sluice_round(pl, pk, pk_len, n, r, seed, k_res[k], out);
-      sr[k][r] = sluice_round(pl_stream, jpg, len, n, r, seed, k_res[k], out);
+      b[k][r] = sluice_round(pl, pk, pk_len, n, r, seed, k_res[k], out, 1);
+      sr[k][r] =
+          sluice_round(pl_stream, jpg, len, n, r, seed, k_res[k], out, 1);
+      for (int s = 0; s < k_nlv; s++) {
+        sl_pipeline_times t0, t1;
+        sl_pipeline_times_get(pl_lv[s], &t0);
+        L[s][k][r] = sluice_round(pl_lv[s], lv[s], lv_len[s], n, r, seed,
+                                  k_res[k], out, SL_CODEC_JPEG_LEVELS);
+        sl_pipeline_times_get(pl_lv[s], &t1);
+        if (L[s][k][r] <= 0)
+          return 1;
+        for (int q = 0; q < 4; q++)
+          mix[s][k][q] += t1.level_decodes[q] - t0.level_decodes[q];
+        rL[s][k][r] = L[s][k][r] / a[r];
+        rLb[s][k][r] = L[s][k][r] / b[k][r];
+      }
       h[k][r] = floor_round(dec, &p, pk, pk_len, n, r, seed, k_res[k]);
       if (b[k][r] <= 0 || sr[k][r] <= 0 || h[k][r] <= 0)
         return 1;
@@ -253,7 +310,8 @@ int main(int argc, char **argv) {
   printf("RESULT {\"case\": \"tj_full_packed\", \"images_per_s\": %.1f, "
          "\"ratio\": %.4f}\n",
          a2m, median(ra2, rounds));
-  static const double goal[k_nres] = {1.2, 0, 2.0};
+  static const double goal[k_nres] = {1.2, 0, 0, 2.0};
+  static const double lv_goal[k_nres] = {1.6, 0, 2.5, 3.0};
   for (int k = 0; k < k_nres; k++) {
     char name[80];
     double bm = median(b[k], rounds), rbm = median(rb[k], rounds);
@@ -282,10 +340,43 @@ int main(int argc, char **argv) {
     printf("RESULT {\"case\": \"huffman_floor\", \"res\": %d, "
            "\"images_per_s\": %.1f, \"ratio\": %.4f}\n",
            k_res[k], hm, rhm);
+    for (int s = 0; s < k_nlv; s++) {
+      double lm = median(L[s][k], rounds), rlm = median(rL[s][k], rounds);
+      uint64_t tot = mix[s][k][0] + mix[s][k][1] + mix[s][k][2] + mix[s][k][3];
+      snprintf(name, sizeof name, "(L%d) levels %s, at %d", s, k_lv_name[s],
+               k_res[k]);
+      printf("%-50s %7.0f images/s  L/a %.2f  L/b %.2f", name, lm, rlm,
+             median(rLb[s][k], rounds));
+      if (lv_goal[k] > 0)
+        printf("  (goal >= %.1f: %s)", lv_goal[k],
+               rlm >= lv_goal[k] ? "met" : "MISSED");
+      printf("  mix %.0f/%.0f/%.0f/%.0f%%\n",
+             100.0 * (double)mix[s][k][0] / (double)tot,
+             100.0 * (double)mix[s][k][1] / (double)tot,
+             100.0 * (double)mix[s][k][2] / (double)tot,
+             100.0 * (double)mix[s][k][3] / (double)tot);
+      printf("RESULT {\"case\": \"sluice_levels%s\", \"res\": %d, "
+             "\"images_per_s\": %.1f, \"ratio\": %.4f, \"mix\": "
+             "[%.4f, %.4f, %.4f, %.4f]}\n",
+             k_lv_case[s], k_res[k], lm, rlm,
+             (double)mix[s][k][0] / (double)tot,
+             (double)mix[s][k][1] / (double)tot,
+             (double)mix[s][k][2] / (double)tot,
+             (double)mix[s][k][3] / (double)tot);
+    }
   }
+  for (int s = 0; s < k_nlv; s++)
+    printf("levels %-8s %.1f KB per image (%+.1f%% over packed); making "
+           "them from the packed file: %.0f images/s\n",
+           k_lv_name[s], (double)lv_total[s] / n / 1000.0,
+           100.0 * ((double)lv_total[s] / (double)pk_total - 1.0),
+           n / lv_make_s[s]);
   printf("RESULT {\"case\": \"size\", \"original_bytes\": %.0f, "
-         "\"packed_bytes\": %.0f}\n",
-         (double)total / n, (double)pk_total / n);
+         "\"packed_bytes\": %.0f, \"levels_bytes\": [%.0f, %.0f, %.0f, "
+         "%.0f]}\n",
+         (double)total / n, (double)pk_total / n, (double)lv_total[0] / n,
+         (double)lv_total[1] / n, (double)lv_total[2] / n,
+         (double)lv_total[3] / n);
   sl_pipeline_times t;
   sl_pipeline_times_get(pl, &t);
   printf("sluice (b) time split: decode %.0f%%, resize+convert %.0f%%; "
@@ -295,6 +386,13 @@ int main(int argc, char **argv) {
          100.0 * (double)t.jpeg_windowed / (double)t.jpeg_decodes);
   sl_pipeline_destroy(pl);
   sl_pipeline_destroy(pl_stream);
+  for (int s = 0; s < k_nlv; s++) {
+    sl_pipeline_destroy(pl_lv[s]);
+    for (int i = 0; i < n; i++)
+      free(lv[s][i]);
+    free(lv[s]);
+    free(lv_len[s]);
+  }
   sl_decoder_destroy(dec);
   tjDestroy(tj);
   for (int i = 0; i < n; i++) {

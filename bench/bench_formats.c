@@ -75,9 +75,12 @@ static unsigned char *make_jpeg(unsigned long *len) {
 }
 
 /* Pack modes compared: the default (lossless rewrite into the restart
- * layout), --keep-jpeg (bytes as they are), and a resize (re-encode). */
-static const char *const k_mode_names[3] = {"rewrite (default)", "--keep-jpeg",
-                                            "--max-side 256"};
+ * layout), --keep-jpeg (bytes as they are), a resize (re-encode), and the
+ * rewrite plus resolution levels 1/2 or 3/4 + 1/2. */
+enum { k_modes = 5 };
+static const char *const k_mode_names[k_modes] = {
+    "rewrite (default)", "--keep-jpeg", "--max-side 256", "--levels 1/2",
+    "--levels 3/4,1/2"};
 
 static double run_pack(const char *bin, const char *src, const char *out,
                        const char *threads, int mode) {
@@ -88,6 +91,9 @@ static double run_pack(const char *bin, const char *src, const char *out,
   } else if (mode == 2) {
     argv[8] = "--max-side";
     argv[9] = "256";
+  } else if (mode >= 3) {
+    argv[8] = "--levels";
+    argv[9] = mode == 3 ? "1/2" : "3/4,1/2";
   }
   pid_t pid;
   posix_spawn_file_actions_t fa;
@@ -126,11 +132,11 @@ static void bench_pack(const char *bin, const char *dir, int images) {
   }
   tjFree(jpg);
   printf("pack: %d JPEGs of 500x375 (%lu bytes each)\n", images, len);
-  printf("  %-26s %10s %10s %8s\n", "format, mode", "1 thread", "2 threads",
-         "2t/1t");
+  printf("  %-26s %10s %10s %8s %12s\n", "format, mode", "1 thread",
+         "2 threads", "2t/1t", "bytes/image");
   static const char *const fmts[2] = {"lmdb", "h5"};
   for (int f = 0; f < 2; f++)
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < k_modes; mode++) {
       snprintf(out, sizeof out, "%s/bench-pack.%s", dir, fmts[f]);
       double best[2] = {1e30, 1e30};
       for (int rep = 0; rep < 2; rep++) /* alternate, keep the best */
@@ -141,8 +147,10 @@ static void bench_pack(const char *bin, const char *dir, int images) {
         }
       char name[64];
       snprintf(name, sizeof name, "%s, %s", fmts[f], k_mode_names[mode]);
-      printf("  %-26s %8.0f/s %8.0f/s %7.2fx\n", name, images / best[0],
-             images / best[1], best[0] / best[1]);
+      struct stat sb;
+      double per = stat(out, &sb) == 0 ? (double)sb.st_size / images : 0;
+      printf("  %-26s %8.0f/s %8.0f/s %7.2fx %12.0f\n", name, images / best[0],
+             images / best[1], best[0] / best[1], per);
       unlink(out);
     }
   char cmd[1200];

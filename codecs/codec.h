@@ -52,7 +52,11 @@ typedef enum sl_codec {
    * raw Datums hold them: planes in R, G, B order, or in B, G, R order. */
   SL_CODEC_RAW_CHW = 4,
   SL_CODEC_RAW_CHW_BGR = 5,
-  SL_CODEC_WEBP = 6 /* lossy or lossless WebP (libwebp); alpha dropped */
+  SL_CODEC_WEBP = 6, /* lossy or lossless WebP (libwebp); alpha dropped */
+  /* One image at several resolutions, each a JPEG (formats/layout.h, the
+   * level record): probe and decode read level 0; sl_decoder_level gives
+   * the others as plain JPEGs. */
+  SL_CODEC_JPEG_LEVELS = 7
 } sl_codec;
 
 /* Chroma subsampling of a JPEG (others report SL_SUB_444 or SL_SUB_GRAY). */
@@ -109,6 +113,10 @@ typedef struct sl_decoded {
   int kx, ky;            /* the box-reduction factors used */
   int windowed;          /* JPEG: only the region's restart segments were
                             read (codecs/jpeg_window.h) */
+  int x0, y0;            /* JPEG: the region's first pixel in the image
+                            scaled by scale/8 (before box reduction): the
+                            output's pixel i covers scaled pixels
+                            [x0 + i * kx, x0 + (i + 1) * kx) */
 } sl_decoded;
 
 typedef struct sl_decoder sl_decoder;
@@ -137,6 +145,19 @@ sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
 sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
                             const sl_decode_req *req, sl_decoded *out,
                             sl_err *err);
+
+/* Parses a level record (SL_CODEC_JPEG_LEVELS) into its JPEGs; the
+ * levels' sizes come from its directory. Errors: SL_EDECODE naming what is
+ * cut or damaged. */
+struct sl_levels;
+sl_status sl_decoder_levels(const sl_encoded *in, struct sl_levels *lv,
+                            sl_err *err);
+/* Level k of the level record in as a plain JPEG input (*jp), probed into
+ * *info, its size checked against the record's directory. Errors: as
+ * sl_decoder_levels and probe, SL_EDECODE for a level whose JPEG is not the
+ * size the directory says, SL_EINVAL for k out of range. */
+sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
+                           sl_encoded *jp, sl_image_info *info, sl_err *err);
 
 /* The scaled size libjpeg produces for a side of n pixels at M/8. */
 static inline int sl_scaled_side(int n, int m) {

@@ -9,6 +9,7 @@
 
 #include "codecs/codec_impl.h"
 #include "common/mem.h"
+#include "formats/layout.h"
 
 enum { k_arena_extra = 512 * 1024 };
 
@@ -59,6 +60,37 @@ void sl_decoder_destroy(sl_decoder *d) {
   free(d);
 }
 
+sl_status sl_decoder_levels(const sl_encoded *in, sl_levels *lv, sl_err *err) {
+  const char *why = sl_levels_parse(in->bytes, in->len, lv);
+  return why ? sl_err_set(err, SL_EDECODE, "jpeg levels: %s", why) : SL_OK;
+}
+
+sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
+                           sl_encoded *jp, sl_image_info *info, sl_err *err) {
+  sl_levels lv;
+  sl_status st = sl_decoder_levels(in, &lv, err);
+  if (st != SL_OK)
+    return st;
+  if (k < 0 || k >= lv.n)
+    return sl_err_set(err, SL_EINVAL, "jpeg levels: level %d of %d", k, lv.n);
+  sl_encoded e = {lv.level[k].bytes, lv.level[k].len, SL_CODEC_JPEG, 0, 0, 0};
+  *jp = e;
+  if (d->pending == e.bytes && d->pending_len == e.len) {
+    *info = d->pending_info;
+  } else {
+    st = sl_jpeg_probe(d, jp, info, err);
+    if (st != SL_OK)
+      return sl_err_prefix(err, "jpeg levels: level %d: ", k);
+  }
+  if (info->width != lv.level[k].width || info->height != lv.level[k].height)
+    return sl_err_set(err, SL_EDECODE,
+                      "jpeg levels: level %d is a %dx%d JPEG, its record "
+                      "says %ux%u (damaged level record)",
+                      k, info->width, info->height, lv.level[k].width,
+                      lv.level[k].height);
+  return SL_OK;
+}
+
 sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
                            sl_image_info *info, sl_err *err) {
   memset(info, 0, sizeof *info);
@@ -67,6 +99,10 @@ sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
   switch (in->codec) {
   case SL_CODEC_JPEG:
     return sl_jpeg_probe(d, in, info, err);
+  case SL_CODEC_JPEG_LEVELS: {
+    sl_encoded jp;
+    return sl_decoder_level(d, in, 0, &jp, info, err);
+  }
   case SL_CODEC_PNG:
     return sl_png_probe(d, in, info, err);
   case SL_CODEC_WEBP:
@@ -93,6 +129,12 @@ sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
   switch (in->codec) {
   case SL_CODEC_JPEG:
     return sl_jpeg_decode(d, in, req, out, err);
+  case SL_CODEC_JPEG_LEVELS: {
+    sl_encoded jp;
+    sl_image_info info;
+    sl_status st = sl_decoder_level(d, in, 0, &jp, &info, err);
+    return st == SL_OK ? sl_jpeg_decode(d, &jp, req, out, err) : st;
+  }
   case SL_CODEC_PNG:
     return sl_png_decode(d, in, req, out, err);
   case SL_CODEC_WEBP:

@@ -256,6 +256,12 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
     }
     st = decode_body(d, &info, &g, req->scale, req->channels, out, err);
     out->windowed = windowed;
+    out->x0 =
+        windowed ? g.x0 + win.mcu_x * (d->pending_layout.mcu_w * req->scale / 8)
+                 : g.x0;
+    out->y0 =
+        windowed ? g.y0 + win.mcu_y * (d->pending_layout.mcu_h * req->scale / 8)
+                 : g.y0;
   }
   jpeg_abort_decompress(&d->jd);
   d->pending = NULL;

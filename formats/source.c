@@ -322,6 +322,41 @@ static bool targets_finite(const sl_source *src, uint64_t i, char *why,
   return true;
 }
 
+uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
+                          uint64_t bytes[]) {
+  for (uint32_t k = 0; k < src->nlevels; k++) {
+    images[k] = src->level_images[k];
+    bytes[k] = src->level_bytes[k];
+  }
+  return src->nlevels;
+}
+
+sl_status sl_source_set_levels(sl_source *src, const char *s, size_t len,
+                               sl_err *err) {
+  uint32_t n = 0;
+  size_t i = 0;
+  while (i < len) {
+    uint64_t v[2] = {0, 0};
+    for (int f = 0; f < 2; f++) {
+      size_t d = 0;
+      while (i < len && s[i] >= '0' && s[i] <= '9' && d < 19)
+        v[f] = v[f] * 10 + (uint64_t)(s[i++] - '0'), d++;
+      if (!d || (f == 0 && (i >= len || s[i++] != ':')))
+        goto bad;
+    }
+    if (n >= SL_SOURCE_LEVELS || (i < len && s[i++] != ' '))
+      goto bad;
+    src->level_images[n] = v[0];
+    src->level_bytes[n++] = v[1];
+  }
+  src->nlevels = n == 1 && !src->level_images[0] ? 0 : n;
+  return SL_OK;
+bad:
+  return sl_err_set(err, SL_EFORMAT,
+                    "%s: level summary '%.*s' not understood; " SL_REPACK_HINT,
+                    src->path, (int)(len > 60 ? 60 : len), s);
+}
+
 sl_status sl_source_set_version(sl_source *src, const char *format, uint64_t v,
                                 uint32_t oldest, uint32_t newest, sl_err *err) {
   if (v < oldest || v > newest)
@@ -345,6 +380,10 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->offset, e->length, src->file_size);
   else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
     snprintf(why, sizeof why, "unknown codec %u", e->codec);
+  else if (e->codec == SL_LAYOUT_CODEC_JPEG_LEVELS && !src->levels_layout)
+    snprintf(why, sizeof why,
+             "codec %u (JPEG levels) in a file of layout %u, which has none",
+             e->codec, src->version);
   else if (e->channels != 1 && e->channels != 3)
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
   else if (e->height == 0 || e->width == 0)

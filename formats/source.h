@@ -199,6 +199,12 @@ uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
  * layouts). */
 const char *sl_source_description(const sl_source *src);
+/* Resolution levels (codec 7 samples, formats/layout.h): how many levels
+ * the writer stored (0: a file without levels) and, for level k below
+ * that, how many images it holds and their payload bytes. */
+#define SL_SOURCE_LEVELS 4
+uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
+                          uint64_t bytes[]);
 /* The writer's settings as recorded in the file ("" when none). */
 const char *sl_source_writer_settings(const sl_source *src);
 /* The open file descriptor (for io_uring, fadvise) and the file's size. */

@@ -281,9 +281,10 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
                       "attribute; not a sluice HDF5 file? " SL_REPACK_HINT,
                       src->path, SL_HDF5_GROUP);
   sl_status vs = sl_source_set_version(src, "HDF5", v, SL_HDF5_LAYOUT_OLDEST,
-                                       SL_HDF5_LAYOUT_VERSION, err);
+                                       SL_HDF5_LAYOUT_LEVELS, err);
   if (vs != SL_OK)
     return vs;
+  src->levels_layout = v >= SL_HDF5_LAYOUT_LEVELS;
   if (v >= 2 &&
       (attr_u64(f->group, "target_width", &k) != 0 || k > SL_TARGETS_MAX))
     return sl_err_set(err, SL_EFORMAT,
@@ -327,6 +328,11 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
       st = sl_err_set(err, SL_ENOMEM, "%s: no memory for the writer attribute",
                       src->path);
   }
+  free(w);
+  w = NULL;
+  if (st == SL_OK && src->levels_layout && H5Aexists(f->group, "levels") > 0 &&
+      attr_strings(f->group, "levels", 1, SL_SETTINGS_MAX, &w, &wl) == 0)
+    st = sl_source_set_levels(src, w, wl ? strnlen(w, wl) : 0, err);
   free(w);
   return st;
 }

@@ -46,12 +46,15 @@ struct sl_source {
   char *labels_path; /* HDF5 arrays: labels' file (NULL: this one) */
   bool label_argmax; /* HDF5 arrays: (N,K) rows labelled by argmax */
   sl_array_layout array_layout;
-  char *desc;              /* HDF5 arrays: what was read (NULL: none) */
-  sl_h5_filtered *h5f;     /* HDF5 arrays of filtered chunks (NULL: none) */
-  uint64_t skipped;        /* foreign: non-sample entries */
-  uint64_t annotated;      /* foreign: AnnotatedDatums unwrapped */
-  uint64_t *name_off;      /* foreign: file offset of sample i's name (its key);
-                            NULL: names precede payloads */
+  char *desc;          /* HDF5 arrays: what was read (NULL: none) */
+  sl_h5_filtered *h5f; /* HDF5 arrays of filtered chunks (NULL: none) */
+  uint64_t skipped;    /* foreign: non-sample entries */
+  uint64_t annotated;  /* foreign: AnnotatedDatums unwrapped */
+  uint64_t *name_off;  /* foreign: file offset of sample i's name (its key);
+                        NULL: names precede payloads */
+  bool levels_layout;  /* LMDB 4 / HDF5 3: codec 7 samples allowed */
+  uint32_t nlevels;    /* levels the writer recorded (0: none) */
+  uint64_t level_images[SL_SOURCE_LEVELS], level_bytes[SL_SOURCE_LEVELS];
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
 };
@@ -63,6 +66,10 @@ sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err);
  * in all) as the class table. */
 sl_status sl_source_set_classes(sl_source *src, const char *blob,
                                 size_t blob_len, uint32_t k, sl_err *err);
+/* Parses the writer's "IMAGES:BYTES ..." level summary (LMDB's "levels"
+ * line, HDF5's levels attribute). */
+sl_status sl_source_set_levels(sl_source *src, const char *s, size_t len,
+                               sl_err *err);
 sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
                                sl_err *err);
 /* Records the file's layout version v, or fails with SL_EFORMAT (naming the

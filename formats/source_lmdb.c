@@ -379,9 +379,10 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                       "VERSION'; " SL_REPACK_HINT,
                       src->path, SL_LMDB_META_HEAD);
   sl_status vs = sl_source_set_version(src, "LMDB", v, SL_LMDB_LAYOUT_OLDEST,
-                                       SL_LMDB_LAYOUT_VERSION, err);
+                                       SL_LMDB_LAYOUT_LEVELS, err);
   if (vs != SL_OK)
     return vs;
+  src->levels_layout = v >= SL_LMDB_LAYOUT_LEVELS;
   meta_text m = {0};
   char *blob = malloc(len + 1);
   size_t blob_len = 0;
@@ -407,7 +408,10 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
       blob_len += rlen;
       blob[blob_len++] = '\0';
       got++;
-    } else if (word_is(line, llen, "writer", &rest, &rlen) && !src->writer)
+    } else if (src->levels_layout && !src->nlevels &&
+               word_is(line, llen, "levels", &rest, &rlen))
+      st = sl_source_set_levels(src, rest, rlen, err);
+    else if (word_is(line, llen, "writer", &rest, &rlen) && !src->writer)
       st = sl_source_set_writer(src, rest, rlen, err);
     else if (llen > 0)
       st = sl_err_set(err, SL_EFORMAT,

@@ -25,6 +25,8 @@ struct sl_fwriter {
   char tmp[PATH_MAX]; /* the named temporary file */
   uint64_t count;
   uint32_t target_width;
+  bool levels; /* codec 7 samples allowed: the file gets the levels layout */
+  uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
   sl_err broken; /* an add failed after the checks: nothing more is taken */
   sl_lmdb_writer *lmdb;
   sl_hdf5_writer *hdf5;
@@ -117,6 +119,37 @@ sl_status sl_fwriter_set_target_width(sl_fwriter *w, uint32_t k, sl_err *err) {
   return SL_OK;
 }
 
+sl_status sl_fwriter_set_levels(sl_fwriter *w, sl_err *err) {
+  if (w->count > 0)
+    return sl_err_set(err, SL_ESTATE,
+                      "%s: levels are set before the first sample", w->path);
+  w->levels = true;
+  if (w->lmdb)
+    sl_lmdb_writer_set_version(w->lmdb, SL_LMDB_LAYOUT_LEVELS);
+  else
+    sl_hdf5_writer_set_version(w->hdf5, SL_HDF5_LAYOUT_LEVELS);
+  return SL_OK;
+}
+
+/* Checks a codec-7 payload and counts its levels. */
+static sl_status check_levels(sl_fwriter *w, const void *payload, size_t len,
+                              const sl_sample_info *meta, sl_levels *lv,
+                              sl_err *err) {
+  unsigned long long i = (unsigned long long)w->count;
+  if (!w->levels)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %llu: a level record, but the file was not "
+                      "opened with levels",
+                      w->path, i);
+  const char *why = sl_levels_parse(payload, len, lv);
+  if (!why && (lv->level[0].width != meta->width ||
+               lv->level[0].height != meta->height))
+    why = "level 0's size differs from the sample's";
+  if (why)
+    return sl_err_set(err, SL_EINVAL, "%s: sample %llu: %s", w->path, i, why);
+  return SL_OK;
+}
+
 sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                const sl_sample_info *meta, const char *name,
                                const float *targets, sl_err *err) {
@@ -146,6 +179,12 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                         "%s: sample %llu: target %u is %f (targets must be "
                         "finite)",
                         w->path, i, q, (double)targets[q]);
+  sl_levels lv = {0};
+  if (meta->codec == SL_LAYOUT_CODEC_JPEG_LEVELS) {
+    sl_status ls = check_levels(w, payload, len, meta, &lv, err);
+    if (ls != SL_OK)
+      return ls;
+  }
   sl_sample_info m = *meta;
   m.name_len = (uint16_t)name_len;
   sl_status st = w->lmdb
@@ -153,9 +192,13 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                           name, targets, w->target_width, err)
                      : sl_hdf5_writer_add(w->hdf5, payload, len, &m, name,
                                           targets, w->target_width, err);
-  if (st == SL_OK)
+  if (st == SL_OK) {
     w->count++;
-  else if (st != SL_EINVAL) { /* the file may now hold part of it */
+    for (int k = 0; k < lv.n; k++) {
+      w->level_images[k]++;
+      w->level_bytes[k] += lv.level[k].len;
+    }
+  } else if (st != SL_EINVAL) { /* the file may now hold part of it */
     w->broken.code = st;
     snprintf(w->broken.msg, sizeof w->broken.msg, "%s", err ? err->msg : "");
   }
@@ -261,12 +304,22 @@ sl_status sl_fwriter_commit(sl_fwriter *w, uint32_t nclasses,
     sl_fwriter_abort(w);
     return st;
   }
+  /* "IMAGES:BYTES" for each level that any sample has, level 0 first. */
+  char levels[SL_LEVELS_MAX * 48] = "";
+  for (int k = 0, n = 0; w->levels && k < SL_LEVELS_MAX; k++)
+    if (w->level_images[k])
+      n += snprintf(levels + n, sizeof levels - (size_t)n, "%s%llu:%llu",
+                    n ? " " : "", (unsigned long long)w->level_images[k],
+                    (unsigned long long)w->level_bytes[k]);
+  if (w->levels && !levels[0])
+    snprintf(levels, sizeof levels, "0:0");
   if (w->lmdb)
     st = sl_lmdb_writer_finish(w->lmdb, w->count, nclasses, classes,
-                               w->target_width, settings ? settings : "", err);
+                               w->target_width, settings ? settings : "",
+                               levels, err);
   else
     st = sl_hdf5_writer_finish(w->hdf5, nclasses, classes, w->target_width,
-                               settings ? settings : "", err);
+                               settings ? settings : "", levels, err);
   w->lmdb = NULL;
   w->hdf5 = NULL;
   if (st == SL_OK)

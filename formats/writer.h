@@ -46,6 +46,13 @@ sl_status sl_fwriter_open(sl_fwriter **out, const char *path,
  * first add (SL_ESTATE after). Default 0. */
 sl_status sl_fwriter_set_target_width(sl_fwriter *w, uint32_t k, sl_err *err);
 
+/* Lets samples be codec 7, JPEG levels (formats/layout.h): the file gets
+ * the levels layout (LMDB 4, HDF5 3) and records how many images and bytes
+ * each level holds. Only before the first add (SL_ESTATE after). A codec-7
+ * payload is checked (its directory, level 0's size against meta's);
+ * without this call it is SL_EINVAL. */
+sl_status sl_fwriter_set_levels(sl_fwriter *w, sl_err *err);
+
 /* Appends one sample: payload bytes plus meta's label, codec, height, width
  * and channels (offset, length and name_len are ignored), its name (NULL or
  * "": none; at most SL_NAME_MAX bytes) and its target_width targets (NULL

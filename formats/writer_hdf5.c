@@ -39,7 +39,12 @@ struct sl_hdf5_writer {
   uint16_t *name_len;
   float *targets; /* n × k */
   uint32_t k;
+  uint32_t version; /* SL_HDF5_LAYOUT_VERSION, or _LEVELS */
 };
+
+void sl_hdf5_writer_set_version(sl_hdf5_writer *w, uint32_t v) {
+  w->version = v;
+}
 
 static sl_status spool_open(sl_hdf5_writer *w, sl_err *err) {
   char dir[PATH_MAX];
@@ -80,6 +85,7 @@ sl_status sl_hdf5_writer_open(sl_hdf5_writer **out, const char *tmp,
   w->path = tmp;
   w->spool = -1;
   w->wbuf = malloc(SPOOL_CHUNK);
+  w->version = SL_HDF5_LAYOUT_VERSION;
   w->offsets = calloc(1, sizeof *w->offsets);
   sl_status st = w->wbuf && w->offsets
                      ? spool_open(w, err)
@@ -277,8 +283,8 @@ static sl_status copy_spool(sl_hdf5_writer *w, uint64_t addr, uint64_t total,
  * /samples/data's storage. */
 static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
                             const char *const *classes, uint32_t k,
-                            const char *settings, uint64_t *data_addr,
-                            sl_err *err) {
+                            const char *settings, const char *levels,
+                            uint64_t *data_addr, sl_err *err) {
   /* No object has a timestamp, the root group included (it takes the file
    * creation list): the same input must give byte-identical files. */
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -324,7 +330,7 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
   }
   if (ok) {
     what = "write the attributes";
-    uint32_t ver = SL_HDF5_LAYOUT_VERSION;
+    uint32_t ver = w->version;
     uint64_t count = w->n;
     ok = attr_scalar(g, "sluice_layout", H5T_STD_U32LE, H5T_NATIVE_UINT32,
                      &ver) == 0 &&
@@ -337,6 +343,8 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
     int as = ok && nclasses ? attr_strings(g, "classes", classes, nclasses) : 0;
     if (ok && as == 0)
       as = attr_strings(g, "writer", &settings, 1);
+    if (ok && as == 0 && levels[0])
+      as = attr_strings(g, "levels", &levels, 1);
     nomem = as == AS_NOMEM;
     ok = ok && as == 0;
   }
@@ -361,13 +369,14 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
 
 sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
                                 const char *const *classes, uint32_t k,
-                                const char *settings, sl_err *err) {
+                                const char *settings, const char *levels,
+                                sl_err *err) {
   sl_status st = spool_flush(w, err);
   if (st == SL_OK) {
     uint64_t addr = 0;
     sl_hdf5_lock();
     H5E_BEGIN_TRY {
-      st = write_file(w, nclasses, classes, k, settings, &addr, err);
+      st = write_file(w, nclasses, classes, k, settings, levels, &addr, err);
     }
     H5E_END_TRY;
     /* HDF5 keeps a failed call's error records until its next call: drop

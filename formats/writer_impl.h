@@ -16,10 +16,15 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
                              const void *payload, size_t len,
                              const sl_sample_info *meta, const char *name,
                              const float *targets, uint32_t k, sl_err *err);
-/* Writes metadata, syncs and closes; frees w in every case. */
+/* Writes metadata (levels: the "levels" line's text, "" for none), syncs
+ * and closes; frees w in every case. */
 sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
                                 uint32_t nclasses, const char *const *classes,
-                                uint32_t k, const char *settings, sl_err *err);
+                                uint32_t k, const char *settings,
+                                const char *levels, sl_err *err);
+/* The layout version records and metadata carry (default
+ * SL_LMDB_LAYOUT_VERSION); before the first add. */
+void sl_lmdb_writer_set_version(sl_lmdb_writer *w, uint32_t v);
 void sl_lmdb_writer_free(sl_lmdb_writer *w);
 
 /* tmp: the named file created at commit (payloads are spooled until then
@@ -31,7 +36,9 @@ sl_status sl_hdf5_writer_add(sl_hdf5_writer *w, const void *payload, size_t len,
                              const float *targets, uint32_t k, sl_err *err);
 sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
                                 const char *const *classes, uint32_t k,
-                                const char *settings, sl_err *err);
+                                const char *settings, const char *levels,
+                                sl_err *err);
+void sl_hdf5_writer_set_version(sl_hdf5_writer *w, uint32_t v);
 void sl_hdf5_writer_free(sl_hdf5_writer *w);
 
 /* fsync the file at path. */

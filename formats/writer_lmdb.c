@@ -38,7 +38,12 @@ struct sl_lmdb_writer {
   size_t buf_cap;
   uint8_t *ix; /* sl_lmdb_ix_entry_bytes(k) a sample, written at commit */
   uint64_t ix_n, ix_cap;
+  uint32_t version; /* SL_LMDB_LAYOUT_VERSION, or _LEVELS */
 };
+
+void sl_lmdb_writer_set_version(sl_lmdb_writer *w, uint32_t v) {
+  w->version = v;
+}
 
 static sl_status lerr(sl_lmdb_writer *w, int rc, const char *what,
                       sl_err *err) {
@@ -67,6 +72,7 @@ sl_status sl_lmdb_writer_open(sl_lmdb_writer **out, const char *open_path,
   if (!w)
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", tmp);
   w->path = tmp;
+  w->version = SL_LMDB_LAYOUT_VERSION;
   w->mapsize = MAP_START;
   int rc = mdb_env_create(&w->env);
   if (rc == 0)
@@ -156,9 +162,9 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
     w->buf = b;
     w->buf_cap = cap;
   }
-  sl_record_hdr h = {SL_LMDB_LAYOUT_VERSION, meta->codec,   meta->channels,
-                     meta->height,           meta->width,   meta->label,
-                     (uint32_t)len,          meta->name_len};
+  sl_record_hdr h = {(uint16_t)w->version, meta->codec,   meta->channels,
+                     meta->height,         meta->width,   meta->label,
+                     (uint32_t)len,        meta->name_len};
   sl_record_hdr_encode(w->buf, &h);
   if (w->ix_n == w->ix_cap) {
     uint64_t cap = w->ix_cap ? 2 * w->ix_cap : 4096;
@@ -188,10 +194,11 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
 
 sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
                                 uint32_t nclasses, const char *const *classes,
-                                uint32_t k, const char *settings, sl_err *err) {
+                                uint32_t k, const char *settings,
+                                const char *levels, sl_err *err) {
   size_t entry = sl_lmdb_ix_entry_bytes(k);
   uint64_t per_chunk = sl_lmdb_ix_chunk_samples(k);
-  size_t cap = 128 + strlen(settings);
+  size_t cap = 128 + strlen(settings) + strlen(levels);
   for (uint32_t c = 0; c < nclasses; c++)
     cap += strlen(classes[c]) + 8;
   char *text = malloc(cap);
@@ -218,12 +225,14 @@ sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
   free(chunk);
   size_t n = 0;
   if (st == SL_OK) {
-    n += (size_t)snprintf(
-        text + n, cap - n, "%s %u\ncount %" PRIu64 "\nclasses %" PRIu32 "\n",
-        SL_LMDB_META_HEAD, SL_LMDB_LAYOUT_VERSION, count, nclasses);
+    n += (size_t)snprintf(text + n, cap - n,
+                          "%s %u\ncount %" PRIu64 "\nclasses %" PRIu32 "\n",
+                          SL_LMDB_META_HEAD, w->version, count, nclasses);
     for (uint32_t c = 0; c < nclasses; c++)
       n += (size_t)snprintf(text + n, cap - n, "class %s\n", classes[c]);
     n += (size_t)snprintf(text + n, cap - n, "targets %" PRIu32 "\n", k);
+    if (levels[0])
+      n += (size_t)snprintf(text + n, cap - n, "levels %s\n", levels);
     n += (size_t)snprintf(text + n, cap - n, "writer %s\n", settings);
     st = put(w, SL_LMDB_META_KEY, strlen(SL_LMDB_META_KEY), text, n, err);
   }

@@ -433,7 +433,10 @@ typedef struct sl_loader_stats {
   uint64_t chunk_unfilters;  /* HDF5 chunks decompressed (filters undone)
                                 by the workers, since open: one per sample
                                 read from a filtered chunk */
-  uint64_t reserved[7];      /* zero: room for counters, the size stays */
+  /* Samples of files with resolution levels decoded from level k (0: full
+   * size), k < SL_LEVELS_MAX_PUBLIC; all zero for files without levels. */
+  uint64_t level_decodes[4];
+  uint64_t reserved[3]; /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 
@@ -492,8 +495,24 @@ typedef enum sl_image_codec {
    * planes in R, G, B order, or in B, G, R order. Read, never written. */
   SL_IMAGE_RAW_CHW = 4,
   SL_IMAGE_RAW_CHW_BGR = 5,
-  SL_IMAGE_WEBP = 6 /* read from other tools' LMDBs; alpha dropped */
+  SL_IMAGE_WEBP = 6, /* read from other tools' LMDBs; alpha dropped */
+  /* A JPEG stored at several resolutions (sl_writer_options.levels): the
+   * stored bytes are a level record (docs/FORMATS.md); sl_image_level
+   * finds each level's JPEG, and width and height are level 0's. */
+  SL_IMAGE_JPEG_LEVELS = 7
 } sl_image_codec;
+
+/* Most resolution levels a sample may hold, level 0 (full size) included. */
+#define SL_LEVELS_MAX_PUBLIC 4
+
+/* The JPEG of level `level` of a level record bytes[0..len) (what
+ * sl_dataset_read gives for an SL_IMAGE_JPEG_LEVELS sample): *jpeg points
+ * into bytes, *jpeg_len, *width and *height are that level's. Returns the
+ * record's number of levels (1..4), or 0 when bytes is not a well-formed
+ * level record or level is out of range. A pure function: thread-safe. */
+SL_API int sl_image_level(const void *bytes, size_t len, uint32_t level,
+                          const uint8_t **jpeg, size_t *jpeg_len,
+                          uint32_t *width, uint32_t *height);
 
 /* Index bytes a dataset holds per sample (plus 4 × target_width). */
 #define SL_INDEX_BYTES_PER_SAMPLE 24
@@ -578,6 +597,12 @@ SL_API const char *sl_dataset_format(const sl_dataset *ds);
 SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
 SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
+/* Resolution levels the writer recorded: returns their number (0: the file
+ * has none) and, when images/bytes are not NULL (room for
+ * SL_LEVELS_MAX_PUBLIC each), how many images hold level k and the bytes
+ * of their level-k JPEGs. */
+SL_API uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
+                                  uint64_t *bytes);
 /* How the file's entries are laid out (dataset.layout): "sluice" (files
  * sluice wrote), "array" (HDF5 pixel arrays: sl_dataset_description),
  * "caffe" (Caffe Datums: labels as stored,
@@ -624,8 +649,11 @@ SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
  * (CMYK JPEGs become RGB; 16-bit PNG samples scale linearly to 8 bits,
  * rounded v / 257, with no gamma curve). *len gets width × height ×
  * channels; SL_ETOOBIG with that size when cap is smaller (buf may then be
- * NULL). Errors: as sl_dataset_read, plus SL_EDECODE (corrupt image: the
- * codec's message), SL_EUNSUPPORTED, SL_ENOMEM. */
+ * NULL). A sample with resolution levels gives level 0's pixels, after
+ * every smaller level has been decoded too (so a damaged level fails here,
+ * and in `sluice verify --decode`). Errors: as sl_dataset_read, plus
+ * SL_EDECODE (corrupt image: the codec's message), SL_EUNSUPPORTED,
+ * SL_ENOMEM. */
 SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
                                    size_t cap, size_t *len);
 
@@ -686,8 +714,20 @@ typedef struct sl_writer_options {
   const char *settings;  /* one line of at most SL_SETTINGS_MAX bytes
                             recorded in the file (shown by `sluice info`);
                             NULL: "" */
-  uint64_t reserved[4];  /* zero */
+  /* Resolution levels: bit m - 1 set stores each JPEG also at m/8 of its
+   * size (SL_LEVEL_SCALE(4) = 1/2; m = 1..7, at most 3 levels), made by an
+   * area average of the full image and encoded at level_quality (0: 90)
+   * in the restart layout; a level whose shorter side would be under 64
+   * pixels is skipped. Such samples are SL_IMAGE_JPEG_LEVELS, and the
+   * loader decodes each crop from the smallest level that covers it.
+   * 0: none (the file is as without this option). With keep_jpeg, JPEGs
+   * are stored as given (no levels made) and so are level records that
+   * sl_transcoder_levels made (how `sluice pack` adds its workers'). */
+  uint32_t levels;
+  uint32_t level_quality;
+  uint64_t reserved[3]; /* zero */
 } sl_writer_options;
+#define SL_LEVEL_SCALE(m) (1u << ((m)-1))
 
 /* Starts writing path (opts NULL: every option at its zero value). On
  * failure *out is a handle holding only the message, as for
@@ -749,6 +789,16 @@ SL_API void sl_transcoder_destroy(sl_transcoder *t);
 SL_API sl_status sl_transcoder_jpeg(sl_transcoder *t, const void *in,
                                     size_t len, uint8_t **out, size_t *out_len);
 SL_API const char *sl_transcoder_errmsg(const sl_transcoder *t);
+/* Makes the level record of a JPEG (sl_writer_options.levels: scales,
+ * quality 1..100): the JPEG put into the restart layout as
+ * sl_transcoder_jpeg does (level 0), then its smaller levels. *out
+ * (malloc'd, free with free()) is what sl_writer_add_encoded stores as it
+ * is in a writer with levels; when no level fits (a small image, CMYK) it
+ * is the plain restart-layout JPEG. Errors: as sl_transcoder_jpeg, plus
+ * SL_EINVAL (bad scales or quality). */
+SL_API sl_status sl_transcoder_levels(sl_transcoder *t, const void *in,
+                                      size_t len, uint32_t scales, int quality,
+                                      uint8_t **out, size_t *out_len);
 
 /* The restart interval, in MCUs, of the restart layout for a JPEG width
  * pixels wide with `components` components whose largest horizontal

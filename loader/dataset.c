@@ -38,7 +38,8 @@ _Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
                    SL_LAYOUT_CODEC_RAW_CHW == SL_CODEC_RAW_CHW &&
                    SL_LAYOUT_CODEC_RAW_CHW_BGR == SL_CODEC_RAW_CHW_BGR &&
                    SL_LAYOUT_CODEC_WEBP == SL_CODEC_WEBP &&
-                   SL_LAYOUT_CODEC_LAST == SL_CODEC_WEBP,
+                   SL_LAYOUT_CODEC_JPEG_LEVELS == SL_CODEC_JPEG_LEVELS &&
+                   SL_LAYOUT_CODEC_LAST == SL_CODEC_JPEG_LEVELS,
                "the file layout's codec byte is an sl_codec");
 
 typedef struct ds_ctx {
@@ -182,6 +183,8 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   t->augment_ns += after.augment_ns - before.augment_ns;
   t->jpeg_samples += after.jpeg_decodes - before.jpeg_decodes;
   t->jpeg_windowed += after.jpeg_windowed - before.jpeg_windowed;
+  for (int k = 0; k < 4; k++)
+    t->level_decodes[k] += after.level_decodes[k] - before.level_decodes[k];
   if (st != SL_OK)
     sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
   return st;

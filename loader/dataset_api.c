@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "codecs/codec.h"
+#include "formats/layout.h"
 #include "formats/source.h"
 #include "loader/config.h"
 #include "loader/stage_options.h"
@@ -24,7 +25,8 @@ _Static_assert((int)SL_IMAGE_JPEG == (int)SL_CODEC_JPEG &&
                    (int)SL_IMAGE_RAW == (int)SL_CODEC_RAW &&
                    (int)SL_IMAGE_RAW_CHW == (int)SL_CODEC_RAW_CHW &&
                    (int)SL_IMAGE_RAW_CHW_BGR == (int)SL_CODEC_RAW_CHW_BGR &&
-                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP,
+                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP &&
+                   (int)SL_IMAGE_JPEG_LEVELS == (int)SL_CODEC_JPEG_LEVELS,
                "public codec values are the on-disk ones");
 
 /* Pixels a decode may hold: the largest image the index can describe. */
@@ -196,6 +198,21 @@ uint64_t sl_dataset_file_size(const sl_dataset *ds) {
 
 const char *sl_dataset_description(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_description(ds->src) : "";
+}
+
+uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
+                           uint64_t *bytes) {
+  if (!ds || !ds->src)
+    return 0;
+  uint64_t im[SL_SOURCE_LEVELS], by[SL_SOURCE_LEVELS];
+  uint32_t n = sl_source_levels(ds->src, im, by);
+  for (uint32_t k = 0; k < n; k++) {
+    if (images)
+      images[k] = im[k];
+    if (bytes)
+      bytes[k] = by[k];
+  }
+  return n;
 }
 
 const char *sl_dataset_writer_settings(const sl_dataset *ds) {
@@ -401,6 +418,20 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
     st = sl_decoder_decode(dec, &in, &q, &d, &err);
   if (st == SL_OK)
     copy_rows(&d, e->channels, buf);
+  /* A level record: every smaller level is decoded too (after level 0's
+   * pixels are out), so that what this passes the loader can read. */
+  sl_levels lv;
+  if (st == SL_OK && e->codec == SL_CODEC_JPEG_LEVELS &&
+      (st = sl_decoder_levels(&in, &lv, &err)) == SL_OK)
+    for (int k = 1; st == SL_OK && k < lv.n; k++) {
+      sl_encoded jp;
+      sl_image_info li;
+      st = sl_decoder_level(dec, &in, k, &jp, &li, &err);
+      sl_decode_req lq = {0, 0, li.width, li.height, 8, 0, 0, 4};
+      sl_decoded ld;
+      if (st == SL_OK)
+        st = sl_decoder_decode(dec, &jp, &lq, &ld, &err);
+    }
   if (st != SL_OK) {
     sl_err_prefix(&err, "%s: sample %" PRIu64 ": ", ds->path, i);
     fail(ds, &err);

@@ -264,6 +264,7 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   out->jpeg_samples = ps.jpeg_samples;
   out->jpeg_windowed = ps.jpeg_windowed;
   out->chunk_unfilters = ps.chunk_unfilters;
+  memcpy(out->level_decodes, ps.level_decodes, sizeof out->level_decodes);
   out->staging_wait_ns = ps.staging_wait_ns;
   out->slot_wait_ns = sl_ring_slot_wait_ns(ld->ring);
   out->consumer_wait_ns = ld->consumer_wait_ns;

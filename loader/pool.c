@@ -98,6 +98,8 @@ static void fold(sl_pool *p, const outcome *o) {
   s->jpeg_samples += o->t.jpeg_samples;
   s->jpeg_windowed += o->t.jpeg_windowed;
   s->chunk_unfilters += o->t.chunk_unfilters;
+  for (int k = 0; k < 4; k++)
+    s->level_decodes[k] += o->t.level_decodes[k];
   s->bytes_read += o->t.bytes_read;
   s->staging_wait_ns += o->staging_wait_ns;
   s->skipped += o->skipped;

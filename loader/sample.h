@@ -21,6 +21,7 @@ typedef struct sl_sample_times {
   uint64_t bytes_read;
   uint64_t jpeg_samples, jpeg_windowed;
   uint64_t chunk_unfilters; /* HDF5 chunks whose filters were undone */
+  uint64_t level_decodes[4];
 } sl_sample_times;
 
 typedef struct sl_sample_src {

@@ -6,8 +6,10 @@
 
 #include "codecs/codec.h"
 #include "codecs/jpeg_layout.h"
+#include "codecs/jpeg_levels.h"
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
+#include "formats/layout.h"
 #include "loader/transcoder.h"
 #include "sluice.h"
 
@@ -90,6 +92,73 @@ sl_status sl_transcoder_jpeg(sl_transcoder *t, const void *in, size_t len,
     return SL_EINVAL;
   }
   return sl_transcode_jpeg(t, in, len, out, out_len, &t->err);
+}
+
+sl_status sl_transcode_levels(sl_transcoder *t, const uint8_t *in, size_t len,
+                              uint32_t scales, int quality, uint8_t **out,
+                              size_t *out_len, sl_err *err) {
+  *out = NULL;
+  *out_len = 0;
+  uint8_t *l0 = NULL;
+  size_t l0_len = 0;
+  sl_status st;
+  if (sl_jpeg_in_restart_layout(in, len)) {
+    if (!(l0 = malloc(len ? len : 1)))
+      return sl_err_set(err, SL_ENOMEM, "no memory for a %zu-byte JPEG", len);
+    memcpy(l0, in, len);
+    l0_len = len;
+    st = SL_OK;
+  } else {
+    st = sl_transcode_jpeg(t, in, len, &l0, &l0_len, err);
+  }
+  if (st != SL_OK)
+    return st;
+  uint8_t *rec = NULL;
+  size_t rec_len = 0;
+  st = sl_jpeg_levels_make(l0, l0_len, scales, quality, SL_TRANSCODE_MAX_PIXELS,
+                           &rec, &rec_len, err);
+  if (st != SL_OK) {
+    free(l0);
+    return st;
+  }
+  if (rec) {
+    free(l0);
+    *out = rec;
+    *out_len = rec_len;
+  } else {
+    *out = l0;
+    *out_len = l0_len;
+  }
+  return SL_OK;
+}
+
+sl_status sl_transcoder_levels(sl_transcoder *t, const void *in, size_t len,
+                               uint32_t scales, int quality, uint8_t **out,
+                               size_t *out_len) {
+  if (!t || !in || !out || !out_len) {
+    if (t)
+      sl_err_set(&t->err, SL_EINVAL, "sl_transcoder_levels: NULL argument");
+    return SL_EINVAL;
+  }
+  return sl_transcode_levels(t, in, len, scales, quality, out, out_len,
+                             &t->err);
+}
+
+int sl_image_level(const void *bytes, size_t len, uint32_t level,
+                   const uint8_t **jpeg, size_t *jpeg_len, uint32_t *width,
+                   uint32_t *height) {
+  sl_levels lv;
+  if (!bytes || sl_levels_parse(bytes, len, &lv) || level >= (uint32_t)lv.n)
+    return 0;
+  if (jpeg)
+    *jpeg = lv.level[level].bytes;
+  if (jpeg_len)
+    *jpeg_len = lv.level[level].len;
+  if (width)
+    *width = lv.level[level].width;
+  if (height)
+    *height = lv.level[level].height;
+  return lv.n;
 }
 
 bool sl_jpeg_in_restart_layout(const uint8_t *bytes, size_t len) {

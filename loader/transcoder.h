@@ -15,6 +15,11 @@
 sl_status sl_transcode_jpeg(sl_transcoder *t, const uint8_t *in, size_t len,
                             uint8_t **out, size_t *out_len, sl_err *err);
 
+/* sl_transcoder_levels with the error into err. */
+sl_status sl_transcode_levels(sl_transcoder *t, const uint8_t *in, size_t len,
+                              uint32_t scales, int quality, uint8_t **out,
+                              size_t *out_len, sl_err *err);
+
 /* True when the JPEG already has the layout a rewrite gives it: the region
  * decoder can window it and its restart interval is the layout rule's. */
 bool sl_jpeg_in_restart_layout(const uint8_t *bytes, size_t len);

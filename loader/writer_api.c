@@ -17,6 +17,8 @@ struct sl_writer {
   sl_fwriter *fw; /* NULL once committed, or in a handle of a failed create */
   char *path;
   bool keep_jpeg, replace;
+  uint32_t levels; /* sl_writer_options.levels */
+  int level_quality;
   const char *ended; /* why fw is NULL: "committed", "failed to start"... */
   uint64_t count;
   char *settings;
@@ -61,6 +63,14 @@ static sl_status create(sl_writer *w, const char *path,
   if (o->target_width > SL_TARGETS_MAX)
     return sl_err_set(err, SL_EINVAL, "%s: %u targets a sample (at most %d)",
                       path, o->target_width, SL_TARGETS_MAX);
+  if (o->levels & ~0x7Fu || o->level_quality > 100 ||
+      __builtin_popcount(o->levels) > SL_LEVELS_MAX - 1)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: levels 0x%x (at most 3 of bits 0..6, for "
+                      "1/8..7/8) or level_quality %u (0..100)",
+                      path, o->levels, o->level_quality);
+  w->levels = o->levels;
+  w->level_quality = o->level_quality ? (int)o->level_quality : 90;
   w->keep_jpeg = o->keep_jpeg != 0;
   w->replace = o->replace != 0;
   if (!(w->path = strdup(path)) ||
@@ -72,6 +82,8 @@ static sl_status create(sl_writer *w, const char *path,
     st = sl_fwriter_open(&w->fw, path, fmt, err);
   if (st == SL_OK)
     st = sl_fwriter_set_target_width(w->fw, o->target_width, err);
+  if (st == SL_OK && w->levels)
+    st = sl_fwriter_set_levels(w->fw, err);
   return st;
 }
 
@@ -159,6 +171,8 @@ static int codec_of(const uint8_t *b, size_t len) {
     return SL_CODEC_JPEG;
   if (len >= 8 && memcmp(b, png, 8) == 0)
     return SL_CODEC_PNG;
+  if (len >= 4 && memcmp(b, SL_LEVELS_MAGIC, 4) == 0)
+    return SL_CODEC_JPEG_LEVELS;
   return 0;
 }
 
@@ -179,13 +193,27 @@ sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
                       "%s: sample %" PRIu64 "%s%s%s: neither a JPEG nor a PNG",
                       w->path, i, name ? " (" : "", name ? name : "",
                       name ? ")" : "");
+  if (codec == SL_CODEC_JPEG_LEVELS && !w->levels)
+    return sl_err_set(&w->err, SL_EINVAL,
+                      "%s: sample %" PRIu64 "%s%s%s: a level record, but the "
+                      "writer has no levels option",
+                      w->path, i, name ? " (" : "", name ? name : "",
+                      name ? ")" : "");
   sl_encoded in = {b, len, codec, 0, 0, 0};
   sl_image_info info;
   st = sl_decoder_probe(w->probe, &in, &info, &w->err);
   uint8_t *rewritten = NULL;
   size_t rlen = 0;
-  if (st == SL_OK && codec == SL_CODEC_JPEG && !w->keep_jpeg &&
-      !sl_jpeg_in_restart_layout(b, len)) {
+  if (st == SL_OK && codec == SL_CODEC_JPEG && w->levels && !w->keep_jpeg) {
+    if (!w->tc && sl_transcoder_create(&w->tc) != SL_OK)
+      st = sl_err_set(&w->err, SL_ENOMEM, "no memory for a JPEG rewriter");
+    else
+      st = sl_transcode_levels(w->tc, b, len, w->levels, w->level_quality,
+                               &rewritten, &rlen, &w->err);
+    if (st == SL_OK)
+      codec = codec_of(rewritten, rlen);
+  } else if (st == SL_OK && codec == SL_CODEC_JPEG && !w->keep_jpeg &&
+             !sl_jpeg_in_restart_layout(b, len)) {
     if (!w->tc && sl_transcoder_create(&w->tc) != SL_OK)
       st = sl_err_set(&w->err, SL_ENOMEM, "no memory for a JPEG rewriter");
     else

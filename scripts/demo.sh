@@ -25,7 +25,10 @@ if [[ -z "$src" ]]; then
 fi
 
 echo "== packing $src into $work/train.lmdb"
-"$sluice" pack "$src" "$work/train.lmdb" --max-side 320 --threads 2 --force
+# --levels: the 128-192 px epochs of the curriculum below decode most crops
+# from the 3/4 or 1/2 copy of each image (docs/FORMATS.md, Resolution levels).
+"$sluice" pack "$src" "$work/train.lmdb" --max-side 320 --levels 3/4,1/2 \
+  --threads 2 --force
 "$sluice" info "$work/train.lmdb"
 
 # The embedded default: examples/curriculum.ini, a progressive-resolution

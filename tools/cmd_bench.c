@@ -39,7 +39,8 @@ static void usage(FILE *f) {
       "were and how their time split between reading, decoding and\n"
       "augmenting, how long they waited for a free staging buffer, and the\n"
       "share of JPEGs decoded from only their crop's part (files written by\n"
-      "`sluice pack` without --keep-jpeg).\n"
+      "`sluice pack` without --keep-jpeg) and, for a file with resolution\n"
+      "levels, the share of crops decoded from each level.\n"
       "  --epochs E      epochs to run (default 2: the first pays for a cold\n"
       "                  page cache)\n"
       "  --from E0       first epoch (default 0; the schedule's resolution\n"
@@ -209,6 +210,16 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
          busy ? 100.0 * (double)aug / (double)busy : 0.0,
          pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s), windowed,
          pct(s1.consumer_wait_ns - s0.consumer_wait_ns, secs));
+  uint64_t lv[4], lv_all = 0;
+  for (int k = 0; k < 4; k++)
+    lv_all += lv[k] = s1.level_decodes[k] - s0.level_decodes[k];
+  if (lv_all) /* a file with resolution levels: which level crops came from */
+    printf("        levels: %.0f%% full size, %.0f%% level 1, %.0f%% level 2, "
+           "%.0f%% level 3\n",
+           100.0 * (double)lv[0] / (double)lv_all,
+           100.0 * (double)lv[1] / (double)lv_all,
+           100.0 * (double)lv[2] / (double)lv_all,
+           100.0 * (double)lv[3] / (double)lv_all);
   if (s1.skipped > s0.skipped)
     printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
            "skip), latest index %" PRIu64 "\n",

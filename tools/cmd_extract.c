@@ -88,6 +88,7 @@ static int parse_range(const char *s, range *r) {
 static const char *extension(const sl_sample_meta *in) {
   switch (in->codec) {
   case SL_IMAGE_JPEG:
+  case SL_IMAGE_JPEG_LEVELS: /* level 0, the full-size JPEG */
     return "jpg";
   case SL_IMAGE_PNG:
     return "png";
@@ -146,6 +147,18 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     }
     snprintf(header, sizeof header, "P%c\n%u %u\n255\n",
              in->channels == 1 ? '5' : '6', in->width, in->height);
+  }
+  if (in->codec == SL_IMAGE_JPEG_LEVELS) {
+    const uint8_t *jpg;
+    size_t jl;
+    if (!sl_image_level(buf, len, 0, &jpg, &jl, NULL, NULL)) {
+      fprintf(stderr,
+              "sluice extract: %s: sample %" PRIu64 ": damaged level record\n",
+              file, i);
+      return 1;
+    }
+    data = jpg;
+    len = jl;
   }
   if (planar && in->channels == 3) { /* Caffe's CHW planes to RGB pixels */
     size_t plane = (size_t)in->width * in->height;

@@ -17,6 +17,24 @@ static void human(char *buf, size_t cap, double bytes) {
 
 /* How many of up to LAYOUT_SAMPLES JPEGs, spread over the file, have the
  * restart layout the region decoder uses (sl_image_has_restart_layout). */
+/* The resolution levels the writer recorded: images and bytes per level,
+ * and each level's share of the payload bytes. */
+static void print_levels(sl_dataset *ds, uint64_t total) {
+  uint64_t images[SL_LEVELS_MAX_PUBLIC], bytes[SL_LEVELS_MAX_PUBLIC];
+  uint32_t n = sl_dataset_levels(ds, images, bytes);
+  if (n == 0)
+    return;
+  for (uint32_t k = 0; k < n; k++) {
+    char b[32];
+    human(b, sizeof b, (double)bytes[k]);
+    printf("%s level %" PRIu32 ": %" PRIu64 " images, %s (%.1f%% of payloads)"
+           "%s\n",
+           k ? "            " : "levels:     ", k, images[k], b,
+           total ? 100.0 * (double)bytes[k] / (double)total : 0.0,
+           k ? "" : ", full size");
+  }
+}
+
 static void print_jpeg_layout(sl_dataset *ds, uint64_t n) {
   uint64_t seen = 0, laid = 0, bad = 0;
   size_t cap = (size_t)sl_dataset_max_stored_bytes(ds);
@@ -124,7 +142,7 @@ int sl_cmd_info(int argc, char **argv) {
     return 0;
   }
   uint64_t n = sl_dataset_count(ds), total = 0, minb = UINT64_MAX, maxb = 0;
-  uint64_t codecs[7] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
+  uint64_t codecs[8] = {0}, gray = 0, rgb = 0, hist[NBUCKETS] = {0};
   uint64_t first_named = UINT64_MAX;
   unsigned minh = 65535, minw = 65535, maxh = 0, maxw = 0;
   /* The smallest and largest images by pixel count (the first of equals). */
@@ -143,7 +161,7 @@ int sl_cmd_info(int argc, char **argv) {
     total += e->stored_bytes;
     minb = e->stored_bytes < minb ? e->stored_bytes : minb;
     maxb = e->stored_bytes > maxb ? e->stored_bytes : maxb;
-    codecs[(unsigned)e->codec < 7 ? e->codec : 0]++;
+    codecs[(unsigned)e->codec < 8 ? e->codec : 0]++;
     gray += e->channels == 1;
     rgb += e->channels == 3;
     unsigned side = e->height > e->width ? e->height : e->width;
@@ -220,7 +238,9 @@ int sl_cmd_info(int argc, char **argv) {
     printf("payloads:    %s in all; per sample min %s, mean %s, max %s\n", a, b,
            c, d);
     printf("codecs:      jpeg %" PRIu64 ", png %" PRIu64 ", raw %" PRIu64,
-           codecs[1], codecs[2], codecs[3] + codecs[4] + codecs[5]);
+           codecs[1] + codecs[7], codecs[2], codecs[3] + codecs[4] + codecs[5]);
+    if (codecs[7])
+      printf(" (jpeg with resolution levels %" PRIu64 ")", codecs[7]);
     if (codecs[6])
       printf(", webp %" PRIu64, codecs[6]);
     printf("%s\n", codecs[0] ? " (and damaged entries)" : "");
@@ -229,6 +249,7 @@ int sl_cmd_info(int argc, char **argv) {
              "%" PRIu64 " RGB or gray (dataset.channel_order)\n",
              codecs[5], codecs[4]);
     print_jpeg_layout(ds, n);
+    print_levels(ds, total);
     printf("channels:    rgb %" PRIu64 ", gray %" PRIu64 "\n", rgb, gray);
     printf("image sizes: smallest %ux%u (sample %" PRIu64 "), largest %ux%u "
            "(sample %" PRIu64 ") (width x height, by pixels)\n",

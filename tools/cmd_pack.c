@@ -126,6 +126,12 @@ static void usage(FILE *f) {
              "  --keep-jpeg      store JPEGs that need no change byte for "
              "byte (packs\n"
              "                   faster; crops of them decode slower)\n"
+             "  --levels L       also store each JPEG at smaller sizes, L = "
+             "scales like\n"
+             "                   1/2 or 1/2,3/4 (eighths, at most 3; "
+             "'none'), so low-\n"
+             "                   resolution crops decode fewer bits "
+             "(default: none)\n"
              "  --shuffle SEED   store the samples in a random order fixed by "
              "SEED\n"
              "  --threads N      decode/encode threads (default: online CPUs)\n"
@@ -155,6 +161,30 @@ static const char *format_for(const char *path) {
   return NULL;
 }
 
+/* "1/2,3/4" → bits m - 1 of the scales m/8; "none" → 0. */
+static int parse_levels(const char *s, unsigned *mask) {
+  *mask = 0;
+  if (!strcmp(s, "none"))
+    return 0;
+  while (*s) {
+    char *end;
+    long num = strtol(s, &end, 10), den;
+    if (end == s || *end != '/')
+      return -1;
+    s = end + 1;
+    den = strtol(s, &end, 10);
+    if (end == s || num < 1 || den < 2 || den > 8 || 8 % den || num >= den)
+      return -1;
+    *mask |= 1u << (num * (8 / den) - 1);
+    s = end;
+    if (*s == ',')
+      s++;
+    else if (*s)
+      return -1;
+  }
+  return *mask && __builtin_popcount(*mask) <= 3 ? 0 : -1;
+}
+
 static int parse_args(int argc, char **argv, pack_args *a) {
   static const struct option opts[] = {
       {"list", required_argument, NULL, 'l'},
@@ -163,6 +193,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       {"quality", required_argument, NULL, 'q'},
       {"reencode", no_argument, NULL, 'r'},
       {"keep-jpeg", no_argument, NULL, 'k'},
+      {"levels", required_argument, NULL, 'L'},
       {"shuffle", required_argument, NULL, 's'},
       {"threads", required_argument, NULL, 't'},
       {"strict", no_argument, NULL, 'S'},
@@ -205,6 +236,13 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       break;
     case 'k':
       a->img.keep_jpeg = true;
+      break;
+    case 'L':
+      if (parse_levels(optarg, &a->img.levels) != 0)
+        return sl_cli_usage_error("pack",
+                                  "--levels: '%s' (scales below 1 in eighths, "
+                                  "like 1/2 or 1/2,3/4; at most 3; or none)",
+                                  optarg);
       break;
     case 's': {
       unsigned long long seed;
@@ -254,6 +292,9 @@ static int parse_args(int argc, char **argv, pack_args *a) {
     usage(stderr);
     return 2;
   }
+  if (a->img.levels && a->img.keep_jpeg)
+    return sl_cli_usage_error("pack", "--levels and --keep-jpeg exclude "
+                                      "each other");
   if (a->img.reencode && a->img.keep_jpeg)
     return sl_cli_usage_error("pack", "--reencode and --keep-jpeg exclude "
                                       "each other");
@@ -486,17 +527,24 @@ static int pack(const pack_args *a) {
   char seed[32] = "none";
   if (a->shuffle)
     snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
+  char levels[48] = "none";
+  for (int m = 7, n = 0; m >= 1; m--)
+    if (a->img.levels & (1u << (m - 1)))
+      n += snprintf(levels + n, sizeof levels - (size_t)n, "%s%d/8",
+                    n ? "," : "", m);
   snprintf(settings, sizeof settings,
            "sluice %s pack max_side=%d "
-           "quality=%d reencode=%d keep_jpeg=%d shuffle=%s input=%s",
+           "quality=%d reencode=%d keep_jpeg=%d levels=%s shuffle=%s "
+           "input=%s",
            sl_version_string(), a->img.max_side, a->img.quality,
-           a->img.reencode, a->img.keep_jpeg, seed,
+           a->img.reencode, a->img.keep_jpeg, levels, seed,
            a->list ? "list" : "folders");
   sl_writer_options wo;
   memset(&wo, 0, sizeof wo);
   wo.format = a->fmt;
   wo.target_width = in.target_width;
   wo.keep_jpeg = 1; /* the workers made every JPEG what it must be */
+  wo.levels = a->img.levels;
   wo.replace = a->force;
   wo.settings = settings;
   if (sl_writer_create(&w, a->out, &wo) != SL_OK) {

@@ -55,7 +55,8 @@ static int copy_one(sl_dataset *ds, sl_writer *w, uint64_t i, uint8_t **buf,
             from, i, m.label);
     return 1;
   }
-  bool file = m.codec == SL_IMAGE_JPEG || m.codec == SL_IMAGE_PNG;
+  bool file = m.codec == SL_IMAGE_JPEG || m.codec == SL_IMAGE_PNG ||
+              m.codec == SL_IMAGE_JPEG_LEVELS;
   size_t need =
       file ? (size_t)m.stored_bytes : (size_t)m.width * m.height * m.channels;
   if (need > *cap) {
@@ -75,7 +76,16 @@ static int copy_one(sl_dataset *ds, sl_writer *w, uint64_t i, uint8_t **buf,
                       : sl_dataset_decode(ds, i, *buf, *cap, &len);
   if (st != SL_OK)
     return fail_ds(ds);
-  st = file ? sl_writer_add_encoded(w, *buf, len, m.label, m.targets, name)
+  const uint8_t *bytes = *buf;
+  if (m.codec == SL_IMAGE_JPEG_LEVELS && /* its full-size JPEG */
+      !sl_image_level(*buf, len, 0, &bytes, &len, NULL, NULL)) {
+    fprintf(stderr,
+            "sluice pack: %s: sample %" PRIu64 ": damaged level "
+            "record\n",
+            from, i);
+    return 1;
+  }
+  st = file ? sl_writer_add_encoded(w, bytes, len, m.label, m.targets, name)
             : sl_writer_add_pixels(w, *buf, m.width, m.height, m.channels,
                                    m.label, m.targets, name);
   return st == SL_OK ? 0 : fail_w(w);

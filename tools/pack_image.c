@@ -34,6 +34,8 @@ static int check_eighth(sl_pack_codec *c, const uint8_t *jpg, size_t len, int w,
                         int h, int pf, sl_pack_result *r);
 static int rewrite(sl_pack_codec *c, const uint8_t *jpg, size_t len,
                    sl_pack_result *r);
+static int add_levels(sl_pack_codec *c, const sl_pack_opts *o,
+                      sl_pack_result *r);
 static int finish(sl_pack_codec *c, uint8_t *pix, int w, int h, int ch,
                   int orient, const sl_pack_opts *o, sl_pack_result *r);
 
@@ -296,7 +298,32 @@ int sl_pack_transcode(sl_pack_codec *c, uint8_t *in, size_t len,
     rc = fail(r, "not a JPEG or PNG file");
   }
   free(in);
+  if (rc == 0 && o->levels && r->codec == SL_IMAGE_JPEG)
+    rc = add_levels(c, o, r);
   return rc;
+}
+
+/* Replaces r's restart-layout JPEG by its level record (or leaves it when
+ * the image is too small for any level). */
+static int add_levels(sl_pack_codec *c, const sl_pack_opts *o,
+                      sl_pack_result *r) {
+  uint8_t *out;
+  size_t out_len;
+  if (sl_transcoder_levels(c->tc, r->data, r->len, o->levels, o->quality, &out,
+                           &out_len) != SL_OK) {
+    sl_pack_result_free(r);
+    return fail(r, "levels: %s", sl_transcoder_errmsg(c->tc));
+  }
+  sl_pack_result_free(r);
+  r->data = out;
+  r->len = out_len;
+  r->tj_owned = false;
+  int n = sl_image_level(out, out_len, 0, NULL, NULL, NULL, NULL);
+  if (n > 0) {
+    r->codec = SL_IMAGE_JPEG_LEVELS;
+    r->levels = (uint8_t)n;
+  }
+  return 0;
 }
 
 /* Pixel (x, y) of the upright image comes from source pixel (sx, sy) of

@@ -39,7 +39,8 @@ typedef struct sl_pack_opts {
   int max_side; /* 0: no limit */
   int quality;  /* 1..100 */
   bool reencode;
-  bool keep_jpeg; /* JPEGs needing no change keep their bytes */
+  bool keep_jpeg;  /* JPEGs needing no change keep their bytes */
+  unsigned levels; /* sl_writer_options.levels: 0 none; excludes keep_jpeg */
 } sl_pack_opts;
 
 typedef struct sl_pack_result {
@@ -53,6 +54,7 @@ typedef struct sl_pack_result {
                        neither: the original JPEG bytes */
   bool no_memory;   /* not packed for want of memory, which is no fault
                       of the input: the pack stops rather than skip it */
+  uint8_t levels;   /* levels stored (codec SL_IMAGE_JPEG_LEVELS), or 0 */
   char reason[200]; /* why the input was skipped */
 } sl_pack_result;
 

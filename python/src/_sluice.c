@@ -493,6 +493,11 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
       dict_s(d, "backend_note", s.backend_note) ||
       dict_u64(d, "jpeg_samples", s.jpeg_samples) ||
       dict_u64(d, "jpeg_windowed", s.jpeg_windowed) ||
+      dict_u64(d, "chunk_unfilters", s.chunk_unfilters) ||
+      dict_u64(d, "level0_decodes", s.level_decodes[0]) ||
+      dict_u64(d, "level1_decodes", s.level_decodes[1]) ||
+      dict_u64(d, "level2_decodes", s.level_decodes[2]) ||
+      dict_u64(d, "level3_decodes", s.level_decodes[3]) ||
       dict_u64(d, "dlpack_exports", atomic_load(&c->exports)) ||
       dict_u64(d, "dlpack_deleted", atomic_load(&c->deleted)) ||
       dict_u64(d, "batches_held", atomic_load(&c->outstanding)) ||

@@ -252,14 +252,15 @@ static int Writer_init(PyObject *o, PyObject *args, PyObject *kw) {
   WriterObject *self = (WriterObject *)o;
   PyObject *path;
   const char *format = NULL, *settings = NULL;
-  unsigned int target_width = 0;
+  unsigned int target_width = 0, levels = 0, level_quality = 0;
   int keep_jpeg = 0, replace = 0;
-  static char *kwlist[] = {"path",      "format",  "target_width",
-                           "keep_jpeg", "replace", "settings",
-                           NULL};
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kw, "O&|zIppz", kwlist, PyUnicode_FSConverter, &path, &format,
-          &target_width, &keep_jpeg, &replace, &settings))
+  static char *kwlist[] = {"path",      "format",        "target_width",
+                           "keep_jpeg", "replace",       "settings",
+                           "levels",    "level_quality", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|zIppzII", kwlist,
+                                   PyUnicode_FSConverter, &path, &format,
+                                   &target_width, &keep_jpeg, &replace,
+                                   &settings, &levels, &level_quality))
     return -1;
   sl_writer_options opts;
   memset(&opts, 0, sizeof opts);
@@ -268,6 +269,8 @@ static int Writer_init(PyObject *o, PyObject *args, PyObject *kw) {
   opts.keep_jpeg = keep_jpeg;
   opts.replace = replace;
   opts.settings = settings;
+  opts.levels = levels;
+  opts.level_quality = level_quality;
   sl_writer *w = NULL;
   sl_status st = sl_writer_create(&w, PyBytes_AsString(path), &opts);
   Py_DECREF(path);
@@ -455,7 +458,9 @@ static PyType_Slot Writer_slots[] = {
     {Py_tp_getset, Writer_getset},
     {Py_tp_doc,
      "Writer(path, format=None, target_width=0, keep_jpeg=False, "
-     "replace=False, settings=None): an atomic dataset writer (sl_writer): "
+     "replace=False, settings=None, levels=0, level_quality=0): an atomic "
+     "dataset writer (sl_writer; levels: bit m-1 stores JPEGs also at m/8, "
+     "e.g. 8 for 1/2, 40 for 3/4 and 1/2): "
      "nothing is at path until commit(). Memory: one LMDB transaction (<= 32 "
      "MiB) and 16 + 4 x target_width bytes a sample until commit. Thread "
      "safety: one thread at a time."},

@@ -469,3 +469,30 @@ def test_pack_runs_the_command(tmp_path):
     with pytest.raises(sluice.Error) as e:
         sluice.pack(tmp_path / "missing", tmp_path / "q.lmdb")
     assert "missing" in str(e.value) and "progress " not in str(e.value)
+
+
+def test_writer_levels_and_level_stats(tmp_path):
+    exe = os.environ.get("SLUICE_BIN")
+    if not exe or not os.path.exists(exe):
+        pytest.skip("SLUICE_BIN (the sluice command) not set")
+    src = tmp_path / "img"
+    subprocess.run([exe, "synth", str(src), "--count", "6", "--classes", "2",
+                    "--imagenet"], check=True, capture_output=True)
+    files = sorted(p for p in src.rglob("*.jpg"))
+    assert len(files) == 6
+    path = str(tmp_path / "levels.lmdb")
+    w = sluice.Writer(path, levels=8)  # bit 3: 4/8 = 1/2
+    for i, f in enumerate(files):
+        w.add_encoded(f.read_bytes(), label=i % 2)
+    w.commit()
+    w.close()
+    ds = sluice.Dataset(path)
+    assert all(ds.info(i)["codec"] == 7 for i in range(len(ds)))
+    o = base_options(path, **{"resolution.max": 96, "loader.batch_size": 2})
+    with sluice.Loader(o) as ld:
+        n = sum(b.n for b in ld.epoch(0))
+        s = ld.stats()
+    levels = [s["level%d_decodes" % k] for k in range(4)]
+    assert s["chunk_unfilters"] == 0  # an LMDB: no HDF5 chunks
+    assert sum(levels) == s["samples"] == n == 6
+    assert levels[1] > 0  # 96 px crops of 500x375 images: most from 1/2

@@ -100,14 +100,20 @@ static void test_crop_fallback_center_none(void **state) {
   assert_int_equal(b.h, 100);
   assert_int_equal(b.w, 25);
   assert_int_equal(b.x, 37);
-  /* Center: 500x375 at 224 with 224/256: resize 375 -> 256, crop 224. */
+  /* Center: 500x375 at 224 with 224/256: torchvision resizes to 341x256
+   * and crops at left = round(58.5) = 58, top = 16 resized pixels: 85.04
+   * and 23.44 full-size pixels (the centred box would start at 86, 23.5). */
   p = defaults();
   p.crop = SL_CROP_CENTER;
   sl_aug_sample_crop(&p, 500, 375, 224, 224, 1, 0, 0, &b, &flip);
   assert_int_equal(b.w, 328);
   assert_int_equal(b.h, 328);
-  assert_int_equal(b.x, 86);
-  assert_int_equal(b.y, 24);
+  assert_int_equal(b.x, 85);
+  assert_int_equal(b.y, 23);
+  /* 375x500 (portrait): 256x341, top = round(58.5) = 58 -> 85. */
+  sl_aug_sample_crop(&p, 375, 500, 224, 224, 1, 0, 0, &b, &flip);
+  assert_int_equal(b.x, 23);
+  assert_int_equal(b.y, 85);
   p.crop = SL_CROP_NONE;
   sl_aug_sample_crop(&p, 500, 375, 224, 224, 1, 0, 0, &b, &flip);
   assert_int_equal(b.x, 0);

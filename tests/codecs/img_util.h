@@ -41,11 +41,13 @@ static inline void tu_area_resample(const uint8_t *img, int W, int C, int bx,
     for (int ox = 0; ox < ow; ox++) {
       double x0 = bx + ox * sx, x1 = x0 + sx;
       double acc[4] = {0, 0, 0, 0}, wsum = 0;
-      for (int iy = (int)floor(y0); iy < (int)ceil(y1); iy++) {
+      /* Bounded by the box: y0 + sy may round past its last row. */
+      for (int iy = (int)floor(y0); iy < (int)ceil(y1) && iy < by + bh; iy++) {
         double wy = fmin(y1, iy + 1.0) - fmax(y0, (double)iy);
         if (wy <= 0)
           continue;
-        for (int ix = (int)floor(x0); ix < (int)ceil(x1); ix++) {
+        for (int ix = (int)floor(x0); ix < (int)ceil(x1) && ix < bx + bw;
+             ix++) {
           double wx = fmin(x1, ix + 1.0) - fmax(x0, (double)ix);
           if (wx <= 0)
             continue;

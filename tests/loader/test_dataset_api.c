@@ -525,6 +525,115 @@ static void test_dataset_errors(void **state) {
 }
 
 /* Errors of the write side, and what a writer leaves when not committed. */
+/* sl_writer_options.levels: JPEGs large enough become level records
+ * (SL_IMAGE_JPEG_LEVELS) whose level 0 decodes to the input's pixels; a
+ * small one stays a JPEG; records from sl_transcoder_levels are stored as
+ * they are by a keep_jpeg writer; a writer without levels refuses them. */
+static void test_writer_levels(void **state) {
+  (void)state;
+  sample s[3] = {{.channels = 3, .w = 320, .h = 240},
+                 {.channels = 3, .w = 200, .h = 100},
+                 {.channels = 1, .w = 300, .h = 300}};
+  for (int i = 0; i < 3; i++) {
+    make_pixels(i, &s[i]);
+    make_jpeg(&s[i]);
+  }
+  char p[600], q[600];
+  path_in(p, sizeof p, "levels.lmdb");
+  path_in(q, sizeof q, "levels_kept.h5");
+  sl_writer_options o;
+  memset(&o, 0, sizeof o);
+  o.levels = SL_LEVEL_SCALE(4);
+  sl_writer *w;
+  assert_int_equal(sl_writer_create(&w, p, &o), SL_OK);
+  for (int i = 0; i < 3; i++)
+    if (sl_writer_add_encoded(w, s[i].bytes, s[i].len, i, NULL, NULL) != SL_OK)
+      fail_msg("%s", sl_writer_errmsg(w));
+  assert_int_equal(sl_writer_commit(w), SL_OK);
+  sl_writer_destroy(w);
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+  static const sl_image_codec want[3] = {SL_IMAGE_JPEG_LEVELS, SL_IMAGE_JPEG,
+                                         SL_IMAGE_JPEG_LEVELS};
+  uint64_t images[4], bytes[4];
+  assert_int_equal(sl_dataset_levels(ds, images, bytes), 2);
+  assert_int_equal(images[0], 2);
+  assert_int_equal(images[1], 2);
+  uint8_t *buf = malloc(320 * 300 * 3);
+  assert_non_null(buf);
+  for (int i = 0; i < 3; i++) {
+    sl_sample_meta m;
+    size_t len;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.codec, want[i]);
+    assert_int_equal(m.width, s[i].w);
+    assert_int_equal(m.channels, s[i].channels);
+    assert_int_equal(sl_dataset_decode(ds, i, buf, 320 * 300 * 3, &len), SL_OK);
+    assert_memory_equal(buf, s[i].pixels, len);
+    if (want[i] != SL_IMAGE_JPEG_LEVELS)
+      continue;
+    assert_int_equal(sl_dataset_read(ds, i, buf, 320 * 300 * 3, &len), SL_OK);
+    const uint8_t *jpg;
+    size_t jl;
+    uint32_t lw, lh;
+    assert_int_equal(sl_image_level(buf, len, 1, &jpg, &jl, &lw, &lh), 2);
+    assert_int_equal(lw, (uint32_t)s[i].w / 2);
+    assert_int_equal(lh, (uint32_t)s[i].h / 2);
+    assert_int_equal(sl_image_level(buf, len, 2, &jpg, &jl, &lw, &lh), 0);
+    assert_int_equal(sl_image_level(buf, len / 2, 0, &jpg, &jl, &lw, &lh), 0);
+  }
+  sl_dataset_close(ds);
+  /* Records made by a transcoder, kept as they are. */
+  sl_transcoder *t;
+  assert_int_equal(sl_transcoder_create(&t), SL_OK);
+  uint8_t *rec;
+  size_t rl;
+  assert_int_equal(sl_transcoder_levels(t, s[0].bytes, s[0].len,
+                                        SL_LEVEL_SCALE(4), 85, &rec, &rl),
+                   SL_OK);
+  assert_int_equal(sl_image_level(rec, rl, 0, NULL, NULL, NULL, NULL), 2);
+  uint8_t *none;
+  size_t none_len;
+  assert_int_equal(
+      sl_transcoder_levels(t, s[0].bytes, s[0].len, 0x80, 85, &none, &none_len),
+      SL_EINVAL);
+  assert_null(none);
+  sl_transcoder_destroy(t);
+  o.keep_jpeg = 1;
+  assert_int_equal(sl_writer_create(&w, q, &o), SL_OK);
+  if (sl_writer_add_encoded(w, rec, rl, 0, NULL, NULL) != SL_OK)
+    fail_msg("%s", sl_writer_errmsg(w));
+  assert_int_equal(sl_writer_commit(w), SL_OK);
+  sl_writer_destroy(w);
+  assert_int_equal(sl_dataset_open_file(&ds, q), SL_OK);
+  size_t len;
+  assert_int_equal(sl_dataset_read(ds, 0, buf, 320 * 300 * 3, &len), SL_OK);
+  assert_int_equal(len, rl);
+  assert_memory_equal(buf, rec, rl);
+  sl_dataset_close(ds);
+  /* A writer without levels refuses a record; bad level options. */
+  memset(&o, 0, sizeof o);
+  assert_int_equal(sl_writer_create(&w, q, &o), SL_OK);
+  assert_int_equal(sl_writer_add_encoded(w, rec, rl, 0, NULL, NULL), SL_EINVAL);
+  assert_non_null(strstr(sl_writer_errmsg(w), "levels"));
+  sl_writer_destroy(w);
+  o.levels = 0x80;
+  assert_int_equal(sl_writer_create(&w, q, &o), SL_EINVAL);
+  sl_writer_destroy(w);
+  o.levels = SL_LEVEL_SCALE(1) | SL_LEVEL_SCALE(2) | SL_LEVEL_SCALE(3) |
+             SL_LEVEL_SCALE(4);
+  assert_int_equal(sl_writer_create(&w, q, &o), SL_EINVAL);
+  sl_writer_destroy(w);
+  free(rec);
+  free(buf);
+  for (int i = 0; i < 3; i++) {
+    free(s[i].pixels);
+    free(s[i].bytes);
+  }
+  unlink(p);
+  unlink(q);
+}
+
 static void test_writer_errors(void **state) {
   char p[600];
   path_in(p, sizeof p, "w.lmdb");
@@ -698,6 +807,7 @@ int main(void) {
       cmocka_unit_test(test_open_from_threads),
       cmocka_unit_test(test_dataset_errors),
       cmocka_unit_test(test_writer_errors),
+      cmocka_unit_test(test_writer_levels),
       cmocka_unit_test(test_transcoder),
       cmocka_unit_test(test_large_sample),
   };

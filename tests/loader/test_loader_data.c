@@ -240,6 +240,172 @@ static void test_restart_layout_same_batches(void **state) {
   unlink(laid);
 }
 
+/* The set of the restart-layout test, large enough for levels. */
+static sl_test_set levels_set(unsigned levels) {
+  sl_test_set set = k_set;
+  set.bad = -1;
+  set.w0 = 180, set.wmod = 160, set.h0 = 140, set.hmod = 150;
+  set.restart_layout = 1;
+  set.levels = levels;
+  return set;
+}
+
+/* A file with resolution levels holds the same samples as one without:
+ * same count, labels, sizes and order, and level 0 decodes to the same
+ * pixels. Its batches are the same for 1 and 2 workers (LMDB and HDF5),
+ * most crops come from a smaller level, and the stats count them. */
+static void test_levels_same_samples_and_batches(void **state) {
+  char plain[512], lv[512], lvh[512];
+  sl_test_tmp_path(plain, sizeof plain, "levels_plain", "lmdb");
+  sl_test_tmp_path(lv, sizeof lv, "levels", "lmdb");
+  sl_test_tmp_path(lvh, sizeof lvh, "levels", "h5");
+  sl_test_set set = levels_set(0);
+  sl_test_write_set(plain, &set, 0);
+  set = levels_set(SL_LEVEL_SCALE(4));
+  sl_test_write_set(lv, &set, 0);
+  set = levels_set(SL_LEVEL_SCALE(4) | SL_LEVEL_SCALE(2));
+  sl_test_write_set(lvh, &set, 0);
+  sl_dataset *a, *b;
+  assert_int_equal(sl_dataset_open_file(&a, plain), SL_OK);
+  assert_int_equal(sl_dataset_open_file(&b, lv), SL_OK);
+  assert_int_equal(sl_dataset_count(a), sl_dataset_count(b));
+  assert_int_equal(sl_dataset_levels(a, NULL, NULL), 0);
+  uint64_t images[4], bytes[4];
+  assert_int_equal(sl_dataset_levels(b, images, bytes), 2);
+  assert_int_equal(images[0], NSAMPLES);
+  assert_true(images[1] == NSAMPLES && bytes[1] > 0 && bytes[1] < bytes[0]);
+  size_t cap = 400 * 300 * 3, la, lb;
+  uint8_t *pa = malloc(cap), *pb = malloc(cap);
+  assert_true(pa && pb);
+  for (uint64_t i = 0; i < sl_dataset_count(a); i++) {
+    sl_sample_meta ma, mb;
+    assert_int_equal(sl_dataset_info(a, i, &ma), SL_OK);
+    assert_int_equal(sl_dataset_info(b, i, &mb), SL_OK);
+    assert_int_equal(ma.label, mb.label);
+    assert_int_equal(ma.width, mb.width);
+    assert_int_equal(ma.height, mb.height);
+    assert_int_equal(ma.codec, SL_IMAGE_JPEG);
+    assert_int_equal(mb.codec, SL_IMAGE_JPEG_LEVELS);
+    assert_int_equal(sl_dataset_decode(a, i, pa, cap, &la), SL_OK);
+    if (sl_dataset_decode(b, i, pb, cap, &lb) != SL_OK)
+      fail_msg("%s", sl_dataset_errmsg(b));
+    assert_int_equal(la, lb);
+    assert_memory_equal(pa, pb, la);
+  }
+  free(pa);
+  free(pb);
+  sl_dataset_close(a);
+  sl_dataset_close(b);
+  const char *paths[2] = {lv, lvh};
+  for (int f = 0; f < 2; f++) {
+    uint64_t h[2];
+    for (int nw = 1; nw <= 2; nw++) {
+      const char *kv[] = {"loader.workers", nw == 1 ? "1" : "2", NULL};
+      sl_loader *ld = open_on(paths[f], kv);
+      h[nw - 1] = run(ld, 0, 3, 1);
+      sl_loader_stats s;
+      assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+      assert_int_equal(s.jpeg_samples, s.samples);
+      uint64_t sum = 0;
+      for (int k = 0; k < 4; k++)
+        sum += s.level_decodes[k];
+      assert_int_equal(sum, s.samples);
+      /* 24..48 px crops of 140+ px images: nearly all from a level. */
+      assert_true(s.level_decodes[1] + s.level_decodes[2] > s.samples / 2);
+      if (f == 1)
+        assert_true(s.level_decodes[2] > 0);
+      sl_loader_close(ld);
+    }
+    assert_int_equal(h[0], h[1]);
+  }
+  sl_test_unlink_lmdb(plain);
+  sl_test_unlink_lmdb(lv);
+  unlink(lvh);
+}
+
+/* A level record damaged in the file (level 1's width in its directory
+ * made larger than level 0's) fails the sample with a message naming the
+ * file, the sample and the level record, in the loader and in
+ * sl_dataset_decode; so does a level JPEG whose size no longer matches its
+ * directory (in sl_dataset_decode, which decodes every level). The file
+ * still opens (records are read lazily). */
+static void test_levels_damaged(void **state) {
+  char lv[512];
+  sl_test_tmp_path(lv, sizeof lv, "levels_bad", "lmdb");
+  sl_test_set set = levels_set(SL_LEVEL_SCALE(4));
+  sl_test_write_set(lv, &set, 0);
+  FILE *f = fopen(lv, "r+b");
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long n = ftell(f);
+  uint8_t *buf = malloc((size_t)n);
+  assert_non_null(buf);
+  rewind(f);
+  assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+  long at = -1;
+  for (long i = 0; i + 4 <= n && at < 0; i++)
+    if (memcmp(buf + i, "SLV1", 4) == 0)
+      at = i;
+  assert_true(at >= 0);
+  /* Directory entry 1 (after the 8-byte header and entry 0): its width. */
+  long wpos = at + 8 + 8 + 6;
+  assert_int_equal(fseek(f, wpos, SEEK_SET), 0);
+  uint8_t big[2] = {0xff, 0xff};
+  assert_int_equal(fwrite(big, 1, 2, f), 2);
+  /* The next record: its level 1 JPEG's own height (in its SOF marker)
+   * made one larger, with the directory intact. */
+  long at2 = -1;
+  for (long i = at + 4; i + 4 <= n && at2 < 0; i++)
+    if (memcmp(buf + i, "SLV1", 4) == 0)
+      at2 = i;
+  assert_true(at2 > at);
+  uint32_t l0 = (uint32_t)buf[at2 + 8] | (uint32_t)buf[at2 + 9] << 8 |
+                (uint32_t)buf[at2 + 10] << 16 | (uint32_t)buf[at2 + 11] << 24;
+  long j1 = at2 + 8 + 2 * 8 + (long)l0, sof = -1;
+  for (long i = j1; i + 1 < n && sof < 0; i++)
+    if (buf[i] == 0xff && (buf[i + 1] == 0xc0 || buf[i + 1] == 0xc1))
+      sof = i;
+  assert_true(sof > j1);
+  uint8_t h[2] = {buf[sof + 5], (uint8_t)(buf[sof + 6] + 1)};
+  assert_int_equal(fseek(f, sof + 5, SEEK_SET), 0);
+  assert_int_equal(fwrite(h, 1, 2, f), 2);
+  fclose(f);
+  free(buf);
+  const char *kv[] = {"loader.order", "sequential", "loader.workers", "1",
+                      NULL};
+  sl_loader *ld = open_on(lv, kv);
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch b;
+  sl_status st;
+  while ((st = sl_loader_next(ld, &b)) == SL_OK)
+    sl_batch_release(ld, &b, NULL);
+  assert_int_not_equal(st, SL_END);
+  const char *msg = sl_loader_errmsg(ld);
+  if (!strstr(msg, "level record") || !strstr(msg, "sample ") ||
+      !strstr(msg, "levels_bad"))
+    fail_msg("message '%s' does not name the file, sample and level record",
+             msg);
+  sl_loader_close(ld);
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, lv), SL_OK);
+  size_t cap = 400 * 300 * 3, len, bad = 0;
+  uint8_t *px = malloc(cap);
+  assert_non_null(px);
+  for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
+    sl_status s = sl_dataset_decode(ds, i, px, cap, &len);
+    if (s == SL_OK)
+      continue;
+    bad++;
+    assert_int_equal(s, SL_EDECODE);
+    if (!strstr(sl_dataset_errmsg(ds), "level record"))
+      fail_msg("%s", sl_dataset_errmsg(ds));
+  }
+  free(px);
+  assert_int_equal(bad, 2); /* the damaged directory, the damaged level 1 */
+  sl_dataset_close(ds);
+  sl_test_unlink_lmdb(lv);
+}
+
 static void test_corrupt_fail(void **state) {
   const char *kv[] = {"loader.order", "sequential", "loader.workers", "2",
                       NULL};
@@ -316,6 +482,8 @@ int main(void) {
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_refuses_other_data),
       cmocka_unit_test(test_restart_layout_same_batches),
+      cmocka_unit_test(test_levels_same_samples_and_batches),
+      cmocka_unit_test(test_levels_damaged),
       cmocka_unit_test(test_corrupt_fail),
       cmocka_unit_test(test_corrupt_skip),
       cmocka_unit_test(test_no_growth),

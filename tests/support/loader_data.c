@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "codecs/codec.h"
+#include "codecs/jpeg_levels.h"
 #include "formats/writer.h"
 #include "support/loader_data.h"
 #include "tools/synth.h"
@@ -24,13 +25,15 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
   sl_fwriter *w = NULL;
   unlink(path);
   assert_int_equal(sl_fwriter_open(&w, path, SL_FORMAT_AUTO, &err), SL_OK);
+  if (set->levels)
+    assert_int_equal(sl_fwriter_set_levels(w, &err), SL_OK);
   for (int k = 0; k < set->n; k++) {
     int i = set->reverse ? set->n - 1 - k : k;
     int wd = set->w0 + (i * set->wstep) % set->wmod;
     int ht = set->h0 + (i * set->hstep) % set->hmod;
     sl_synth_jpeg_opts jo = sl_synth_jpeg_defaults();
     jo.label = i % set->nclasses;
-    jo.restart_mcus = set->restart_layout ? -1 : 0;
+    jo.restart_mcus = set->restart_layout || set->levels ? -1 : 0;
     uint8_t *buf = NULL;
     size_t len = 0;
     assert_int_equal(
@@ -43,6 +46,18 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
                            .width = (uint16_t)wd,
                            .codec = SL_CODEC_JPEG,
                            .channels = 3};
+    uint8_t *rec = NULL;
+    size_t rec_len = 0;
+    if (set->levels && !(corrupt && i == set->bad))
+      assert_int_equal(sl_jpeg_levels_make(buf, len, set->levels, 90,
+                                           1ull << 28, &rec, &rec_len, &err),
+                       SL_OK);
+    if (rec) {
+      free(buf);
+      buf = rec;
+      len = rec_len;
+      meta.codec = SL_CODEC_JPEG_LEVELS;
+    }
     assert_int_equal(sl_fwriter_add(w, buf, len, &meta, &err), SL_OK);
     free(buf);
   }

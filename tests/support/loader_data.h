@@ -21,6 +21,9 @@ typedef struct sl_test_set {
   int w0, wstep, wmod, h0, hstep, hmod;
   int restart_layout;
   int reverse; /* nonzero: the same samples, written last one first */
+  /* Resolution levels (sl_writer_options.levels; implies restart_layout):
+   * each JPEG is stored as a level record when its size allows a level. */
+  unsigned levels;
 } sl_test_set;
 
 /* Writes the set to path (LMDB or HDF5 by its extension), replacing it. */

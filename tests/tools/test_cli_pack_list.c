@@ -175,6 +175,75 @@ static void read_text(const char *name, char *buf, size_t cap) {
  * directly in SRC and an empty class folder: the loop is skipped and
  * listed, the photo packed twice is named, the stray image is listed as
  * skipped, the empty class is said in the summary, and the pack is made. */
+/* `pack --levels 1/2`: images large enough get a level record, the small
+ * ones stay JPEGs; labels, names and order are those of a pack without
+ * levels; `info` shows the levels and their share; bad --levels values and
+ * --levels with --keep-jpeg are usage errors. */
+static void test_pack_levels(void **state) {
+  char cmd[1800], p[700];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/big/a' '%s/big/b'", g_dir, g_dir);
+  assert_int_equal(system(cmd), 0);
+  const char *names[] = {"a/0.jpg", "a/1.jpg", "b/2.jpg"};
+  const int sizes[3][2] = {{200, 160}, {90, 70}, {300, 200}};
+  for (int i = 0; i < 3; i++) {
+    sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+    uint8_t *buf;
+    size_t n;
+    sl_err err;
+    assert_int_equal(sl_synth_jpeg((uint64_t)i + 7, sizes[i][0], sizes[i][1],
+                                   &o, &buf, &n, &err),
+                     SL_OK);
+    snprintf(p, sizeof p, "%s/big/%s", g_dir, names[i]);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    free(buf);
+  }
+  snprintf(cmd, sizeof cmd, "'%s/big' '%s/lv.lmdb' --levels 1/2", g_dir, g_dir);
+  assert_int_equal(pack(cmd), 0);
+  snprintf(cmd, sizeof cmd, "'%s/big' '%s/plain.h5'", g_dir, g_dir);
+  assert_int_equal(pack(cmd), 0);
+  char a[700], b[700];
+  snprintf(a, sizeof a, "%s/lv.lmdb", g_dir);
+  snprintf(b, sizeof b, "%s/plain.h5", g_dir);
+  sl_dataset *lv, *pl;
+  assert_int_equal(sl_dataset_open_file(&lv, a), SL_OK);
+  assert_int_equal(sl_dataset_open_file(&pl, b), SL_OK);
+  assert_int_equal(sl_dataset_count(lv), 3);
+  assert_int_equal(sl_dataset_levels(lv, NULL, NULL), 2);
+  assert_int_equal(sl_dataset_levels(pl, NULL, NULL), 0);
+  static const sl_image_codec want[3] = {SL_IMAGE_JPEG_LEVELS, SL_IMAGE_JPEG,
+                                         SL_IMAGE_JPEG_LEVELS};
+  for (uint64_t i = 0; i < 3; i++) {
+    sl_sample_meta m, n;
+    char na[64], nb[64];
+    assert_int_equal(sl_dataset_info(lv, i, &m), SL_OK);
+    assert_int_equal(sl_dataset_info(pl, i, &n), SL_OK);
+    assert_int_equal(m.label, n.label);
+    assert_int_equal(m.codec, want[i]);
+    assert_int_equal(n.codec, SL_IMAGE_JPEG);
+    assert_int_equal(sl_dataset_name(lv, i, na, sizeof na), SL_OK);
+    assert_int_equal(sl_dataset_name(pl, i, nb, sizeof nb), SL_OK);
+    assert_string_equal(na, nb);
+  }
+  assert_non_null(strstr(sl_dataset_writer_settings(lv), "levels=4/8"));
+  sl_dataset_close(lv);
+  sl_dataset_close(pl);
+  snprintf(cmd, sizeof cmd, "info '%s'", a);
+  assert_int_equal(cli_run(cmd, g_out, sizeof g_out), 0);
+  if (!strstr(g_out, "layout version 4") ||
+      !strstr(g_out, "level 1: 2 images") || !strstr(g_out, "of payloads"))
+    fail_msg("info says:\n%s", g_out);
+  const char *bad[] = {"--levels 1/3", "--levels 2/2", "--levels 1/2,1/2x",
+                       "--levels 1/2 --keep-jpeg"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(cmd, sizeof cmd, "'%s/big' '%s/bad.lmdb' %s", g_dir, g_dir,
+             bad[i]);
+    assert_int_equal(pack(cmd), 2);
+  }
+}
+
 static void test_folder_links_and_strays(void **state) {
   (void)state;
   char cmd[2000];
@@ -244,6 +313,7 @@ int main(void) {
       cmocka_unit_test(test_folder_names),
       cmocka_unit_test(test_list_errors),
       cmocka_unit_test(test_progress_lines),
+      cmocka_unit_test(test_pack_levels),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

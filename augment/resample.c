@@ -1,0 +1,311 @@
+/* The fractional-window area resampler: see augment/resample.h. */
+#include "augment/resample.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+/* AVX2 versions of both passes, chosen at create when the CPU has it
+ * (the same integer arithmetic as SSE2: the same bytes either way). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SL_RESAMPLE_AVX2 1
+#endif
+
+enum { k_one = 1 << 14 }; /* Q14 weight of a whole output pixel */
+
+/* One axis: output o takes taps n[o] source pixels from first[o], with
+ * weights w[o * SL_RESAMPLE_TAPS + t] summing to k_one. */
+typedef struct axis {
+  int *first, *n;
+  int16_t *w;
+  uint32_t *pair; /* w as (w[t], w[t + 1]) pairs, zero past n: T / 2 each */
+  int T;          /* taps of every output rounded up to even: 2, 4 or 6 */
+} axis;
+
+struct sl_resampler {
+  int max_out, max_src, ch;
+  int avx2; /* the CPU runs the AVX2 passes */
+  axis ax, ay;
+  int16_t *row; /* (max_src + 16) * ch: the vertical pass, Q7 */
+};
+
+static int axis_alloc(axis *a, int n) {
+  a->first = malloc(sizeof(int) * (size_t)n);
+  a->n = malloc(sizeof(int) * (size_t)n);
+  a->w = malloc(sizeof(int16_t) * (size_t)n * SL_RESAMPLE_TAPS);
+  a->pair = malloc(sizeof(uint32_t) * (size_t)n * (SL_RESAMPLE_TAPS / 2));
+  return a->first && a->n && a->w && a->pair ? 0 : -1;
+}
+
+static void axis_free(axis *a) {
+  free(a->first);
+  free(a->n);
+  free(a->w);
+  free(a->pair);
+}
+
+sl_resampler *sl_resampler_create(int max_out, int max_src, int ch) {
+  if (max_out < 1 || max_src < 1 || (ch != 1 && ch != 4))
+    return NULL;
+  sl_resampler *r = calloc(1, sizeof *r);
+  if (!r)
+    return NULL;
+  r->max_out = max_out;
+  r->max_src = max_src;
+  r->ch = ch;
+#if SL_RESAMPLE_AVX2
+  r->avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+#endif
+  r->row = malloc(sizeof(int16_t) * ((size_t)max_src + 16) * (size_t)ch);
+  if (!r->row || axis_alloc(&r->ax, max_out) || axis_alloc(&r->ay, max_out)) {
+    sl_resampler_destroy(r);
+    return NULL;
+  }
+  return r;
+}
+
+void sl_resampler_baseline(sl_resampler *r) {
+  r->avx2 = 0;
+}
+
+void sl_resampler_destroy(sl_resampler *r) {
+  if (!r)
+    return;
+  axis_free(&r->ax);
+  axis_free(&r->ay);
+  free(r->row);
+  free(r);
+}
+
+/* Weights of out outputs over [c0, c1) of a side of `side` pixels; -1
+ * when an output needs more than SL_RESAMPLE_TAPS taps. */
+static int axis_plan(axis *a, double c0, double c1, int side, int out) {
+  c0 = c0 < 0 ? 0 : c0;
+  c1 = c1 > side ? side : c1;
+  if (!(c1 > c0))
+    return -1;
+  double s = (c1 - c0) / out;
+  int nmax = 1;
+  for (int o = 0; o < out; o++) {
+    double lo = c0 + o * s, hi = lo + s;
+    int i0 = (int)floor(lo), i1 = (int)ceil(hi);
+    i0 = i0 < 0 ? 0 : i0 > side - 1 ? side - 1 : i0;
+    i1 = i1 <= i0 ? i0 + 1 : i1 > side ? side : i1;
+    int n = i1 - i0;
+    if (n > SL_RESAMPLE_TAPS)
+      return -1;
+    int16_t *w = a->w + (size_t)o * SL_RESAMPLE_TAPS;
+    int sum = 0, big = 0;
+    for (int t = 0; t < n; t++) {
+      double p0 = fmax(lo, (double)(i0 + t)), p1 = fmin(hi, i0 + t + 1.0);
+      int v = p1 > p0 ? (int)lrint((p1 - p0) / s * k_one) : 0;
+      w[t] = (int16_t)v;
+      sum += v;
+      if (v > w[big])
+        big = t;
+    }
+    w[big] = (int16_t)(w[big] + (k_one - sum)); /* the sum is exactly one */
+    a->first[o] = i0;
+    a->n[o] = n;
+    nmax = n > nmax ? n : nmax;
+  }
+  a->T = (nmax + 1) / 2 * 2;
+  for (int o = 0; o < out; o++) {
+    const int16_t *w = a->w + (size_t)o * SL_RESAMPLE_TAPS;
+    for (int t = 0; t < a->T; t += 2) {
+      uint32_t lo = t < a->n[o] ? (uint16_t)w[t] : 0;
+      uint32_t hi = t + 1 < a->n[o] ? (uint16_t)w[t + 1] : 0;
+      a->pair[(size_t)o * (a->T / 2) + (size_t)t / 2] = lo | hi << 16;
+    }
+  }
+  return 0;
+}
+
+#if SL_RESAMPLE_AVX2
+/* 16 values at a time of the vertical pass; returns how many it did. */
+__attribute__((target("avx2"))) static size_t
+vertical_avx2(const uint8_t *p, size_t stride, const uint16_t *w, int n,
+              int16_t *o, size_t cnt) {
+  const __m256i one = _mm256_set1_epi16(1);
+  __m256i wv[SL_RESAMPLE_TAPS];
+  for (int t = 0; t < n; t++)
+    wv[t] = _mm256_set1_epi16((short)w[t]);
+  size_t i = 0;
+  for (; i + 16 <= cnt; i += 16) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int t = 0; t < n; t++) {
+      __m128i v = _mm_loadu_si128(
+          (const __m128i *)(const void *)(p + (size_t)t * stride + i));
+      acc = _mm256_add_epi16(
+          acc, _mm256_mullo_epi16(_mm256_cvtepu8_epi16(v), wv[t]));
+    }
+    acc = _mm256_srli_epi16(_mm256_add_epi16(acc, one), 1);
+    _mm256_storeu_si256((__m256i *)(void *)(o + i), acc);
+  }
+  return i;
+}
+
+/* Two output pixels at a time of horizontal4; returns how many it did. */
+__attribute__((target("avx2"))) static int
+horizontal4_avx2(const int16_t *row, const int *first, const uint32_t *pair,
+                 int half, int x0, uint8_t *o, int out_w) {
+  int ox = 0;
+  for (; ox + 2 <= out_w; ox += 2) {
+    const int16_t *pa = row + (size_t)(first[ox] - x0) * 4;
+    const int16_t *pb = row + (size_t)(first[ox + 1] - x0) * 4;
+    const uint32_t *wa = pair + (size_t)ox * (size_t)half;
+    const uint32_t *wb = wa + half;
+    __m256i acc = _mm256_set1_epi32(1 << 20);
+    for (int t = 0; t < half; t++, pa += 8, pb += 8) {
+      __m256i v = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(
+              _mm_loadu_si128((const __m128i *)(const void *)pa)),
+          _mm_loadu_si128((const __m128i *)(const void *)pb), 1);
+      __m256i pr = _mm256_unpacklo_epi16(v, _mm256_srli_si256(v, 8));
+      __m256i wv = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_set1_epi32((int)wa[t])),
+          _mm_set1_epi32((int)wb[t]), 1);
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pr, wv));
+    }
+    __m256i px = _mm256_srai_epi32(acc, 21);
+    px = _mm256_packs_epi32(px, px);
+    px = _mm256_packus_epi16(px, px);
+    int32_t a = _mm_cvtsi128_si32(_mm256_castsi256_si128(px));
+    int32_t b = _mm_cvtsi128_si32(_mm256_extracti128_si256(px, 1));
+    memcpy(o + 4 * ox, &a, 4);
+    memcpy(o + 4 * ox + 4, &b, 4);
+  }
+  return ox;
+}
+#endif
+
+/* The vertical pass of output row oy: Q7 sums (int16) of columns
+ * [x0, x1), then zeros for 8 pixels (the horizontal pass reads in pairs).
+ * Q8 weights (their sum exactly 256): 16-bit products, 8 lanes at once. */
+static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
+                     int oy, int x0, int x1) {
+  const axis *a = &r->ay;
+  const int16_t *w14 = a->w + (size_t)oy * SL_RESAMPLE_TAPS;
+  int n = a->n[oy];
+  uint16_t w[SL_RESAMPLE_TAPS] = {0};
+  int sum = 0, big = 0;
+  for (int t = 0; t < n; t++) {
+    w[t] = (uint16_t)((w14[t] + 32) >> 6);
+    sum += w[t];
+    big = w[t] > w[big] ? t : big;
+  }
+  w[big] = (uint16_t)(w[big] + 256 - sum);
+  size_t cnt = (size_t)(x1 - x0) * (size_t)r->ch;
+  const uint8_t *p = src + (size_t)a->first[oy] * stride + (size_t)x0 * r->ch;
+  int16_t *o = r->row;
+  size_t i = 0;
+#if SL_RESAMPLE_AVX2
+  if (r->avx2)
+    i = vertical_avx2(p, stride, w, n, o, cnt);
+#endif
+#if defined(__SSE2__)
+  const __m128i z = _mm_setzero_si128(), one = _mm_set1_epi16(1);
+  __m128i wv[SL_RESAMPLE_TAPS];
+  for (int t = 0; t < n; t++)
+    wv[t] = _mm_set1_epi16((short)w[t]);
+  for (; i + 16 <= cnt; i += 16) {
+    __m128i lo = z, hi = z;
+    for (int t = 0; t < n; t++) {
+      __m128i v = _mm_loadu_si128(
+          (const __m128i *)(const void *)(p + (size_t)t * stride + i));
+      lo = _mm_add_epi16(lo, _mm_mullo_epi16(_mm_unpacklo_epi8(v, z), wv[t]));
+      hi = _mm_add_epi16(hi, _mm_mullo_epi16(_mm_unpackhi_epi8(v, z), wv[t]));
+    }
+    /* Q8 (at most 65280) to Q7, rounded. */
+    lo = _mm_srli_epi16(_mm_add_epi16(lo, one), 1);
+    hi = _mm_srli_epi16(_mm_add_epi16(hi, one), 1);
+    _mm_storeu_si128((__m128i *)(void *)(o + i), lo);
+    _mm_storeu_si128((__m128i *)(void *)(o + i + 8), hi);
+  }
+#endif
+  for (; i < cnt; i++) {
+    uint32_t acc = 0;
+    for (int t = 0; t < n; t++)
+      acc += p[(size_t)t * stride + i] * (uint32_t)w[t];
+    o[i] = (int16_t)((acc + 1) >> 1);
+  }
+  memset(o + cnt, 0, sizeof(int16_t) * 8 * (size_t)r->ch);
+}
+
+/* One output row of 4-byte pixels from the Q7 row: every output takes T
+ * taps (zero weights past its own), T / 2 madds of pixel pairs. */
+static void horizontal4(const sl_resampler *r, int x0, uint8_t *o, int out_w) {
+  const axis *ax = &r->ax;
+  int half = ax->T / 2, ox = 0;
+#if SL_RESAMPLE_AVX2
+  if (r->avx2)
+    ox = horizontal4_avx2(r->row, ax->first, ax->pair, half, x0, o, out_w);
+#endif
+  for (; ox < out_w; ox++) {
+    const int16_t *p = r->row + (size_t)(ax->first[ox] - x0) * 4;
+    const uint32_t *wp = ax->pair + (size_t)ox * (size_t)half;
+#if defined(__SSE2__)
+    __m128i acc = _mm_set1_epi32(1 << 20);
+    for (int t = 0; t < half; t++, p += 8) {
+      __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+      __m128i pr = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8));
+      acc = _mm_add_epi32(acc, _mm_madd_epi16(pr, _mm_set1_epi32((int)wp[t])));
+    }
+    __m128i px = _mm_srai_epi32(acc, 21);
+    px = _mm_packs_epi32(px, px);
+    px = _mm_packus_epi16(px, px);
+    int32_t v32 = _mm_cvtsi128_si32(px);
+    memcpy(o + 4 * ox, &v32, 4);
+#else
+    int32_t c[4] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
+    for (int t = 0; t < half; t++, p += 8)
+      for (int k = 0; k < 4; k++)
+        c[k] += p[k] * (int32_t)(int16_t)(wp[t] & 0xffff) +
+                p[4 + k] * (int32_t)(int16_t)(wp[t] >> 16);
+    for (int k = 0; k < 4; k++) {
+      int32_t v = c[k] >> 21;
+      o[4 * ox + k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+#endif
+  }
+}
+
+static void horizontal1(const sl_resampler *r, int x0, uint8_t *o, int out_w) {
+  const axis *ax = &r->ax;
+  for (int ox = 0; ox < out_w; ox++) {
+    const int16_t *w = ax->w + (size_t)ox * SL_RESAMPLE_TAPS;
+    const int16_t *p = r->row + (ax->first[ox] - x0);
+    int32_t c = 1 << 20;
+    for (int t = 0; t < ax->n[ox]; t++)
+      c += p[t] * (int32_t)w[t];
+    c >>= 21;
+    o[ox] = (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
+  }
+}
+
+int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride, int sw,
+                     int sh, double u0, double u1, double v0, double v1,
+                     uint8_t *dst, int out_w, int out_h) {
+  if (out_w < 1 || out_h < 1 || out_w > r->max_out || out_h > r->max_out ||
+      sw < 1 || sh < 1 || sw > r->max_src ||
+      axis_plan(&r->ax, u0, u1, sw, out_w) ||
+      axis_plan(&r->ay, v0, v1, sh, out_h))
+    return -1;
+  const axis *ax = &r->ax;
+  int x0 = ax->first[0];
+  int x1 = ax->first[out_w - 1] + ax->n[out_w - 1];
+  size_t ch = (size_t)r->ch;
+  for (int oy = 0; oy < out_h; oy++) {
+    vertical(r, src, stride, oy, x0, x1);
+    uint8_t *o = dst + (size_t)oy * (size_t)out_w * ch;
+    if (ch == 4)
+      horizontal4(r, x0, o, out_w);
+    else
+      horizontal1(r, x0, o, out_w);
+  }
+  return 0;
+}
