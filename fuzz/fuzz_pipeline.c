@@ -1,5 +1,6 @@
 /* libFuzzer target: probe + region decode + the whole augment pipeline on
- * arbitrary bytes. JPEG, PNG and WebP are recognised by their magic;
+ * arbitrary bytes. JPEG, PNG, WebP and level records (SLV1) are recognised
+ * by their magic;
  * anything else is fed as a raw array (HWC or CHW planes) whose shape and
  * kind come from its first bytes. The
  * pipeline's settings (output size, crop, dtype, layout, flip, filter) are
@@ -57,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     codec = 1;
   } else if (size >= 8 && memcmp(data, "\x89PNG", 4) == 0) {
     codec = 2;
+  } else if (size >= 8 && memcmp(data, "SLV1", 4) == 0) {
+    codec = SL_CODEC_JPEG_LEVELS; /* a level record (formats/layout.h) */
   } else if (size >= 12 && memcmp(data, "RIFF", 4) == 0 &&
              memcmp(data + 8, "WEBP", 4) == 0) {
     codec = SL_CODEC_WEBP;
