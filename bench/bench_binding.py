@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
-from sluice_loader import SL_END, SL_OK, Batch, rss_kb  # noqa: E402
+from sluice_loader import SL_END, SL_OK, Batch, bind, rss_kb  # noqa: E402
 
 
 def settings(args):
@@ -40,18 +40,7 @@ class CLoader:
     """A loader driven through the C API with ctypes."""
 
     def __init__(self, lib, conf):
-        self.lib = lib = C.CDLL(lib)
-        lib.sl_config_errmsg.restype = C.c_char_p
-        lib.sl_loader_errmsg.restype = C.c_char_p
-        lib.sl_config_set.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p]
-        lib.sl_loader_open.argtypes = [C.POINTER(C.c_void_p), C.c_void_p]
-        lib.sl_loader_start_epoch.argtypes = [C.c_void_p, C.c_uint64]
-        lib.sl_loader_next.argtypes = [C.c_void_p, C.POINTER(Batch)]
-        lib.sl_batch_release.argtypes = [C.c_void_p, C.POINTER(Batch), C.c_void_p]
-        lib.sl_loader_close.argtypes = [C.c_void_p]
-        lib.sl_config_destroy.argtypes = [C.c_void_p]
-        lib.sl_config_errmsg.argtypes = [C.c_void_p]
-        lib.sl_loader_errmsg.argtypes = [C.c_void_p]
+        self.lib = lib = bind(lib)
         cfg = C.c_void_p()
         if lib.sl_config_create(C.byref(cfg)) != SL_OK:
             sys.exit("bench_binding.py: sl_config_create failed")

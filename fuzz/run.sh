@@ -26,36 +26,22 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter
-mkdir -p build-fuzz/corpus build-fuzz/corpus_datum build-fuzz/corpus_lmdb \
-  build-fuzz/corpus_config build-fuzz/corpus_jpeg build-fuzz/corpus_exif \
-  build-fuzz/corpus_hdf5 build-fuzz/corpus_h5chunk build-fuzz/corpus_h5filter
 cd build-fuzz
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_pipeline -max_total_time="$secs" \
-  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus ../fuzz/corpus
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_datum -max_total_time="$datum_secs" \
-  -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_datum ../fuzz/corpus_datum
+# fuzz TARGET SECONDS MAX_LEN CORPUS: new inputs go to build-fuzz/CORPUS,
+# the seeds are fuzz/CORPUS.
+fuzz() {
+  mkdir -p "$4"
+  ASAN_OPTIONS=detect_leaks=1 "./fuzz/$1" -max_total_time="$2" -max_len="$3" \
+    -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$4" "../fuzz/$4"
+}
+fuzz fuzz_pipeline "$secs" 16384 corpus
+fuzz fuzz_datum "$datum_secs" 4096 corpus_datum
 # The first byte of an LMDB input picks the mode (fuzz/fuzz_lmdb_check.c).
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_lmdb_check -max_total_time="$parser_secs" \
-  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_lmdb ../fuzz/corpus_lmdb
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_config -max_total_time="$parser_secs" \
-  -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_config ../fuzz/corpus_config
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_jpeg_layout -max_total_time="$parser_secs" \
-  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_jpeg ../fuzz/corpus_jpeg
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_exif -max_total_time="$parser_secs" \
-  -max_len=4096 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_exif ../fuzz/corpus_exif
+fuzz fuzz_lmdb_check "$parser_secs" 16384 corpus_lmdb
+fuzz fuzz_config "$parser_secs" 4096 corpus_config
+fuzz fuzz_jpeg_layout "$parser_secs" 16384 corpus_jpeg
+fuzz fuzz_exif "$parser_secs" 4096 corpus_exif
 # Writes one small HDF5 file per input (under TMPDIR): ~100 inputs/s.
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_hdf5_index -max_total_time="$parser_secs" \
-  -max_len=2048 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_hdf5 ../fuzz/corpus_hdf5
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5chunk -max_total_time="$parser_secs" \
-  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_h5chunk ../fuzz/corpus_h5chunk
-ASAN_OPTIONS=detect_leaks=1 ./fuzz/fuzz_h5filter -max_total_time="$parser_secs" \
-  -max_len=16384 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-  corpus_h5filter ../fuzz/corpus_h5filter
+fuzz fuzz_hdf5_index "$parser_secs" 2048 corpus_hdf5
+fuzz fuzz_h5chunk "$parser_secs" 16384 corpus_h5chunk
+fuzz fuzz_h5filter "$parser_secs" 16384 corpus_h5filter

@@ -33,6 +33,24 @@ class Batch(C.Structure):  # include/sluice.h: sl_batch
 SL_OK, SL_END = 0, 1
 
 
+def bind(path):
+    """libsluice at path, with the argument and result types of the calls a
+    loop makes (include/sluice.h)."""
+    lib = C.CDLL(path)
+    lib.sl_config_errmsg.restype = C.c_char_p
+    lib.sl_loader_errmsg.restype = C.c_char_p
+    lib.sl_config_set.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p]
+    lib.sl_loader_open.argtypes = [C.POINTER(C.c_void_p), C.c_void_p]
+    lib.sl_loader_start_epoch.argtypes = [C.c_void_p, C.c_uint64]
+    lib.sl_loader_next.argtypes = [C.c_void_p, C.POINTER(Batch)]
+    lib.sl_batch_release.argtypes = [C.c_void_p, C.POINTER(Batch), C.c_void_p]
+    lib.sl_loader_close.argtypes = [C.c_void_p]
+    lib.sl_config_destroy.argtypes = [C.c_void_p]
+    lib.sl_config_errmsg.argtypes = [C.c_void_p]
+    lib.sl_loader_errmsg.argtypes = [C.c_void_p]
+    return lib
+
+
 def rss_kb():
     """VmRSS, RssAnon and RssFile of this process, KiB (mapped dataset pages
     count in RssFile: page cache, not memory the loader allocated)."""
@@ -58,19 +76,7 @@ def main():
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     args = ap.parse_args()
 
-    lib = C.CDLL(args.lib)
-    lib.sl_config_errmsg.restype = C.c_char_p
-    lib.sl_loader_errmsg.restype = C.c_char_p
-    lib.sl_config_set.argtypes = [C.c_void_p, C.c_char_p, C.c_char_p]
-    lib.sl_loader_open.argtypes = [C.POINTER(C.c_void_p), C.c_void_p]
-    lib.sl_loader_start_epoch.argtypes = [C.c_void_p, C.c_uint64]
-    lib.sl_loader_next.argtypes = [C.c_void_p, C.POINTER(Batch)]
-    lib.sl_batch_release.argtypes = [C.c_void_p, C.POINTER(Batch), C.c_void_p]
-    lib.sl_loader_close.argtypes = [C.c_void_p]
-    lib.sl_config_destroy.argtypes = [C.c_void_p]
-    lib.sl_config_errmsg.argtypes = [C.c_void_p]
-    lib.sl_loader_errmsg.argtypes = [C.c_void_p]
-
+    lib = bind(args.lib)
     cfg = C.c_void_p()
     if lib.sl_config_create(C.byref(cfg)) != SL_OK:
         sys.exit("sluice_loader.py: sl_config_create failed")
