@@ -192,6 +192,13 @@ static void core_drain(struct core *c) {
   }
 }
 
+void instance_free(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
 /* ---- Loader ------------------------------------------------------------- */
 /* Takes c->op from a thread holding the GIL, dropping the GIL while another
  * thread's next holds op, so that waiting never stalls other threads. */
@@ -312,10 +319,7 @@ static void Loader_dealloc(PyObject *o) {
   LoaderObject *self = (LoaderObject *)o;
   if (self->core)
     core_decref(self->core);
-  PyTypeObject *tp = Py_TYPE(o);
-  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-  f(o);
-  Py_DECREF(tp);
+  instance_free(o);
 }
 
 static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
@@ -698,10 +702,7 @@ static void Tensor_dealloc(PyObject *o) {
   if (t->bc)
     bcore_decref(t->bc);
   Py_XDECREF(t->owner);
-  PyTypeObject *tp = Py_TYPE(o);
-  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-  f(o);
-  Py_DECREF(tp);
+  instance_free(o);
 }
 
 static void export_free(struct export *e) {
@@ -1013,10 +1014,7 @@ static void Batch_dealloc(PyObject *o) {
   BatchObject *b = (BatchObject *)o;
   if (b->bc)
     bcore_decref(b->bc);
-  PyTypeObject *tp = Py_TYPE(o);
-  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-  f(o);
-  Py_DECREF(tp);
+  instance_free(o);
 }
 
 static PyObject *Batch_images(PyObject *o, void *u) {

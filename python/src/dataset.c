@@ -16,13 +16,6 @@ typedef struct {
   PyObject_HEAD sl_writer *w;
 } WriterObject;
 
-static void generic_free(PyObject *o) {
-  PyTypeObject *tp = Py_TYPE(o);
-  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-  f(o);
-  Py_DECREF(tp);
-}
-
 /* ---- Dataset ------------------------------------------------------------ */
 static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
   DatasetObject *self = (DatasetObject *)o;
@@ -52,7 +45,7 @@ static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
 
 static void Dataset_dealloc(PyObject *o) {
   sl_dataset_close(((DatasetObject *)o)->ds);
-  generic_free(o);
+  instance_free(o);
 }
 
 static int ds_check(DatasetObject *self) {
@@ -286,7 +279,7 @@ static int Writer_init(PyObject *o, PyObject *args, PyObject *kw) {
 
 static void Writer_dealloc(PyObject *o) {
   sl_writer_destroy(((WriterObject *)o)->w);
-  generic_free(o);
+  instance_free(o);
 }
 
 static int w_check(WriterObject *self) {

@@ -26,6 +26,10 @@ PyObject *raise_status(sl_status st, const char *msg);
  * reference is taken). */
 PyObject *tensor_owned(PyObject *owner, uint32_t h, uint32_t w, uint32_t c);
 
+/* Frees an instance of a heap type (its tp_free) and drops the instance's
+ * reference to its type: the end of every dealloc. */
+void instance_free(PyObject *o);
+
 extern PyType_Spec Dataset_spec, Writer_spec;
 
 #endif
