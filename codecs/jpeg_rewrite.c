@@ -3,8 +3,9 @@
  * libjpeg reports errors by calling error_exit, which by default ends the
  * process: ours records the message and longjmps back to sl_jpeg_rewrite,
  * which aborts both objects (jpeg_abort_* keeps them usable), frees the
- * output and returns the status. One error manager serves both objects:
- * only one of them runs at a time. */
+ * output and returns the status. The decompressor is made anew for each
+ * input (tables must not carry over from one photo to the next). One error
+ * manager serves both objects: only one of them runs at a time. */
 #include "codecs/jpeg_rewrite.h"
 
 #include <setjmp.h>
@@ -127,6 +128,12 @@ sl_status sl_jpeg_rewrite(sl_jpeg_rewriter *rw, const uint8_t *in, size_t len,
     rw->buf = NULL;
     return sl_err_set(err, rw->je.status, "jpeg rewrite: %s", rw->je.msg);
   }
+  /* A fresh decompressor for every input: libjpeg keeps the tables one
+   * image defined for the next (abbreviated streams), so an input missing
+   * its DQT or DHT would borrow its predecessor's and pack differently with
+   * the order a worker meets photos in. */
+  jpeg_destroy_decompress(src);
+  jpeg_create_decompress(src);
   jpeg_mem_src(src, in, (unsigned long)len);
   jpeg_read_header(src, TRUE);
   uint64_t px = (uint64_t)src->image_width * src->image_height;
@@ -140,10 +147,24 @@ sl_status sl_jpeg_rewrite(sl_jpeg_rewriter *rw, const uint8_t *in, size_t len,
                   "%d components (the restart layout needs one interleaved "
                   "scan of at most %d)",
                   src->num_components, MAX_COMPS_IN_SCAN);
-  int max_h = 1;
-  for (int i = 0; i < src->num_components; i++)
+  int max_h = 1, max_v = 1;
+  for (int i = 0; i < src->num_components; i++) {
     if (src->comp_info[i].h_samp_factor > max_h)
       max_h = src->comp_info[i].h_samp_factor;
+    if (src->comp_info[i].v_samp_factor > max_v)
+      max_v = src->comp_info[i].v_samp_factor;
+  }
+  /* The coefficients copy whatever the header says, but libjpeg's
+   * upsampler (and so the loader) decodes only sampling factors that
+   * divide the largest: refuse what would pack but never decode. */
+  for (int i = 0; i < src->num_components; i++)
+    if (max_h % src->comp_info[i].h_samp_factor ||
+        max_v % src->comp_info[i].v_samp_factor)
+      return refuse(rw, SL_EUNSUPPORTED, err,
+                    "component %d's sampling %dx%d does not divide the "
+                    "largest, %dx%d (libjpeg cannot decode it)",
+                    i, src->comp_info[i].h_samp_factor,
+                    src->comp_info[i].v_samp_factor, max_h, max_v);
   jvirt_barray_ptr *coef = jpeg_read_coefficients(src);
 
   jpeg_copy_critical_parameters(src, dst);

@@ -89,6 +89,15 @@ static void fit(int max_side, int *w, int *h) {
 
 static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
                           const sl_pack_opts *o, sl_pack_result *r) {
+  /* A fresh decompressor for every photo: TurboJPEG's libjpeg object keeps
+   * the tables one image defined for the next, so a photo missing its DQT
+   * or DHT would borrow its predecessor's (and pack differently with
+   * --threads) instead of being skipped. */
+  tjhandle fresh = tjInitDecompress();
+  if (!fresh)
+    return no_memory(r);
+  tjDestroy(c->dec);
+  c->dec = fresh;
   int w, h, ss, cs;
   if (tjDecompressHeader3(c->dec, in, (unsigned long)len, &w, &h, &ss, &cs))
     return dec_fail(c, r, "bad JPEG header");

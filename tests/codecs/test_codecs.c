@@ -605,6 +605,34 @@ static void test_bad_jpeg(void **state) {
   sl_decoder_destroy(d);
 }
 
+/* The decoder refuses a JPEG without its quantization tables after
+ * decoding a complete one as it does alone (libjpeg keeps one image's
+ * tables for the next in the same object): otherwise a damaged sample
+ * decodes with the tables of whichever sample its worker met before. */
+static void test_jpeg_tables_do_not_carry_over(void **state) {
+  (void)state;
+  sl_decoder *d = new_decoder(1u << 20, 256);
+  blob good = make_jpeg(4, 64, 48, SL_SYNTH_420, 0, 0);
+  blob bare = sl_test_jpeg_without(&good, 0xDB);
+  sl_encoded g = {good.p, good.n, JPEG, 0, 0, 0};
+  sl_encoded b = {bare.p, bare.n, JPEG, 0, 0, 0};
+  sl_decoded out;
+  sl_status st;
+  sl_err err;
+  for (int round = 0; round < 2; round++) {
+    free(decode(d, &g, 0, 0, 64, 48, 8, 0, 0, 4, &out, &st, &err));
+    if (st != SL_OK)
+      fail_msg("%s", err.msg);
+    assert_null(decode(d, &b, 0, 0, 64, 48, 8, 0, 0, 4, &out, &st, &err));
+    assert_int_equal(st, SL_EDECODE);
+    if (!strstr(err.msg, "Quantization table"))
+      fail_msg("%s", err.msg);
+  }
+  free(bare.p);
+  free(good.p);
+  sl_decoder_destroy(d);
+}
+
 static void test_bad_png(void **state) {
   (void)state;
   sl_decoder *d = new_decoder(1000000, 256);
@@ -656,6 +684,7 @@ int main(void) {
       cmocka_unit_test(test_png_and_raw_exact),
       cmocka_unit_test(test_box_reduction_exact),
       cmocka_unit_test(test_bad_jpeg),
+      cmocka_unit_test(test_jpeg_tables_do_not_carry_over),
       cmocka_unit_test(test_bad_png),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

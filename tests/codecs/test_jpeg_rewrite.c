@@ -352,6 +352,72 @@ static void test_drops_metadata(void **state) {
 
 /* Every bad input is an error with nothing returned, and the rewriter
  * still works afterwards. */
+/* libjpeg keeps the tables one image defined for the next one read by the
+ * same object: a JPEG without its quantization tables must be refused
+ * after a complete one as it is alone, not rewritten with the previous
+ * photo's tables. */
+static void test_tables_do_not_carry_over(void **state) {
+  (void)state;
+  sl_jpeg_rewriter *rw = new_rewriter(0);
+  blob good = make_jpeg(3, 64, 48, SL_SYNTH_420, 0, 0);
+  blob bare = sl_test_jpeg_without(&good, 0xDB);
+  assert_true(bare.n < good.n);
+  uint8_t *out;
+  size_t n;
+  sl_err err;
+  for (int round = 0; round < 2; round++) {
+    assert_int_equal(sl_jpeg_rewrite(rw, good.p, good.n, &out, &n, &err),
+                     SL_OK);
+    free(out);
+    assert_int_equal(sl_jpeg_rewrite(rw, bare.p, bare.n, &out, &n, &err),
+                     SL_EDECODE);
+    assert_null(out);
+    if (!strstr(err.msg, "Quantization table"))
+      fail_msg("%s", err.msg);
+  }
+  free(bare.p);
+  free(good.p);
+  sl_jpeg_rewriter_destroy(rw);
+}
+
+/* Sampling factors that do not divide the largest (3x1 beside 2x1): the
+ * coefficients would copy, but no libjpeg decodes the result. Found by
+ * fuzz_jpeg_layout; a 33x7 progressive JPEG. */
+static void test_fractional_sampling(void **state) {
+  (void)state;
+  static const uint8_t head[] = {0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a,
+                                 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00,
+                                 0x00, 0x01, 0x00, 0x01, 0x00, 0x40};
+  static const uint8_t tail[] = {
+      0xff, 0xc2, 0x00, 0x11, 0x08, 0x00, 0x07, 0x00, 0x21, 0x03, 0x01, 0x21,
+      0x00, 0x02, 0x31, 0x01, 0x03, 0x11, 0x01, 0xff, 0xc4, 0x00, 0x16, 0x01,
+      0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03, 0xff, 0xda, 0x00, 0x0c, 0x03,
+      0x01, 0x00, 0x02, 0x10, 0x03, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0xbf, 0xff, 0xd9};
+  uint8_t jpg[sizeof head + 2 * 69 + sizeof tail];
+  size_t n = 0;
+  memcpy(jpg, head, sizeof head);
+  n += sizeof head;
+  for (int t = 0; t < 2; t++) { /* DQT 0 and 1, all 16 */
+    const uint8_t dqt[5] = {0xff, 0xdb, 0x00, 0x43, (uint8_t)t};
+    memcpy(jpg + n, dqt, 5);
+    memset(jpg + n + 5, 16, 64);
+    n += 69;
+  }
+  memcpy(jpg + n, tail, sizeof tail);
+  n += sizeof tail;
+  sl_jpeg_rewriter *rw = new_rewriter(0);
+  uint8_t *out;
+  size_t len;
+  sl_err err;
+  sl_status st = sl_jpeg_rewrite(rw, jpg, n, &out, &len, &err);
+  assert_null(out);
+  if (st != SL_EUNSUPPORTED || !strstr(err.msg, "does not divide"))
+    fail_msg("%d: %s", st, err.msg);
+  sl_jpeg_rewriter_destroy(rw);
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   sl_jpeg_rewriter *rw = new_rewriter(100000);
@@ -466,6 +532,8 @@ int main(void) {
       cmocka_unit_test(test_cmyk),
       cmocka_unit_test(test_drops_metadata),
       cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_tables_do_not_carry_over),
+      cmocka_unit_test(test_fractional_sampling),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

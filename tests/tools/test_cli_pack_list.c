@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/support/synth_jpeg.h"
 #include "tests/tools/cli_run.h"
 #include "tools/synth.h"
 
@@ -306,6 +307,42 @@ static void test_progress_lines(void **state) {
   assert_non_null(strstr(g_out, "--progress: 'fancy'"));
 }
 
+/* A photo without its quantization tables after a complete one, on one
+ * thread: skipped as it would be alone, whether rewritten or re-encoded,
+ * not packed with the previous photo's tables. */
+static void test_tables_do_not_carry_over(void **state) {
+  (void)state;
+  char cmd[2400], p[700];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/abbr/c'", g_dir);
+  assert_int_equal(system(cmd), 0);
+  sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+  blob good;
+  sl_err err;
+  assert_int_equal(sl_synth_jpeg(7, 64, 48, &o, &good.p, &good.n, &err), SL_OK);
+  blob bare = sl_test_jpeg_without(&good, 0xDB);
+  const blob *files[2] = {&good, &bare};
+  for (int i = 0; i < 2; i++) {
+    snprintf(p, sizeof p, "%s/abbr/c/%c.jpg", g_dir, 'a' + i);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(files[i]->p, 1, files[i]->n, f), files[i]->n);
+    fclose(f);
+  }
+  free(good.p);
+  free(bare.p);
+  const char *modes[] = {"", "--reencode", "--keep-jpeg"};
+  for (int m = 0; m < 3; m++) {
+    snprintf(cmd, sizeof cmd,
+             "pack --quiet --force --threads 1 %s '%s/abbr' "
+             "'%s/abbr.lmdb'",
+             modes[m], g_dir, g_dir);
+    if (cli_run(cmd, g_out, sizeof g_out) != 0)
+      fail_msg("%s: %s", modes[m], g_out);
+    if (!strstr(g_out, "packed 1 of 2"))
+      fail_msg("%s: %s", modes[m], g_out);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_links_and_strays),
@@ -313,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_folder_names),
       cmocka_unit_test(test_list_errors),
       cmocka_unit_test(test_progress_lines),
+      cmocka_unit_test(test_tables_do_not_carry_over),
       cmocka_unit_test(test_pack_levels),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
