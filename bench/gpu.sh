@@ -26,6 +26,11 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$root/out/gpu}
 build=${SLUICE_GPU_BUILD:-/tmp/sluice-gpu-build}
+# A build folder configured from another checkout cannot be reused.
+if [ -f "$build/CMakeCache.txt" ] &&
+  ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$root" "$build/CMakeCache.txt"; then
+  rm -rf "$build"
+fi
 deps=${SLUICE_GPU_DEPS:-/tmp/sluice-deps}
 bundle=$root/.gpu-deps/bundle.tar.gz
 mkdir -p "$OUT"
