@@ -183,7 +183,30 @@ static void check_bytes(const uint8_t *got, const uint8_t *want, size_t n,
                (unsigned long long)i, q, got[q], want[q]);
 }
 
-/* Index, labels, targets and sl_dataset_decode against numpy. */
+/* The class names make_h5.py wrote as NAME.cls (one a line), against
+ * sl_dataset_class_name; none when there is no such file. */
+static void check_class_names(const fixture *f, sl_dataset *ds) {
+  char p[700], line[1100];
+  path_in(p, sizeof p, f->name, ".cls");
+  FILE *fh = fopen(p, "rb");
+  uint32_t k = 0;
+  while (fh && fgets(line, sizeof line, fh)) {
+    line[strcspn(line, "\n")] = '\0';
+    const char *got = sl_dataset_class_name(ds, k);
+    if (!got || strcmp(got, line) != 0)
+      fail_msg("%s: class %u is \"%s\", numpy's \"%s\"", f->name, k,
+               got ? got : "(none)", line);
+    k++;
+  }
+  if (fh)
+    fclose(fh);
+  assert_int_equal(sl_dataset_class_count(ds), k);
+  assert_null(sl_dataset_class_name(ds, k));
+  if (k)
+    assert_non_null(strstr(sl_dataset_description(ds), "class names from"));
+}
+
+/* Index, labels, targets, class names and sl_dataset_decode against numpy. */
 static void test_open_and_decode(void **state) {
   (void)state;
   for (int x = 0; x < NFIX; x++) {
@@ -198,6 +221,7 @@ static void test_open_and_decode(void **state) {
     assert_non_null(strstr(sl_dataset_description(ds), "uint8"));
     assert_int_equal(sl_dataset_count(ds), f->n);
     assert_int_equal(sl_dataset_target_width(ds), f->k);
+    check_class_names(f, ds);
     size_t px = (size_t)f->h * f->w;
     uint8_t *rgb = slurp(f->name, ".rgb", f->n * px * 3);
     int32_t *lab = slurp(f->name, ".lab", f->n * 4);

@@ -188,6 +188,27 @@ with h5py.File(path("lzf"), "r") as f:
     expect("lzf", f["imgs"][()].transpose(0, 2, 3, 1), [-1] * 10)
     assert f["imgs"].id.get_chunk_info(1).filter_mask == 1  # stored raw
 
+# Class names: the course's list_classes (fixed-length strings) above; an
+# attribute of the images (h5py's variable-length str); an attribute of the
+# root (fixed); a label_names dataset of variable-length UTF-8 strings
+# beside a `classes` that is a count (an integer: not names, skipped).
+with h5py.File(path("chunk1"), "a") as f:
+    f["images"].attrs["class_names"] = ["zero", "one", "", "three", "four",
+                                        "five", "six", "seven"]
+with h5py.File(path("chunk4"), "a") as f:
+    f.attrs["classes"] = np.array([b"a", b"bb", b"ccc"])
+with h5py.File(path("gz"), "a") as f:
+    f["classes"] = 3
+    f.create_dataset("label_names", data=["k\u00f6nig", "cat", "dog"],
+                     dtype=h5py.string_dtype())
+for name, cls in (("course", ["non-cat", "cat"]),
+                  ("chunk1", ["zero", "one", "", "three", "four", "five",
+                              "six", "seven"]),
+                  ("chunk4", ["a", "bb", "ccc"]),
+                  ("gz", ["k\u00f6nig", "cat", "dog"])):
+    with open(os.path.join(out, name + ".cls"), "wb") as fh:
+        fh.write(b"".join(c.encode() + b"\n" for c in cls))
+
 
 def chunk_at(name, k):
     with h5py.File(path(name), "r") as f:
