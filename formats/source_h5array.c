@@ -40,6 +40,7 @@ enum { MAX_RANK = 8, NAME_CAP = 256 };
 
 static const char *const k_image_names[] = {
     "images", "x", "imgs", "data", "train_set_x", "X", "image", "img", NULL};
+static const char *const k_length_names[] = {"lengths", "sizes", "lens", NULL};
 static const char *const k_label_names[] = {"labels", "y", "ans", "train_set_y",
                                             "label",  "Y", NULL};
 
@@ -210,6 +211,8 @@ static sl_status find_images(sl_source *src, hid_t file, dset *a, sl_err *err) {
 typedef struct geom {
   bool vlen;    /* encoded images: (N,) vlen uint8 descriptors at addr, 16
                    bytes each, into global heaps */
+  bool fixed;   /* encoded images: (N, L) uint8 or (N,) opaque rows of
+                   `bytes` = L bytes each from addr, padded; lengths apart */
   uint64_t ub;  /* vlen: the userblock's size */
   bool chunked; /* else contiguous at addr */
   hsize_t cdims[MAX_RANK]; /* chunked: the chunk shape */
@@ -576,6 +579,9 @@ static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c) {
   return NULL;
 }
 
+static const char *sniff_entry(const sl_source *src, uint64_t off, uint32_t n,
+                               sl_sample_info *e, char *why, size_t cap);
+
 /* Sample i of a vlen dataset: its bytes located in the heap and sniffed. */
 static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
                              gcol *c, sl_sample_info *e, char *why,
@@ -607,8 +613,15 @@ static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
              k, c->len[k], n);
     return why;
   }
+  return sniff_entry(src, c->off[k], n, e, why, cap);
+}
+
+/* The n encoded bytes at file offset off as sample e: JPEG, PNG or WebP,
+ * its size and channels from its header. */
+static const char *sniff_entry(const sl_source *src, uint64_t off, uint32_t n,
+                               sl_sample_info *e, char *why, size_t cap) {
   sl_sniff s;
-  int rc = sl_sniff_image(src->map + c->off[k], n, &s);
+  int rc = sl_sniff_image(src->map + off, n, &s);
   if (s.kind != SL_SNIFF_JPEG && s.kind != SL_SNIFF_PNG &&
       s.kind != SL_SNIFF_WEBP) {
     snprintf(why, cap, "its %" PRIu32 " bytes are %s (JPEG, PNG or WebP read)",
@@ -621,7 +634,7 @@ static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
              sl_sniff_name(s.kind));
     return why;
   }
-  e->offset = c->off[k];
+  e->offset = off;
   e->length = n;
   e->codec = s.kind == SL_SNIFF_JPEG  ? SL_LAYOUT_CODEC_JPEG
              : s.kind == SL_SNIFF_PNG ? SL_LAYOUT_CODEC_PNG
@@ -661,8 +674,26 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                nf > 0 ? ", filtered" : "");
     else if (H5Tget_class(t) == H5T_VLEN)
       g->vlen = true;
-    else if (H5Tget_class(t) != H5T_INTEGER || H5Tget_size(t) != 1 ||
-             H5Tget_sign(t) != H5T_SGN_NONE)
+    else if ((H5Tget_class(t) == H5T_OPAQUE && a->rank == 1) ||
+             (H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1 &&
+              H5Tget_sign(t) == H5T_SGN_NONE && a->rank == 2)) {
+      g->fixed = true; /* rows of encoded bytes, padded */
+      g->bytes = a->rank == 1 ? (uint64_t)H5Tget_size(t) : a->dims[1];
+      if (lay != H5D_CONTIGUOUS || nf > 0)
+        snprintf(why, sizeof why,
+                 "has shape %s: rank %s, read as fixed-size encoded images "
+                 "(rows of JPEG/PNG bytes padded to %" PRIu64 "), but it is "
+                 "%s; rows are read from a contiguous unfiltered dataset "
+                 "(h5repack -l %s:CONTI -f %s:NONE in.h5 out.h5)",
+                 sh, a->rank == 1 ? "1 opaque" : "2", g->bytes,
+                 nf > 0 ? "filtered" : "not contiguous", a->name + 1,
+                 a->name + 1);
+      else if (g->bytes == 0 || g->bytes > UINT32_MAX)
+        snprintf(why, sizeof why,
+                 "has shape %s: rows of %" PRIu64 " bytes (1 to 4 GiB read)",
+                 sh, g->bytes);
+    } else if (H5Tget_class(t) != H5T_INTEGER || H5Tget_size(t) != 1 ||
+               H5Tget_sign(t) != H5T_SGN_NONE)
       snprintf(why, sizeof why,
                "has %s elements; sluice reads uint8 pixel arrays (convert "
                "with numpy: (x * 255).round().astype(np.uint8))",
@@ -698,7 +729,7 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
   if (p >= 0 && H5Pget_nfilters(p) > 0)
     g->filtered = true;
   H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
-  if (!why[0] && p >= 0 && H5Pfill_value_defined(p, &fv) >= 0 &&
+  if (!why[0] && !g->fixed && p >= 0 && H5Pfill_value_defined(p, &fv) >= 0 &&
       fv != H5D_FILL_VALUE_UNDEFINED &&
       H5Pget_fill_value(p, H5T_NATIVE_UINT8, &g->fill) < 0)
     snprintf(why, sizeof why, "has a fill value that cannot be read");
@@ -717,6 +748,24 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
   g->n = a->dims[0];
   if (g->vlen)
     return check_vlen(src, a, file, g, err);
+  if (g->fixed) {
+    haddr_t at = H5Dget_offset(a->d);
+    if (at == HADDR_UNDEF)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: dataset %s (shape %s, fixed-size encoded "
+                        "images) has no storage in the file (never written)",
+                        src->path, a->name, sh);
+    g->addr = (uint64_t)at;
+    if (g->addr > src->file_size ||
+        g->n > (src->file_size - g->addr) / g->bytes)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: truncated: dataset %s (shape %s) needs %" PRIu64
+                        " rows of %" PRIu64 " bytes from offset %" PRIu64
+                        " but the file has %" PRIu64 " bytes",
+                        src->path, a->name, sh, g->n, g->bytes, g->addr,
+                        src->file_size);
+    return SL_OK;
+  }
   sl_array_layout o = src->array_layout;
   const hsize_t *d = a->dims;
   if (a->rank == 3) {
@@ -890,8 +939,8 @@ static const char *filters_text(const sl_h5_pipeline *p, char *buf,
 }
 
 typedef struct arrays {
-  hid_t lfile; /* dataset.labels_path's file (-1: none) */
-  dset img, lab, tgt;
+  hid_t lfile;             /* dataset.labels_path's file (-1: none) */
+  dset img, lab, tgt, len; /* len: fixed-size encoded rows' lengths */
   geom g; /* the pixel array's; g.chunk_addr freed by the caller */
 } arrays;
 
@@ -1048,6 +1097,50 @@ static sl_status find_class_names(sl_source *src, hid_t file, const arrays *A,
   return SL_OK;
 }
 
+/* Fixed-size encoded images: the (N,) integer lengths (dataset.lengths,
+ * else the first of lengths, sizes, lens), read whole into *out (N int64,
+ * the caller frees). */
+static sl_status read_lengths(sl_source *src, hid_t file, arrays *A,
+                              int64_t **out, sl_err *err) {
+  char sh[128];
+  shape_text(&A->img, sh, sizeof sh);
+  sl_status st = SL_OK;
+  if (src->lengths_name)
+    st = open_named(src, file, src->lengths_name, true, "dataset.lengths",
+                    &A->len, err);
+  for (int i = 0;
+       !src->lengths_name && st == SL_OK && A->len.d < 0 && k_length_names[i];
+       i++)
+    st = open_named(src, file, k_length_names[i], false, "dataset.lengths",
+                    &A->len, err);
+  if (st != SL_OK)
+    return st;
+  if (A->len.d < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s has shape %s: rank %s, read as "
+                      "fixed-size encoded images (rows of JPEG/PNG bytes "
+                      "padded to %" PRIu64 "), but no dataset gives each "
+                      "row's length (lengths, sizes or lens; name it with "
+                      "dataset.lengths)",
+                      src->path, A->img.name, sh,
+                      A->img.rank == 1 ? "1 opaque" : "2", A->g.bytes);
+  bool fl = false;
+  uint64_t k = 0;
+  st = check_numeric(src, &A->len, A->g.n, A->img.name, &fl, &k, err);
+  if (st == SL_OK && (fl || k != 1))
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: dataset %s (the lengths of %s's rows) has %s; one "
+                    "integer a row read",
+                    src->path, A->len.name, A->img.name,
+                    fl ? "float values" : "more than one value a row");
+  if (st != SL_OK)
+    return st;
+  if (!(*out = malloc(A->g.n * sizeof **out)))
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " lengths",
+                      src->path, A->g.n);
+  return read_all(src, &A->len, H5T_NATIVE_INT64, *out, err);
+}
+
 static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                               sl_err *err) {
   sl_status st = find_images(src, file, &A->img, err);
@@ -1133,6 +1226,9 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = lab_float ? read_all(src, &A->lab, H5T_NATIVE_DOUBLE, dl, err)
                    : read_all(src, &A->lab, H5T_NATIVE_INT64, labels, err);
   }
+  int64_t *lens = NULL;
+  if (st == SL_OK && A->g.fixed)
+    st = read_lengths(src, file, A, &lens, err);
   if (st == SL_OK)
     st = sl_source_alloc_index(src, A->g.n, err);
   if (st == SL_OK && T)
@@ -1173,6 +1269,32 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
       st = sl_source_bad_entry(src, i, w2, bad, err);
       continue;
     }
+    if (A->g.fixed) {
+      char fwhy[NAME_CAP + 200];
+      const char *fb = NULL;
+      if (lens[i] <= 0 || (uint64_t)lens[i] > A->g.bytes) {
+        if (lens[i] <= 0)
+          snprintf(fwhy, sizeof fwhy,
+                   "its length %s[%" PRIu64 "] = %" PRId64 " is not above 0",
+                   A->len.name, i, lens[i]);
+        else
+          snprintf(fwhy, sizeof fwhy,
+                   "its length %s[%" PRIu64 "] = %" PRId64 " is past the end "
+                   "of its row of %" PRIu64 " bytes",
+                   A->len.name, i, lens[i], A->g.bytes);
+        fb = fwhy;
+      } else {
+        fb = sniff_entry(src, A->g.addr + i * A->g.bytes, (uint32_t)lens[i], e,
+                         fwhy, sizeof fwhy);
+      }
+      if (fb) {
+        st = sl_source_bad_entry(src, i, where, fb, err);
+        continue;
+      }
+      e->label = (int32_t)lab;
+      st = sl_source_check_entry(src, i, where, err);
+      continue;
+    }
     if (A->g.vlen) {
       char vwhy[300];
       const char *vb = take_vlen(src, &A->g, i, &heap, e, vwhy, sizeof vwhy);
@@ -1202,6 +1324,7 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   }
   free(heap.off);
   free(heap.len);
+  free(lens);
   if (src->h5f && src->max_length < A->g.bytes)
     src->max_length = (uint32_t)A->g.bytes; /* what sl_dataset_read gives */
   free(labels);
@@ -1218,7 +1341,15 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   char sh[128], desc[1024], ftext[160];
   shape_text(&A->img, sh, sizeof sh);
   size_t o = 0;
-  if (A->g.vlen)
+  if (A->g.fixed)
+    o = (size_t)snprintf(desc, sizeof desc,
+                         "images %s %s %s: fixed-size encoded image bytes, "
+                         "rows of %" PRIu64 " bytes padded, contiguous at "
+                         "offset %" PRIu64 ", lengths %s",
+                         A->img.name, sh,
+                         A->img.rank == 1 ? "opaque (uint8 bytes)" : "uint8",
+                         A->g.bytes, A->g.addr, A->len.name);
+  else if (A->g.vlen)
     o = (size_t)snprintf(desc, sizeof desc,
                          "images %s %s vlen uint8: encoded image bytes in "
                          "global heap collections, descriptors at offset "
@@ -1271,14 +1402,17 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
 }
 
 sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
-  arrays A = {
-      .lfile = -1, .img = {.d = -1}, .lab = {.d = -1}, .tgt = {.d = -1}};
+  arrays A = {.lfile = -1,
+              .img = {.d = -1},
+              .lab = {.d = -1},
+              .tgt = {.d = -1},
+              .len = {.d = -1}};
   src->version = 0;
   sl_status st = index_arrays(src, (hid_t)file, &A, err);
   free(A.g.chunk_addr);
   free(A.g.chunk_len);
   free(A.g.chunk_mask);
-  hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d};
+  hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d, A.len.d};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (ids[i] >= 0)
       H5Dclose(ids[i]);

@@ -325,3 +325,33 @@ with open(path("bad_heap"), "r+b") as fh:
     blob[g + 24:g + 32] = (1 << 40).to_bytes(8, "little")
     fh.seek(0)
     fh.write(blob)
+
+# Fixed-size encoded images: the same PNG and JPEG files as rows of an
+# (N, L) uint8 dataset padded with zeros to the longest, with an int64
+# `lengths`; as an (N,) opaque dataset (numpy's void) with uint32 `sizes`;
+# and with the lengths under a name given by dataset.lengths. Then a row
+# of length 0 and one longer than its row.
+L = max(len(e) for e in enc) + 7
+rows = np.zeros((6, L), dtype=np.uint8)
+for i, e in enumerate(enc):
+    rows[i, :len(e)] = e
+lens = np.array([len(e) for e in enc], dtype=np.int64)
+with h5py.File(path("fixed"), "w") as f:
+    f["images"] = rows
+    f["lengths"] = lens
+    f["labels"] = np.arange(6, dtype=np.int64)
+expect("fixed", np.stack(dec), np.arange(6))
+with h5py.File(path("fixedop"), "w") as f:
+    f["images"] = np.frombuffer(rows.tobytes(), dtype="V%d" % L)
+    f["sizes"] = lens.astype(np.uint32)
+expect("fixedop", np.stack(dec), [-1] * 6)
+with h5py.File(path("fixednamed"), "w") as f:
+    f["data"] = rows
+    f["nbytes"] = lens.astype(np.int32)
+expect("fixednamed", np.stack(dec), [-1] * 6)
+for name, at, v in (("bad_len0", 3, 0), ("bad_lenbig", 4, L + 1)):
+    with h5py.File(path(name), "w") as f:
+        f["images"] = rows
+        bad = lens.copy()
+        bad[at] = v
+        f["lengths"] = bad
