@@ -78,6 +78,7 @@ void sl_source_close(sl_source *src) {
   free(src->images);
   free(src->labels);
   free(src->targets_name);
+  free(src->lengths_name);
   free(src->labels_path);
   free(src->desc);
   if (src->h5f)
@@ -443,7 +444,9 @@ static sl_status open_common(sl_source **out, const char *path,
       (opts->targets && opts->targets[0] &&
        !(src->targets_name = strdup(opts->targets))) ||
       (opts->labels_path && opts->labels_path[0] &&
-       !(src->labels_path = strdup(opts->labels_path)))) {
+       !(src->labels_path = strdup(opts->labels_path))) ||
+      (opts->lengths && opts->lengths[0] &&
+       !(src->lengths_name = strdup(opts->lengths)))) {
     sl_source_close(src);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
@@ -463,9 +466,9 @@ static sl_status open_common(sl_source **out, const char *path,
                     path);
   if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
       (src->images || src->labels || src->targets_name || src->labels_path ||
-       src->label_argmax))
+       src->lengths_name || src->label_argmax))
     st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.images/labels/targets/labels_path/"
+                    "%s: dataset.images/labels/targets/labels_path/lengths/"
                     "label_from are for HDF5 arrays; this is LMDB",
                     path);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)

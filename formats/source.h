@@ -83,6 +83,10 @@ typedef struct sl_source_opts {
    * label by argmax. */
   const char *labels_path;
   bool label_argmax;
+  /* HDF5 fixed-size encoded images ((N, L) uint8 or (N,) opaque rows of
+   * JPEG/PNG bytes padded to L): the (N,) dataset of each row's real
+   * length (NULL or "": detected). */
+  const char *lengths;
 } sl_source_opts;
 
 /* How sl_source_read gets bytes: from a read-only map of the file

@@ -40,6 +40,7 @@ enum { MAX_RANK = 8, NAME_CAP = 256 };
 
 static const char *const k_image_names[] = {
     "images", "x", "imgs", "data", "train_set_x", "X", "image", "img", NULL};
+static const char *const k_length_names[] = {"lengths", "sizes", "lens", NULL};
 static const char *const k_label_names[] = {"labels", "y", "ans", "train_set_y",
                                             "label",  "Y", NULL};
 
@@ -210,6 +211,8 @@ static sl_status find_images(sl_source *src, hid_t file, dset *a, sl_err *err) {
 typedef struct geom {
   bool vlen;    /* encoded images: (N,) vlen uint8 descriptors at addr, 16
                    bytes each, into global heaps */
+  bool fixed;   /* encoded images: (N, L) uint8 or (N,) opaque rows of
+                   `bytes` = L bytes each from addr, padded; lengths apart */
   uint64_t ub;  /* vlen: the userblock's size */
   bool chunked; /* else contiguous at addr */
   hsize_t cdims[MAX_RANK]; /* chunked: the chunk shape */
@@ -576,6 +579,9 @@ static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c) {
   return NULL;
 }
 
+static const char *sniff_entry(const sl_source *src, uint64_t off, uint32_t n,
+                               sl_sample_info *e, char *why, size_t cap);
+
 /* Sample i of a vlen dataset: its bytes located in the heap and sniffed. */
 static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
                              gcol *c, sl_sample_info *e, char *why,
@@ -607,8 +613,15 @@ static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
              k, c->len[k], n);
     return why;
   }
+  return sniff_entry(src, c->off[k], n, e, why, cap);
+}
+
+/* The n encoded bytes at file offset off as sample e: JPEG, PNG or WebP,
+ * its size and channels from its header. */
+static const char *sniff_entry(const sl_source *src, uint64_t off, uint32_t n,
+                               sl_sample_info *e, char *why, size_t cap) {
   sl_sniff s;
-  int rc = sl_sniff_image(src->map + c->off[k], n, &s);
+  int rc = sl_sniff_image(src->map + off, n, &s);
   if (s.kind != SL_SNIFF_JPEG && s.kind != SL_SNIFF_PNG &&
       s.kind != SL_SNIFF_WEBP) {
     snprintf(why, cap, "its %" PRIu32 " bytes are %s (JPEG, PNG or WebP read)",
@@ -621,7 +634,7 @@ static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
              sl_sniff_name(s.kind));
     return why;
   }
-  e->offset = c->off[k];
+  e->offset = off;
   e->length = n;
   e->codec = s.kind == SL_SNIFF_JPEG  ? SL_LAYOUT_CODEC_JPEG
              : s.kind == SL_SNIFF_PNG ? SL_LAYOUT_CODEC_PNG
@@ -661,8 +674,26 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                nf > 0 ? ", filtered" : "");
     else if (H5Tget_class(t) == H5T_VLEN)
       g->vlen = true;
-    else if (H5Tget_class(t) != H5T_INTEGER || H5Tget_size(t) != 1 ||
-             H5Tget_sign(t) != H5T_SGN_NONE)
+    else if ((H5Tget_class(t) == H5T_OPAQUE && a->rank == 1) ||
+             (H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1 &&
+              H5Tget_sign(t) == H5T_SGN_NONE && a->rank == 2)) {
+      g->fixed = true; /* rows of encoded bytes, padded */
+      g->bytes = a->rank == 1 ? (uint64_t)H5Tget_size(t) : a->dims[1];
+      if (lay != H5D_CONTIGUOUS || nf > 0)
+        snprintf(why, sizeof why,
+                 "has shape %s: rank %s, read as fixed-size encoded images "
+                 "(rows of JPEG/PNG bytes padded to %" PRIu64 "), but it is "
+                 "%s; rows are read from a contiguous unfiltered dataset "
+                 "(h5repack -l %s:CONTI -f %s:NONE in.h5 out.h5)",
+                 sh, a->rank == 1 ? "1 opaque" : "2", g->bytes,
+                 nf > 0 ? "filtered" : "not contiguous", a->name + 1,
+                 a->name + 1);
+      else if (g->bytes == 0 || g->bytes > UINT32_MAX)
+        snprintf(why, sizeof why,
+                 "has shape %s: rows of %" PRIu64 " bytes (1 to 4 GiB read)",
+                 sh, g->bytes);
+    } else if (H5Tget_class(t) != H5T_INTEGER || H5Tget_size(t) != 1 ||
+               H5Tget_sign(t) != H5T_SGN_NONE)
       snprintf(why, sizeof why,
                "has %s elements; sluice reads uint8 pixel arrays (convert "
                "with numpy: (x * 255).round().astype(np.uint8))",
@@ -698,7 +729,7 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
   if (p >= 0 && H5Pget_nfilters(p) > 0)
     g->filtered = true;
   H5D_fill_value_t fv = H5D_FILL_VALUE_UNDEFINED;
-  if (!why[0] && p >= 0 && H5Pfill_value_defined(p, &fv) >= 0 &&
+  if (!why[0] && !g->fixed && p >= 0 && H5Pfill_value_defined(p, &fv) >= 0 &&
       fv != H5D_FILL_VALUE_UNDEFINED &&
       H5Pget_fill_value(p, H5T_NATIVE_UINT8, &g->fill) < 0)
     snprintf(why, sizeof why, "has a fill value that cannot be read");
@@ -717,6 +748,24 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
   g->n = a->dims[0];
   if (g->vlen)
     return check_vlen(src, a, file, g, err);
+  if (g->fixed) {
+    haddr_t at = H5Dget_offset(a->d);
+    if (at == HADDR_UNDEF)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: dataset %s (shape %s, fixed-size encoded "
+                        "images) has no storage in the file (never written)",
+                        src->path, a->name, sh);
+    g->addr = (uint64_t)at;
+    if (g->addr > src->file_size ||
+        g->n > (src->file_size - g->addr) / g->bytes)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: truncated: dataset %s (shape %s) needs %" PRIu64
+                        " rows of %" PRIu64 " bytes from offset %" PRIu64
+                        " but the file has %" PRIu64 " bytes",
+                        src->path, a->name, sh, g->n, g->bytes, g->addr,
+                        src->file_size);
+    return SL_OK;
+  }
   sl_array_layout o = src->array_layout;
   const hsize_t *d = a->dims;
   if (a->rank == 3) {
@@ -890,10 +939,207 @@ static const char *filters_text(const sl_h5_pipeline *p, char *buf,
 }
 
 typedef struct arrays {
-  hid_t lfile; /* dataset.labels_path's file (-1: none) */
-  dset img, lab, tgt;
+  hid_t lfile;             /* dataset.labels_path's file (-1: none) */
+  dset img, lab, tgt, len; /* len: fixed-size encoded rows' lengths */
   geom g; /* the pixel array's; g.chunk_addr freed by the caller */
 } arrays;
+
+/* Class names: a rank-1 string dataset (classes, class_names, label_names,
+ * or the course files' list_classes) in the images' file or the labels'
+ * file, else such a string attribute of the images dataset, the labels
+ * dataset or the root group; the first found is taken. Fixed-length
+ * (numpy's 'S') and variable-length (h5py's str) strings are read; other
+ * types under those names (a class count) are not names and are skipped.
+ * At most MAX_CLASSES names of MAX_CLASS_NAME bytes each. */
+enum { MAX_CLASSES = 1 << 16, MAX_CLASS_NAME = 1024 };
+static const char *const k_class_names[] = {
+    "classes", "class_names", "label_names", "list_classes", NULL};
+
+typedef struct names {
+  char *blob;
+  size_t len;
+  uint32_t k;
+  char from[NAME_CAP + 64]; /* where they were read, for the description */
+} names;
+
+/* Reads the k strings of obj (a dataset when is_attr is false, else an
+ * attribute) of type t and space s into *out: NULL on success (or
+ * *skip when t is no string: not names), else why it failed. */
+static const char *read_strings(hid_t obj, bool is_attr, hid_t t, hid_t s,
+                                names *out, bool *skip) {
+  *skip = false;
+  int r = H5Sget_simple_extent_ndims(s);
+  hsize_t n = 0;
+  if (H5Tget_class(t) != H5T_STRING || r != 1 ||
+      H5Sget_simple_extent_dims(s, &n, NULL) != 1) {
+    *skip = true;
+    return NULL;
+  }
+  if (n == 0 || n > MAX_CLASSES)
+    return "holds 0 or more than 65536 names";
+  bool var = H5Tis_variable_str(t) > 0;
+  size_t fixed = var ? 0 : H5Tget_size(t);
+  if (!var && (fixed == 0 || fixed > MAX_CLASS_NAME))
+    return "its strings are longer than 1024 bytes";
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  if (mt < 0 || H5Tset_size(mt, var ? H5T_VARIABLE : fixed) < 0 ||
+      H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
+      (!var && H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0)) {
+    if (mt >= 0)
+      H5Tclose(mt);
+    return "cannot make its memory type";
+  }
+  size_t each = var ? sizeof(char *) : fixed;
+  void *buf = calloc((size_t)n, each);
+  const char *bad = buf ? NULL : "no memory";
+  if (!bad &&
+      (is_attr ? H5Aread(obj, mt, buf)
+               : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0) {
+    bad = "cannot be read (damaged?)";
+    var = false; /* nothing to reclaim */
+  }
+  size_t total = 0;
+  for (hsize_t i = 0; !bad && i < n; i++) {
+    const char *p = var ? ((char **)buf)[i] : (char *)buf + i * fixed;
+    size_t l =
+        var ? (p ? strnlen(p, MAX_CLASS_NAME + 1) : 0) : strnlen(p, fixed);
+    if (l > MAX_CLASS_NAME)
+      bad = "a name is longer than 1024 bytes";
+    total += l + 1;
+  }
+  if (!bad && !(out->blob = malloc(total)))
+    bad = "no memory";
+  for (hsize_t i = 0, o = 0; !bad && i < n; i++) {
+    const char *p = var ? ((char **)buf)[i] : (char *)buf + i * fixed;
+    size_t l = var ? (p ? strlen(p) : 0) : strnlen(p, fixed);
+    if (l)
+      memcpy(out->blob + o, p, l);
+    out->blob[o + l] = '\0';
+    o += l + 1;
+  }
+  if (var)
+    H5Dvlen_reclaim(mt, s, H5P_DEFAULT, buf);
+  free(buf);
+  H5Tclose(mt);
+  if (!bad) {
+    out->len = total;
+    out->k = (uint32_t)n;
+  }
+  return bad;
+}
+
+/* One candidate: dataset or attribute name of obj. Found: *found, names in
+ * *out; a candidate of another type is skipped. */
+static sl_status try_names(sl_source *src, hid_t obj, const char *objname,
+                           const char *name, bool attr, names *out, bool *found,
+                           sl_err *err) {
+  *found = false;
+  if (attr ? H5Aexists(obj, name) <= 0 : H5Lexists(obj, name, H5P_DEFAULT) <= 0)
+    return SL_OK;
+  if (!attr) {
+    H5O_info_t oi;
+    if (H5Oget_info_by_name(obj, name, &oi, H5P_DEFAULT) < 0 ||
+        oi.type != H5O_TYPE_DATASET)
+      return SL_OK;
+  }
+  hid_t h =
+      attr ? H5Aopen(obj, name, H5P_DEFAULT) : H5Dopen2(obj, name, H5P_DEFAULT);
+  if (h < 0)
+    return SL_OK;
+  hid_t t = attr ? H5Aget_type(h) : H5Dget_type(h);
+  hid_t s = attr ? H5Aget_space(h) : H5Dget_space(h);
+  bool skip = true;
+  const char *bad = t >= 0 && s >= 0 ? read_strings(h, attr, t, s, out, &skip)
+                                     : "cannot read its type";
+  if (t >= 0)
+    H5Tclose(t);
+  if (s >= 0)
+    H5Sclose(s);
+  if (attr)
+    H5Aclose(h);
+  else
+    H5Dclose(h);
+  if (attr)
+    snprintf(out->from, sizeof out->from, "attribute %s of %s", name, objname);
+  else
+    snprintf(out->from, sizeof out->from, "dataset %s%s/%s", objname,
+             objname[0] ? ":" : "", name);
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT, "%s: class names, %s: %s", src->path,
+                      out->from, bad);
+  *found = !skip;
+  return SL_OK;
+}
+
+static sl_status find_class_names(sl_source *src, hid_t file, const arrays *A,
+                                  names *out, sl_err *err) {
+  struct {
+    hid_t obj;
+    const char *what;
+    bool attr;
+  } where[] = {{file, "", false},
+               {A->lfile, src->labels_path ? src->labels_path : "", false},
+               {A->img.d, A->img.name, true},
+               {A->lab.d, A->lab.name, true},
+               {file, "/", true}};
+  for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
+    if (where[w].obj < 0)
+      continue;
+    for (int i = 0; k_class_names[i]; i++) {
+      bool found = false;
+      sl_status st =
+          try_names(src, where[w].obj, where[w].what, k_class_names[i],
+                    where[w].attr, out, &found, err);
+      if (st != SL_OK || found)
+        return st;
+    }
+  }
+  return SL_OK;
+}
+
+/* Fixed-size encoded images: the (N,) integer lengths (dataset.lengths,
+ * else the first of lengths, sizes, lens), read whole into *out (N int64,
+ * the caller frees). */
+static sl_status read_lengths(sl_source *src, hid_t file, arrays *A,
+                              int64_t **out, sl_err *err) {
+  char sh[128];
+  shape_text(&A->img, sh, sizeof sh);
+  sl_status st = SL_OK;
+  if (src->lengths_name)
+    st = open_named(src, file, src->lengths_name, true, "dataset.lengths",
+                    &A->len, err);
+  for (int i = 0;
+       !src->lengths_name && st == SL_OK && A->len.d < 0 && k_length_names[i];
+       i++)
+    st = open_named(src, file, k_length_names[i], false, "dataset.lengths",
+                    &A->len, err);
+  if (st != SL_OK)
+    return st;
+  if (A->len.d < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s has shape %s: rank %s, read as "
+                      "fixed-size encoded images (rows of JPEG/PNG bytes "
+                      "padded to %" PRIu64 "), but no dataset gives each "
+                      "row's length (lengths, sizes or lens; name it with "
+                      "dataset.lengths)",
+                      src->path, A->img.name, sh,
+                      A->img.rank == 1 ? "1 opaque" : "2", A->g.bytes);
+  bool fl = false;
+  uint64_t k = 0;
+  st = check_numeric(src, &A->len, A->g.n, A->img.name, &fl, &k, err);
+  if (st == SL_OK && (fl || k != 1))
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: dataset %s (the lengths of %s's rows) has %s; one "
+                    "integer a row read",
+                    src->path, A->len.name, A->img.name,
+                    fl ? "float values" : "more than one value a row");
+  if (st != SL_OK)
+    return st;
+  if (!(*out = malloc(A->g.n * sizeof **out)))
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " lengths",
+                      src->path, A->g.n);
+  return read_all(src, &A->len, H5T_NATIVE_INT64, *out, err);
+}
 
 static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                               sl_err *err) {
@@ -980,6 +1226,9 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = lab_float ? read_all(src, &A->lab, H5T_NATIVE_DOUBLE, dl, err)
                    : read_all(src, &A->lab, H5T_NATIVE_INT64, labels, err);
   }
+  int64_t *lens = NULL;
+  if (st == SL_OK && A->g.fixed)
+    st = read_lengths(src, file, A, &lens, err);
   if (st == SL_OK)
     st = sl_source_alloc_index(src, A->g.n, err);
   if (st == SL_OK && T)
@@ -1020,6 +1269,32 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
       st = sl_source_bad_entry(src, i, w2, bad, err);
       continue;
     }
+    if (A->g.fixed) {
+      char fwhy[NAME_CAP + 200];
+      const char *fb = NULL;
+      if (lens[i] <= 0 || (uint64_t)lens[i] > A->g.bytes) {
+        if (lens[i] <= 0)
+          snprintf(fwhy, sizeof fwhy,
+                   "its length %s[%" PRIu64 "] = %" PRId64 " is not above 0",
+                   A->len.name, i, lens[i]);
+        else
+          snprintf(fwhy, sizeof fwhy,
+                   "its length %s[%" PRIu64 "] = %" PRId64 " is past the end "
+                   "of its row of %" PRIu64 " bytes",
+                   A->len.name, i, lens[i], A->g.bytes);
+        fb = fwhy;
+      } else {
+        fb = sniff_entry(src, A->g.addr + i * A->g.bytes, (uint32_t)lens[i], e,
+                         fwhy, sizeof fwhy);
+      }
+      if (fb) {
+        st = sl_source_bad_entry(src, i, where, fb, err);
+        continue;
+      }
+      e->label = (int32_t)lab;
+      st = sl_source_check_entry(src, i, where, err);
+      continue;
+    }
     if (A->g.vlen) {
       char vwhy[300];
       const char *vb = take_vlen(src, &A->g, i, &heap, e, vwhy, sizeof vwhy);
@@ -1049,16 +1324,32 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   }
   free(heap.off);
   free(heap.len);
+  free(lens);
   if (src->h5f && src->max_length < A->g.bytes)
     src->max_length = (uint32_t)A->g.bytes; /* what sl_dataset_read gives */
   free(labels);
   free(dl);
+  names cls = {0};
+  if (st == SL_OK)
+    st = find_class_names(src, file, A, &cls, err);
+  if (st == SL_OK)
+    st = sl_source_set_classes(src, cls.blob ? cls.blob : "", cls.len, cls.k,
+                               err);
+  free(cls.blob);
   if (st != SL_OK)
     return st;
   char sh[128], desc[1024], ftext[160];
   shape_text(&A->img, sh, sizeof sh);
   size_t o = 0;
-  if (A->g.vlen)
+  if (A->g.fixed)
+    o = (size_t)snprintf(desc, sizeof desc,
+                         "images %s %s %s: fixed-size encoded image bytes, "
+                         "rows of %" PRIu64 " bytes padded, contiguous at "
+                         "offset %" PRIu64 ", lengths %s",
+                         A->img.name, sh,
+                         A->img.rank == 1 ? "opaque (uint8 bytes)" : "uint8",
+                         A->g.bytes, A->g.addr, A->len.name);
+  else if (A->g.vlen)
     o = (size_t)snprintf(desc, sizeof desc,
                          "images %s %s vlen uint8: encoded image bytes in "
                          "global heap collections, descriptors at offset "
@@ -1090,6 +1381,9 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   }
   if (A->lab.d < 0 && o < sizeof desc)
     o += (size_t)snprintf(desc + o, sizeof desc - o, "; no labels (-1)");
+  if (cls.k && o < sizeof desc)
+    o += (size_t)snprintf(desc + o, sizeof desc - o,
+                          "; %" PRIu32 " class names from %s", cls.k, cls.from);
   if (src->h5f && src->h5f->pipe.n > 0 && A->g.per_chunk > 1 &&
       o < sizeof desc) {
     /* Cache advice: each chunk decompressed once needs all chunks cached
@@ -1104,18 +1398,21 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   }
   if (!(src->desc = strdup(desc)))
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
-  return sl_source_set_classes(src, "", 0, 0, err);
+  return SL_OK;
 }
 
 sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
-  arrays A = {
-      .lfile = -1, .img = {.d = -1}, .lab = {.d = -1}, .tgt = {.d = -1}};
+  arrays A = {.lfile = -1,
+              .img = {.d = -1},
+              .lab = {.d = -1},
+              .tgt = {.d = -1},
+              .len = {.d = -1}};
   src->version = 0;
   sl_status st = index_arrays(src, (hid_t)file, &A, err);
   free(A.g.chunk_addr);
   free(A.g.chunk_len);
   free(A.g.chunk_mask);
-  hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d};
+  hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d, A.len.d};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (ids[i] >= 0)
       H5Dclose(ids[i]);

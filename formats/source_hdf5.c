@@ -154,9 +154,9 @@ static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
   }
   src->layout = SL_LMDB_SLUICE;
   if (src->images || src->labels || src->targets_name || src->labels_path ||
-      src->label_argmax)
+      src->lengths_name || src->label_argmax)
     return sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.images/labels/targets/labels_path/"
+                      "%s: dataset.images/labels/targets/labels_path/lengths/"
                       "label_from are for HDF5 "
                       "array files; this one is in sluice's layout",
                       src->path);

@@ -43,8 +43,9 @@ struct sl_source {
   char *label_file;       /* NULL: none */
   char *lmdb_db;          /* named sub-database; NULL: the main one */
   char *images, *labels, *targets_name; /* HDF5 arrays: NULL = detect */
-  char *labels_path; /* HDF5 arrays: labels' file (NULL: this one) */
-  bool label_argmax; /* HDF5 arrays: (N,K) rows labelled by argmax */
+  char *lengths_name; /* HDF5 fixed-size encoded images: NULL = detect */
+  char *labels_path;  /* HDF5 arrays: labels' file (NULL: this one) */
+  bool label_argmax;  /* HDF5 arrays: (N,K) rows labelled by argmax */
   sl_array_layout array_layout;
   char *desc;          /* HDF5 arrays: what was read (NULL: none) */
   sl_h5_filtered *h5f; /* HDF5 arrays of filtered chunks (NULL: none) */

@@ -49,5 +49,6 @@ void sl_source_opts_from_config(sl_source_opts *o, const sl_config *cfg) {
   o->labels = sl_cfg_str(cfg, SL_OPT_DATASET_LABELS);
   o->targets = sl_cfg_str(cfg, SL_OPT_DATASET_TARGETS);
   o->labels_path = sl_cfg_str(cfg, SL_OPT_DATASET_LABELS_PATH);
+  o->lengths = sl_cfg_str(cfg, SL_OPT_DATASET_LENGTHS);
   o->label_argmax = sl_cfg_enum(cfg, SL_OPT_DATASET_LABEL_FROM) == 1;
 }

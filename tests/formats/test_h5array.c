@@ -8,7 +8,9 @@
  * lzf with incompressible chunks stored raw, gzip+fletcher32, 500 samples a
  * chunk, a chunk written raw with filter mask 1) and chunks never written
  * (fill value 17 under gzip, 0 unfiltered in a B-tree and a fixed array);
- * and a vlen uint8 dataset of PNG and JPEG files after a userblock. The
+ * a vlen uint8 dataset of PNG and JPEG files after a userblock; the same
+ * files as fixed-size rows ((N, L) uint8, (N,) opaque) padded, with their
+ * lengths (lengths, sizes, or named by dataset.lengths). The
  * fixtures and what numpy reads from them are written by h5py
  * (foreign/make_h5.py, run with /usr/bin/python3).
  *
@@ -20,7 +22,8 @@
  * is made after open (wrappers of libhdf5's entry points sluice calls); that
  * damaged or unsupported inputs (float pixels, rank 2, zero-size, an
  * unsupported filter, chunks splitting images, an extensible array of more
- * than 4096 chunks, damaged B-tree and fixed array nodes, a vlen element
+ * than 4096 chunks, damaged B-tree and fixed array nodes, a fixed-size row
+ * of length 0 or longer than its row, rows without lengths, a vlen element
  * that is no image, a heap object longer than its collection, 4 channels,
  * unknown axes, mismatched labels, a cut file, an ambiguous choice) are
  * SL_EFORMAT naming the dataset; that damaged compressed bytes (gzip
@@ -97,6 +100,9 @@ static const fixture k_fix[] = {
     {"onehot", 5, 8, 8, 3, 3, 0, {"dataset.label_from", "argmax"}, 0},
     {"q50", 1000, 8, 8, 3, 0, 0, {NULL}, 20},
     {"vlen", 6, 16, 16, 3, 0, 3, {NULL}, 0},
+    {"fixed", 6, 16, 16, 3, 0, 3, {NULL}, 0},
+    {"fixedop", 6, 16, 16, 3, 0, 3, {NULL}, 0},
+    {"fixednamed", 6, 16, 16, 3, 0, 3, {"dataset.lengths", "nbytes"}, 0},
 };
 enum { NFIX = sizeof k_fix / sizeof k_fix[0] };
 
@@ -183,7 +189,30 @@ static void check_bytes(const uint8_t *got, const uint8_t *want, size_t n,
                (unsigned long long)i, q, got[q], want[q]);
 }
 
-/* Index, labels, targets and sl_dataset_decode against numpy. */
+/* The class names make_h5.py wrote as NAME.cls (one a line), against
+ * sl_dataset_class_name; none when there is no such file. */
+static void check_class_names(const fixture *f, sl_dataset *ds) {
+  char p[700], line[1100];
+  path_in(p, sizeof p, f->name, ".cls");
+  FILE *fh = fopen(p, "rb");
+  uint32_t k = 0;
+  while (fh && fgets(line, sizeof line, fh)) {
+    line[strcspn(line, "\n")] = '\0';
+    const char *got = sl_dataset_class_name(ds, k);
+    if (!got || strcmp(got, line) != 0)
+      fail_msg("%s: class %u is \"%s\", numpy's \"%s\"", f->name, k,
+               got ? got : "(none)", line);
+    k++;
+  }
+  if (fh)
+    fclose(fh);
+  assert_int_equal(sl_dataset_class_count(ds), k);
+  assert_null(sl_dataset_class_name(ds, k));
+  if (k)
+    assert_non_null(strstr(sl_dataset_description(ds), "class names from"));
+}
+
+/* Index, labels, targets, class names and sl_dataset_decode against numpy. */
 static void test_open_and_decode(void **state) {
   (void)state;
   for (int x = 0; x < NFIX; x++) {
@@ -198,6 +227,7 @@ static void test_open_and_decode(void **state) {
     assert_non_null(strstr(sl_dataset_description(ds), "uint8"));
     assert_int_equal(sl_dataset_count(ds), f->n);
     assert_int_equal(sl_dataset_target_width(ds), f->k);
+    check_class_names(f, ds);
     size_t px = (size_t)f->h * f->w;
     uint8_t *rgb = slurp(f->name, ".rgb", f->n * px * 3);
     int32_t *lab = slurp(f->name, ".lab", f->n * 4);
@@ -397,6 +427,18 @@ static void test_refused(void **state) {
       {"bad_vlen", NULL, NULL, "sample 0 (/images[0]): JPEG image whose"},
       {"bad_heap", NULL, NULL, "sample 0 (/images[0]): heap collection at"},
       {"bad_heap", NULL, NULL, "length runs past its collection's end"},
+      {"bad_rank2", NULL, NULL,
+       "read as fixed-size encoded images (rows of JPEG/PNG bytes padded to "
+       "16), but no dataset gives each row's length"},
+      {"bad_len0", NULL, NULL,
+       "sample 3 (/images[3]): its length /lengths[3] = 0 is not above 0"},
+      {"bad_lenbig", NULL, NULL, "sample 4 (/images[4]): its length "},
+      {"bad_lenbig", NULL, NULL, "is past the end of its row of "},
+      {"fixed", "dataset.lengths", "nope",
+       "dataset.lengths = /nope: no such dataset"},
+      {"fixednamed", NULL, NULL,
+       "no dataset gives each row's length (lengths, "
+       "sizes or lens; name it with dataset.lengths)"},
       {"bad_labels", NULL, NULL,
        "/labels has shape (5,) but /images holds 6 images"},
       {"bad_4ch", NULL, NULL, "4 channels"},

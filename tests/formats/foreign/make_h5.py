@@ -188,6 +188,27 @@ with h5py.File(path("lzf"), "r") as f:
     expect("lzf", f["imgs"][()].transpose(0, 2, 3, 1), [-1] * 10)
     assert f["imgs"].id.get_chunk_info(1).filter_mask == 1  # stored raw
 
+# Class names: the course's list_classes (fixed-length strings) above; an
+# attribute of the images (h5py's variable-length str); an attribute of the
+# root (fixed); a label_names dataset of variable-length UTF-8 strings
+# beside a `classes` that is a count (an integer: not names, skipped).
+with h5py.File(path("chunk1"), "a") as f:
+    f["images"].attrs["class_names"] = ["zero", "one", "", "three", "four",
+                                        "five", "six", "seven"]
+with h5py.File(path("chunk4"), "a") as f:
+    f.attrs["classes"] = np.array([b"a", b"bb", b"ccc"])
+with h5py.File(path("gz"), "a") as f:
+    f["classes"] = 3
+    f.create_dataset("label_names", data=["k\u00f6nig", "cat", "dog"],
+                     dtype=h5py.string_dtype())
+for name, cls in (("course", ["non-cat", "cat"]),
+                  ("chunk1", ["zero", "one", "", "three", "four", "five",
+                              "six", "seven"]),
+                  ("chunk4", ["a", "bb", "ccc"]),
+                  ("gz", ["k\u00f6nig", "cat", "dog"])):
+    with open(os.path.join(out, name + ".cls"), "wb") as fh:
+        fh.write(b"".join(c.encode() + b"\n" for c in cls))
+
 
 def chunk_at(name, k):
     with h5py.File(path(name), "r") as f:
@@ -304,3 +325,33 @@ with open(path("bad_heap"), "r+b") as fh:
     blob[g + 24:g + 32] = (1 << 40).to_bytes(8, "little")
     fh.seek(0)
     fh.write(blob)
+
+# Fixed-size encoded images: the same PNG and JPEG files as rows of an
+# (N, L) uint8 dataset padded with zeros to the longest, with an int64
+# `lengths`; as an (N,) opaque dataset (numpy's void) with uint32 `sizes`;
+# and with the lengths under a name given by dataset.lengths. Then a row
+# of length 0 and one longer than its row.
+L = max(len(e) for e in enc) + 7
+rows = np.zeros((6, L), dtype=np.uint8)
+for i, e in enumerate(enc):
+    rows[i, :len(e)] = e
+lens = np.array([len(e) for e in enc], dtype=np.int64)
+with h5py.File(path("fixed"), "w") as f:
+    f["images"] = rows
+    f["lengths"] = lens
+    f["labels"] = np.arange(6, dtype=np.int64)
+expect("fixed", np.stack(dec), np.arange(6))
+with h5py.File(path("fixedop"), "w") as f:
+    f["images"] = np.frombuffer(rows.tobytes(), dtype="V%d" % L)
+    f["sizes"] = lens.astype(np.uint32)
+expect("fixedop", np.stack(dec), [-1] * 6)
+with h5py.File(path("fixednamed"), "w") as f:
+    f["data"] = rows
+    f["nbytes"] = lens.astype(np.int32)
+expect("fixednamed", np.stack(dec), [-1] * 6)
+for name, at, v in (("bad_len0", 3, 0), ("bad_lenbig", 4, L + 1)):
+    with h5py.File(path(name), "w") as f:
+        f["images"] = rows
+        bad = lens.copy()
+        bad[at] = v
+        f["lengths"] = bad
