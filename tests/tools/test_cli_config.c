@@ -44,26 +44,63 @@ static void test_check_typo_fails_with_line_and_suggestion(void **state) {
   unlink(path);
 }
 
+/* Runs `sluice config --check NAME` from the test folder, so the messages
+ * name a short relative path and their length does not depend on where
+ * the checkout lives (a long path leaves room for fewer lines). */
+static int check_in_tmp(const char *name, const char *text) {
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  char cwd[1024], args[600];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir(tmp ? tmp : "/tmp"), 0);
+  write_file(name, text);
+  snprintf(args, sizeof args, "config --check '%s'", name);
+  int rc = cli_run(args, g_out, sizeof g_out);
+  unlink(name);
+  assert_int_equal(chdir(cwd), 0);
+  return rc;
+}
+
 /* Every bad line of a file is reported, each with its line, not only the
  * first; the config is still left unchanged. */
 static void test_check_reports_every_error(void **state) {
   (void)state;
-  char path[512], args[600], want[700];
-  tmp_path(path, sizeof path, "errors.ini");
-  write_file(path, "[loader]\nbatch_sise = 64\nworkers = lots\n"
-                   "[resolution]\nschedule = liner\nthis is not ini\n"
-                   "max = 128\n");
-  snprintf(args, sizeof args, "config --check '%s'", path);
-  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  char name[64], want[128];
+  snprintf(name, sizeof name, "%d-errors.ini", (int)getpid());
+  assert_int_equal(check_in_tmp(name, "[loader]\nbatch_sise = 64\n"
+                                      "workers = lots\n[resolution]\n"
+                                      "schedule = liner\nthis is not ini\n"
+                                      "max = 128\n"),
+                   1);
   const char *needles[] = {
       ":2: unknown key 'loader.batch_sise'", ":3: loader.workers = 'lots'",
       ":5: resolution.schedule = 'liner'", ":6: syntax error"};
   for (int i = 0; i < 4; i++) {
-    snprintf(want, sizeof want, "%s%s", path, needles[i]);
+    snprintf(want, sizeof want, "%s%s", name, needles[i]);
     if (!strstr(g_out, want))
       fail_msg("output '%s' lacks '%s'", g_out, want);
   }
-  unlink(path);
+}
+
+/* More bad lines than one message holds: the first ones are shown, each
+ * on its line, and the rest are counted, so none goes unmentioned. */
+static void test_check_counts_errors_that_do_not_fit(void **state) {
+  (void)state;
+  enum { BAD = 40 };
+  char name[64], text[4096], tail[128];
+  snprintf(name, sizeof name, "%d-many.ini", (int)getpid());
+  size_t used = (size_t)snprintf(text, sizeof text, "[loader]\n");
+  for (int i = 0; i < BAD; i++)
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "no_such_key_%02d = 1\n", i);
+  assert_int_equal(check_in_tmp(name, text), 1);
+  int shown = 0;
+  for (const char *p = g_out; (p = strstr(p, "unknown key")); p++)
+    shown++;
+  assert_true(shown >= 2);
+  assert_true(shown < BAD);
+  snprintf(tail, sizeof tail, "%s: %d more errors", name, BAD - shown);
+  if (!strstr(g_out, tail))
+    fail_msg("output '%s' lacks '%s'", g_out, tail);
 }
 
 /* --check opens dataset.path, so a typo in it shows before a job is
@@ -156,6 +193,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_check_typo_fails_with_line_and_suggestion),
       cmocka_unit_test(test_check_reports_every_error),
+      cmocka_unit_test(test_check_counts_errors_that_do_not_fit),
       cmocka_unit_test(test_check_opens_dataset),
       cmocka_unit_test(test_check_valid_file_passes),
       cmocka_unit_test(test_schedule_counts_pages),
