@@ -81,8 +81,10 @@ void sl_source_close(sl_source *src) {
   free(src->lengths_name);
   free(src->labels_path);
   free(src->desc);
-  if (src->h5f)
+  if (src->h5f) {
     free(src->h5f->mask);
+    free(src->h5f->tile);
+  }
   free(src->h5f);
   free(src->name_off);
   free(src->path);

@@ -147,14 +147,17 @@ const sl_sample_info *sl_source_info(const sl_source *src, uint64_t i);
 /* The largest payload length of any sample: size pread buffers with it. */
 uint32_t sl_source_max_length(const sl_source *src);
 /* Scratch bytes sl_source_unfilter needs; 0 when every sample's stored
- * bytes are its codec's input (all but HDF5 arrays of filtered chunks). */
+ * bytes are its codec's input (all but HDF5 arrays of filtered chunks, or
+ * of samples that span chunks). */
 uint64_t sl_source_unfilter_bytes(const sl_source *src);
 /* Sample i's codec input from its stored bytes in[0..len) (as read at its
  * index entry's offset and length): for filtered HDF5 chunks, the chunk's
  * filters undone into scratch (sl_source_unfilter_bytes) and sample i's
- * H·W·C bytes in it, or the fill value for a chunk never written; else in
- * itself. Adds 1 to *unfilters when filters were undone (not for a chunk
- * stored raw, every filter skipped). Errors:
+ * H·W·C bytes in it; for samples that span chunks, its group's chunks
+ * undone one by one and its bytes copied out into scratch; the fill value
+ * for a chunk never written; else in itself. Adds 1 to *unfilters when
+ * filters were undone or a group's chunks copied (not for a chunk stored
+ * raw, every filter skipped). Errors:
  * SL_EFORMAT naming the file, sample and chunk (checksum
  * mismatch, corrupt compressed data). Thread-safe: the source is only
  * read. */
@@ -171,12 +174,14 @@ uint64_t sl_source_chunk_samples(const sl_source *src);
  * every other sample (fill value, stored raw, not an HDF5 array). */
 bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
                         uint64_t *offset, uint64_t *chunk_bytes);
-/* Sample i's whole chunk unfiltered from its stored bytes in[0..len) into
- * scratch: *chunk points at its chunk_bytes (only for samples
- * sl_source_chunk_of is true of). Errors as sl_source_unfilter. */
+/* Sample i's whole chunk (or, for samples that span chunks, its group of
+ * chunks) unfiltered from its stored bytes in[0..len) into dst, the
+ * chunk_bytes sl_source_chunk_of says, with scratch
+ * (sl_source_unfilter_bytes) to work in; only for samples
+ * sl_source_chunk_of is true of. Errors as sl_source_unfilter. */
 sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
                                    const uint8_t *in, size_t len,
-                                   uint8_t *scratch, const uint8_t **chunk,
+                                   uint8_t *scratch, uint8_t *dst,
                                    sl_err *err);
 /* Number of classes and the name of class c (NULL if out of range). */
 uint32_t sl_source_class_count(const sl_source *src);

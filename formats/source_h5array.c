@@ -9,7 +9,9 @@
  * H5Dget_offset + i × H·W·C (H5Dget_offset already adds a userblock, as in
  * MATLAB v7.3 files); chunked in chunks of whole samples, each chunk's
  * offset comes from the chunk index, parsed from the file's bytes
- * (formats/h5chunk.c). Vlen elements are located in the global heap
+ * (formats/h5chunk.c); chunks that cut the images (h5py's auto-chunking)
+ * are read a group at a time, the chunks of one row of the first axis, and
+ * copied into place (formats/h5tiles.c). Vlen elements are located in the global heap
  * collections. Samples are read by mmap/pread like any raw sample, through
  * the RAW (HWC) or RAW_CHW(_BGR) codecs, or the image codecs. No HDF5 call
  * after open.
@@ -18,8 +20,8 @@
  * workers (sl_source_unfilter, formats/h5filter.c); chunks never written
  * read as the fill value.
  *
- * Refused at open, naming the dataset: other filters, chunks that split
- * samples, width-major arrays
+ * Refused at open, naming the dataset: other filters, groups of chunks
+ * scattered over the file, width-major arrays
  * (nwhc, ncwh), 2 or 4 channels, NHWC arrays in BGR order, non-uint8
  * pixels, ranks other than 3 and 4, empty or truncated arrays. */
 #include "formats/source_impl.h"
@@ -223,6 +225,12 @@ typedef struct geom {
   sl_h5_pipeline pipe; /* filtered: the pipeline */
   uint8_t fill;        /* the fill value */
   uint64_t per_chunk;  /* chunked: samples a chunk holds */
+  bool tiled;          /* chunked: a sample spans several chunks */
+  sl_h5_tiling tiling; /* tiled: the shapes (formats/h5tiles.h) */
+  uint64_t tiles;      /* chunks per group: tiled ? tiling.tiles : 1 */
+  sl_h5_tile *tile;    /* tiled: every chunk, offset within its group */
+  uint64_t *span_addr; /* tiled: group j's chunks lie in one span */
+  uint32_t *span_len;  /*   of the file (0: no chunk of it written) */
   uint64_t n, addr, bytes;
   uint32_t h, w, c;
   uint8_t codec;
@@ -332,10 +340,10 @@ static sl_status take_chunk(sl_source *src, const dset *a, geom *g, uint64_t c,
                             uint64_t addr, uint64_t size, uint32_t mask,
                             sl_err *err) {
   char sh[128], cs[128];
-  uint64_t want = g->per_chunk * g->bytes;
-  uint64_t first = c * g->per_chunk, last = first + g->per_chunk > g->n
-                                                ? g->n - 1
-                                                : first + g->per_chunk - 1;
+  uint64_t want = g->pipe.chunk_bytes, grp = c / g->tiles;
+  uint64_t first = grp * g->per_chunk, last = first + g->per_chunk > g->n
+                                                  ? g->n - 1
+                                                  : first + g->per_chunk - 1;
   uint32_t all = (uint32_t)((1u << g->pipe.n) - 1);
   if (addr == SL_H5C_UNALLOCATED) {
     g->chunk_addr[c] = 0;
@@ -367,13 +375,106 @@ static sl_status take_chunk(sl_source *src, const dset *a, geom *g, uint64_t c,
 static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
                                 uint64_t nch, uint64_t ub, const char *kind,
                                 sl_err *err);
+
+/* A group's chunks are read as one span of the file, from the first to the
+ * end of the last; h5py writes them back to back. A span much longer than
+ * its chunks (a file written piecemeal, its chunks far apart) would read
+ * what is not the array: refused, naming the group. Memory: 12 bytes per
+ * chunk and 12 per group, kept. */
+static sl_status group_spans(sl_source *src, const dset *a, geom *g,
+                             sl_err *err) {
+  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t nch = groups * g->tiles;
+  if (!(g->tile = malloc(nch * sizeof *g->tile)) ||
+      !(g->span_addr = malloc(groups * sizeof *g->span_addr)) ||
+      !(g->span_len = malloc(groups * sizeof *g->span_len)))
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " chunks in %" PRIu64
+                      " groups",
+                      src->path, nch, groups);
+  for (uint64_t j = 0; j < groups; j++) {
+    uint64_t lo = UINT64_MAX, hi = 0, stored = 0;
+    const uint64_t *ad = g->chunk_addr + j * g->tiles;
+    for (uint64_t t = 0; t < g->tiles; t++) {
+      uint64_t c = j * g->tiles + t;
+      if (g->chunk_mask[c] == SL_H5_FILL)
+        continue;
+      lo = ad[t] < lo ? ad[t] : lo;
+      hi = ad[t] + g->chunk_len[c] > hi ? ad[t] + g->chunk_len[c] : hi;
+      stored += g->chunk_len[c];
+    }
+    g->span_addr[j] = lo == UINT64_MAX ? 0 : lo;
+    g->span_len[j] = 0;
+    if (lo == UINT64_MAX) { /* no chunk of the group written: fill */
+      for (uint64_t t = 0; t < g->tiles; t++)
+        g->tile[j * g->tiles + t] = (sl_h5_tile){0, 0, SL_H5T_FILL};
+      continue;
+    }
+    uint64_t span = hi - lo;
+    if (span > UINT32_MAX || span > 2 * stored + (1u << 20)) {
+      char sh[128], cs[128];
+      shape_text(a, sh, sizeof sh);
+      chunk_text(a, g->cdims, cs, sizeof cs);
+      return sl_err_set(
+          err, SL_EFORMAT,
+          "%s: dataset %s (shape %s, chunks %s): the %" PRIu64
+          " chunks of samples %" PRIu64 "..%" PRIu64 " (%" PRIu64
+          " bytes) are spread over %" PRIu64 " bytes of the file "
+          "(offsets %" PRIu64 "..%" PRIu64 "); sluice reads a row of chunks "
+          "in one span of at most 4 GiB and twice its bytes; " ARRAY_HINT,
+          src->path, a->name, sh, cs, g->tiles, j * g->per_chunk,
+          (j + 1) * g->per_chunk > g->n ? g->n - 1 : (j + 1) * g->per_chunk - 1,
+          stored, span, lo, hi, a->name + 1, a->name + 1);
+    }
+    g->span_len[j] = (uint32_t)span;
+    for (uint64_t t = 0; t < g->tiles; t++) {
+      uint64_t c = j * g->tiles + t;
+      bool fill = g->chunk_mask[c] == SL_H5_FILL;
+      g->tile[c] = (sl_h5_tile){fill ? 0 : (uint32_t)(ad[t] - lo),
+                                fill ? 0 : g->chunk_len[c], g->chunk_mask[c]};
+    }
+  }
+  return SL_OK;
+}
+/* Chunk c (row-major over the chunk grid) holds part of the array's edge:
+ * layout v4 may have left such chunks unfiltered. */
+static bool partial_chunk(const dset *a, const geom *g, uint64_t c) {
+  for (int i = a->rank - 1; i >= 0; i--) {
+    uint64_t grid = (a->dims[i] + g->cdims[i] - 1) / g->cdims[i];
+    uint64_t at = c % grid;
+    c /= grid;
+    if ((at + 1) * g->cdims[i] > a->dims[i])
+      return true;
+  }
+  return false;
+}
+
 static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                              sl_err *err) {
   char sh[128], cs[128], why[256];
   shape_text(a, sh, sizeof sh);
   chunk_text(a, g->cdims, cs, sizeof cs);
   g->per_chunk = g->cdims[0];
-  uint64_t nch = (g->n + g->per_chunk - 1) / g->per_chunk;
+  g->tiled = !whole_samples(a, g->cdims);
+  g->tiles = 1;
+  if (g->tiled) {
+    uint64_t dims[MAX_RANK], cdims[MAX_RANK];
+    for (int i = 0; i < a->rank; i++) {
+      dims[i] = a->dims[i];
+      cdims[i] = g->cdims[i];
+    }
+    if (sl_h5_tiling_init(&g->tiling, a->rank, dims, cdims) != 0)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: dataset %s (shape %s): chunks %s overflow",
+                        src->path, a->name, sh, cs);
+    g->tiles = g->tiling.tiles;
+  }
+  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  if (g->tiles > UINT64_MAX / 16 / groups)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s (shape %s): chunks %s overflow",
+                      src->path, a->name, sh, cs);
+  uint64_t nch = groups * g->tiles;
   hsize_t ub = 0;
   hid_t fcpl = H5Fget_create_plist(file);
   herr_t ubr = fcpl >= 0 ? H5Pget_userblock(fcpl, &ub) : -1;
@@ -390,6 +491,11 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                       "%s: dataset %s (shape %s): chunks %s overflow",
                       src->path, a->name, sh, cs);
   g->pipe.chunk_bytes = g->per_chunk * g->bytes;
+  if (g->tiled) { /* one chunk's bytes (no overflow: tiling_init) */
+    g->pipe.chunk_bytes = 1;
+    for (int i = 0; i < a->rank; i++)
+      g->pipe.chunk_bytes *= g->cdims[i];
+  }
   if (!(g->chunk_addr = malloc((nch ? nch : 1) * sizeof *g->chunk_addr)) ||
       !(g->chunk_len = malloc((nch ? nch : 1) * sizeof *g->chunk_len)) ||
       !(g->chunk_mask = malloc((nch ? nch : 1) * sizeof *g->chunk_mask)))
@@ -430,13 +536,15 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                     " samples: damaged",
                     src->path, a->name, sh, cs, x.nchunks, x.cdims[0]);
   /* Layout v4 may leave partial edge chunks unfiltered. */
-  bool edge_raw = r == SL_H5C_OK && (x.layout_flags & 1) && g->n % g->per_chunk;
+  bool edge_raw = r == SL_H5C_OK && (x.layout_flags & 1);
   for (uint64_t c = 0; r == SL_H5C_OK && st == SL_OK && c < nch; c++) {
     const sl_h5_chunk *e = &x.chunk[c];
-    uint32_t mask = edge_raw && c == nch - 1 ? ~0u : e->mask;
+    uint32_t mask = edge_raw && partial_chunk(a, g, c) ? ~0u : e->mask;
     st = take_chunk(src, a, g, c, e->addr, e->size, mask, err);
   }
   free(x.chunk);
+  if (st == SL_OK && g->tiled)
+    st = group_spans(src, a, g, err);
   return st;
 }
 
@@ -464,7 +572,12 @@ static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
   bool add_ub = maj == 1 && (min < 14 || (min == 14 && rel < 4));
   for (uint64_t c = 0; c < nch; c++) {
     hsize_t coord[MAX_RANK] = {0};
-    coord[0] = c * g->per_chunk;
+    uint64_t rest = c; /* row-major over the chunk grid */
+    for (int i = a->rank - 1; i >= 0; i--) {
+      uint64_t grid = (a->dims[i] + g->cdims[i] - 1) / g->cdims[i];
+      coord[i] = (rest % grid) * g->cdims[i];
+      rest /= grid;
+    }
     unsigned mask = 0;
     haddr_t at = HADDR_UNDEF;
     hsize_t size = 0;
@@ -711,14 +824,9 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                "shuffle, lzf and fletcher32 only; " ARRAY_HINT,
                fl, a->name + 1, a->name + 1);
     else if (lay == H5D_CHUNKED &&
-             (H5Pget_chunk(p, a->rank, g->cdims) != a->rank ||
-              !whole_samples(a, g->cdims)))
-      snprintf(why, sizeof why,
-               "is chunked %s, splitting each image over several chunks: "
-               "not read yet (chunks of whole images, (k, H, W[, C]), are); "
-               "" ARRAY_HINT,
-               chunk_text(a, g->cdims, fl, sizeof fl), a->name + 1,
-               a->name + 1);
+             H5Pget_chunk(p, a->rank, g->cdims) != a->rank)
+      snprintf(why, sizeof why, "is chunked, but its chunk shape cannot be "
+                                "read (damaged?)");
     else if (lay != H5D_CONTIGUOUS && lay != H5D_CHUNKED)
       snprintf(why, sizeof why, "is stored %s (not contiguous); " ARRAY_HINT,
                lay == H5D_COMPACT ? "compact" : "virtually", a->name + 1,
@@ -905,25 +1013,41 @@ static sl_status read_all(sl_source *src, const dset *a, hid_t memtype,
   return SL_OK;
 }
 
-/* Filtered chunks, or chunks never written: the workers undo the filters
- * and write the fill value (sl_source_unfilter). Takes g->chunk_mask. */
+/* Filtered chunks, chunks never written, or samples that span chunks: the
+ * workers undo the filters, write the fill value and copy chunks into
+ * place (sl_source_unfilter). Takes g->chunk_mask (tiled: g->tile, and a
+ * mask per group made here). */
 static sl_status make_filtered(sl_source *src, const dset *a, geom *g,
                                sl_err *err) {
-  uint64_t nch = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
   bool any_fill = false;
-  for (uint64_t c = 0; c < nch; c++)
+  for (uint64_t c = 0; !g->tiled && c < groups; c++)
     any_fill |= g->chunk_mask[c] == SL_H5_FILL;
-  if (!g->filtered && !any_fill)
+  if (!g->filtered && !any_fill && !g->tiled)
     return SL_OK;
   if (!(src->h5f = calloc(1, sizeof *src->h5f)))
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
-  src->h5f->pipe = g->pipe;
-  src->h5f->per_chunk = g->per_chunk;
-  src->h5f->sample_bytes = g->bytes;
-  src->h5f->fill = g->fill;
-  src->h5f->mask = g->chunk_mask;
-  snprintf(src->h5f->dset, sizeof src->h5f->dset, "%s", a->name);
-  g->chunk_mask = NULL;
+  sl_h5_filtered *f = src->h5f;
+  f->pipe = g->pipe;
+  f->per_chunk = g->per_chunk;
+  f->sample_bytes = g->bytes;
+  f->group_bytes = g->per_chunk * g->bytes;
+  f->fill = g->fill;
+  snprintf(f->dset, sizeof f->dset, "%s", a->name);
+  if (!g->tiled) {
+    f->mask = g->chunk_mask;
+    g->chunk_mask = NULL;
+    return SL_OK;
+  }
+  if (!(f->mask = malloc(groups * sizeof *f->mask)))
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " groups",
+                      src->path, groups);
+  for (uint64_t j = 0; j < groups; j++)
+    f->mask[j] = g->span_len[j] ? 0 : SL_H5_FILL;
+  f->tiled = true;
+  f->tiling = g->tiling;
+  f->tile = g->tile;
+  g->tile = NULL;
   return SL_OK;
 }
 
@@ -1309,12 +1433,16 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     uint64_t c = A->g.chunked ? i / A->g.per_chunk : 0;
     bool fill = src->h5f && src->h5f->mask[c] == SL_H5_FILL;
     bool whole = src->h5f && src->h5f->pipe.n > 0;
-    e->offset = fill    ? 0 /* one byte read, the fill value written */
-                : whole ? A->g.chunk_addr[c]
+    e->offset = fill         ? 0 /* one byte read, the fill value written */
+                : A->g.tiled ? A->g.span_addr[c]
+                : whole      ? A->g.chunk_addr[c]
                 : A->g.chunked
                     ? A->g.chunk_addr[c] + (i % A->g.per_chunk) * A->g.bytes
                     : A->g.addr + i * A->g.bytes;
-    e->length = fill ? 1 : whole ? A->g.chunk_len[c] : (uint32_t)A->g.bytes;
+    e->length = fill         ? 1
+                : A->g.tiled ? A->g.span_len[c]
+                : whole      ? A->g.chunk_len[c]
+                             : (uint32_t)A->g.bytes;
     e->label = (int32_t)lab;
     e->height = (uint16_t)A->g.h;
     e->width = (uint16_t)A->g.w;
@@ -1369,6 +1497,15 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
         : A->g.filtered ? filters_text(&A->g.pipe, ftext, sizeof ftext)
                         : "chunked unfiltered, samples per chunk",
         A->g.chunked ? A->g.per_chunk : A->g.addr);
+  if (A->g.tiled && o < sizeof desc) {
+    char cs[128];
+    chunk_text(&A->img, A->g.cdims, cs, sizeof cs);
+    o += (size_t)snprintf(desc + o, sizeof desc - o,
+                          "; chunks %s: each image spans %" PRIu64
+                          " chunks, read a row of chunks (%" PRIu64
+                          " images) at a time",
+                          cs, A->g.tiles, A->g.per_chunk);
+  }
   if (A->lab.d >= 0 && o < sizeof desc) {
     shape_text(&A->lab, sh, sizeof sh);
     o += (size_t)snprintf(desc + o, sizeof desc - o, "; %s %s %s",
@@ -1384,8 +1521,25 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
   if (cls.k && o < sizeof desc)
     o += (size_t)snprintf(desc + o, sizeof desc - o,
                           "; %" PRIu32 " class names from %s", cls.k, cls.from);
-  if (src->h5f && src->h5f->pipe.n > 0 && A->g.per_chunk > 1 &&
-      o < sizeof desc) {
+  if (src->h5f && src->h5f->tiled && o < sizeof desc) {
+    /* Every sample read undoes its whole row of chunks: only a cached
+     * row serves its other images. */
+    char whole[96];
+    size_t wo = (size_t)snprintf(whole, sizeof whole, "1");
+    for (int i = 1; i < A->img.rank && wo < sizeof whole; i++)
+      wo += (size_t)snprintf(whole + wo, sizeof whole - wo, "x%llu",
+                             (unsigned long long)A->img.dims[i]);
+    snprintf(desc + o, sizeof desc - o,
+             "; advice: reading one image undoes its row of %" PRIu64
+             " chunks (%" PRIu64 " images, %" PRIu64
+             " bytes); keep loader.order = quasi_random and "
+             "dataset.chunk_cache of at least %" PRIu64
+             " bytes (two rows) so each row is undone about once an epoch, "
+             "or rechunk to whole images (h5repack -l %s:CHUNK=%s)",
+             A->g.tiles, A->g.per_chunk, src->h5f->group_bytes,
+             2 * src->h5f->group_bytes, A->img.name + 1, whole);
+  } else if (src->h5f && src->h5f->pipe.n > 0 && A->g.per_chunk > 1 &&
+             o < sizeof desc) {
     /* Cache advice: each chunk decompressed once needs all chunks cached
      * (the order does not walk chunks). */
     uint64_t nch = (A->g.n + A->g.per_chunk - 1) / A->g.per_chunk;
@@ -1412,6 +1566,9 @@ sl_status sl_source_index_h5array(sl_source *src, int64_t file, sl_err *err) {
   free(A.g.chunk_addr);
   free(A.g.chunk_len);
   free(A.g.chunk_mask);
+  free(A.g.tile);
+  free(A.g.span_addr);
+  free(A.g.span_len);
   hid_t ids[] = {A.img.d, A.lab.d, A.tgt.d, A.len.d};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (ids[i] >= 0)
@@ -1425,43 +1582,69 @@ uint64_t sl_source_unfilter_bytes(const sl_source *src) {
   const sl_h5_filtered *f = src->h5f;
   if (!f)
     return 0;
+  if (f->tiled) /* one chunk undone, and the sample copied out */
+    return sl_h5_tiles_scratch(&f->pipe) + f->sample_bytes;
   uint64_t sc = f->pipe.n ? sl_h5_filter_scratch(&f->pipe) : 0;
   return sc > f->sample_bytes ? sc : f->sample_bytes;
 }
 
 uint64_t sl_source_chunk_samples(const sl_source *src) {
-  return src->h5f && src->h5f->pipe.n > 0 ? src->h5f->per_chunk : 0;
+  const sl_h5_filtered *f = src->h5f;
+  return f && (f->pipe.n > 0 || f->tiled) ? f->per_chunk : 0;
 }
 
 bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
                         uint64_t *offset, uint64_t *chunk_bytes) {
   const sl_h5_filtered *f = src->h5f;
-  if (!f || f->pipe.n == 0)
+  if (!f || (f->pipe.n == 0 && !f->tiled))
     return false;
   uint64_t c = i / f->per_chunk;
   uint32_t all = (uint32_t)((1u << f->pipe.n) - 1);
-  if (f->mask[c] == SL_H5_FILL || (f->mask[c] & all) == all)
+  if (f->mask[c] == SL_H5_FILL || (!f->tiled && (f->mask[c] & all) == all))
     return false; /* nothing to undo */
   *chunk = c;
   *offset = (i % f->per_chunk) * f->sample_bytes;
-  *chunk_bytes = f->pipe.chunk_bytes;
+  *chunk_bytes = f->group_bytes;
   return true;
+}
+
+/* Rows [r0, r1) of sample i's group, its chunks in[0..len), into dst. */
+static sl_status copy_tiles(const sl_source *src, uint64_t i, const uint8_t *in,
+                            size_t len, uint64_t r0, uint64_t r1,
+                            uint8_t *scratch, uint8_t *dst, sl_err *err) {
+  const sl_h5_filtered *f = src->h5f;
+  uint64_t c = i / f->per_chunk;
+  char why[300];
+  const char *bad = sl_h5_tiles_copy(&f->tiling, &f->pipe,
+                                     f->tile + c * f->tiling.tiles, in, len, r0,
+                                     r1, f->fill, scratch, dst, why, sizeof why);
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 ": dataset %s, samples %" PRIu64
+                      "..%" PRIu64 ": %s",
+                      src->path, i, f->dset, c * f->per_chunk,
+                      c * f->per_chunk + f->per_chunk - 1, bad);
+  return SL_OK;
 }
 
 sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
                                    const uint8_t *in, size_t len,
-                                   uint8_t *scratch, const uint8_t **chunk,
+                                   uint8_t *scratch, uint8_t *dst,
                                    sl_err *err) {
   const sl_h5_filtered *f = src->h5f;
+  if (f->tiled)
+    return copy_tiles(src, i, in, len, 0, f->per_chunk, scratch, dst, err);
   uint64_t c = i / f->per_chunk;
   char why[200];
+  const uint8_t *chunk = NULL;
   const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
-                                   chunk, why, sizeof why);
+                                   &chunk, why, sizeof why);
   if (bad)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
                       " (filter mask %#" PRIx32 "): %s",
                       src->path, i, f->dset, c, f->mask[c], bad);
+  memcpy(dst, chunk, (size_t)f->group_bytes);
   return SL_OK;
 }
 
@@ -1475,25 +1658,38 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
     *out_len = len;
     return SL_OK;
   }
-  uint64_t c = i / f->per_chunk, off = 0, cb = 0;
+  uint64_t c = i / f->per_chunk, r = i % f->per_chunk;
   *out_len = (size_t)f->sample_bytes;
   if (f->mask[c] == SL_H5_FILL) {
     memset(scratch, f->fill, (size_t)f->sample_bytes);
     *out = scratch;
     return SL_OK;
   }
+  if (f->tiled) { /* the group's chunks undone, this sample's rows kept */
+    uint8_t *dst = scratch + sl_h5_tiles_scratch(&f->pipe);
+    sl_status st = copy_tiles(src, i, in, len, r, r + 1, scratch, dst, err);
+    if (st != SL_OK)
+      return st;
+    *out = dst;
+    (*unfilters)++;
+    return SL_OK;
+  }
   if (f->pipe.n == 0) { /* the entry is the sample's own bytes */
     *out = in;
     return SL_OK;
   }
-  bool undo = sl_source_chunk_of(src, i, &c, &off, &cb);
+  uint32_t all = (uint32_t)((1u << f->pipe.n) - 1);
   const uint8_t *chunk = NULL;
-  sl_status st =
-      sl_source_unfilter_chunk(src, i, in, len, scratch, &chunk, err);
-  if (st != SL_OK)
-    return st;
-  *out = chunk + (i % f->per_chunk) * f->sample_bytes;
-  if (undo)
+  char why[200];
+  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
+                                   &chunk, why, sizeof why);
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
+                      " (filter mask %#" PRIx32 "): %s",
+                      src->path, i, f->dset, c, f->mask[c], bad);
+  *out = chunk + r * f->sample_bytes;
+  if ((f->mask[c] & all) != all)
     (*unfilters)++;
   return SL_OK;
 }

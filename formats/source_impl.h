@@ -6,17 +6,26 @@
 #include <stdbool.h>
 
 #include "formats/h5filter.h"
+#include "formats/h5tiles.h"
 #include "formats/source.h"
 
-/* An HDF5 array of filtered chunks of whole samples: index entry i holds
- * its chunk's stored bytes; the workers undo the filters
- * (sl_source_unfilter). Memory: 4 bytes per chunk. */
+/* An HDF5 array of filtered chunks of whole samples, or of samples that
+ * span chunks (tiled: formats/h5tiles.h): index entry i holds its chunk's
+ * stored bytes, or its group's span of chunks; the workers undo the filters
+ * and copy the chunks into place (sl_source_unfilter). Memory: 4 bytes per
+ * chunk (tiled: 12 per chunk and 4 per group). */
 #define SL_H5_FILL 0x80000000u /* mask of a chunk never written */
+_Static_assert(SL_H5_FILL == SL_H5T_FILL, "one marker for unwritten chunks");
 typedef struct sl_h5_filtered {
-  sl_h5_pipeline pipe;
-  uint64_t per_chunk;    /* samples a chunk holds */
+  sl_h5_pipeline pipe;   /* tiled: chunk_bytes is one chunk's */
+  uint64_t per_chunk;    /* samples a chunk (a group) holds */
   uint64_t sample_bytes; /* H·W·C */
-  uint32_t *mask;        /* per chunk: its filter mask, or SL_H5_FILL */
+  uint64_t group_bytes;  /* per_chunk × sample_bytes: a chunk (group) undone */
+  bool tiled;            /* samples span chunks */
+  sl_h5_tiling tiling;   /* tiled: the shapes */
+  sl_h5_tile *tile;      /* tiled: groups × tiling.tiles chunks */
+  uint32_t *mask;        /* per chunk (tiled: per group, 0 or SL_H5_FILL):
+                            its filter mask, or SL_H5_FILL */
   uint8_t fill;          /* the fill value of unwritten chunks */
   char dset[256];        /* the dataset's name, for messages */
 } sl_h5_filtered;

@@ -7,7 +7,8 @@
  * augment/pipeline.c) and one buffer of the largest payload (every io:
  * mmap copies out of the map); for HDF5 arrays of filtered chunks, a
  * scratch of twice the largest chunk (sl_source_unfilter_bytes: the
- * filters are undone here), and the chunk cache all workers share
+ * filters are undone here; for samples that span chunks, one chunk's and
+ * one sample's), and the chunk cache all workers share
  * (dataset.chunk_cache bytes at most, loader/chunk_cache.h);
  * the source's index (24 bytes per sample); with uring the read-ahead pool
  * (io.pool_size). All at open. */
@@ -142,13 +143,10 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
     if (c->cache && sl_source_chunk_of(c->src, index, &ch, &off, &cb))
       slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
     if (slot >= 0 && fill) {
-      const uint8_t *chunk = NULL;
       st = sl_source_unfilter_chunk(c->src, index, data, len, w->scratch,
-                                    &chunk, err);
-      if (st == SL_OK) {
-        memcpy(cached, chunk, (size_t)cb);
+                                    cached, err);
+      if (st == SL_OK)
         t->chunk_unfilters++;
-      }
       sl_chunk_cache_filled(c->cache, slot, st == SL_OK);
       if (st != SL_OK) {
         sl_chunk_cache_release(c->cache, slot);

@@ -8,6 +8,10 @@
  * lzf with incompressible chunks stored raw, gzip+fletcher32, 500 samples a
  * chunk, a chunk written raw with filter mask 1) and chunks never written
  * (fill value 17 under gzip, 0 unfiltered in a B-tree and a fixed array);
+ * images that span chunks (rows cut unfiltered, h5py's auto-chunking under
+ * gzip with the channel axis split, gzip+shuffle partial on every axis,
+ * NCHW lzf, gray, gzip+fletcher32 in a fixed array, an extensible array,
+ * chunks never written in a partly written row and in whole rows);
  * a vlen uint8 dataset of PNG and JPEG files after a userblock; the same
  * files as fixed-size rows ((N, L) uint8, (N,) opaque) padded, with their
  * lengths (lengths, sizes, or named by dataset.lengths). The
@@ -21,7 +25,8 @@
  * as BGR, with the loader's chunk decompressions counted; that no HDF5 call
  * is made after open (wrappers of libhdf5's entry points sluice calls); that
  * damaged or unsupported inputs (float pixels, rank 2, zero-size, an
- * unsupported filter, chunks splitting images, an extensible array of more
+ * unsupported filter, a row of chunks spread over the file, an extensible
+ * array of more
  * than 4096 chunks, damaged B-tree and fixed array nodes, a fixed-size row
  * of length 0 or longer than its row, rows without lengths, a vlen element
  * that is no image, a heap object longer than its collection, 4 channels,
@@ -103,6 +108,14 @@ static const fixture k_fix[] = {
     {"fixed", 6, 16, 16, 3, 0, 3, {NULL}, 0},
     {"fixedop", 6, 16, 16, 3, 0, 3, {NULL}, 0},
     {"fixednamed", 6, 16, 16, 3, 0, 3, {"dataset.lengths", "nbytes"}, 0},
+    {"tiles_split", 4, 8, 8, 3, 0, 0, {NULL}, 4},
+    {"tiles_auto", 64, 48, 48, 3, 0, 0, {NULL}, 4},
+    {"tiles_gz", 12, 20, 20, 3, 0, 0, {NULL}, 3},
+    {"tiles_nchw", 6, 16, 16, 3, 0, 0, {NULL}, 3},
+    {"tiles_gray", 7, 10, 10, 1, 0, 0, {NULL}, 3},
+    {"tiles_fa", 5, 12, 12, 3, 0, 0, {NULL}, 3},
+    {"tiles_ea", 6, 8, 8, 3, 0, 0, {NULL}, 3},
+    {"tiles_unalloc", 6, 8, 8, 3, 0, 0, {NULL}, 1},
 };
 enum { NFIX = sizeof k_fix / sizeof k_fix[0] };
 
@@ -413,8 +426,8 @@ static void test_refused(void **state) {
       {"bad_chunked", NULL, NULL,
        "/images is chunked and filtered with scaleoffset+shuffle: sluice "
        "undoes gzip, shuffle, lzf and fletcher32 only"},
-      {"bad_split", NULL, NULL,
-       "/images is chunked (1, 4, 8, 3), splitting each image"},
+      {"bad_scatter", NULL, NULL,
+       "the 2 chunks of samples 0..3 (768 bytes) are spread over"},
       {"bad_many", NULL, NULL,
        "has 4097 chunks in a chunk index of type extensible array"},
       {"bad_tree", NULL, NULL,

@@ -188,6 +188,56 @@ with h5py.File(path("lzf"), "r") as f:
     expect("lzf", f["imgs"][()].transpose(0, 2, 3, 1), [-1] * 10)
     assert f["imgs"].id.get_chunk_info(1).filter_mask == 1  # stored raw
 
+# Images that span chunks, read a row of chunks at a time: chunks cutting
+# the rows (unfiltered, a v1 B-tree); h5py's own auto-chunking of a
+# compressed array ((64, 48, 48, 3) gets chunks (16, 24, 24, 2): the channel
+# axis split 2 + 1, partial edge chunks); gzip+shuffle chunks (5, 8, 8, 1)
+# over (12, 20, 20, 3), partial on every axis, with labels; NCHW with lzf;
+# gray (N, H, W); gzip+fletcher32 in a fixed array (libver='latest'); an
+# extensible array (maxshape, asked of HDF5); chunks never written (fill
+# value 9) in a group partly written and in groups not written at all.
+with h5py.File(path("tiles_split"), "w") as f:
+    f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 4, 8, 3))
+with h5py.File(path("tiles_auto"), "w") as f:
+    f.create_dataset("images", data=px(64, 48, 48, 3), compression="gzip")
+    assert f["images"].chunks[1] < 48, f["images"].chunks
+with h5py.File(path("tiles_gz"), "w") as f:
+    f.create_dataset("images", data=px(12, 20, 20, 3), chunks=(5, 8, 8, 1),
+                     compression="gzip", shuffle=True)
+    f["labels"] = (np.arange(12) % 4).astype(np.int64)
+with h5py.File(path("tiles_nchw"), "w") as f:
+    f.create_dataset("imgs", data=px(6, 3, 16, 16), chunks=(2, 1, 16, 8),
+                     compression="lzf")
+with h5py.File(path("tiles_gray"), "w") as f:
+    f.create_dataset("images", data=px(7, 10, 10), chunks=(3, 4, 4),
+                     compression="gzip")
+with h5py.File(path("tiles_fa"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(5, 12, 12, 3), chunks=(2, 5, 12, 3),
+                     compression="gzip", fletcher32=True)
+with h5py.File(path("tiles_ea"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(6, 8, 8, 3), chunks=(2, 4, 8, 3),
+                     maxshape=(None, 8, 8, 3))
+with h5py.File(path("tiles_unalloc"), "w") as f:
+    d = f.create_dataset("images", (6, 8, 8, 3), dtype=np.uint8,
+                         chunks=(2, 4, 4, 3), compression="gzip", fillvalue=9)
+    d[0:2, 0:4] = px(2, 4, 8, 3)
+for name in ("tiles_split", "tiles_auto", "tiles_gz", "tiles_gray",
+             "tiles_fa", "tiles_ea", "tiles_unalloc"):
+    with h5py.File(path(name), "r") as f:
+        lab = f["labels"][()] if "labels" in f else [-1] * len(f["images"])
+        expect(name, f["images"][()], lab)
+with h5py.File(path("tiles_nchw"), "r") as f:
+    expect("tiles_nchw", f["imgs"][()].transpose(0, 2, 3, 1), [-1] * 6)
+# A row of chunks spread over the file (written piecemeal, 2 MiB of
+# another dataset between its two chunks): refused, not read as a span.
+with h5py.File(path("bad_scatter"), "w") as f:
+    d = f.create_dataset("images", (4, 8, 8, 3), dtype=np.uint8,
+                         chunks=(4, 4, 8, 3))
+    d[:, 0:4] = px(4, 4, 8, 3)
+    f.flush()  # the first chunk leaves HDF5's chunk cache: allocated here
+    f["other"] = px(2 << 20)
+    d[:, 4:8] = px(4, 4, 8, 3)
+
 # Class names: the course's list_classes (fixed-length strings) above; an
 # attribute of the images (h5py's variable-length str); an attribute of the
 # root (fixed); a label_names dataset of variable-length UTF-8 strings
@@ -244,8 +294,6 @@ with h5py.File(path("onehot"), "r") as f:
     expect("onehot", f["images"][()], lab, y)
 
 # Damaged or unsupported inputs.
-with h5py.File(path("bad_split"), "w") as f:
-    f.create_dataset("images", data=px(4, 8, 8, 3), chunks=(1, 4, 8, 3))
 with h5py.File(path("bad_many"), "w", libver="latest") as f:
     f.create_dataset("images", data=px(4097, 1, 1, 3), chunks=(1, 1, 1, 3),
                      maxshape=(None, 1, 1, 3))
