@@ -181,8 +181,7 @@ bool sl_source_chunk_of(const sl_source *src, uint64_t i, uint64_t *chunk,
  * sl_source_chunk_of is true of. Errors as sl_source_unfilter. */
 sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
                                    const uint8_t *in, size_t len,
-                                   uint8_t *scratch, uint8_t *dst,
-                                   sl_err *err);
+                                   uint8_t *scratch, uint8_t *dst, sl_err *err);
 /* Number of classes and the name of class c (NULL if out of range). */
 uint32_t sl_source_class_count(const sl_source *src);
 const char *sl_source_class_name(const sl_source *src, uint32_t c);

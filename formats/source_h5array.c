@@ -11,10 +11,10 @@
  * offset comes from the chunk index, parsed from the file's bytes
  * (formats/h5chunk.c); chunks that cut the images (h5py's auto-chunking)
  * are read a group at a time, the chunks of one row of the first axis, and
- * copied into place (formats/h5tiles.c). Vlen elements are located in the global heap
- * collections. Samples are read by mmap/pread like any raw sample, through
- * the RAW (HWC) or RAW_CHW(_BGR) codecs, or the image codecs. No HDF5 call
- * after open.
+ * copied into place (formats/h5tiles.c). Vlen elements are located in the
+ * global heap collections. Samples are read by mmap/pread like any raw sample,
+ * through the RAW (HWC) or RAW_CHW(_BGR) codecs, or the image codecs. No HDF5
+ * call after open.
  *
  * Filtered chunks (gzip, shuffle, lzf, fletcher32) are undone by the
  * workers (sl_source_unfilter, formats/h5filter.c); chunks never written
@@ -825,8 +825,9 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
                fl, a->name + 1, a->name + 1);
     else if (lay == H5D_CHUNKED &&
              H5Pget_chunk(p, a->rank, g->cdims) != a->rank)
-      snprintf(why, sizeof why, "is chunked, but its chunk shape cannot be "
-                                "read (damaged?)");
+      snprintf(why, sizeof why,
+               "is chunked, but its chunk shape cannot be "
+               "read (damaged?)");
     else if (lay != H5D_CONTIGUOUS && lay != H5D_CHUNKED)
       snprintf(why, sizeof why, "is stored %s (not contiguous); " ARRAY_HINT,
                lay == H5D_COMPACT ? "compact" : "virtually", a->name + 1,
@@ -1615,9 +1616,9 @@ static sl_status copy_tiles(const sl_source *src, uint64_t i, const uint8_t *in,
   const sl_h5_filtered *f = src->h5f;
   uint64_t c = i / f->per_chunk;
   char why[300];
-  const char *bad = sl_h5_tiles_copy(&f->tiling, &f->pipe,
-                                     f->tile + c * f->tiling.tiles, in, len, r0,
-                                     r1, f->fill, scratch, dst, why, sizeof why);
+  const char *bad =
+      sl_h5_tiles_copy(&f->tiling, &f->pipe, f->tile + c * f->tiling.tiles, in,
+                       len, r0, r1, f->fill, scratch, dst, why, sizeof why);
   if (bad)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: sample %" PRIu64 ": dataset %s, samples %" PRIu64
