@@ -240,6 +240,7 @@ def main():
     ap.add_argument("--images", required=True, help="image folder (class subfolders)")
     ap.add_argument("--lmdb", help="the images packed to LMDB")
     ap.add_argument("--hdf5", help="the images packed to HDF5")
+    ap.add_argument("--lmdb-levels", help="the images packed to LMDB with resolution levels")
     ap.add_argument("--beton", help="the images as an FFCV .beton")
     ap.add_argument("--venv", default=os.path.join(HERE, "venv"))
     ap.add_argument("--out", required=True, help="results JSON path")
@@ -308,10 +309,11 @@ def main():
         return entry
 
     sc = sluice_cases.Cases(args.build, args.images, args.lmdb, args.hdf5, args.batch, log,
-                            smoke=args.mode == "smoke", io_all_res=args.io_all_res)
+                            smoke=args.mode == "smoke", io_all_res=args.io_all_res,
+                            lmdb_levels=args.lmdb_levels)
     result["sluice"] = sc.describe()
     summary = {"decode": [], "loader": [], "efficiency": [], "drift": None, "formats": None,
-               "binding": None}
+               "binding": None, "levels_set": sc.LEVELS if sc.levels else None}
 
     def note_missing(section, what):
         msg, is_error = sc.missing(what)
@@ -386,6 +388,20 @@ def main():
                                                 [g["cpu_rate"] for g in got[c["name"]]])
                     summary.setdefault("ratios", []).append(
                         {"sluice": primary, "vs": c["name"], "res": res, "workers": w,
+                         "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
+            # The levels file against the peers (on the original files) and
+            # against sluice's own file without levels.
+            for lv in [c for c in cont if c.get("kind") == "sluice_levels"]:
+                for c in cont:
+                    if c.get("kind") not in ("peer", "sluice") or (c.get("kind") == "sluice"
+                                                                   and c["name"] != primary):
+                        continue
+                    ratio, n = paired_ratio([g["rate"] for g in got[lv["name"]]],
+                                            [g["rate"] for g in got[c["name"]]])
+                    cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[lv["name"]]],
+                                                [g["cpu_rate"] for g in got[c["name"]]])
+                    summary.setdefault("levels_ratios", []).append(
+                        {"sluice": lv["name"], "vs": c["name"], "res": res, "workers": w,
                          "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
 
     # 5: sluice RSS over epochs.

@@ -77,11 +77,42 @@ def headline(su):
     return L
 
 
+def levels_table(su):
+    """The LMDB packed with resolution levels against sluice's file without
+    them and against each peer (which read the original JPEGs): images/s
+    per core, levels ÷ that one (median of paired rounds) beside it."""
+    rows = [x for x in su.get("loader", []) if x["images_per_s"] is not None]
+    lv = [x for x in rows if x["kind"] == "sluice_levels"]
+    if not lv:
+        return []
+    ratios = {(x["vs"], x["res"], x["workers"]): x for x in su.get("levels_ratios", [])}
+    others = list(dict.fromkeys(x["contender"] for x in rows if x["kind"] == "peer"))
+    L = ["### With resolution levels: images/s per core (levels ÷ that loader)", "",
+         "sluice's LMDB packed with `--levels %s`; the peers read the original JPEGs "
+         "and sluice's first row its file without levels." % su.get("levels_set", "?"), "",
+         "| res | W | levels | sluice, no levels | " + " | ".join(others) + " |",
+         "|---|---|---|---|" + "---|" * len(others)]
+    for x in sorted(lv, key=lambda x: (-x["res"], x["workers"])):
+        sub = [y for y in rows if y["res"] == x["res"] and y["workers"] == x["workers"]]
+        prim = next((y for y in sub if y["kind"] == "sluice"), None)
+
+        def cell(y):
+            if y is None:
+                return "—"
+            rt = ratios.get((y["contender"], x["res"], x["workers"]))
+            return "%s (%s)" % (fmt(y["per_worker"]), fmt(rt and rt["ratio"], "%.2f×"))
+        cells = [cell(prim)] + [cell(next((y for y in sub if y["contender"] == p), None))
+                                for p in others]
+        L.append("| %d | %d | %s | %s |" % (x["res"], x["workers"], fmt(x["per_worker"]),
+                                           " | ".join(cells)))
+    return L + [""]
+
+
 def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + levels_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])

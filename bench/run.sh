@@ -133,7 +133,7 @@ mkdir -p "$cache"
 prep=$cache/prep.log   # 'error MSG' / 'note MSG' lines for the harness's report
 : >"$prep"
 for t in $built_fail; do echo "error $t did not build" >>"$prep"; done
-lmdb="" hdf5="" beton=""
+lmdb="" hdf5="" beton="" lmdb_levels=""
 if has_cmd pack; then
   for fmt in lmdb hdf5; do
     out=$cache/data.$fmt
@@ -156,6 +156,23 @@ if has_cmd pack; then
     fi
     [ -f "$cache/$fmt.done" ] && eval "$fmt=\$out"
   done
+  # The same images with resolution levels (the harness's levels rows,
+  # below 224 px), when this pack has --levels.
+
+  if "$sluice" pack --help 2>&1 | grep -q -- --levels; then
+    out=$cache/data.lmdb_levels
+    packer=$(cksum <"$sluice" | cut -d' ' -f1)
+    if [ "$(cat "$cache/lmdb_levels.done" 2>/dev/null)" != "$packer" ]; then
+      say "data: sluice pack --format lmdb --levels 3/4,1/2"
+      rm -rf "$out" "$cache/lmdb_levels.done"
+      if nice "$sluice" pack "$images" "$out" --format lmdb --levels 3/4,1/2 >&2 </dev/null; then
+        printf '%s\n' "$packer" >"$cache/lmdb_levels.done"
+      else
+        echo "error sluice pack --levels 3/4,1/2 failed" >>"$prep"
+      fi
+    fi
+    [ -f "$cache/lmdb_levels.done" ] && lmdb_levels=$out
+  fi
 else
   echo "run.sh: 'sluice pack' is not there yet: no LMDB/HDF5, no sluice loader runs" >&2
   echo "note sluice pack is not in this tree yet: no LMDB/HDF5 datasets" >>"$prep"
@@ -184,7 +201,7 @@ json=$outdir/$stamp.json
 say "harness -> $json"
 rc=0
 "$py" "$here/harness.py" --build "$build" --images "$images" ${lmdb:+--lmdb "$lmdb"} \
-  ${hdf5:+--hdf5 "$hdf5"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
+  ${hdf5:+--hdf5 "$hdf5"} ${lmdb_levels:+--lmdb-levels "$lmdb_levels"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
   --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" \
   --formats-dir "$build/bench-formats" ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?

@@ -14,7 +14,9 @@ Programs print their measurements as lines
   the median per-round ratios to (a).
 - loader: bench/peers/sluice_loader.py drives libsluice's public API
   exactly as bench/peers/peer.py drives a peer (u8 NCHW, same crop/flip, one
-  epoch timed after 3 batches), for each format and io backend.
+  epoch timed after 3 batches), for each format and io backend; and the
+  same images packed with resolution levels (`pack --levels 3/4,1/2`, io
+  mmap, below 224 px), compared with the peers on the original files.
 - efficiency and drift (goal "end to end >= 0.9 x W x single thread"):
   bench_loader, which measures the single-thread pipeline and
   the loader with 1 and 2 workers on the same dataset in one process, and
@@ -48,10 +50,14 @@ def _median(xs):
 
 
 class Cases:
-    def __init__(self, build, images, lmdb, hdf5, batch, log, smoke=False, io_all_res=False):
+    LEVELS = "3/4,1/2"  # run.sh packs lmdb_levels with these
+
+    def __init__(self, build, images, lmdb, hdf5, batch, log, smoke=False, io_all_res=False,
+                 lmdb_levels=None):
         self.build, self.images, self.batch, self.log = build, images, batch, log
         self.smoke, self.io_all_res = smoke, io_all_res
         self.datasets = [(k, p) for k, p in (("lmdb", lmdb), ("hdf5", hdf5)) if p and os.path.exists(p)]
+        self.levels = lmdb_levels if lmdb_levels and os.path.exists(lmdb_levels) else None
         self.bench_decode = _exe(build, "bench_decode")
         self.bench_loader = _exe(build, "bench_loader")
         self.bench_formats = _exe(build, "bench_formats")
@@ -62,7 +68,8 @@ class Cases:
     def describe(self):
         return {"bench_decode": self.bench_decode, "bench_loader": self.bench_loader,
                 "bench_formats": self.bench_formats, "cli": self.sluice, "lib": self.lib,
-                "datasets": [k for k, _ in self.datasets], "io": self.io_backends(224)}
+                "datasets": [k for k, _ in self.datasets] + (["lmdb_levels"] if self.levels else []),
+                "io": self.io_backends(224)}
 
     def missing(self, what):
         """(message, is_error): a program whose source is in the tree but that
@@ -124,7 +131,18 @@ class Cases:
                             "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"),
                                     self.lib, path, "--res", str(res), "--workers", str(workers),
                                     "--batch", str(self.batch), "--io", io]})
+        if self.levels and res < 224:
+            out.append(self.levels_contender(res, workers))
         return out
+
+    def levels_contender(self, res, workers):
+        """The LMDB packed with levels: a sluice row of its own (kind
+        sluice_levels), never the primary one."""
+        return {"name": "sluice_lmdb_levels_mmap", "kind": "sluice_levels",
+                "label": "sluice loader, LMDB with levels %s, io=mmap" % self.LEVELS,
+                "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"),
+                        self.lib, self.levels, "--res", str(res), "--workers", str(workers),
+                        "--batch", str(self.batch), "--io", "mmap"]}
 
     def drift_contender(self, res, workers, epochs):
         if not self.lib or not self.datasets:

@@ -114,6 +114,35 @@ class Parsers(unittest.TestCase):
         self.assertIsNone(self.cases().binding_contender(160, 2))  # no build there
 
 
+    def test_levels_contender_below_224_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            lib = os.path.join(d, "libsluice.so")
+            lv = os.path.join(d, "data.lmdb_levels")
+            for f in (lib, lv):
+                open(f, "w").close()
+            c = sluice_cases.Cases(d, "/x", None, None, 64, lambda m: None, lmdb_levels=lv)
+            at160 = c.loader_contenders(160, 1)
+            self.assertEqual([x["kind"] for x in at160], ["sluice_levels"])
+            self.assertIn(lv, at160[0]["cmd"])
+            self.assertEqual(c.loader_contenders(224, 1), [])
+            self.assertIn("lmdb_levels", c.describe()["datasets"])
+
+    def test_levels_table(self):
+        row = {"images_per_s": 100.0, "res": 160, "workers": 1}
+        su = {"levels_set": "3/4,1/2",
+              "loader": [dict(row, contender="sluice_lmdb_mmap", kind="sluice", per_worker=100.0),
+                         dict(row, contender="sluice_lmdb_levels_mmap", kind="sluice_levels",
+                              per_worker=200.0),
+                         dict(row, contender="torch_pil", kind="peer", per_worker=50.0)],
+              "levels_ratios": [
+                  {"vs": "sluice_lmdb_mmap", "res": 160, "workers": 1, "ratio": 2.0},
+                  {"vs": "torch_pil", "res": 160, "workers": 1, "ratio": 4.0}]}
+        text = "\n".join(report.levels_table(su))
+        self.assertIn("--levels 3/4,1/2", text)
+        self.assertIn("| 160 | 1 | 200 | 100 (2.00×) | 50 (4.00×) |", text)
+        self.assertEqual(report.levels_table({"loader": su["loader"][:1]}), [])
+
+
 class Processes(unittest.TestCase):
     def test_result_lines_memory_and_failure(self):
         code = ("import json,subprocess,sys;b=bytearray(64<<20);b[::4096]=b'x'*len(b[::4096]);"
