@@ -1,8 +1,8 @@
 /* Reading a chunked HDF5 dataset's chunk index from the file's bytes
  * (formats/h5chunk.h says what is read and why). Formats from the HDF5
  * File Format Specification version 3: object headers (IV.A), the data
- * layout message (IV.A.2.i), v1 B-trees (III.A.1) and fixed arrays
- * (III.H). */
+ * layout message (IV.A.2.i), v1 B-trees (III.A.1), fixed arrays (III.H)
+ * and extensible arrays (III.G). */
 #include "formats/h5chunk.h"
 
 #include <inttypes.h>
@@ -294,6 +294,209 @@ static sl_h5c_result farray(rd *r, uint64_t rel, unsigned page_bits) {
   return SL_H5C_OK;
 }
 
+/* An extensible array: where its entry e (linear over the maximum chunk
+ * grid, the first axis slowest) falls in the dataset's grid: chunk *k, or
+ * false past the dataset's extent. */
+typedef struct ea {
+  unsigned client, esz; /* 0: 8-byte addresses; 1: filtered entries */
+  uint64_t rel;         /* the header's address */
+  uint64_t arr_off;     /* bytes of a block's offset field */
+  uint64_t page_n;      /* entries a data block page holds */
+  uint64_t n;           /* entries to visit: grid[0] x maxgrid[1..] */
+  uint64_t maxgrid[SL_H5C_MAX_RANK];
+} ea;
+
+static bool ea_chunk(const rd *r, const ea *a, uint64_t e, uint64_t *k) {
+  const sl_h5_chunk_index *x = r->x;
+  uint64_t c[SL_H5C_MAX_RANK];
+  for (int i = r->q->rank - 1; i >= 1; i--) {
+    c[i] = e % a->maxgrid[i];
+    e /= a->maxgrid[i];
+  }
+  c[0] = e;
+  uint64_t lin = 0;
+  for (int i = 0; i < r->q->rank; i++) {
+    if (c[i] >= x->grid[i])
+      return false;
+    lin = lin * x->grid[i] + c[i];
+  }
+  *k = lin;
+  return true;
+}
+
+/* n entries at p, the first of them entry first. */
+static sl_h5c_result ea_entries(rd *r, const ea *a, const uint8_t *p,
+                                uint64_t first, uint64_t n) {
+  for (uint64_t i = 0; i < n && first + i < a->n; i++, p += a->esz) {
+    uint64_t k;
+    if (!ea_chunk(r, a, first + i, &k))
+      continue;
+    uint64_t size = a->client ? get_n(p + 8, a->esz - 12) : r->x->chunk_bytes;
+    uint32_t mask = a->client ? sl_get_le32(p + a->esz - 4) : 0;
+    sl_h5c_result st = set_chunk(r, k, sl_get_le64(p), size, mask);
+    if (st != SL_H5C_OK)
+      return st;
+  }
+  return SL_H5C_OK;
+}
+
+/* A data block "EADB" of nelm entries from entry first, at rel; paged when
+ * it holds more than page_n (its pages follow its prefix, each with its
+ * checksum; init: the super block's bit array of the pages written, this
+ * block's from bit init_at). */
+static sl_h5c_result ea_dblock(rd *r, const ea *a, uint64_t rel, uint64_t first,
+                               uint64_t nelm, const uint8_t *init,
+                               uint64_t init_at) {
+  const uint8_t *f = r->q->file;
+  if (rel == UNDEF || first >= a->n)
+    return SL_H5C_OK; /* never written, or past the dataset */
+  uint64_t prefix = 6 + 8 + a->arr_off, at;
+  bool paged = nelm > a->page_n;
+  uint64_t npages = paged ? nelm / a->page_n : 0;
+  uint64_t page = a->page_n * a->esz + 4;
+  uint64_t size =
+      paged ? prefix + 4 + npages * page : prefix + nelm * a->esz + 4;
+  if (!span(r, rel, size, &at))
+    return bad(r,
+               "an extensible array data block (address %" PRIu64 ", %" PRIu64
+               " entries) runs past the end of the file",
+               rel, nelm);
+  if (memcmp(f + at, "EADB", 4) != 0 || f[at + 4] != 0 ||
+      f[at + 5] != a->client || sl_get_le64(f + at + 6) != a->rel)
+    return bad(r,
+               "no extensible array data block (EADB) of this array at "
+               "address %" PRIu64,
+               rel);
+  if (!paged)
+    return ea_entries(r, a, f + at + prefix, first, nelm);
+  for (uint64_t pg = 0; pg < npages && first + pg * a->page_n < a->n; pg++) {
+    uint64_t bit = init_at + pg;
+    if (init && !(init[bit / 8] & (0x80u >> (bit % 8))))
+      continue; /* page never written */
+    sl_h5c_result st = ea_entries(r, a, f + at + prefix + 4 + pg * page,
+                                  first + pg * a->page_n, a->page_n);
+    if (st != SL_H5C_OK)
+      return st;
+  }
+  return SL_H5C_OK;
+}
+
+static int log2_exact(uint64_t v) {
+  if (v == 0 || (v & (v - 1)))
+    return -1;
+  int l = 0;
+  while (v >>= 1)
+    l++;
+  return l;
+}
+
+/* An extensible array: header "EAHD" at rel (its creation parameters also
+ * in the layout message, cp), index block "EAIB" holding the first entries,
+ * the data block addresses of the first super blocks and the addresses of
+ * the other super blocks "EASB"; super block u has 2^(u/2) data blocks of
+ * 2^((u+1)/2) x min entries (HDF5's H5EA__hdr_init). */
+static sl_h5c_result earray(rd *r, uint64_t rel, const uint8_t *cp) {
+  const sl_h5_chunk_query *q = r->q;
+  const uint8_t *f = q->file;
+  uint64_t at, ib;
+  if (!span(r, rel, 72, &at) || memcmp(f + at, "EAHD", 4) != 0 ||
+      f[at + 4] != 0)
+    return bad(r,
+               "no extensible array header (EAHD, version 0) at address "
+               "%" PRIu64,
+               rel);
+  ea a = {.client = f[at + 5], .esz = f[at + 6], .rel = rel};
+  unsigned maxbits = f[at + 7], idx_n = f[at + 8], dmin = f[at + 9],
+           smin = f[at + 10], pbits = f[at + 11];
+  if (a.client > 1 || (a.client == 0 && a.esz != 8) ||
+      (a.client == 1 && (a.esz < 13 || a.esz > 20)))
+    return bad(r, "extensible array of client %u with entries of %u bytes",
+               a.client, a.esz);
+  int ld = log2_exact(dmin), ls = log2_exact(smin);
+  if (cp[0] != maxbits || cp[1] != idx_n || cp[2] != smin || cp[3] != dmin ||
+      cp[4] != pbits || ld < 0 || ls < 0 || maxbits > 64 ||
+      maxbits <= (unsigned)ld || pbits > 31)
+    return bad(r,
+               "extensible array parameters (max bits %u, index entries %u, "
+               "min pointers %u, min entries %u, page bits %u) unlike its "
+               "layout message's or impossible",
+               maxbits, idx_n, smin, dmin, pbits);
+  unsigned nsblks = 1 + maxbits - (unsigned)ld, in_iblock = 2u * (unsigned)ls;
+  uint64_t ndblk = 2 * ((uint64_t)smin - 1);
+  if (in_iblock > nsblks)
+    return bad(r, "extensible array of %u super blocks, %u in its index block",
+               nsblks, in_iblock);
+  uint64_t nsblk = nsblks - in_iblock;
+  a.arr_off = (maxbits + 7) / 8;
+  a.page_n = (uint64_t)1 << pbits;
+  uint64_t iblock = sl_get_le64(f + at + 60);
+  if (iblock == UNDEF)
+    return SL_H5C_OK; /* no chunk written */
+  uint64_t isz = 14 + (uint64_t)idx_n * a.esz + 8 * (ndblk + nsblk) + 4;
+  if (!span(r, iblock, isz, &ib) || memcmp(f + ib, "EAIB", 4) != 0 ||
+      f[ib + 4] != 0 || f[ib + 5] != a.client || sl_get_le64(f + ib + 6) != rel)
+    return bad(r,
+               "no extensible array index block (EAIB) of this array at "
+               "address %" PRIu64,
+               iblock);
+  a.n = r->x->grid[0];
+  for (int i = 1; i < q->rank; i++) {
+    uint64_t m = q->maxdims ? q->maxdims[i] : q->dims[i];
+    if (m == UINT64_MAX || m < q->dims[i])
+      return bad(r, "an extensible array over axis %d", i);
+    a.maxgrid[i] = (m + r->x->cdims[i] - 1) / r->x->cdims[i];
+    if (a.maxgrid[i] == 0 || a.n > UINT64_MAX / a.maxgrid[i])
+      return bad(r, "an extensible array of more entries than addresses");
+    a.n *= a.maxgrid[i];
+  }
+  if (a.n > 4 * r->x->nchunks + 1024)
+    return bad(r,
+               "an extensible array of %" PRIu64 " entries for %" PRIu64
+               " chunks (a maximum shape far beyond the shape)",
+               a.n, r->x->nchunks);
+  const uint8_t *dblk_addr = f + ib + 14 + (uint64_t)idx_n * a.esz;
+  const uint8_t *sblk_addr = dblk_addr + 8 * ndblk;
+  sl_h5c_result st = ea_entries(r, &a, f + ib + 14, 0, idx_n);
+  uint64_t start = idx_n, dblk = 0;
+  for (unsigned u = 0; st == SL_H5C_OK && u < nsblks && start < a.n; u++) {
+    uint64_t nd = (uint64_t)1 << (u / 2);
+    uint64_t nelm = ((uint64_t)1 << ((u + 1) / 2)) * dmin;
+    if (u < in_iblock) {
+      if (nelm > a.page_n)
+        return bad(r, "paged data blocks in an extensible array's index "
+                      "block");
+      for (uint64_t d = 0; st == SL_H5C_OK && d < nd; d++)
+        st = ea_dblock(r, &a, sl_get_le64(dblk_addr + 8 * (dblk + d)),
+                       start + d * nelm, nelm, NULL, 0);
+      dblk += nd;
+    } else {
+      uint64_t srel = sl_get_le64(sblk_addr + 8 * (u - in_iblock)), sb;
+      uint64_t npages = nelm > a.page_n ? nelm / a.page_n : 0;
+      uint64_t pis = (npages + 7) / 8; /* bytes per data block, but the
+                                          bits run on across blocks */
+      uint64_t ssz = 6 + 8 + a.arr_off + nd * pis + nd * 8 + 4;
+      if (srel != UNDEF) {
+        if (!span(r, srel, ssz, &sb) || memcmp(f + sb, "EASB", 4) != 0 ||
+            f[sb + 4] != 0 || f[sb + 5] != a.client ||
+            sl_get_le64(f + sb + 6) != rel)
+          return bad(r,
+                     "no extensible array super block (EASB) of this array "
+                     "at address %" PRIu64,
+                     srel);
+        const uint8_t *init = f + sb + 14 + a.arr_off;
+        const uint8_t *addr = init + nd * pis;
+        for (uint64_t d = 0; st == SL_H5C_OK && d < nd; d++)
+          st = ea_dblock(r, &a, sl_get_le64(addr + 8 * d), start + d * nelm,
+                         nelm, npages ? init : NULL, d * npages);
+      }
+    }
+    if (nd > (UINT64_MAX - start) / nelm)
+      break; /* past any dataset's entries */
+    start += nd * nelm;
+  }
+  return st;
+}
+
 sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
                                      sl_h5_chunk_index *x, char *why,
                                      size_t cap) {
@@ -310,6 +513,7 @@ sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
   if (st != SL_H5C_OK)
     return st;
   unsigned nd = (unsigned)q->rank + 1, itype = 0, page_bits = 0;
+  const uint8_t *ea_params = NULL;
   uint64_t dims[SL_H5C_MAX_RANK + 1], idx = UNDEF, single_size = 0;
   uint32_t single_mask = 0;
   bool single_filtered = false;
@@ -366,6 +570,8 @@ sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
     }
     if (itype == IDX_FARRAY)
       page_bits = m[p];
+    if (itype == IDX_EARRAY)
+      ea_params = m + p;
     idx = sl_get_le64(m + p + extra);
     x->kind = itype == IDX_SINGLE     ? "single chunk"
               : itype == IDX_IMPLICIT ? "implicit"
@@ -396,11 +602,16 @@ sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
   if (x->nchunks > q->max_chunks)
     return bad(&r, "a grid of %" PRIu64 " chunks (up to %" PRIu64 " read)",
                x->nchunks, q->max_chunks);
-  if (itype == IDX_EARRAY || itype == IDX_BTREE2) {
+  bool first_unlimited = q->maxdims && q->maxdims[0] == UINT64_MAX;
+  for (int i = 1; first_unlimited && i < q->rank; i++)
+    first_unlimited = q->maxdims[i] != UINT64_MAX;
+  if (itype == IDX_BTREE2 || (itype == IDX_EARRAY && !first_unlimited)) {
     bad(&r,
-        "a chunk index of type %s (a dataset with an unlimited axis, "
-        "written with libver='latest')",
-        x->kind);
+        "a chunk index of type %s (a dataset with %s, written with "
+        "libver='latest')",
+        x->kind,
+        itype == IDX_BTREE2 ? "more than one unlimited axis"
+                            : "an unlimited axis other than the first");
     return SL_H5C_UNSUPPORTED;
   }
   x->chunk = malloc((x->nchunks ? x->nchunks : 1) * sizeof *x->chunk);
@@ -428,6 +639,8 @@ sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
         return st;
     }
     return SL_H5C_OK;
+  case IDX_EARRAY:
+    return earray(&r, idx, ea_params);
   default:
     return farray(&r, idx, page_bits);
   }

@@ -6,9 +6,12 @@
  *     whose leaf keys hold each chunk's stored size, filter mask and
  *     element offsets;
  *   layout v4 (libver='latest'): a fixed array ("FAHD" header, "FADB" data
- *     block, paged or not, filtered entries or not), a single chunk, or the
- *     implicit index (chunks back to back). Extensible arrays and v2
- *     B-trees (a dataset with an unlimited axis) are SL_H5C_UNSUPPORTED.
+ *     block, paged or not, filtered entries or not), a single chunk, the
+ *     implicit index (chunks back to back), or an extensible array (one
+ *     unlimited axis, the first: "EAHD" header, "EAIB" index block, "EASB"
+ *     super blocks, "EADB" data blocks, paged or not). v2 B-trees (more
+ *     than one unlimited axis) and extensible arrays over another axis are
+ *     SL_H5C_UNSUPPORTED.
  *
  * Why: HDF5 1.10.8 (Debian 12) has no H5Dchunk_iter, and its
  * H5Dget_chunk_info / H5Dget_chunk_info_by_coord walk the whole index on
@@ -42,12 +45,14 @@ typedef struct sl_h5_chunk {
 typedef struct sl_h5_chunk_query {
   const uint8_t *file; /* the whole file */
   uint64_t file_size;
-  uint64_t base;        /* base address: the userblock's size */
-  uint64_t ohdr;        /* the dataset's object header, relative to base */
-  int rank;             /* 1..SL_H5C_MAX_RANK */
-  const uint64_t *dims; /* the dataset's shape (rank values) */
-  uint32_t elem_size;   /* bytes per element */
-  uint64_t max_chunks;  /* a larger chunk grid is refused */
+  uint64_t base;           /* base address: the userblock's size */
+  uint64_t ohdr;           /* the dataset's object header, relative to base */
+  int rank;                /* 1..SL_H5C_MAX_RANK */
+  const uint64_t *dims;    /* the dataset's shape (rank values) */
+  const uint64_t *maxdims; /* its maximum shape (UINT64_MAX: unlimited), or
+                              NULL: the shape */
+  uint32_t elem_size;      /* bytes per element */
+  uint64_t max_chunks;     /* a larger chunk grid is refused */
 } sl_h5_chunk_query;
 
 typedef struct sl_h5_chunk_index {

@@ -502,15 +502,27 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
     return sl_err_set(err, SL_ENOMEM,
                       "%s: no memory for %" PRIu64 " chunk offsets", src->path,
                       nch);
-  uint64_t dims[MAX_RANK];
-  for (int i = 0; i < a->rank; i++)
+  uint64_t dims[MAX_RANK], maxdims[MAX_RANK];
+  hsize_t hmax[MAX_RANK] = {0}, hcur[MAX_RANK];
+  hid_t space = H5Dget_space(a->d);
+  int mr = space >= 0 ? H5Sget_simple_extent_dims(space, hcur, hmax) : -1;
+  if (space >= 0)
+    H5Sclose(space);
+  if (mr != a->rank)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: dataset %s: its maximum shape cannot be read",
+                      src->path, a->name);
+  for (int i = 0; i < a->rank; i++) {
     dims[i] = a->dims[i];
+    maxdims[i] = hmax[i] == H5S_UNLIMITED ? UINT64_MAX : (uint64_t)hmax[i];
+  }
   sl_h5_chunk_query q = {.file = src->map,
                          .file_size = src->file_size,
                          .base = (uint64_t)ub,
                          .ohdr = ohdr,
                          .rank = a->rank,
                          .dims = dims,
+                         .maxdims = maxdims,
                          .elem_size = 1,
                          .max_chunks = nch};
   sl_h5_chunk_index x;
@@ -560,8 +572,9 @@ static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
     return sl_err_set(
         err, SL_EFORMAT,
         "%s: dataset %s (shape %s, chunks %s) has %" PRIu64
-        " chunks in %s: sluice parses v1 B-trees, fixed arrays, single and "
-        "implicit chunk indexes, and asks HDF5 for others only up to %u "
+        " chunks in %s: sluice parses v1 B-trees, fixed and extensible "
+        "arrays, single and implicit chunk indexes, and asks HDF5 for others "
+        "only up to %u "
         "chunks (HDF5 1.10's chunk queries walk the whole index on every "
         "call); rewrite it with a fixed shape (h5py without maxshape) or "
         "with h5py's default libver, or " ARRAY_HINT,

@@ -1,9 +1,12 @@
 /* libFuzzer target: the HDF5 chunk index parser (formats/h5chunk.c), which
- * reads object headers, layout messages, v1 B-trees and fixed arrays from
+ * reads object headers, layout messages, v1 B-trees, fixed and extensible
+ * arrays from
  * untrusted file bytes at open.
  *
  * Input: a 24-byte prefix, then the file. Prefix: byte 0 the rank
- * (1 + b % 8), byte 1 the element size (1 + b % 8), bytes 4..7 the object
+ * (1 + b % 8), byte 1 the element size (1 + b % 8), byte 2 the maximum
+ * shape (bit 0: the first axis unlimited; bit 1: the second axis twice as
+ * long as it is; none: the shape), bytes 4..7 the object
  * header's address (u32 LE, relative to the file part), bytes 8..23 eight
  * u16 LE dimensions (the first rank used). The file part's addresses are
  * relative to the prefix's end (the parser's base address, as with a
@@ -25,15 +28,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   enum { PREFIX = 24 };
   if (size < PREFIX)
     return 0;
-  uint64_t dims[SL_H5C_MAX_RANK];
+  uint64_t dims[SL_H5C_MAX_RANK], maxdims[SL_H5C_MAX_RANK];
   for (int i = 0; i < SL_H5C_MAX_RANK; i++)
-    dims[i] = sl_get_le16(data + 8 + 2 * i);
+    maxdims[i] = dims[i] = sl_get_le16(data + 8 + 2 * i);
+  if (data[2] & 1)
+    maxdims[0] = UINT64_MAX;
+  if (data[2] & 2)
+    maxdims[1] *= 2;
   sl_h5_chunk_query q = {.file = data,
                          .file_size = size,
                          .base = PREFIX,
                          .ohdr = sl_get_le32(data + 4),
                          .rank = 1 + data[0] % SL_H5C_MAX_RANK,
                          .dims = dims,
+                         .maxdims = data[2] & 3 ? maxdims : NULL,
                          .elem_size = 1u + data[1] % 8u,
                          .max_chunks = 1u << 16};
   sl_h5_chunk_index ix;

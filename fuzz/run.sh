@@ -45,6 +45,6 @@ fuzz fuzz_jpeg_layout "$parser_secs" 16384 corpus_jpeg
 fuzz fuzz_exif "$parser_secs" 4096 corpus_exif
 # Writes one small HDF5 file per input (under TMPDIR): ~100 inputs/s.
 fuzz fuzz_hdf5_index "$parser_secs" 2048 corpus_hdf5
-fuzz fuzz_h5chunk "$parser_secs" 16384 corpus_h5chunk
+fuzz fuzz_h5chunk "$parser_secs" 32768 corpus_h5chunk
 fuzz fuzz_h5filter "$parser_secs" 16384 corpus_h5filter
 fuzz fuzz_h5tiles "$parser_secs" 16384 corpus_h5tiles

@@ -4,7 +4,8 @@
  * a file whose arrays are named by dataset.images / dataset.targets;
  * chunked unfiltered arrays (one sample a chunk, four a chunk with a partial
  * edge chunk, chunks after a userblock, a two-level v1 B-tree, a paged fixed
- * array, a single chunk, an extensible array); filtered chunks (gzip+shuffle,
+ * array, a single chunk, extensible arrays of 3 and 4500 chunks); filtered
+ * chunks (gzip+shuffle,
  * lzf with incompressible chunks stored raw, gzip+fletcher32, 500 samples a
  * chunk, a chunk written raw with filter mask 1) and chunks never written
  * (fill value 17 under gzip, 0 unfiltered in a B-tree and a fixed array);
@@ -25,8 +26,8 @@
  * as BGR, with the loader's chunk decompressions counted; that no HDF5 call
  * is made after open (wrappers of libhdf5's entry points sluice calls); that
  * damaged or unsupported inputs (float pixels, rank 2, zero-size, an
- * unsupported filter, a row of chunks spread over the file, an extensible
- * array of more
+ * unsupported filter, a row of chunks spread over the file, a v2 B-tree
+ * of more
  * than 4096 chunks, damaged B-tree and fixed array nodes, a fixed-size row
  * of length 0 or longer than its row, rows without lengths, a vlen element
  * that is no image, a heap object longer than its collection, 4 channels,
@@ -93,6 +94,7 @@ static const fixture k_fix[] = {
     {"chunkfa", 1100, 8, 8, 3, 0, 0, {NULL}, 0},
     {"chunksingle", 5, 8, 8, 3, 0, 0, {NULL}, 0},
     {"chunkea", 6, 8, 8, 3, 0, 0, {NULL}, 0},
+    {"ea_many", 4500, 4, 4, 3, 0, 0, {NULL}, 0},
     {"gz", 6, 10, 10, 3, 0, 0, {NULL}, 6},
     {"lzf", 10, 8, 8, 3, 0, 0, {NULL}, 2},
     {"fletcher", 5, 8, 8, 3, 0, 0, {NULL}, 3},
@@ -429,7 +431,7 @@ static void test_refused(void **state) {
       {"bad_scatter", NULL, NULL,
        "the 2 chunks of samples 0..3 (768 bytes) are spread over"},
       {"bad_many", NULL, NULL,
-       "has 4097 chunks in a chunk index of type extensible array"},
+       "has 4097 chunks in a chunk index of type version 2 B-tree"},
       {"bad_tree", NULL, NULL,
        "its chunk index is damaged: no chunk B-tree node (TREE"},
       {"bad_fadb", NULL, NULL,

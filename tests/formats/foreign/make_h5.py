@@ -123,7 +123,12 @@ with h5py.File(path("chunksingle"), "w", libver="latest") as f:
 with h5py.File(path("chunkea"), "w", libver="latest") as f:
     f.create_dataset("images", data=px(6, 8, 8, 3), chunks=(2, 8, 8, 3),
                      maxshape=(None, 8, 8, 3))
-for name in ("chunkbt", "chunkfa", "chunksingle", "chunkea"):
+# An appendable set (maxshape, libver='latest') of 4500 gzip chunks: an
+# extensible array with super blocks, parsed by sluice (not asked of HDF5).
+with h5py.File(path("ea_many"), "w", libver="latest") as f:
+    f.create_dataset("images", data=px(4500, 4, 4, 3), chunks=(1, 4, 4, 3),
+                     compression="gzip", maxshape=(None, 4, 4, 3))
+for name in ("chunkbt", "chunkfa", "chunksingle", "chunkea", "ea_many"):
     with h5py.File(path(name), "r") as f:
         lab = f["labels"][()] if "labels" in f else [-1] * len(f["images"])
         expect(name, f["images"][()], lab)
@@ -296,7 +301,7 @@ with h5py.File(path("onehot"), "r") as f:
 # Damaged or unsupported inputs.
 with h5py.File(path("bad_many"), "w", libver="latest") as f:
     f.create_dataset("images", data=px(4097, 1, 1, 3), chunks=(1, 1, 1, 3),
-                     maxshape=(None, 1, 1, 3))
+                     maxshape=(None, None, 1, 3))
 damage("chunkbt", "bad_tree", b"TREE", 2, b"TREX")
 damage("chunkfa", "bad_fadb", b"FADB", 0, b"FADX")
 # Chunks whose stored bytes are damaged: gzip garbage in chunk 1, a flipped

@@ -10,8 +10,13 @@ HDF5's own H5Dget_chunk_info:
     fa_*      libver='latest': a fixed array (paged past 1024 chunks)
     single_*  libver='latest', one chunk
     implicit  libver='latest', allocated early, unfiltered: chunks in a row
-    ea        libver='latest', an unlimited axis: an extensible array
-              (not parsed: the parser must say so)
+    ea*       libver='latest', the first axis unlimited: an extensible
+              array (entries in the index block only; super blocks, gzip;
+              a maximum shape wider than the shape; chunks and whole
+              blocks never written; 5000 chunks; 140000 chunks, whose last
+              data blocks are paged, all written and mostly not)
+    bt2       libver='latest', two unlimited axes: a v2 B-tree (not
+              parsed: the parser must say so)
 """
 import os
 import sys
@@ -82,3 +87,32 @@ with h5py.File(path("implicit"), "w", libver="latest") as f:
 with h5py.File(path("ea"), "w", libver="latest") as f:
     f.create_dataset("images", data=noisy(6, 8, 8, 3), chunks=(2, 8, 8, 3),
                      maxshape=(None, 8, 8, 3))
+# Super blocks (300 chunks: index block 4, its data blocks 240, then
+# EASB), filtered entries.
+with h5py.File(path("ea_gzip"), "w", libver="latest") as f:
+    f.create_dataset("images", data=noisy(300, 4, 4, 3), chunks=(1, 4, 4, 3),
+                     compression="gzip", shuffle=True, maxshape=(None, 4, 4, 3))
+# A maximum shape wider than the shape: entries over the maximum grid.
+with h5py.File(path("ea_grid"), "w", libver="latest") as f:
+    f.create_dataset("images", data=noisy(20, 8, 8, 3), chunks=(3, 4, 8, 3),
+                     maxshape=(None, 16, 8, 3))
+with h5py.File(path("ea_unalloc"), "w", libver="latest") as f:
+    d = f.create_dataset("images", (3000, 1, 1, 3), dtype=np.uint8,
+                         chunks=(1, 1, 1, 3), maxshape=(None, 1, 1, 3))
+    d[0:10] = noisy(10, 1, 1, 3)
+    d[2500:2510] = noisy(10, 1, 1, 3)
+with h5py.File(path("ea_big"), "w", libver="latest") as f:
+    f.create_dataset("images", data=noisy(5000, 1, 1, 1), chunks=(1, 1, 1, 1),
+                     maxshape=(None, 1, 1, 1))
+# Past 131060 entries the data blocks hold 2048 entries in pages of 1024.
+with h5py.File(path("ea_paged"), "w", libver="latest") as f:
+    f.create_dataset("images", data=noisy(140000, 1, 1, 1), chunks=(1, 1, 1, 1),
+                     maxshape=(None, 1, 1, 1))
+with h5py.File(path("ea_pages_unwritten"), "w", libver="latest") as f:
+    d = f.create_dataset("images", (140000, 1, 1, 1), dtype=np.uint8,
+                         chunks=(1, 1, 1, 1), maxshape=(None, 1, 1, 1))
+    for lo in (0, 131500, 139990):
+        d[lo:lo + 10] = noisy(10, 1, 1, 1)
+with h5py.File(path("bt2"), "w", libver="latest") as f:
+    f.create_dataset("images", data=noisy(6, 8, 8, 3), chunks=(2, 4, 8, 3),
+                     maxshape=(None, None, 8, 3))
