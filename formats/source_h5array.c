@@ -321,10 +321,10 @@ static int object_addr(hid_t d, uint64_t *addr) {
   return 0;
 }
 
-/* Chunked, unfiltered, whole-sample chunks: every chunk's file offset.
+/* Chunked arrays: every chunk's file offset, stored size and filter mask.
  * The chunk index is read from the file's bytes (formats/h5chunk.c: v1
- * B-trees, fixed arrays, single and implicit indexes), in one pass. Other
- * indexes (extensible arrays, v2 B-trees: an unlimited axis with
+ * B-trees, fixed and extensible arrays, single and implicit indexes), in
+ * one pass. Other indexes (v2 B-trees: more than one unlimited axis with
  * libver='latest') are asked of HDF5 chunk by chunk, up to
  * SL_H5_MAX_CHUNKS: in HDF5 1.10.8 H5Dget_chunk_info_by_coord (like
  * H5Dget_chunk_info by index) iterates the whole chunk index on every call,
