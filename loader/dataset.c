@@ -119,29 +119,50 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   size_t len = 0;
   bool in_order = w->has_pos; /* else a replacement: outside the order */
   w->has_pos = false;
-  sl_status st;
+  sl_status st = SL_OK;
+  /* Filtered HDF5 chunks: with mmap and pread the sample's chunk is looked
+   * up in the cache before its bytes are read, and a chunk already there
+   * needs no read (a copy of the whole compressed chunk, or row of chunks,
+   * for each of its samples otherwise). With uring the read is in flight
+   * already and costs no copy, and it comes first: a worker filling a chunk
+   * must not wait for a pool buffer that workers waiting for that chunk
+   * hold. */
+  int slot = -1; /* of the chunk cache, held while the pipeline reads it */
+  uint8_t *cached = NULL;
+  bool fill = false;
+  uint64_t ch = 0, off = 0, cb = 0;
+  bool cached_chunk = c->start_err.code == SL_OK && c->cache && w->scratch &&
+                      sl_source_chunk_of(c->src, index, &ch, &off, &cb);
+  bool early = sl_io_backend(c->io) != SL_IO_URING;
+  if (cached_chunk && early)
+    slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
+  bool skip_read = slot >= 0 && !fill;
   if (c->start_err.code != SL_OK)
     st = sl_err_set(err, c->start_err.code, "%s", c->start_err.msg);
+  else if (skip_read)
+    st = SL_OK;
   else if (in_order)
     st = sl_io_get(c->io, w->pos, w->buf, w->cap, &data, &len, err);
   else
     st = sl_io_read(c->io, index, w->buf, w->cap, &data, &len, err);
   t->read_ns += sl_now_ns() - t0;
   if (st != SL_OK) {
+    if (slot >= 0) {
+      if (fill)
+        sl_chunk_cache_filled(c->cache, slot, false);
+      sl_chunk_cache_release(c->cache, slot);
+    }
     if (in_order)
       sl_io_put(c->io, w->pos);
     return st;
   }
   t->bytes_read += len;
+  if (cached_chunk && !early)
+    slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
   sl_pipeline_times before, after;
   sl_pipeline_times_get(w->pl, &before);
-  int slot = -1;    /* of the chunk cache, held while the pipeline reads it */
   if (w->scratch) { /* filtered HDF5 chunks: undone here (decode time) */
-    uint64_t t1 = sl_now_ns(), ch, off, cb;
-    uint8_t *cached = NULL;
-    bool fill = false;
-    if (c->cache && sl_source_chunk_of(c->src, index, &ch, &off, &cb))
-      slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
+    uint64_t t1 = sl_now_ns();
     if (slot >= 0 && fill) {
       st = sl_source_unfilter_chunk(c->src, index, data, len, w->scratch,
                                     cached, err);
@@ -152,8 +173,6 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
         sl_chunk_cache_release(c->cache, slot);
         slot = -1;
       }
-    } else {
-      st = SL_OK;
     }
     if (slot >= 0) {
       data = cached + off;

@@ -279,6 +279,7 @@ static void test_open_and_decode(void **state) {
 }
 
 static long g_after_open = -1;
+static uint64_t g_bytes_read; /* the last loader_run_range's epoch */
 
 /* The loader's batches, sample by sample, against numpy's pixels. */
 static const char *g_order = "random"; /* loader.order of loader_run */
@@ -356,6 +357,7 @@ static void loader_run_range(const fixture *f, const char *workers,
   assert_int_equal(seen, f->n);
   sl_loader_stats stats;
   assert_int_equal(sl_loader_stats_get(ld, &stats), SL_OK);
+  g_bytes_read = stats.bytes_read;
   if (lo != hi)
     print_message("%s: %s workers, order %s, chunk cache %s: %llu chunk "
                   "decompressions in an epoch\n",
@@ -402,6 +404,22 @@ static void test_loader_batches(void **state) {
   /* Without the chunk cache every sample decompresses its chunk (lzf: the
    * 4 + 2 samples of its compressed first and partial edge chunks). */
   loader_run_cache(fixture_named("many500"), "2", "mmap", false, "0", 600);
+  uint64_t uncached = g_bytes_read;
+  /* A chunk in the cache is not read again (mmap and pread): each of the
+   * two chunks is read once, not once a sample. */
+  char p[700];
+  struct stat fs;
+  path_in(p, sizeof p, "many500", ".h5");
+  assert_int_equal(stat(p, &fs), 0);
+  for (int q = 0; q < 2; q++) {
+    loader_run_cache(fixture_named("many500"), "1", q ? "pread" : "mmap", false,
+                     "256MiB", 2);
+    if (g_bytes_read > (uint64_t)fs.st_size || g_bytes_read * 100 > uncached)
+      fail_msg("many500 (%s, cached): %llu bytes read, file %lld, %llu "
+               "without the cache",
+               q ? "pread" : "mmap", (unsigned long long)g_bytes_read,
+               (long long)fs.st_size, (unsigned long long)uncached);
+  }
   loader_run_cache(fixture_named("lzf"), "1", "pread", false, "0", 6);
   /* 20 chunks of 50 and a cache of 4: quasi_random blocks of whole chunks
    * (runs of 2) decompress each chunk about once an epoch (at most 1.1
