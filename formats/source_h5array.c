@@ -1641,6 +1641,24 @@ static sl_status copy_tiles(const sl_source *src, uint64_t i, const uint8_t *in,
   return SL_OK;
 }
 
+/* Sample i's chunk of whole samples, its filters undone into scratch (or
+ * in itself when all were skipped): *chunk. */
+static sl_status unfilter_whole(const sl_source *src, uint64_t i,
+                                const uint8_t *in, size_t len, uint8_t *scratch,
+                                const uint8_t **chunk, sl_err *err) {
+  const sl_h5_filtered *f = src->h5f;
+  uint64_t c = i / f->per_chunk;
+  char why[200];
+  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
+                                   chunk, why, sizeof why);
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
+                      " (filter mask %#" PRIx32 "): %s",
+                      src->path, i, f->dset, c, f->mask[c], bad);
+  return SL_OK;
+}
+
 sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
                                    const uint8_t *in, size_t len,
                                    uint8_t *scratch, uint8_t *dst,
@@ -1648,18 +1666,11 @@ sl_status sl_source_unfilter_chunk(const sl_source *src, uint64_t i,
   const sl_h5_filtered *f = src->h5f;
   if (f->tiled)
     return copy_tiles(src, i, in, len, 0, f->per_chunk, scratch, dst, err);
-  uint64_t c = i / f->per_chunk;
-  char why[200];
   const uint8_t *chunk = NULL;
-  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
-                                   &chunk, why, sizeof why);
-  if (bad)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
-                      " (filter mask %#" PRIx32 "): %s",
-                      src->path, i, f->dset, c, f->mask[c], bad);
-  memcpy(dst, chunk, (size_t)f->group_bytes);
-  return SL_OK;
+  sl_status st = unfilter_whole(src, i, in, len, scratch, &chunk, err);
+  if (st == SL_OK)
+    memcpy(dst, chunk, (size_t)f->group_bytes);
+  return st;
 }
 
 sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
@@ -1694,14 +1705,9 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
   }
   uint32_t all = (uint32_t)((1u << f->pipe.n) - 1);
   const uint8_t *chunk = NULL;
-  char why[200];
-  const char *bad = sl_h5_unfilter(&f->pipe, f->mask[c], in, len, scratch,
-                                   &chunk, why, sizeof why);
-  if (bad)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: sample %" PRIu64 ": dataset %s, chunk %" PRIu64
-                      " (filter mask %#" PRIx32 "): %s",
-                      src->path, i, f->dset, c, f->mask[c], bad);
+  sl_status st = unfilter_whole(src, i, in, len, scratch, &chunk, err);
+  if (st != SL_OK)
+    return st;
   *out = chunk + r * f->sample_bytes;
   if ((f->mask[c] & all) != all)
     (*unfilters)++;
