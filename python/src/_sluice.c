@@ -125,13 +125,18 @@ struct export {
   int64_t strides[4];
 };
 
-module_state *g_state; /* set at module exec: types and exceptions */
+module_state *state_of(PyObject *o) {
+  return PyType_GetModuleState(Py_TYPE(o));
+}
 
 /* ---- Errors ------------------------------------------------------------- */
-PyObject *raise_status(sl_status st, const char *msg) {
-  PyObject *type = g_state->error;
-  if ((unsigned)st < 32 && g_state->by_status[st])
-    type = g_state->by_status[st];
+PyObject *raise_status(PyObject *self, sl_status st, const char *msg) {
+  module_state *ms = state_of(self);
+  if (!ms)
+    return NULL; /* PyType_GetModuleState set the error */
+  PyObject *type = ms->error;
+  if ((unsigned)st < 32 && ms->by_status[st])
+    type = ms->by_status[st];
   PyObject *text = PyUnicode_FromString(msg && msg[0] ? msg : sl_strerror(st));
   if (!text)
     return NULL;
@@ -211,7 +216,7 @@ static void op_lock_gil(struct core *c) {
 
 static int loader_check(LoaderObject *self) {
   if (!self->core) {
-    raise_status(SL_ESTATE, "the loader is closed");
+    raise_status((PyObject *)self, SL_ESTATE, "the loader is closed");
     return -1;
   }
   return 0;
@@ -241,7 +246,7 @@ static int Loader_init(PyObject *o, PyObject *args, PyObject *kw) {
     st = sl_config_load_ini(cfg, PyBytes_AsString(fs));
     Py_DECREF(fs);
     if (st != SL_OK) {
-      raise_status(st, sl_config_errmsg(cfg));
+      raise_status(o, st, sl_config_errmsg(cfg));
       goto fail_cfg;
     }
   }
@@ -261,7 +266,7 @@ static int Loader_init(PyObject *o, PyObject *args, PyObject *kw) {
       Py_DECREF(pair);
       if (st != SL_OK) {
         Py_DECREF(it);
-        raise_status(st, sl_config_errmsg(cfg));
+        raise_status(o, st, sl_config_errmsg(cfg));
         goto fail_cfg;
       }
     }
@@ -279,7 +284,7 @@ static int Loader_init(PyObject *o, PyObject *args, PyObject *kw) {
   sl_loader *ld = NULL;
   Py_BEGIN_ALLOW_THREADS st = sl_loader_open(&ld, cfg);
   Py_END_ALLOW_THREADS if (st != SL_OK) {
-    raise_status(st, ld ? sl_loader_errmsg(ld) : sl_config_errmsg(cfg));
+    raise_status(o, st, ld ? sl_loader_errmsg(ld) : sl_config_errmsg(cfg));
     sl_loader_close(ld);
     goto fail_cfg;
   }
@@ -338,7 +343,7 @@ static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
   if (st != SL_OK)
     snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
   pthread_mutex_unlock(&c->op);
-  Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(st, msg);
+  Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(o, st, msg);
   Py_RETURN_NONE;
 }
 
@@ -375,9 +380,9 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
                "device.prefetch)",
                c->prefetch, (unsigned long long)atomic_load(&c->outstanding));
     }
-    return raise_status(st, msg);
+    return raise_status(o, st, msg);
   }
-  BatchObject *b = PyObject_New(BatchObject, g_state->batch_type);
+  BatchObject *b = PyObject_New(BatchObject, state_of(o)->batch_type);
   if (!b) {
     op_lock_gil(c);
     sl_batch_release(c->ld, &bc->b, NULL);
@@ -462,7 +467,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
   pthread_mutex_unlock(&c->op);
   if (st != SL_OK)
-    return raise_status(st, msg);
+    return raise_status(o, st, msg);
   PyObject *d = PyDict_New();
   if (!d)
     return NULL;
@@ -528,7 +533,7 @@ static PyObject *Loader_save_state(PyObject *o, PyObject *unused) {
     snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
   pthread_mutex_unlock(&c->op);
   if (st != SL_OK)
-    return raise_status(st, msg);
+    return raise_status(o, st, msg);
   return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
 }
 
@@ -550,7 +555,7 @@ static PyObject *Loader_restore_state(PyObject *o, PyObject *arg) {
   pthread_mutex_unlock(&c->op);
   Py_END_ALLOW_THREADS PyBuffer_Release(&view);
   if (st != SL_OK)
-    return raise_status(st, msg);
+    return raise_status(o, st, msg);
   Py_RETURN_NONE;
 }
 
@@ -628,7 +633,8 @@ static void tensor_fill_strides(TensorObject *t) {
 static PyObject *tensor_new(BatchObject *bo, int which) {
   struct bcore *bc = bo->bc;
   const sl_batch *b = &bc->b;
-  TensorObject *t = PyObject_New(TensorObject, g_state->tensor_type);
+  TensorObject *t =
+      PyObject_New(TensorObject, state_of((PyObject *)bo)->tensor_type);
   if (!t)
     return NULL;
   t->bc = bc;
@@ -679,8 +685,9 @@ static PyObject *tensor_new(BatchObject *bo, int which) {
   return (PyObject *)t;
 }
 
-PyObject *tensor_owned(PyObject *owner, uint32_t h, uint32_t w, uint32_t c) {
-  TensorObject *t = PyObject_New(TensorObject, g_state->tensor_type);
+PyObject *tensor_owned(PyObject *self, PyObject *owner, uint32_t h, uint32_t w,
+                       uint32_t c) {
+  TensorObject *t = PyObject_New(TensorObject, state_of(self)->tensor_type);
   if (!t)
     return NULL;
   t->bc = NULL;
@@ -782,8 +789,9 @@ static int tensor_stream_wait(TensorObject *t, intptr_t s) {
     if (!fn)
       fn = cuda_wait_event();
     if (!fn) {
-      raise_status(SL_ECUDA, "__dlpack__(stream=...): cannot find "
-                             "cudaStreamWaitEvent (libcudart not loadable)");
+      raise_status((PyObject *)t, SL_ECUDA,
+                   "__dlpack__(stream=...): cannot find "
+                   "cudaStreamWaitEvent (libcudart not loadable)");
       return -1;
     }
     int err = fn((void *)s, *(void **)t->bc->b.ready, 0);
@@ -793,7 +801,7 @@ static int tensor_stream_wait(TensorObject *t, intptr_t s) {
                "cudaStreamWaitEvent on the batch's ready event failed "
                "(cudaError %d)",
                err);
-      raise_status(SL_ECUDA, msg);
+      raise_status((PyObject *)t, SL_ECUDA, msg);
       return -1;
     }
   }
@@ -1137,7 +1145,7 @@ static PyMethodDef mod_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **out) {
-  PyObject *t = PyType_FromSpec(spec);
+  PyObject *t = PyType_FromModuleAndSpec(m, spec, NULL);
   if (!t)
     return -1;
   const char *dot = strrchr(spec->name, '.');
@@ -1151,7 +1159,6 @@ static int add_type(PyObject *m, PyType_Spec *spec, PyTypeObject **out) {
 
 static int mod_exec(PyObject *m) {
   module_state *s = PyModule_GetState(m);
-  g_state = s;
   s->error = PyErr_NewExceptionWithDoc(
       "sluice.Error", "A libsluice call failed; .status is the sl_status.",
       NULL, NULL);

@@ -35,7 +35,7 @@ static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
   Py_BEGIN_ALLOW_THREADS st = sl_dataset_open_file(&ds, p);
   Py_END_ALLOW_THREADS Py_DECREF(path);
   if (st != SL_OK) {
-    raise_status(st, sl_dataset_errmsg(ds));
+    raise_status(o, st, sl_dataset_errmsg(ds));
     sl_dataset_close(ds);
     return -1;
   }
@@ -50,7 +50,7 @@ static void Dataset_dealloc(PyObject *o) {
 
 static int ds_check(DatasetObject *self) {
   if (!self->ds) {
-    raise_status(SL_ESTATE, "the dataset is closed");
+    raise_status((PyObject *)self, SL_ESTATE, "the dataset is closed");
     return -1;
   }
   return 0;
@@ -90,7 +90,7 @@ static PyObject *Dataset_info(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(st, sl_dataset_errmsg(self->ds));
+    return raise_status(o, st, sl_dataset_errmsg(self->ds));
   PyObject *targets = PyList_New(m.target_width);
   if (!targets)
     return NULL;
@@ -118,7 +118,7 @@ static PyObject *Dataset_decode(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(st, sl_dataset_errmsg(self->ds));
+    return raise_status(o, st, sl_dataset_errmsg(self->ds));
   size_t cap = (size_t)m.width * m.height * m.channels;
   PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)cap);
   if (!buf)
@@ -131,9 +131,9 @@ static PyObject *Dataset_decode(PyObject *o, PyObject *arg) {
     sl_dataset_errmsg_copy(self->ds, msg, sizeof msg);
   Py_END_ALLOW_THREADS if (st != SL_OK) {
     Py_DECREF(buf);
-    return raise_status(st, msg);
+    return raise_status(o, st, msg);
   }
-  PyObject *t = tensor_owned(buf, m.height, m.width, m.channels);
+  PyObject *t = tensor_owned(o, buf, m.height, m.width, m.channels);
   Py_DECREF(buf);
   return t;
 }
@@ -147,7 +147,7 @@ static PyObject *Dataset_read(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(st, sl_dataset_errmsg(self->ds));
+    return raise_status(o, st, sl_dataset_errmsg(self->ds));
   PyObject *buf =
       PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)m.stored_bytes);
   if (!buf)
@@ -157,7 +157,7 @@ static PyObject *Dataset_read(PyObject *o, PyObject *arg) {
                        (size_t)m.stored_bytes, &len);
   if (st != SL_OK) {
     Py_DECREF(buf);
-    return raise_status(st, sl_dataset_errmsg(self->ds));
+    return raise_status(o, st, sl_dataset_errmsg(self->ds));
   }
   PyObject *b =
       PyBytes_FromStringAndSize(PyByteArray_AsString(buf), (Py_ssize_t)len);
@@ -268,7 +268,7 @@ static int Writer_init(PyObject *o, PyObject *args, PyObject *kw) {
   sl_status st = sl_writer_create(&w, PyBytes_AsString(path), &opts);
   Py_DECREF(path);
   if (st != SL_OK) {
-    raise_status(st, w ? sl_writer_errmsg(w) : "");
+    raise_status(o, st, w ? sl_writer_errmsg(w) : "");
     sl_writer_destroy(w);
     return -1;
   }
@@ -284,7 +284,7 @@ static void Writer_dealloc(PyObject *o) {
 
 static int w_check(WriterObject *self) {
   if (!self->w) {
-    raise_status(SL_ESTATE, "the writer is closed");
+    raise_status((PyObject *)self, SL_ESTATE, "the writer is closed");
     return -1;
   }
   return 0;
@@ -354,7 +354,7 @@ static PyObject *Writer_add_pixels(PyObject *o, PyObject *args, PyObject *kw) {
   if (PyErr_Occurred())
     return NULL;
   if (st != SL_OK)
-    return raise_status(st, sl_writer_errmsg(self->w));
+    return raise_status(o, st, sl_writer_errmsg(self->w));
   Py_RETURN_NONE;
 }
 
@@ -381,7 +381,7 @@ static PyObject *Writer_add_encoded(PyObject *o, PyObject *args, PyObject *kw) {
   free(t);
   PyBuffer_Release(&data);
   if (st != SL_OK)
-    return raise_status(st, sl_writer_errmsg(self->w));
+    return raise_status(o, st, sl_writer_errmsg(self->w));
   Py_RETURN_NONE;
 }
 
@@ -395,7 +395,7 @@ static PyObject *Writer_set_class_name(PyObject *o, PyObject *args) {
     return NULL;
   sl_status st = sl_writer_set_class_name(self->w, label, name);
   if (st != SL_OK)
-    return raise_status(st, sl_writer_errmsg(self->w));
+    return raise_status(o, st, sl_writer_errmsg(self->w));
   Py_RETURN_NONE;
 }
 
@@ -407,7 +407,7 @@ static PyObject *Writer_commit(PyObject *o, PyObject *u) {
   sl_status st;
   Py_BEGIN_ALLOW_THREADS st = sl_writer_commit(self->w);
   Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(
-      st, sl_writer_errmsg(self->w));
+      o, st, sl_writer_errmsg(self->w));
   Py_RETURN_NONE;
 }
 

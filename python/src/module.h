@@ -15,16 +15,21 @@ typedef struct {
       *writer_type;
 } module_state;
 
-/* Set at module exec: types and exceptions (one interpreter). */
-extern module_state *g_state;
+/* The state of the module that made o's type (every type of the module is
+ * a heap type made with PyType_FromModuleAndSpec and cannot be
+ * subclassed): no process-wide state, so each interpreter that imports the
+ * module has its own. */
+module_state *state_of(PyObject *o);
 
-/* Raises the sluice.Error subclass of st with msg (sl_strerror when empty);
- * returns NULL. */
-PyObject *raise_status(sl_status st, const char *msg);
+/* Raises the sluice.Error subclass of st with msg (sl_strerror when empty),
+ * from the state of self's module (self: an object of the module's
+ * types); returns NULL. */
+PyObject *raise_status(PyObject *self, sl_status st, const char *msg);
 
 /* A Tensor of u8 HWC pixels owned by the bytearray owner (a new
- * reference is taken). */
-PyObject *tensor_owned(PyObject *owner, uint32_t h, uint32_t w, uint32_t c);
+ * reference is taken); self gives the module. */
+PyObject *tensor_owned(PyObject *self, PyObject *owner, uint32_t h, uint32_t w,
+                       uint32_t c);
 
 /* Frees an instance of a heap type (its tp_free) and drops the instance's
  * reference to its type: the end of every dealloc. */

@@ -57,6 +57,26 @@ def test_bad_dataset_raises_with_c_message(tmp_path):
         sluice.Dataset(str(junk))
 
 
+def test_each_module_object_has_its_own_state(tmp_path):
+    # The extension keeps no process-wide state: a second module object
+    # made from the same file (as a second interpreter would) has its own
+    # exception types, and each module's objects raise their own.
+    import importlib.util
+
+    from sluice import _sluice as first
+    spec = importlib.util.find_spec("sluice._sluice")
+    second = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(second)
+    assert second is not first and second.Error is not first.Error
+    missing = str(tmp_path / "missing.lmdb")
+    for mod, other in ((first, second), (second, first)):
+        with pytest.raises(mod.Error) as e:
+            mod._Loader(missing, [])
+        assert not isinstance(e.value, other.Error)
+        with pytest.raises(mod.Error):
+            mod._Dataset(missing)
+
+
 def test_zero_copy_numpy(opts):
     with sluice.Loader(opts()) as ld:
         for b in ld.epoch(0):
