@@ -3,7 +3,8 @@
  * foreign LMDB layouts (Caffe Datums, image-file values, written here with
  * liblmdb as other tools write them), and of h5py-written chunked pixel
  * arrays of 1,000, 100,000 and 1,000,000 chunks (a v1 B-tree with h5py's
- * default libver, a fixed array with libver='latest'; written by
+ * default libver, a fixed array with libver='latest', an extensible array
+ * with libver='latest' and maxshape=(None, ...); written by
  * PYTHON, default /usr/bin/python3, with h5py; skipped without it). Not a
  * test: it prints a table.
  * Ratios (2 threads / 1 thread) are measured in one run.
@@ -347,8 +348,10 @@ static void bench_open_foreign(const char *dir, uint64_t n) {
  * one sample, so n chunks; the chunk index is parsed from the file. */
 static void bench_open_h5chunks(const char *dir, const char *python,
                                 const char *list) {
-  static const char *const libver[2] = {"earliest", "latest"};
-  static const char *const index[2] = {"v1 B-tree", "fixed array"};
+  static const char *const libver[3] = {"earliest", "latest", "latest"};
+  static const char *const index[3] = {"v1 B-tree", "fixed array",
+                                       "ext. array"};
+  static const char *const maxshape[3] = {"", "", ", maxshape=(None, 2, 2, 3)"};
   printf("\nh5py chunked array open: (n, 2, 2, 3) uint8, one sample a "
          "chunk, best of 3 (page cache warm)\n");
   printf("  %-12s %9s %10s %9s %12s %10s\n", "index", "chunks", "file MB",
@@ -357,15 +360,15 @@ static void bench_open_h5chunks(const char *dir, const char *python,
   snprintf(buf, sizeof buf, "%s", list);
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     uint64_t n = strtoull(tok, NULL, 10);
-    for (int v = 0; v < 2 && n > 0; v++) {
+    for (int v = 0; v < 3 && n > 0; v++) {
       char path[1100], cmd[2600];
       snprintf(path, sizeof path, "%s/bench-open-chunks.h5", dir);
       snprintf(cmd, sizeof cmd,
                "'%s' -c 'import h5py, numpy as np\n"
                "with h5py.File(\"%s\", \"w\", libver=\"%s\") as f:\n"
                "    f.create_dataset(\"images\", data=np.zeros((%" PRIu64
-               ", 2, 2, 3), np.uint8), chunks=(1, 2, 2, 3))'",
-               python, path, libver[v], n);
+               ", 2, 2, 3), np.uint8), chunks=(1, 2, 2, 3)%s)'",
+               python, path, libver[v], n, maxshape[v]);
       double t0 = now();
       if (system(cmd) != 0) {
         fprintf(stderr,
