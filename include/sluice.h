@@ -268,6 +268,10 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *             dataset.chunk_cache bytes (default 256 MiB; never more than
  *             the whole array's), and per worker a scratch of twice the
  *             largest chunk (stored or decompressed); 4 bytes per chunk.
+ *             Images that span chunks (h5py's auto-chunking): the cache
+ *             holds rows of chunks (k images each), the read buffer is a
+ *             row's stored span, the scratch one chunk's and one image;
+ *             12 bytes per chunk.
  * `sluice schedule CONFIG` prints these numbers for a config.
  *
  * Threads: sl_loader_open starts loader.workers workers (0: one per online
@@ -472,9 +476,10 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
  * Memory, all allocated at open and never grown: the index, 24 bytes per
  * sample (32 for an LMDB other tools wrote: its keys are the names); the
  * targets, 4 × target_width bytes per sample; the class names; 4 bytes
- * per chunk of an HDF5 array of compressed chunks (whose samples
- * sl_dataset_read and decode give decompressed, allocating the chunk and
- * twice its size of scratch for the call).
+ * per chunk of an HDF5 array of compressed chunks, 12 when images span
+ * chunks (whose samples sl_dataset_read and decode give decompressed,
+ * allocating the chunk, or the row of chunks, and its scratch for the
+ * call).
  * Sample names stay in the file. sl_dataset_decode allocates a decoder's
  * scratch for the one image ((width + 32) × height × 4 bytes plus about
  * 2 MiB) and frees it before it returns.
