@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [--smoke] [--data DIR] [--count N] [--rounds N] [--res LIST]
 #                [--workers LIST] [--batch N] [--peers LIST] [--no-setup]
+#                [--keep-benchmarks]
 #
 # 1. Builds sluice in Release (SLUICE_BENCH_BUILD, default build-bench/).
 # 2. Data: DIR (or SLUICE_BENCH_DATA), a folder of class subfolders of JPEGs;
@@ -26,13 +27,15 @@
 # --smoke: a few hundred images, one round, no installs, peers only where
 # already installed, results under the build dir (BENCHMARKS.md untouched).
 # For CI: exits non-zero when any part fails, so the harness cannot rot.
+# --keep-benchmarks: a full run whose results stay in bench/results/ only
+# (BENCHMARKS.md's results section is not rewritten: for a narrower run).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SLUICE_BENCH_BUILD:-$root/build-bench}
 venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
-smoke=0 setup=1 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
+smoke=0 setup=1 keep=0 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
 usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -46,6 +49,7 @@ while [ $# -gt 0 ]; do
     --batch) batch=$2; shift ;;
     --peers) peers=$2; shift ;;
     --no-setup) setup=0 ;;
+    --keep-benchmarks) keep=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -209,6 +213,6 @@ rc=0
 
 say "report"
 report_args=("$json")
-[ $smoke = 1 ] || report_args+=(--benchmarks "$root/BENCHMARKS.md")
+[ $smoke = 1 ] || [ $keep = 1 ] || report_args+=(--benchmarks "$root/BENCHMARKS.md")
 "$py" "$here/report.py" "${report_args[@]}" || { echo "run.sh: report failed" >&2; exit 1; }
 exit $rc
