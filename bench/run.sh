@@ -37,7 +37,7 @@ venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
 smoke=0 setup=1 keep=0 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
