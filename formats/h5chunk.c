@@ -299,6 +299,7 @@ static sl_h5c_result farray(rd *r, uint64_t rel, unsigned page_bits) {
  * false past the dataset's extent. */
 typedef struct ea {
   unsigned client, esz; /* 0: 8-byte addresses; 1: filtered entries */
+  uint64_t idx_n;       /* entries in the index block */
   uint64_t rel;         /* the header's address */
   uint64_t arr_off;     /* bytes of a block's offset field */
   uint64_t page_n;      /* entries a data block page holds */
@@ -345,8 +346,8 @@ static sl_h5c_result ea_entries(rd *r, const ea *a, const uint8_t *p,
  * checksum; init: the super block's bit array of the pages written, this
  * block's from bit init_at). */
 static sl_h5c_result ea_dblock(rd *r, const ea *a, uint64_t rel, uint64_t first,
-                               uint64_t nelm, const uint8_t *init,
-                               uint64_t init_at) {
+                               uint64_t nelm, uint64_t boff_want,
+                               const uint8_t *init, uint64_t init_at) {
   const uint8_t *f = r->q->file;
   if (rel == UNDEF || first >= a->n)
     return SL_H5C_OK; /* never written, or past the dataset */
@@ -367,6 +368,14 @@ static sl_h5c_result ea_dblock(rd *r, const ea *a, uint64_t rel, uint64_t first,
                "no extensible array data block (EADB) of this array at "
                "address %" PRIu64,
                rel);
+  /* Its offset field, as HDF5 writes it (a block in a wrong slot would
+   * give other chunks' addresses). */
+  uint64_t boff = get_n(f + at + 14, (unsigned)a->arr_off);
+  if (boff != boff_want)
+    return bad(r,
+               "the extensible array data block at address %" PRIu64
+               " has block offset %" PRIu64 ", its slot %" PRIu64,
+               rel, boff, boff_want);
   if (!paged)
     return ea_entries(r, a, f + at + prefix, first, nelm);
   for (uint64_t pg = 0; pg < npages && first + pg * a->page_n < a->n; pg++) {
@@ -405,7 +414,8 @@ static sl_h5c_result earray(rd *r, uint64_t rel, const uint8_t *cp) {
                "no extensible array header (EAHD, version 0) at address "
                "%" PRIu64,
                rel);
-  ea a = {.client = f[at + 5], .esz = f[at + 6], .rel = rel};
+  ea a = {
+      .client = f[at + 5], .esz = f[at + 6], .idx_n = f[at + 8], .rel = rel};
   unsigned maxbits = f[at + 7], idx_n = f[at + 8], dmin = f[at + 9],
            smin = f[at + 10], pbits = f[at + 11];
   if (a.client > 1 || (a.client == 0 && a.esz != 8) ||
@@ -449,11 +459,13 @@ static sl_h5c_result earray(rd *r, uint64_t rel, const uint8_t *cp) {
       return bad(r, "an extensible array of more entries than addresses");
     a.n *= a.maxgrid[i];
   }
-  if (a.n > 4 * r->x->nchunks + 1024)
-    return bad(r,
-               "an extensible array of %" PRIu64 " entries for %" PRIu64
-               " chunks (a maximum shape far beyond the shape)",
-               a.n, r->x->nchunks);
+  if (a.n > 4 * r->x->nchunks + 1024) { /* valid, but mostly empty slots */
+    bad(r,
+        "an extensible array of %" PRIu64 " entries for %" PRIu64
+        " chunks (a maximum shape far beyond the shape)",
+        a.n, r->x->nchunks);
+    return SL_H5C_UNSUPPORTED;
+  }
   const uint8_t *dblk_addr = f + ib + 14 + (uint64_t)idx_n * a.esz;
   const uint8_t *sblk_addr = dblk_addr + 8 * ndblk;
   sl_h5c_result st = ea_entries(r, &a, f + ib + 14, 0, idx_n);
@@ -462,12 +474,17 @@ static sl_h5c_result earray(rd *r, uint64_t rel, const uint8_t *cp) {
     uint64_t nd = (uint64_t)1 << (u / 2);
     uint64_t nelm = ((uint64_t)1 << ((u + 1) / 2)) * dmin;
     if (u < in_iblock) {
-      if (nelm > a.page_n)
-        return bad(r, "paged data blocks in an extensible array's index "
-                      "block");
+      if (nelm > a.page_n) { /* HDF5's fixed parameters never make them */
+        bad(r, "paged data blocks in an extensible array's index block");
+        return SL_H5C_UNSUPPORTED;
+      }
       for (uint64_t d = 0; st == SL_H5C_OK && d < nd; d++)
         st = ea_dblock(r, &a, sl_get_le64(dblk_addr + 8 * (dblk + d)),
-                       start + d * nelm, nelm, NULL, 0);
+                       start + d * nelm, nelm,
+                       /* HDF5 computes these with the block's index
+                        * among all the index block's, not its super
+                        * block's (H5EA__lookup_elmt) */
+                       start - idx_n + (dblk + d) * nelm, NULL, 0);
       dblk += nd;
     } else {
       uint64_t srel = sl_get_le64(sblk_addr + 8 * (u - in_iblock)), sb;
@@ -478,16 +495,18 @@ static sl_h5c_result earray(rd *r, uint64_t rel, const uint8_t *cp) {
       if (srel != UNDEF) {
         if (!span(r, srel, ssz, &sb) || memcmp(f + sb, "EASB", 4) != 0 ||
             f[sb + 4] != 0 || f[sb + 5] != a.client ||
-            sl_get_le64(f + sb + 6) != rel)
+            sl_get_le64(f + sb + 6) != rel ||
+            get_n(f + sb + 14, (unsigned)a.arr_off) != start - idx_n)
           return bad(r,
                      "no extensible array super block (EASB) of this array "
-                     "at address %" PRIu64,
-                     srel);
+                     "for entry %" PRIu64 " at address %" PRIu64,
+                     start, srel);
         const uint8_t *init = f + sb + 14 + a.arr_off;
         const uint8_t *addr = init + nd * pis;
         for (uint64_t d = 0; st == SL_H5C_OK && d < nd; d++)
           st = ea_dblock(r, &a, sl_get_le64(addr + 8 * d), start + d * nelm,
-                         nelm, npages ? init : NULL, d * npages);
+                         nelm, start - idx_n + d * nelm, npages ? init : NULL,
+                         d * npages);
       }
     }
     if (nd > (UINT64_MAX - start) / nelm)

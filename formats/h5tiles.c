@@ -123,6 +123,16 @@ const char *sl_h5_tiles_copy(const sl_h5_tiling *t, const sl_h5_pipeline *p,
              r0, r1, t->cdims[0]);
     return why;
   }
+  uint64_t elems = 1;
+  for (int a = 0; a < t->rank; a++)
+    elems *= t->cdims[a]; /* no overflow: sl_h5_tiling_init */
+  if (p->chunk_bytes != elems) {
+    snprintf(why, cap,
+             "chunks of %" PRIu64 " bytes for a chunk shape of %" PRIu64
+             " elements",
+             p->chunk_bytes, elems);
+    return why;
+  }
   uint32_t all = p->n > 0 ? (uint32_t)((1u << p->n) - 1) : 0;
   for (uint64_t k = 0; k < t->tiles; k++) {
     const sl_h5_tile *e = &tiles[k];

@@ -12,7 +12,7 @@
  *
  * Pure: no I/O, no allocation (the caller gives the scratch:
  * sl_h5_tiles_scratch bytes). Thread-safe: the tiling is only read. Fuzzed
- * by fuzz/fuzz_h5filter.c. */
+ * by fuzz/fuzz_h5tiles.c. */
 #ifndef SLUICE_FORMATS_H5TILES_H
 #define SLUICE_FORMATS_H5TILES_H
 
@@ -51,6 +51,7 @@ int sl_h5_tiling_init(sl_h5_tiling *t, int rank, const uint64_t *dims,
 uint64_t sl_h5_tiles_scratch(const sl_h5_pipeline *p);
 
 /* Rows [r0, r1) of a group (sample indexes within it, r1 <= k) into dst,
+ * p->chunk_bytes being prod(t->cdims) (else an error),
  * (r1 - r0) × sample_bytes bytes: each of the group's t->tiles chunks
  * (tiles[]) found in span[0..len), its filters undone (p; p->n may be 0)
  * and its block copied; chunks never written give fill. Returns NULL, or

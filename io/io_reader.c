@@ -319,12 +319,9 @@ sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
   return SL_OK;
 }
 
-sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
-                    const uint8_t **data, size_t *len, sl_err *err) {
-  *data = NULL;
-  *len = 0;
-  if (io->kind == SL_IO_URING)
-    return sl_uring_get(io->uring, seq, data, len, err);
+/* mmap and pread: position seq's checks and read-ahead hint; its sample. */
+static sl_status position(sl_io *io, uint64_t seq, uint64_t *sample,
+                          sl_err *err) {
   if (!atomic_load(&io->active))
     return sl_err_set(err, SL_ESTATE, "%s: no epoch started", io->name);
   if (seq < io->first || seq >= io->end)
@@ -332,7 +329,31 @@ sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
         err, SL_EINVAL, "%s: position %llu outside the epoch's %llu..%llu",
         io->name, (unsigned long long)seq, (unsigned long long)io->first,
         (unsigned long long)io->end - 1);
-  uint64_t sample = io->order ? io->order(io->order_ctx, seq) : seq;
+  *sample = io->order ? io->order(io->order_ctx, seq) : seq;
+  if (io->kind == SL_IO_MMAP && io->ahead)
+    hint(io, seq + io->ahead);
+  return SL_OK;
+}
+
+sl_status sl_io_skip(sl_io *io, uint64_t seq, sl_err *err) {
+  uint64_t sample;
+  if (io->kind == SL_IO_URING)
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: uring reads every position (get, then put)",
+                      io->name);
+  return position(io, seq, &sample, err);
+}
+
+sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
+                    const uint8_t **data, size_t *len, sl_err *err) {
+  *data = NULL;
+  *len = 0;
+  if (io->kind == SL_IO_URING)
+    return sl_uring_get(io->uring, seq, data, len, err);
+  uint64_t sample;
+  sl_status st = position(io, seq, &sample, err);
+  if (st != SL_OK)
+    return st;
   if (sample >= io->o.count)
     return sl_err_set(err, SL_EINVAL,
                       "%s: epoch position %llu is sample %llu, but the file "
@@ -340,8 +361,6 @@ sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
                       io->name, (unsigned long long)seq,
                       (unsigned long long)sample,
                       (unsigned long long)io->o.count);
-  if (io->kind == SL_IO_MMAP && io->ahead)
-    hint(io, seq + io->ahead);
   return sl_io_read(io, sample, buf, cap, data, len, err);
 }
 

@@ -108,6 +108,11 @@ void sl_io_stop(sl_io *io);
 sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
                     const uint8_t **data, size_t *len, sl_err *err);
 void sl_io_put(sl_io *io, uint64_t seq);
+/* mmap and pread: position seq passed over without its bytes (the caller
+ * has them already: a cached chunk), with get's checks and read-ahead
+ * hint; put it as after a get. Errors as get; SL_EINVAL with uring, which
+ * reads every position. */
+sl_status sl_io_skip(sl_io *io, uint64_t seq, sl_err *err);
 
 /* Sample `sample`'s payload outside the epoch order (no read-ahead): copied
  * from the map into buf with mmap, else pread into buf. Valid until the next

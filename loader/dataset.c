@@ -114,7 +114,6 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   ds_worker *w = ws;
   const sl_sample_info *info = sl_source_info(c->src, index);
   *label = info->label;
-  uint64_t t0 = sl_now_ns();
   const uint8_t *data = NULL;
   size_t len = 0;
   bool in_order = w->has_pos; /* else a replacement: outside the order */
@@ -137,10 +136,12 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   if (cached_chunk && early)
     slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
   bool skip_read = slot >= 0 && !fill;
+  uint64_t t0 = sl_now_ns(); /* after the lookup: a wait on another
+                                worker's fill is not read time */
   if (c->start_err.code != SL_OK)
     st = sl_err_set(err, c->start_err.code, "%s", c->start_err.msg);
   else if (skip_read)
-    st = SL_OK;
+    st = in_order ? sl_io_skip(c->io, w->pos, err) : SL_OK;
   else if (in_order)
     st = sl_io_get(c->io, w->pos, w->buf, w->cap, &data, &len, err);
   else

@@ -40,6 +40,13 @@
 
 static char g_dir[512];
 
+static uint64_t sl_h5c_test_le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
 static const char *const k_files[] = {
     "bt_gzip",     "bt_grid",      "bt_ub",
     "bt_mask",     "bt_big",       "fa_gzip",
@@ -251,6 +258,31 @@ static void test_not_parsed(void **state) {
   fx_close(&x);
 }
 
+/* Two data blocks swapped in the extensible array's index block: each
+ * block's offset field names the slot it belongs to, so the swap is
+ * damage, not other chunks' addresses. */
+static void test_ea_block_in_wrong_slot(void **state) {
+  (void)state;
+  fx x;
+  fx_open("ea_gzip", &x);
+  const uint8_t *h = memmem(x.bytes, x.size, "EAHD", 4);
+  assert_non_null(h);
+  uint64_t ib = sl_h5c_test_le64(h + 60) + x.q.base;
+  unsigned esz = h[6], idx_n = h[8];
+  uint8_t *slots = x.bytes + ib + 14 + (uint64_t)idx_n * esz, tmp[8];
+  memcpy(tmp, slots + 8, 8); /* data blocks 1 and 2 (super blocks 1, 2) */
+  memcpy(slots + 8, slots + 16, 8);
+  memcpy(slots + 16, tmp, 8);
+  sl_h5_chunk_index ix;
+  char why[256];
+  assert_int_equal(sl_h5_chunk_index_read(&x.q, &ix, why, sizeof why),
+                   SL_H5C_DAMAGED);
+  if (!strstr(why, "block offset"))
+    fail_msg("ea_gzip with two data blocks swapped: %s", why);
+  free(ix.chunk);
+  fx_close(&x);
+}
+
 static void parse_checked(const sl_h5_chunk_query *q, const char *name,
                           const char *what, uint64_t at) {
   sl_h5_chunk_index ix;
@@ -310,6 +342,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matches_hdf5),
       cmocka_unit_test(test_not_parsed),
+      cmocka_unit_test(test_ea_block_in_wrong_slot),
       cmocka_unit_test(test_damaged),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
