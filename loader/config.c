@@ -542,6 +542,33 @@ static sl_status validate_values(const opt_value *v, sl_err *err) {
     return sl_err_set(err, SL_ECONFIG,
                       "augment.mean has %d values but augment.std has %d",
                       V(AUGMENT_MEAN).u.fl.n, V(AUGMENT_STD).u.fl.n);
+  if (V(AUGMENT_COLOR_JITTER).u.fl.v[3] > 0.5)
+    return sl_err_set(err, SL_ECONFIG,
+                      "augment.color_jitter: hue %g exceeds 0.5 (ColorJitter's "
+                      "bound)",
+                      V(AUGMENT_COLOR_JITTER).u.fl.v[3]);
+  if (V(AUGMENT_BLUR_KERNEL).u.i % 2 == 0)
+    return sl_err_set(err, SL_ECONFIG,
+                      "augment.blur_kernel: %lld is even "
+                      "(a kernel has a center: odd sizes only)",
+                      (long long)V(AUGMENT_BLUR_KERNEL).u.i);
+  if (V(AUGMENT_AUTO).u.e == SL_AUTO_RANDAUGMENT &&
+      V(AUGMENT_AUTO_MAGNITUDE).u.f > (double)(V(AUGMENT_AUTO_BINS).u.i - 1))
+    return sl_err_set(err, SL_ECONFIG,
+                      "augment.auto_magnitude: %g is past the last of "
+                      "augment.auto_bins = %lld bins (0..%lld)",
+                      V(AUGMENT_AUTO_MAGNITUDE).u.f,
+                      (long long)V(AUGMENT_AUTO_BINS).u.i,
+                      (long long)V(AUGMENT_AUTO_BINS).u.i - 1);
+  static const sl_opt ranges[] = {SL_OPT_AUGMENT_BLUR_SIGMA,
+                                  SL_OPT_AUGMENT_ERASING_SCALE,
+                                  SL_OPT_AUGMENT_ERASING_RATIO};
+  for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++)
+    if (v[ranges[k]].u.fl.v[0] > v[ranges[k]].u.fl.v[1])
+      return sl_err_set(err, SL_ECONFIG,
+                        "%s: the lower bound (%g) exceeds the upper (%g)",
+                        k_opts[ranges[k]].key, v[ranges[k]].u.fl.v[0],
+                        v[ranges[k]].u.fl.v[1]);
 #undef V
   return SL_OK;
 }

@@ -1140,6 +1140,10 @@ static PyObject *mod_options(PyObject *m, PyObject *u) {
 
 static PyMethodDef mod_methods[] = {
     {"version", mod_version, METH_NOARGS, "libsluice's version string."},
+    {"_augment_apply", py_augment_apply, METH_VARARGS,
+     "sl_augment_apply on a writable u8 buffer (sluice.augment.apply)."},
+    {"_augment_draw", py_augment_draw, METH_VARARGS,
+     "sl_augment_policy_draw (sluice.augment.draw)."},
     {"options", mod_options, METH_NOARGS,
      "Every config option as (key, type, default, allowed, help)."},
     {NULL, NULL, 0, NULL}};
