@@ -9,7 +9,9 @@
 
 #include "augment/ops.h"
 
-static size_t pixels(const sl_image *im) { return (size_t)im->w * (size_t)im->h; }
+static size_t pixels(const sl_image *im) {
+  return (size_t)im->w * (size_t)im->h;
+}
 
 static uint8_t to_u8(float v) { /* clamp(0, 255) then .to(uint8) */
   return v <= 0.0f ? 0 : v >= 255.0f ? 255 : (uint8_t)v;
@@ -195,7 +197,9 @@ void sl_op_solarize(sl_image *im, double threshold) {
   apply_lut(im, lut);
 }
 
-void sl_op_invert(sl_image *im) { sl_op_solarize(im, -1.0); }
+void sl_op_invert(sl_image *im) {
+  sl_op_solarize(im, -1.0);
+}
 
 /* Histograms of the colour channels (one for gray). */
 static void histograms(const sl_image *im, uint64_t hist[3][256]) {

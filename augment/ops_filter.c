@@ -7,7 +7,9 @@
 
 #include "augment/ops.h"
 
-size_t sl_op_scratch_bytes(size_t pixels) { return pixels * (4 + 4 * 4); }
+size_t sl_op_scratch_bytes(size_t pixels) {
+  return pixels * (4 + 4 * 4);
+}
 
 static uint8_t round_u8(float v) {
   v = nearbyintf(v);
@@ -33,8 +35,8 @@ void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
     uint8_t *d = deg + (size_t)y * stride;
     for (int x = 1; x < w - 1; x++) {
       for (int c = 0; c < nc; c++) {
-        size_t l = (size_t)(x - 1) * (size_t)ch + (size_t)c,
-               m = l + (size_t)ch, r = m + (size_t)ch;
+        size_t l = (size_t)(x - 1) * (size_t)ch + (size_t)c, m = l + (size_t)ch,
+               r = m + (size_t)ch;
         float sum = side * (float)(r0[l] + r0[m] + r0[r] + r1[l] + r1[r] +
                                    r2[l] + r2[m] + r2[r]) +
                     mid * (float)r1[m];
@@ -56,7 +58,8 @@ static void kernel1d(int k, double sigma, float *out) {
   float half = (float)(k - 1) * 0.5f, sum = 0.0f, sg = (float)sigma;
   for (int i = 0; i < k; i++) {
     /* linspace(-half, half, k) */
-    float x = k == 1 ? -half : -half + (float)i * (2.0f * half / (float)(k - 1));
+    float x =
+        k == 1 ? -half : -half + (float)i * (2.0f * half / (float)(k - 1));
     float t = x / sg;
     out[i] = expf(-0.5f * t * t);
     sum += out[i];

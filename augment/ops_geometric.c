@@ -7,10 +7,12 @@
 
 #include "augment/ops.h"
 
-static double radians(double deg) { return deg * (M_PI / 180.0); }
+static double radians(double deg) {
+  return deg * (M_PI / 180.0);
+}
 
-void sl_affine_inverse(double cx, double cy, double angle, double tx,
-                       double ty, double scale, double shear_x, double shear_y,
+void sl_affine_inverse(double cx, double cy, double angle, double tx, double ty,
+                       double scale, double shear_x, double shear_y,
                        double m[6]) {
   double rot = radians(angle), sx = radians(shear_x), sy = radians(shear_y);
   /* RSS without scaling */

@@ -5,9 +5,9 @@
 #include <math.h>
 
 static const char *const k_names[SL_POP_COUNT] = {
-    "Identity",  "ShearX",     "ShearY",   "TranslateX",   "TranslateY",
-    "Rotate",    "Brightness", "Color",    "Contrast",     "Sharpness",
-    "Posterize", "Solarize",   "AutoContrast", "Equalize", "Invert"};
+    "Identity",  "ShearX",     "ShearY",       "TranslateX", "TranslateY",
+    "Rotate",    "Brightness", "Color",        "Contrast",   "Sharpness",
+    "Posterize", "Solarize",   "AutoContrast", "Equalize",   "Invert"};
 
 const char *sl_policy_op_name(sl_policy_op op) {
   return (unsigned)op < SL_POP_COUNT ? k_names[op] : NULL;
@@ -42,8 +42,9 @@ static double linspace_at(double start, double end, int steps, double b) {
     return start;
   float fs = (float)start, fe = (float)end;
   float step = (fe - fs) / (float)(steps - 1);
-  float v = b < (double)(steps / 2) ? fs + step * (float)b
-                                    : fe - step * (float)((double)(steps - 1) - b);
+  float v = b < (double)(steps / 2)
+                ? fs + step * (float)b
+                : fe - step * (float)((double)(steps - 1) - b);
   return (double)v;
 }
 
@@ -80,9 +81,10 @@ static double magnitude_at(const space *s, sl_policy_op op, int bins,
 
 /* torchvision's TrivialAugmentWide / RandAugment op list. */
 static const sl_policy_op k_wide[] = {
-    SL_POP_IDENTITY,   SL_POP_SHEAR_X,    SL_POP_SHEAR_Y,     SL_POP_TRANSLATE_X,
-    SL_POP_TRANSLATE_Y, SL_POP_ROTATE,    SL_POP_BRIGHTNESS,  SL_POP_COLOR,
-    SL_POP_CONTRAST,   SL_POP_SHARPNESS,  SL_POP_POSTERIZE,   SL_POP_SOLARIZE,
+    SL_POP_IDENTITY,     SL_POP_SHEAR_X,     SL_POP_SHEAR_Y,
+    SL_POP_TRANSLATE_X,  SL_POP_TRANSLATE_Y, SL_POP_ROTATE,
+    SL_POP_BRIGHTNESS,   SL_POP_COLOR,       SL_POP_CONTRAST,
+    SL_POP_SHARPNESS,    SL_POP_POSTERIZE,   SL_POP_SOLARIZE,
     SL_POP_AUTOCONTRAST, SL_POP_EQUALIZE};
 enum { k_nwide = sizeof k_wide / sizeof k_wide[0] };
 
@@ -178,8 +180,8 @@ int sl_policy_draw(const sl_policy_params *p, int w, int h, sl_rng *r,
   return nops;
 }
 
-void sl_policy_apply(sl_image *im, const sl_policy_step *step,
-                     sl_interp interp, sl_op_scratch *s) {
+void sl_policy_apply(sl_image *im, const sl_policy_step *step, sl_interp interp,
+                     sl_op_scratch *s) {
   double m = step->magnitude, mat[6];
   int w = im->w, h = im->h;
   switch (step->op) {

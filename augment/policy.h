@@ -73,7 +73,7 @@ int sl_policy_draw(const sl_policy_params *p, int w, int h, sl_rng *r,
                    sl_policy_step out[SL_POLICY_MAX_OPS]);
 
 /* torchvision's _apply_op (fill None: outside pixels 0). */
-void sl_policy_apply(sl_image *im, const sl_policy_step *step,
-                     sl_interp interp, sl_op_scratch *s);
+void sl_policy_apply(sl_image *im, const sl_policy_step *step, sl_interp interp,
+                     sl_op_scratch *s);
 
 #endif

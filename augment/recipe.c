@@ -18,8 +18,9 @@ sl_status sl_recipe_check(const sl_aug_recipe *r, sl_err *err) {
   const sl_policy_params *p = &r->policy;
   if ((unsigned)p->policy > SL_AUTO_AUTOAUGMENT ||
       (unsigned)p->interp > SL_INTERP_BILINEAR)
-    return sl_err_set(err, SL_EINVAL, "augment: bad auto policy or "
-                                      "interpolation");
+    return sl_err_set(err, SL_EINVAL,
+                      "augment: bad auto policy or "
+                      "interpolation");
   if (p->policy == SL_AUTO_RANDAUGMENT &&
       (p->num_ops < 1 || p->num_ops > SL_POLICY_MAX_OPS))
     return sl_err_set(err, SL_EINVAL, "augment.auto_ops: %d (1..%d)",
@@ -49,15 +50,16 @@ sl_status sl_recipe_check(const sl_aug_recipe *r, sl_err *err) {
       (r->blur_kernel < 1 || r->blur_kernel > 255 || r->blur_kernel % 2 == 0))
     return sl_err_set(err, SL_EINVAL, "augment.blur_kernel: %d (odd, 1..255)",
                       r->blur_kernel);
-  if (r->blur > 0 && !(r->blur_sigma[0] > 0 &&
-                       r->blur_sigma[0] <= r->blur_sigma[1]))
+  if (r->blur > 0 &&
+      !(r->blur_sigma[0] > 0 && r->blur_sigma[0] <= r->blur_sigma[1]))
     return sl_err_set(err, SL_EINVAL,
                       "augment.blur_sigma: (%g, %g) (0 < min <= max)",
                       r->blur_sigma[0], r->blur_sigma[1]);
-  if (r->erasing > 0 &&
-      (!(r->erasing_scale[0] > 0 && r->erasing_scale[0] <= r->erasing_scale[1] &&
-         r->erasing_scale[1] <= 1) ||
-       !(r->erasing_ratio[0] > 0 && r->erasing_ratio[0] <= r->erasing_ratio[1])))
+  if (r->erasing > 0 && (!(r->erasing_scale[0] > 0 &&
+                           r->erasing_scale[0] <= r->erasing_scale[1] &&
+                           r->erasing_scale[1] <= 1) ||
+                         !(r->erasing_ratio[0] > 0 &&
+                           r->erasing_ratio[0] <= r->erasing_ratio[1])))
     return sl_err_set(err, SL_EINVAL,
                       "augment.erasing_scale (%g, %g) or erasing_ratio (%g, "
                       "%g) out of range (0 < min <= max, scale <= 1)",
@@ -116,8 +118,8 @@ static void color_jitter(const sl_aug_recipe *r, sl_rng *rng, sl_image *im) {
   }
 }
 
-void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im,
-                   int flip, sl_op_scratch *s) {
+void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im, int flip,
+                   sl_op_scratch *s) {
   if (flip)
     mirror(im, s);
   if (r->policy.policy != SL_AUTO_NONE) {

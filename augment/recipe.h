@@ -48,8 +48,8 @@ int sl_recipe_has_pixel_ops(const sl_aug_recipe *r);
 sl_status sl_recipe_check(const sl_aug_recipe *r, sl_err *err);
 
 /* Flips (when flip) then runs the u8 ops on im. s must hold im. */
-void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im,
-                   int flip, sl_op_scratch *s);
+void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im, int flip,
+                   sl_op_scratch *s);
 
 /* RandomErasing.get_params for an h x w sample: on = 0 when the draw
  * says no (or ten tries found no box). */

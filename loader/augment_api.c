@@ -38,17 +38,29 @@ typedef enum op_kind {
   OP_COUNT
 } op_kind;
 
-static const char *const k_ops[OP_COUNT] = {
-    "rotate",           "affine",           "shear_x",
-    "shear_y",          "translate_x",      "translate_y",
-    "adjust_brightness", "adjust_contrast", "adjust_saturation",
-    "adjust_hue",       "adjust_sharpness", "posterize",
-    "solarize",         "autocontrast",     "equalize",
-    "invert",           "rgb_to_grayscale", "hflip",
-    "gaussian_blur",    "erase"};
+static const char *const k_ops[OP_COUNT] = {"rotate",
+                                            "affine",
+                                            "shear_x",
+                                            "shear_y",
+                                            "translate_x",
+                                            "translate_y",
+                                            "adjust_brightness",
+                                            "adjust_contrast",
+                                            "adjust_saturation",
+                                            "adjust_hue",
+                                            "adjust_sharpness",
+                                            "posterize",
+                                            "solarize",
+                                            "autocontrast",
+                                            "equalize",
+                                            "invert",
+                                            "rgb_to_grayscale",
+                                            "hflip",
+                                            "gaussian_blur",
+                                            "erase"};
 
-static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt,
-                      ...) SL_PRINTF(4, 5);
+static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt, ...)
+    SL_PRINTF(4, 5);
 static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt,
                       ...) {
   if (msg && len) {
@@ -63,8 +75,10 @@ static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt,
 static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
                             size_t len) {
   if ((unsigned)a->interpolation > SL_INTERP_BILINEAR)
-    return fail(msg, len, SL_EINVAL, "%s: interpolation %d (0 nearest, 1 "
-                "bilinear)", k_ops[k], a->interpolation);
+    return fail(msg, len, SL_EINVAL,
+                "%s: interpolation %d (0 nearest, 1 "
+                "bilinear)",
+                k_ops[k], a->interpolation);
   switch (k) {
   case OP_BRIGHTNESS:
   case OP_CONTRAST:
@@ -76,8 +90,10 @@ static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
     break;
   case OP_HUE:
     if (!(a->factor >= -0.5 && a->factor <= 0.5))
-      return fail(msg, len, SL_EINVAL, "adjust_hue: factor %g outside "
-                  "[-0.5, 0.5]", a->factor);
+      return fail(msg, len, SL_EINVAL,
+                  "adjust_hue: factor %g outside "
+                  "[-0.5, 0.5]",
+                  a->factor);
     break;
   case OP_POSTERIZE:
     if (a->bits < 0 || a->bits > 8)
@@ -102,8 +118,7 @@ static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
     break;
   case OP_ERASE:
     if (a->h < 0 || a->w < 0)
-      return fail(msg, len, SL_EINVAL, "erase: h %d, w %d (>= 0)", a->h,
-                  a->w);
+      return fail(msg, len, SL_EINVAL, "erase: h %d, w %d (>= 0)", a->h, a->w);
     for (int c = 0; c < 3; c++)
       if (!(a->value[c] >= 0 && a->value[c] <= 255))
         return fail(msg, len, SL_EINVAL, "erase: value %g (0..255)",
@@ -127,9 +142,9 @@ static void warp(op_kind k, const sl_augment_args *a, sl_image *im,
                      a->center[0], a->center[1], m);
     break;
   case OP_AFFINE:
-    sl_affine_params(im->w, im->h, a->angle, a->translate[0],
-                     a->translate[1], scale, a->shear[0], a->shear[1],
-                     a->has_center, a->center[0], a->center[1], m);
+    sl_affine_params(im->w, im->h, a->angle, a->translate[0], a->translate[1],
+                     scale, a->shear[0], a->shear[1], a->has_center,
+                     a->center[0], a->center[1], m);
     break;
   case OP_SHEAR_X:
     sl_affine_params(im->w, im->h, 0, 0, 0, 1.0, a->shear[0], 0, 1, 0, 0, m);
@@ -146,8 +161,7 @@ static void warp(op_kind k, const sl_augment_args *a, sl_image *im,
                      m);
     break;
   }
-  sl_op_warp(im, m, (sl_interp)a->interpolation, a->has_fill ? fill : NULL,
-             s);
+  sl_op_warp(im, m, (sl_interp)a->interpolation, a->has_fill ? fill : NULL, s);
 }
 
 static void run(op_kind k, const sl_augment_args *a, sl_image *im,
@@ -227,8 +241,8 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
     char list[512];
     size_t at = 0;
     for (int i = 0; i < OP_COUNT && at < sizeof list; i++)
-      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s",
-                             i ? ", " : "", k_ops[i]);
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
+                             k_ops[i]);
     return fail(msg, msg_len, SL_EINVAL, "augment: unknown op '%s' (%s)", op,
                 list);
   }
@@ -250,8 +264,8 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
     free(img);
     free(s.img);
     free(s.rows);
-    return fail(msg, msg_len, SL_ENOMEM, "%s: out of memory for %zu pixels",
-                op, n);
+    return fail(msg, msg_len, SL_ENOMEM, "%s: out of memory for %zu pixels", op,
+                n);
   }
   for (size_t i = 0; i < n; i++) {
     if (ch == 1) {
@@ -294,8 +308,7 @@ sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
   sl_policy_step steps[SL_POLICY_MAX_OPS];
   int k = sl_policy_draw(&p.recipe.policy, (int)width, (int)height, &r, steps);
   for (int i = 0; i < k && i < SL_AUGMENT_MAX_STEPS; i++) {
-    snprintf(out[i].op, sizeof out[i].op, "%s",
-             sl_policy_op_name(steps[i].op));
+    snprintf(out[i].op, sizeof out[i].op, "%s", sl_policy_op_name(steps[i].op));
     out[i].magnitude = steps[i].magnitude;
   }
   *n = (uint32_t)(k < SL_AUGMENT_MAX_STEPS ? k : SL_AUGMENT_MAX_STEPS);

@@ -81,6 +81,8 @@ def _field_value(op, key, value):
         if isinstance(value, (int, float)):
             return [float(value), 0.0]
         return [float(x) for x in value]
+    if key == "center":
+        return [float(x) for x in value]
     if key == "kernel_size":
         if isinstance(value, int):
             return [value, value]
