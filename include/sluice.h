@@ -326,7 +326,15 @@ typedef struct sl_batch {
                             n except in the last batches of an epoch
                             without drop_last, and 0 for a batch that is
                             all padding */
-  uint64_t reserved[6];  /* zero: room for fields, the size stays */
+  /* Batch mixing (augment.mixup, .cutmix: timm's Mixup): sample j was
+   * mixed with sample n - 1 - j, weighing itself mix_lambda; targets are
+   * then n × num_classes soft labels (rows sum to 1, label smoothing
+   * applied first) and labels keep each sample's own class. */
+  uint32_t mix_kind;    /* 0: not mixed, 1: Mixup, 2: CutMix */
+  float mix_lambda;     /* 1 when not mixed */
+  uint32_t mix_box[4];  /* CutMix: rows [box[0], box[1]) and columns
+                           [box[2], box[3]) came from the partner */
+  uint64_t reserved[3]; /* zero: room for fields, the size stays */
 } sl_batch;
 
 /* Opens a loader on the config's dataset: checks cfg as sl_config_validate

@@ -621,6 +621,12 @@ sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
   int id = find_key(key);
   if (id < 0)
     return SL_ECONFIG;
+  return sl_cfg_text(cfg, (sl_opt)id, buf, len);
+}
+
+sl_status sl_cfg_text(const sl_config *cfg, sl_opt id, char *buf, size_t len) {
+  if ((unsigned)id >= SL_OPT_COUNT_ || len == 0)
+    return SL_EINVAL;
   const opt_def *d = &k_opts[id];
   const opt_value *v = &cfg->v[id];
   int n = 0;

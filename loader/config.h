@@ -107,6 +107,8 @@ bool sl_cfg_bool(const sl_config *cfg, sl_opt id);
 /* Never NULL; "" when unset. */
 const char *sl_cfg_str(const sl_config *cfg, sl_opt id);
 const sl_steps *sl_cfg_steps(const sl_config *cfg, sl_opt id);
+/* The value of option id as text, as sl_config_get gives it. */
+sl_status sl_cfg_text(const sl_config *cfg, sl_opt id, char *buf, size_t len);
 /* The log callback set with sl_config_set_log (fn NULL when none). */
 void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user);
 /* sl_config_validate's checks, with the message in err instead of the

@@ -61,6 +61,20 @@ void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg) {
   }
 }
 
+void sl_mix_params_from_config(sl_mix_params *p, const sl_config *cfg,
+                               uint32_t dataset_classes) {
+  memset(p, 0, sizeof *p);
+  if (sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL)
+    return;
+  p->mixup = sl_cfg_float(cfg, SL_OPT_AUGMENT_MIXUP);
+  p->cutmix = sl_cfg_float(cfg, SL_OPT_AUGMENT_CUTMIX);
+  p->prob = sl_cfg_float(cfg, SL_OPT_AUGMENT_MIX_PROB);
+  p->switch_prob = sl_cfg_float(cfg, SL_OPT_AUGMENT_MIX_SWITCH_PROB);
+  p->smoothing = sl_cfg_float(cfg, SL_OPT_AUGMENT_LABEL_SMOOTHING);
+  int64_t nc = sl_cfg_int(cfg, SL_OPT_AUGMENT_NUM_CLASSES);
+  p->classes = nc > 0 ? (uint32_t)nc : dataset_classes;
+}
+
 void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,
                             unsigned batch_size) {
   o->kind = (sl_io_kind)sl_cfg_enum(cfg, SL_OPT_LOADER_IO);

@@ -1048,6 +1048,14 @@ static PyObject *Batch_valid(PyObject *o, void *u) {
   (void)u;
   return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.valid);
 }
+static PyObject *Batch_mix(PyObject *o, void *u) {
+  (void)u;
+  const sl_batch *b = &((BatchObject *)o)->bc->b;
+  static const char *const kinds[] = {"none", "mixup", "cutmix"};
+  const char *kind = b->mix_kind < 3 ? kinds[b->mix_kind] : "unknown";
+  return Py_BuildValue("(sd(IIII))", kind, (double)b->mix_lambda, b->mix_box[0],
+                       b->mix_box[1], b->mix_box[2], b->mix_box[3]);
+}
 static PyObject *Batch_n(PyObject *o, void *u) {
   (void)u;
   return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.n);
@@ -1086,6 +1094,10 @@ static PyGetSetDef Batch_getset[] = {
     {"indices", Batch_indices, NULL, "uint64 dataset index per sample.", NULL},
     {"targets", Batch_targets, NULL, "float32 (n, K) targets, or None.", NULL},
     {"valid", Batch_valid, NULL, "Samples [0, valid) are real.", NULL},
+    {"mix", Batch_mix, NULL,
+     "(kind, lambda, (y0, y1, x0, x1)): how Mixup/CutMix mixed the batch; "
+     "sample j with sample n - 1 - j, weighing itself lambda.",
+     NULL},
     {"n", Batch_n, NULL, NULL, NULL},
     {"epoch", Batch_epoch, NULL, NULL, NULL},
     {"index", Batch_index, NULL, "Batch index within the epoch.", NULL},

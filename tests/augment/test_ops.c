@@ -16,10 +16,12 @@
 #include <string.h>
 
 #include "augment/convert.h"
+#include "augment/mix.h"
 #include "augment/ops.h"
 #include "augment/pipeline.h"
 #include "augment/policy.h"
 #include "augment/recipe.h"
+#include "common/half.h"
 #include "support/aug_params.h"
 #include "support/synth_jpeg.h"
 
@@ -35,8 +37,8 @@ static uint8_t *noise(int w, int h, int c, uint64_t seed) {
 static sl_status apply(const char *op, const sl_augment_args *a, uint8_t *px,
                        int w, int h, int c) {
   char msg[256];
-  return sl_augment_apply(op, a, px, (uint32_t)h, (uint32_t)w, (uint32_t)c,
-                          msg, sizeof msg);
+  return sl_augment_apply(op, a, px, (uint32_t)h, (uint32_t)w, (uint32_t)c, msg,
+                          sizeof msg);
 }
 
 static void test_identities(void **state) {
@@ -139,14 +141,26 @@ static void test_exact_values(void **state) {
  * parameters: what the sanitizers need to see. */
 static void test_every_op_on_edge_sizes(void **state) {
   (void)state;
-  const char *ops[] = {
-      "rotate",           "affine",           "shear_x",
-      "shear_y",          "translate_x",      "translate_y",
-      "adjust_brightness", "adjust_contrast", "adjust_saturation",
-      "adjust_hue",       "adjust_sharpness", "posterize",
-      "solarize",         "autocontrast",     "equalize",
-      "invert",           "rgb_to_grayscale", "hflip",
-      "gaussian_blur",    "erase"};
+  const char *ops[] = {"rotate",
+                       "affine",
+                       "shear_x",
+                       "shear_y",
+                       "translate_x",
+                       "translate_y",
+                       "adjust_brightness",
+                       "adjust_contrast",
+                       "adjust_saturation",
+                       "adjust_hue",
+                       "adjust_sharpness",
+                       "posterize",
+                       "solarize",
+                       "autocontrast",
+                       "equalize",
+                       "invert",
+                       "rgb_to_grayscale",
+                       "hflip",
+                       "gaussian_blur",
+                       "erase"};
   int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {3, 3}, {31, 17}};
   sl_augment_args a = {.angle = -45,
                        .translate = {300, -300},
@@ -224,8 +238,8 @@ static sl_pipeline *pipeline(const sl_aug_params *p) {
 
 static void run(sl_pipeline *pl, const blob *j, uint64_t index, void *dst) {
   sl_err err;
-  assert_int_equal(sl_pipeline_run(pl, j->p, j->n, 1, 0, 0, 0, 3, 0,
-                                   index, 48, 40, dst, &err),
+  assert_int_equal(sl_pipeline_run(pl, j->p, j->n, 1, 0, 0, 0, 3, 0, index, 48,
+                                   40, dst, &err),
                    SL_OK);
 }
 
@@ -236,8 +250,8 @@ static void test_recipe_in_the_pipeline(void **state) {
   sl_aug_params plain = sl_test_aug_params(SL_LAYOUT_NCHW);
   plain.dtype = SL_DTYPE_FP32;
   sl_aug_params rec = plain;
-  rec.recipe.policy =
-      (sl_policy_params){SL_AUTO_RANDAUGMENT, 2, 31, 9, 0.5, SL_INTERP_BILINEAR};
+  rec.recipe.policy = (sl_policy_params){SL_AUTO_RANDAUGMENT, 2, 31, 9, 0.5,
+                                         SL_INTERP_BILINEAR};
   rec.recipe.jitter[0] = rec.recipe.jitter[3] = 0.3;
   rec.recipe.jitter_p = 1;
   rec.recipe.grayscale = 0.3;
@@ -287,6 +301,98 @@ static void test_recipe_in_the_pipeline(void **state) {
   free(j.p);
 }
 
+/* Mixup/CutMix plans: Beta(a, a)'s mean and variance, CutMix's lambda
+ * from its clipped box, plans a pure function of (seed, epoch, batch). */
+static void test_mix_plans(void **state) {
+  (void)state;
+  sl_mix_params p = {.mixup = 0.8, .prob = 1, .classes = 4};
+  double s = 0, s2 = 0;
+  int n = 20000;
+  for (int k = 0; k < n; k++) {
+    sl_mix_plan m, m2;
+    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
+    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m2);
+    assert_true(m.lambda == m2.lambda);
+    assert_int_equal(m.kind, SL_MIX_MIXUP);
+    s += m.lambda, s2 += m.lambda * m.lambda;
+  }
+  double mean = s / n, var = s2 / n - mean * mean;
+  assert_true(fabs(mean - 0.5) < 0.01);
+  assert_true(fabs(var - 1.0 / (4 * (2 * 0.8 + 1))) < 0.005); /* 0.0962 */
+  p.cutmix = 1.0;
+  p.switch_prob = 0.5;
+  int cuts = 0;
+  for (int k = 0; k < 2000; k++) {
+    sl_mix_plan m;
+    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
+    if (m.kind != SL_MIX_CUTMIX)
+      continue;
+    cuts++;
+    assert_true(m.y0 >= 0 && m.y0 <= m.y1 && m.y1 <= 32);
+    assert_true(m.x0 >= 0 && m.x0 <= m.x1 && m.x1 <= 48);
+    double area = (double)(m.y1 - m.y0) * (m.x1 - m.x0);
+    assert_true(fabs(m.lambda - (1 - area / (32.0 * 48))) < 1e-6);
+  }
+  assert_true(cuts > 850 && cuts < 1150);
+  p.prob = 0;
+  sl_mix_plan none;
+  sl_mix_plan_for(&p, 9, 2, 0, 32, 48, &none);
+  assert_int_equal(none.kind, SL_MIX_NONE);
+  assert_true(none.lambda == 1.0);
+}
+
+/* Pixels in every dtype and layout; soft targets. */
+static void test_mix_pixels_and_targets(void **state) {
+  (void)state;
+  enum { N = 3, H = 4, W = 5, C = 3 };
+  sl_mix_plan mix = {SL_MIX_MIXUP, 0.75, 0, 0, 0, 0};
+  float f[N * H * W * C];
+  uint8_t u[N * H * W * C];
+  uint16_t hf[N * H * W * C];
+  for (int i = 0; i < N * H * W * C; i++) {
+    f[i] = (float)i;
+    u[i] = (uint8_t)(i * 2);
+    hf[i] = sl_f32_to_f16((float)i);
+  }
+  sl_mix_pixels(&mix, f, N, H, W, C, SL_DTYPE_FP32, SL_LAYOUT_NCHW);
+  sl_mix_pixels(&mix, u, N, H, W, C, SL_DTYPE_U8, SL_LAYOUT_NHWC);
+  sl_mix_pixels(&mix, hf, N, H, W, C, SL_DTYPE_FP16, SL_LAYOUT_NCHW);
+  int per = H * W * C;
+  for (int i = 0; i < per; i++) {
+    float a = (float)i, b = (float)(2 * per + i);
+    assert_true(f[i] == 0.75f * a + 0.25f * b);
+    assert_true(f[2 * per + i] == 0.75f * b + 0.25f * a);
+    assert_true(f[per + i] == (float)(per + i)); /* the middle one */
+    float ua = (float)(uint8_t)(2 * i),
+          ub = (float)(uint8_t)(2 * (2 * per + i));
+    assert_int_equal(u[i], (uint8_t)nearbyintf(0.75f * ua + 0.25f * ub));
+    assert_true(fabsf(sl_f16_to_f32(hf[i]) - (0.75f * a + 0.25f * b)) <= 0.5f);
+  }
+  sl_mix_plan cut = {SL_MIX_CUTMIX, 0.7, 1, 3, 2, 4};
+  for (int i = 0; i < N * per; i++)
+    f[i] = (float)(i / per); /* sample index */
+  sl_mix_pixels(&cut, f, N, H, W, C, SL_DTYPE_FP32, SL_LAYOUT_NHWC);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int c = 0; c < C; c++) {
+        int in = y >= 1 && y < 3 && x >= 2 && x < 4;
+        assert_true(f[(y * W + x) * C + c] == (in ? 2.0f : 0.0f));
+        assert_true(f[2 * per + (y * W + x) * C + c] == (in ? 0.0f : 2.0f));
+      }
+  sl_mix_params p = {.smoothing = 0.1, .classes = 4};
+  int32_t labels[N] = {1, -1, 3};
+  float t[N * 4];
+  sl_mix_targets(&p, &mix, labels, N, t);
+  float off = 0.1f / 4, on = 1 - 0.1f + off;
+  assert_true(fabsf(t[1] - (0.75f * on + 0.25f * off)) < 1e-6f);
+  assert_true(fabsf(t[3] - (0.75f * off + 0.25f * on)) < 1e-6f);
+  assert_true(fabsf(t[4 + 0] - off) < 1e-6f); /* unlabelled: all off */
+  sl_err err;
+  sl_mix_params bad = {.mixup = 1, .prob = 1};
+  assert_int_equal(sl_mix_check(&bad, &err), SL_EINVAL);
+  assert_non_null(strstr(err.msg, "num_classes"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities),
@@ -294,6 +400,8 @@ int main(void) {
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_in_the_pipeline),
+      cmocka_unit_test(test_mix_plans),
+      cmocka_unit_test(test_mix_pixels_and_targets),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
