@@ -244,8 +244,9 @@ static void ds_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
   const ds_ctx *c = ctx;
   sl_mix_plan m;
   sl_mix_plan_for(&c->mix, c->seed, b->epoch, b->index, b->h, b->w, &m);
-  sl_mix_pixels(&m, b->data, b->n, b->h, b->w, b->channels, b->dtype,
-                b->layout);
+  if (b->data)
+    sl_mix_pixels(&m, b->data, b->n, b->h, b->w, b->channels, b->dtype,
+                  b->layout);
   sl_mix_targets(&c->mix, &m, b->labels, b->n, b->targets);
   note->kind = (uint32_t)m.kind;
   note->lambda = (float)m.lambda;

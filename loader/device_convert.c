@@ -86,16 +86,71 @@ static void put(void *dst, size_t i, int elem_bytes, uint32_t bits) {
 
 void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,
                        size_t h, size_t w, void *dst) {
+  sl_dconv_run_host_mix(dc, NULL, src, n, h, w, dst);
+}
+
+/* An element's bits as float32 and back (the kernel's __half2float and
+ * __float2half_rn, ...). */
+static float bits_value(const sl_dconv *dc, uint32_t bits) {
+  float f;
+  switch (dc->dtype) {
+  case SL_DTYPE_U8:
+    return (float)bits;
+  case SL_DTYPE_FP16:
+    return sl_f16_to_f32((uint16_t)bits);
+  case SL_DTYPE_BF16:
+    return sl_bf16_to_f32((uint16_t)bits);
+  default:
+    memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+}
+
+static uint32_t value_bits(const sl_dconv *dc, float v) {
+  uint32_t bits;
+  switch (dc->dtype) {
+  case SL_DTYPE_U8: {
+    float r = nearbyintf(v);
+    return (uint32_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+  }
+  case SL_DTYPE_FP16:
+    return sl_f32_to_f16(v);
+  case SL_DTYPE_BF16:
+    return sl_f32_to_bf16(v);
+  default:
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+  }
+}
+
+void sl_dconv_run_host_mix(const sl_dconv *dc, const sl_dconv_mix *mix,
+                           const uint8_t *src, size_t n, size_t h, size_t w,
+                           void *dst) {
   const size_t C = (size_t)dc->channels, hw = h * w,
                eb = (size_t)dc->elem_bytes;
+  int kind = mix ? mix->kind : 0;
+  float lam = mix ? mix->lambda : 1.0f, rest = 1.0f - lam;
   for (size_t s = 0; s < n; s++) {
     const uint8_t *in = src + s * hw * C;
+    const uint8_t *partner = src + (n - 1 - s) * hw * C;
     size_t base = s * hw * C;
-    for (size_t p = 0; p < hw; p++)
+    for (size_t p = 0; p < hw; p++) {
+      size_t y = p / w, x = p - y * w;
+      const uint8_t *px = in + p * C;
+      if (kind == 2 && (int)y >= mix->y0 && (int)y < mix->y1 &&
+          (int)x >= mix->x0 && (int)x < mix->x1)
+        px = partner + p * C;
       for (size_t c = 0; c < C; c++) {
         size_t o =
             dc->layout == SL_LAYOUT_NHWC ? base + p * C + c : base + c * hw + p;
-        put(dst, o, (int)eb, dc->lut[c][in[p * C + c]]);
+        uint32_t bits = dc->lut[c][px[c]];
+        if (kind == 1 && s != n - 1 - s) { /* a middle one is unmixed */
+          float a = bits_value(dc, bits),
+                b = bits_value(dc, dc->lut[c][partner[p * C + c]]);
+          bits = value_bits(dc, lam * a + rest * b);
+        }
+        put(dst, o, (int)eb, bits);
       }
+    }
   }
 }

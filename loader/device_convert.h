@@ -65,6 +65,26 @@ size_t sl_dconv_out_bytes(const sl_dconv *dc, size_t n, size_t h, size_t w);
  * least 1; 0 items gives 0. */
 unsigned sl_dconv_grid(uint64_t items, unsigned threads, int sms);
 
+/* Batch mixing done while converting (augment/mix.h's Mixup/CutMix, as
+ * the mover passes it when the device converts): sample j is mixed with
+ * sample n - 1 - j. Mixup mixes the converted values in float32,
+ * lambda * a + (1.0f - lambda) * b with each product and the sum rounded
+ * once (no fused multiply-add), and rounds the result to the element type
+ * (u8: to nearest even, clamped): the same bits as the host's mixing of a
+ * batch converted by the workers (the middle sample of an odd batch is its
+ * own partner and stays as it is). CutMix takes the partner's pixels in
+ * rows [y0, y1) and columns [x0, x1). */
+typedef struct sl_dconv_mix {
+  int kind; /* 0 none, 1 Mixup, 2 CutMix */
+  float lambda;
+  int y0, y1, x0, x1;
+} sl_dconv_mix;
+
+/* The host twin with mixing: mix NULL or of kind 0 converts only. */
+void sl_dconv_run_host_mix(const sl_dconv *dc, const sl_dconv_mix *mix,
+                           const uint8_t *src, size_t n, size_t h, size_t w,
+                           void *dst);
+
 /* The host twin of the kernel: converts n samples of h × w u8 NHWC pixels at
  * src into dst (sl_dconv_out_bytes bytes). src and dst must not overlap. */
 void sl_dconv_run_host(const sl_dconv *dc, const uint8_t *src, size_t n,

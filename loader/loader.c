@@ -141,12 +141,20 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
 
 /* The ring's batch op: the source's batch mixing. */
 static void mix_batch(void *user, const sl_ring_epoch_view *ep, uint64_t k,
-                      void *data, const int32_t *labels, float *targets,
-                      sl_mix_note *note) {
+                      void *data, int mix_pixels, const int32_t *labels,
+                      float *targets, sl_mix_note *note) {
   const sl_sample_src *src = user;
-  sl_mix_batch b = {ep->epoch,       k,         data,         ep->n,
-                    ep->height,      ep->width, ep->channels, (int)ep->dtype,
-                    (int)ep->layout, labels,    targets};
+  sl_mix_batch b = {ep->epoch,
+                    k,
+                    mix_pixels ? data : NULL,
+                    ep->n,
+                    ep->height,
+                    ep->width,
+                    ep->channels,
+                    (int)ep->dtype,
+                    (int)ep->layout,
+                    labels,
+                    targets};
   src->batch_mix(src->ctx, &b, note);
 }
 

@@ -150,8 +150,15 @@ static void *mover_main(void *arg) {
     if (batch_err == SL_OK && r->rc.batch_op) {
       sl_ring_epoch_view v = {epoch,      c.n,         c.height,    c.width,
                               c.channels, c.src_dtype, c.src_layout};
-      r->rc.batch_op(r->rc.batch_user, &v, k, stg_data, b->labels, b->targets,
-                     &sl->mix);
+      bool backend_mixes = r->be->ops->mixes && r->be->ops->mixes(r->be);
+      r->rc.batch_op(r->rc.batch_user, &v, k, stg_data, !backend_mixes,
+                     b->labels, b->targets, &sl->mix);
+      if (backend_mixes) {
+        c.mix.kind = (int)sl->mix.kind;
+        c.mix.lambda = sl->mix.lambda;
+        c.mix.y0 = (int)sl->mix.box[0], c.mix.y1 = (int)sl->mix.box[1];
+        c.mix.x0 = (int)sl->mix.box[2], c.mix.x1 = (int)sl->mix.box[3];
+      }
     }
     if (batch_err == SL_OK) {
       uint64_t t0 = sl_now_ns();

@@ -39,6 +39,7 @@
 
 #include "common/error.h"
 #include "loader/config.h"
+#include "loader/device_convert.h"
 #include "loader/sample.h"
 
 /* ---- Backend interface ----------------------------------------------------
@@ -56,6 +57,7 @@ typedef struct sl_ring_copy {
   sl_dtype dst_dtype;   /* what the consumer gets */
   sl_layout dst_layout;
   float mean[3], std[3]; /* for the conversion (channels values used) */
+  sl_dconv_mix mix;      /* batch mixing for a backend that mixes (below) */
 } sl_ring_copy;
 
 typedef struct sl_ring_backend sl_ring_backend;
@@ -65,6 +67,10 @@ typedef struct sl_ring_backend_ops {
   bool on_device;   /* slots are device memory (sl_batch.on_device) */
   bool converts;    /* copy_to_slot converts u8 NHWC to dst dtype/layout;
                        the workers then write u8 NHWC into staging */
+  /* Optional (NULL: never): whether copy_to_slot applies c->mix (the CUDA
+   * backend's convert kernel does, when it converts); otherwise the batch
+   * op mixes the staging buffer's pixels on the host. After alloc. */
+  bool (*mixes)(sl_ring_backend *b);
 
   /* Opening thread. Allocates nstaging host staging buffers of
    * staging_bytes and nslots slots of slot_bytes, plus whatever events and
@@ -133,7 +139,9 @@ sl_status sl_ring_backend_host_create(sl_ring_backend **out, sl_err *err);
 
 typedef struct sl_ring sl_ring;
 
-/* The part of an epoch a batch op needs. */
+/* The part of an epoch a batch op needs. mix_pixels (its argument): 0
+ * when the backend mixes the pixels while it copies (it gets the note as
+ * sl_ring_copy.mix), so the op only fills the targets and the note. */
 typedef struct sl_ring_epoch_view {
   uint64_t epoch;
   int n, height, width, channels;
@@ -153,8 +161,8 @@ typedef struct sl_ring_config {
    * layout), with its labels and targets; the note travels with the
    * batch to the consumer. */
   void (*batch_op)(void *user, const sl_ring_epoch_view *ep, uint64_t k,
-                   void *data, const int32_t *labels, float *targets,
-                   sl_mix_note *note);
+                   void *data, int mix_pixels, const int32_t *labels,
+                   float *targets, sl_mix_note *note);
   void *batch_user;
 } sl_ring_config;
 

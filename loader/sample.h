@@ -34,7 +34,8 @@ typedef struct sl_mix_note {
 /* One complete batch in staging, handed to the source's batch_mix. */
 typedef struct sl_mix_batch {
   uint64_t epoch, index; /* of the batch */
-  void *data;            /* n samples of h x w x channels in dtype, layout */
+  void *data; /* n samples of h x w x channels in dtype, layout; NULL when
+                 the backend mixes the pixels itself (the note tells it how) */
   int n, h, w, channels;
   int dtype, layout; /* sl_dtype, sl_layout of the staging buffer */
   const int32_t *labels;

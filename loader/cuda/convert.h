@@ -21,6 +21,12 @@ extern "C" {
 cudaError_t sl_dconv_launch(const sl_dconv *dc, const void *d_src, size_t n,
                             size_t h, size_t w, void *d_dst, cudaStream_t s);
 
+/* The same with batch mixing (sl_dconv_mix; NULL: none), as the host twin
+ * sl_dconv_run_host_mix computes it. */
+cudaError_t sl_dconv_launch_mix(const sl_dconv *dc, const sl_dconv_mix *mix,
+                                const void *d_src, size_t n, size_t h, size_t w,
+                                void *d_dst, cudaStream_t s);
+
 /* For the GPU tests: converts count floats from d_in to binary16 and bfloat16
  * bits with __float2half_rn and __float2bfloat16_rn. */
 cudaError_t sl_dconv_round_launch(const float *d_in, size_t count,

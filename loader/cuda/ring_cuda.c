@@ -259,10 +259,11 @@ static sl_status cb_copy_to_slot(sl_ring_backend *b, int s,
       return st;
     cb->wait_after_landing = 1;
   }
-  return sl_cuda_check(
-      sl_dconv_launch(dc, cb->landing, (size_t)c->n, (size_t)c->height,
-                      (size_t)c->width, slot, cb->stream),
-      err, "convert kernel (slot %d, %d×%d×%d)", s, c->n, c->height, c->width);
+  return sl_cuda_check(sl_dconv_launch_mix(dc, &c->mix, cb->landing,
+                                           (size_t)c->n, (size_t)c->height,
+                                           (size_t)c->width, slot, cb->stream),
+                       err, "convert kernel (slot %d, %d×%d×%d)", s, c->n,
+                       c->height, c->width);
 }
 
 static sl_status cb_record_ready(sl_ring_backend *b, int s, sl_err *err) {
@@ -366,10 +367,17 @@ static sl_status cb_wait_consumed(sl_ring_backend *b, int s, sl_err *err) {
   return SL_OK;
 }
 
+/* The convert kernel mixes (sl_dconv_mix); a u8 NHWC batch is copied as
+ * it is, so the host mixes its staging. */
+static bool cb_mixes(sl_ring_backend *b) {
+  return !cb_of(b)->identity;
+}
+
 static const sl_ring_backend_ops cuda_ops = {
     .name = "cuda",
     .on_device = true,
     .converts = true,
+    .mixes = cb_mixes,
     .alloc = cb_alloc,
     .destroy = cb_destroy,
     .staging = cb_staging,

@@ -68,6 +68,18 @@ static void test_kernel_matches_twin(void **state) {
           if (memcmp(got, want, out) != 0)
             fail_msg("kernel ≠ twin: %zux%zux%zu ch %d dtype %d layout %d", n,
                      h, w, ch, dtype, layout);
+          /* with Mixup and CutMix (augment.mixup / .cutmix) */
+          const sl_dconv_mix mixes[2] = {{1, 0.3137f, 0, 0, 0, 0},
+                                         {2, 0.7f, 3, 19, 5, 30}};
+          for (int mk = 0; mk < 2; mk++) {
+            sl_dconv_run_host_mix(&dc, &mixes[mk], src, n, h, w, want);
+            CK(sl_dconv_launch_mix(&dc, &mixes[mk], d_src, n, h, w, d_dst, 0));
+            CK(cudaMemcpy(got, d_dst, out_max, cudaMemcpyDeviceToHost));
+            if (memcmp(got, want, out) != 0)
+              fail_msg("mixing kernel ≠ twin: kind %d, %zux%zux%zu ch %d "
+                       "dtype %d layout %d",
+                       mixes[mk].kind, n, h, w, ch, dtype, layout);
+          }
           for (size_t i = out; i < out_max; i++)
             if (got[i] != 0x5a)
               fail_msg("kernel wrote past its output (byte %zu)", i);

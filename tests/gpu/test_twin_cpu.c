@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "augment/convert.h"
+#include "augment/mix.h"
 #include "augment/pipeline.h"
 #include "common/half.h"
 #include "loader/device_convert.h"
@@ -77,9 +78,54 @@ static void test_same_bytes(void **state) {
       }
 }
 
+/* Batch mixing: the twin's mixing while converting (what the convert
+ * kernel does) gives the bytes of the host's mixing of a batch the workers
+ * converted (augment/mix.c), for Mixup and CutMix in every dtype and
+ * layout. */
+static void test_mixing_same_bytes(void **state) {
+  (void)state;
+  enum { N = 5 };
+  const float mean[3] = {0.485f, 0.456f, 0.406f};
+  const float std[3] = {0.229f, 0.224f, 0.225f};
+  uint8_t src[N * H * W * 3];
+  uint32_t x = 77;
+  for (size_t i = 0; i < sizeof src; i++) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    src[i] = (uint8_t)x;
+  }
+  const sl_mix_plan plans[] = {{SL_MIX_MIXUP, 0.3137f, 0, 0, 0, 0},
+                               {SL_MIX_MIXUP, 0.999f, 0, 0, 0, 0},
+                               {SL_MIX_CUTMIX, 0.6f, 2, 11, 3, 16}};
+  for (size_t k = 0; k < sizeof plans / sizeof plans[0]; k++)
+    for (int ch = 1; ch <= 3; ch += 2)
+      for (int d = SL_DTYPE_U8; d <= SL_DTYPE_FP32; d++)
+        for (int l = SL_LAYOUT_NCHW; l <= SL_LAYOUT_NHWC; l++) {
+          sl_dconv dc;
+          assert_int_equal(sl_dconv_init(&dc, d, l, ch, mean, std), 0);
+          size_t bytes = sl_dconv_out_bytes(&dc, N, H, W);
+          uint8_t *host = malloc(bytes), *twin = malloc(bytes);
+          assert_true(host && twin);
+          sl_dconv_run_host(&dc, src, N, H, W, host);
+          sl_mix_pixels(&plans[k], host, N, H, W, ch, d, l);
+          const sl_mix_plan *m = &plans[k];
+          sl_dconv_mix dm = {
+              (int)m->kind, (float)m->lambda, m->y0, m->y1, m->x0, m->x1};
+          sl_dconv_run_host_mix(&dc, &dm, src, N, H, W, twin);
+          if (memcmp(host, twin, bytes) != 0)
+            fail_msg("mixing twin ≠ host mixing: plan %zu, %d channels, "
+                     "dtype %d, layout %d",
+                     k, ch, d, l);
+          free(host);
+          free(twin);
+        }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_bytes),
+      cmocka_unit_test(test_mixing_same_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
