@@ -7,9 +7,9 @@
  * grid_sample's result) they round half to even, as torch.round.
  *
  * Images are h rows of w pixels, tightly packed, of ch bytes each: 4
- * (R, G, B, X: the pipeline's decoded form; X is left as it is) or 1
- * (gray). Colour ops on a gray image follow torchvision's 1-channel path:
- * saturation, hue and grayscale leave it unchanged.
+ * (R, G, B, X: the pipeline's decoded form; X is never read and the ops
+ * may change it) or 1 (gray). Colour ops on a gray image follow torchvision's
+ * 1-channel path: saturation, hue and grayscale leave it unchanged.
  *
  * Thread safety: none of these keeps state; an image and a scratch are
  * used by one thread at a time. Memory: nothing is allocated; the ops
@@ -26,16 +26,21 @@ typedef struct sl_image {
   int ch; /* bytes per pixel: 4 (RGBX) or 1 (gray) */
 } sl_image;
 
-/* Room for the ops that cannot work in place: a second image and a float
- * plane for separable filters. */
+/* Room for the ops that cannot work in place: a second image, a float
+ * plane for separable filters and two padded float rows. */
 typedef struct sl_op_scratch {
-  uint8_t *img;  /* max_w * max_h * 4 bytes */
-  float *rows;   /* max_w * max_h * 4 floats */
+  uint8_t *img;  /* pixels * 4 bytes */
+  float *rows;   /* pixels * 4 floats */
   size_t pixels; /* capacity of both, in pixels */
+  float *line;   /* sl_op_line_floats(line_w) floats */
+  size_t line_w; /* widest image line holds */
 } sl_op_scratch;
 
-/* Bytes of scratch for images of up to `pixels` pixels: 20 per pixel. */
-size_t sl_op_scratch_bytes(size_t pixels);
+/* Floats of line for images up to max_w wide (kernels up to 255). */
+size_t sl_op_line_floats(size_t max_w);
+/* Bytes of scratch for images of up to `pixels` pixels and max_w wide:
+ * 20 a pixel and 32 a column, plus 8 KiB. */
+size_t sl_op_scratch_bytes(size_t pixels, size_t max_w);
 
 /* ---- Colour (ops_color.c) ------------------------------------------------ */
 

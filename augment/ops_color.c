@@ -120,15 +120,25 @@ void sl_op_grayscale(sl_image *im) {
 
 /* torchvision's _rgb2hsv, the hue shift and _hsv2rgb on one pixel, in
  * float32, then (x * 255).to(uint8). */
-static void hue_pixel(uint8_t *px, float shift) {
-  float r = (float)px[0] / 255.0f, g = (float)px[1] / 255.0f,
-        b = (float)px[2] / 255.0f;
-  float maxc = fmaxf(r, fmaxf(g, b)), minc = fminf(r, fminf(g, b));
+static float clamp01(float v) {
+  return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+}
+
+static float floor_f(float v) { /* floorf without a libm call, |v| < 2^31 */
+  float t = (float)(int)v;
+  return t > v ? t - 1.0f : t;
+}
+
+static void hue_pixel(uint8_t *px, float shift, const float *unit) {
+  float r = unit[px[0]], g = unit[px[1]], b = unit[px[2]];
+  float maxc = r > g ? r : g, minc = r < g ? r : g;
+  maxc = maxc > b ? maxc : b;
+  minc = minc < b ? minc : b;
   int eqc = maxc == minc;
   float cr = maxc - minc;
   float s = cr / (eqc ? 1.0f : maxc);
-  float div = eqc ? 1.0f : cr;
-  float rc = (maxc - r) / div, gc = (maxc - g) / div, bc = (maxc - b) / div;
+  float inv = 1.0f / (eqc ? 1.0f : cr); /* one division for three */
+  float rc = (maxc - r) * inv, gc = (maxc - g) * inv, bc = (maxc - b) * inv;
   float h;
   if (maxc == r)
     h = bc - gc;
@@ -136,16 +146,16 @@ static void hue_pixel(uint8_t *px, float shift) {
     h = 2.0f + rc - bc;
   else
     h = 4.0f + gc - rc;
-  h = fmodf(h / 6.0f + 1.0f, 1.0f);
-  h = fmodf(h + shift, 1.0f); /* Python's %: the result takes 1's sign */
-  if (h < 0)
-    h += 1.0f;
+  h = h / 6.0f + 1.0f; /* >= 0: torch.fmod is h - floor(h) here */
+  h -= floor_f(h);
+  h += shift; /* Python's %: the result takes 1's sign */
+  h -= floor_f(h);
   float v = maxc;
-  float i6 = floorf(h * 6.0f), f = h * 6.0f - i6;
+  float i6 = floor_f(h * 6.0f), f = h * 6.0f - i6;
   int i = ((int)i6 % 6 + 6) % 6;
-  float p = fminf(fmaxf(v * (1.0f - s), 0.0f), 1.0f);
-  float q = fminf(fmaxf(v * (1.0f - s * f), 0.0f), 1.0f);
-  float t = fminf(fmaxf(v * (1.0f - s * (1.0f - f)), 0.0f), 1.0f);
+  float p = clamp01(v * (1.0f - s));
+  float q = clamp01(v * (1.0f - s * f));
+  float t = clamp01(v * (1.0f - s * (1.0f - f)));
   float o[3];
   switch (i) {
   case 0:
@@ -174,10 +184,12 @@ static void hue_pixel(uint8_t *px, float shift) {
 void sl_op_hue(sl_image *im, double hue_factor) {
   if (im->ch == 1)
     return;
-  float shift = (float)hue_factor;
+  float shift = (float)hue_factor, unit[256];
+  for (int v = 0; v < 256; v++)
+    unit[v] = (float)v / 255.0f; /* img.to(float32) / 255.0 */
   size_t n = pixels(im);
   for (size_t i = 0; i < n; i++)
-    hue_pixel(im->px + 4 * i, shift);
+    hue_pixel(im->px + 4 * i, shift, unit);
 }
 
 void sl_op_posterize(sl_image *im, int bits) {

@@ -42,8 +42,20 @@ void sl_affine_params(int w, int h, double angle, double tx, double ty,
   sl_affine_inverse(cx, cy, angle, tx, ty, scale, shear_x, shear_y, m);
 }
 
+/* Round half to even for |v| < 2^51 without a libm call: adding 1.5 *
+ * 2^52 leaves no fraction bits, and the addition rounds to nearest even. */
+static inline double round_even(double v) {
+  const double magic = 6755399441055744.0;
+  return (v + magic) - magic;
+}
+
+static inline double floor_d(double v) { /* |v| < 2^62 */
+  double t = (double)(int64_t)v;
+  return t > v ? t - 1.0 : t;
+}
+
 static uint8_t round_u8(double v) {
-  v = nearbyint(v);
+  v = round_even(v);
   return v <= 0.0 ? 0 : v >= 255.0 ? 255 : (uint8_t)v;
 }
 
@@ -51,43 +63,59 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
                 const double *fill, sl_op_scratch *s) {
   int w = im->w, h = im->h, ch = im->ch, nc = ch == 1 ? 1 : 3;
   size_t stride = (size_t)w * (size_t)ch;
-  uint8_t *src = s->img;
-  memcpy(src, im->px, stride * (size_t)h);
+  const uint8_t *src = s->img;
+  memcpy(s->img, im->px, stride * (size_t)h);
+  uint8_t outside[3];
+  for (int c = 0; c < 3; c++)
+    outside[c] = fill ? round_u8(fill[c]) : 0;
   /* Input pixel coordinate of output pixel (x, y): the grid's centered
-   * coordinate through m, unnormalised by align_corners = False. */
+   * coordinate through m, unnormalised by align_corners = False; it moves
+   * by (m[0], m[3]) a column. */
   double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
   for (int y = 0; y < h; y++) {
     double yc = (double)y - oy;
     uint8_t *out = im->px + (size_t)y * stride;
+    double bx = m[1] * yc + m[2] + ox, by = m[4] * yc + m[5] + oy;
     for (int x = 0; x < w; x++) {
       double xc = (double)x - ox;
-      double ix = m[0] * xc + m[1] * yc + m[2] + ox;
-      double iy = m[3] * xc + m[4] * yc + m[5] + oy;
+      double ix = m[0] * xc + bx, iy = m[3] * xc + by;
       uint8_t *o = out + (size_t)x * (size_t)ch;
       if (interp == SL_INTERP_NEAREST) {
-        double rx = nearbyint(ix), ry = nearbyint(iy);
-        if (rx >= 0 && rx < w && ry >= 0 && ry < h) {
-          memcpy(o, src + (size_t)ry * stride + (size_t)rx * (size_t)ch,
-                 (size_t)nc);
-        } else {
-          for (int c = 0; c < nc; c++)
-            o[c] = fill ? round_u8(fill[c]) : 0;
-        }
+        double rx = round_even(ix), ry = round_even(iy);
+        const uint8_t *p = outside;
+        if (rx >= 0 && rx < w && ry >= 0 && ry < h)
+          p = src + (size_t)ry * stride + (size_t)rx * (size_t)ch;
+        for (int c = 0; c < nc; c++)
+          o[c] = p[c];
         continue;
       }
-      double fx = floor(ix), fy = floor(iy);
+      if (!(ix > -2.0 && ix < w + 1.0 && iy > -2.0 && iy < h + 1.0)) {
+        for (int c = 0; c < nc; c++) /* no corner inside */
+          o[c] = fill ? round_u8(fill[c]) : 0;
+        continue;
+      }
+      double fx = floor_d(ix), fy = floor_d(iy);
       double ax = ix - fx, ay = iy - fy;
       double wt[4] = {(1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay,
                       ax * ay};
       double acc[3] = {0, 0, 0}, mask = 0;
-      for (int k = 0; k < 4; k++) {
-        double px = fx + (k & 1), py = fy + (k >> 1);
-        if (px < 0 || px >= w || py < 0 || py >= h)
-          continue;
-        const uint8_t *p = src + (size_t)py * stride + (size_t)px * (size_t)ch;
+      if (fx >= 0 && fx + 1 < w && fy >= 0 && fy + 1 < h) { /* inside */
+        const uint8_t *p = src + (size_t)fy * stride + (size_t)fx * (size_t)ch;
         for (int c = 0; c < nc; c++)
-          acc[c] += wt[k] * (double)p[c];
-        mask += wt[k];
+          acc[c] = wt[0] * p[c] + wt[1] * p[ch + c] + wt[2] * p[stride + c] +
+                   wt[3] * p[stride + (size_t)ch + c];
+        mask = 1.0;
+      } else {
+        for (int k = 0; k < 4; k++) {
+          double px = fx + (k & 1), py = fy + (k >> 1);
+          if (px < 0 || px >= w || py < 0 || py >= h)
+            continue;
+          const uint8_t *p =
+              src + (size_t)py * stride + (size_t)px * (size_t)ch;
+          for (int c = 0; c < nc; c++)
+            acc[c] += wt[k] * (double)p[c];
+          mask += wt[k];
+        }
       }
       for (int c = 0; c < nc; c++) {
         double v = acc[c];

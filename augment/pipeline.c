@@ -82,9 +82,12 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
     pl->ops.pixels = (size_t)max_out_side * (size_t)max_out_side;
     pl->ops.img = sl_alloc_touched(pl->ops.pixels * 4, 64);
     pl->ops.rows = sl_alloc_touched(pl->ops.pixels * 4 * sizeof(float), 64);
+    pl->ops.line_w = (size_t)max_out_side;
+    pl->ops.line =
+        sl_alloc_touched(sl_op_line_floats(pl->ops.line_w) * sizeof(float), 64);
   }
   if (!pl->resized || !pl->rs ||
-      (pl->ops.pixels && (!pl->ops.img || !pl->ops.rows))) {
+      (pl->ops.pixels && (!pl->ops.img || !pl->ops.rows || !pl->ops.line))) {
     sl_pipeline_destroy(pl);
     return sl_err_set(err, SL_ENOMEM, "augment: out of memory for %zu bytes",
                       n);
@@ -101,6 +104,7 @@ void sl_pipeline_destroy(sl_pipeline *pl) {
   sl_free_aligned(pl->resized);
   sl_free_aligned(pl->ops.img);
   sl_free_aligned(pl->ops.rows);
+  sl_free_aligned(pl->ops.line);
   sl_resampler_destroy(pl->rs);
   free(pl);
 }

@@ -20,7 +20,8 @@
  * resized crop + 6 KiB of conversion tables + the area resampler of
  * resolution levels ((2S + 80) * 8 bytes of row, 32 * S bytes of weights):
  * ~3.9 MiB at S = 224, ~8 MiB at S = 512; with the recipe's u8 ops, their
- * scratch (20 * S^2 bytes: 1 MiB at 224, 5 MiB at 512). sluice itself
+ * scratch (sl_op_scratch_bytes: 20 * S^2 + 32 * S bytes + 8 KiB: 1 MiB at
+ * 224, 5 MiB at 512). sluice itself
  * allocates nothing per sample; the libraries do a little: libjpeg's
  * per-image pools (tens of KiB; for a progressive JPEG the whole coefficient
  * image, ~2 bytes per pixel and component, bounded through max_pixels) and

@@ -259,11 +259,13 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
   size_t n = (size_t)width * (size_t)height;
   int ch = channels == 3 ? 4 : 1;
   uint8_t *img = malloc(n * (size_t)ch);
-  sl_op_scratch s = {malloc(n * 4), malloc(n * 4 * sizeof(float)), n};
-  if (!img || !s.img || !s.rows) {
+  sl_op_scratch s = {malloc(n * 4), malloc(n * 4 * sizeof(float)), n,
+                     malloc(sl_op_line_floats(width) * sizeof(float)), width};
+  if (!img || !s.img || !s.rows || !s.line) {
     free(img);
     free(s.img);
     free(s.rows);
+    free(s.line);
     return fail(msg, msg_len, SL_ENOMEM, "%s: out of memory for %zu pixels", op,
                 n);
   }
@@ -286,6 +288,7 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
   free(img);
   free(s.img);
   free(s.rows);
+  free(s.line);
   return SL_OK;
 }
 
