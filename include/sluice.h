@@ -346,8 +346,11 @@ typedef struct sl_batch {
  * does, opens and indexes the dataset, allocates every buffer (see Memory
  * above) and starts the threads. cfg is only read (several threads may open
  * loaders from one config at once) and may be destroyed afterwards.
- * Errors: SL_ECONFIG, SL_EIO/SL_EFORMAT (dataset), SL_ENOMEM, SL_ETHREAD,
- * SL_ENODEV (device.backend = cuda without a usable GPU). On failure *out
+ * Errors: SL_ECONFIG (also for host buffers, sized for the schedule's
+ * largest resolution, beyond the memory available: refused with the bytes
+ * before any is allocated), SL_EIO/SL_EFORMAT (dataset), SL_ENOMEM,
+ * SL_ETHREAD, SL_ENODEV (device.backend = cuda without a usable GPU). On
+ * failure *out
  * is still a handle that holds only the message: read it with
  * sl_loader_errmsg, then sl_loader_close it (every other call on it returns
  * SL_ESTATE). *out is NULL only for NULL arguments (SL_EINVAL) or when not
@@ -862,8 +865,10 @@ typedef struct sl_memory_plan {
 
 /* Fills *out for cfg as the host backend (cuda = 0) or the CUDA backend
  * would hold it, with target_width float targets per sample. Errors:
- * SL_ECONFIG (inconsistent options, or the device slots exceed
- * device.vram_budget: sl_config_errmsg says which), SL_ETOOBIG (a buffer
+ * SL_ECONFIG (inconsistent options, the device slots exceed
+ * device.vram_budget, or the host buffers exceed the memory available,
+ * MemAvailable or the memory cgroup's limit, as sl_loader_open refuses
+ * them: sl_config_errmsg says which, with the bytes), SL_ETOOBIG (a buffer
  * size overflows), SL_EINVAL (target_width over SL_TARGETS_MAX). */
 SL_API sl_status sl_config_memory_plan(sl_config *cfg, int cuda,
                                        uint32_t target_width,

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define SLUICE_EXPERIMENTAL /* sl_config_memory_plan */
 #include "sluice.h"
 #include "tools/cli.h"
 
@@ -83,6 +84,20 @@ static int check(sl_config *cfg, const char *file, int open_data) {
   if (st == SL_EIO)
     return 1;
   int rc = st == SL_OK ? 0 : 1;
+  /* The memory the schedule needs, once the relations it is computed
+   * from hold: the host backend's (auto falls back to it), which keeps
+   * the most in host memory. */
+  if (sl_config_validate(cfg) == SL_OK) {
+    char backend[16];
+    sl_memory_plan plan;
+    int cuda = sl_config_get(cfg, "device.backend", backend, sizeof backend) ==
+                   SL_OK &&
+               strcmp(backend, "cuda") == 0;
+    if (sl_config_memory_plan(cfg, cuda, 0, &plan) != SL_OK) {
+      fprintf(stderr, "sluice config: %s: %s\n", file, sl_config_errmsg(cfg));
+      rc = 1;
+    }
+  }
   if (open_data)
     rc |= check_dataset(cfg, file, rc == 0);
   else if (rc == 0)

@@ -154,6 +154,30 @@ static void test_check_valid_file_passes(void **state) {
   assert_non_null(strstr(g_out, "No such file"));
 }
 
+/* --check refuses a step above resolution.max (max = 128 trained 160x160
+ * epochs silently) and a schedule whose host buffers exceed the memory
+ * available, naming the bytes it would need. */
+static void test_check_bounds_the_schedule(void **state) {
+  (void)state;
+  char path[512], args[600];
+  tmp_path(path, sizeof path, "steps.ini");
+  write_file(path, "[resolution]\nschedule = steps\nmax = 128\n"
+                   "steps = 0:128, 3:160\n");
+  snprintf(args, sizeof args, "config --check '%s' --no-open", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  if (!strstr(g_out, "resolution.steps: step 2 (3:160) exceeds "
+                     "resolution.max (128)") ||
+      !strstr(g_out, "raise resolution.max to 160"))
+    fail_msg("output: %s", g_out);
+  write_file(path, "[loader]\nbatch_size = 65536\n[resolution]\n"
+                   "schedule = steps\nmax = 8192\nsteps = 0:8192\n");
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  if (!strstr(g_out, "need 120.0 TiB of host memory") ||
+      !strstr(g_out, "lower resolution.steps, loader.batch_size"))
+    fail_msg("output: %s", g_out);
+  unlink(path);
+}
+
 /* The plan `sluice schedule` prints counts the device ring in the CUDA
  * allocator's 2 MiB pages (3 slots of 96 KiB and a 48 KiB landing buffer
  * take one page) and names the context that comes on top. */
@@ -209,6 +233,7 @@ int main(void) {
       cmocka_unit_test(test_check_shows_every_error_in_one_run),
       cmocka_unit_test(test_check_opens_dataset),
       cmocka_unit_test(test_check_valid_file_passes),
+      cmocka_unit_test(test_check_bounds_the_schedule),
       cmocka_unit_test(test_schedule_counts_pages),
       cmocka_unit_test(test_list_has_every_key),
       cmocka_unit_test(test_usage_errors),

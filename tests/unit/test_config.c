@@ -199,6 +199,8 @@ static void test_ini_errors_atomic(void **state) {
       {"[resolution]\nschedule = steps\n", "needs resolution.steps"},
       {"[augment]\nscale = 0.9, 0.1\n", "augment.scale: the lower bound"},
       {"[augment]\nmean = 0.5\n", "augment.mean has 1 values but augment.std"},
+      {"[resolution]\nschedule = steps\nmax = 128\nsteps = 0:128, 3:160\n",
+       "t.ini: resolution.steps: step 2 (3:160) exceeds resolution.max (128)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     assert_int_equal(sl_config_load_ini_string(cfg, cases[i].text, "t.ini"),
