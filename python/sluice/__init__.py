@@ -39,20 +39,32 @@ from ._sluice import (  # noqa: F401
 
 __all__ = [
     "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
-    "version", "pack",
+    "option_names", "version", "pack", "__version__",
 ]
 
 _STATE_MAGIC = "sluice.Loader/1"
 
+#: libsluice's version string, as ``version()`` returns it.
+__version__ = _sluice.version()
+
 
 def version():
-    """libsluice's version string."""
+    """libsluice's version string (also ``sluice.__version__``)."""
     return _sluice.version()
 
 
 def options():
-    """Every config option: a list of (key, type, default, allowed, help)."""
+    """Every config option: a list of (key, type, default, allowed, help).
+    ``option_names()`` gives the short keyword names Loader takes."""
     return _sluice.options()
+
+
+def option_names():
+    """The keyword names ``Loader(**options)`` takes, as a dict of name ->
+    full key: ``section_key`` for every option (``augment_layout``) and the
+    key's last part alone where no other section has it (``batch_size``).
+    """
+    return dict(_short_names()[0])
 
 
 def _short_names():
@@ -211,7 +223,9 @@ class Loader:
     ``config`` is an INI path, a dict of full keys
     (``{"loader.batch_size": 256}``) or None; ``options`` are short names
     (``batch_size=256``, ``workers=4``, ``prefetch=3``, ``augment_layout=
-    "nhwc"``) or full keys through the dict. Options win over the file.
+    "nhwc"``; ``sluice.option_names()`` lists them) or full keys through
+    the dict. Options win over the file. Relative paths in the INI file
+    are read from its folder; those given here from the working directory.
     ``loader.rank`` / ``loader.world_size`` default to torch.distributed's
     when it is initialised, else to ``RANK`` / ``WORLD_SIZE``.
 
@@ -259,17 +273,24 @@ class Loader:
 
     def resolution(self, epoch):
         """The epoch's square resolution under the schedule."""
-        return self._c.resolution(epoch)
+        return self._c.resolution(_epoch_number(epoch))
 
     def set_epoch(self, epoch):
-        """Starts an epoch (abandoning the one in progress)."""
+        """Starts an epoch (abandoning the one in progress). ``epoch`` is an
+        integer >= 0; any order is fine."""
+        epoch = _epoch_number(epoch)
         self._c.start_epoch(epoch)
         self._epoch = epoch
         self._handed = 0
         self._gen += 1
 
     def next(self):
-        """The next Batch of the current epoch, or None at its end."""
+        """The next Batch of the current epoch, or None at its end. As
+        iterating the loader does, it starts epoch 0 when no epoch was
+        started (set_epoch, epoch or load_state_dict); call
+        ``set_epoch(e)`` for each epoch of a run."""
+        if self._epoch is None:
+            self.set_epoch(0)
         b = self._c.next()
         if b is not None:
             self._handed += 1
@@ -328,6 +349,22 @@ class Loader:
         self._gen += 1
 
 
+def _epoch_number(epoch):
+    """epoch as an int >= 0, or InvalidArgumentError saying what it got."""
+    import operator
+    try:
+        if isinstance(epoch, bool):
+            raise TypeError
+        e = operator.index(epoch)
+    except TypeError:
+        raise InvalidArgumentError(
+            "epoch must be an integer >= 0, not %r" % (epoch,)) from None
+    if e < 0 or e >= 1 << 64:
+        raise InvalidArgumentError(
+            "epoch must be an integer in 0..2**64-1, not %d" % e)
+    return e
+
+
 class Dataset:
     """A dataset file opened for random access: ``len(ds)``, ``ds[i]`` ->
     (pixels, label, targets) with pixels a NumPy u8 HWC array of the
@@ -354,6 +391,11 @@ class Dataset:
     def read(self, i):
         """Sample i's stored bytes (the JPEG, PNG or raw pixels)."""
         return self._c.read(i)
+
+    def name(self, i):
+        """Sample i's name: the path, relative to the packed folder, of the
+        image it was made from; '' when the file records none."""
+        return self._c.name(i)
 
     @property
     def class_names(self):
