@@ -271,6 +271,13 @@ class Loader:
     def sample_count(self):
         return self._c.sample_count()
 
+    @property
+    def current_epoch(self):
+        """The epoch in progress: the last one started (set_epoch, epoch,
+        iteration or next) or restored (load_state_dict); None before any.
+        """
+        return self._epoch
+
     def resolution(self, epoch):
         """The epoch's square resolution under the schedule."""
         return self._c.resolution(_epoch_number(epoch))
@@ -338,8 +345,11 @@ class Loader:
 
     def load_state_dict(self, state):
         """Resumes at a saved point: the following batches are exactly those
-        an uninterrupted run would have given. Raises StateError when the
-        settings or data differ."""
+        an uninterrupted run would have given. Continue by iterating the
+        loader (``for b in loader``: the rest of the saved epoch,
+        ``current_epoch``), then ``epoch(e)`` for the later ones;
+        ``epoch(current_epoch)`` would start the saved epoch again from its
+        first batch. Raises StateError when the settings or data differ."""
         if not isinstance(state, dict) or state.get("format") != _STATE_MAGIC:
             raise InvalidArgumentError(
                 "not a sluice.Loader state_dict (expected format %r)"
