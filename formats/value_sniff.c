@@ -40,13 +40,13 @@ static bool mp_skip(const uint8_t *p, size_t n, size_t *at, int depth) {
       uint8_t fixed;     /* then this many bytes (ext: the type byte) */
       uint8_t kind;      /* 0 bytes, 1 array items, 2 map pairs */
     } k_forms[] = {
-        {0xc4, 1, 0, 0}, {0xc5, 2, 0, 0}, {0xc6, 4, 0, 0}, {0xc7, 1, 1, 0},
-        {0xc8, 2, 1, 0}, {0xc9, 4, 1, 0}, {0xca, 0, 4, 0}, {0xcb, 0, 8, 0},
-        {0xcc, 0, 1, 0}, {0xcd, 0, 2, 0}, {0xce, 0, 4, 0}, {0xcf, 0, 8, 0},
-        {0xd0, 0, 1, 0}, {0xd1, 0, 2, 0}, {0xd2, 0, 4, 0}, {0xd3, 0, 8, 0},
-        {0xd4, 0, 2, 0}, {0xd5, 0, 3, 0}, {0xd6, 0, 5, 0}, {0xd7, 0, 9, 0},
+        {0xc4, 1, 0, 0},  {0xc5, 2, 0, 0}, {0xc6, 4, 0, 0}, {0xc7, 1, 1, 0},
+        {0xc8, 2, 1, 0},  {0xc9, 4, 1, 0}, {0xca, 0, 4, 0}, {0xcb, 0, 8, 0},
+        {0xcc, 0, 1, 0},  {0xcd, 0, 2, 0}, {0xce, 0, 4, 0}, {0xcf, 0, 8, 0},
+        {0xd0, 0, 1, 0},  {0xd1, 0, 2, 0}, {0xd2, 0, 4, 0}, {0xd3, 0, 8, 0},
+        {0xd4, 0, 2, 0},  {0xd5, 0, 3, 0}, {0xd6, 0, 5, 0}, {0xd7, 0, 9, 0},
         {0xd8, 0, 17, 0}, {0xd9, 1, 0, 0}, {0xda, 2, 0, 0}, {0xdb, 4, 0, 0},
-        {0xdc, 2, 0, 1}, {0xdd, 4, 0, 1}, {0xde, 2, 0, 2}, {0xdf, 4, 0, 2},
+        {0xdc, 2, 0, 1},  {0xdd, 4, 0, 1}, {0xde, 2, 0, 2}, {0xdf, 4, 0, 2},
     };
     if (b == 0xc0 || b == 0xc2 || b == 0xc3) /* nil, false, true */
       return true;
