@@ -2,7 +2,8 @@
  * validator, typed getters and a listing.
  *
  * Memory: one fixed array of values, one per option, plus a heap copy of each
- * string value; nothing grows with use. */
+ * string value; nothing grows with use. A failing load or validation keeps
+ * its list of messages (as long as the file's errors) until the next call. */
 #include "loader/config.h"
 
 #include <errno.h>
@@ -596,7 +597,10 @@ typedef struct check_ctx {
 
 /* True when no key of the relation had a bad line: a bad value leaves the
  * key at its old value, and a relation on that would be an echo of the
- * line's own error, not a new one. */
+ * line's own error, not a new one. The settings that choose which
+ * relations hold (resolution.schedule, augment.crop) are not among them:
+ * a typo there leaves the default, whose relations are still worth telling
+ * in the same run. */
 static bool keys_read(const check_ctx *c, const int *ids, size_t n) {
   for (size_t i = 0; c->bad && i < n; i++)
     if (c->bad[ids[i]])
@@ -632,24 +636,21 @@ static void validate_values(check_ctx *c) {
   bool steps = V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_STEPS;
   bool rrc = V(AUGMENT_CROP).u.e == SL_CROP_RANDOM_RESIZED;
   if (linear && V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i &&
-      KEYS_READ_(c, K(RESOLUTION_SCHEDULE), K(RESOLUTION_MIN),
-                 K(RESOLUTION_MAX)))
+      KEYS_READ_(c, K(RESOLUTION_MIN), K(RESOLUTION_MAX)))
     check_fail(c,
                "resolution.min (%lld) must not exceed resolution.max "
                "(%lld) with resolution.schedule = linear",
                (long long)V(RESOLUTION_MIN).u.i,
                (long long)V(RESOLUTION_MAX).u.i);
   if (linear && V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i &&
-      KEYS_READ_(c, K(RESOLUTION_SCHEDULE), K(RESOLUTION_START_EPOCH),
-                 K(RESOLUTION_END_EPOCH)))
+      KEYS_READ_(c, K(RESOLUTION_START_EPOCH), K(RESOLUTION_END_EPOCH)))
     check_fail(c,
                "resolution.start_epoch (%lld) must not exceed "
                "resolution.end_epoch (%lld)",
                (long long)V(RESOLUTION_START_EPOCH).u.i,
                (long long)V(RESOLUTION_END_EPOCH).u.i);
   const sl_steps *st = &V(RESOLUTION_STEPS).u.steps;
-  if (steps && st->n == 0 &&
-      KEYS_READ_(c, K(RESOLUTION_SCHEDULE), K(RESOLUTION_STEPS)))
+  if (steps && st->n == 0 && KEYS_READ_(c, K(RESOLUTION_STEPS)))
     check_fail(c, "resolution.schedule = steps needs resolution.steps "
                   "(e.g. '0:128, 6:160, 12:224')");
   /* resolution.max is the bound of every schedule: a step above it is
@@ -659,8 +660,7 @@ static void validate_values(check_ctx *c) {
     if (st->v[i].res > V(RESOLUTION_MAX).u.i &&
         (top < 0 || st->v[i].res > st->v[top].res))
       top = i;
-  if (top >= 0 && KEYS_READ_(c, K(RESOLUTION_SCHEDULE), K(RESOLUTION_STEPS),
-                             K(RESOLUTION_MAX)))
+  if (top >= 0 && KEYS_READ_(c, K(RESOLUTION_STEPS), K(RESOLUTION_MAX)))
     check_fail(c,
                "resolution.steps: step %d (%lld:%lld) exceeds resolution.max "
                "(%lld), the largest resolution any epoch may take: raise "
@@ -675,13 +675,13 @@ static void validate_values(check_ctx *c) {
                (long long)V(LOADER_RANK).u.i,
                (long long)V(LOADER_WORLD_SIZE).u.i);
   if (rrc && V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1] &&
-      KEYS_READ_(c, K(AUGMENT_CROP), K(AUGMENT_SCALE)))
+      KEYS_READ_(c, K(AUGMENT_SCALE)))
     check_fail(c,
                "augment.scale: the lower bound (%g) exceeds the upper "
                "(%g)",
                V(AUGMENT_SCALE).u.fl.v[0], V(AUGMENT_SCALE).u.fl.v[1]);
   if (rrc && V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1] &&
-      KEYS_READ_(c, K(AUGMENT_CROP), K(AUGMENT_RATIO)))
+      KEYS_READ_(c, K(AUGMENT_RATIO)))
     check_fail(c,
                "augment.ratio: the lower bound (%g) exceeds the upper "
                "(%g)",

@@ -94,20 +94,26 @@ static void test_check_shows_every_error_in_one_run(void **state) {
   enum { BAD = 40 };
   char name[64], text[4096], want[128];
   snprintf(name, sizeof name, "%d-many.ini", (int)getpid());
+  /* A typo in augment.crop leaves the default, random_resized, whose
+   * relation to augment.scale is still told. */
   size_t used = (size_t)snprintf(text, sizeof text,
                                  "[dataset]\npath = /nonexistent/t.lmdb\n"
-                                 "[augment]\nscale = 0.9, 0.1\n[loader]\n");
+                                 "[augment]\nscale = 0.9, 0.1\n"
+                                 "crop = rndom\n[loader]\n");
   for (int i = 0; i < BAD; i++)
     used += (size_t)snprintf(text + used, sizeof text - used,
                              "no_such_key_%02d = 1\n", i);
   assert_int_equal(check_in_tmp(name, text), 1);
   for (int i = 0; i < BAD; i++) {
     snprintf(want, sizeof want, "%s:%d: unknown key 'loader.no_such_key_%02d'",
-             name, 6 + i, i);
+             name, 7 + i, i);
     if (!strstr(g_out, want))
       fail_msg("output '%s' lacks '%s'", g_out, want);
   }
   assert_null(strstr(g_out, "more error"));
+  snprintf(want, sizeof want, "%s:5: augment.crop = 'rndom'", name);
+  if (!strstr(g_out, want))
+    fail_msg("output '%s' lacks '%s'", g_out, want);
   snprintf(want, sizeof want, "%s: augment.scale: the lower bound (0.9)", name);
   if (!strstr(g_out, want))
     fail_msg("output '%s' lacks '%s'", g_out, want);
