@@ -33,12 +33,14 @@ sl_status sl_loader_plan_fits(const sl_config *cfg, const sl_loader_plan *p,
       "the buffers for the schedule's largest resolution, %d (%s), need %s "
       "of host memory (%d batches of %lld samples at %dx%dx%d, %s each), "
       "more than the %s available (MemAvailable, or the memory cgroup's "
-      "limit): lower %s, loader.batch_size or device.staging",
+      "limit): lower %s, loader.batch_size%s device.staging%s",
       p->max_res, from, sl_format_bytes(host_bytes, need, sizeof need), batches,
       (long long)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), p->max_res,
       p->max_res, p->channels,
       sl_format_bytes(p->staging_bytes, one, sizeof one),
-      sl_format_bytes(avail, have, sizeof have), from);
+      sl_format_bytes(avail, have, sizeof have), from,
+      p->device_bytes ? " or" : ",",
+      p->device_bytes ? "" : " or device.prefetch (host slots)");
 }
 
 sl_status sl_config_memory_plan(sl_config *cfg, int cuda, uint32_t target_width,

@@ -179,7 +179,8 @@ static void test_check_bounds_the_schedule(void **state) {
                    "schedule = steps\nmax = 8192\nsteps = 0:8192\n");
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
   if (!strstr(g_out, "need 120.0 TiB of host memory") ||
-      !strstr(g_out, "lower resolution.steps, loader.batch_size"))
+      !strstr(g_out, "lower resolution.steps, loader.batch_size, "
+                     "device.staging or device.prefetch (host slots)"))
     fail_msg("output: %s", g_out);
   unlink(path);
 }
