@@ -2,6 +2,7 @@
  * convert.h. Every output element is one table lookup. */
 #include "augment/convert.h"
 
+#include <math.h>
 #include <string.h>
 
 #include <libyuv/convert_from_argb.h>
@@ -118,4 +119,42 @@ void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
     CONVERT_ROWS(uint16_t, LUT_H16);
     break;
   }
+}
+
+/* One element of value v (normalized units) for channel c. */
+static void put_elem(const sl_aug_params *p, void *dst, size_t at, int c,
+                     double v) {
+  switch (p->dtype) {
+  case SL_DTYPE_U8: {
+    double b = nearbyint((v * p->std[c] + p->mean[c]) * 255.0);
+    ((uint8_t *)dst)[at] = (uint8_t)(b < 0 ? 0 : b > 255 ? 255 : b);
+    break;
+  }
+  case SL_DTYPE_FP32:
+    ((float *)dst)[at] = (float)v;
+    break;
+  case SL_DTYPE_BF16:
+    ((uint16_t *)dst)[at] = sl_f32_to_bf16((float)v);
+    break;
+  default:
+    ((uint16_t *)dst)[at] = sl_f32_to_f16((float)v);
+    break;
+  }
+}
+
+void sl_convert_erase(const sl_aug_params *p, void *dst, int h, int w,
+                      const sl_erase_box *box, int random, sl_rng *rng) {
+  if (!box->on)
+    return;
+  int nch = p->channels == 1 ? 1 : 3;
+  size_t plane = (size_t)h * (size_t)w;
+  for (int c = 0; c < nch; c++)
+    for (int y = box->i; y < box->i + box->h && y < h; y++)
+      for (int x = box->j; x < box->j + box->w && x < w; x++) {
+        size_t px = (size_t)y * (size_t)w + (size_t)x;
+        size_t at = p->layout == SL_LAYOUT_NCHW || nch == 1
+                        ? (size_t)c * plane + px
+                        : px * (size_t)nch + (size_t)c;
+        put_elem(p, dst, at, c, random ? sl_rng_normal(rng) : 0.0);
+      }
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "augment/pipeline.h"
+#include "augment/recipe.h"
 #include "common/half.h"
 
 typedef struct sl_convert_tables {
@@ -22,5 +23,13 @@ void sl_convert_tables_init(sl_convert_tables *t, const sl_aug_params *p);
 void sl_convert_out(const sl_convert_tables *t, const sl_aug_params *p,
                     const uint8_t *src, int src_ch, int h, int w, int flip,
                     void *dst);
+
+/* RandomErasing on a converted sample (sl_aug_sample_bytes(p, h, w) bytes
+ * at dst): the box's elements set to 0 in normalized units, or with
+ * random, to N(0, 1) draws from rng in torchvision's order (channel, row,
+ * column). u8 samples are not normalized, so they get the byte that
+ * normalizes to the value: round((v * std + mean) * 255), clamped. */
+void sl_convert_erase(const sl_aug_params *p, void *dst, int h, int w,
+                      const sl_erase_box *box, int random, sl_rng *rng);
 
 #endif

@@ -26,6 +26,7 @@ struct sl_pipeline {
   uint8_t *resized; /* max_side^2 * ch */
   sl_resampler *rs; /* crops of resolution levels */
   sl_convert_tables tables;
+  sl_op_scratch ops; /* the recipe's u8 ops; empty without them */
   sl_pipeline_times times;
 };
 
@@ -50,7 +51,7 @@ static sl_status check_params(const sl_aug_params *p, sl_err *err) {
   for (int c = 0; c < 3; c++)
     if (!(p->std[c] != 0))
       return sl_err_set(err, SL_EINVAL, "augment: std[%d] is zero", c);
-  return SL_OK;
+  return sl_recipe_check(&p->recipe, err);
 }
 
 sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
@@ -77,7 +78,13 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
   size_t n = (size_t)max_out_side * (size_t)max_out_side * (size_t)pl->ch;
   pl->resized = sl_alloc_touched(n, 64);
   pl->rs = sl_resampler_create(max_out_side, 2 * max_out_side + 64, pl->ch);
-  if (!pl->resized || !pl->rs) {
+  if (sl_recipe_has_pixel_ops(&p->recipe)) {
+    pl->ops.pixels = (size_t)max_out_side * (size_t)max_out_side;
+    pl->ops.img = sl_alloc_touched(pl->ops.pixels * 4, 64);
+    pl->ops.rows = sl_alloc_touched(pl->ops.pixels * 4 * sizeof(float), 64);
+  }
+  if (!pl->resized || !pl->rs ||
+      (pl->ops.pixels && (!pl->ops.img || !pl->ops.rows))) {
     sl_pipeline_destroy(pl);
     return sl_err_set(err, SL_ENOMEM, "augment: out of memory for %zu bytes",
                       n);
@@ -92,6 +99,8 @@ void sl_pipeline_destroy(sl_pipeline *pl) {
     return;
   sl_decoder_destroy(pl->dec);
   sl_free_aligned(pl->resized);
+  sl_free_aligned(pl->ops.img);
+  sl_free_aligned(pl->ops.rows);
   sl_resampler_destroy(pl->rs);
   free(pl);
 }
@@ -241,8 +250,20 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                  out_w, out_h, f);
     }
   }
+  const sl_aug_recipe *rc = &pl->p.recipe;
+  sl_rng rr = sl_recipe_rng(seed, epoch, sample_index);
+  if (pl->ops.pixels) { /* the flip first, as torchvision's recipes */
+    sl_image im = {pl->resized, out_w, out_h, pl->ch};
+    sl_recipe_run(rc, &rr, &im, flip, &pl->ops);
+    flip = 0;
+  }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
                  dst);
+  if (rc->erasing > 0) {
+    sl_erase_box eb;
+    sl_recipe_erase_box(rc, &rr, out_h, out_w, &eb);
+    sl_convert_erase(&pl->p, dst, out_h, out_w, &eb, rc->erasing_random, &rr);
+  }
   uint64_t t2 = sl_now_ns();
   pl->times.decode_ns += t1 - t0;
   if (codec == SL_CODEC_JPEG || codec == SL_CODEC_JPEG_LEVELS) {

@@ -2,8 +2,9 @@
  *
  *   probe → choose crop (random-resized | center | none) → choose the DCT
  *   scale → decode the crop region at that scale → resize to out_h×out_w
- *   (libyuv) → flip → convert (u8/fp16/bf16/fp32, mean/std, NCHW/NHWC) into
- *   the caller's destination (a batch slot).
+ *   (libyuv) → flip → the recipe's u8 ops (augment/recipe.h) → convert
+ *   (u8/fp16/bf16/fp32, mean/std, NCHW/NHWC) into the caller's destination
+ *   (a batch slot) → the recipe's erasing.
  *
  * Every random draw comes from sl_rng_for(seed, epoch, sample_index), so a
  * sample's output depends only on (bytes, params, seed, epoch, index,
@@ -18,7 +19,8 @@
  * 1.5 MiB of PNG arena, 1 MiB of JPEG window) + 4*S^2 bytes for the
  * resized crop + 6 KiB of conversion tables + the area resampler of
  * resolution levels ((2S + 80) * 8 bytes of row, 32 * S bytes of weights):
- * ~3.9 MiB at S = 224, ~8 MiB at S = 512. sluice itself
+ * ~3.9 MiB at S = 224, ~8 MiB at S = 512; with the recipe's u8 ops, their
+ * scratch (20 * S^2 bytes: 1 MiB at 224, 5 MiB at 512). sluice itself
  * allocates nothing per sample; the libraries do a little: libjpeg's
  * per-image pools (tens of KiB; for a progressive JPEG the whole coefficient
  * image, ~2 bytes per pixel and component, bounded through max_pixels) and
@@ -29,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "augment/recipe.h"
 #include "common/error.h"
 
 /* The training crop (augment.crop). */
@@ -52,7 +55,8 @@ typedef struct sl_aug_params {
   sl_dtype dtype; /* include/sluice.h */
   sl_layout layout;
   sl_filter filter;
-  uint64_t max_pixels; /* decompression-bomb guard */
+  uint64_t max_pixels;  /* decompression-bomb guard */
+  sl_aug_recipe recipe; /* the recipe's ops after the resize (recipe.h) */
 } sl_aug_params;
 
 /* A crop in full-size image pixels. */

@@ -8,6 +8,7 @@
 #ifndef SLUICE_COMMON_RNG_H
 #define SLUICE_COMMON_RNG_H
 
+#include <math.h>
 #include <stdint.h>
 
 typedef struct sl_rng {
@@ -54,6 +55,12 @@ static inline uint64_t sl_rng_below(sl_rng *r, uint64_t n) {
     }
   }
   return (uint64_t)(m >> 64);
+}
+
+/* A standard normal draw: Box-Muller on two uniforms (two draws). */
+static inline double sl_rng_normal(sl_rng *r) {
+  double u1 = 1.0 - sl_rng_uniform(r), u2 = sl_rng_uniform(r);
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 #endif

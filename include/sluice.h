@@ -339,7 +339,15 @@ typedef struct sl_batch {
                             n except in the last batches of an epoch
                             without drop_last, and 0 for a batch that is
                             all padding */
-  uint64_t reserved[6];  /* zero: room for fields, the size stays */
+  /* Batch mixing (augment.mixup, .cutmix: timm's Mixup): sample j was
+   * mixed with sample n - 1 - j, weighing itself mix_lambda; targets are
+   * then n × num_classes soft labels (rows sum to 1, label smoothing
+   * applied first) and labels keep each sample's own class. */
+  uint32_t mix_kind;    /* 0: not mixed, 1: Mixup, 2: CutMix */
+  float mix_lambda;     /* 1 when not mixed */
+  uint32_t mix_box[4];  /* CutMix: rows [box[0], box[1]) and columns
+                           [box[2], box[3]) came from the partner */
+  uint64_t reserved[3]; /* zero: room for fields, the size stays */
 } sl_batch;
 
 /* Opens a loader on the config's dataset: checks cfg as sl_config_validate
@@ -463,6 +471,80 @@ SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
 SL_API const char *sl_loader_errmsg(const sl_loader *ld);
+
+/* ---- Augmentation ops -------------------------------------------------------
+ * The per-sample ops of augment.auto, .color_jitter, .grayscale, .blur and
+ * .erasing, callable on one image: exactly the code the workers run, for
+ * tests and for showing what a config does. Each is torchvision's
+ * functional op on a uint8 tensor (torchvision.transforms.functional,
+ * whose tensor semantics v2 kept), with its parameter names:
+ *   rotate          angle (degrees, counter-clockwise, about the center
+ *                   or center), interpolation, fill
+ *   affine          angle, translate (pixels), scale, shear (degrees),
+ *                   center, interpolation, fill
+ *   shear_x/_y      shear[0] / shear[1] degrees about the top-left corner
+ *                   (the policies' ShearX/ShearY), interpolation, fill
+ *   translate_x/_y  translate[0] / translate[1] pixels, interpolation, fill
+ *   adjust_brightness, adjust_contrast, adjust_saturation,
+ *   adjust_sharpness  factor (>= 0; torchvision's *_factor)
+ *   adjust_hue      factor in [-0.5, 0.5] (hue_factor)
+ *   posterize       bits (0..8);  solarize  threshold
+ *   autocontrast, equalize, invert, rgb_to_grayscale (3 equal channels),
+ *   hflip
+ *   gaussian_blur   kernel_size (odd, 1..255), sigma (> 0)
+ *   erase           i, j, h, w, value (per channel, 0..255)
+ * Pixels are height rows of width pixels of channels bytes (1: gray, 3:
+ * RGB), transformed in place. Where sluice differs from torchvision: fill
+ * is taken per channel and rounded to a byte; gaussian_blur mirrors again
+ * where a kernel is wider than the image (torchvision refuses); colour
+ * means and convolutions sum in another order, which moves a pixel by at
+ * most 1. Thread safety: no state; any thread, any number at once.
+ * Memory: each call allocates 21 bytes a pixel of scratch and frees it. */
+typedef struct sl_augment_args {
+  double angle;        /* rotate, affine: degrees */
+  double translate[2]; /* affine, translate_x/_y: pixels */
+  double scale;        /* affine: 0 means 1 */
+  double shear[2];     /* affine, shear_x/_y: degrees */
+  int has_center;      /* nonzero: center (pixels) instead of the middle */
+  double center[2];
+  int interpolation; /* 0 nearest, 1 bilinear */
+  int has_fill;      /* zero: outside pixels 0 (torchvision's fill=None) */
+  double fill[3];
+  double factor;        /* the adjust_* ops */
+  int bits;             /* posterize */
+  double threshold;     /* solarize */
+  int kernel_size[2];   /* gaussian_blur: x, y */
+  double sigma[2];      /* gaussian_blur: x, y */
+  int i, j, h, w;       /* erase: top, left, height, width */
+  double value[3];      /* erase */
+  uint64_t reserved[8]; /* zero: room for parameters, the size stays */
+} sl_augment_args;
+
+/* Applies op to the image. Errors: SL_EINVAL (unknown op: the message
+ * lists them; a parameter out of range, named; channels not 1 or 3; a
+ * zero or huge size), SL_ENOMEM. msg (may be NULL) receives the message. */
+SL_API sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
+                                  uint8_t *pixels, uint32_t height,
+                                  uint32_t width, uint32_t channels, char *msg,
+                                  size_t msg_len);
+
+/* One op an automatic policy drew: torchvision's name ("ShearX", ...)
+ * and the magnitude _apply_op receives, sign included. */
+typedef struct sl_augment_step {
+  char op[16];
+  double magnitude;
+} sl_augment_step;
+#define SL_AUGMENT_MAX_STEPS 16
+
+/* The ops cfg's augment.auto policy draws for sample index of epoch at
+ * width x height, as the workers draw them (the same seed, the same
+ * stream): *n receives how many (0 with augment.auto = none), at most
+ * SL_AUGMENT_MAX_STEPS. Errors: SL_ECONFIG (cfg invalid: its message),
+ * SL_EINVAL (NULL arguments). */
+SL_API sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
+                                        uint64_t index, uint32_t width,
+                                        uint32_t height, sl_augment_step *out,
+                                        uint32_t *n);
 
 /* ---- Datasets ---------------------------------------------------------------
  * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or

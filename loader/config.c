@@ -690,6 +690,36 @@ static void validate_values(check_ctx *c) {
       KEYS_READ_(c, K(AUGMENT_MEAN), K(AUGMENT_STD)))
     check_fail(c, "augment.mean has %d values but augment.std has %d",
                V(AUGMENT_MEAN).u.fl.n, V(AUGMENT_STD).u.fl.n);
+  if (V(AUGMENT_COLOR_JITTER).u.fl.v[3] > 0.5 &&
+      KEYS_READ_(c, K(AUGMENT_COLOR_JITTER)))
+    check_fail(c,
+               "augment.color_jitter: hue %g exceeds 0.5 (ColorJitter's "
+               "bound)",
+               V(AUGMENT_COLOR_JITTER).u.fl.v[3]);
+  if (V(AUGMENT_BLUR_KERNEL).u.i % 2 == 0 &&
+      KEYS_READ_(c, K(AUGMENT_BLUR_KERNEL)))
+    check_fail(c,
+               "augment.blur_kernel: %lld is even "
+               "(a kernel has a center: odd sizes only)",
+               (long long)V(AUGMENT_BLUR_KERNEL).u.i);
+  if (V(AUGMENT_AUTO).u.e == SL_AUTO_RANDAUGMENT &&
+      V(AUGMENT_AUTO_MAGNITUDE).u.f > (double)(V(AUGMENT_AUTO_BINS).u.i - 1) &&
+      KEYS_READ_(c, K(AUGMENT_AUTO_MAGNITUDE), K(AUGMENT_AUTO_BINS)))
+    check_fail(c,
+               "augment.auto_magnitude: %g is past the last of "
+               "augment.auto_bins = %lld bins (0..%lld)",
+               V(AUGMENT_AUTO_MAGNITUDE).u.f,
+               (long long)V(AUGMENT_AUTO_BINS).u.i,
+               (long long)V(AUGMENT_AUTO_BINS).u.i - 1);
+  static const sl_opt ranges[] = {SL_OPT_AUGMENT_BLUR_SIGMA,
+                                  SL_OPT_AUGMENT_ERASING_SCALE,
+                                  SL_OPT_AUGMENT_ERASING_RATIO};
+  for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++)
+    if (v[ranges[k]].u.fl.v[0] > v[ranges[k]].u.fl.v[1] &&
+        KEYS_READ_(c, (int)ranges[k]))
+      check_fail(c, "%s: the lower bound (%g) exceeds the upper (%g)",
+                 k_opts[ranges[k]].key, v[ranges[k]].u.fl.v[0],
+                 v[ranges[k]].u.fl.v[1]);
 #undef K
 #undef V
 }
@@ -744,6 +774,12 @@ sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
   int id = find_key(key);
   if (id < 0)
     return SL_ECONFIG;
+  return sl_cfg_text(cfg, (sl_opt)id, buf, len);
+}
+
+sl_status sl_cfg_text(const sl_config *cfg, sl_opt id, char *buf, size_t len) {
+  if ((unsigned)id >= SL_OPT_COUNT_ || len == 0)
+    return SL_EINVAL;
   const opt_def *d = &k_opts[id];
   const opt_value *v = &cfg->v[id];
   int n = 0;

@@ -31,6 +31,8 @@ typedef enum sl_opt {
  *   loader.io       sl_io_kind      io/io_select.h
  *   augment.crop    sl_crop         augment/pipeline.h
  *   augment.filter  sl_filter       augment/pipeline.h
+ *   augment.auto    sl_auto_policy  augment/policy.h
+ *   augment.auto_interpolation  sl_interp  augment/ops.h
  *   augment.dtype   sl_dtype        include/sluice.h
  *   augment.layout  sl_layout       include/sluice.h
  * The mapping is by position: keep the choices in the enums' order (the
@@ -55,6 +57,11 @@ _Static_assert(SL_CROP_RANDOM_RESIZED == 0 && SL_CROP_CENTER == 1 &&
                "augment.crop: random_resized|center|none");
 _Static_assert(SL_FILTER_BOX == 0 && SL_FILTER_BILINEAR == 1,
                "augment.filter: box|bilinear");
+_Static_assert(SL_AUTO_NONE == 0 && SL_AUTO_TRIVIAL == 1 &&
+                   SL_AUTO_RANDAUGMENT == 2 && SL_AUTO_AUTOAUGMENT == 3,
+               "augment.auto: none|trivial|randaugment|autoaugment");
+_Static_assert(SL_INTERP_NEAREST == 0 && SL_INTERP_BILINEAR == 1,
+               "augment.auto_interpolation: nearest|bilinear");
 _Static_assert(SL_DTYPE_U8 == 0 && SL_DTYPE_FP16 == 1 && SL_DTYPE_BF16 == 2 &&
                    SL_DTYPE_FP32 == 3,
                "augment.dtype: u8|fp16|bf16|fp32");
@@ -100,6 +107,8 @@ bool sl_cfg_bool(const sl_config *cfg, sl_opt id);
 /* Never NULL; "" when unset. */
 const char *sl_cfg_str(const sl_config *cfg, sl_opt id);
 const sl_steps *sl_cfg_steps(const sl_config *cfg, sl_opt id);
+/* The value of option id as text, as sl_config_get gives it. */
+sl_status sl_cfg_text(const sl_config *cfg, sl_opt id, char *buf, size_t len);
 /* The log callback set with sl_config_set_log (fn NULL when none). */
 void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user);
 /* sl_config_validate's checks, with the message in err instead of the

@@ -47,6 +47,7 @@ typedef struct ds_ctx {
   sl_source *src;
   sl_io *io;
   sl_aug_params p;
+  sl_mix_params mix;
   uint64_t seed;
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
@@ -238,6 +239,20 @@ static void ds_position(void *ctx, void *ws, uint64_t pos) {
   w->has_pos = true;
 }
 
+/* Mixup/CutMix and the soft targets of one batch (augment/mix.h). */
+static void ds_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
+  const ds_ctx *c = ctx;
+  sl_mix_plan m;
+  sl_mix_plan_for(&c->mix, c->seed, b->epoch, b->index, b->h, b->w, &m);
+  sl_mix_pixels(&m, b->data, b->n, b->h, b->w, b->channels, b->dtype,
+                b->layout);
+  sl_mix_targets(&c->mix, &m, b->labels, b->n, b->targets);
+  note->kind = (uint32_t)m.kind;
+  note->lambda = (float)m.lambda;
+  note->box[0] = (uint32_t)m.y0, note->box[1] = (uint32_t)m.y1;
+  note->box[2] = (uint32_t)m.x0, note->box[3] = (uint32_t)m.x1;
+}
+
 static void ds_close(void *ctx) {
   ds_ctx *c = ctx;
   if (!c)
@@ -324,6 +339,27 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   c->p.dtype = dtype;
   c->p.layout = layout;
   c->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
+  sl_mix_params_from_config(&c->mix, cfg, sl_source_class_count(c->src));
+  if (sl_mix_active(&c->mix)) {
+    uint32_t tw = sl_source_target_width(c->src);
+    st = tw > 0 ? sl_err_set(err, SL_EUNSUPPORTED,
+                             "%s: augment.mixup, .cutmix and .label_smoothing "
+                             "make soft targets from class labels, but this "
+                             "dataset carries %u float targets a sample",
+                             c->path, tw)
+                : sl_mix_check(&c->mix, err);
+    if (st == SL_OK && c->mix.classes > SL_TARGETS_MAX)
+      st = sl_err_set(err, SL_ECONFIG,
+                      "augment.num_classes: %u soft targets a sample (at "
+                      "most %d)",
+                      c->mix.classes, SL_TARGETS_MAX);
+    if (st != SL_OK) {
+      ds_close(c);
+      return st;
+    }
+    out->soft_width = c->mix.classes;
+    out->batch_mix = ds_batch_mix;
+  }
   out->ctx = c;
   out->count = sl_source_count(c->src);
   out->channels = c->p.channels;

@@ -139,6 +139,22 @@ static void read_settings(sl_loader *ld, const sl_config *cfg) {
   sl_loader_settings_fingerprints(ld, cfg);
 }
 
+/* The ring's batch op: the source's batch mixing. */
+static void mix_batch(void *user, const sl_ring_epoch_view *ep, uint64_t k,
+                      void *data, const int32_t *labels, float *targets,
+                      sl_mix_note *note) {
+  const sl_sample_src *src = user;
+  sl_mix_batch b = {ep->epoch,       k,         data,         ep->n,
+                    ep->height,      ep->width, ep->channels, (int)ep->dtype,
+                    (int)ep->layout, labels,    targets};
+  src->batch_mix(src->ctx, &b, note);
+}
+
+/* Floats of targets a batch carries per sample. */
+static uint32_t batch_target_width(const sl_sample_src *src) {
+  return src->batch_mix ? src->soft_width : src->target_width;
+}
+
 static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
                             sl_ring_backend *be, sl_err *err) {
   sl_status st;
@@ -159,7 +175,7 @@ static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
     return st;
   }
   ld->plan.host_bytes += sl_loader_target_bytes(
-      &ld->plan, (size_t)ld->batch_size, ld->src.target_width);
+      &ld->plan, (size_t)ld->batch_size, batch_target_width(&ld->src));
   ld->sampler_cfg.count = ld->src.count;
   /* quasi_random blocks of whole compressed chunks: each chunk is then
    * decompressed about once an epoch (its samples are read within one run
@@ -180,7 +196,9 @@ static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
                        .staging_bytes = ld->plan.staging_bytes,
                        .slot_bytes = ld->plan.batch_bytes_max,
                        .batch_size = ld->batch_size,
-                       .target_width = ld->src.target_width};
+                       .target_width = batch_target_width(&ld->src),
+                       .batch_op = ld->src.batch_mix ? mix_batch : NULL,
+                       .batch_user = &ld->src};
   if ((st = sl_ring_create(&ld->ring, &rc, be, err)) != SL_OK)
     return st;
   sl_pool_config pc = {.workers = ld->plan.workers,
@@ -353,7 +371,10 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   b->labels = rb.labels;
   b->indices = rb.indices;
   b->targets = rb.targets;
-  b->target_width = ld->src.target_width;
+  b->target_width = batch_target_width(&ld->src);
+  b->mix_kind = rb.mix.kind;
+  b->mix_lambda = rb.mix.kind ? rb.mix.lambda : 1.0f;
+  memcpy(b->mix_box, rb.mix.box, sizeof b->mix_box);
   b->n = (uint32_t)ld->batch_size;
   b->valid = (uint32_t)sl_sampler_valid(ld->sampler, rb.index);
   b->height = b->width = (uint32_t)ld->res;

@@ -70,6 +70,35 @@ static uint64_t mix_double(uint64_t h, double d) {
   return mix(h, bits);
 }
 
+/* The recipe's keys (augment.auto .. augment.num_classes in options.def),
+ * hashed only when one of its ops is on, so that a state saved without
+ * them keeps its fingerprint. */
+static uint64_t mix_recipe(uint64_t h, const sl_config *cfg) {
+  static const sl_opt on[] = {
+      SL_OPT_AUGMENT_AUTO,           SL_OPT_AUGMENT_GRAYSCALE,
+      SL_OPT_AUGMENT_BLUR,           SL_OPT_AUGMENT_ERASING,
+      SL_OPT_AUGMENT_MIXUP,          SL_OPT_AUGMENT_CUTMIX,
+      SL_OPT_AUGMENT_LABEL_SMOOTHING};
+  int n, active = 0;
+  const double *j = sl_cfg_floats(cfg, SL_OPT_AUGMENT_COLOR_JITTER, &n);
+  for (int i = 0; i < n; i++)
+    active |= j[i] != 0;
+  for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+    active |= on[i] == SL_OPT_AUGMENT_AUTO ? sl_cfg_enum(cfg, on[i]) != 0
+                                           : sl_cfg_float(cfg, on[i]) != 0;
+  if (!active)
+    return h;
+  for (int id = SL_OPT_AUGMENT_AUTO; id <= SL_OPT_AUGMENT_NUM_CLASSES; id++) {
+    char text[256];
+    if (sl_cfg_text(cfg, (sl_opt)id, text, sizeof text) != SL_OK)
+      continue;
+    for (const char *q = text; *q; q++)
+      h = mix(h, (uint8_t)*q);
+    h = mix(h, 0x100); /* end of a value */
+  }
+  return h;
+}
+
 void sl_loader_settings_fingerprints(sl_loader *ld, const sl_config *cfg) {
   const sl_schedule *s = &ld->sched;
   uint64_t h = mix(0x736c2d7363686564ULL, s->eval); /* "sl-sched" */
@@ -110,7 +139,8 @@ void sl_loader_settings_fingerprints(sl_loader *ld, const sl_config *cfg) {
   h = mix_double(h, ld->eval ? 0 : sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP));
   for (int i = 0; i < 3; i++)
     h = mix_double(mix_double(h, ld->mean[i]), ld->std[i]);
-  ld->augment_fp = mix(h, (uint64_t)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER));
+  h = mix(h, (uint64_t)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER));
+  ld->augment_fp = ld->eval ? h : mix_recipe(h, cfg);
 }
 
 sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {

@@ -45,6 +45,7 @@ typedef struct slot {
   int32_t *labels;
   uint64_t *indices;
   float *targets;
+  sl_mix_note mix;
 } slot;
 
 struct sl_ring {
@@ -133,16 +134,25 @@ static void *mover_main(void *arg) {
     sl->state = SLOT_MOVING;
     r->mover_busy = true;
     sl_ring_copy c = r->ep.copy;
-    c.src = r->be->ops->staging(r->be, i);
+    void *stg_data = r->be->ops->staging(r->be, i);
+    c.src = stg_data;
     c.src_index = i;
     c.src_bytes = (size_t)r->rc.batch_size * r->ep.src_sample_bytes;
     c.dst_bytes = (size_t)r->rc.batch_size * r->ep.dst_sample_bytes;
     sl_status batch_err = b->err;
+    uint64_t epoch = r->ep.epoch;
     pthread_mutex_unlock(&r->mu);
 
     sl_status st = SL_OK;
     sl_err_clear(&err);
     uint64_t waited_ns = 0; /* on the consumer, for this slot */
+    memset(&sl->mix, 0, sizeof sl->mix);
+    if (batch_err == SL_OK && r->rc.batch_op) {
+      sl_ring_epoch_view v = {epoch,      c.n,         c.height,    c.width,
+                              c.channels, c.src_dtype, c.src_layout};
+      r->rc.batch_op(r->rc.batch_user, &v, k, stg_data, b->labels, b->targets,
+                     &sl->mix);
+    }
     if (batch_err == SL_OK) {
       uint64_t t0 = sl_now_ns();
       st = r->be->ops->wait_consumed(r->be, s, &err);
@@ -435,6 +445,7 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
       out->epoch = sl->epoch;
       out->index = sl->index;
       out->bytes = sl->bytes;
+      out->mix = sl->mix;
       st = SL_OK;
       break;
     }

@@ -39,6 +39,7 @@
 
 #include "common/error.h"
 #include "loader/config.h"
+#include "loader/sample.h"
 
 /* ---- Backend interface ----------------------------------------------------
  */
@@ -132,6 +133,14 @@ sl_status sl_ring_backend_host_create(sl_ring_backend **out, sl_err *err);
 
 typedef struct sl_ring sl_ring;
 
+/* The part of an epoch a batch op needs. */
+typedef struct sl_ring_epoch_view {
+  uint64_t epoch;
+  int n, height, width, channels;
+  sl_dtype dtype;   /* of staging */
+  sl_layout layout; /* of staging */
+} sl_ring_epoch_view;
+
 typedef struct sl_ring_config {
   int nstaging;         /* staging buffers (device.staging) >= 1 */
   int nslots;           /* output slots (device.prefetch) >= 1 */
@@ -139,6 +148,14 @@ typedef struct sl_ring_config {
   size_t slot_bytes;    /* one batch at the largest resolution, dst dtype */
   int batch_size;
   uint32_t target_width; /* floats of targets per sample (0: none) */
+  /* Optional, mover thread: runs on each complete batch in staging before
+   * its move (at data: the staging buffer in the epoch's src dtype and
+   * layout), with its labels and targets; the note travels with the
+   * batch to the consumer. */
+  void (*batch_op)(void *user, const sl_ring_epoch_view *ep, uint64_t k,
+                   void *data, const int32_t *labels, float *targets,
+                   sl_mix_note *note);
+  void *batch_user;
 } sl_ring_config;
 
 /* What one epoch's batches look like. */
@@ -170,6 +187,7 @@ typedef struct sl_ring_batch {
   void *ready;
   uint64_t epoch, index;
   size_t bytes;
+  sl_mix_note mix; /* what the batch op did (zero without one) */
 } sl_ring_batch;
 
 /* Allocates everything through backend (which the ring then owns, also on

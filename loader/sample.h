@@ -24,6 +24,23 @@ typedef struct sl_sample_times {
   uint64_t level_decodes[4];
 } sl_sample_times;
 
+/* What batch mixing did to one batch (sl_batch's mix fields). */
+typedef struct sl_mix_note {
+  uint32_t kind;   /* 0 none, 1 Mixup, 2 CutMix */
+  float lambda;    /* weight of each sample itself (1 with none) */
+  uint32_t box[4]; /* CutMix: rows [box[0], box[1]), columns [box[2], box[3]) */
+} sl_mix_note;
+
+/* One complete batch in staging, handed to the source's batch_mix. */
+typedef struct sl_mix_batch {
+  uint64_t epoch, index; /* of the batch */
+  void *data;            /* n samples of h x w x channels in dtype, layout */
+  int n, h, w, channels;
+  int dtype, layout; /* sl_dtype, sl_layout of the staging buffer */
+  const int32_t *labels;
+  float *targets; /* n x soft_width floats to fill */
+} sl_mix_batch;
+
 typedef struct sl_sample_src {
   void *ctx;
   uint64_t count;        /* samples in the dataset */
@@ -64,6 +81,14 @@ typedef struct sl_sample_src {
                       uint64_t first, uint64_t end);
   void (*epoch_stop)(void *ctx);
   void (*position)(void *ctx, void *ws, uint64_t pos);
+  /* Optional (NULL: none): batch-level augmentation (Mixup/CutMix, soft
+   * targets). Called by the mover thread on each complete batch before it
+   * moves, while no worker writes that staging buffer; a pure function of
+   * the batch and its (epoch, index). Batches then carry soft_width floats
+   * of targets per sample (it fills them) instead of target_width, which
+   * is then 0. */
+  uint32_t soft_width;
+  void (*batch_mix)(void *ctx, const sl_mix_batch *b, sl_mix_note *note);
 } sl_sample_src;
 
 #endif

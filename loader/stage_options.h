@@ -7,6 +7,7 @@
 #ifndef SLUICE_LOADER_STAGE_OPTIONS_H
 #define SLUICE_LOADER_STAGE_OPTIONS_H
 
+#include "augment/mix.h"
 #include "augment/pipeline.h"
 #include "formats/source.h"
 #include "io/io_reader.h"
@@ -16,6 +17,12 @@
  * decode.max_pixels): channels 3, and mean/std of one value repeated for
  * each channel. loader.mode = eval takes a center crop and no flip. */
 void sl_aug_params_from_config(sl_aug_params *p, const sl_config *cfg);
+
+/* Batch mixing (augment.mixup, .cutmix, .mix_prob, .mix_switch_prob,
+ * .label_smoothing, .num_classes; classes from the dataset when
+ * num_classes is 0); all off with loader.mode = eval. */
+void sl_mix_params_from_config(sl_mix_params *p, const sl_config *cfg,
+                               uint32_t dataset_classes);
 
 /* The source's options from dataset.format, .layout, .channel_order,
  * .label_file and .lmdb_db (pointers into cfg: valid while cfg is). */

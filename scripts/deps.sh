@@ -29,7 +29,8 @@ if [[ "${1:-}" == "--extra" ]]; then
              valgrind                   # tests/valgrind.sh (CI: the fast tests)
              libopenmpi-dev openmpi-bin # the MPI sharding example and its test
              python3-matplotlib         # bench plots
-             python3-torch)             # the Python module's torch tests (CPU)
+             python3-torch              # the Python module's torch tests (CPU)
+             python3-torchvision)       # the recipe ops' reference (test_augment.py)
 fi
 
 missing=()

@@ -1051,6 +1051,14 @@ static PyObject *Batch_valid(PyObject *o, void *u) {
   (void)u;
   return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.valid);
 }
+static PyObject *Batch_mix(PyObject *o, void *u) {
+  (void)u;
+  const sl_batch *b = &((BatchObject *)o)->bc->b;
+  static const char *const kinds[] = {"none", "mixup", "cutmix"};
+  const char *kind = b->mix_kind < 3 ? kinds[b->mix_kind] : "unknown";
+  return Py_BuildValue("(sd(IIII))", kind, (double)b->mix_lambda, b->mix_box[0],
+                       b->mix_box[1], b->mix_box[2], b->mix_box[3]);
+}
 static PyObject *Batch_n(PyObject *o, void *u) {
   (void)u;
   return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.n);
@@ -1092,6 +1100,10 @@ static PyGetSetDef Batch_getset[] = {
      NULL},
     {"targets", Batch_targets, NULL, "float32 (n, K) targets, or None.", NULL},
     {"valid", Batch_valid, NULL, "Samples [0, valid) are real.", NULL},
+    {"mix", Batch_mix, NULL,
+     "(kind, lambda, (y0, y1, x0, x1)): how Mixup/CutMix mixed the batch; "
+     "sample j with sample n - 1 - j, weighing itself lambda.",
+     NULL},
     {"n", Batch_n, NULL, NULL, NULL},
     {"epoch", Batch_epoch, NULL, NULL, NULL},
     {"index", Batch_index, NULL, "Batch index within the epoch.", NULL},
@@ -1146,6 +1158,10 @@ static PyObject *mod_options(PyObject *m, PyObject *u) {
 
 static PyMethodDef mod_methods[] = {
     {"version", mod_version, METH_NOARGS, "libsluice's version string."},
+    {"_augment_apply", py_augment_apply, METH_VARARGS,
+     "sl_augment_apply on a writable u8 buffer (sluice.augment.apply)."},
+    {"_augment_draw", py_augment_draw, METH_VARARGS,
+     "sl_augment_policy_draw (sluice.augment.draw)."},
     {"options", mod_options, METH_NOARGS,
      "Every config option as (key, type, default, allowed, help)."},
     {NULL, NULL, 0, NULL}};

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,63 @@ static void test_deterministic_over_workers(void **state) {
   sl_loader *ld = open_on(g_h5, kv);
   assert_true(run(ld, 0, 3, 1) != h[0]);
   sl_loader_close(ld);
+}
+
+/* The recipe's per-sample ops and batch mixing: the same batches and soft
+ * targets for any worker count (the mixing runs on the mover thread: TSan
+ * sees it with the workers), other batches than without them. */
+static void test_recipe_and_mixing_over_workers(void **state) {
+  const char *const recipe[] = {"augment.auto",
+                                "randaugment",
+                                "augment.color_jitter",
+                                "0.4, 0.4, 0.4, 0.1",
+                                "augment.blur",
+                                "0.5",
+                                "augment.blur_kernel",
+                                "3",
+                                "augment.erasing",
+                                "0.5",
+                                "augment.mixup",
+                                "0.8",
+                                "augment.cutmix",
+                                "1.0",
+                                "augment.label_smoothing",
+                                "0.1"};
+  uint64_t h[3];
+  const char *workers[] = {"1", "3", "8"};
+  for (int i = 0; i < 3; i++) {
+    const char *kv[2 + sizeof recipe / sizeof recipe[0] + 1];
+    size_t n = 0;
+    kv[n++] = "loader.workers";
+    kv[n++] = workers[i];
+    for (size_t k = 0; k < sizeof recipe / sizeof recipe[0]; k++)
+      kv[n++] = recipe[k];
+    kv[n] = NULL;
+    sl_loader *ld = open_on(g_lmdb, kv);
+    assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+    sl_batch b;
+    uint64_t hh = 0xcbf29ce484222325ULL;
+    int mixed = 0;
+    while (sl_loader_next(ld, &b) == SL_OK) {
+      assert_int_equal(b.target_width, 5);
+      for (uint32_t j = 0; j < b.n; j++) {
+        double sum = 0;
+        for (int c = 0; c < 5; c++)
+          sum += b.targets[j * 5 + c];
+        assert_true(fabs(sum - 1.0) < 1e-5);
+      }
+      mixed += b.mix_kind != 0;
+      hh = sl_test_hash(hh, b.data, b.bytes);
+      hh = sl_test_hash(hh, b.targets, (size_t)b.n * 5 * sizeof(float));
+      hh = sl_test_hash(hh, &b.mix_lambda, sizeof b.mix_lambda);
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+    }
+    assert_true(mixed > 0);
+    h[i] = hh;
+    sl_loader_close(ld);
+  }
+  assert_int_equal(h[0], h[1]);
+  assert_int_equal(h[1], h[2]);
 }
 
 static void test_resume(void **state) {
@@ -518,6 +576,7 @@ static void test_no_growth(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_over_workers),
+      cmocka_unit_test(test_recipe_and_mixing_over_workers),
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_refuses_other_data),
       cmocka_unit_test(test_restart_layout_same_batches),

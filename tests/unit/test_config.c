@@ -226,7 +226,9 @@ static void test_ini_every_error_at_once(void **state) {
                                 "schedule = linear\nmin = 300\nmax = abc\n"
                                 "start_epoch = 9\nend_epoch = 3\n"
                                 "[augment]\nscale = 0.9, 0.1\n"
-                                "ratio = 2, 1\nmean = 0.5\n",
+                                "ratio = 2, 1\nmean = 0.5\n"
+                                "blur_kernel = 4\n"
+                                "erasing_scale = 0.5, 0.1\n",
                                 "t.ini"),
       SL_ECONFIG);
   const char *msg = sl_config_errmsg(cfg);
@@ -238,6 +240,8 @@ static void test_ini_every_error_at_once(void **state) {
       "t.ini: augment.scale: the lower bound (0.9)",
       "t.ini: augment.ratio: the lower bound (2)",
       "t.ini: augment.mean has 1 values but augment.std has 3",
+      "t.ini: augment.blur_kernel: 4 is even",
+      "t.ini: augment.erasing_scale: the lower bound (0.5)",
   };
   for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
     if (!strstr(msg, needles[i]))

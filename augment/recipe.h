@@ -1,0 +1,63 @@
+/* The per-sample ops of a training recipe, run on the resized u8 crop in
+ * torchvision's order: horizontal flip, the automatic policy
+ * (augment.auto), ColorJitter (its four factors in a random order),
+ * RandomGrayscale, GaussianBlur; then, on the converted sample,
+ * RandomErasing (torchvision's recipes erase after Normalize, so the
+ * erase value is in normalized units: 0 is the mean colour).
+ *
+ * Every draw comes from the sample's own stream, sl_recipe_rng(seed,
+ * epoch, index): a segment of the crop's stream that the crop never
+ * reaches, so turning these ops on leaves the crops and flips as they
+ * were. Each op draws only when it is configured, in the order above.
+ *
+ * Thread safety: sl_aug_recipe is read-only and shared; the image and the
+ * scratch belong to one worker. Nothing is allocated. */
+#ifndef SLUICE_AUGMENT_RECIPE_H
+#define SLUICE_AUGMENT_RECIPE_H
+
+#include "augment/ops.h"
+#include "augment/policy.h"
+#include "common/error.h"
+#include "common/rng.h"
+
+typedef struct sl_aug_recipe {
+  sl_policy_params policy;
+  double jitter[4]; /* ColorJitter(brightness, contrast, saturation, hue);
+                       0: that factor off */
+  double jitter_p;  /* RandomApply's probability of the jitter */
+  double grayscale; /* RandomGrayscale's p */
+  double blur;      /* probability of GaussianBlur */
+  int blur_kernel;  /* odd, 1..255 */
+  double blur_sigma[2];
+  double erasing; /* RandomErasing's p */
+  double erasing_scale[2], erasing_ratio[2];
+  int erasing_random; /* value: per-pixel N(0, 1) instead of 0 */
+} sl_aug_recipe;
+
+/* The segment of (seed, epoch, index)'s stream the recipe draws from. */
+static inline sl_rng sl_recipe_rng(uint64_t seed, uint64_t epoch,
+                                   uint64_t index) {
+  sl_rng r = sl_rng_for(seed, epoch, index);
+  r.counter = (uint64_t)1 << 40;
+  return r;
+}
+
+/* Nonzero when any op runs on the u8 image (erasing excluded). */
+int sl_recipe_has_pixel_ops(const sl_aug_recipe *r);
+/* The recipe's ranges; the message names the key. */
+sl_status sl_recipe_check(const sl_aug_recipe *r, sl_err *err);
+
+/* Flips (when flip) then runs the u8 ops on im. s must hold im. */
+void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im, int flip,
+                   sl_op_scratch *s);
+
+/* RandomErasing.get_params for an h x w sample: on = 0 when the draw
+ * says no (or ten tries found no box). */
+typedef struct sl_erase_box {
+  int on;
+  int i, j, h, w;
+} sl_erase_box;
+void sl_recipe_erase_box(const sl_aug_recipe *r, sl_rng *rng, int h, int w,
+                         sl_erase_box *box);
+
+#endif

@@ -1,0 +1,316 @@
+/* The public augmentation calls (include/sluice.h): one named op on one
+ * image, and the ops a config's policy draws for a sample. Both run the
+ * code the workers run (augment/ops.h, augment/policy.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "augment/ops.h"
+#include "augment/policy.h"
+#include "augment/recipe.h"
+#include "loader/config.h"
+#include "loader/stage_options.h"
+
+enum { k_max_side = 1 << 15 };
+
+typedef enum op_kind {
+  OP_ROTATE,
+  OP_AFFINE,
+  OP_SHEAR_X,
+  OP_SHEAR_Y,
+  OP_TRANSLATE_X,
+  OP_TRANSLATE_Y,
+  OP_BRIGHTNESS,
+  OP_CONTRAST,
+  OP_SATURATION,
+  OP_HUE,
+  OP_SHARPNESS,
+  OP_POSTERIZE,
+  OP_SOLARIZE,
+  OP_AUTOCONTRAST,
+  OP_EQUALIZE,
+  OP_INVERT,
+  OP_GRAYSCALE,
+  OP_HFLIP,
+  OP_BLUR,
+  OP_ERASE,
+  OP_COUNT
+} op_kind;
+
+static const char *const k_ops[OP_COUNT] = {"rotate",
+                                            "affine",
+                                            "shear_x",
+                                            "shear_y",
+                                            "translate_x",
+                                            "translate_y",
+                                            "adjust_brightness",
+                                            "adjust_contrast",
+                                            "adjust_saturation",
+                                            "adjust_hue",
+                                            "adjust_sharpness",
+                                            "posterize",
+                                            "solarize",
+                                            "autocontrast",
+                                            "equalize",
+                                            "invert",
+                                            "rgb_to_grayscale",
+                                            "hflip",
+                                            "gaussian_blur",
+                                            "erase"};
+
+static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt, ...)
+    SL_PRINTF(4, 5);
+static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt,
+                      ...) {
+  if (msg && len) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, len, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
+                            size_t len) {
+  if ((unsigned)a->interpolation > SL_INTERP_BILINEAR)
+    return fail(msg, len, SL_EINVAL,
+                "%s: interpolation %d (0 nearest, 1 "
+                "bilinear)",
+                k_ops[k], a->interpolation);
+  switch (k) {
+  case OP_BRIGHTNESS:
+  case OP_CONTRAST:
+  case OP_SATURATION:
+  case OP_SHARPNESS:
+    if (!(a->factor >= 0))
+      return fail(msg, len, SL_EINVAL, "%s: factor %g is negative", k_ops[k],
+                  a->factor);
+    break;
+  case OP_HUE:
+    if (!(a->factor >= -0.5 && a->factor <= 0.5))
+      return fail(msg, len, SL_EINVAL,
+                  "adjust_hue: factor %g outside "
+                  "[-0.5, 0.5]",
+                  a->factor);
+    break;
+  case OP_POSTERIZE:
+    if (a->bits < 0 || a->bits > 8)
+      return fail(msg, len, SL_EINVAL, "posterize: bits %d (0..8)", a->bits);
+    break;
+  case OP_AFFINE:
+    if (!(a->scale >= 0))
+      return fail(msg, len, SL_EINVAL, "affine: scale %g is negative",
+                  a->scale);
+    break;
+  case OP_BLUR:
+    for (int d = 0; d < 2; d++) {
+      if (a->kernel_size[d] < 1 || a->kernel_size[d] > 255 ||
+          a->kernel_size[d] % 2 == 0)
+        return fail(msg, len, SL_EINVAL,
+                    "gaussian_blur: kernel_size %d (odd, 1..255)",
+                    a->kernel_size[d]);
+      if (!(a->sigma[d] > 0))
+        return fail(msg, len, SL_EINVAL, "gaussian_blur: sigma %g (> 0)",
+                    a->sigma[d]);
+    }
+    break;
+  case OP_ERASE:
+    if (a->h < 0 || a->w < 0)
+      return fail(msg, len, SL_EINVAL, "erase: h %d, w %d (>= 0)", a->h, a->w);
+    for (int c = 0; c < 3; c++)
+      if (!(a->value[c] >= 0 && a->value[c] <= 255))
+        return fail(msg, len, SL_EINVAL, "erase: value %g (0..255)",
+                    a->value[c]);
+    break;
+  default:
+    break;
+  }
+  return SL_OK;
+}
+
+static void warp(op_kind k, const sl_augment_args *a, sl_image *im,
+                 sl_op_scratch *s) {
+  double m[6], fill[3];
+  for (int c = 0; c < 3; c++)
+    fill[c] = a->fill[c];
+  double scale = a->scale == 0 ? 1.0 : a->scale;
+  switch (k) {
+  case OP_ROTATE: /* F.rotate hands -angle to the matrix */
+    sl_affine_params(im->w, im->h, -a->angle, 0, 0, 1.0, 0, 0, a->has_center,
+                     a->center[0], a->center[1], m);
+    break;
+  case OP_AFFINE:
+    sl_affine_params(im->w, im->h, a->angle, a->translate[0], a->translate[1],
+                     scale, a->shear[0], a->shear[1], a->has_center,
+                     a->center[0], a->center[1], m);
+    break;
+  case OP_SHEAR_X:
+    sl_affine_params(im->w, im->h, 0, 0, 0, 1.0, a->shear[0], 0, 1, 0, 0, m);
+    break;
+  case OP_SHEAR_Y:
+    sl_affine_params(im->w, im->h, 0, 0, 0, 1.0, 0, a->shear[1], 1, 0, 0, m);
+    break;
+  case OP_TRANSLATE_X:
+    sl_affine_params(im->w, im->h, 0, a->translate[0], 0, 1.0, 0, 0, 0, 0, 0,
+                     m);
+    break;
+  default: /* OP_TRANSLATE_Y */
+    sl_affine_params(im->w, im->h, 0, 0, a->translate[1], 1.0, 0, 0, 0, 0, 0,
+                     m);
+    break;
+  }
+  sl_op_warp(im, m, (sl_interp)a->interpolation, a->has_fill ? fill : NULL, s);
+}
+
+static void run(op_kind k, const sl_augment_args *a, sl_image *im,
+                sl_op_scratch *s) {
+  switch (k) {
+  case OP_ROTATE:
+  case OP_AFFINE:
+  case OP_SHEAR_X:
+  case OP_SHEAR_Y:
+  case OP_TRANSLATE_X:
+  case OP_TRANSLATE_Y:
+    warp(k, a, im, s);
+    break;
+  case OP_BRIGHTNESS:
+    sl_op_brightness(im, a->factor);
+    break;
+  case OP_CONTRAST:
+    sl_op_contrast(im, a->factor);
+    break;
+  case OP_SATURATION:
+    sl_op_saturation(im, a->factor);
+    break;
+  case OP_HUE:
+    sl_op_hue(im, a->factor);
+    break;
+  case OP_SHARPNESS:
+    sl_op_sharpness(im, a->factor, s);
+    break;
+  case OP_POSTERIZE:
+    sl_op_posterize(im, a->bits);
+    break;
+  case OP_SOLARIZE:
+    sl_op_solarize(im, a->threshold);
+    break;
+  case OP_AUTOCONTRAST:
+    sl_op_autocontrast(im);
+    break;
+  case OP_EQUALIZE:
+    sl_op_equalize(im);
+    break;
+  case OP_INVERT:
+    sl_op_invert(im);
+    break;
+  case OP_GRAYSCALE:
+    sl_op_grayscale(im);
+    break;
+  case OP_HFLIP: { /* x -> w - 1 - x through the warp's exact path */
+    double m[6] = {-1, 0, 0, 0, 1, 0};
+    sl_op_warp(im, m, SL_INTERP_NEAREST, NULL, s);
+    break;
+  }
+  case OP_BLUR:
+    sl_op_gaussian_blur(im, a->kernel_size[0], a->kernel_size[1], a->sigma[0],
+                        a->sigma[1], s);
+    break;
+  default: { /* OP_ERASE */
+    uint8_t v[3];
+    for (int c = 0; c < 3; c++)
+      v[c] = (uint8_t)(a->value[c] + 0.5);
+    sl_op_erase(im, a->i, a->j, a->h, a->w, v);
+    break;
+  }
+  }
+}
+
+sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
+                           uint8_t *pixels, uint32_t height, uint32_t width,
+                           uint32_t channels, char *msg, size_t msg_len) {
+  if (msg && msg_len)
+    msg[0] = '\0';
+  if (!op || !args || !pixels)
+    return fail(msg, msg_len, SL_EINVAL, "augment: NULL argument");
+  int k = 0;
+  while (k < OP_COUNT && strcmp(k_ops[k], op) != 0)
+    k++;
+  if (k == OP_COUNT) {
+    char list[512];
+    size_t at = 0;
+    for (int i = 0; i < OP_COUNT && at < sizeof list; i++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
+                             k_ops[i]);
+    return fail(msg, msg_len, SL_EINVAL, "augment: unknown op '%s' (%s)", op,
+                list);
+  }
+  if (channels != 1 && channels != 3)
+    return fail(msg, msg_len, SL_EINVAL, "%s: %u channels (1 or 3)", op,
+                channels);
+  if (height < 1 || width < 1 || height > k_max_side || width > k_max_side)
+    return fail(msg, msg_len, SL_EINVAL, "%s: image %ux%u (1..%d a side)", op,
+                width, height, k_max_side);
+  sl_status st = check_args((op_kind)k, args, msg, msg_len);
+  if (st != SL_OK)
+    return st;
+  /* The ops work on RGBX or gray, as in the pipeline. */
+  size_t n = (size_t)width * (size_t)height;
+  int ch = channels == 3 ? 4 : 1;
+  uint8_t *img = malloc(n * (size_t)ch);
+  sl_op_scratch s = {malloc(n * 4), malloc(n * 4 * sizeof(float)), n};
+  if (!img || !s.img || !s.rows) {
+    free(img);
+    free(s.img);
+    free(s.rows);
+    return fail(msg, msg_len, SL_ENOMEM, "%s: out of memory for %zu pixels", op,
+                n);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (ch == 1) {
+      img[i] = pixels[i];
+    } else {
+      memcpy(img + 4 * i, pixels + 3 * i, 3);
+      img[4 * i + 3] = 255;
+    }
+  }
+  sl_image im = {img, (int)width, (int)height, ch};
+  run((op_kind)k, args, &im, &s);
+  for (size_t i = 0; i < n; i++) {
+    if (ch == 1)
+      pixels[i] = img[i];
+    else
+      memcpy(pixels + 3 * i, img + 4 * i, 3);
+  }
+  free(img);
+  free(s.img);
+  free(s.rows);
+  return SL_OK;
+}
+
+sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
+                                 uint64_t index, uint32_t width,
+                                 uint32_t height, sl_augment_step *out,
+                                 uint32_t *n) {
+  if (!cfg || !out || !n)
+    return SL_EINVAL;
+  *n = 0;
+  sl_err err;
+  sl_status st = sl_cfg_check(cfg, &err);
+  if (st != SL_OK)
+    return st;
+  sl_aug_params p;
+  memset(&p, 0, sizeof p);
+  sl_aug_params_from_config(&p, cfg);
+  uint64_t seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
+  sl_rng r = sl_recipe_rng(seed, epoch, index);
+  sl_policy_step steps[SL_POLICY_MAX_OPS];
+  int k = sl_policy_draw(&p.recipe.policy, (int)width, (int)height, &r, steps);
+  for (int i = 0; i < k && i < SL_AUGMENT_MAX_STEPS; i++) {
+    snprintf(out[i].op, sizeof out[i].op, "%s", sl_policy_op_name(steps[i].op));
+    out[i].magnitude = steps[i].magnitude;
+  }
+  *n = (uint32_t)(k < SL_AUGMENT_MAX_STEPS ? k : SL_AUGMENT_MAX_STEPS);
+  return SL_OK;
+}

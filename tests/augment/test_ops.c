@@ -1,0 +1,407 @@
+/* augment/ops, policy and recipe from C (the torchvision comparisons are
+ * python/tests/test_augment.py): identities and exact values every op must
+ * meet, every op on every edge size through sl_augment_apply (for the
+ * sanitizers), the policies' draws, and the recipe in the pipeline:
+ * deterministic, off in its absence, erasing writing the normalized 0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "augment/convert.h"
+#include "augment/mix.h"
+#include "augment/ops.h"
+#include "augment/pipeline.h"
+#include "augment/policy.h"
+#include "augment/recipe.h"
+#include "common/half.h"
+#include "support/aug_params.h"
+#include "support/synth_jpeg.h"
+
+static uint8_t *noise(int w, int h, int c, uint64_t seed) {
+  uint8_t *p = malloc((size_t)w * h * c);
+  assert_non_null(p);
+  sl_rng r = sl_rng_for(seed, 0, 0);
+  for (size_t i = 0; i < (size_t)w * h * c; i++)
+    p[i] = (uint8_t)sl_rng_u64(&r);
+  return p;
+}
+
+static sl_status apply(const char *op, const sl_augment_args *a, uint8_t *px,
+                       int w, int h, int c) {
+  char msg[256];
+  return sl_augment_apply(op, a, px, (uint32_t)h, (uint32_t)w, (uint32_t)c, msg,
+                          sizeof msg);
+}
+
+static void test_identities(void **state) {
+  (void)state;
+  int w = 37, h = 23;
+  uint8_t *img = noise(w, h, 3, 1), *x = malloc((size_t)w * h * 3);
+  assert_non_null(x);
+  size_t n = (size_t)w * h * 3;
+  struct {
+    const char *op;
+    sl_augment_args a;
+    int twice; /* applied twice gives the image back */
+  } cases[] = {
+      {"invert", {.angle = 0}, 1},
+      {"hflip", {.angle = 0}, 1},
+      {"rotate", {.angle = 0}, 0},
+      {"rotate", {.angle = 180}, 1},
+      {"affine", {.scale = 1}, 0},
+      {"adjust_brightness", {.factor = 1}, 0},
+      {"adjust_contrast", {.factor = 1}, 0},
+      {"adjust_saturation", {.factor = 1}, 0},
+      {"adjust_sharpness", {.factor = 1}, 0},
+      {"adjust_hue", {.factor = 0}, 0},
+      {"posterize", {.bits = 8}, 0},
+      {"solarize", {.threshold = 256}, 0},
+      {"gaussian_blur", {.kernel_size = {1, 1}, .sigma = {1, 1}}, 0},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    memcpy(x, img, n);
+    assert_int_equal(apply(cases[k].op, &cases[k].a, x, w, h, 3), SL_OK);
+    if (cases[k].twice)
+      assert_int_equal(apply(cases[k].op, &cases[k].a, x, w, h, 3), SL_OK);
+    int maxd = 0;
+    for (size_t i = 0; i < n; i++) {
+      int d = abs((int)x[i] - (int)img[i]);
+      maxd = d > maxd ? d : maxd;
+    }
+    if (maxd > (strcmp(cases[k].op, "adjust_hue") == 0 ? 1 : 0))
+      fail_msg("%s: identity off by %d", cases[k].op, maxd);
+  }
+  free(img);
+  free(x);
+}
+
+static void test_exact_values(void **state) {
+  (void)state;
+  uint8_t px[4 * 3] = {10, 20, 30, 200, 100, 50, 0, 0, 0, 255, 255, 255};
+  sl_augment_args a = {.bits = 2};
+  assert_int_equal(apply("posterize", &a, px, 4, 1, 3), SL_OK);
+  assert_int_equal(px[0], 0);
+  assert_int_equal(px[3], 192);
+  assert_int_equal(px[4], 64);
+  uint8_t g[3] = {255, 0, 0};
+  assert_int_equal(apply("rgb_to_grayscale", &a, g, 1, 1, 3), SL_OK);
+  assert_int_equal(g[0], 76); /* int(0.2989 * 255) */
+  assert_int_equal(g[0], g[2]);
+  /* autocontrast stretches each channel to 0..255 */
+  uint8_t ac[2 * 3] = {50, 60, 70, 150, 61, 70};
+  assert_int_equal(apply("autocontrast", &a, ac, 2, 1, 3), SL_OK);
+  assert_int_equal(ac[0], 0);
+  assert_int_equal(ac[3], 255);
+  assert_int_equal(ac[4], 255);
+  assert_int_equal(ac[2], 70); /* a flat channel is left alone */
+  /* erase sets exactly its box, clipped to the image */
+  int w = 9, h = 7;
+  uint8_t *img = noise(w, h, 3, 2), *x = malloc((size_t)w * h * 3);
+  assert_non_null(x);
+  memcpy(x, img, (size_t)w * h * 3);
+  sl_augment_args e = {.i = 5, .j = 6, .h = 9, .w = 9, .value = {1, 2, 3}};
+  assert_int_equal(apply("erase", &e, x, w, h, 3), SL_OK);
+  for (int y = 0; y < h; y++)
+    for (int xx = 0; xx < w; xx++)
+      for (int c = 0; c < 3; c++) {
+        size_t i = ((size_t)y * w + xx) * 3 + c;
+        int in = y >= 5 && xx >= 6;
+        assert_int_equal(x[i], in ? c + 1 : img[i]);
+      }
+  /* a flat image stays flat under blur, sharpness and equalize */
+  memset(x, 90, (size_t)w * h * 3);
+  sl_augment_args b = {.kernel_size = {7, 5}, .sigma = {3, 1}, .factor = 2};
+  assert_int_equal(apply("gaussian_blur", &b, x, w, h, 3), SL_OK);
+  assert_int_equal(apply("adjust_sharpness", &b, x, w, h, 3), SL_OK);
+  assert_int_equal(apply("equalize", &b, x, w, h, 3), SL_OK);
+  for (size_t i = 0; i < (size_t)w * h * 3; i++)
+    assert_int_equal(x[i], 90);
+  /* rotate by 90 degrees moves the top-right corner to the top-left
+   * (counter-clockwise) on a square image */
+  uint8_t sq[4 * 4];
+  for (int i = 0; i < 16; i++)
+    sq[i] = (uint8_t)i;
+  sl_augment_args r = {.angle = 90};
+  assert_int_equal(apply("rotate", &r, sq, 4, 4, 1), SL_OK);
+  assert_int_equal(sq[0], 3);
+  assert_int_equal(sq[15], 12);
+  free(img);
+  free(x);
+}
+
+/* Every op on 1x1, 1xN, Nx1, gray and odd sizes, with extreme
+ * parameters: what the sanitizers need to see. */
+static void test_every_op_on_edge_sizes(void **state) {
+  (void)state;
+  const char *ops[] = {"rotate",
+                       "affine",
+                       "shear_x",
+                       "shear_y",
+                       "translate_x",
+                       "translate_y",
+                       "adjust_brightness",
+                       "adjust_contrast",
+                       "adjust_saturation",
+                       "adjust_hue",
+                       "adjust_sharpness",
+                       "posterize",
+                       "solarize",
+                       "autocontrast",
+                       "equalize",
+                       "invert",
+                       "rgb_to_grayscale",
+                       "hflip",
+                       "gaussian_blur",
+                       "erase"};
+  int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {3, 3}, {31, 17}};
+  sl_augment_args a = {.angle = -45,
+                       .translate = {300, -300},
+                       .scale = 0.3,
+                       .shear = {80, -80},
+                       .interpolation = 1,
+                       .has_fill = 1,
+                       .fill = {255, 0, 255},
+                       .factor = 0.5,
+                       .bits = 0,
+                       .threshold = 0,
+                       .kernel_size = {255, 3},
+                       .sigma = {50, 0.01},
+                       .i = -3,
+                       .j = 2,
+                       .h = 100,
+                       .w = 1,
+                       .value = {255, 255, 255}};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (int c = 1; c <= 3; c += 2)
+      for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        int w = sizes[s][0], h = sizes[s][1];
+        uint8_t *x = noise(w, h, c, k);
+        assert_int_equal(apply(ops[k], &a, x, w, h, c), SL_OK);
+        free(x);
+      }
+  uint8_t px[3] = {0};
+  assert_int_equal(apply("no_such_op", &a, px, 1, 1, 3), SL_EINVAL);
+  assert_int_equal(apply("invert", &a, px, 1, 1, 2), SL_EINVAL);
+  sl_augment_args bad = {.factor = 0.6};
+  char msg[256];
+  assert_int_equal(
+      sl_augment_apply("adjust_hue", &bad, px, 1, 1, 3, msg, sizeof msg),
+      SL_EINVAL);
+  assert_non_null(strstr(msg, "adjust_hue"));
+}
+
+static void test_policy_draws(void **state) {
+  (void)state;
+  sl_policy_params p = {SL_AUTO_TRIVIAL, 2, 31, 9, 0, SL_INTERP_NEAREST};
+  int counts[SL_POP_COUNT] = {0};
+  for (uint64_t i = 0; i < 14000; i++) {
+    sl_rng r = sl_recipe_rng(5, 1, i), r2 = r;
+    sl_policy_step s[SL_POLICY_MAX_OPS], s2[SL_POLICY_MAX_OPS];
+    assert_int_equal(sl_policy_draw(&p, 224, 224, &r, s), 1);
+    assert_int_equal(sl_policy_draw(&p, 224, 224, &r2, s2), 1);
+    assert_int_equal(s[0].op, s2[0].op); /* a pure function */
+    assert_true(s[0].magnitude == s2[0].magnitude);
+    counts[s[0].op]++;
+    if (s[0].op == SL_POP_ROTATE)
+      assert_true(fabs(s[0].magnitude) <= 135.0 + 1e-4);
+    if (s[0].op == SL_POP_POSTERIZE)
+      assert_true(s[0].magnitude >= 2 && s[0].magnitude <= 8);
+  }
+  assert_int_equal(counts[SL_POP_INVERT], 0); /* not in TrivialAugmentWide */
+  for (int k = 0; k < SL_POP_INVERT; k++)
+    assert_true(counts[k] > 800 && counts[k] < 1200);
+  p.policy = SL_AUTO_RANDAUGMENT;
+  p.num_ops = 3;
+  sl_rng r = sl_recipe_rng(5, 1, 0);
+  sl_policy_step s[SL_POLICY_MAX_OPS];
+  assert_int_equal(sl_policy_draw(&p, 224, 224, &r, s), 3);
+  p.policy = SL_AUTO_AUTOAUGMENT;
+  assert_true(sl_policy_draw(&p, 224, 224, &r, s) <= 2);
+  assert_string_equal(sl_policy_op_name(SL_POP_SHEAR_X), "ShearX");
+  assert_null(sl_policy_op_name(SL_POP_COUNT));
+}
+
+static sl_pipeline *pipeline(const sl_aug_params *p) {
+  sl_pipeline *pl;
+  sl_err err;
+  assert_int_equal(sl_pipeline_create(&pl, p, 64, &err), SL_OK);
+  return pl;
+}
+
+static void run(sl_pipeline *pl, const blob *j, uint64_t index, void *dst) {
+  sl_err err;
+  assert_int_equal(sl_pipeline_run(pl, j->p, j->n, 1, 0, 0, 0, 3, 0, index, 48,
+                                   40, dst, &err),
+                   SL_OK);
+}
+
+static void test_recipe_in_the_pipeline(void **state) {
+  (void)state;
+  sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+  blob j = sl_test_jpeg(11, 120, 90, &o);
+  sl_aug_params plain = sl_test_aug_params(SL_LAYOUT_NCHW);
+  plain.dtype = SL_DTYPE_FP32;
+  sl_aug_params rec = plain;
+  rec.recipe.policy = (sl_policy_params){SL_AUTO_RANDAUGMENT, 2, 31, 9, 0.5,
+                                         SL_INTERP_BILINEAR};
+  rec.recipe.jitter[0] = rec.recipe.jitter[3] = 0.3;
+  rec.recipe.jitter_p = 1;
+  rec.recipe.grayscale = 0.3;
+  rec.recipe.blur = 0.5;
+  rec.recipe.blur_kernel = 5;
+  rec.recipe.blur_sigma[0] = 0.1, rec.recipe.blur_sigma[1] = 2;
+  sl_pipeline *a = pipeline(&plain), *b = pipeline(&rec), *b2 = pipeline(&rec);
+  size_t bytes = sl_aug_sample_bytes(&plain, 48, 40);
+  float *x = malloc(bytes), *y = malloc(bytes), *z = malloc(bytes);
+  assert_true(x && y && z);
+  int differ = 0;
+  for (uint64_t i = 0; i < 20; i++) {
+    run(a, &j, i, x);
+    run(b, &j, i, y);
+    run(b2, &j, 19 - i, z); /* another pipeline, another order */
+    run(b2, &j, i, z);
+    assert_memory_equal(y, z, bytes);
+    differ += memcmp(x, y, bytes) != 0;
+  }
+  assert_true(differ >= 15); /* a few draws may be Identity-only */
+  /* erasing: value 0 in normalized units on fp32 */
+  sl_aug_params er = plain;
+  er.recipe.erasing = 1;
+  er.recipe.erasing_scale[0] = 0.3, er.recipe.erasing_scale[1] = 0.3;
+  er.recipe.erasing_ratio[0] = er.recipe.erasing_ratio[1] = 1;
+  sl_pipeline *e = pipeline(&er);
+  run(e, &j, 3, y);
+  size_t zeros = 0;
+  for (size_t k = 0; k < 48 * 40; k++)
+    zeros += y[k] == 0 && y[k + 48 * 40] == 0 && y[k + 2 * 48 * 40] == 0;
+  assert_true(zeros >= 500 && zeros <= 700); /* sqrt(0.3*1920)^2 ~ 576 */
+  /* a bad recipe is refused at create */
+  sl_aug_params bad = plain;
+  bad.recipe.blur = 1;
+  bad.recipe.blur_kernel = 4;
+  sl_pipeline *none;
+  sl_err err;
+  assert_int_equal(sl_pipeline_create(&none, &bad, 64, &err), SL_EINVAL);
+  assert_non_null(strstr(err.msg, "blur_kernel"));
+  sl_pipeline_destroy(a);
+  sl_pipeline_destroy(b);
+  sl_pipeline_destroy(b2);
+  sl_pipeline_destroy(e);
+  free(x);
+  free(y);
+  free(z);
+  free(j.p);
+}
+
+/* Mixup/CutMix plans: Beta(a, a)'s mean and variance, CutMix's lambda
+ * from its clipped box, plans a pure function of (seed, epoch, batch). */
+static void test_mix_plans(void **state) {
+  (void)state;
+  sl_mix_params p = {.mixup = 0.8, .prob = 1, .classes = 4};
+  double s = 0, s2 = 0;
+  int n = 20000;
+  for (int k = 0; k < n; k++) {
+    sl_mix_plan m, m2;
+    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
+    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m2);
+    assert_true(m.lambda == m2.lambda);
+    assert_int_equal(m.kind, SL_MIX_MIXUP);
+    s += m.lambda, s2 += m.lambda * m.lambda;
+  }
+  double mean = s / n, var = s2 / n - mean * mean;
+  assert_true(fabs(mean - 0.5) < 0.01);
+  assert_true(fabs(var - 1.0 / (4 * (2 * 0.8 + 1))) < 0.005); /* 0.0962 */
+  p.cutmix = 1.0;
+  p.switch_prob = 0.5;
+  int cuts = 0;
+  for (int k = 0; k < 2000; k++) {
+    sl_mix_plan m;
+    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
+    if (m.kind != SL_MIX_CUTMIX)
+      continue;
+    cuts++;
+    assert_true(m.y0 >= 0 && m.y0 <= m.y1 && m.y1 <= 32);
+    assert_true(m.x0 >= 0 && m.x0 <= m.x1 && m.x1 <= 48);
+    double area = (double)(m.y1 - m.y0) * (m.x1 - m.x0);
+    assert_true(fabs(m.lambda - (1 - area / (32.0 * 48))) < 1e-6);
+  }
+  assert_true(cuts > 850 && cuts < 1150);
+  p.prob = 0;
+  sl_mix_plan none;
+  sl_mix_plan_for(&p, 9, 2, 0, 32, 48, &none);
+  assert_int_equal(none.kind, SL_MIX_NONE);
+  assert_true(none.lambda == 1.0);
+}
+
+/* Pixels in every dtype and layout; soft targets. */
+static void test_mix_pixels_and_targets(void **state) {
+  (void)state;
+  enum { N = 3, H = 4, W = 5, C = 3 };
+  sl_mix_plan mix = {SL_MIX_MIXUP, 0.75, 0, 0, 0, 0};
+  float f[N * H * W * C];
+  uint8_t u[N * H * W * C];
+  uint16_t hf[N * H * W * C];
+  for (int i = 0; i < N * H * W * C; i++) {
+    f[i] = (float)i;
+    u[i] = (uint8_t)(i * 2);
+    hf[i] = sl_f32_to_f16((float)i);
+  }
+  sl_mix_pixels(&mix, f, N, H, W, C, SL_DTYPE_FP32, SL_LAYOUT_NCHW);
+  sl_mix_pixels(&mix, u, N, H, W, C, SL_DTYPE_U8, SL_LAYOUT_NHWC);
+  sl_mix_pixels(&mix, hf, N, H, W, C, SL_DTYPE_FP16, SL_LAYOUT_NCHW);
+  int per = H * W * C;
+  for (int i = 0; i < per; i++) {
+    float a = (float)i, b = (float)(2 * per + i);
+    assert_true(f[i] == 0.75f * a + 0.25f * b);
+    assert_true(f[2 * per + i] == 0.75f * b + 0.25f * a);
+    assert_true(f[per + i] == (float)(per + i)); /* the middle one */
+    float ua = (float)(uint8_t)(2 * i),
+          ub = (float)(uint8_t)(2 * (2 * per + i));
+    assert_int_equal(u[i], (uint8_t)nearbyintf(0.75f * ua + 0.25f * ub));
+    assert_true(fabsf(sl_f16_to_f32(hf[i]) - (0.75f * a + 0.25f * b)) <= 0.5f);
+  }
+  sl_mix_plan cut = {SL_MIX_CUTMIX, 0.7, 1, 3, 2, 4};
+  for (int i = 0; i < N * per; i++)
+    f[i] = (float)(i / per); /* sample index */
+  sl_mix_pixels(&cut, f, N, H, W, C, SL_DTYPE_FP32, SL_LAYOUT_NHWC);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int c = 0; c < C; c++) {
+        int in = y >= 1 && y < 3 && x >= 2 && x < 4;
+        assert_true(f[(y * W + x) * C + c] == (in ? 2.0f : 0.0f));
+        assert_true(f[2 * per + (y * W + x) * C + c] == (in ? 0.0f : 2.0f));
+      }
+  sl_mix_params p = {.smoothing = 0.1, .classes = 4};
+  int32_t labels[N] = {1, -1, 3};
+  float t[N * 4];
+  sl_mix_targets(&p, &mix, labels, N, t);
+  float off = 0.1f / 4, on = 1 - 0.1f + off;
+  assert_true(fabsf(t[1] - (0.75f * on + 0.25f * off)) < 1e-6f);
+  assert_true(fabsf(t[3] - (0.75f * off + 0.25f * on)) < 1e-6f);
+  assert_true(fabsf(t[4 + 0] - off) < 1e-6f); /* unlabelled: all off */
+  sl_err err;
+  sl_mix_params bad = {.mixup = 1, .prob = 1};
+  assert_int_equal(sl_mix_check(&bad, &err), SL_EINVAL);
+  assert_non_null(strstr(err.msg, "num_classes"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_identities),
+      cmocka_unit_test(test_exact_values),
+      cmocka_unit_test(test_every_op_on_edge_sizes),
+      cmocka_unit_test(test_policy_draws),
+      cmocka_unit_test(test_recipe_in_the_pipeline),
+      cmocka_unit_test(test_mix_plans),
+      cmocka_unit_test(test_mix_pixels_and_targets),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
