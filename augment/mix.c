@@ -13,7 +13,8 @@ int sl_mix_active(const sl_mix_params *p) {
 }
 
 sl_status sl_mix_check(const sl_mix_params *p, sl_err *err) {
-  if (!(p->mixup >= 0) || !(p->cutmix >= 0) || !(p->prob >= 0 && p->prob <= 1) ||
+  if (!(p->mixup >= 0) || !(p->cutmix >= 0) ||
+      !(p->prob >= 0 && p->prob <= 1) ||
       !(p->switch_prob >= 0 && p->switch_prob <= 1) ||
       !(p->smoothing >= 0 && p->smoothing < 1))
     return sl_err_set(err, SL_EINVAL,
@@ -55,7 +56,9 @@ static double beta_draw(sl_rng *r, double a) {
   return x + y > 0 ? x / (x + y) : 0.5;
 }
 
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+static int clampi(int v, int lo, int hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
 
 void sl_mix_plan_for(const sl_mix_params *p, uint64_t seed, uint64_t epoch,
                      uint64_t k, int h, int w, sl_mix_plan *out) {
@@ -126,8 +129,8 @@ static void store(void *d, size_t i, int dtype, float v) {
   }
 }
 
-void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w,
-                   int c, int dtype, int layout) {
+void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w, int c,
+                   int dtype, int layout) {
   if (m->kind == SL_MIX_NONE || n < 2)
     return;
   size_t es = sl_dtype_bytes((sl_dtype)dtype);

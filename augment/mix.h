@@ -34,15 +34,19 @@ typedef struct sl_mix_params {
   uint32_t classes;   /* C: width of the soft targets */
 } sl_mix_params;
 
-typedef enum sl_mix_kind { SL_MIX_NONE, SL_MIX_MIXUP, SL_MIX_CUTMIX } sl_mix_kind;
+typedef enum sl_mix_kind {
+  SL_MIX_NONE,
+  SL_MIX_MIXUP,
+  SL_MIX_CUTMIX
+} sl_mix_kind;
 
 typedef struct sl_mix_plan {
   sl_mix_kind kind;
   double lambda; /* weight of the sample itself (1 with SL_MIX_NONE); a
                     float32 value, as sl_batch.mix_lambda shows it: the
                     pixels mix with lambda and 1.0f - lambda in float32 */
-  int y0, y1;     /* CutMix: rows [y0, y1) */
-  int x0, x1;     /*         columns [x0, x1) */
+  int y0, y1;    /* CutMix: rows [y0, y1) */
+  int x0, x1;    /*         columns [x0, x1) */
 } sl_mix_plan;
 
 /* Nonzero when batches get soft targets (mixing or smoothing on). */
@@ -56,8 +60,8 @@ void sl_mix_plan_for(const sl_mix_params *p, uint64_t seed, uint64_t epoch,
 /* Mixes n samples of h x w x c at data (dtype an sl_dtype; layout NCHW or
  * NHWC; c 1 or 3) in place. u8 rounds half to even; fp16/bf16 mix in
  * float and round to nearest even. */
-void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w,
-                   int c, int dtype, int layout);
+void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w, int c,
+                   int dtype, int layout);
 
 /* n rows of p->classes soft targets from labels into out. */
 void sl_mix_targets(const sl_mix_params *p, const sl_mix_plan *m,
