@@ -573,3 +573,19 @@ def test_dataset_name(dataset):
         assert ds.name(-1) == "s%03d.raw" % (len(ds) - 1)
         with pytest.raises(IndexError):
             ds.name(len(ds))
+
+
+def test_ini_errors_all_in_one_config_error(tmp_path):
+    # Every bad line and every failed relation, in one exception; the
+    # INI's relative dataset.path is its folder's.
+    bad = "".join("no_such_%02d = 1\n" % i for i in range(30))
+    ini = tmp_path / "bad.ini"
+    ini.write_text("[dataset]\npath = d.lmdb\n[augment]\nscale = 0.9, 0.1\n"
+                   "[loader]\n" + bad)
+    with pytest.raises(sluice.ConfigError) as e:
+        sluice.Loader(str(ini))
+    msg = str(e.value)
+    for i in range(30):
+        assert "bad.ini:%d: unknown key 'loader.no_such_%02d'" % (6 + i, i) in msg
+    assert "augment.scale: the lower bound (0.9)" in msg
+    assert "more error" not in msg
