@@ -1,6 +1,7 @@
 /* HDF5 chunk filters undone (formats/h5filter.h). The formats follow
- * HDF5's H5Zdeflate.c, H5Zshuffle.c and H5Zfletcher32.c, and h5py's
- * lzf_filter.c. */
+ * HDF5's H5Zdeflate.c, H5Zshuffle.c and H5Zfletcher32.c, h5py's
+ * lzf_filter.c and hdf5-blosc's blosc_filter.c (a chunk is one Blosc
+ * buffer, its header giving its sizes). */
 #include "formats/h5filter.h"
 
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <blosc.h>
 #include <liblzf/lzf.h>
 #include <zlib.h>
 
@@ -23,6 +25,8 @@ const char *sl_h5_filter_name(uint32_t id) {
     return "fletcher32";
   case SL_H5F_LZF:
     return "lzf";
+  case SL_H5F_BLOSC:
+    return "blosc";
   default:
     return NULL;
   }
@@ -112,6 +116,32 @@ const char *sl_h5_unfilter(const sl_h5_pipeline *p, uint32_t mask,
         return why;
       }
       n = dn;
+      break;
+    }
+    case SL_H5F_BLOSC: {
+      /* The header's sizes checked against the bytes there are before
+       * Blosc reads them (it takes the compressed size from the header);
+       * the _ctx call keeps no global state and takes no lock, so workers
+       * decompress at once. */
+      size_t nbytes = 0;
+      if (n < BLOSC_MIN_HEADER_LENGTH ||
+          blosc_cbuffer_validate(cur, (size_t)n, &nbytes) != 0) {
+        snprintf(why, cap,
+                 "blosc: not a valid Blosc buffer (%" PRIu64 " bytes)", n);
+        return why;
+      }
+      if (nbytes > half) {
+        snprintf(why, cap,
+                 "blosc: the buffer holds %zu bytes, past the chunk size",
+                 nbytes);
+        return why;
+      }
+      int dn = blosc_decompress_ctx(cur, dst, (size_t)half, 1);
+      if (dn <= 0 || (size_t)dn != nbytes) {
+        snprintf(why, cap, "blosc: corrupt compressed data");
+        return why;
+      }
+      n = (uint64_t)dn;
       break;
     }
     case SL_H5F_SHUFFLE: {

@@ -1,5 +1,7 @@
 /* Undoing an HDF5 chunk's filter pipeline: deflate (zlib), shuffle, LZF
- * (h5py's filter 32000, liblzf) and fletcher32 (checked, then stripped),
+ * (h5py's filter 32000, liblzf), Blosc (filter 32001, as PyTables and
+ * hdf5plugin write it: one Blosc 1 buffer a chunk, any of its codecs, with
+ * Blosc's own shuffle; libblosc) and fletcher32 (checked, then stripped),
  * applied in reverse order of the pipeline, each skipped when the chunk's
  * filter mask says it was skipped when written. Pure: no I/O, no
  * allocation; the caller gives the scratch (sl_h5_filter_scratch bytes).
@@ -18,6 +20,7 @@ enum {
   SL_H5F_SHUFFLE = 2,
   SL_H5F_FLETCHER32 = 3,
   SL_H5F_LZF = 32000,
+  SL_H5F_BLOSC = 32001,
 };
 
 typedef struct sl_h5_pipeline {

@@ -15,6 +15,7 @@
 
 #include "common/mem.h"
 #include "common/pread_full.h"
+#include "formats/image_sniff.h"
 #include "formats/layout.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
@@ -529,6 +530,13 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
   if (snprintf(lmdb_env, env_cap, "%s", path) >= (int)env_cap)
     return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
   src->fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (src->fd < 0 && errno == ENOENT && *subdir)
+    return sl_err_set(
+        err, SL_EIO,
+        "%s: a folder, not a dataset (no data.mdb: not an LMDB environment "
+        "either); `sluice pack %s OUT.lmdb` makes a dataset of the images "
+        "in it",
+        path, path);
   if (src->fd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", file);
   if (fstat(src->fd, &sb) != 0)
@@ -559,11 +567,18 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
       *fmt = SL_FORMAT_HDF5;
     else if (is_lmdb)
       *fmt = SL_FORMAT_LMDB;
+    else if (sl_sniff_magic(head, (size_t)n) != SL_SNIFF_NONE)
+      return sl_err_set(
+          err, SL_EFORMAT,
+          "%s: a %s image, not a dataset; `sluice pack FOLDER OUT.lmdb` "
+          "makes a dataset of a folder of images",
+          file, sl_sniff_name(sl_sniff_magic(head, (size_t)n)));
     else
       return sl_err_set(
           err, SL_EFORMAT,
           "%s: %s; sluice reads LMDB files (its own, Caffe Datums, "
-          "image-file values) and HDF5 files made by `sluice pack`",
+          "image-file values) and HDF5 files (its own, and h5py-style "
+          "arrays of pixels or of encoded images)",
           file, n == 0 ? "file is empty" : "neither an LMDB nor an HDF5 file");
   } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
     return sl_err_set(err, SL_EFORMAT,

@@ -25,6 +25,7 @@
 #include "formats/datum.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
+#include "formats/value_sniff.h"
 
 /* One line of dataset.label_file. */
 typedef struct label_line {
@@ -333,6 +334,17 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
   }
   if (!bad)
     bad = set_width(w, nfloats > 0 ? nfloats : w->lt.width, why, sizeof why);
+  /* The first value tells a file of another serialisation from one of
+   * damaged Datums. */
+  char kind[64];
+  if (bad && i == 0 && src->layout == SL_LMDB_CAFFE && size > 0 &&
+      sl_value_sniff(p, size, kind, sizeof kind))
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "%s: sample 0 (%s): the values are %s, not Caffe "
+                      "Datums or image files: sluice does not read them; "
+                      "write the images with sluice.Writer (Python) or "
+                      "`sluice pack` a folder of them",
+                      src->path, w->where, kind);
   if (bad) {
     memset(e, 0, sizeof *e);
     return sl_source_bad_entry(src, i, w->where, bad, err);

@@ -16,7 +16,7 @@
  * through the RAW (HWC) or RAW_CHW(_BGR) codecs, or the image codecs. No HDF5
  * call after open.
  *
- * Filtered chunks (gzip, shuffle, lzf, fletcher32) are undone by the
+ * Filtered chunks (gzip, shuffle, lzf, blosc, fletcher32) are undone by the
  * workers (sl_source_unfilter, formats/h5filter.c); chunks never written
  * read as the fill value.
  *
@@ -46,10 +46,14 @@ static const char *const k_length_names[] = {"lengths", "sizes", "lens", NULL};
 static const char *const k_label_names[] = {"labels", "y", "ans", "train_set_y",
                                             "label",  "Y", NULL};
 
+/* h5repack reads a plugin filter (lzf, blosc, bitshuffle, zstd...) only
+ * with its plugin on HDF5_PLUGIN_PATH; without it, it warns, exits 0 and
+ * writes a copy without the array. */
 #define ARRAY_HINT                                                             \
   "rewrite it contiguous and unfiltered (h5repack -l %s:CONTI -f %s:NONE "     \
-  "in.h5 out.h5, or h5py with chunks=None), then read it or convert it "       \
-  "with `sluice pack --from`"
+  "in.h5 out.h5 with a plugin filter's plugin on HDF5_PLUGIN_PATH, else the "  \
+  "copy has no array: check it with h5ls; or h5py, chunks=None), then read "   \
+  "or convert it (`sluice pack --from`)"
 
 typedef struct dset {
   hid_t d;
@@ -834,7 +838,7 @@ static sl_status check_images(sl_source *src, const dset *a, hid_t file,
     else if (nf > 0 && read_pipeline(p, nf, &g->pipe, fl, sizeof fl))
       snprintf(why, sizeof why,
                "is chunked and filtered with %s: sluice undoes gzip, "
-               "shuffle, lzf and fletcher32 only; " ARRAY_HINT,
+               "shuffle, lzf, blosc and fletcher32 only; " ARRAY_HINT,
                fl, a->name + 1, a->name + 1);
     else if (lay == H5D_CHUNKED &&
              H5Pget_chunk(p, a->rank, g->cdims) != a->rank)

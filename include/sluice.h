@@ -159,14 +159,24 @@ SL_API void sl_config_destroy(sl_config *cfg);
  * ("workers = 2  # per GPU"): a value cannot hold " ;" or " #" ("a#b" is
  * kept whole). Errors name the file, line, key, value and what is allowed;
  * an unknown key suggests the nearest known one; a key given twice in the
- * file is an error. Every bad line is reported, one a line of the message
- * (as many as fit, then how many more there are); the cross-field checks
- * run (see sl_config_validate) only on a file without bad lines. On error
- * the config is unchanged: a file applies whole or not at all. Returns
- * SL_EIO when the file cannot be read, SL_ECONFIG for bad contents. */
+ * file is an error. Every error is reported, one a line of
+ * sl_config_errmsg: each bad line, then each failing cross-field check
+ * (see sl_config_validate) among the keys whose lines were good. A
+ * relative path in dataset.path, dataset.label_file or
+ * dataset.labels_path is taken from the INI file's folder (made absolute),
+ * so the file works from any working directory; an absolute one is kept.
+ * On error the config is unchanged: a file applies whole or not at all.
+ * Returns SL_EIO when the file cannot be read, SL_ECONFIG for bad
+ * contents. */
 SL_API sl_status sl_config_load_ini(sl_config *cfg, const char *path);
+/* As sl_config_load_ini, but the good lines apply even when others are bad:
+ * for a checker that goes on to look further in the same run (`sluice
+ * config --check` opens the dataset the good lines name). Returns as
+ * sl_config_load_ini. */
+SL_API sl_status sl_config_check_ini(sl_config *cfg, const char *path);
 /* As sl_config_load_ini, on text in memory; name is used in messages
- * ("<string>" when NULL). */
+ * ("<string>" when NULL). A relative path stays as given (relative to the
+ * working directory): text has no folder. */
 SL_API sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
                                            const char *name);
 
@@ -189,16 +199,19 @@ SL_API sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
 /* Checks relations between options (resolution.min <= resolution.max,
  * loader.rank < loader.world_size, list lengths...), each only where the
  * chosen setting reads its keys: min against max and start_epoch against
- * end_epoch with resolution.schedule = linear, augment.scale and ratio
- * with augment.crop = random_resized. Returns SL_ECONFIG with a message
- * naming the keys. sl_loader_open calls it too. */
+ * end_epoch with resolution.schedule = linear, each step of
+ * resolution.steps against resolution.max with resolution.schedule =
+ * steps, augment.scale and ratio with augment.crop = random_resized.
+ * Returns SL_ECONFIG with a message naming the keys, one line for each
+ * relation that fails. sl_loader_open calls it too. */
 SL_API sl_status sl_config_validate(sl_config *cfg);
 
 /* Installs a log callback used by loaders opened from this config. */
 SL_API void sl_config_set_log(sl_config *cfg, sl_log_fn fn, void *user);
 
-/* The message of the last failing call on cfg; "" if none. Valid until the
- * next call on cfg. */
+/* The message of the last failing call on cfg; "" if none. It may hold
+ * several lines (every error of a file) and has no length limit. Valid
+ * until the next call on cfg. */
 SL_API const char *sl_config_errmsg(const sl_config *cfg);
 
 /* Describes one option of the table, for listings and documentation. The
@@ -341,8 +354,11 @@ typedef struct sl_batch {
  * does, opens and indexes the dataset, allocates every buffer (see Memory
  * above) and starts the threads. cfg is only read (several threads may open
  * loaders from one config at once) and may be destroyed afterwards.
- * Errors: SL_ECONFIG, SL_EIO/SL_EFORMAT (dataset), SL_ENOMEM, SL_ETHREAD,
- * SL_ENODEV (device.backend = cuda without a usable GPU). On failure *out
+ * Errors: SL_ECONFIG (also for host buffers, sized for the schedule's
+ * largest resolution, beyond the memory available: refused with the bytes
+ * before any is allocated), SL_EIO/SL_EFORMAT (dataset), SL_ENOMEM,
+ * SL_ETHREAD, SL_ENODEV (device.backend = cuda without a usable GPU). On
+ * failure *out
  * is still a handle that holds only the message: read it with
  * sl_loader_errmsg, then sl_loader_close it (every other call on it returns
  * SL_ESTATE). *out is NULL only for NULL arguments (SL_EINVAL) or when not
@@ -932,8 +948,10 @@ typedef struct sl_memory_plan {
 
 /* Fills *out for cfg as the host backend (cuda = 0) or the CUDA backend
  * would hold it, with target_width float targets per sample. Errors:
- * SL_ECONFIG (inconsistent options, or the device slots exceed
- * device.vram_budget: sl_config_errmsg says which), SL_ETOOBIG (a buffer
+ * SL_ECONFIG (inconsistent options, the device slots exceed
+ * device.vram_budget, or the host buffers exceed the memory available,
+ * MemAvailable or the memory cgroup's limit, as sl_loader_open refuses
+ * them: sl_config_errmsg says which, with the bytes), SL_ETOOBIG (a buffer
  * size overflows), SL_EINVAL (target_width over SL_TARGETS_MAX). */
 SL_API sl_status sl_config_memory_plan(sl_config *cfg, int cuda,
                                        uint32_t target_width,

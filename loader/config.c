@@ -2,12 +2,15 @@
  * validator, typed getters and a listing.
  *
  * Memory: one fixed array of values, one per option, plus a heap copy of each
- * string value; nothing grows with use. */
+ * string value; nothing grows with use. A failing load or validation keeps
+ * its list of messages (as long as the file's errors) until the next call. */
 #include "loader/config.h"
 
 #include <errno.h>
 #include <ini.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +69,94 @@ struct sl_config {
   sl_log_fn log_fn;
   void *log_user;
   sl_err err;
+  /* Every message of the last failing load or validation, one a line, when
+   * there were more than err.msg holds (NULL otherwise): what
+   * sl_config_errmsg shows. */
+  char *msgs;
 };
+
+/* ---- Error lists -----------------------------------------------------------
+ * A file's errors, each on a line of its own: the first sets the code; the
+ * whole list goes on the heap, and err.msg keeps as many as fit (then how
+ * many more), which is the message left if the heap copy cannot grow. */
+
+typedef struct err_list {
+  sl_err first; /* the code, and the messages that fit */
+  int count;    /* messages added */
+  int untold;   /* of which not in first.msg */
+  char *all;    /* every message, '\n'-separated; NULL if none or no memory */
+  size_t len, cap;
+  bool oom; /* a message could not be added to all */
+} err_list;
+
+static void err_list_add(err_list *l, const sl_err *e) {
+  if (l->count++ == 0) {
+    l->first = *e;
+  } else {
+    size_t used = strlen(l->first.msg), need = strlen(e->msg) + 1;
+    /* Room for the "(N more errors)" line too. */
+    if (l->untold == 0 && used + need + 40 < sizeof l->first.msg) {
+      l->first.msg[used] = '\n';
+      memcpy(l->first.msg + used + 1, e->msg, need);
+    } else {
+      l->untold++;
+    }
+  }
+  if (l->oom)
+    return;
+  size_t n = strlen(e->msg);
+  if (l->len + n + 2 > l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 1024;
+    while (cap < l->len + n + 2)
+      cap *= 2;
+    char *p = realloc(l->all, cap);
+    if (!p) {
+      l->oom = true;
+      return;
+    }
+    l->all = p;
+    l->cap = cap;
+  }
+  if (l->len > 0)
+    l->all[l->len++] = '\n';
+  memcpy(l->all + l->len, e->msg, n + 1);
+  l->len += n;
+}
+
+static void err_list_free(err_list *l) {
+  free(l->all);
+  l->all = NULL;
+}
+
+/* Forgets the last failure's message list (every call that starts over). */
+static void msgs_clear(sl_config *cfg) {
+  free(cfg->msgs);
+  cfg->msgs = NULL;
+}
+
+/* Hands the list to cfg as its last error; returns its code (SL_OK when
+ * empty). name: the file, for the count of untold messages. */
+static sl_status err_list_finish(err_list *l, sl_config *cfg,
+                                 const char *name) {
+  msgs_clear(cfg);
+  if (l->count == 0) {
+    err_list_free(l);
+    return SL_OK;
+  }
+  if (l->untold > 0) {
+    size_t used = strlen(l->first.msg);
+    snprintf(l->first.msg + used, sizeof l->first.msg - used,
+             "\n%s%s%d more error%s", name ? name : "", name ? ": " : "",
+             l->untold, l->untold > 1 ? "s" : "");
+  }
+  cfg->err = l->first;
+  if (l->untold > 0 && !l->oom) {
+    cfg->msgs = l->all;
+    l->all = NULL;
+  }
+  err_list_free(l);
+  return cfg->err.code;
+}
 
 /* ---- Value parsing ------------------------------------------------------- */
 
@@ -498,79 +588,140 @@ static bool values_copy(opt_value *dst, const opt_value *src) {
 
 /* ---- Cross-field validation --------------------------------------------- */
 
+typedef struct check_ctx {
+  const opt_value *v;
+  err_list *list;
+  const char *name; /* the file, prefixed to each message; NULL for none */
+  const bool *bad;  /* keys whose line was bad (NULL: none), see keys_read */
+} check_ctx;
+
+/* True when no key of the relation had a bad line: a bad value leaves the
+ * key at its old value, and a relation on that would be an echo of the
+ * line's own error, not a new one. The settings that choose which
+ * relations hold (resolution.schedule, augment.crop) are not among them:
+ * a typo there leaves the default, whose relations are still worth telling
+ * in the same run. */
+static bool keys_read(const check_ctx *c, const int *ids, size_t n) {
+  for (size_t i = 0; c->bad && i < n; i++)
+    if (c->bad[ids[i]])
+      return false;
+  return true;
+}
+#define KEYS_READ_(c, ...)                                                     \
+  keys_read(c, (const int[]){__VA_ARGS__},                                     \
+            sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
+
+static void check_fail(check_ctx *c, const char *fmt, ...) SL_PRINTF(2, 3);
+static void check_fail(check_ctx *c, const char *fmt, ...) {
+  char body[SL_ERRMSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(body, sizeof body, fmt, ap);
+  va_end(ap);
+  sl_err e;
+  sl_err_set(&e, SL_ECONFIG, "%s%s%s", c->name ? c->name : "",
+             c->name ? ": " : "", body);
+  err_list_add(c->list, &e);
+}
+
 /* Relations between options, each checked only when the setting that
  * reads its keys is chosen (a constant schedule never reads
- * resolution.min, a center crop never augment.scale). */
-static sl_status validate_values(const opt_value *v, sl_err *err) {
+ * resolution.min, a center crop never augment.scale). Every relation
+ * that fails is added to the list, not only the first. */
+static void validate_values(check_ctx *c) {
+  const opt_value *v = c->v;
 #define V(id) v[SL_OPT_##id]
+#define K(id) SL_OPT_##id
   bool linear = V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_LINEAR;
+  bool steps = V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_STEPS;
   bool rrc = V(AUGMENT_CROP).u.e == SL_CROP_RANDOM_RESIZED;
-  if (linear && V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i)
-    return sl_err_set(err, SL_ECONFIG,
-                      "resolution.min (%lld) must not exceed resolution.max "
-                      "(%lld) with resolution.schedule = linear",
-                      (long long)V(RESOLUTION_MIN).u.i,
-                      (long long)V(RESOLUTION_MAX).u.i);
-  if (linear && V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i)
-    return sl_err_set(err, SL_ECONFIG,
-                      "resolution.start_epoch (%lld) must not exceed "
-                      "resolution.end_epoch (%lld)",
-                      (long long)V(RESOLUTION_START_EPOCH).u.i,
-                      (long long)V(RESOLUTION_END_EPOCH).u.i);
-  if (V(RESOLUTION_SCHEDULE).u.e == SL_SCHEDULE_STEPS &&
-      V(RESOLUTION_STEPS).u.steps.n == 0)
-    return sl_err_set(err, SL_ECONFIG,
-                      "resolution.schedule = steps needs resolution.steps "
-                      "(e.g. '0:128, 6:160, 12:224')");
-  if (V(LOADER_RANK).u.i >= V(LOADER_WORLD_SIZE).u.i)
-    return sl_err_set(err, SL_ECONFIG,
-                      "loader.rank (%lld) must be less than loader.world_size "
-                      "(%lld)",
-                      (long long)V(LOADER_RANK).u.i,
-                      (long long)V(LOADER_WORLD_SIZE).u.i);
-  if (rrc && V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1])
-    return sl_err_set(err, SL_ECONFIG,
-                      "augment.scale: the lower bound (%g) exceeds the upper "
-                      "(%g)",
-                      V(AUGMENT_SCALE).u.fl.v[0], V(AUGMENT_SCALE).u.fl.v[1]);
-  if (rrc && V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1])
-    return sl_err_set(err, SL_ECONFIG,
-                      "augment.ratio: the lower bound (%g) exceeds the upper "
-                      "(%g)",
-                      V(AUGMENT_RATIO).u.fl.v[0], V(AUGMENT_RATIO).u.fl.v[1]);
-  if (V(AUGMENT_MEAN).u.fl.n != V(AUGMENT_STD).u.fl.n)
-    return sl_err_set(err, SL_ECONFIG,
-                      "augment.mean has %d values but augment.std has %d",
-                      V(AUGMENT_MEAN).u.fl.n, V(AUGMENT_STD).u.fl.n);
-  if (V(AUGMENT_COLOR_JITTER).u.fl.v[3] > 0.5)
-    return sl_err_set(err, SL_ECONFIG,
-                      "augment.color_jitter: hue %g exceeds 0.5 (ColorJitter's "
-                      "bound)",
-                      V(AUGMENT_COLOR_JITTER).u.fl.v[3]);
-  if (V(AUGMENT_BLUR_KERNEL).u.i % 2 == 0)
-    return sl_err_set(err, SL_ECONFIG,
-                      "augment.blur_kernel: %lld is even "
-                      "(a kernel has a center: odd sizes only)",
-                      (long long)V(AUGMENT_BLUR_KERNEL).u.i);
+  if (linear && V(RESOLUTION_MIN).u.i > V(RESOLUTION_MAX).u.i &&
+      KEYS_READ_(c, K(RESOLUTION_MIN), K(RESOLUTION_MAX)))
+    check_fail(c,
+               "resolution.min (%lld) must not exceed resolution.max "
+               "(%lld) with resolution.schedule = linear",
+               (long long)V(RESOLUTION_MIN).u.i,
+               (long long)V(RESOLUTION_MAX).u.i);
+  if (linear && V(RESOLUTION_START_EPOCH).u.i > V(RESOLUTION_END_EPOCH).u.i &&
+      KEYS_READ_(c, K(RESOLUTION_START_EPOCH), K(RESOLUTION_END_EPOCH)))
+    check_fail(c,
+               "resolution.start_epoch (%lld) must not exceed "
+               "resolution.end_epoch (%lld)",
+               (long long)V(RESOLUTION_START_EPOCH).u.i,
+               (long long)V(RESOLUTION_END_EPOCH).u.i);
+  const sl_steps *st = &V(RESOLUTION_STEPS).u.steps;
+  if (steps && st->n == 0 && KEYS_READ_(c, K(RESOLUTION_STEPS)))
+    check_fail(c, "resolution.schedule = steps needs resolution.steps "
+                  "(e.g. '0:128, 6:160, 12:224')");
+  /* resolution.max is the bound of every schedule: a step above it is
+   * refused rather than trained at silently. */
+  int top = -1;
+  for (int i = 0; steps && i < st->n; i++)
+    if (st->v[i].res > V(RESOLUTION_MAX).u.i &&
+        (top < 0 || st->v[i].res > st->v[top].res))
+      top = i;
+  if (top >= 0 && KEYS_READ_(c, K(RESOLUTION_STEPS), K(RESOLUTION_MAX)))
+    check_fail(c,
+               "resolution.steps: step %d (%lld:%lld) exceeds resolution.max "
+               "(%lld), the largest resolution any epoch may take: raise "
+               "resolution.max to %lld or lower the step",
+               top + 1, (long long)st->v[top].epoch, (long long)st->v[top].res,
+               (long long)V(RESOLUTION_MAX).u.i, (long long)st->v[top].res);
+  if (V(LOADER_RANK).u.i >= V(LOADER_WORLD_SIZE).u.i &&
+      KEYS_READ_(c, K(LOADER_RANK), K(LOADER_WORLD_SIZE)))
+    check_fail(c,
+               "loader.rank (%lld) must be less than loader.world_size "
+               "(%lld)",
+               (long long)V(LOADER_RANK).u.i,
+               (long long)V(LOADER_WORLD_SIZE).u.i);
+  if (rrc && V(AUGMENT_SCALE).u.fl.v[0] > V(AUGMENT_SCALE).u.fl.v[1] &&
+      KEYS_READ_(c, K(AUGMENT_SCALE)))
+    check_fail(c,
+               "augment.scale: the lower bound (%g) exceeds the upper "
+               "(%g)",
+               V(AUGMENT_SCALE).u.fl.v[0], V(AUGMENT_SCALE).u.fl.v[1]);
+  if (rrc && V(AUGMENT_RATIO).u.fl.v[0] > V(AUGMENT_RATIO).u.fl.v[1] &&
+      KEYS_READ_(c, K(AUGMENT_RATIO)))
+    check_fail(c,
+               "augment.ratio: the lower bound (%g) exceeds the upper "
+               "(%g)",
+               V(AUGMENT_RATIO).u.fl.v[0], V(AUGMENT_RATIO).u.fl.v[1]);
+  if (V(AUGMENT_MEAN).u.fl.n != V(AUGMENT_STD).u.fl.n &&
+      KEYS_READ_(c, K(AUGMENT_MEAN), K(AUGMENT_STD)))
+    check_fail(c, "augment.mean has %d values but augment.std has %d",
+               V(AUGMENT_MEAN).u.fl.n, V(AUGMENT_STD).u.fl.n);
+  if (V(AUGMENT_COLOR_JITTER).u.fl.v[3] > 0.5 &&
+      KEYS_READ_(c, K(AUGMENT_COLOR_JITTER)))
+    check_fail(c,
+               "augment.color_jitter: hue %g exceeds 0.5 (ColorJitter's "
+               "bound)",
+               V(AUGMENT_COLOR_JITTER).u.fl.v[3]);
+  if (V(AUGMENT_BLUR_KERNEL).u.i % 2 == 0 &&
+      KEYS_READ_(c, K(AUGMENT_BLUR_KERNEL)))
+    check_fail(c,
+               "augment.blur_kernel: %lld is even "
+               "(a kernel has a center: odd sizes only)",
+               (long long)V(AUGMENT_BLUR_KERNEL).u.i);
   if (V(AUGMENT_AUTO).u.e == SL_AUTO_RANDAUGMENT &&
-      V(AUGMENT_AUTO_MAGNITUDE).u.f > (double)(V(AUGMENT_AUTO_BINS).u.i - 1))
-    return sl_err_set(err, SL_ECONFIG,
-                      "augment.auto_magnitude: %g is past the last of "
-                      "augment.auto_bins = %lld bins (0..%lld)",
-                      V(AUGMENT_AUTO_MAGNITUDE).u.f,
-                      (long long)V(AUGMENT_AUTO_BINS).u.i,
-                      (long long)V(AUGMENT_AUTO_BINS).u.i - 1);
+      V(AUGMENT_AUTO_MAGNITUDE).u.f > (double)(V(AUGMENT_AUTO_BINS).u.i - 1) &&
+      KEYS_READ_(c, K(AUGMENT_AUTO_MAGNITUDE), K(AUGMENT_AUTO_BINS)))
+    check_fail(c,
+               "augment.auto_magnitude: %g is past the last of "
+               "augment.auto_bins = %lld bins (0..%lld)",
+               V(AUGMENT_AUTO_MAGNITUDE).u.f,
+               (long long)V(AUGMENT_AUTO_BINS).u.i,
+               (long long)V(AUGMENT_AUTO_BINS).u.i - 1);
   static const sl_opt ranges[] = {SL_OPT_AUGMENT_BLUR_SIGMA,
                                   SL_OPT_AUGMENT_ERASING_SCALE,
                                   SL_OPT_AUGMENT_ERASING_RATIO};
   for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++)
-    if (v[ranges[k]].u.fl.v[0] > v[ranges[k]].u.fl.v[1])
-      return sl_err_set(err, SL_ECONFIG,
-                        "%s: the lower bound (%g) exceeds the upper (%g)",
-                        k_opts[ranges[k]].key, v[ranges[k]].u.fl.v[0],
-                        v[ranges[k]].u.fl.v[1]);
+    if (v[ranges[k]].u.fl.v[0] > v[ranges[k]].u.fl.v[1] &&
+        KEYS_READ_(c, (int)ranges[k]))
+      check_fail(c, "%s: the lower bound (%g) exceeds the upper (%g)",
+                 k_opts[ranges[k]].key, v[ranges[k]].u.fl.v[0],
+                 v[ranges[k]].u.fl.v[1]);
+#undef K
 #undef V
-  return SL_OK;
 }
 
 /* ---- Public API ------------------------------------------------------------
@@ -599,6 +750,7 @@ void sl_config_destroy(sl_config *cfg) {
   if (!cfg)
     return;
   values_free(cfg->v);
+  free(cfg->msgs);
   free(cfg);
 }
 
@@ -606,6 +758,7 @@ sl_status sl_config_set(sl_config *cfg, const char *key, const char *value) {
   if (!cfg)
     return SL_EINVAL;
   sl_err_clear(&cfg->err);
+  msgs_clear(cfg);
   if (!key || !value)
     return sl_err_set(&cfg->err, SL_EINVAL, "sl_config_set: NULL key or value");
   int id = find_key(key);
@@ -690,14 +843,24 @@ sl_status sl_cfg_text(const sl_config *cfg, sl_opt id, char *buf, size_t len) {
 }
 
 sl_status sl_cfg_check(const sl_config *cfg, sl_err *err) {
-  return validate_values(cfg->v, err);
+  err_list l = {0};
+  check_ctx c = {.v = cfg->v, .list = &l};
+  validate_values(&c);
+  sl_err_clear(err);
+  if (l.count > 0 && err)
+    *err = l.first;
+  err_list_free(&l);
+  return l.count > 0 ? l.first.code : SL_OK;
 }
 
 sl_status sl_config_validate(sl_config *cfg) {
   if (!cfg)
     return SL_EINVAL;
   sl_err_clear(&cfg->err);
-  return validate_values(cfg->v, &cfg->err);
+  err_list l = {0};
+  check_ctx c = {.v = cfg->v, .list = &l};
+  validate_values(&c);
+  return err_list_finish(&l, cfg, NULL);
 }
 
 void sl_config_set_log(sl_config *cfg, sl_log_fn fn, void *user) {
@@ -708,7 +871,9 @@ void sl_config_set_log(sl_config *cfg, sl_log_fn fn, void *user) {
 }
 
 const char *sl_config_errmsg(const sl_config *cfg) {
-  return cfg ? cfg->err.msg : "NULL config";
+  if (!cfg)
+    return "NULL config";
+  return cfg->msgs ? cfg->msgs : cfg->err.msg;
 }
 
 size_t sl_option_count(void) {
@@ -735,14 +900,15 @@ sl_status sl_option_info_get(size_t i, sl_option_info *out) {
 
 typedef struct ini_ctx {
   const char *name;
+  char dir[PATH_MAX]; /* the file's folder, for relative paths; "" for none */
+  bool partial;       /* apply the good lines even when others are bad */
   opt_value vals[SL_OPT_COUNT_];
   int line_of[SL_OPT_COUNT_]; /* line where each key was set, 0 if not */
+  bool bad[SL_OPT_COUNT_];    /* keys set on a bad line */
   int line;                   /* line the reader returned last */
   FILE *file;                 /* for the file reader */
   const char *text;           /* for the string reader */
-  sl_err err;                 /* the bad lines' messages, one a line */
-  int errors;                 /* bad lines */
-  int untold;                 /* of which not in err for want of room */
+  err_list errs;              /* the bad lines' messages */
 } ini_ctx;
 
 /* inih (as Debian builds it) takes ';' after whitespace as the start of an
@@ -808,22 +974,30 @@ static char *ini_string_reader(char *str, int num, void *stream) {
   return str;
 }
 
-/* Adds one bad line's message to the file's: the first one sets the code,
- * each later one goes on a line of its own while the message has room, and
- * the rest are counted at the end (load_ini). */
 static void add_error(ini_ctx *ctx, const sl_err *e) {
-  if (ctx->errors++ == 0) {
-    ctx->err = *e;
-    return;
-  }
-  size_t used = strlen(ctx->err.msg), need = strlen(e->msg) + 1;
-  /* Room for the "(N more errors)" line too. */
-  if (ctx->untold == 0 && used + need + 40 < sizeof ctx->err.msg) {
-    ctx->err.msg[used] = '\n';
-    memcpy(ctx->err.msg + used + 1, e->msg, need);
-  } else {
-    ctx->untold++;
-  }
+  err_list_add(&ctx->errs, e);
+}
+
+/* Options naming files: a relative one set in an INI file is taken from
+ * the file's folder (as CMake and tox read theirs), so a config works from
+ * any working directory; sl_config_set keeps what it is given. */
+static bool is_path_option(int id) {
+  return id == SL_OPT_DATASET_PATH || id == SL_OPT_DATASET_LABEL_FILE ||
+         id == SL_OPT_DATASET_LABELS_PATH;
+}
+
+/* The folder of the INI file at path, absolute when it can be resolved. */
+static void ini_dir(const char *path, char *dir, size_t len) {
+  const char *slash = strrchr(path, '/');
+  char given[PATH_MAX];
+  if (!slash)
+    snprintf(given, sizeof given, ".");
+  else if (slash == path)
+    snprintf(given, sizeof given, "/");
+  else
+    snprintf(given, sizeof given, "%.*s", (int)(slash - path), path);
+  char real[PATH_MAX];
+  snprintf(dir, len, "%s", realpath(given, real) ? real : given);
 }
 
 /* Every bad line is reported (add_error); a bad value leaves the key as it
@@ -856,41 +1030,58 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     return 0;
   }
   ctx->line_of[id] = ctx->line;
+  char joined[PATH_MAX + 256];
+  const char *p = skip_space(value);
+  if (is_path_option(id) && ctx->dir[0] && *p && *p != '/') {
+    int n = snprintf(joined, sizeof joined, "%s%s%s", ctx->dir,
+                     ctx->dir[strlen(ctx->dir) - 1] == '/' ? "" : "/", p);
+    if (n < 0 || (size_t)n >= sizeof joined) {
+      sl_err_set(&e, SL_ECONFIG,
+                 "%s%s: the path from the file's folder is "
+                 "too long",
+                 where, key);
+      ctx->bad[id] = true;
+      add_error(ctx, &e);
+      return 0;
+    }
+    value = joined;
+  }
   if (set_value(ctx->vals, id, value, where, &e) != SL_OK) {
+    ctx->bad[id] = true;
     add_error(ctx, &e);
     return 0;
   }
   return 1;
 }
 
+/* Parses the whole file, reporting every bad line, then checks the
+ * relations between the values it leaves (but not those on a key of a bad
+ * line), so one run shows every error. The values replace the config's
+ * only if there is no error, or with ctx->partial. */
 static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
+  msgs_clear(cfg);
   if (!values_copy(ctx->vals, cfg->v)) {
     values_free(ctx->vals);
     return sl_err_set(&cfg->err, SL_ENOMEM, "%s: out of memory", ctx->name);
   }
   int rc = ini_parse_stream(reader, ctx, on_ini_entry, ctx);
-  sl_status st = SL_OK;
-  if (ctx->errors > 0) {
-    if (ctx->untold > 0) {
-      size_t used = strlen(ctx->err.msg);
-      snprintf(ctx->err.msg + used, sizeof ctx->err.msg - used,
-               "\n%s: %d more error%s", ctx->name, ctx->untold,
-               ctx->untold > 1 ? "s" : "");
-    }
-    cfg->err = ctx->err;
-    st = ctx->err.code;
-  } else if (rc > 0) {
-    st = sl_err_set(&cfg->err, SL_ECONFIG,
-                    "%s:%d: syntax error (expected '[section]' or "
-                    "'key = value')",
-                    ctx->name, rc);
+  if (rc > 0 && ctx->errs.count == 0) {
+    sl_err e;
+    sl_err_set(&e, SL_ECONFIG,
+               "%s:%d: syntax error (expected '[section]' or 'key = value')",
+               ctx->name, rc);
+    add_error(ctx, &e);
   } else if (rc < 0) {
-    st =
-        sl_err_set(&cfg->err, SL_ENOMEM, "%s: parser out of memory", ctx->name);
-  } else if (validate_values(ctx->vals, &cfg->err) != SL_OK) {
-    st = sl_err_prefix(&cfg->err, "%s: ", ctx->name);
+    sl_err e;
+    sl_err_set(&e, SL_ENOMEM, "%s: parser out of memory", ctx->name);
+    add_error(ctx, &e);
   }
-  if (st == SL_OK) {
+  check_ctx c = {
+      .v = ctx->vals, .list = &ctx->errs, .name = ctx->name, .bad = ctx->bad};
+  validate_values(&c);
+  bool apply = ctx->errs.count == 0 || (ctx->partial && rc >= 0);
+  sl_status st = err_list_finish(&ctx->errs, cfg, ctx->name);
+  if (apply) {
     values_free(cfg->v);
     memcpy(cfg->v, ctx->vals, sizeof cfg->v);
   } else {
@@ -899,16 +1090,19 @@ static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
   return st;
 }
 
-sl_status sl_config_load_ini(sl_config *cfg, const char *path) {
+static sl_status load_ini_file(sl_config *cfg, const char *path, bool partial) {
   if (!cfg)
     return SL_EINVAL;
   sl_err_clear(&cfg->err);
+  msgs_clear(cfg);
   if (!path)
     return sl_err_set(&cfg->err, SL_EINVAL, "sl_config_load_ini: NULL path");
   ini_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
     return sl_err_set(&cfg->err, SL_ENOMEM, "%s: out of memory", path);
   ctx->name = path;
+  ctx->partial = partial;
+  ini_dir(path, ctx->dir, sizeof ctx->dir);
   ctx->file = fopen(path, "r");
   if (!ctx->file) {
     sl_status st = sl_err_errno(&cfg->err, SL_EIO, errno, "%s", path);
@@ -923,11 +1117,20 @@ sl_status sl_config_load_ini(sl_config *cfg, const char *path) {
   return st;
 }
 
+sl_status sl_config_load_ini(sl_config *cfg, const char *path) {
+  return load_ini_file(cfg, path, false);
+}
+
+sl_status sl_config_check_ini(sl_config *cfg, const char *path) {
+  return load_ini_file(cfg, path, true);
+}
+
 sl_status sl_config_load_ini_string(sl_config *cfg, const char *text,
                                     const char *name) {
   if (!cfg)
     return SL_EINVAL;
   sl_err_clear(&cfg->err);
+  msgs_clear(cfg);
   if (!text)
     return sl_err_set(&cfg->err, SL_EINVAL,
                       "sl_config_load_ini_string: NULL text");
@@ -984,5 +1187,6 @@ void sl_cfg_log(const sl_config *cfg, sl_log_fn *fn, void **user) {
   *user = cfg->log_user;
 }
 sl_err *sl_cfg_err(sl_config *cfg) {
+  msgs_clear(cfg); /* the caller writes a new message into err */
   return &cfg->err;
 }

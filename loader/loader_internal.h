@@ -61,6 +61,14 @@ typedef struct sl_loader_plan {
 sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
                               bool on_device, bool converts,
                               sl_loader_plan *plan, sl_err *err);
+/* Refuses a plan whose host buffers (host_bytes, targets included) exceed
+ * the memory available (MemAvailable, or the memory cgroup's limit) with
+ * SL_ECONFIG and the numbers, before anything is allocated; SL_OK when
+ * they fit or the available memory cannot be read. In the
+ * sluice_loader_dataset library (it reads /proc through io/):
+ * sl_loader_open and sl_config_memory_plan call it. */
+sl_status sl_loader_plan_fits(const sl_config *cfg, const sl_loader_plan *p,
+                              uint64_t host_bytes, sl_err *err);
 /* The ring's targets: a batch's worth per staging buffer and slot. */
 static inline size_t sl_loader_target_bytes(const sl_loader_plan *p,
                                             size_t batch_size, uint32_t k) {

@@ -40,6 +40,21 @@ sl_status sl_loader_open(sl_loader **out, const sl_config *cfg) {
   }
   if (st == SL_OK)
     st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);
+  if (st == SL_OK) { /* refuse what cannot fit before allocating any */
+    bool cuda = kind == SL_BACKEND_CUDA;
+    sl_loader_plan plan;
+    st = sl_loader_plan_make(cfg, src.channels, cuda, cuda, &plan, &err);
+    if (st == SL_OK)
+      st = sl_loader_plan_fits(
+          cfg, &plan,
+          plan.host_bytes +
+              sl_loader_target_bytes(
+                  &plan, (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE),
+                  src.target_width),
+          &err);
+    if (st != SL_OK)
+      src.close(src.ctx);
+  }
   sl_ring_backend *be = NULL;
   if (st == SL_OK && (st = sl_loader_make_backend(kind, cfg, src.channels, &be,
                                                   &err)) != SL_OK)

@@ -3,6 +3,8 @@
 #define SLUICE_EXPERIMENTAL
 #include <string.h>
 
+#include "common/error.h"
+#include "io/io_select.h"
 #include "loader/config.h"
 #include "loader/cuda/device_select.h"
 #include "loader/loader_internal.h"
@@ -10,6 +12,36 @@
 #include "sluice.h"
 
 enum { PLAN_CHANNELS = 3 };
+
+sl_status sl_loader_plan_fits(const sl_config *cfg, const sl_loader_plan *p,
+                              uint64_t host_bytes, sl_err *err) {
+  uint64_t avail = 0;
+  sl_err ignored;
+  /* Without a readable /proc/meminfo there is no bound to hold it to. */
+  if (sl_io_mem_budget(&avail, &ignored) != SL_OK || host_bytes <= avail)
+    return SL_OK;
+  sl_schedule sched;
+  sl_schedule_from_config(&sched, cfg);
+  const char *from = sched.eval ? "resolution.eval"
+                     : sched.kind == SL_SCHEDULE_STEPS && sched.steps.n > 0
+                         ? "resolution.steps"
+                         : "resolution.max";
+  char need[32], have[32], one[32];
+  int batches = p->nstaging + (p->device_bytes ? 0 : p->nslots);
+  return sl_err_set(
+      err, SL_ECONFIG,
+      "the buffers for the schedule's largest resolution, %d (%s), need %s "
+      "of host memory (%d batches of %lld samples at %dx%dx%d, %s each), "
+      "more than the %s available (MemAvailable, or the memory cgroup's "
+      "limit): lower %s, loader.batch_size%s device.staging%s",
+      p->max_res, from, sl_format_bytes(host_bytes, need, sizeof need), batches,
+      (long long)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), p->max_res,
+      p->max_res, p->channels,
+      sl_format_bytes(p->staging_bytes, one, sizeof one),
+      sl_format_bytes(avail, have, sizeof have), from,
+      p->device_bytes ? " or" : ",",
+      p->device_bytes ? "" : " or device.prefetch (host slots)");
+}
 
 sl_status sl_config_memory_plan(sl_config *cfg, int cuda, uint32_t target_width,
                                 sl_memory_plan *out) {
@@ -39,6 +71,8 @@ sl_status sl_config_memory_plan(sl_config *cfg, int cuda, uint32_t target_width,
       sl_loader_target_bytes(
           &p, (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), target_width);
   out->device_bytes = p.device_bytes;
+  if ((st = sl_loader_plan_fits(cfg, &p, out->host_bytes, err)) != SL_OK)
+    return st;
   out->device_alloc_bytes = cuda ? sl_device_alloc_bytes(p.device_bytes) : 0;
   return SL_OK;
 }

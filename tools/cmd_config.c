@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#define SLUICE_EXPERIMENTAL /* sl_config_memory_plan */
 #include "sluice.h"
 #include "tools/cli.h"
 
@@ -12,10 +13,12 @@ static void usage(FILE *f) {
              "--list   every option with its type, default, allowed values "
              "and help\n"
              "--check  validate FILE; exit 1 with file:line and the reason "
-             "for each bad line;\n"
-             "         then open its dataset.path, if set (not with "
-             "--no-open), so a\n"
-             "         missing or damaged dataset shows before a job starts\n"
+             "for each bad line\n"
+             "         and each failed relation between options, all in one "
+             "run; then open\n"
+             "         its dataset.path, if set (not with --no-open), so a "
+             "missing or\n"
+             "         damaged dataset shows before a job starts\n"
              "--show   print every option's value after applying FILE\n");
 }
 
@@ -44,13 +47,16 @@ static int load(sl_config *cfg, const char *path) {
   return 0;
 }
 
-/* Opens the config's dataset as the loader would (the index only). */
-static int check_dataset(const sl_config *cfg, const char *file) {
+/* Opens the config's dataset as the loader would (the index only).
+ * config_ok: the file itself had no error (else only a failure is told). */
+static int check_dataset(const sl_config *cfg, const char *file,
+                         int config_ok) {
   char path[4096];
   if (sl_config_get(cfg, "dataset.path", path, sizeof path) != SL_OK)
     return 1;
   if (!path[0]) {
-    printf("%s: ok (no dataset.path to open)\n", file);
+    if (config_ok)
+      printf("%s: ok (no dataset.path to open)\n", file);
     return 0;
   }
   sl_dataset *ds;
@@ -60,11 +66,43 @@ static int check_dataset(const sl_config *cfg, const char *file) {
     sl_dataset_close(ds);
     return 1;
   }
-  printf("%s: ok (dataset %s: %llu samples, %u classes)\n", file, path,
-         (unsigned long long)sl_dataset_count(ds),
-         (unsigned)sl_dataset_class_count(ds));
+  if (config_ok)
+    printf("%s: ok (dataset %s: %llu samples, %u classes)\n", file, path,
+           (unsigned long long)sl_dataset_count(ds),
+           (unsigned)sl_dataset_class_count(ds));
   sl_dataset_close(ds);
   return 0;
+}
+
+/* --check: every error of the file in one run: each bad line and failed
+ * relation (sl_config_check_ini applies the good lines regardless), then
+ * the dataset the good lines name. */
+static int check(sl_config *cfg, const char *file, int open_data) {
+  sl_status st = sl_config_check_ini(cfg, file);
+  if (st != SL_OK)
+    fprintf(stderr, "sluice config: %s\n", sl_config_errmsg(cfg));
+  if (st == SL_EIO)
+    return 1;
+  int rc = st == SL_OK ? 0 : 1;
+  /* The memory the schedule needs, once the relations it is computed
+   * from hold: the host backend's (auto falls back to it), which keeps
+   * the most in host memory. */
+  if (sl_config_validate(cfg) == SL_OK) {
+    char backend[16];
+    sl_memory_plan plan;
+    int cuda = sl_config_get(cfg, "device.backend", backend, sizeof backend) ==
+                   SL_OK &&
+               strcmp(backend, "cuda") == 0;
+    if (sl_config_memory_plan(cfg, cuda, 0, &plan) != SL_OK) {
+      fprintf(stderr, "sluice config: %s: %s\n", file, sl_config_errmsg(cfg));
+      rc = 1;
+    }
+  }
+  if (open_data)
+    rc |= check_dataset(cfg, file, rc == 0);
+  else if (rc == 0)
+    printf("%s: ok\n", file);
+  return rc;
 }
 
 static int show(sl_config *cfg) {
@@ -113,11 +151,7 @@ int sl_cmd_config(int argc, char **argv) {
                                 "--check needs exactly one FILE (and may take "
                                 "--no-open)");
     }
-    rc = load(cfg, file);
-    if (rc == 0 && open_data)
-      rc = check_dataset(cfg, file);
-    else if (rc == 0)
-      printf("%s: ok\n", file);
+    rc = check(cfg, file, open_data);
   } else if (strcmp(op, "--show") == 0 && argc <= 3) {
     rc = argc == 3 ? load(cfg, argv[2]) : 0;
     if (rc == 0)

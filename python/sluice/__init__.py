@@ -39,20 +39,32 @@ from ._sluice import (  # noqa: F401
 
 __all__ = [
     "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
-    "version", "pack",
+    "option_names", "version", "pack", "__version__",
 ]
 
 _STATE_MAGIC = "sluice.Loader/1"
 
+#: libsluice's version string, as ``version()`` returns it.
+__version__ = _sluice.version()
+
 
 def version():
-    """libsluice's version string."""
+    """libsluice's version string (also ``sluice.__version__``)."""
     return _sluice.version()
 
 
 def options():
-    """Every config option: a list of (key, type, default, allowed, help)."""
+    """Every config option: a list of (key, type, default, allowed, help).
+    ``option_names()`` gives the short keyword names Loader takes."""
     return _sluice.options()
+
+
+def option_names():
+    """The keyword names ``Loader(**options)`` takes, as a dict of name ->
+    full key: ``section_key`` for every option (``augment_layout``) and the
+    key's last part alone where no other section has it (``batch_size``).
+    """
+    return dict(_short_names()[0])
 
 
 def _short_names():
@@ -211,7 +223,9 @@ class Loader:
     ``config`` is an INI path, a dict of full keys
     (``{"loader.batch_size": 256}``) or None; ``options`` are short names
     (``batch_size=256``, ``workers=4``, ``prefetch=3``, ``augment_layout=
-    "nhwc"``) or full keys through the dict. Options win over the file.
+    "nhwc"``; ``sluice.option_names()`` lists them) or full keys through
+    the dict. Options win over the file. Relative paths in the INI file
+    are read from its folder; those given here from the working directory.
     ``loader.rank`` / ``loader.world_size`` default to torch.distributed's
     when it is initialised, else to ``RANK`` / ``WORLD_SIZE``.
 
@@ -257,19 +271,33 @@ class Loader:
     def sample_count(self):
         return self._c.sample_count()
 
+    @property
+    def current_epoch(self):
+        """The epoch in progress: the last one started (set_epoch, epoch,
+        iteration or next) or restored (load_state_dict); None before any.
+        """
+        return self._epoch
+
     def resolution(self, epoch):
         """The epoch's square resolution under the schedule."""
-        return self._c.resolution(epoch)
+        return self._c.resolution(_epoch_number(epoch))
 
     def set_epoch(self, epoch):
-        """Starts an epoch (abandoning the one in progress)."""
+        """Starts an epoch (abandoning the one in progress). ``epoch`` is an
+        integer >= 0; any order is fine."""
+        epoch = _epoch_number(epoch)
         self._c.start_epoch(epoch)
         self._epoch = epoch
         self._handed = 0
         self._gen += 1
 
     def next(self):
-        """The next Batch of the current epoch, or None at its end."""
+        """The next Batch of the current epoch, or None at its end. As
+        iterating the loader does, it starts epoch 0 when no epoch was
+        started (set_epoch, epoch or load_state_dict); call
+        ``set_epoch(e)`` for each epoch of a run."""
+        if self._epoch is None:
+            self.set_epoch(0)
         b = self._c.next()
         if b is not None:
             self._handed += 1
@@ -317,8 +345,11 @@ class Loader:
 
     def load_state_dict(self, state):
         """Resumes at a saved point: the following batches are exactly those
-        an uninterrupted run would have given. Raises StateError when the
-        settings or data differ."""
+        an uninterrupted run would have given. Continue by iterating the
+        loader (``for b in loader``: the rest of the saved epoch,
+        ``current_epoch``), then ``epoch(e)`` for the later ones;
+        ``epoch(current_epoch)`` would start the saved epoch again from its
+        first batch. Raises StateError when the settings or data differ."""
         if not isinstance(state, dict) or state.get("format") != _STATE_MAGIC:
             raise InvalidArgumentError(
                 "not a sluice.Loader state_dict (expected format %r)"
@@ -326,6 +357,22 @@ class Loader:
         self._c.restore_state(bytes(state["state"]))
         self._epoch = self.stats()["epoch"]
         self._gen += 1
+
+
+def _epoch_number(epoch):
+    """epoch as an int >= 0, or InvalidArgumentError saying what it got."""
+    import operator
+    try:
+        if isinstance(epoch, bool):
+            raise TypeError
+        e = operator.index(epoch)
+    except TypeError:
+        raise InvalidArgumentError(
+            "epoch must be an integer >= 0, not %r" % (epoch,)) from None
+    if e < 0 or e >= 1 << 64:
+        raise InvalidArgumentError(
+            "epoch must be an integer in 0..2**64-1, not %d" % e)
+    return e
 
 
 class Dataset:
@@ -354,6 +401,11 @@ class Dataset:
     def read(self, i):
         """Sample i's stored bytes (the JPEG, PNG or raw pixels)."""
         return self._c.read(i)
+
+    def name(self, i):
+        """Sample i's name: the path, relative to the packed folder, of the
+        image it was made from; '' when the file records none."""
+        return self._c.name(i)
 
     @property
     def class_names(self):

@@ -372,6 +372,10 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   if (st != SL_OK) {
     free(bc);
+    if (st == SL_ESTATE && strstr(msg, "sl_loader_start_epoch first"))
+      snprintf(msg, sizeof msg,
+               "no epoch started: call loader.set_epoch(e) first, or "
+               "iterate loader.epoch(e)");
     if (st == SL_ESTATE && strstr(msg, "slots are held")) {
       size_t n = strlen(msg);
       snprintf(msg + n, sizeof msg - n,
@@ -665,8 +669,11 @@ static PyObject *tensor_new(BatchObject *bo, int which) {
     t->shape[0] = b->n;
     break;
   case T_INDICES:
+    /* int64, not the C uint64: torch before 2.3 has no uint64 tensors
+     * (from_dlpack: "Unsupported kUInt bits 64"), and an index never
+     * reaches 2^63. */
     t->data = (void *)(uintptr_t)b->indices;
-    t->dtype = (DLDataType){DL_UINT, 64, 1};
+    t->dtype = (DLDataType){DL_INT, 64, 1};
     t->itemsize = 8;
     t->ndim = 1;
     t->shape[0] = b->n;
@@ -918,14 +925,12 @@ static int Tensor_getbuffer(PyObject *o, Py_buffer *view, int flags) {
     return -1;
   }
   static char fmt_u8[] = "B", fmt_f16[] = "e", fmt_f32[] = "f", fmt_i32[] = "i",
-              fmt_u64[] = "Q";
+              fmt_i64[] = "q";
   char *fmt = fmt_u8;
   if (t->dtype.code == DL_FLOAT)
     fmt = t->dtype.bits == 16 ? fmt_f16 : fmt_f32;
   else if (t->dtype.code == DL_INT)
-    fmt = fmt_i32;
-  else if (t->dtype.bits == 64)
-    fmt = fmt_u64;
+    fmt = t->dtype.bits == 64 ? fmt_i64 : fmt_i32;
   Py_ssize_t len = t->itemsize;
   for (int i = 0; i < t->ndim; i++)
     len *= t->bshape[i];
@@ -980,9 +985,7 @@ static PyObject *Tensor_get_dtype(PyObject *o, void *unused) {
   else if (t->dtype.code == DL_BFLOAT)
     name = "bfloat16";
   else if (t->dtype.code == DL_INT)
-    name = "int32";
-  else if (t->dtype.bits == 64)
-    name = "uint64";
+    name = t->dtype.bits == 64 ? "int64" : "int32";
   return PyUnicode_FromString(name);
 }
 
@@ -1091,7 +1094,10 @@ static PyGetSetDef Batch_getset[] = {
     {"images", Batch_images, NULL, "The pixels: a Tensor view of the slot.",
      NULL},
     {"labels", Batch_labels, NULL, "int32 labels (-1: unlabelled).", NULL},
-    {"indices", Batch_indices, NULL, "uint64 dataset index per sample.", NULL},
+    {"indices", Batch_indices, NULL,
+     "int64 dataset index per sample (int64 so that "
+     "torch.from_dlpack takes it on every torch).",
+     NULL},
     {"targets", Batch_targets, NULL, "float32 (n, K) targets, or None.", NULL},
     {"valid", Batch_valid, NULL, "Samples [0, valid) are real.", NULL},
     {"mix", Batch_mix, NULL,

@@ -165,6 +165,30 @@ static PyObject *Dataset_read(PyObject *o, PyObject *arg) {
   return b;
 }
 
+/* name(i) -> str: the path the sample was packed from ("" if none) */
+static PyObject *Dataset_name(PyObject *o, PyObject *arg) {
+  DatasetObject *self = (DatasetObject *)o;
+  uint64_t i;
+  if (ds_index(self, arg, &i))
+    return NULL;
+  sl_sample_meta m;
+  sl_status st = sl_dataset_info(self->ds, i, &m);
+  if (st != SL_OK)
+    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+  size_t cap = (size_t)m.name_bytes + 1;
+  char *buf = malloc(cap);
+  if (!buf)
+    return PyErr_NoMemory();
+  st = sl_dataset_name(self->ds, i, buf, cap);
+  if (st != SL_OK) {
+    free(buf);
+    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+  }
+  PyObject *r = PyUnicode_DecodeFSDefault(buf);
+  free(buf);
+  return r;
+}
+
 static PyObject *Dataset_class_names(PyObject *o, void *u) {
   (void)u;
   DatasetObject *self = (DatasetObject *)o;
@@ -216,6 +240,9 @@ static PyMethodDef Dataset_methods[] = {
     {"decode", Dataset_decode, METH_O,
      "Sample i's pixels, u8 HWC, as a Tensor (DLPack, buffer protocol)."},
     {"read", Dataset_read, METH_O, "Sample i's stored bytes."},
+    {"name", Dataset_name, METH_O,
+     "Sample i's name: the path, relative to the packed folder, of the "
+     "image it was made from (sl_dataset_name); '' when none is recorded."},
     {"close", Dataset_close, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 

@@ -88,7 +88,9 @@ def test_zero_copy_numpy(opts):
             lab = np.from_dlpack(b.labels)
             assert lab.dtype == np.int32 and lab.shape == (8,)
             idx = np.from_dlpack(b.indices)
-            assert idx.dtype == np.uint64
+            assert idx.dtype == np.int64
+            assert memoryview(b.indices).format == "q"
+            assert b.indices.dtype == "int64"
             t = np.from_dlpack(b.targets)
             assert t.shape == (8, 2)
             assert np.array_equal(t[:, 0], idx.astype(np.float32))
@@ -104,6 +106,10 @@ def test_zero_copy_torch(opts):
             assert tuple(x.shape) == (8, 3, 32, 32)
             y = torch.from_dlpack(b.labels)
             assert y.dtype == torch.int32
+            # torch before 2.3 has no uint64: "Unsupported kUInt bits 64".
+            i = torch.from_dlpack(b.indices)
+            assert i.dtype == torch.int64 and tuple(i.shape) == (8,)
+            assert i.tolist() == memoryview(b.indices).tolist()
             break
 
 
@@ -519,3 +525,67 @@ def test_writer_levels_and_level_stats(tmp_path):
     assert s["chunk_unfilters"] == 0  # an LMDB: no HDF5 chunks
     assert sum(levels) == s["samples"] == n == 6
     assert levels[1] > 0  # 96 px crops of 500x375 images: most from 1/2
+
+
+def test_next_starts_epoch_0_as_iteration_does(opts):
+    with sluice.Loader(opts(order="sequential")) as ld:
+        b = ld.next()  # no epoch started: epoch 0, as iter(ld) does
+        assert b is not None and b.epoch == 0 and b.index == 0
+        del b
+    with sluice.Loader(opts(order="sequential")) as ld:
+        assert next(iter(ld)).epoch == 0
+        ld.set_epoch(3)
+        assert ld.next().epoch == 3
+    # The C-level call says the Python names, not sl_loader_start_epoch.
+    with sluice.Loader(opts()) as ld:
+        with pytest.raises(sluice.StateError) as e:
+            ld._c.next()
+        assert "set_epoch(e)" in str(e.value)
+        assert "sl_loader_start_epoch" not in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [-1, 2 ** 64, 1.5, "3", None, True])
+def test_bad_epoch_says_what_it_takes(opts, bad):
+    with sluice.Loader(opts()) as ld:
+        for call in (ld.set_epoch, ld.epoch, ld.resolution):
+            with pytest.raises(sluice.InvalidArgumentError) as e:
+                call(bad)
+            assert "epoch must be an integer" in str(e.value)
+        assert ld.resolution(np.int64(2)) == 32
+
+
+def test_version_and_option_names():
+    assert sluice.__version__ == sluice.version()
+    assert sluice.__version__.count(".") == 2
+    names = sluice.option_names()
+    assert names["batch_size"] == "loader.batch_size"
+    assert names["augment_layout"] == "augment.layout"
+    assert names["loader_batch_size"] == "loader.batch_size"
+    keys = {o[0] for o in sluice.options()}
+    assert set(names.values()) == keys
+    # Every name listed is one Loader takes.
+    assert "path" not in names or names["path"] == "dataset.path"
+
+
+def test_dataset_name(dataset):
+    with sluice.Dataset(dataset) as ds:
+        assert ds.name(0) == "s000.raw"
+        assert ds.name(-1) == "s%03d.raw" % (len(ds) - 1)
+        with pytest.raises(IndexError):
+            ds.name(len(ds))
+
+
+def test_ini_errors_all_in_one_config_error(tmp_path):
+    # Every bad line and every failed relation, in one exception; the
+    # INI's relative dataset.path is its folder's.
+    bad = "".join("no_such_%02d = 1\n" % i for i in range(30))
+    ini = tmp_path / "bad.ini"
+    ini.write_text("[dataset]\npath = d.lmdb\n[augment]\nscale = 0.9, 0.1\n"
+                   "[loader]\n" + bad)
+    with pytest.raises(sluice.ConfigError) as e:
+        sluice.Loader(str(ini))
+    msg = str(e.value)
+    for i in range(30):
+        assert "bad.ini:%d: unknown key 'loader.no_such_%02d'" % (6 + i, i) in msg
+    assert "augment.scale: the lower bound (0.9)" in msg
+    assert "more error" not in msg

@@ -558,6 +558,62 @@ static void test_damaged(void **state) {
   }
 }
 
+/* An LMDB of pickled or msgpack values is named for what it is, not
+ * reported as a damaged Caffe Datum ("unknown wire type"). */
+static void test_other_serialisations_named(void **state) {
+  (void)state;
+  static const struct {
+    const char *file, *kind;
+  } cases[] = {
+      {"pickled.mdb", "the values are Python pickles (protocol 4), not Caffe "
+                      "Datums"},
+      {"msgpack.mdb", "the values are msgpack arrays, not Caffe Datums"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char p[700];
+    path_in(p, sizeof p, cases[c].file);
+    sl_dataset *ds;
+    assert_int_equal(sl_dataset_open_file(&ds, p), SL_EUNSUPPORTED);
+    const char *msg = sl_dataset_errmsg(ds);
+    if (!strstr(msg, cases[c].kind) ||
+        !strstr(msg, "sample 0 (key '00000000')") || strstr(msg, "wire type"))
+      fail_msg("%s: message '%s' lacks '%s'", cases[c].file, msg,
+               cases[c].kind);
+    sl_dataset_close(ds);
+  }
+}
+
+/* A folder or an image given as the dataset is named for what it is, with
+ * the command that makes a dataset of it (it said ".../data.mdb: No such
+ * file or directory", and "HDF5 files made by `sluice pack`", stale: h5py
+ * arrays are read too). */
+static void test_folder_and_image_named(void **state) {
+  (void)state;
+  char p[700];
+  path_in(p, sizeof p, "img");
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EIO);
+  const char *msg = sl_dataset_errmsg(ds);
+  if (!strstr(msg, "img: a folder, not a dataset (no data.mdb") ||
+      !strstr(msg, "`sluice pack ") || strstr(msg, "No such file"))
+    fail_msg("folder: %s", msg);
+  sl_dataset_close(ds);
+  path_in(p, sizeof p, "img/img0.jpg");
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
+  msg = sl_dataset_errmsg(ds);
+  if (!strstr(msg, "img0.jpg: a JPEG image, not a dataset") ||
+      !strstr(msg, "`sluice pack FOLDER OUT.lmdb`"))
+    fail_msg("image: %s", msg);
+  sl_dataset_close(ds);
+  path_in(p, sizeof p, "img/list.txt");
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
+  msg = sl_dataset_errmsg(ds);
+  if (!strstr(msg, "neither an LMDB nor an HDF5 file") ||
+      !strstr(msg, "h5py-style arrays") || strstr(msg, "made by `sluice pack`"))
+    fail_msg("text: %s", msg);
+  sl_dataset_close(ds);
+}
+
 /* dataset.layout forces a reading: a Caffe file read as images or as
  * sluice's own fails with a message that says why. */
 static void test_forced_layout(void **state) {
@@ -801,6 +857,8 @@ int main(void) {
       cmocka_unit_test(test_lsun_and_folder),
       cmocka_unit_test(test_loader_batches),
       cmocka_unit_test(test_damaged),
+      cmocka_unit_test(test_other_serialisations_named),
+      cmocka_unit_test(test_folder_and_image_named),
       cmocka_unit_test(test_forced_layout),
       cmocka_unit_test(test_named_subdb),
       cmocka_unit_test(test_cli),

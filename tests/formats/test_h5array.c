@@ -7,7 +7,9 @@
  * array, a single chunk, extensible arrays of 3 and 4500 chunks); filtered
  * chunks (gzip+shuffle,
  * lzf with incompressible chunks stored raw, gzip+fletcher32, 500 samples a
- * chunk, a chunk written raw with filter mask 1) and chunks never written
+ * chunk, a chunk written raw with filter mask 1; Blosc as PyTables writes
+ * it, with blosclz, lz4, zlib and zstd, byte- and bit-shuffle, its own
+ * chunk shape and NCHW) and chunks never written
  * (fill value 17 under gzip, 0 unfiltered in a B-tree and a fixed array);
  * images that span chunks (rows cut unfiltered, h5py's auto-chunking under
  * gzip with the channel axis split, gzip+shuffle partial on every axis,
@@ -33,8 +35,8 @@
  * that is no image, a heap object longer than its collection, 4 channels,
  * unknown axes, mismatched labels, a cut file, an ambiguous choice) are
  * SL_EFORMAT naming the dataset; that damaged compressed bytes (gzip
- * garbage, a fletcher32 mismatch) fail that sample's read naming the file,
- * sample, dataset and chunk; and `sluice info`, `verify --decode` and
+ * garbage, a fletcher32 mismatch, Blosc garbage) fail that sample's read naming
+ * the file, sample, dataset and chunk; and `sluice info`, `verify --decode` and
  * `pack --from` on such files. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,6 +120,11 @@ static const fixture k_fix[] = {
     {"tiles_fa", 5, 12, 12, 3, 0, 0, {NULL}, 3},
     {"tiles_ea", 6, 8, 8, 3, 0, 0, {NULL}, 3},
     {"tiles_unalloc", 6, 8, 8, 3, 0, 0, {NULL}, 1},
+    {"blosc_lz", 8, 32, 32, 3, 0, 0, {NULL}, 4},
+    {"blosc_lz4", 7, 32, 32, 3, 0, 0, {NULL}, 3},
+    {"blosc_zlib", 6, 24, 24, 3, 0, 0, {NULL}, 3},
+    {"blosc_zstd", 40, 32, 32, 3, 0, 0, {NULL}, 2},
+    {"blosc_nchw", 5, 32, 32, 3, 0, 0, {NULL}, 5},
 };
 enum { NFIX = sizeof k_fix / sizeof k_fix[0] };
 
@@ -445,7 +452,7 @@ static void test_refused(void **state) {
       {"bad_zero", NULL, NULL, "/images is empty (shape (0, 4, 4, 3))"},
       {"bad_chunked", NULL, NULL,
        "/images is chunked and filtered with scaleoffset+shuffle: sluice "
-       "undoes gzip, shuffle, lzf and fletcher32 only"},
+       "undoes gzip, shuffle, lzf, blosc and fletcher32 only"},
       {"bad_scatter", NULL, NULL,
        "the 2 chunks of samples 0..3 (768 bytes) are spread over"},
       {"bad_many", NULL, NULL,
@@ -455,6 +462,11 @@ static void test_refused(void **state) {
       {"bad_fadb", NULL, NULL,
        "its chunk index is damaged: no fixed array data block (FADB)"},
       {"bad_chunked", NULL, NULL, "sluice pack --from"},
+      /* h5repack without a filter's plugin exits 0 with a copy that has no
+       * array: the advice says so. */
+      {"bad_chunked", NULL, NULL,
+       "plugin on HDF5_PLUGIN_PATH, else the copy has no array: check it "
+       "with h5ls"},
       {"pcam", "dataset.labels_path", "/nonexistent/y.h5",
        "dataset.labels_path = /nonexistent/y.h5: HDF5 cannot open it"},
       {"bad_vlen", NULL, NULL, "sample 0 (/images[0]): JPEG image whose"},
@@ -527,6 +539,9 @@ static void test_damaged_chunks(void **state) {
       {"bad_fletcher", 0,
        "sample 0: dataset /images, chunk 0 (filter mask 0): fletcher32 "
        "checksum mismatch"},
+      {"bad_blosc", 2,
+       "sample 2: dataset /images, chunk 1 (filter mask 0): blosc: corrupt "
+       "compressed data"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     char p[700];
@@ -534,7 +549,7 @@ static void test_damaged_chunks(void **state) {
     sl_dataset *ds;
     if (sl_dataset_open_file(&ds, p) != SL_OK)
       fail_msg("%s: %s", cases[c].file, sl_dataset_errmsg(ds));
-    uint8_t px[10 * 10 * 3];
+    uint8_t px[32 * 32 * 3];
     size_t len;
     sl_status st = sl_dataset_decode(ds, cases[c].sample, px, sizeof px, &len);
     if (st != SL_EFORMAT || !strstr(sl_dataset_errmsg(ds), cases[c].msg) ||

@@ -358,14 +358,16 @@ static void test_lmdb_directory(void **state) {
   snprintf(q, sizeof q, "%s/data.mdb", d);
   assert_int_equal(rename(p, q), 0);
   check_file(d, 20, SL_SOURCE_PREAD);
-  /* A directory without data.mdb is an I/O error naming the file. */
+  /* A directory without data.mdb is an I/O error that says it is a
+   * folder and how to make a dataset of it. */
   path_in(d, sizeof d, "emptydir");
   mkdir(d, 0755);
   sl_err err = {0};
   sl_source *src;
   assert_int_equal(
       sl_source_open(&src, d, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err), SL_EIO);
-  assert_non_null(strstr(err.msg, "data.mdb"));
+  assert_non_null(strstr(err.msg, "no data.mdb"));
+  assert_non_null(strstr(err.msg, "a folder, not a dataset"));
 }
 
 static void test_empty_files(void **state) {

@@ -499,6 +499,45 @@ static void test_corrupt_skip(void **state) {
   sl_loader_close(ld);
 }
 
+/* A schedule whose buffers cannot fit is refused at open with the bytes
+ * it would need, before any is allocated (it tried to allocate them, and
+ * the 24 TiB staging buffers of steps = 0:8192 failed or thrashed); a
+ * step above resolution.max is refused by the config's bounds. */
+static void test_open_refuses_what_cannot_fit(void **state) {
+  (void)state;
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  static const char *const kv[] = {"dataset.path",
+                                   g_lmdb,
+                                   "device.backend",
+                                   "host",
+                                   "loader.batch_size",
+                                   "65536",
+                                   "resolution.schedule",
+                                   "steps",
+                                   "resolution.max",
+                                   "8192",
+                                   "resolution.steps",
+                                   "0:128, 3:8192",
+                                   NULL};
+  for (int i = 0; kv[i]; i += 2)
+    assert_int_equal(sl_config_set(cfg, kv[i], kv[i + 1]), SL_OK);
+  sl_loader *ld;
+  assert_int_equal(sl_loader_open(&ld, cfg), SL_ECONFIG);
+  const char *msg = sl_loader_errmsg(ld);
+  if (!strstr(msg, "8192 (resolution.steps), need 120.0 TiB of host memory") ||
+      !strstr(msg, "5 batches of 65536 samples at 8192x8192x3, 24.0 TiB each"))
+    fail_msg("message: %s", msg);
+  sl_loader_close(ld);
+  assert_int_equal(sl_config_set(cfg, "resolution.max", "128"), SL_OK);
+  assert_int_equal(sl_loader_open(&ld, cfg), SL_ECONFIG);
+  msg = sl_loader_errmsg(ld);
+  if (!strstr(msg, "step 2 (3:8192) exceeds resolution.max (128)"))
+    fail_msg("message: %s", msg);
+  sl_loader_close(ld);
+  sl_config_destroy(cfg);
+}
+
 /* Everything is allocated at open: anonymous RSS (VmRSS also counts the
  * mapped dataset's pages, which the kernel may reclaim and fault back) after
  * epoch 1 and after epoch 5 of the real pipeline are the same (within 1 MiB of
@@ -545,6 +584,7 @@ int main(void) {
       cmocka_unit_test(test_levels_damaged),
       cmocka_unit_test(test_corrupt_fail),
       cmocka_unit_test(test_corrupt_skip),
+      cmocka_unit_test(test_open_refuses_what_cannot_fit),
       cmocka_unit_test(test_no_growth),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

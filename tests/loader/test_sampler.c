@@ -209,6 +209,9 @@ static void test_schedule(void **state) {
   assert_int_equal(sl_config_set(cfg, "resolution.schedule", "steps"), SL_OK);
   assert_int_equal(
       sl_config_set(cfg, "resolution.steps", "0:128, 6:256, 12:192"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_ECONFIG); /* 256 > max 210 */
+  assert_int_equal(sl_config_set(cfg, "resolution.max", "256"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_OK);
   sl_schedule_from_config(&s, cfg);
   assert_int_equal(sl_schedule_res(&s, 0), 128);
   assert_int_equal(sl_schedule_res(&s, 5), 128);

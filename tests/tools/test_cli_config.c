@@ -86,26 +86,40 @@ static void test_check_reports_every_error(void **state) {
   }
 }
 
-/* More bad lines than one message holds: the first ones are shown, each
- * on its line, and the rest are counted, so none goes unmentioned. */
-static void test_check_counts_errors_that_do_not_fit(void **state) {
+/* One run shows every error of a file however many there are: each bad
+ * line, the relations between the good values (augment.scale reversed),
+ * and the dataset the good lines name, so fixing them takes one round. */
+static void test_check_shows_every_error_in_one_run(void **state) {
   (void)state;
   enum { BAD = 40 };
-  char name[64], text[4096], tail[128];
+  char name[64], text[4096], want[128];
   snprintf(name, sizeof name, "%d-many.ini", (int)getpid());
-  size_t used = (size_t)snprintf(text, sizeof text, "[loader]\n");
+  /* A typo in augment.crop leaves the default, random_resized, whose
+   * relation to augment.scale is still told. */
+  size_t used = (size_t)snprintf(text, sizeof text,
+                                 "[dataset]\npath = /nonexistent/t.lmdb\n"
+                                 "[augment]\nscale = 0.9, 0.1\n"
+                                 "crop = rndom\n[loader]\n");
   for (int i = 0; i < BAD; i++)
     used += (size_t)snprintf(text + used, sizeof text - used,
                              "no_such_key_%02d = 1\n", i);
   assert_int_equal(check_in_tmp(name, text), 1);
-  int shown = 0;
-  for (const char *p = g_out; (p = strstr(p, "unknown key")); p++)
-    shown++;
-  assert_true(shown >= 2);
-  assert_true(shown < BAD);
-  snprintf(tail, sizeof tail, "%s: %d more errors", name, BAD - shown);
-  if (!strstr(g_out, tail))
-    fail_msg("output '%s' lacks '%s'", g_out, tail);
+  for (int i = 0; i < BAD; i++) {
+    snprintf(want, sizeof want, "%s:%d: unknown key 'loader.no_such_key_%02d'",
+             name, 7 + i, i);
+    if (!strstr(g_out, want))
+      fail_msg("output '%s' lacks '%s'", g_out, want);
+  }
+  assert_null(strstr(g_out, "more error"));
+  snprintf(want, sizeof want, "%s:5: augment.crop = 'rndom'", name);
+  if (!strstr(g_out, want))
+    fail_msg("output '%s' lacks '%s'", g_out, want);
+  snprintf(want, sizeof want, "%s: augment.scale: the lower bound (0.9)", name);
+  if (!strstr(g_out, want))
+    fail_msg("output '%s' lacks '%s'", g_out, want);
+  snprintf(want, sizeof want, "%s: dataset.path: ", name);
+  if (!strstr(g_out, want) || !strstr(g_out, "/nonexistent/t.lmdb"))
+    fail_msg("output '%s' lacks '%s' and the path", g_out, want);
 }
 
 /* --check opens dataset.path, so a typo in it shows before a job is
@@ -144,6 +158,31 @@ static void test_check_valid_file_passes(void **state) {
   snprintf(args, sizeof args, "config --check '%s'", path);
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
   assert_non_null(strstr(g_out, "No such file"));
+}
+
+/* --check refuses a step above resolution.max (max = 128 trained 160x160
+ * epochs silently) and a schedule whose host buffers exceed the memory
+ * available, naming the bytes it would need. */
+static void test_check_bounds_the_schedule(void **state) {
+  (void)state;
+  char path[512], args[600];
+  tmp_path(path, sizeof path, "steps.ini");
+  write_file(path, "[resolution]\nschedule = steps\nmax = 128\n"
+                   "steps = 0:128, 3:160\n");
+  snprintf(args, sizeof args, "config --check '%s' --no-open", path);
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  if (!strstr(g_out, "resolution.steps: step 2 (3:160) exceeds "
+                     "resolution.max (128)") ||
+      !strstr(g_out, "raise resolution.max to 160"))
+    fail_msg("output: %s", g_out);
+  write_file(path, "[loader]\nbatch_size = 65536\n[resolution]\n"
+                   "schedule = steps\nmax = 8192\nsteps = 0:8192\n");
+  assert_int_equal(cli_run(args, g_out, sizeof g_out), 1);
+  if (!strstr(g_out, "need 120.0 TiB of host memory") ||
+      !strstr(g_out, "lower resolution.steps, loader.batch_size, "
+                     "device.staging or device.prefetch (host slots)"))
+    fail_msg("output: %s", g_out);
+  unlink(path);
 }
 
 /* The plan `sluice schedule` prints counts the device ring in the CUDA
@@ -198,9 +237,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_check_typo_fails_with_line_and_suggestion),
       cmocka_unit_test(test_check_reports_every_error),
-      cmocka_unit_test(test_check_counts_errors_that_do_not_fit),
+      cmocka_unit_test(test_check_shows_every_error_in_one_run),
       cmocka_unit_test(test_check_opens_dataset),
       cmocka_unit_test(test_check_valid_file_passes),
+      cmocka_unit_test(test_check_bounds_the_schedule),
       cmocka_unit_test(test_schedule_counts_pages),
       cmocka_unit_test(test_list_has_every_key),
       cmocka_unit_test(test_usage_errors),

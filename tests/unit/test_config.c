@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "loader/config.h"
@@ -198,6 +199,8 @@ static void test_ini_errors_atomic(void **state) {
       {"[resolution]\nschedule = steps\n", "needs resolution.steps"},
       {"[augment]\nscale = 0.9, 0.1\n", "augment.scale: the lower bound"},
       {"[augment]\nmean = 0.5\n", "augment.mean has 1 values but augment.std"},
+      {"[resolution]\nschedule = steps\nmax = 128\nsteps = 0:128, 3:160\n",
+       "t.ini: resolution.steps: step 2 (3:160) exceeds resolution.max (128)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     assert_int_equal(sl_config_load_ini_string(cfg, cases[i].text, "t.ini"),
@@ -208,6 +211,91 @@ static void test_ini_errors_atomic(void **state) {
     /* Atomic: the good lines before the bad one were not applied. */
     assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 256);
   }
+}
+
+/* One load reports every error: the bad lines and then every relation
+ * that fails among the good values, but none on a key whose line was bad
+ * (max stays 224 after 'max = abc': min = 300 against it would be an
+ * echo). The message has no length limit. */
+static void test_ini_every_error_at_once(void **state) {
+  sl_config *cfg = *state;
+  assert_int_equal(
+      sl_config_load_ini_string(cfg,
+                                "[loader]\nworkers = lots\nrank = 3\n"
+                                "world_size = 2\n[resolution]\n"
+                                "schedule = linear\nmin = 300\nmax = abc\n"
+                                "start_epoch = 9\nend_epoch = 3\n"
+                                "[augment]\nscale = 0.9, 0.1\n"
+                                "ratio = 2, 1\nmean = 0.5\n"
+                                "blur_kernel = 4\n"
+                                "erasing_scale = 0.5, 0.1\n",
+                                "t.ini"),
+      SL_ECONFIG);
+  const char *msg = sl_config_errmsg(cfg);
+  static const char *const needles[] = {
+      "t.ini:2: loader.workers = 'lots'",
+      "t.ini:8: resolution.max = 'abc'",
+      "t.ini: resolution.start_epoch (9) must not exceed",
+      "t.ini: loader.rank (3) must be less than loader.world_size (2)",
+      "t.ini: augment.scale: the lower bound (0.9)",
+      "t.ini: augment.ratio: the lower bound (2)",
+      "t.ini: augment.mean has 1 values but augment.std has 3",
+      "t.ini: augment.blur_kernel: 4 is even",
+      "t.ini: augment.erasing_scale: the lower bound (0.5)",
+  };
+  for (size_t i = 0; i < sizeof needles / sizeof needles[0]; i++)
+    if (!strstr(msg, needles[i]))
+      fail_msg("'%s' lacks '%s'", msg, needles[i]);
+  assert_null(strstr(msg, "resolution.min (300)"));
+  assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_RANK), 0);
+  /* More errors than a fixed message holds: every one is there. */
+  char text[8192];
+  size_t used = (size_t)snprintf(text, sizeof text, "[loader]\n");
+  for (int i = 0; i < 100; i++)
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "no_such_key_%03d = 1\n", i);
+  assert_int_equal(sl_config_load_ini_string(cfg, text, "t.ini"), SL_ECONFIG);
+  msg = sl_config_errmsg(cfg);
+  assert_true(strlen(msg) > 4000);
+  assert_non_null(
+      strstr(msg, "t.ini:101: unknown key 'loader.no_such_key_099'"));
+  /* sl_config_validate lists every relation too, and a later success clears
+   * the list. */
+  assert_int_equal(sl_config_set(cfg, "loader.rank", "5"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "augment.ratio", "3, 1"), SL_OK);
+  assert_int_equal(sl_config_validate(cfg), SL_ECONFIG);
+  msg = sl_config_errmsg(cfg);
+  assert_non_null(strstr(msg, "loader.rank (5)"));
+  assert_non_null(strstr(msg, "\naugment.ratio: the lower bound (3)"));
+  assert_int_equal(sl_config_set(cfg, "loader.rank", "0"), SL_OK);
+  assert_string_equal(sl_config_errmsg(cfg), "");
+}
+
+/* sl_config_check_ini applies the good lines of a bad file (so a checker
+ * can go on to open the dataset they name) and reports the same errors. */
+static void test_check_ini_applies_good_lines(void **state) {
+  sl_config *cfg = *state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_check_%d.ini", tmp ? tmp : "/tmp",
+           (int)getpid());
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("[dataset]\npath = /data/t.lmdb\n[loader]\nbatch_size = 64\n"
+        "workers = lots\n",
+        f);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(sl_config_check_ini(cfg, path), SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), ":5: loader.workers"));
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), "/data/t.lmdb");
+  assert_int_equal(sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE), 64);
+  sl_config *c2;
+  assert_int_equal(sl_config_create(&c2), SL_OK);
+  assert_int_equal(sl_config_load_ini(c2, path), SL_ECONFIG);
+  assert_string_equal(sl_config_errmsg(c2), sl_config_errmsg(cfg));
+  assert_int_equal(sl_cfg_int(c2, SL_OPT_LOADER_BATCH_SIZE), 256);
+  sl_config_destroy(c2);
+  unlink(path);
 }
 
 /* Cross-field checks look only at the keys the chosen setting reads: a
@@ -287,6 +375,54 @@ static void test_ini_file(void **state) {
   assert_non_null(strstr(sl_config_errmsg(cfg), "No such file"));
 }
 
+/* A relative path set in an INI file is read from the file's folder (made
+ * absolute), whatever the working directory; an absolute one is kept, and
+ * so is one given to sl_config_set or in text (no folder). */
+static void test_ini_relative_paths(void **state) {
+  sl_config *cfg = *state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  char dir[512], path[600], real[4096], want[4200];
+  snprintf(dir, sizeof dir, "%s/test_relpath_%d", tmp ? tmp : "/tmp",
+           (int)getpid());
+  assert_int_equal(mkdir(dir, 0700), 0);
+  snprintf(path, sizeof path, "%s/train.ini", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("[dataset]\npath = ../s2/train.lmdb\nlabel_file =  labels.txt\n"
+        "labels_path = /abs/y.h5\nimages = x\n",
+        f);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(sl_config_load_ini(cfg, path), SL_OK);
+  assert_non_null(realpath(dir, real));
+  snprintf(want, sizeof want, "%s/../s2/train.lmdb", real);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), want);
+  snprintf(want, sizeof want, "%s/labels.txt", real);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_LABEL_FILE), want);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_LABELS_PATH), "/abs/y.h5");
+  /* An HDF5 dataset's name inside the file is no file path. */
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_IMAGES), "x");
+  /* The same file named relatively, from its folder's parent. */
+  char cwd[4096];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_int_equal(chdir(dir), 0);
+  assert_int_equal(chdir(".."), 0);
+  const char *base = strrchr(dir, '/') + 1;
+  snprintf(path, sizeof path, "%s/train.ini", base);
+  assert_int_equal(sl_config_load_ini(cfg, path), SL_OK);
+  snprintf(want, sizeof want, "%s/../s2/train.lmdb", real);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), want);
+  assert_int_equal(chdir(cwd), 0);
+  snprintf(path, sizeof path, "%s/train.ini", dir);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(rmdir(dir), 0);
+  assert_int_equal(sl_config_set(cfg, "dataset.path", "rel/x.lmdb"), SL_OK);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), "rel/x.lmdb");
+  assert_int_equal(
+      sl_config_load_ini_string(cfg, "[dataset]\npath = a.lmdb\n", "t.ini"),
+      SL_OK);
+  assert_string_equal(sl_cfg_str(cfg, SL_OPT_DATASET_PATH), "a.lmdb");
+}
+
 static void test_size_parser(void **state) {
   (void)state;
   uint64_t x;
@@ -345,11 +481,16 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_string, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ini_errors_atomic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ini_every_error_at_once, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_check_ini_applies_good_lines, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_cross_checks_follow_setting, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_inline_comments, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_ini_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ini_relative_paths, setup, teardown),
       cmocka_unit_test(test_size_parser),
       cmocka_unit_test(test_size_units_listed),
       cmocka_unit_test_setup_teardown(test_null_args, setup, teardown),

@@ -168,6 +168,17 @@ def main():
     folder.append((b"dataset.meta", b"made by make_foreign.py"))
     write(os.path.join(out, "folder.mdb"), folder)
 
+    # Values other tools serialise, which sluice names rather than call
+    # damaged Datums: pickled dicts (many PyTorch repositories) and msgpack
+    # lists (tensorpack's LMDBSerializer), each holding an image file.
+    pk = [(b"%08d" % i, pickle.dumps({"image": b, "label": i}, protocol=4))
+          for i, b in enumerate(files[:3])]
+    write(os.path.join(out, "pickled.mdb"), pk)
+    import msgpack
+    mp = [(b"%08d" % i, msgpack.packb([b, i], use_bin_type=True))
+          for i, b in enumerate(files[:3])]
+    write(os.path.join(out, "msgpack.mdb"), mp)
+
     # Damaged Datums: two good samples around one bad key.
     good = datum(3, 4, 4, bytes(48), 1)
     ok_d = datum(1, 2, 2, bytes(4), 0)

@@ -408,3 +408,52 @@ for name, at, v in (("bad_len0", 3, 0), ("bad_lenbig", 4, L + 1)):
         bad = lens.copy()
         bad[at] = v
         f["lengths"] = bad
+
+# Blosc chunks (filter 32001) as PyTables writes them (Debian's
+# python3-tables, whose default compressor this is for many users): one
+# Blosc 1 buffer a chunk, with its codecs blosclz, lz4, zlib and zstd,
+# byte- and bit-shuffle inside Blosc, a partial edge chunk, PyTables' own
+# chunk shape (images spanning chunks), and NCHW. Half of each image is flat
+# so that every chunk compresses (an incompressible one PyTables stores
+# raw). The expected pixels are PyTables' reading of the file.
+import tables  # noqa: E402
+
+
+def half_flat(*shape):
+    a = px(*shape) % 4  # a little noise on three quarters of flat rows
+    a[:, shape[1] // 4:] += 40
+    a[:, : shape[1] // 4] = px(shape[0], shape[1] // 4, *shape[2:])
+    return a
+
+
+for name, data, lib, shuf, chunks in (
+        ("blosc_lz", half_flat(8, 32, 32, 3), "blosc:blosclz", 1,
+         (2, 32, 32, 3)),
+        ("blosc_lz4", half_flat(7, 32, 32, 3), "blosc:lz4", 1, (3, 32, 32, 3)),
+        ("blosc_zlib", half_flat(6, 24, 24, 3), "blosc:zlib", 2,
+         (2, 24, 24, 3)),
+        ("blosc_zstd", half_flat(40, 32, 32, 3), "blosc:zstd", 1, None),
+        ("blosc_nchw", half_flat(5, 3, 32, 32), "blosc:lz4", 0,
+         (1, 3, 32, 32))):
+    filters = tables.Filters(complevel=5, complib=lib, shuffle=shuf == 1,
+                             bitshuffle=shuf == 2)
+    with tables.open_file(path(name), "w") as f:
+        f.create_carray("/", "images", obj=data, filters=filters,
+                        chunkshape=chunks)
+        f.create_array("/", "labels", obj=np.arange(len(data), dtype=np.int64))
+    with h5py.File(path(name), "r") as f:  # every chunk went through Blosc
+        d = f["images"].id
+        assert all(d.get_chunk_info(k).filter_mask == 0
+                   for k in range(d.get_num_chunks())), name
+    with tables.open_file(path(name), "r") as f:
+        got = f.root.images[:]
+        if name == "blosc_nchw":
+            got = got.transpose(0, 2, 3, 1)
+        expect(name, got, f.root.labels[:])
+# A Blosc chunk whose compressed bytes are damaged (its header kept).
+shutil.copy(path("blosc_lz"), path("bad_blosc"))
+with h5py.File(path("blosc_lz"), "r") as f:
+    at = f["images"].id.get_chunk_info(1).byte_offset
+with open(path("bad_blosc"), "r+b") as f:
+    f.seek(at + 16)
+    f.write(b"\xff" * 64)
