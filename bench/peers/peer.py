@@ -22,6 +22,11 @@ Peers:
 
 Same parameters for all: scale (0.08, 1), ratio (3/4, 4/3), flip 0.5, bilinear
 (antialiased) resize, uint8.
+
+--recipe (torch peers): rrc (the above), tv (torchvision's reference recipe
+without its batch mixing: + TrivialAugmentWide + RandomErasing(0.1)), timm
+(+ RandAugment(2, 9, 11 bins) + RandomErasing(0.25)); mixing is left to the
+GPU, as in sluice's rows.
 """
 import argparse
 import json
@@ -36,6 +41,17 @@ SCALE = (0.08, 1.0)
 RATIO = (3.0 / 4.0, 4.0 / 3.0)
 
 
+def recipe_transforms(T, recipe):
+    """The recipe's ops after RandomResizedCrop + flip: (on the image,
+    on the uint8 tensor)."""
+    if recipe == "tv":
+        return [T.TrivialAugmentWide()], [T.RandomErasing(p=0.1)]
+    if recipe == "timm":
+        return ([T.RandAugment(num_ops=2, magnitude=9, num_magnitude_bins=11)],
+                [T.RandomErasing(p=0.25)])
+    return [], []
+
+
 def torch_loader(args, decoder):
     import torch
     import torchvision
@@ -47,8 +63,9 @@ def torch_loader(args, decoder):
     if decoder == "pil":
         from torchvision import transforms as T
 
+        pre, post = recipe_transforms(T, args.recipe)
         tf = T.Compose([T.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO),
-                        T.RandomHorizontalFlip(), T.PILToTensor()])
+                        T.RandomHorizontalFlip()] + pre + [T.PILToTensor()] + post)
 
         class DS(Dataset):
             def __len__(self):
@@ -61,8 +78,9 @@ def torch_loader(args, decoder):
         from torchvision.io import ImageReadMode, decode_jpeg, read_file
         from torchvision.transforms import v2 as T
 
+        pre, post = recipe_transforms(T, args.recipe)
         tf = T.Compose([T.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO, antialias=True),
-                        T.RandomHorizontalFlip()])
+                        T.RandomHorizontalFlip()] + pre + post)
 
         class DS(Dataset):
             def __len__(self):
@@ -162,11 +180,15 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     ap.add_argument("--beton", help="ffcv: dataset file (written if missing)")
+    ap.add_argument("--recipe", default="rrc", choices=["rrc", "tv", "timm"],
+                    help="torch peers: the transforms after the crop (see above)")
     ap.add_argument("--prepare", action="store_true",
                     help="only build what the peer needs (ffcv: the .beton), then exit")
     args = ap.parse_args()
     if args.workers < 1:
         ap.error("--workers must be >= 1")
+    if args.recipe != "rrc" and args.peer not in ("torch_pil", "torch_tvio"):
+        ap.error("--recipe %s: only the torch peers have these ops here" % args.recipe)
     if args.peer == "torch_pil":
         epoch, version = torch_loader(args, "pil")
     elif args.peer == "torch_tvio":
@@ -197,7 +219,8 @@ def main():
                  % (state["batches"], args.skip))
     dt = t1 - state["t0"]
     n = state["n"]
-    print("RESULT " + json.dumps({"peer": args.peer, "res": args.res, "workers": args.workers,
+    print("RESULT " + json.dumps({"peer": args.peer, "recipe": args.recipe, "res": args.res,
+                                  "workers": args.workers,
                                   "batch": args.batch, "images": n, "seconds": round(dt, 4),
                                   "images_per_s": round(n / dt, 2), "cpu_s": round(cpu, 3),
                                   "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None,

@@ -27,10 +27,22 @@ class Batch(C.Structure):  # include/sluice.h: sl_batch
                 ("layout", C.c_int), ("on_device", C.c_int), ("ready", C.c_void_p),
                 ("bytes", C.c_size_t), ("epoch", C.c_uint64), ("index", C.c_uint64),
                 ("slot", C.c_uint64), ("targets", C.POINTER(C.c_float)), ("target_width", C.c_uint32),
-                ("valid", C.c_uint32), ("reserved", C.c_uint64 * 6)]
+                ("valid", C.c_uint32), ("mix_kind", C.c_uint32), ("mix_lambda", C.c_float),
+                ("mix_box", C.c_uint32 * 4), ("reserved", C.c_uint64 * 3)]
 
 
 SL_OK, SL_END = 0, 1
+
+# The recipes of bench/peers/peer.py --recipe, as sluice keys: torchvision's
+# reference (TrivialAugmentWide + RandomErasing(0.1)) and timm's
+# (rand-m9-mstd0.5 + RandomErasing(0.25)); mixing is left to the GPU.
+RECIPES = {
+    "rrc": {},
+    "tv": {"augment.auto": "trivial", "augment.erasing": "0.1"},
+    "timm": {"augment.auto": "randaugment", "augment.auto_ops": "2",
+             "augment.auto_magnitude": "9", "augment.auto_bins": "11",
+             "augment.auto_magnitude_std": "0.5", "augment.erasing": "0.25"},
+}
 
 
 def bind(path):
@@ -73,6 +85,10 @@ def main():
     ap.add_argument("--io", default="auto")
     ap.add_argument("--filter", default="box", help="augment.filter: box | bilinear")
     ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--recipe", default="rrc", choices=sorted(RECIPES),
+                    help="the ops after the crop: " + "; ".join(
+                        "%s: %s" % (k, ", ".join("%s=%s" % kv for kv in v.items()) or "none")
+                        for k, v in sorted(RECIPES.items())))
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     args = ap.parse_args()
 
@@ -87,6 +103,7 @@ def main():
                 "augment.scale": "0.08, 1.0", "augment.ratio": "0.75, 1.3333333", "augment.flip": "0.5",
                 "augment.dtype": "u8", "augment.layout": "nchw", "augment.filter": args.filter,
                 "device.backend": "host"}
+    settings.update(RECIPES[args.recipe])
     for k, v in settings.items():
         if lib.sl_config_set(cfg, k.encode(), str(v).encode()) != SL_OK:
             sys.exit("sluice_loader.py: %s = %s: %s" % (k, v, lib.sl_config_errmsg(cfg).decode()))
@@ -121,7 +138,8 @@ def main():
         if t0 is None or n == 0:
             sys.exit("sluice_loader.py: only %d batches in the epoch; need more than --skip %d"
                      % (i, args.skip))
-        out = {"case": "loader", "res": args.res, "workers": args.workers, "batch": args.batch,
+        out = {"case": "loader", "recipe": args.recipe, "res": args.res, "workers": args.workers,
+               "batch": args.batch,
                "io": args.io, "filter": args.filter, "images": n, "seconds": round(t1 - t0, 4),
                "images_per_s": round(n / (t1 - t0), 2), "cpu_s": round(cpu, 3),
                "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None}
