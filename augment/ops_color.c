@@ -1,9 +1,10 @@
 /* Colour ops (ops.h), each a table or a short loop. torchvision computes
- * them in float32 and truncates to uint8: the tables are built with the
- * same float32 operations in the same order, so a pixel gets the value
- * torchvision gives it (the means of contrast are summed exactly here and
- * may differ in the last bit from torch's, which moves a pixel by 1 at
- * most). */
+ * them in float32 and truncates to uint8: the loops do the same float32
+ * operations in the same order, so a pixel gets the value torchvision
+ * gives it (the means of contrast are summed exactly here and may differ
+ * in the last bit from torch's, which moves a pixel by 1 at most). The
+ * pointwise loops run over every byte, X included (never read), so that
+ * they vectorize. */
 #include <math.h>
 #include <string.h>
 
@@ -33,41 +34,36 @@ static void apply_lut3(sl_image *im, const uint8_t lut[3][256]) {
   }
 }
 
-static void apply_lut(sl_image *im, const uint8_t lut[256]) {
-  uint8_t l3[3][256];
-  for (int c = 0; c < 3; c++)
-    memcpy(l3[c], lut, 256);
-  apply_lut3(im, l3);
+static size_t bytes_of(const sl_image *im) {
+  return pixels(im) * (size_t)im->ch;
+}
+
+static inline uint8_t clamp_trunc(float v) { /* vectorizable to_u8 */
+  v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
+  return (uint8_t)v;
 }
 
 /* _blend(img, k, ratio) for a constant k: ratio * v + (1 - ratio) * k. */
 static void blend_const(sl_image *im, double ratio, float k) {
   float r = (float)ratio, o = (float)(1.0 - ratio);
-  uint8_t lut[256];
+  uint8_t lut[256]; /* a byte table beats the float loop here */
   for (int v = 0; v < 256; v++)
     lut[v] = to_u8(r * (float)v + o * k);
-  apply_lut(im, lut);
+  uint8_t *restrict p = im->px;
+  size_t n = bytes_of(im);
+  for (size_t i = 0; i < n; i++)
+    p[i] = lut[p[i]];
 }
 
 void sl_op_brightness(sl_image *im, double factor) {
   blend_const(im, factor, 0.0f);
 }
 
-/* rgb_to_grayscale's luma, (0.2989 r + 0.587 g + 0.114 b).to(uint8). */
-typedef struct luma_tables {
-  float r[256], g[256], b[256];
-} luma_tables;
-
-static void luma_init(luma_tables *t) {
-  for (int v = 0; v < 256; v++) {
-    t->r[v] = 0.2989f * (float)v;
-    t->g[v] = 0.587f * (float)v;
-    t->b[v] = 0.114f * (float)v;
-  }
-}
-
-static uint8_t luma(const luma_tables *t, const uint8_t *p) {
-  return (uint8_t)(t->r[p[0]] + t->g[p[1]] + t->b[p[2]]);
+/* The luma as arithmetic of rgb_to_grayscale, (0.2989 r + 0.587 g + 0.114
+ * b).to(uint8), in float32 as torch computes it, which vectorizes. */
+static inline float luma_f(const uint8_t *p) {
+  return (float)(uint8_t)(0.2989f * (float)p[0] + 0.587f * (float)p[1] +
+                          0.114f * (float)p[2]);
 }
 
 void sl_op_contrast(sl_image *im, double factor) {
@@ -77,10 +73,8 @@ void sl_op_contrast(sl_image *im, double factor) {
     for (size_t i = 0; i < n; i++)
       sum += im->px[i];
   } else {
-    luma_tables t;
-    luma_init(&t);
     for (size_t i = 0; i < n; i++)
-      sum += luma(&t, im->px + 4 * i);
+      sum += (uint64_t)luma_f(im->px + 4 * i);
   }
   float mean = n ? (float)((double)sum / (double)n) : 0.0f;
   blend_const(im, factor, mean);
@@ -89,33 +83,28 @@ void sl_op_contrast(sl_image *im, double factor) {
 void sl_op_saturation(sl_image *im, double factor) {
   if (im->ch == 1)
     return;
-  luma_tables t;
-  luma_init(&t);
   float r = (float)factor, o = (float)(1.0 - factor);
-  float a[256], b[256];
-  for (int v = 0; v < 256; v++) {
-    a[v] = r * (float)v;
-    b[v] = o * (float)v;
-  }
   size_t n = pixels(im);
-  uint8_t *p = im->px;
-  for (size_t i = 0; i < n; i++, p += 4) {
-    uint8_t g = luma(&t, p);
-    p[0] = to_u8(a[p[0]] + b[g]);
-    p[1] = to_u8(a[p[1]] + b[g]);
-    p[2] = to_u8(a[p[2]] + b[g]);
+  uint8_t *restrict p = im->px;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t *q = p + 4 * i;
+    float g = o * luma_f(q);
+    q[0] = clamp_trunc(r * (float)q[0] + g);
+    q[1] = clamp_trunc(r * (float)q[1] + g);
+    q[2] = clamp_trunc(r * (float)q[2] + g);
   }
 }
 
 void sl_op_grayscale(sl_image *im) {
   if (im->ch == 1)
     return;
-  luma_tables t;
-  luma_init(&t);
   size_t n = pixels(im);
-  uint8_t *p = im->px;
-  for (size_t i = 0; i < n; i++, p += 4)
-    p[0] = p[1] = p[2] = luma(&t, p);
+  uint8_t *restrict p = im->px;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t *q = p + 4 * i;
+    uint8_t g = (uint8_t)luma_f(q);
+    q[0] = g, q[1] = g, q[2] = g;
+  }
 }
 
 /* torchvision's _rgb2hsv, the hue shift and _hsv2rgb on one pixel, in
@@ -195,18 +184,25 @@ void sl_op_hue(sl_image *im, double hue_factor) {
 void sl_op_posterize(sl_image *im, int bits) {
   bits = bits < 0 ? 0 : bits > 8 ? 8 : bits;
   uint8_t mask = (uint8_t)(0xFF00u >> bits);
-  uint8_t lut[256];
-  for (int v = 0; v < 256; v++)
-    lut[v] = (uint8_t)(v & mask);
-  apply_lut(im, lut);
+  uint8_t *restrict p = im->px;
+  size_t n = bytes_of(im);
+  for (size_t i = 0; i < n; i++)
+    p[i] &= mask;
 }
 
 void sl_op_solarize(sl_image *im, double threshold) {
+  /* (float)v >= t for a byte v is v >= the smallest such byte */
   float t = (float)threshold;
-  uint8_t lut[256];
-  for (int v = 0; v < 256; v++)
-    lut[v] = (float)v >= t ? (uint8_t)(255 - v) : (uint8_t)v;
-  apply_lut(im, lut);
+  int lo = 0;
+  while (lo < 256 && !((float)lo >= t))
+    lo++;
+  uint8_t *restrict p = im->px;
+  size_t n = bytes_of(im);
+  if (lo > 255)
+    return;
+  uint8_t first = (uint8_t)lo;
+  for (size_t i = 0; i < n; i++)
+    p[i] = p[i] >= first ? (uint8_t)(255 - p[i]) : p[i];
 }
 
 void sl_op_invert(sl_image *im) {

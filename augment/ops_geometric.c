@@ -59,15 +59,63 @@ static uint8_t round_u8(double v) {
   return v <= 0.0 ? 0 : v >= 255.0 ? 255 : (uint8_t)v;
 }
 
+/* Output row y of a nearest warp whose rows are shifted copies: input row
+ * sy (or none) from column x + dx on. */
+static void shifted_row(const uint8_t *src, uint8_t *out, int w, int h, int ch,
+                        int sy, int64_t dx, const uint8_t *outside) {
+  size_t stride = (size_t)w * (size_t)ch;
+  int64_t x0 = -dx < 0 ? 0 : -dx > w ? w : -dx;          /* first inside */
+  int64_t x1 = w - dx < 0 ? 0 : w - dx > w ? w : w - dx; /* past last */
+  if (sy < 0 || sy >= h)
+    x0 = x1 = 0;
+  for (int64_t x = 0; x < w; x++) {
+    if (x == x0 && x1 > x0) {
+      memcpy(out + (size_t)x * (size_t)ch,
+             src + (size_t)sy * stride + (size_t)(x + dx) * (size_t)ch,
+             (size_t)(x1 - x0) * (size_t)ch);
+      x = x1 - 1;
+      continue;
+    }
+    memcpy(out + (size_t)x * (size_t)ch, outside, (size_t)(ch == 1 ? 1 : 3));
+  }
+}
+
 void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
                 const double *fill, sl_op_scratch *s) {
   int w = im->w, h = im->h, ch = im->ch, nc = ch == 1 ? 1 : 3;
   size_t stride = (size_t)w * (size_t)ch;
   const uint8_t *src = s->img;
   memcpy(s->img, im->px, stride * (size_t)h);
-  uint8_t outside[3];
+  uint8_t outside[4] = {0, 0, 0, 0};
   for (int c = 0; c < 3; c++)
     outside[c] = fill ? round_u8(fill[c]) : 0;
+  /* Translations and x-shears with nearest sampling: each output row is
+   * an input row shifted by whole pixels (round(x + c) = x + round(c) for
+   * an integer x unless c is a tie, which takes the general path). */
+  if (interp == SL_INTERP_NEAREST && m[0] == 1.0 && m[3] == 0.0 &&
+      m[4] == 1.0) {
+    double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
+    int rows_ok = 1;
+    for (int y = 0; y < h && rows_ok; y++) {
+      double yc = (double)y - oy;
+      double cx = m[1] * yc + m[2], cy = m[5];
+      rows_ok = cx - floor_d(cx) != 0.5 && cy - floor_d(cy) != 0.5;
+    }
+    if (rows_ok) {
+      for (int y = 0; y < h; y++) {
+        double yc = (double)y - oy;
+        double cx = m[1] * yc + m[2], sy = round_even((double)y + m[5]);
+        (void)ox;
+        shifted_row(src, im->px + (size_t)y * stride, w, h, ch,
+                    sy < -1 || sy > h ? -1 : (int)sy,
+                    (int64_t)round_even(cx < -4.0 * w  ? -4.0 * w
+                                        : cx > 4.0 * w ? 4.0 * w
+                                                       : cx),
+                    outside);
+      }
+      return;
+    }
+  }
   /* Input pixel coordinate of output pixel (x, y): the grid's centered
    * coordinate through m, unnormalised by align_corners = False; it moves
    * by (m[0], m[3]) a column. */
@@ -96,16 +144,25 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
       }
       double fx = floor_d(ix), fy = floor_d(iy);
       double ax = ix - fx, ay = iy - fy;
+      if (fx >= 0 && fx + 1 < w && fy >= 0 && fy + 1 < h) { /* inside */
+        /* float32 weights and sums, as grid_sample computes them */
+        float fa = (float)ax, fb = (float)ay;
+        float w0 = (1 - fa) * (1 - fb), w1 = fa * (1 - fb), w2 = (1 - fa) * fb,
+              w3 = fa * fb;
+        const uint8_t *p = src + (size_t)fy * stride + (size_t)fx * (size_t)ch;
+        const uint8_t *q = p + stride;
+        for (int c = 0; c < nc; c++) {
+          float v = w0 * (float)p[c] + w1 * (float)p[ch + c] +
+                    w2 * (float)q[c] + w3 * (float)q[ch + c];
+          v = (v + 12582912.0f) - 12582912.0f; /* round half to even */
+          o[c] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+        }
+        continue;
+      }
       double wt[4] = {(1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay,
                       ax * ay};
       double acc[3] = {0, 0, 0}, mask = 0;
-      if (fx >= 0 && fx + 1 < w && fy >= 0 && fy + 1 < h) { /* inside */
-        const uint8_t *p = src + (size_t)fy * stride + (size_t)fx * (size_t)ch;
-        for (int c = 0; c < nc; c++)
-          acc[c] = wt[0] * p[c] + wt[1] * p[ch + c] + wt[2] * p[stride + c] +
-                   wt[3] * p[stride + (size_t)ch + c];
-        mask = 1.0;
-      } else {
+      {
         for (int k = 0; k < 4; k++) {
           double px = fx + (k & 1), py = fy + (k >> 1);
           if (px < 0 || px >= w || py < 0 || py >= h)

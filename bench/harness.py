@@ -404,6 +404,31 @@ def main():
                         {"sluice": lv["name"], "vs": c["name"], "res": res, "workers": w,
                          "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
 
+    # 4b: the recipes people train (TrivialAugmentWide + RandomErasing,
+    # RandAugment m9 mstd0.5 + RandomErasing) at 224 (or the largest
+    # resolution) on one worker: sluice against the torch peers doing the
+    # same, and against its own rrc.
+    rres = 224 if 224 in resolutions else max(resolutions)
+    rw = min(workers)
+    rcont = sc.recipe_contenders(rres, rw)
+    if rcont:
+        for p in [p for p in peers if p in ("torch_pil", "torch_tvio")]:
+            for rc in sluice_cases.RECIPES:
+                rcont.append({"name": "%s_%s" % (p, rc), "kind": "peer", "recipe": rc,
+                              "cmd": [status[p].get("python", vpy), os.path.join(HERE, "peers", "peer.py"),
+                                      p, "--data", args.images, "--res", str(rres), "--workers", str(rw),
+                                      "--batch", str(args.batch), "--recipe", rc]})
+        log("recipes res=%d workers=%d: %s" % (rres, rw, ", ".join(c["name"] for c in rcont)))
+
+        def one_recipe(c, rnd):
+            e = record("recipes", c["name"], rnd, rres, rw, run_process(c["cmd"], env, args.timeout, log))
+            return next((float(x["images_per_s"]) for x in e["records"] if "images_per_s" in x), None)
+
+        got = rounds_of(rcont, args.rounds, one_recipe, log)
+        summary["recipes"] = sluice_cases.recipe_summary(got, rres, rw)
+    else:
+        note_missing("recipes", "loader")
+
     # 5: sluice RSS over epochs.
     drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift)
     if drift:

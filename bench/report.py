@@ -108,11 +108,42 @@ def levels_table(su):
     return L + [""]
 
 
+def recipes_table(su):
+    """The recipe rows: images/s per core of each loader with each recipe,
+    sluice ÷ that peer (median of paired rounds), and sluice's cost of the
+    recipe against its own rrc."""
+    rec = su.get("recipes")
+    if not rec or not rec.get("rows"):
+        return []
+    rows = {x["contender"]: x for x in rec["rows"]}
+    ratios = {(x["recipe"], x["vs"]): x for x in rec.get("ratios", [])}
+    cost = {x["recipe"]: x for x in rec.get("cost", [])}
+    peers = sorted({n.rsplit("_", 1)[0] for n in rows if not n.startswith("sluice_")})
+    L = ["### Recipes: images/s per core at %s px, %s worker(s) (sluice ÷ peer)" % (rec["res"], rec["workers"]),
+         "", "rrc: RandomResizedCrop + flip; tv: + TrivialAugmentWide + RandomErasing(0.1); "
+         "timm: + RandAugment(2, 9, 11 bins; sluice with mstd 0.5) + RandomErasing(0.25); u8, "
+         "mixing left to the GPU.", "",
+         "| recipe | sluice | sluice cost vs rrc | " + " | ".join(peers) + " |",
+         "|---|---|---|" + "---|" * len(peers)]
+    for rc in ("rrc", "tv", "timm"):
+        s = rows.get("sluice_%s" % rc)
+        c = cost.get(rc)
+        cells = []
+        for p in peers:
+            y = rows.get("%s_%s" % (p, rc))
+            rt = ratios.get((rc, p))
+            cells.append("%s (%s)" % (fmt(y and y["per_worker"]), fmt(rt and rt["ratio"], "%.2f×")))
+        L.append("| %s | %s | %s | %s |" % (rc, fmt(s and s["per_worker"]),
+                                            fmt(c and c["cost"], "%.2f×") if rc != "rrc" else "1",
+                                            " | ".join(cells)))
+    return L + [""]
+
+
 def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + levels_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + levels_table(su) + recipes_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])

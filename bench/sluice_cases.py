@@ -135,6 +135,19 @@ class Cases:
             out.append(self.levels_contender(res, workers))
         return out
 
+    def recipe_contenders(self, res, workers):
+        """sluice's first dataset (LMDB, mmap) with each recipe of
+        peers/sluice_loader.py --recipe: rrc, tv, timm."""
+        if not self.lib or not self.datasets:
+            return []
+        kind, path = self.datasets[0]
+        return [{"name": "sluice_%s" % rc, "kind": "sluice", "recipe": rc,
+                 "label": "sluice, recipe %s" % rc,
+                 "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"),
+                         self.lib, path, "--res", str(res), "--workers", str(workers),
+                         "--batch", str(self.batch), "--io", "mmap", "--recipe", rc]}
+                for rc in RECIPES]
+
     def levels_contender(self, res, workers):
         """The LMDB packed with levels: a sluice row of its own (kind
         sluice_levels), never the primary one."""
@@ -242,6 +255,40 @@ def _find(rows, **kw):
     return None
 
 
+# The recipe rows (bench/peers/peer.py --recipe, sluice_loader.py --recipe).
+RECIPES = ("rrc", "tv", "timm")
+
+
+def recipe_summary(got_rates, res, workers):
+    """{recipe: {sluice, peers: {peer: rate}}} medians, the per-round paired
+    ratios sluice / peer for each recipe, and sluice's cost of each recipe
+    against its own rrc (rrc rate / recipe rate, paired)."""
+    out = {"res": res, "workers": workers, "rows": [], "ratios": [], "cost": []}
+    import statistics
+    def med(xs):
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
+    def paired(a, b):
+        rs = [x / y for x, y in zip(a, b) if x is not None and y]
+        return (statistics.median(rs), len(rs)) if rs else (None, 0)
+    for name, rates in got_rates.items():
+        out["rows"].append({"contender": name, "images_per_s": med(rates),
+                            "per_worker": med(rates) / workers if med(rates) else None})
+    for rc in RECIPES:
+        s = got_rates.get("sluice_%s" % rc)
+        if s is None:
+            continue
+        for name, rates in got_rates.items():
+            if name.startswith("sluice_") or not name.endswith("_" + rc):
+                continue
+            r, n = paired(s, rates)
+            out["ratios"].append({"recipe": rc, "vs": name[:-len(rc) - 1], "ratio": r, "pairs": n})
+        if rc != "rrc" and "sluice_rrc" in got_rates:
+            r, n = paired(got_rates["sluice_rrc"], s)
+            out["cost"].append({"recipe": rc, "cost": r, "pairs": n})
+    return out
+
+
 def goals(summary, workers):
     """List of {goal, figure, met (True/False/None when not measured)}."""
     out = []
@@ -261,6 +308,21 @@ def goals(summary, workers):
                                 r["sluice"], vs, r["pairs"],
                                 "; per CPU-second %.2f×" % cpu if cpu else "")})
 
+    rec = summary.get("recipes") or {}
+    for rc, vs, target in (("tv", "torch_pil", 5.0),):
+        r = next((x for x in rec.get("ratios", []) if x["recipe"] == rc and x["vs"] == vs), None)
+        text = "recipe %s: sluice per core >= %gx %s doing the same at 224" % (rc, target, vs)
+        out.append({"goal": text, "workers": rec.get("workers"), "figure": r and r["ratio"] and round(r["ratio"], 2),
+                    "met": (r["ratio"] >= target) if r and r["ratio"] else None,
+                    "note": "median of %d paired rounds" % r["pairs"] if r and r["ratio"] else
+                            "the recipe rows did not run"})
+    for rc in ("tv",):
+        c = next((x for x in rec.get("cost", []) if x["recipe"] == rc), None)
+        out.append({"goal": "recipe %s costs <= 1.35x sluice's rrc time" % rc, "workers": rec.get("workers"),
+                    "figure": c and c["cost"] and round(c["cost"], 2),
+                    "met": (c["cost"] <= 1.35) if c and c["cost"] else None,
+                    "note": "rrc rate / recipe rate, median of %d paired rounds" % c["pairs"]
+                            if c and c["cost"] else "the recipe rows did not run"})
     ratio_goal("torch_pil", 224, 2.0, "sluice per core >= 2x torchvision DataLoader per worker at 224")
     ratio_goal("torch_pil", 128, 3.0, "sluice per core >= 3x torchvision DataLoader per worker at 128")
     for vs in ("dali_cpu", "ffcv"):

@@ -127,6 +127,24 @@ class Parsers(unittest.TestCase):
             self.assertEqual(c.loader_contenders(224, 1), [])
             self.assertIn("lmdb_levels", c.describe()["datasets"])
 
+    def test_recipe_rows_ratios_cost_and_table(self):
+        got = {"sluice_rrc": [1600.0, 1500.0], "sluice_tv": [1300.0, 1250.0],
+               "sluice_timm": [1100.0, None],
+               "torch_pil_rrc": [400.0, 500.0], "torch_pil_tv": [260.0, 250.0],
+               "torch_pil_timm": [220.0, 200.0]}
+        su = sluice_cases.recipe_summary(got, 224, 1)
+        r = {(x["recipe"], x["vs"]): x for x in su["ratios"]}
+        self.assertAlmostEqual(r[("tv", "torch_pil")]["ratio"], (5.0 + 5.0) / 2)
+        self.assertEqual(r[("timm", "torch_pil")]["pairs"], 1)
+        cost = {x["recipe"]: x["cost"] for x in su["cost"]}
+        self.assertAlmostEqual(cost["tv"], (1600 / 1300 + 1500 / 1250) / 2)
+        g = sluice_cases.goals({"recipes": su}, [1])
+        self.assertEqual(Goals.verdict(None, g, "recipe tv: sluice per core >= 5x"), (True, 5.0))
+        self.assertEqual(Goals.verdict(None, g, "recipe tv costs <= 1.35x")[0], True)
+        text = "\n".join(report.recipes_table({"recipes": su}))
+        self.assertIn("| tv | 1275 | 1.22× | 255 (5.00×) |", text)
+        self.assertEqual(report.recipes_table({}), [])
+
     def test_levels_table(self):
         row = {"images_per_s": 100.0, "res": 160, "workers": 1}
         su = {"levels_set": "3/4,1/2",
