@@ -179,14 +179,36 @@ static void test_every_op_on_edge_sizes(void **state) {
                        .h = 100,
                        .w = 1,
                        .value = {255, 255, 255}};
-  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-    for (int c = 1; c <= 3; c += 2)
-      for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-        int w = sizes[s][0], h = sizes[s][1];
-        uint8_t *x = noise(w, h, c, k);
-        assert_int_equal(apply(ops[k], &a, x, w, h, c), SL_OK);
-        free(x);
+  for (int interp = 0; interp < 2; interp++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int c = 1; c <= 3; c += 2)
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+          int w = sizes[s][0], h = sizes[s][1];
+          uint8_t *x = noise(w, h, c, k);
+          a.interpolation = interp;
+          assert_int_equal(apply(ops[k], &a, x, w, h, c), SL_OK);
+          a.translate[0] = -a.translate[0]; /* both directions */
+          assert_int_equal(apply(ops[k], &a, x, w, h, c), SL_OK);
+          free(x);
+        }
+  /* a translation by whole pixels (the row-copy path) moves every pixel */
+  int w = 6, h = 5;
+  uint8_t *x = noise(w, h, 3, 9), *y = malloc((size_t)w * h * 3);
+  assert_non_null(y);
+  memcpy(y, x, (size_t)w * h * 3);
+  sl_augment_args t = {.translate = {2, -1}, .scale = 1, .has_fill = 1,
+                       .fill = {7, 8, 9}};
+  assert_int_equal(apply("affine", &t, y, w, h, 3), SL_OK);
+  for (int yy = 0; yy < h; yy++)
+    for (int xx = 0; xx < w; xx++)
+      for (int c = 0; c < 3; c++) {
+        int sx = xx - 2, sy = yy + 1;
+        int in = sx >= 0 && sx < w && sy >= 0 && sy < h;
+        assert_int_equal(y[((size_t)yy * w + xx) * 3 + c],
+                         in ? x[((size_t)sy * w + sx) * 3 + c] : 7 + c);
       }
+  free(x);
+  free(y);
   uint8_t px[3] = {0};
   assert_int_equal(apply("no_such_op", &a, px, 1, 1, 3), SL_EINVAL);
   assert_int_equal(apply("invert", &a, px, 1, 1, 2), SL_EINVAL);
