@@ -10,6 +10,10 @@
 
 #include "augment/ops.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static size_t pixels(const sl_image *im) {
   return (size_t)im->w * (size_t)im->h;
 }
@@ -66,6 +70,36 @@ static inline float luma_f(const uint8_t *p) {
                           0.114f * (float)p[2]);
 }
 
+#if defined(__SSE2__)
+/* Four RGBX pixels at once, the scalar loop's float32 operations lane by
+ * lane (the same bits): channel c of each pixel is byte c of a 32-bit lane. */
+static inline __m128 channel(__m128i px, int c) {
+  return _mm_cvtepi32_ps(
+      _mm_and_si128(_mm_srli_epi32(px, 8 * c), _mm_set1_epi32(0xFF)));
+}
+
+/* trunc(clamp(v, 0, 255)) as 32-bit lanes */
+static inline __m128i clamp_trunc4(__m128 v) {
+  v = _mm_min_ps(_mm_max_ps(v, _mm_setzero_ps()), _mm_set1_ps(255.0f));
+  return _mm_cvttps_epi32(v);
+}
+
+static inline __m128 luma4(__m128i px) {
+  __m128 l =
+      _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_set1_ps(0.2989f), channel(px, 0)),
+                            _mm_mul_ps(_mm_set1_ps(0.587f), channel(px, 1))),
+                 _mm_mul_ps(_mm_set1_ps(0.114f), channel(px, 2)));
+  return _mm_cvtepi32_ps(_mm_cvttps_epi32(l)); /* .to(uint8): < 255 */
+}
+
+/* R, G, B lanes (0..255) back into RGBX pixels, X from px */
+static inline __m128i pack4(__m128i px, __m128i r, __m128i g, __m128i b) {
+  __m128i x = _mm_and_si128(px, _mm_set1_epi32((int)0xFF000000u));
+  return _mm_or_si128(_mm_or_si128(r, _mm_slli_epi32(g, 8)),
+                      _mm_or_si128(_mm_slli_epi32(b, 16), x));
+}
+#endif
+
 void sl_op_contrast(sl_image *im, double factor) {
   size_t n = pixels(im);
   uint64_t sum = 0;
@@ -73,7 +107,17 @@ void sl_op_contrast(sl_image *im, double factor) {
     for (size_t i = 0; i < n; i++)
       sum += im->px[i];
   } else {
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) {
+      __m128i l = _mm_cvttps_epi32(
+          luma4(_mm_loadu_si128((const __m128i *)(im->px + 4 * i))));
+      uint32_t v[4];
+      _mm_storeu_si128((__m128i *)v, l);
+      sum += (uint64_t)v[0] + v[1] + v[2] + v[3];
+    }
+#endif
+    for (; i < n; i++)
       sum += (uint64_t)luma_f(im->px + 4 * i);
   }
   float mean = n ? (float)((double)sum / (double)n) : 0.0f;
@@ -84,9 +128,20 @@ void sl_op_saturation(sl_image *im, double factor) {
   if (im->ch == 1)
     return;
   float r = (float)factor, o = (float)(1.0 - factor);
-  size_t n = pixels(im);
+  size_t n = pixels(im), i0 = 0;
   uint8_t *restrict p = im->px;
-  for (size_t i = 0; i < n; i++) {
+#if defined(__SSE2__)
+  const __m128 vr = _mm_set1_ps(r), vo = _mm_set1_ps(o);
+  for (; i0 + 4 <= n; i0 += 4) {
+    __m128i px = _mm_loadu_si128((const __m128i *)(p + 4 * i0));
+    __m128 g = _mm_mul_ps(vo, luma4(px));
+    __m128i c[3];
+    for (int k = 0; k < 3; k++)
+      c[k] = clamp_trunc4(_mm_add_ps(_mm_mul_ps(vr, channel(px, k)), g));
+    _mm_storeu_si128((__m128i *)(p + 4 * i0), pack4(px, c[0], c[1], c[2]));
+  }
+#endif
+  for (size_t i = i0; i < n; i++) {
     uint8_t *q = p + 4 * i;
     float g = o * luma_f(q);
     q[0] = clamp_trunc(r * (float)q[0] + g);
@@ -98,9 +153,16 @@ void sl_op_saturation(sl_image *im, double factor) {
 void sl_op_grayscale(sl_image *im) {
   if (im->ch == 1)
     return;
-  size_t n = pixels(im);
+  size_t n = pixels(im), i0 = 0;
   uint8_t *restrict p = im->px;
-  for (size_t i = 0; i < n; i++) {
+#if defined(__SSE2__)
+  for (; i0 + 4 <= n; i0 += 4) {
+    __m128i px = _mm_loadu_si128((const __m128i *)(p + 4 * i0));
+    __m128i g = _mm_cvttps_epi32(luma4(px));
+    _mm_storeu_si128((__m128i *)(p + 4 * i0), pack4(px, g, g, g));
+  }
+#endif
+  for (size_t i = i0; i < n; i++) {
     uint8_t *q = p + 4 * i;
     uint8_t g = (uint8_t)luma_f(q);
     q[0] = g, q[1] = g, q[2] = g;

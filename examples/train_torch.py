@@ -1,11 +1,15 @@
 """A small CNN trained from a sluice dataset with torch, on CPU or GPU.
 
     python examples/train_torch.py DATASET [--epochs 4] [--ckpt ck.pt] [--resume]
+                                   [--recipe plain|torchvision|timm]
 
 The progressive schedule grows the resolution from 32 to 64 px over the
 epochs; the checkpoint holds the model, the optimiser and the loader's
 state_dict, so --resume continues with exactly the batches an
-uninterrupted run would have given.
+uninterrupted run would have given. --recipe torchvision trains with
+torchvision's reference recipe (TrivialAugmentWide, RandomErasing 0.1,
+Mixup 0.2 / CutMix 1.0, label smoothing 0.1), timm with RandAugment
+rand-m9-mstd0.5 and DeiT's mixing: the loader then gives soft targets.
 """
 
 import argparse
@@ -25,8 +29,22 @@ def make_model(classes):
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
 
 
-def loader_options(dataset, epochs, batch_size=16):
-    return {
+# The recipes as loader keys (README "Training recipes").
+RECIPES = {
+    "plain": {},
+    "torchvision": {"augment.auto": "trivial", "augment.erasing": 0.1,
+                    "augment.mixup": 0.2, "augment.cutmix": 1.0,
+                    "augment.label_smoothing": 0.1},
+    "timm": {"augment.auto": "randaugment", "augment.auto_ops": 2,
+             "augment.auto_magnitude": 9, "augment.auto_bins": 11,
+             "augment.auto_magnitude_std": 0.5, "augment.erasing": 0.25,
+             "augment.mixup": 0.8, "augment.cutmix": 1.0,
+             "augment.label_smoothing": 0.1},
+}
+
+
+def loader_options(dataset, epochs, batch_size=16, recipe="plain"):
+    return dict(RECIPES[recipe], **{
         "dataset.path": dataset,
         "loader.batch_size": batch_size,
         "loader.workers": 2,
@@ -37,17 +55,17 @@ def loader_options(dataset, epochs, batch_size=16):
         "resolution.end_epoch": max(1, epochs - 1),
         "resolution.multiple": 16,
         "augment.dtype": "fp32",
-    }
+    })
 
 
 def train(dataset, epochs, ckpt=None, resume=False, stop_after=None,
-          device="cpu"):
+          device="cpu", recipe="plain"):
     """Trains; returns (mean loss per epoch, the batches' sample indices).
     stop_after=(epoch, batch) saves a checkpoint there and returns (a
     simulated interruption)."""
     torch.manual_seed(0)
     losses, seen = [], []
-    with sluice.Loader(loader_options(dataset, epochs)) as loader:
+    with sluice.Loader(loader_options(dataset, epochs, recipe=recipe)) as loader:
         classes = max(1, len(sluice.Dataset(dataset).class_names))
         model = make_model(classes).to(device)
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -69,10 +87,16 @@ def train(dataset, epochs, ckpt=None, resume=False, stop_after=None,
             for b in batches:
                 x = torch.from_dlpack(b.images).to(device)
                 y = torch.from_dlpack(b.labels).long().to(device)
+                soft = recipe != "plain"  # mixed, smoothed targets
+                if soft:
+                    y = torch.from_dlpack(b.targets).to(device)
                 seen.append(memoryview(b.indices).tolist())
                 v = b.valid
                 del b
-                loss = F.cross_entropy(model(x[:v]), y[:v])
+                if soft:  # cross entropy against soft targets
+                    loss = -(y[:v] * F.log_softmax(model(x[:v]), 1)).sum(1).mean()
+                else:
+                    loss = F.cross_entropy(model(x[:v]), y[:v])
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -95,9 +119,11 @@ def main():
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--ckpt")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--recipe", default="plain", choices=sorted(RECIPES))
     a = ap.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    train(a.dataset, a.epochs, a.ckpt, a.resume, device=device)
+    train(a.dataset, a.epochs, a.ckpt, a.resume, device=device,
+          recipe=a.recipe)
 
 
 if __name__ == "__main__":

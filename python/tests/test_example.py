@@ -37,3 +37,18 @@ def test_train_two_epochs_loss_falls_and_resume_reproduces(jpeg_dataset,
     assert len(first) == 3
     _, rest = train_torch.train(jpeg_dataset, 2, ckpt=ckpt, resume=True)
     assert first + rest == full
+
+
+@pytest.mark.parametrize("recipe", ["torchvision", "timm"])
+def test_train_with_a_recipe_and_soft_targets(jpeg_dataset, tmp_path, recipe):
+    """The README's recipes in the example: it trains on the soft targets
+    and a resumed run sees the same batches."""
+    import train_torch
+    losses, full = train_torch.train(jpeg_dataset, 2, recipe=recipe)
+    assert len(losses) == 2 and all(l == l and l > 0 for l in losses)
+    ckpt = str(tmp_path / ("ck_%s.pt" % recipe))
+    _, first = train_torch.train(jpeg_dataset, 2, ckpt=ckpt, stop_after=(0, 3),
+                                 recipe=recipe)
+    _, rest = train_torch.train(jpeg_dataset, 2, ckpt=ckpt, resume=True,
+                                recipe=recipe)
+    assert first + rest == full
