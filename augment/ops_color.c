@@ -232,14 +232,80 @@ static void hue_pixel(uint8_t *px, float shift, const float *unit) {
     px[c] = to_u8(o[c] * 255.0f);
 }
 
+#if defined(__SSE2__)
+static inline __m128 sel(__m128 m, __m128 a, __m128 b) { /* m ? a : b */
+  return _mm_or_ps(_mm_and_ps(m, a), _mm_andnot_ps(m, b));
+}
+
+static inline __m128 floor4(__m128 v) { /* floor_f lane by lane */
+  __m128 t = _mm_cvtepi32_ps(_mm_cvttps_epi32(v));
+  return _mm_sub_ps(t, _mm_and_ps(_mm_cmpgt_ps(t, v), _mm_set1_ps(1.0f)));
+}
+
+static inline __m128 clamp01_4(__m128 v) {
+  return _mm_min_ps(_mm_max_ps(v, _mm_setzero_ps()), _mm_set1_ps(1.0f));
+}
+
+/* hue_pixel on four RGBX pixels: the same float32 operations, the branches
+ * as masks. */
+static void hue4(uint8_t *px, __m128 shift) {
+  __m128i in = _mm_loadu_si128((const __m128i *)px);
+  const __m128 k255 = _mm_set1_ps(255.0f), one = _mm_set1_ps(1.0f);
+  __m128 r = _mm_div_ps(channel(in, 0), k255),
+         g = _mm_div_ps(channel(in, 1), k255),
+         b = _mm_div_ps(channel(in, 2), k255);
+  __m128 maxc = _mm_max_ps(_mm_max_ps(r, g), b),
+         minc = _mm_min_ps(_mm_min_ps(r, g), b);
+  __m128 eqc = _mm_cmpeq_ps(maxc, minc), cr = _mm_sub_ps(maxc, minc);
+  __m128 s = _mm_div_ps(cr, sel(eqc, one, maxc));
+  __m128 inv = _mm_div_ps(one, sel(eqc, one, cr));
+  __m128 rc = _mm_mul_ps(_mm_sub_ps(maxc, r), inv),
+         gc = _mm_mul_ps(_mm_sub_ps(maxc, g), inv),
+         bc = _mm_mul_ps(_mm_sub_ps(maxc, b), inv);
+  __m128 hr = _mm_sub_ps(bc, gc);
+  __m128 hg = _mm_sub_ps(_mm_add_ps(_mm_set1_ps(2.0f), rc), bc);
+  __m128 hb = _mm_sub_ps(_mm_add_ps(_mm_set1_ps(4.0f), gc), rc);
+  __m128 h = sel(_mm_cmpeq_ps(maxc, r), hr, sel(_mm_cmpeq_ps(maxc, g), hg, hb));
+  h = _mm_add_ps(_mm_div_ps(h, _mm_set1_ps(6.0f)), one);
+  h = _mm_sub_ps(h, floor4(h));
+  h = _mm_add_ps(h, shift);
+  h = _mm_sub_ps(h, floor4(h));
+  __m128 v = maxc, h6 = _mm_mul_ps(h, _mm_set1_ps(6.0f));
+  __m128 i6 = floor4(h6), f = _mm_sub_ps(h6, i6);
+  __m128 p = clamp01_4(_mm_mul_ps(v, _mm_sub_ps(one, s)));
+  __m128 q = clamp01_4(_mm_mul_ps(v, _mm_sub_ps(one, _mm_mul_ps(s, f))));
+  __m128 t = clamp01_4(
+      _mm_mul_ps(v, _mm_sub_ps(one, _mm_mul_ps(s, _mm_sub_ps(one, f)))));
+  /* i6 in 0..6; 6 is sector 0 */
+  __m128 i0 = _mm_or_ps(_mm_cmpeq_ps(i6, _mm_setzero_ps()),
+                        _mm_cmpeq_ps(i6, _mm_set1_ps(6.0f)));
+  __m128 i1 = _mm_cmpeq_ps(i6, one), i2 = _mm_cmpeq_ps(i6, _mm_set1_ps(2.0f)),
+         i3 = _mm_cmpeq_ps(i6, _mm_set1_ps(3.0f)),
+         i4 = _mm_cmpeq_ps(i6, _mm_set1_ps(4.0f));
+  /* sectors 0..5: (v,t,p) (q,v,p) (p,v,t) (p,q,v) (t,p,v) (v,p,q) */
+  __m128 o0 = sel(i0, v, sel(i1, q, sel(_mm_or_ps(i2, i3), p, sel(i4, t, v))));
+  __m128 o1 = sel(i0, t, sel(_mm_or_ps(i1, i2), v, sel(i3, q, p)));
+  __m128 o2 =
+      sel(_mm_or_ps(i0, i1), p, sel(i2, t, sel(_mm_or_ps(i3, i4), v, q)));
+  __m128i c0 = clamp_trunc4(_mm_mul_ps(o0, k255)),
+          c1 = clamp_trunc4(_mm_mul_ps(o1, k255)),
+          c2 = clamp_trunc4(_mm_mul_ps(o2, k255));
+  _mm_storeu_si128((__m128i *)px, pack4(in, c0, c1, c2));
+}
+#endif
+
 void sl_op_hue(sl_image *im, double hue_factor) {
   if (im->ch == 1)
     return;
   float shift = (float)hue_factor, unit[256];
   for (int v = 0; v < 256; v++)
     unit[v] = (float)v / 255.0f; /* img.to(float32) / 255.0 */
-  size_t n = pixels(im);
-  for (size_t i = 0; i < n; i++)
+  size_t n = pixels(im), i = 0;
+#if defined(__SSE2__)
+  for (__m128 vs = _mm_set1_ps(shift); i + 4 <= n; i += 4)
+    hue4(im->px + 4 * i, vs);
+#endif
+  for (; i < n; i++)
     hue_pixel(im->px + 4 * i, shift, unit);
 }
 
