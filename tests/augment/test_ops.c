@@ -196,8 +196,8 @@ static void test_every_op_on_edge_sizes(void **state) {
   uint8_t *x = noise(w, h, 3, 9), *y = malloc((size_t)w * h * 3);
   assert_non_null(y);
   memcpy(y, x, (size_t)w * h * 3);
-  sl_augment_args t = {.translate = {2, -1}, .scale = 1, .has_fill = 1,
-                       .fill = {7, 8, 9}};
+  sl_augment_args t = {
+      .translate = {2, -1}, .scale = 1, .has_fill = 1, .fill = {7, 8, 9}};
   assert_int_equal(apply("affine", &t, y, w, h, 3), SL_OK);
   for (int yy = 0; yy < h; yy++)
     for (int xx = 0; xx < w; xx++)

@@ -171,6 +171,22 @@ static void test_grid_is_the_loaders_batch(void **state) {
   free(e1);
 }
 
+/* With a recipe on (TrivialAugmentWide, erasing, jitter), the grid is
+ * still the loader's batch, and it differs from the grid without it. */
+static void test_grid_shows_the_recipe(void **state) {
+  (void)state;
+  uint8_t *plain = check_preview(0, 9, 32, 3, "plain.png");
+  FILE *f = fopen(g_ini, "a");
+  assert_non_null(f);
+  fprintf(f, "[augment]\nauto = trivial\nerasing = 0.5\n"
+             "color_jitter = 0.4, 0.4, 0.4, 0.1\n");
+  assert_int_equal(fclose(f), 0);
+  uint8_t *rec = check_preview(0, 9, 32, 3, "recipe.png");
+  unsigned side = 3 * 32 + 4 * k_gap;
+  assert_true(memcmp(plain, rec, (size_t)side * side * 3) != 0);
+  free(plain), free(rec);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   char args[1500];
@@ -211,6 +227,7 @@ int main(void) {
       cmocka_unit_test(test_grid_is_the_loaders_batch),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_refuses_what_the_loader_refuses),
+      cmocka_unit_test(test_grid_shows_the_recipe), /* last: edits g_ini */
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
