@@ -97,35 +97,91 @@ void sl_mix_plan_for(const sl_mix_params *p, uint64_t seed, uint64_t epoch,
   out->lambda = (float)(1.0 - area / ((double)h * (double)w));
 }
 
-static float load(const void *d, size_t i, int dtype) {
-  switch (dtype) {
-  case SL_DTYPE_U8:
-    return (float)((const uint8_t *)d)[i];
-  case SL_DTYPE_FP16:
-    return sl_f16_to_f32(((const uint16_t *)d)[i]);
-  case SL_DTYPE_BF16:
-    return sl_bf16_to_f32(((const uint16_t *)d)[i]);
-  default:
-    return ((const float *)d)[i];
+/* Mixup of the pair (a, b), n elements each, in place: a' = lam a +
+ * rest b, b' = lam b + rest a, in float32 with each product and the sum
+ * rounded once, then rounded to the element type (the device convert's
+ * twin computes the same, loader/device_convert.h). One loop per type,
+ * written for the vectorizer. */
+static void mixup_f32(float *restrict a, float *restrict b, size_t n, float lam,
+                      float rest) {
+  for (size_t i = 0; i < n; i++) {
+    float va = a[i], vb = b[i];
+    a[i] = lam * va + rest * vb;
+    b[i] = lam * vb + rest * va;
   }
 }
 
-static void store(void *d, size_t i, int dtype, float v) {
-  switch (dtype) {
-  case SL_DTYPE_U8: {
-    float r = nearbyintf(v);
-    ((uint8_t *)d)[i] = (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
-    break;
+static inline uint8_t u8_of(float v) { /* round half to even, clamp */
+  v = (v + 12582912.0f) - 12582912.0f;
+  v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
+  return (uint8_t)v;
+}
+
+static void mixup_u8(uint8_t *restrict a, uint8_t *restrict b, size_t n,
+                     float lam, float rest) {
+  for (size_t i = 0; i < n; i++) {
+    float va = (float)a[i], vb = (float)b[i];
+    a[i] = u8_of(lam * va + rest * vb);
+    b[i] = u8_of(lam * vb + rest * va);
   }
-  case SL_DTYPE_FP16:
-    ((uint16_t *)d)[i] = sl_f32_to_f16(v);
-    break;
-  case SL_DTYPE_BF16:
-    ((uint16_t *)d)[i] = sl_f32_to_bf16(v);
-    break;
-  default:
-    ((float *)d)[i] = v;
-    break;
+}
+
+static inline float bf16_f32(uint16_t x) {
+  uint32_t u = (uint32_t)x << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static inline uint16_t f32_bf16(float f) { /* sl_f32_to_bf16 for non-NaN */
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+static void mixup_bf16(uint16_t *restrict a, uint16_t *restrict b, size_t n,
+                       float lam, float rest) {
+  for (size_t i = 0; i < n; i++) {
+    float va = bf16_f32(a[i]), vb = bf16_f32(b[i]);
+    a[i] = f32_bf16(lam * va + rest * vb); /* finite in, finite out */
+    b[i] = f32_bf16(lam * vb + rest * va);
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* F16C converts binary16 both ways in hardware, IEEE round to nearest
+ * even like sl_f32_to_f16: the same bits, ~20x faster. */
+__attribute__((target("avx,f16c"))) static size_t
+mixup_f16_f16c(uint16_t *a, uint16_t *b, size_t n, float lam, float rest) {
+  const __m256 vl = _mm256_set1_ps(lam), vr = _mm256_set1_ps(rest);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 va = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+    __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + i)));
+    __m256 na = _mm256_add_ps(_mm256_mul_ps(vl, va), _mm256_mul_ps(vr, vb));
+    __m256 nb = _mm256_add_ps(_mm256_mul_ps(vl, vb), _mm256_mul_ps(vr, va));
+    _mm_storeu_si128((__m128i *)(a + i),
+                     _mm256_cvtps_ph(na, _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128((__m128i *)(b + i),
+                     _mm256_cvtps_ph(nb, _MM_FROUND_TO_NEAREST_INT));
+  }
+  return i;
+}
+#endif
+
+static void mixup_f16(uint16_t *a, uint16_t *b, size_t n, float lam,
+                      float rest) {
+  size_t i = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"))
+    i = mixup_f16_f16c(a, b, n, lam, rest);
+#endif
+  for (; i < n; i++) {
+    float va = sl_f16_to_f32(a[i]), vb = sl_f16_to_f32(b[i]);
+    a[i] = sl_f32_to_f16(lam * va + rest * vb);
+    b[i] = sl_f32_to_f16(lam * vb + rest * va);
   }
 }
 
@@ -142,32 +198,50 @@ void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w, int c,
     uint8_t *a = base + (size_t)j * per * es;
     uint8_t *b = base + (size_t)(n - 1 - j) * per * es;
     if (m->kind == SL_MIX_MIXUP) {
-      for (size_t i = 0; i < per; i++) {
-        float va = load(a, i, dtype), vb = load(b, i, dtype);
-        store(a, i, dtype, lam * va + rest * vb);
-        store(b, i, dtype, lam * vb + rest * va);
+      switch (dtype) {
+      case SL_DTYPE_U8:
+        mixup_u8(a, b, per, lam, rest);
+        break;
+      case SL_DTYPE_FP16:
+        mixup_f16((uint16_t *)(void *)a, (uint16_t *)(void *)b, per, lam, rest);
+        break;
+      case SL_DTYPE_BF16:
+        mixup_bf16((uint16_t *)(void *)a, (uint16_t *)(void *)b, per, lam,
+                   rest);
+        break;
+      default:
+        mixup_f32((float *)(void *)a, (float *)(void *)b, per, lam, rest);
+        break;
       }
       continue;
     }
-    /* CutMix: the box is swapped between the two */
-    for (int ch = 0; ch < c; ch++)
+    /* CutMix: the box is swapped between the two, a row span at a time */
+    size_t span = (size_t)(m->x1 - m->x0);
+    if (span == 0)
+      continue;
+    for (int ch = 0; ch < c; ch++) {
+      if (ch > 0 && !(layout == SL_LAYOUT_NCHW || c == 1))
+        break; /* NHWC: a row span holds every channel */
       for (int y = m->y0; y < m->y1; y++) {
-        size_t row, step;
+        size_t at, len;
         if (layout == SL_LAYOUT_NCHW || c == 1) {
-          row = ((size_t)ch * (size_t)h + (size_t)y) * (size_t)w;
-          step = 1;
+          at = (((size_t)ch * (size_t)h + (size_t)y) * (size_t)w +
+                (size_t)m->x0) *
+               es;
+          len = span * es;
         } else {
-          row = (size_t)y * (size_t)w * (size_t)c + (size_t)ch;
-          step = (size_t)c;
+          at = ((size_t)y * (size_t)w + (size_t)m->x0) * (size_t)c * es;
+          len = span * (size_t)c * es;
         }
-        for (int x = m->x0; x < m->x1; x++) {
-          size_t i = (row + (size_t)x * step) * es;
-          uint8_t t[4];
-          memcpy(t, a + i, es);
-          memcpy(a + i, b + i, es);
-          memcpy(b + i, t, es);
+        uint8_t t[512];
+        for (size_t off = 0; off < len; off += sizeof t) {
+          size_t k = len - off < sizeof t ? len - off : sizeof t;
+          memcpy(t, a + at + off, k);
+          memcpy(a + at + off, b + at + off, k);
+          memcpy(b + at + off, t, k);
         }
       }
+    }
   }
 }
 
