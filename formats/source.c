@@ -45,14 +45,6 @@ sl_status sl_source_open_opts(sl_source **out, const char *path,
   return open_common(out, path, opts ? opts : &o, mode, NULL, NULL, err);
 }
 
-sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_source_mode mode,
-                                sl_source_bad_fn on_bad, void *user,
-                                sl_err *err) {
-  sl_source_opts o = {.fmt = fmt};
-  return open_common(out, path, &o, mode, on_bad, user, err);
-}
-
 sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
                                      const sl_source_opts *opts,
                                      sl_source_mode mode,

@@ -123,7 +123,7 @@ sl_status sl_source_open_opts(sl_source **out, const char *path,
                               sl_err *err);
 void sl_source_close(sl_source *src);
 
-/* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or
+/* Verify mode: as sl_source_open_opts, but a bad sample (out-of-range offset or
  * length, bad record header, label or shape) is reported through on_bad with
  * its index and a reason naming the key or offset, and marked unusable in
  * the index (codec 0, length 0) instead of failing the open. Structural
@@ -131,10 +131,6 @@ void sl_source_close(sl_source *src);
  * on_bad is called from the opening thread only. */
 typedef void (*sl_source_bad_fn)(void *user, uint64_t index,
                                  const char *reason);
-sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_source_mode mode,
-                                sl_source_bad_fn on_bad, void *user,
-                                sl_err *err);
 sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
                                      const sl_source_opts *opts,
                                      sl_source_mode mode,

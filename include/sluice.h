@@ -646,9 +646,11 @@ typedef struct sl_sample_meta {
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
  * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
  * .lmdb_db say how to read an LMDB other tools wrote; .images, .labels,
- * .targets, .labels_path, .label_from, .lengths, .array_layout and
- * .chunk_cache an HDF5 array file, docs/FORMATS.md). cfg is only
- * read: several threads may open datasets from one config at once. Errors:
+ * .targets, .labels_path, .label_from, .lengths and .array_layout an
+ * HDF5 array file, docs/FORMATS.md; .chunk_cache is the loader's: a
+ * dataset undoes a filtered chunk on each read and keeps no cache). cfg is
+ * only read: several threads may open datasets from one config at once.
+ * Errors:
  * SL_ECONFIG (no dataset.path, a layout option that does not fit the
  * file), SL_EIO (cannot open or read the file or the label file),
  * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,

@@ -436,8 +436,8 @@ static int probe(const char *path) {
     sl_err err = {0};
     sl_source *src = NULL;
     sl_status st =
-        io == 2 ? sl_source_open_verify(&src, path, SL_FORMAT_AUTO,
-                                        SL_SOURCE_PREAD, ignore_bad, NULL, &err)
+        io == 2 ? sl_source_open_verify_opts(&src, path, NULL, SL_SOURCE_PREAD,
+                                             ignore_bad, NULL, &err)
                 : sl_source_open(&src, path, SL_FORMAT_AUTO,
                                  io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP, &err);
     if (st != SL_OK) {
@@ -552,8 +552,8 @@ static void test_verify_mode_hdf5(void **state) {
   bad_log log = {0};
   sl_err err = {0};
   sl_source *src;
-  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO,
-                                         SL_SOURCE_PREAD, on_bad, &log, &err),
+  assert_int_equal(sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_PREAD,
+                                              on_bad, &log, &err),
                    SL_OK);
   assert_int_equal(log.n, 2);
   assert_int_equal(log.first, 5);
@@ -605,8 +605,8 @@ static void test_verify_mode_lmdb(void **state) {
   assert_non_null(strstr(err.msg, "sample 7"));
   assert_non_null(strstr(err.msg, "label 99"));
   bad_log log = {0};
-  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO,
-                                         SL_SOURCE_MMAP, on_bad, &log, &err),
+  assert_int_equal(sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP,
+                                              on_bad, &log, &err),
                    SL_OK);
   assert_int_equal(log.n, 2);
   assert_int_equal(log.first, 7);
