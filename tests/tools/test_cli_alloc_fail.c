@@ -48,7 +48,7 @@ static int setup(void **state) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     uint8_t *buf;
     size_t n;
-    sl_err err;
+    sl_synth_err err;
     if (sl_synth_jpeg((uint64_t)i, 40 + 8 * i, 32, &o, &buf, &n, &err) != SL_OK)
       return -1;
     char p[700];
