@@ -14,7 +14,7 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 
 enum { k_max_side = 8192 };
 

@@ -9,7 +9,7 @@
 
 #include "codecs/codec_impl.h"
 #include "common/mem.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 
 enum { k_arena_extra = 512 * 1024 };
 

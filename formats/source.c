@@ -340,7 +340,7 @@ sl_status sl_source_set_levels(sl_source *src, const char *s, size_t len,
       if (!d || (f == 0 && (i >= len || s[i++] != ':')))
         goto bad;
     }
-    if (n >= SL_SOURCE_LEVELS || (i < len && s[i++] != ' '))
+    if (n >= SL_LEVELS_MAX || (i < len && s[i++] != ' '))
       goto bad;
     src->level_images[n] = v[0];
     src->level_bytes[n++] = v[1];

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "formats/levels.h"
 
 /* The file format (dataset.format). */
 typedef enum sl_format_kind {
@@ -203,10 +204,10 @@ uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
  * layouts). */
 const char *sl_source_description(const sl_source *src);
-/* Resolution levels (codec 7 samples, formats/layout.h): how many levels
+/* Resolution levels (codec 7 samples, formats/levels.h): how many levels
  * the writer stored (0: a file without levels) and, for level k below
- * that, how many images it holds and their payload bytes. */
-#define SL_SOURCE_LEVELS 4
+ * that, how many images it holds and their payload bytes (arrays of
+ * SL_LEVELS_MAX). */
 uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
                           uint64_t bytes[]);
 /* The writer's settings as recorded in the file ("" when none). */

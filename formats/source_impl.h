@@ -64,7 +64,7 @@ struct sl_source {
                         NULL: names precede payloads */
   bool levels_layout;  /* LMDB 4 / HDF5 3: codec 7 samples allowed */
   uint32_t nlevels;    /* levels the writer recorded (0: none) */
-  uint64_t level_images[SL_SOURCE_LEVELS], level_bytes[SL_SOURCE_LEVELS];
+  uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
 };

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "codecs/codec.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 #include "formats/source.h"
 #include "loader/config.h"
 #include "loader/stage_options.h"
@@ -204,7 +204,7 @@ uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
                            uint64_t *bytes) {
   if (!ds || !ds->src)
     return 0;
-  uint64_t im[SL_SOURCE_LEVELS], by[SL_SOURCE_LEVELS];
+  uint64_t im[SL_LEVELS_MAX], by[SL_LEVELS_MAX];
   uint32_t n = sl_source_levels(ds->src, im, by);
   for (uint32_t k = 0; k < n; k++) {
     if (images)

@@ -9,7 +9,7 @@
 #include "codecs/jpeg_levels.h"
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 #include "loader/transcoder.h"
 #include "sluice.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "codecs/codec.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 #include "formats/writer.h"
 #include "loader/transcoder.h"
 #include "sluice.h"
