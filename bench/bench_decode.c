@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
         sl_pipeline_times t0, t1;
         sl_pipeline_times_get(pl_lv[s], &t0);
         L[s][k][r] = sluice_round(pl_lv[s], lv[s], lv_len[s], n, r, seed,
-                                  k_res[k], out, SL_CODEC_JPEG_LEVELS);
+                                  k_res[k], out, SL_IMAGE_JPEG_LEVELS);
         sl_pipeline_times_get(pl_lv[s], &t1);
         if (L[s][k][r] <= 0)
           return 1;

@@ -89,7 +89,7 @@ static int make_dataset(const char *path, int n) {
     sl_sample_info meta = {.label = i % 10,
                            .height = (uint16_t)ht,
                            .width = (uint16_t)wd,
-                           .codec = SL_CODEC_JPEG,
+                           .codec = SL_IMAGE_JPEG,
                            .channels = 3};
     st = sl_fwriter_add(w, buf, len, &meta, &err);
     free(buf);

@@ -8,7 +8,7 @@
 sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err) {
   int h = in->raw_h, w = in->raw_w, c = in->raw_c;
-  bool planar = in->codec != SL_CODEC_RAW;
+  bool planar = in->codec != SL_IMAGE_RAW;
   if (h < 1 || w < 1 || (c != 1 && c != 3 && (c != 4 || planar)))
     return sl_err_set(err, SL_EDECODE, "raw: bad shape %dx%dx%d", h, w, c);
   if (w > SL_CODEC_MAX_SIDE || h > SL_CODEC_MAX_SIDE ||
@@ -48,9 +48,9 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
   sl_pixfmt fmt = c == 1 ? SL_PIX_GRAY : c == 3 ? SL_PIX_RGB : SL_PIX_RGBX;
   sl_sink s;
   sl_sink_begin(&s, d, ch, rw, rh, kx, ky);
-  if (in->codec != SL_CODEC_RAW && c == 3) {
+  if (in->codec != SL_IMAGE_RAW && c == 3) {
     size_t plane = (size_t)info.width * (size_t)info.height;
-    bool bgr = in->codec == SL_CODEC_RAW_CHW_BGR;
+    bool bgr = in->codec == SL_IMAGE_RAW_CHW_BGR;
     const uint8_t *pr = in->bytes + (bgr ? 2 : 0) * plane,
                   *pg = in->bytes + plane,
                   *pb = in->bytes + (bgr ? 0 : 2) * plane;

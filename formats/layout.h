@@ -11,7 +11,7 @@
  *         (name_len bytes, no NUL), then the payload:
  *           0  u8[4] magic "SLR1"
  *           4  u16   layout version (3)
- *           6  u8    codec (sl_codec)
+ *           6  u8    codec (sl_image_codec)
  *           7  u8    channels (1 or 3)
  *           8  u16   height
  *          10  u16   width
@@ -82,21 +82,22 @@
 #define SL_HDF5_LAYOUT_LEVELS 3u /* layout 2 plus codec 7, as LMDB's 4 */
 #define SL_HDF5_GROUP "/samples"
 
-/* The codec byte of a record, index entry or HDF5 row: an sl_codec of
- * codecs/codec.h (1 JPEG, 2 PNG, 3 raw HWC; 4 raw CHW planes in RGB order,
- * 5 in BGR order, which the Caffe reader gives raw Datums; 6 WebP). Formats
- * sits below codecs, so it checks only what the layout needs: the byte's range,
- * and that a raw payload holds height * width * channels bytes.
- * loader/dataset.c, which sees both headers, asserts that the numbers agree. */
-#define SL_LAYOUT_CODEC_FIRST 1u
-#define SL_LAYOUT_CODEC_LAST 7u
-#define SL_LAYOUT_CODEC_JPEG 1u
-#define SL_LAYOUT_CODEC_PNG 2u
-#define SL_LAYOUT_CODEC_RAW 3u
-#define SL_LAYOUT_CODEC_RAW_CHW 4u
-#define SL_LAYOUT_CODEC_RAW_CHW_BGR 5u
-#define SL_LAYOUT_CODEC_WEBP 6u
-#define SL_LAYOUT_CODEC_JPEG_LEVELS 7u
+/* The codec byte of a record, index entry or HDF5 row: an sl_image_codec of
+ * sluice.h, the one list of codecs (1 JPEG, 2 PNG, 3 raw HWC; 4 raw CHW
+ * planes in RGB order, 5 in BGR order, which the Caffe reader gives raw
+ * Datums; 6 WebP; 7 JPEG levels). Formats checks only what the layout
+ * needs: the byte's range, and that a raw payload holds height * width *
+ * channels bytes. */
+#define SL_LAYOUT_CODEC_FIRST SL_IMAGE_JPEG
+#define SL_LAYOUT_CODEC_LAST SL_IMAGE_JPEG_LEVELS
+/* The names formats/source_h5array.c still spells them with, until its
+ * split (issue 29, item 2) writes SL_IMAGE_* there too. */
+#define SL_LAYOUT_CODEC_JPEG SL_IMAGE_JPEG
+#define SL_LAYOUT_CODEC_PNG SL_IMAGE_PNG
+#define SL_LAYOUT_CODEC_RAW SL_IMAGE_RAW
+#define SL_LAYOUT_CODEC_RAW_CHW SL_IMAGE_RAW_CHW
+#define SL_LAYOUT_CODEC_RAW_CHW_BGR SL_IMAGE_RAW_CHW_BGR
+#define SL_LAYOUT_CODEC_WEBP SL_IMAGE_WEBP
 
 /* Codec 7's level record: formats/levels.h. */
 

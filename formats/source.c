@@ -376,7 +376,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->offset, e->length, src->file_size);
   else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
     snprintf(why, sizeof why, "unknown codec %u", e->codec);
-  else if (e->codec == SL_LAYOUT_CODEC_JPEG_LEVELS && !src->levels_layout)
+  else if (e->codec == SL_IMAGE_JPEG_LEVELS && !src->levels_layout)
     snprintf(why, sizeof why,
              "codec %u (JPEG levels) in a file of layout %u, which has none",
              e->codec, src->version);
@@ -392,9 +392,8 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
   else if (!src->h5f &&
-           (e->codec == SL_LAYOUT_CODEC_RAW ||
-            e->codec == SL_LAYOUT_CODEC_RAW_CHW ||
-            e->codec == SL_LAYOUT_CODEC_RAW_CHW_BGR) &&
+           (e->codec == SL_IMAGE_RAW || e->codec == SL_IMAGE_RAW_CHW ||
+            e->codec == SL_IMAGE_RAW_CHW_BGR) &&
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);

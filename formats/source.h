@@ -101,7 +101,7 @@ typedef struct sl_sample_info {
   int32_t label;   /* class index, or -1 when unlabelled */
   uint16_t height; /* stored image size, as the writer recorded it */
   uint16_t width;
-  uint8_t codec;     /* sl_codec (codecs/codec.h) */
+  uint8_t codec;     /* sl_image_codec (sluice.h) */
   uint8_t channels;  /* 1 or 3 */
   uint16_t name_len; /* the sample's name: the name_len bytes before the
                         payload (0: none) */

@@ -191,9 +191,9 @@ static const char *take_image(const uint8_t *p, size_t len, uint64_t off,
   }
   e->offset = off;
   e->length = (uint32_t)len;
-  e->codec = s.kind == SL_SNIFF_JPEG  ? SL_LAYOUT_CODEC_JPEG
-             : s.kind == SL_SNIFF_PNG ? SL_LAYOUT_CODEC_PNG
-                                      : SL_LAYOUT_CODEC_WEBP;
+  e->codec = s.kind == SL_SNIFF_JPEG  ? SL_IMAGE_JPEG
+             : s.kind == SL_SNIFF_PNG ? SL_IMAGE_PNG
+                                      : SL_IMAGE_WEBP;
   e->width = (uint16_t)s.width;
   e->height = (uint16_t)s.height;
   e->channels = s.channels;
@@ -233,9 +233,8 @@ static const char *take_raw(const sl_datum *d, sl_channel_order order,
   e->height = (uint16_t)d->height;
   e->width = (uint16_t)d->width;
   e->channels = (uint8_t)d->channels;
-  e->codec = d->channels == 3 && order != SL_CHANNELS_RGB
-                 ? SL_LAYOUT_CODEC_RAW_CHW_BGR
-                 : SL_LAYOUT_CODEC_RAW_CHW;
+  e->codec = d->channels == 3 && order != SL_CHANNELS_RGB ? SL_IMAGE_RAW_CHW_BGR
+                                                          : SL_IMAGE_RAW_CHW;
   return NULL;
 }
 

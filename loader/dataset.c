@@ -22,26 +22,12 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/rng.h"
-#include "formats/layout.h"
 #include "formats/source.h"
 #include "io/io_reader.h"
 #include "loader/chunk_cache.h"
 #include "loader/loader_internal.h"
 #include "loader/sampler.h"
 #include "loader/stage_options.h"
-
-/* formats/ checks the codec byte of each sample against its layout's
- * numbers; the pipeline reads it as an sl_codec. */
-_Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
-                   SL_LAYOUT_CODEC_JPEG == SL_CODEC_JPEG &&
-                   SL_LAYOUT_CODEC_PNG == SL_CODEC_PNG &&
-                   SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW &&
-                   SL_LAYOUT_CODEC_RAW_CHW == SL_CODEC_RAW_CHW &&
-                   SL_LAYOUT_CODEC_RAW_CHW_BGR == SL_CODEC_RAW_CHW_BGR &&
-                   SL_LAYOUT_CODEC_WEBP == SL_CODEC_WEBP &&
-                   SL_LAYOUT_CODEC_JPEG_LEVELS == SL_CODEC_JPEG_LEVELS &&
-                   SL_LAYOUT_CODEC_LAST == SL_CODEC_JPEG_LEVELS,
-               "the file layout's codec byte is an sl_codec");
 
 typedef struct ds_ctx {
   sl_source *src;

@@ -81,7 +81,7 @@ static void write_file(const char *path, sl_format_kind fmt, uint64_t n) {
       buf[j] = sample_byte(i, j);
     sl_sample_info m = {0};
     m.label = (int32_t)(i % 3);
-    m.codec = SL_CODEC_JPEG;
+    m.codec = SL_IMAGE_JPEG;
     m.channels = i % 2 ? 3 : 1;
     m.height = (uint16_t)(10 + i);
     m.width = (uint16_t)(20 + i);
@@ -126,7 +126,7 @@ static void check_file(const char *path, uint64_t n, sl_source_mode io) {
     assert_int_equal(e->height, 10 + i);
     assert_int_equal(e->width, 20 + i);
     assert_int_equal(e->channels, i % 2 ? 3 : 1);
-    assert_int_equal(e->codec, SL_CODEC_JPEG);
+    assert_int_equal(e->codec, SL_IMAGE_JPEG);
     const uint8_t *d;
     size_t len;
     assert_int_equal(
@@ -239,7 +239,7 @@ static void test_writer_bad_sample(void **state) {
                    SL_EINVAL);
   assert_int_equal(sl_fwriter_set_target_width(w, 1, &err), SL_OK);
   sl_sample_info m = {0};
-  m.codec = SL_CODEC_JPEG;
+  m.codec = SL_IMAGE_JPEG;
   m.channels = 3;
   m.height = m.width = 1;
   m.label = -1;

@@ -44,7 +44,7 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
     sl_sample_info meta = {.label = i % set->nclasses,
                            .height = (uint16_t)ht,
                            .width = (uint16_t)wd,
-                           .codec = SL_CODEC_JPEG,
+                           .codec = SL_IMAGE_JPEG,
                            .channels = 3};
     uint8_t *rec = NULL;
     size_t rec_len = 0;
@@ -56,7 +56,7 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
       free(buf);
       buf = rec;
       len = rec_len;
-      meta.codec = SL_CODEC_JPEG_LEVELS;
+      meta.codec = SL_IMAGE_JPEG_LEVELS;
     }
     assert_int_equal(sl_fwriter_add(w, buf, len, &meta, &err), SL_OK);
     free(buf);
