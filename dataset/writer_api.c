@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "codecs/codec.h"
+#include "dataset/transcoder.h"
 #include "formats/levels.h"
 #include "formats/writer.h"
-#include "loader/transcoder.h"
 #include "sluice.h"
 
 struct sl_writer {

@@ -9,8 +9,8 @@
 #include "codecs/jpeg_levels.h"
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
+#include "dataset/transcoder.h"
 #include "formats/levels.h"
-#include "loader/transcoder.h"
 #include "sluice.h"
 
 struct sl_transcoder {
