@@ -234,14 +234,11 @@ static sl_status take_sample(lmdb_walk *w, const MDB_val *k, uint64_t off,
   return SL_OK;
 }
 
+/* Runs after choose_layout, which found the first entry and set w->base. */
 static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
   sl_source *src = w->src;
   MDB_val k, v;
-  int rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST);
-  if (rc != 0)
-    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
-                      mdb_strerror(rc));
-  w->base = (const uint8_t *)v.mv_data - w->first_data;
+  int rc;
   /* The metadata first: it gives the count (and the classes that labels
    * are checked against). */
   sl_status st = read_meta(w, err);
