@@ -236,21 +236,11 @@ static int open_window(sl_decoder *d, const sl_encoded *in, const sl_region *g,
 }
 
 sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_decode_req *req, sl_decoded *out,
-                         sl_err *err) {
-  sl_image_info info;
-  sl_status st;
-  if (!d->pending || d->pending != in->bytes || d->pending_len != in->len) {
-    st = sl_jpeg_probe(d, in, &info, err);
-    if (st != SL_OK)
-      return st;
-  }
-  info = d->pending_info;
+                         const sl_image_info *info, const sl_decode_req *req,
+                         sl_decoded *out, sl_err *err) {
   sl_region g;
-  st = sl_check_request(d, req, &info, err);
-  if (st == SL_OK)
-    st = sl_region_plan(d, "jpeg", req, info.width, info.height, req->scale, &g,
-                        err);
+  sl_status st = sl_region_plan(d, "jpeg", req, info->width, info->height,
+                                req->scale, &g, err);
   if (st == SL_OK) {
     if (setjmp(d->je.jb))
       return fail(d, err);
@@ -262,7 +252,7 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
       g.x0 -= win.mcu_x * (lo->mcu_w * req->scale / 8);
       g.y0 -= win.mcu_y * (lo->mcu_h * req->scale / 8);
     }
-    st = decode_body(d, &info, &g, req->scale, req->channels, out, err);
+    st = decode_body(d, info, &g, req->scale, req->channels, out, err);
     out->windowed = windowed;
     out->x0 =
         windowed ? g.x0 + win.mcu_x * (d->pending_layout.mcu_w * req->scale / 8)
@@ -271,7 +261,11 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
         windowed ? g.y0 + win.mcu_y * (d->pending_layout.mcu_h * req->scale / 8)
                  : g.y0;
   }
+  sl_jpeg_forget(d);
+  return st;
+}
+
+void sl_jpeg_forget(sl_decoder *d) {
   jpeg_abort_decompress(&d->jd);
   d->pending = NULL;
-  return st;
 }
