@@ -27,6 +27,7 @@
 #include "formats/source.h"
 #include "formats/writer.h"
 #include "test_images.h"
+#include "tests/support/test_dir.h"
 
 static char g_dir[512];
 static const char *g_bin;
@@ -205,9 +206,8 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return sl_test_remove_dir(g_dir);
 }
 
 static sl_source *open_src(const char *path) {

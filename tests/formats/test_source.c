@@ -21,6 +21,7 @@
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"
+#include "tests/support/test_dir.h"
 
 static char g_dir[512];
 
@@ -40,9 +41,8 @@ static int setup_dir(void **state) {
 }
 
 static int teardown_dir(void **state) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return sl_test_remove_dir(g_dir);
 }
 
 /* Sample i: length 1 + (i * 37) % 5000 bytes of a pattern, label i % 3. */

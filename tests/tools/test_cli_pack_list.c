@@ -17,6 +17,7 @@
 
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 #include "tools/synth.h"
 
@@ -53,9 +54,8 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return sl_test_remove_dir(g_dir);
 }
 
 static void write_text(const char *name, const char *text) {
