@@ -189,14 +189,7 @@ static const char *take_image(const uint8_t *p, size_t len, uint64_t off,
              s.width, s.height);
     return why;
   }
-  e->offset = off;
-  e->length = (uint32_t)len;
-  e->codec = s.kind == SL_SNIFF_JPEG  ? SL_IMAGE_JPEG
-             : s.kind == SL_SNIFF_PNG ? SL_IMAGE_PNG
-                                      : SL_IMAGE_WEBP;
-  e->width = (uint16_t)s.width;
-  e->height = (uint16_t)s.height;
-  e->channels = s.channels;
+  sl_source_entry_from_sniff(e, off, (uint32_t)len, &s);
   return NULL;
 }
 

@@ -7,6 +7,7 @@
 
 #include "formats/h5filter.h"
 #include "formats/h5tiles.h"
+#include "formats/image_sniff.h"
 #include "formats/source.h"
 
 /* An HDF5 array of filtered chunks of whole samples, or of samples that
@@ -96,6 +97,22 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
  * module itself (bad record header...). */
 sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                               const char *reason, sl_err *err);
+
+/* An entry that is an image file of len bytes at file offset off, as
+ * sniffed (s->kind JPEG, PNG or WebP; sides up to 65535, checked by the
+ * caller): its place, codec, size and channels. Label, name and the rest
+ * are the caller's. */
+static inline void sl_source_entry_from_sniff(sl_sample_info *e, uint64_t off,
+                                              uint32_t len, const sl_sniff *s) {
+  e->offset = off;
+  e->length = len;
+  e->codec = s->kind == SL_SNIFF_JPEG  ? SL_IMAGE_JPEG
+             : s->kind == SL_SNIFF_PNG ? SL_IMAGE_PNG
+                                       : SL_IMAGE_WEBP;
+  e->width = (uint16_t)s->width;
+  e->height = (uint16_t)s->height;
+  e->channels = s->channels;
+}
 
 /* The format modules: fill count, index, classes, writer, version. */
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,

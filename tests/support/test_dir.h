@@ -25,8 +25,8 @@ static inline int sl_test_make_fixtures(const char *test, const char *python,
                                         const char *script, const char *args,
                                         const char *needs) {
   char cmd[4096];
-  if ((size_t)snprintf(cmd, sizeof cmd, "'%s' '%s' %s", python, script,
-                       args) >= sizeof cmd)
+  if ((size_t)snprintf(cmd, sizeof cmd, "'%s' '%s' %s", python, script, args) >=
+      sizeof cmd)
     return -1;
   if (system(cmd) != 0) {
     fprintf(stderr,
