@@ -1,5 +1,5 @@
 /* Where the workers' samples come from: an interface with one real
- * implementation (dataset.c: a formats/ source read through an augment/
+ * implementation (sample_source.c: a formats/ source read through an augment/
  * pipeline) and fakes in the tests, so the pool, the ring and the API can be
  * tested without images.
  *
