@@ -152,12 +152,12 @@ const char *sl_source_format_name(const sl_source *src) {
 }
 
 const char *sl_source_layout_name(const sl_source *src) {
-  switch (src->layout) {
-  case SL_LMDB_CAFFE:
+  switch (src->entry_layout) {
+  case SL_ENTRIES_CAFFE:
     return "caffe";
-  case SL_LMDB_IMAGES:
+  case SL_ENTRIES_IMAGES:
     return "images";
-  case SL_LMDB_ARRAY:
+  case SL_ENTRIES_ARRAY:
     return "array";
   default:
     return "sluice";
@@ -303,7 +303,8 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
   }
   return sl_err_set(err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s",
                     src->path, i, where, reason,
-                    src->layout == SL_LMDB_SLUICE ? "; " SL_REPACK_HINT : "");
+                    src->entry_layout == SL_ENTRIES_SLUICE ? "; " SL_REPACK_HINT
+                                                           : "");
 }
 
 /* Targets feed a loss: a NaN or infinity is damage, not data. */
@@ -384,7 +385,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
   else if (e->height == 0 || e->width == 0)
     snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
-  else if (src->layout == SL_LMDB_SLUICE &&
+  else if (src->entry_layout == SL_ENTRIES_SLUICE &&
            (e->label < -1 ||
             (e->label >= 0 && (uint32_t)e->label >= src->nclasses)))
     snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",
@@ -423,7 +424,7 @@ static sl_status open_common(sl_source **out, const char *path,
   src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
-  src->layout = opts->layout;
+  src->entry_layout = opts->entry_layout;
   src->order = opts->order;
   src->array_layout = opts->array_layout;
   src->label_argmax = opts->label_argmax;
@@ -449,11 +450,14 @@ static sl_status open_common(sl_source **out, const char *path,
   sl_status st =
       detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 &&
-      (src->layout == SL_LMDB_CAFFE || src->layout == SL_LMDB_IMAGES))
+      (src->entry_layout == SL_ENTRIES_CAFFE ||
+       src->entry_layout == SL_ENTRIES_IMAGES))
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = %s is for LMDB files; this is HDF5",
-                    path, src->layout == SL_LMDB_CAFFE ? "caffe" : "images");
-  if (st == SL_OK && fmt == SL_FORMAT_LMDB && src->layout == SL_LMDB_ARRAY)
+                    path,
+                    src->entry_layout == SL_ENTRIES_CAFFE ? "caffe" : "images");
+  if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
+      src->entry_layout == SL_ENTRIES_ARRAY)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = array is for HDF5 files; this is "
                     "LMDB",

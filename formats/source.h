@@ -31,18 +31,19 @@ typedef enum sl_format_kind {
   SL_FORMAT_HDF5
 } sl_format_kind;
 
-/* How a file's entries are laid out (dataset.layout). Auto: sluice's
- * own when the file holds its "sluice.meta" entry, else from the first
+/* The entry layout: what a file's entries hold (dataset.layout; not the
+ * layout version of sluice's own files, nor a tensor's sl_layout). Auto:
+ * sluice's own when the file holds its "sluice.meta" entry, else from the first
  * sample-like value: an image file's magic means images, anything else is
  * read as a Caffe Datum. An HDF5 file is sluice's when it has the group
  * /samples with a sluice_layout attribute, else an array file. */
-typedef enum sl_lmdb_layout {
-  SL_LMDB_AUTO,
-  SL_LMDB_SLUICE,
-  SL_LMDB_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
-  SL_LMDB_IMAGES, /* values are JPEG/PNG files, keys are arbitrary */
-  SL_LMDB_ARRAY   /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
-} sl_lmdb_layout;
+typedef enum sl_entry_layout {
+  SL_ENTRIES_AUTO,
+  SL_ENTRIES_SLUICE,
+  SL_ENTRIES_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
+  SL_ENTRIES_IMAGES, /* values are JPEG/PNG files, keys are arbitrary */
+  SL_ENTRIES_ARRAY   /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
+} sl_entry_layout;
 
 /* Plane order of a Caffe raw (not encoded) Datum with 3 channels
  * (dataset.channel_order): BGR is what Caffe's OpenCV-based tools write;
@@ -67,7 +68,7 @@ typedef enum sl_array_layout {
 /* The typed options of a source (the loader builds them from dataset.*). */
 typedef struct sl_source_opts {
   sl_format_kind fmt;
-  sl_lmdb_layout layout;
+  sl_entry_layout entry_layout; /* dataset.layout */
   sl_channel_order order;
   /* Foreign layouts: NULL or "" for none, else a text file of lines
    * `key label [t1 ... tK]` giving each key's label and targets. */
