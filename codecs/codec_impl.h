@@ -67,8 +67,8 @@ struct sl_decoder {
   const uint8_t *pending; /* input whose header jd holds, or NULL */
   size_t pending_len;
   sl_image_info pending_info;
-  int pending_windowable; /* pending_layout is usable for windows */
-  sl_jpeg_layout pending_layout;
+  int pending_windowable; /* pending_grid is usable for windows */
+  sl_jpeg_grid pending_grid;
   uint8_t *window; /* SL_WINDOW_BYTES */
 };
 
