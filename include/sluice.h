@@ -652,9 +652,8 @@ typedef struct sl_sample_meta {
  * HDF5 array file, docs/FORMATS.md; .chunk_cache is the loader's: a
  * dataset undoes a filtered chunk on each read and keeps no cache). cfg is
  * only read: several threads may open datasets from one config at once.
- * Errors:
- * SL_ECONFIG (no dataset.path, a layout option that does not fit the
- * file), SL_EIO (cannot open or read the file or the label file),
+ * Errors: SL_ECONFIG (no dataset.path, a layout option that does not fit
+ * the file), SL_EIO (cannot open or read the file or the label file),
  * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
  * damage: the message names the file and the sample or key, and for
  * sluice's own files says how to re-create it), SL_ENOMEM.
