@@ -14,7 +14,7 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 
 enum { k_max_side = 8192 };
 
@@ -222,7 +222,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   sl_decoded dec;
   sl_status st;
   uint64_t t1;
-  if (codec == SL_CODEC_JPEG_LEVELS) {
+  if (codec == SL_IMAGE_JPEG_LEVELS) {
     st = run_levels(pl, &in, seed, epoch, sample_index, out_h, out_w, f, &box,
                     &flip, &dec, &level, err);
     if (st != SL_OK)
@@ -236,7 +236,7 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
     sl_aug_sample_crop(&pl->p, info.width, info.height, out_h, out_w, seed,
                        epoch, sample_index, &box, &flip);
     sl_decode_req req = {box.x, box.y, box.w, box.h, 8, out_w, out_h, pl->ch};
-    if (codec == SL_CODEC_JPEG)
+    if (codec == SL_IMAGE_JPEG)
       req.scale = sl_aug_dct_scale(box.w, box.h, out_w, out_h);
     st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
     if (st != SL_OK)
@@ -270,11 +270,11 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   }
   uint64_t t2 = sl_now_ns();
   pl->times.decode_ns += t1 - t0;
-  if (codec == SL_CODEC_JPEG || codec == SL_CODEC_JPEG_LEVELS) {
+  if (codec == SL_IMAGE_JPEG || codec == SL_IMAGE_JPEG_LEVELS) {
     pl->times.jpeg_decodes++;
     pl->times.jpeg_windowed += (uint64_t)dec.windowed;
   }
-  if (codec == SL_CODEC_JPEG_LEVELS)
+  if (codec == SL_IMAGE_JPEG_LEVELS)
     pl->times.level_decodes[level]++;
   pl->times.augment_ns += t2 - t1;
   return SL_OK;

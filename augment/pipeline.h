@@ -115,12 +115,12 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
 void sl_pipeline_destroy(sl_pipeline *pl);
 
 /* Runs the whole pipeline on one sample. A level record
- * (SL_CODEC_JPEG_LEVELS) takes its crop in level 0's coordinates, then
+ * (SL_IMAGE_JPEG_LEVELS) takes its crop in level 0's coordinates, then
  * decodes it from the level sl_aug_level_plan picks; below level 0 an
  * area resampler (augment/resample.h, in place of libyuv) places the
  * crop's exact fractional edges, so the output shows the same region of
  * the scene from any level. and writes sl_aug_sample_bytes()
- * bytes to dst. codec is an sl_codec (codecs/codec.h); for SL_CODEC_RAW,
+ * bytes to dst. codec is an sl_image_codec (sluice.h); for SL_IMAGE_RAW,
  * raw_h/raw_w/raw_c give the array's shape (ignored otherwise). Errors:
  * SL_EDECODE (corrupt data: the codec's message), SL_ETOOBIG (over
  * max_pixels), SL_EUNSUPPORTED, SL_EINVAL (out_h/out_w outside

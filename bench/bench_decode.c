@@ -191,10 +191,14 @@ int main(int argc, char **argv) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     o.texture = texture;
     o.label = i % 10;
+    sl_synth_err serr;
     if (sl_synth_jpeg((uint64_t)seed * 1000003u + (uint64_t)i, 500, 375, &o,
-                      &jpg[i], &len[i], &err) != SL_OK ||
-        sl_jpeg_rewrite(rw, jpg[i], len[i], &pk[i], &pk_len[i], &err) !=
-            SL_OK) {
+                      &jpg[i], &len[i], &serr) != SL_OK) {
+      fprintf(stderr, "bench_decode: %s\n", serr.msg);
+      return 1;
+    }
+    if (sl_jpeg_rewrite(rw, jpg[i], len[i], &pk[i], &pk_len[i], &err) !=
+        SL_OK) {
       fprintf(stderr, "bench_decode: %s\n", err.msg);
       return 1;
     }
@@ -275,7 +279,7 @@ int main(int argc, char **argv) {
         sl_pipeline_times t0, t1;
         sl_pipeline_times_get(pl_lv[s], &t0);
         L[s][k][r] = sluice_round(pl_lv[s], lv[s], lv_len[s], n, r, seed,
-                                  k_res[k], out, SL_CODEC_JPEG_LEVELS);
+                                  k_res[k], out, SL_IMAGE_JPEG_LEVELS);
         sl_pipeline_times_get(pl_lv[s], &t1);
         if (L[s][k][r] <= 0)
           return 1;

@@ -169,7 +169,7 @@ static int write_many(const char *path, sl_format_kind fmt, uint64_t n) {
   }
   uint8_t payload[16];
   sl_sample_info m = {0};
-  m.codec = SL_CODEC_RAW;
+  m.codec = SL_IMAGE_RAW;
   m.channels = 1;
   m.height = 4;
   m.width = 4;

@@ -71,9 +71,12 @@ static int make_dataset(const char *path, int n) {
     int wd = i % 5 == 4 ? 375 : 500, ht = i % 5 == 4 ? 500 : 375;
     uint8_t *jpg, *buf = NULL;
     size_t jlen, len;
+    sl_synth_err serr;
     sl_status st =
-        sl_synth_jpeg((uint64_t)i + 1, wd, ht, &o, &jpg, &jlen, &err);
-    if (st == SL_OK) {
+        sl_synth_jpeg((uint64_t)i + 1, wd, ht, &o, &jpg, &jlen, &serr);
+    if (st != SL_OK)
+      snprintf(err.msg, sizeof err.msg, "%s", serr.msg);
+    else {
       st = sl_jpeg_rewrite(rw, jpg, jlen, &buf, &len, &err);
       free(jpg);
     }
@@ -86,7 +89,7 @@ static int make_dataset(const char *path, int n) {
     sl_sample_info meta = {.label = i % 10,
                            .height = (uint16_t)ht,
                            .width = (uint16_t)wd,
-                           .codec = SL_CODEC_JPEG,
+                           .codec = SL_IMAGE_JPEG,
                            .channels = 3};
     st = sl_fwriter_add(w, buf, len, &meta, &err);
     free(buf);

@@ -42,22 +42,15 @@
 
 #include "common/error.h"
 
-/* How a sample's payload is encoded. The values are stored in dataset files
- * (formats/layout.h): never renumber them. */
-typedef enum sl_codec {
-  SL_CODEC_JPEG = 1,
-  SL_CODEC_PNG = 2,
-  SL_CODEC_RAW = 3, /* u8 HWC array of height*width*channels bytes */
-  /* u8 CHW planes (channels 1 or 3) of height*width bytes each, as Caffe's
-   * raw Datums hold them: planes in R, G, B order, or in B, G, R order. */
-  SL_CODEC_RAW_CHW = 4,
-  SL_CODEC_RAW_CHW_BGR = 5,
-  SL_CODEC_WEBP = 6, /* lossy or lossless WebP (libwebp); alpha dropped */
-  /* One image at several resolutions, each a JPEG (formats/layout.h, the
-   * level record): probe and decode read level 0; sl_decoder_level gives
-   * the others as plain JPEGs. */
-  SL_CODEC_JPEG_LEVELS = 7
-} sl_codec;
+/* How a sample's payload is encoded: sluice.h's sl_image_codec, whose
+ * values are the codec byte of the dataset files (formats/layout.h). To the
+ * codecs: SL_IMAGE_RAW is a u8 HWC array of height*width*channels bytes;
+ * SL_IMAGE_RAW_CHW and _BGR u8 planes (channels 1 or 3) of height*width
+ * bytes each, as Caffe's raw Datums hold them, in R, G, B or B, G, R order;
+ * SL_IMAGE_WEBP lossy or lossless WebP (libwebp), alpha dropped;
+ * SL_IMAGE_JPEG_LEVELS one image at several resolutions, each a JPEG (the
+ * level record, formats/levels.h): probe and decode read level 0, and
+ * sl_decoder_level gives the others as plain JPEGs. */
 
 /* Chroma subsampling of a JPEG (others report SL_SUB_444 or SL_SUB_GRAY). */
 typedef enum sl_subsamp {
@@ -87,7 +80,7 @@ typedef struct sl_image_info {
   sl_color_model color;
 } sl_image_info;
 
-/* One encoded input. codec is an sl_codec; raw_h/raw_w/raw_c give a raw
+/* One encoded input. codec is an sl_image_codec; raw_h/raw_w/raw_c give a raw
  * array's shape (raw_c 1, 3 or 4) and are ignored otherwise. */
 typedef struct sl_encoded {
   const uint8_t *bytes;
@@ -146,7 +139,7 @@ sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
                             const sl_decode_req *req, sl_decoded *out,
                             sl_err *err);
 
-/* Parses a level record (SL_CODEC_JPEG_LEVELS) into its JPEGs; the
+/* Parses a level record (SL_IMAGE_JPEG_LEVELS) into its JPEGs; the
  * levels' sizes come from its directory. Errors: SL_EDECODE naming what is
  * cut or damaged. */
 struct sl_levels;

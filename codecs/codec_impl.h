@@ -67,8 +67,8 @@ struct sl_decoder {
   const uint8_t *pending; /* input whose header jd holds, or NULL */
   size_t pending_len;
   sl_image_info pending_info;
-  int pending_windowable; /* pending_layout is usable for windows */
-  sl_jpeg_layout pending_layout;
+  int pending_windowable; /* pending_grid is usable for windows */
+  sl_jpeg_grid pending_grid;
   uint8_t *window; /* SL_WINDOW_BYTES */
 };
 
@@ -100,23 +100,31 @@ void sl_sink_end(const sl_sink *s, int m, sl_decoded *out);
 void sl_convert_row(const uint8_t *in, sl_pixfmt fmt, int n, uint8_t *out,
                     int out_ch);
 
+/* The codecs' entry points. A probe reads the header into *info (a JPEG's
+ * stays in the decoder, pending, for the decode of the same bytes). A
+ * decode gets the probed *info and a request sl_check_request accepted:
+ * sl_decoder_decode does both first, for every codec. */
 sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
                         sl_image_info *info, sl_err *err);
 sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_decode_req *req, sl_decoded *out,
-                         sl_err *err);
+                         const sl_image_info *info, const sl_decode_req *req,
+                         sl_decoded *out, sl_err *err);
+/* Drops the pending header (the decompressor is aborted). */
+void sl_jpeg_forget(sl_decoder *d);
 sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err);
 sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
-                        const sl_decode_req *req, sl_decoded *out, sl_err *err);
+                        const sl_image_info *info, const sl_decode_req *req,
+                        sl_decoded *out, sl_err *err);
 sl_status sl_webp_probe(const sl_decoder *d, const sl_encoded *in,
                         sl_image_info *info, sl_err *err);
 sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_decode_req *req, sl_decoded *out,
-                         sl_err *err);
+                         const sl_image_info *info, const sl_decode_req *req,
+                         sl_decoded *out, sl_err *err);
 sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err);
 sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
-                        const sl_decode_req *req, sl_decoded *out, sl_err *err);
+                        const sl_image_info *info, const sl_decode_req *req,
+                        sl_decoded *out, sl_err *err);
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "codecs/codec_impl.h"
 #include "common/mem.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 
 enum { k_arena_extra = 512 * 1024 };
 
@@ -73,7 +73,7 @@ sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
     return st;
   if (k < 0 || k >= lv.n)
     return sl_err_set(err, SL_EINVAL, "jpeg levels: level %d of %d", k, lv.n);
-  sl_encoded e = {lv.level[k].bytes, lv.level[k].len, SL_CODEC_JPEG, 0, 0, 0};
+  sl_encoded e = {lv.level[k].bytes, lv.level[k].len, SL_IMAGE_JPEG, 0, 0, 0};
   *jp = e;
   if (d->pending == e.bytes && d->pending_len == e.len) {
     *info = d->pending_info;
@@ -97,19 +97,19 @@ sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
   if (!in->bytes && in->len)
     return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
   switch (in->codec) {
-  case SL_CODEC_JPEG:
+  case SL_IMAGE_JPEG:
     return sl_jpeg_probe(d, in, info, err);
-  case SL_CODEC_JPEG_LEVELS: {
+  case SL_IMAGE_JPEG_LEVELS: {
     sl_encoded jp;
     return sl_decoder_level(d, in, 0, &jp, info, err);
   }
-  case SL_CODEC_PNG:
+  case SL_IMAGE_PNG:
     return sl_png_probe(d, in, info, err);
-  case SL_CODEC_WEBP:
+  case SL_IMAGE_WEBP:
     return sl_webp_probe(d, in, info, err);
-  case SL_CODEC_RAW:
-  case SL_CODEC_RAW_CHW:
-  case SL_CODEC_RAW_CHW_BGR:
+  case SL_IMAGE_RAW:
+  case SL_IMAGE_RAW_CHW:
+  case SL_IMAGE_RAW_CHW_BGR:
     return sl_raw_probe(d, in, info, err);
   default:
     return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
@@ -126,26 +126,40 @@ sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
                       req->channels);
   if (!in->bytes && in->len)
     return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
-  switch (in->codec) {
-  case SL_CODEC_JPEG:
-    return sl_jpeg_decode(d, in, req, out, err);
-  case SL_CODEC_JPEG_LEVELS: {
-    sl_encoded jp;
-    sl_image_info info;
-    sl_status st = sl_decoder_level(d, in, 0, &jp, &info, err);
-    return st == SL_OK ? sl_jpeg_decode(d, &jp, req, out, err) : st;
+  /* Every codec's decode starts from the header and a request that fits
+   * it: a level record decodes level 0's JPEG, and a JPEG just probed is
+   * not read again. */
+  sl_encoded jp;
+  sl_image_info info;
+  sl_status st;
+  if (in->codec == SL_IMAGE_JPEG_LEVELS) {
+    st = sl_decoder_level(d, in, 0, &jp, &info, err);
+    if (st != SL_OK)
+      return st;
+    in = &jp;
+  } else if (in->codec == SL_IMAGE_JPEG && d->pending &&
+             d->pending == in->bytes && d->pending_len == in->len) {
+    info = d->pending_info;
+    st = SL_OK;
+  } else {
+    st = sl_decoder_probe(d, in, &info, err);
   }
-  case SL_CODEC_PNG:
-    return sl_png_decode(d, in, req, out, err);
-  case SL_CODEC_WEBP:
-    return sl_webp_decode(d, in, req, out, err);
-  case SL_CODEC_RAW:
-  case SL_CODEC_RAW_CHW:
-  case SL_CODEC_RAW_CHW_BGR:
-    return sl_raw_decode(d, in, req, out, err);
-  default:
-    return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
-                      in->codec);
+  if (st == SL_OK)
+    st = sl_check_request(d, req, &info, err);
+  if (st != SL_OK) {
+    if (in->codec == SL_IMAGE_JPEG && d->pending)
+      sl_jpeg_forget(d);
+    return st;
+  }
+  switch (in->codec) {
+  case SL_IMAGE_JPEG:
+    return sl_jpeg_decode(d, in, &info, req, out, err);
+  case SL_IMAGE_PNG:
+    return sl_png_decode(d, in, &info, req, out, err);
+  case SL_IMAGE_WEBP:
+    return sl_webp_decode(d, in, &info, req, out, err);
+  default: /* the probe refused any other codec */
+    return sl_raw_decode(d, in, &info, req, out, err);
   }
 }
 

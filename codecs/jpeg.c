@@ -128,7 +128,7 @@ sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
   d->pending_info = *info;
   d->pending_windowable =
       !info->progressive &&
-      sl_jpeg_layout_read(in->bytes, in->len, &d->pending_layout);
+      sl_jpeg_grid_read(in->bytes, in->len, &d->pending_grid);
   return SL_OK;
 }
 
@@ -208,7 +208,7 @@ static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
  * with the longjmp target set. */
 static int open_window(sl_decoder *d, const sl_encoded *in, const sl_region *g,
                        int m, sl_jpeg_window *win) {
-  const sl_jpeg_layout *lo = &d->pending_layout;
+  const sl_jpeg_grid *lo = &d->pending_grid;
   int sw = lo->mcu_w * m / 8, sh = lo->mcu_h * m / 8, gx, gy;
   sl_jpeg_window_margin(lo, m, &gx, &gy);
   int mx0 = g->x0 / sw - gx, mx1 = (g->x0 + g->rw + sw - 1) / sw + gx;
@@ -236,21 +236,11 @@ static int open_window(sl_decoder *d, const sl_encoded *in, const sl_region *g,
 }
 
 sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_decode_req *req, sl_decoded *out,
-                         sl_err *err) {
-  sl_image_info info;
-  sl_status st;
-  if (!d->pending || d->pending != in->bytes || d->pending_len != in->len) {
-    st = sl_jpeg_probe(d, in, &info, err);
-    if (st != SL_OK)
-      return st;
-  }
-  info = d->pending_info;
+                         const sl_image_info *info, const sl_decode_req *req,
+                         sl_decoded *out, sl_err *err) {
   sl_region g;
-  st = sl_check_request(d, req, &info, err);
-  if (st == SL_OK)
-    st = sl_region_plan(d, "jpeg", req, info.width, info.height, req->scale, &g,
-                        err);
+  sl_status st = sl_region_plan(d, "jpeg", req, info->width, info->height,
+                                req->scale, &g, err);
   if (st == SL_OK) {
     if (setjmp(d->je.jb))
       return fail(d, err);
@@ -258,20 +248,24 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
     int windowed =
         d->pending_windowable && open_window(d, in, &g, req->scale, &win);
     if (windowed) { /* the region, in the window's coordinates */
-      const sl_jpeg_layout *lo = &d->pending_layout;
+      const sl_jpeg_grid *lo = &d->pending_grid;
       g.x0 -= win.mcu_x * (lo->mcu_w * req->scale / 8);
       g.y0 -= win.mcu_y * (lo->mcu_h * req->scale / 8);
     }
-    st = decode_body(d, &info, &g, req->scale, req->channels, out, err);
+    st = decode_body(d, info, &g, req->scale, req->channels, out, err);
     out->windowed = windowed;
-    out->x0 =
-        windowed ? g.x0 + win.mcu_x * (d->pending_layout.mcu_w * req->scale / 8)
-                 : g.x0;
-    out->y0 =
-        windowed ? g.y0 + win.mcu_y * (d->pending_layout.mcu_h * req->scale / 8)
-                 : g.y0;
+    out->x0 = windowed
+                  ? g.x0 + win.mcu_x * (d->pending_grid.mcu_w * req->scale / 8)
+                  : g.x0;
+    out->y0 = windowed
+                  ? g.y0 + win.mcu_y * (d->pending_grid.mcu_h * req->scale / 8)
+                  : g.y0;
   }
+  sl_jpeg_forget(d);
+  return st;
+}
+
+void sl_jpeg_forget(sl_decoder *d) {
   jpeg_abort_decompress(&d->jd);
   d->pending = NULL;
-  return st;
 }

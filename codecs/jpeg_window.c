@@ -56,7 +56,7 @@ static int next_header_seg(const uint8_t *b, size_t n, size_t *p, seg *s) {
   return 1;
 }
 
-static int read_sof(const uint8_t *s, size_t len, sl_jpeg_layout *lo,
+static int read_sof(const uint8_t *s, size_t len, sl_jpeg_grid *lo,
                     int ids[4]) {
   if (len < 6 || s[0] != 8)
     return 0;
@@ -83,7 +83,7 @@ static int read_sof(const uint8_t *s, size_t len, sl_jpeg_layout *lo,
 }
 
 /* The scan must be the whole image: every component, full spectrum. */
-static int read_sos(const uint8_t *s, size_t len, const sl_jpeg_layout *lo,
+static int read_sos(const uint8_t *s, size_t len, const sl_jpeg_grid *lo,
                     const int ids[4]) {
   if (len < 1 || s[0] != lo->comps || len < 1 + 2 * (size_t)s[0] + 3)
     return 0;
@@ -100,7 +100,7 @@ static int read_sos(const uint8_t *s, size_t len, const sl_jpeg_layout *lo,
   return t[0] == 0 && t[1] == 63 && t[2] == 0;
 }
 
-static int set_geometry(sl_jpeg_layout *lo) {
+static int set_geometry(sl_jpeg_grid *lo) {
   if (lo->comps == 1) { /* non-interleaved: an MCU is one block */
     lo->mcu_w = lo->mcu_h = 8;
   } else {
@@ -124,7 +124,7 @@ static int set_geometry(sl_jpeg_layout *lo) {
   return 0;
 }
 
-int sl_jpeg_layout_read(const uint8_t *b, size_t n, sl_jpeg_layout *lo) {
+int sl_jpeg_grid_read(const uint8_t *b, size_t n, sl_jpeg_grid *lo) {
   memset(lo, 0, sizeof *lo);
   if (n < 4 || b[0] != 0xFF || b[1] != k_soi)
     return 0;
@@ -155,7 +155,7 @@ int sl_jpeg_layout_read(const uint8_t *b, size_t n, sl_jpeg_layout *lo) {
   return 0;
 }
 
-void sl_jpeg_window_margin(const sl_jpeg_layout *lo, int m, int *mx, int *my) {
+void sl_jpeg_window_margin(const sl_jpeg_grid *lo, int m, int *mx, int *my) {
   *mx = *my = 0;
   if (lo->comps == 1)
     return;
@@ -201,7 +201,7 @@ static size_t next_marker(const uint8_t *b, size_t n, size_t p, int *code,
 /* Copies the header segments the decoder needs (all but APP1..APP13,
  * APP15 and COM: metadata) with SOF's size set to w x h. Returns the bytes
  * written, 0 when they do not fit. */
-static size_t copy_header(const uint8_t *b, const sl_jpeg_layout *lo, int w,
+static size_t copy_header(const uint8_t *b, const sl_jpeg_grid *lo, int w,
                           int h, uint8_t *out, size_t cap) {
   if (cap < 2)
     return 0;
@@ -232,7 +232,7 @@ static int min_int(int a, int b) {
   return a < b ? a : b;
 }
 
-int sl_jpeg_window_build(const uint8_t *b, size_t n, const sl_jpeg_layout *lo,
+int sl_jpeg_window_build(const uint8_t *b, size_t n, const sl_jpeg_grid *lo,
                          int mx0, int my0, int mx1, int my1, uint8_t *out,
                          size_t cap, sl_jpeg_window *win) {
   memset(win, 0, sizeof *win);

@@ -26,7 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct sl_jpeg_layout {
+/* A JPEG's MCU grid and restart segments, as its markers give them (the
+ * file's restart layout, codecs/jpeg_layout.h, read back). */
+typedef struct sl_jpeg_grid {
   int width, height;  /* pixels, from SOF */
   int mcu_w, mcu_h;   /* pixels per MCU */
   int mcus_x, mcus_y; /* MCUs per row, MCU rows */
@@ -37,20 +39,20 @@ typedef struct sl_jpeg_layout {
   int h_samp[4], v_samp[4], h_max, v_max;
   size_t sof_dims; /* offset of SOF's 16-bit height (width follows) */
   size_t entropy;  /* first byte of the entropy-coded data */
-} sl_jpeg_layout;
+} sl_jpeg_grid;
 
 /* Reads the marker structure of bytes[0, len). Returns 1 when the window
  * can be used on it: 8-bit sequential Huffman (SOF0/SOF1), one scan with
  * every component, a restart interval that divides the MCU row or is a
  * whole number of rows; 0 otherwise (including any malformed header). */
-int sl_jpeg_layout_read(const uint8_t *bytes, size_t len, sl_jpeg_layout *lo);
+int sl_jpeg_grid_read(const uint8_t *bytes, size_t len, sl_jpeg_grid *lo);
 
 /* The MCUs of margin to keep around a region decoded at DCT scale m/8, in
  * x and y: 1 where libjpeg upsamples some component's chroma at that scale
  * (its fancy upsampling reads the neighbouring samples, and at a window's
  * edge it would read replicated ones instead), 0 where every component is
  * decoded at full resolution by IDCT scaling. */
-void sl_jpeg_window_margin(const sl_jpeg_layout *lo, int m, int *mx, int *my);
+void sl_jpeg_window_margin(const sl_jpeg_grid *lo, int m, int *mx, int *my);
 
 /* The window actually built: MCU origin, size in pixels, bytes written. */
 typedef struct sl_jpeg_window {
@@ -65,7 +67,7 @@ typedef struct sl_jpeg_window {
  * with *win filled, or 0 when the window cannot be built (no room, or the
  * data is not laid out as the header says). */
 int sl_jpeg_window_build(const uint8_t *bytes, size_t len,
-                         const sl_jpeg_layout *lo, int mx0, int my0, int mx1,
+                         const sl_jpeg_grid *lo, int mx0, int my0, int mx1,
                          int my1, uint8_t *out, size_t cap,
                          sl_jpeg_window *win);
 

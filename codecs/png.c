@@ -135,15 +135,8 @@ static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
 }
 
 sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
-                        const sl_decode_req *req, sl_decoded *out,
-                        sl_err *err) {
-  sl_image_info info;
-  memset(&info, 0, sizeof info);
-  sl_status st = sl_png_probe(d, in, &info, err);
-  if (st == SL_OK)
-    st = sl_check_request(d, req, &info, err);
-  if (st != SL_OK)
-    return st;
+                        const sl_image_info *info, const sl_decode_req *req,
+                        sl_decoded *out, sl_err *err) {
   png_in x = {in->bytes, in->len, 0, &d->arena, ""};
   d->arena.used = 0;
   png_structp p = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &x,
@@ -159,7 +152,7 @@ sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
     png_destroy_read_struct(&p, &pi, NULL);
     return sl_err_set(err, SL_EDECODE, "png: %s", x.msg);
   }
-  st = decode_rows(p, pi, d, &info, req, out, err);
+  sl_status st = decode_rows(p, pi, d, info, req, out, err);
   png_destroy_read_struct(&p, &pi, NULL);
   return st;
 }

@@ -8,7 +8,7 @@
 sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
                        sl_image_info *info, sl_err *err) {
   int h = in->raw_h, w = in->raw_w, c = in->raw_c;
-  bool planar = in->codec != SL_CODEC_RAW;
+  bool planar = in->codec != SL_IMAGE_RAW;
   if (h < 1 || w < 1 || (c != 1 && c != 3 && (c != 4 || planar)))
     return sl_err_set(err, SL_EDECODE, "raw: bad shape %dx%dx%d", h, w, c);
   if (w > SL_CODEC_MAX_SIDE || h > SL_CODEC_MAX_SIDE ||
@@ -31,32 +31,27 @@ sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
 }
 
 sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
-                        const sl_decode_req *req, sl_decoded *out,
-                        sl_err *err) {
-  sl_image_info info;
-  sl_status st = sl_raw_probe(d, in, &info, err);
-  if (st == SL_OK)
-    st = sl_check_request(d, req, &info, err);
-  if (st != SL_OK)
-    return st;
+                        const sl_image_info *info, const sl_decode_req *req,
+                        sl_decoded *out, sl_err *err) {
   int ch = req->channels, c = in->raw_c;
   sl_region g;
-  st = sl_region_plan(d, "raw", req, info.width, info.height, 8, &g, err);
+  sl_status st =
+      sl_region_plan(d, "raw", req, info->width, info->height, 8, &g, err);
   if (st != SL_OK)
     return st;
   int x0 = g.x0, y0 = g.y0, rw = g.rw, rh = g.rh, kx = g.kx, ky = g.ky;
   sl_pixfmt fmt = c == 1 ? SL_PIX_GRAY : c == 3 ? SL_PIX_RGB : SL_PIX_RGBX;
   sl_sink s;
   sl_sink_begin(&s, d, ch, rw, rh, kx, ky);
-  if (in->codec != SL_CODEC_RAW && c == 3) {
-    size_t plane = (size_t)info.width * (size_t)info.height;
-    bool bgr = in->codec == SL_CODEC_RAW_CHW_BGR;
+  if (in->codec != SL_IMAGE_RAW && c == 3) {
+    size_t plane = (size_t)info->width * (size_t)info->height;
+    bool bgr = in->codec == SL_IMAGE_RAW_CHW_BGR;
     const uint8_t *pr = in->bytes + (bgr ? 2 : 0) * plane,
                   *pg = in->bytes + plane,
                   *pb = in->bytes + (bgr ? 0 : 2) * plane;
     uint8_t *r = d->row;
     for (int y = y0; y < y0 + rh; y++) {
-      size_t o = (size_t)y * (size_t)info.width + (size_t)x0;
+      size_t o = (size_t)y * (size_t)info->width + (size_t)x0;
       if (ch == 4)
         for (int x = 0; x < rw; x++) {
           r[4 * x] = pr[o + x];
@@ -78,7 +73,7 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
     return SL_OK;
   }
   /* HWC, or one plane (which is HWC with C = 1). */
-  size_t stride = (size_t)info.width * (size_t)c;
+  size_t stride = (size_t)info->width * (size_t)c;
   for (int y = y0; y < y0 + rh; y++) {
     const uint8_t *src = in->bytes + (size_t)y * stride + (size_t)x0 * c;
     sl_convert_row(src, fmt, rw, d->row, ch);

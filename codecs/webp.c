@@ -43,16 +43,11 @@ sl_status sl_webp_probe(const sl_decoder *d, const sl_encoded *in,
 }
 
 sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_decode_req *req, sl_decoded *out,
-                         sl_err *err) {
-  sl_image_info info;
-  sl_status st = sl_webp_probe(d, in, &info, err);
-  if (st == SL_OK)
-    st = sl_check_request(d, req, &info, err);
-  if (st != SL_OK)
-    return st;
+                         const sl_image_info *info, const sl_decode_req *req,
+                         sl_decoded *out, sl_err *err) {
   sl_region g;
-  st = sl_region_plan(d, "webp", req, info.width, info.height, 8, &g, err);
+  sl_status st =
+      sl_region_plan(d, "webp", req, info->width, info->height, 8, &g, err);
   if (st != SL_OK)
     return st;
   int nx = (g.rw + g.kx - 1) / g.kx, ny = (g.rh + g.ky - 1) / g.ky;
@@ -65,8 +60,8 @@ sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
   if (!scaled) {
     int mx = (g.x0 - 2 > 0 ? g.x0 - 2 : 0) & ~1;
     int my = (g.y0 - 2 > 0 ? g.y0 - 2 : 0) & ~1;
-    int ex = g.x0 + g.rw + 2 < info.width ? g.x0 + g.rw + 2 : info.width;
-    int ey = g.y0 + g.rh + 2 < info.height ? g.y0 + g.rh + 2 : info.height;
+    int ex = g.x0 + g.rw + 2 < info->width ? g.x0 + g.rw + 2 : info->width;
+    int ey = g.y0 + g.rh + 2 < info->height ? g.y0 + g.rh + 2 : info->height;
     if ((size_t)(ex - mx) * 4 * (size_t)(ey - my) <= d->region_cap)
       cx = mx, cy = my, cw = ex - mx, ch_ = ey - my;
   }

@@ -5,9 +5,9 @@
  * applied in reverse order of the pipeline, each skipped when the chunk's
  * filter mask says it was skipped when written. Pure: no I/O, no
  * allocation; the caller gives the scratch (sl_h5_filter_scratch bytes).
- * Used by the workers (loader/dataset.c, through sl_source_unfilter), so a
- * filtered chunk costs no HDF5 call. Thread-safe: the pipeline is only
- * read. */
+ * Used by the workers (loader/sample_source.c, through sl_source_unfilter), so
+ * a filtered chunk costs no HDF5 call. Thread-safe: the pipeline is only read.
+ */
 #ifndef SLUICE_FORMATS_H5FILTER_H
 #define SLUICE_FORMATS_H5FILTER_H
 

@@ -11,7 +11,7 @@
  *         (name_len bytes, no NUL), then the payload:
  *           0  u8[4] magic "SLR1"
  *           4  u16   layout version (3)
- *           6  u8    codec (sl_codec)
+ *           6  u8    codec (sl_image_codec)
  *           7  u8    channels (1 or 3)
  *           8  u16   height
  *          10  u16   width
@@ -56,13 +56,14 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "formats/levels.h"
 #include "sluice.h"
 
 #define SL_LMDB_LAYOUT_VERSION 3u
 #define SL_LMDB_LAYOUT_OLDEST 2u
-/* Layout 4 = layout 3 whose samples may be codec 7 (JPEG levels, below);
- * written only when the file has levels, so a file without them stays
- * readable by builds that know layout 3. */
+/* Layout 4 = layout 3 whose samples may be codec 7 (JPEG levels,
+ * formats/levels.h); written only when the file has levels, so a file
+ * without them stays readable by builds that know layout 3. */
 #define SL_LMDB_LAYOUT_LEVELS 4u
 #define SL_LMDB_HDR_BYTES 24u
 #define SL_LMDB_MAGIC "SLR1"
@@ -81,84 +82,24 @@
 #define SL_HDF5_LAYOUT_LEVELS 3u /* layout 2 plus codec 7, as LMDB's 4 */
 #define SL_HDF5_GROUP "/samples"
 
-/* The codec byte of a record, index entry or HDF5 row: an sl_codec of
- * codecs/codec.h (1 JPEG, 2 PNG, 3 raw HWC; 4 raw CHW planes in RGB order,
- * 5 in BGR order, which the Caffe reader gives raw Datums; 6 WebP). Formats
- * sits below codecs, so it checks only what the layout needs: the byte's range,
- * and that a raw payload holds height * width * channels bytes.
- * loader/dataset.c, which sees both headers, asserts that the numbers agree. */
-#define SL_LAYOUT_CODEC_FIRST 1u
-#define SL_LAYOUT_CODEC_LAST 7u
-#define SL_LAYOUT_CODEC_JPEG 1u
-#define SL_LAYOUT_CODEC_PNG 2u
-#define SL_LAYOUT_CODEC_RAW 3u
-#define SL_LAYOUT_CODEC_RAW_CHW 4u
-#define SL_LAYOUT_CODEC_RAW_CHW_BGR 5u
-#define SL_LAYOUT_CODEC_WEBP 6u
-#define SL_LAYOUT_CODEC_JPEG_LEVELS 7u
+/* The codec byte of a record, index entry or HDF5 row: an sl_image_codec of
+ * sluice.h, the one list of codecs (1 JPEG, 2 PNG, 3 raw HWC; 4 raw CHW
+ * planes in RGB order, 5 in BGR order, which the Caffe reader gives raw
+ * Datums; 6 WebP; 7 JPEG levels). Formats checks only what the layout
+ * needs: the byte's range, and that a raw payload holds height * width *
+ * channels bytes. */
+#define SL_LAYOUT_CODEC_FIRST SL_IMAGE_JPEG
+#define SL_LAYOUT_CODEC_LAST SL_IMAGE_JPEG_LEVELS
+/* The names formats/source_h5array.c still spells them with, until its
+ * split (issue 29, item 2) writes SL_IMAGE_* there too. */
+#define SL_LAYOUT_CODEC_JPEG SL_IMAGE_JPEG
+#define SL_LAYOUT_CODEC_PNG SL_IMAGE_PNG
+#define SL_LAYOUT_CODEC_RAW SL_IMAGE_RAW
+#define SL_LAYOUT_CODEC_RAW_CHW SL_IMAGE_RAW_CHW
+#define SL_LAYOUT_CODEC_RAW_CHW_BGR SL_IMAGE_RAW_CHW_BGR
+#define SL_LAYOUT_CODEC_WEBP SL_IMAGE_WEBP
 
-/* Codec 7, JPEG levels (LMDB layout 4, HDF5 layout 3): one image stored at
- * level 0 (its own size, the record's height and width) and at up to
- * SL_LEVELS_MAX - 1 smaller sizes, each a JPEG in the restart layout:
- *   0  u8[4] magic "SLV1"
- *   4  u8    n, the number of levels (1..SL_LEVELS_MAX), level 0 included
- *   5  u8[3] reserved, 0
- *   8  n x { u32 length, u16 height, u16 width } (little-endian)
- *   then the n JPEGs back to back, level 0 first.
- * Level k > 0 is smaller than level k - 1 in both sides, and is the whole
- * scene of level 0 resized to its size: level pixel p covers level-0
- * pixels [p * W0 / Wk, (p + 1) * W0 / Wk), so a crop maps to any level
- * exactly (by Wk / W0 and Hk / H0). */
-#define SL_LEVELS_MAGIC "SLV1"
-#define SL_LEVELS_MAX 4
-#define SL_LEVELS_HDR 8u
-#define SL_LEVELS_ENTRY 8u
-
-typedef struct sl_levels {
-  int n;
-  struct {
-    const uint8_t *bytes;
-    uint32_t len;
-    uint16_t height, width;
-  } level[SL_LEVELS_MAX];
-} sl_levels;
-
-/* Parses a level container of len bytes. Returns NULL and fills lv, or a
- * static string saying what is wrong (a cut or damaged record). */
-static inline const char *sl_levels_parse(const uint8_t *p, size_t len,
-                                          sl_levels *lv) {
-  memset(lv, 0, sizeof *lv);
-  if (len < SL_LEVELS_HDR || memcmp(p, SL_LEVELS_MAGIC, 4) != 0)
-    return "level record: bad magic (not SLV1)";
-  int n = p[4];
-  if (n < 1 || n > SL_LEVELS_MAX || p[5] || p[6] || p[7])
-    return "level record: bad level count or reserved bytes";
-  size_t off = SL_LEVELS_HDR + (size_t)n * SL_LEVELS_ENTRY;
-  if (off > len)
-    return "level record: directory cut short";
-  for (int k = 0; k < n; k++) {
-    const uint8_t *e = p + SL_LEVELS_HDR + (size_t)k * SL_LEVELS_ENTRY;
-    uint32_t l = sl_get_le32(e);
-    uint16_t h = sl_get_le16(e + 4), w = sl_get_le16(e + 6);
-    if (l < 4 || l > len - off)
-      return "level record: a level's JPEG runs past the record";
-    if (!h || !w ||
-        (k > 0 &&
-         (h >= lv->level[k - 1].height || w >= lv->level[k - 1].width)))
-      return "level record: a level's size is zero or not below the previous";
-    if (p[off] != 0xFF || p[off + 1] != 0xD8)
-      return "level record: a level is not a JPEG";
-    lv->level[k].bytes = p + off;
-    lv->level[k].len = l;
-    lv->level[k].height = h;
-    lv->level[k].width = w;
-    off += l;
-  }
-  if (off != len)
-    return "level record: the levels do not fill the record";
-  lv->n = n;
-  return NULL;
-}
+/* Codec 7's level record: formats/levels.h. */
 
 /* SL_CLASS_NAME_MAX, SL_CLASSES_MAX and SL_TARGETS_MAX come from sluice.h;
  * the longest sample name (bytes, without the NUL): a source path. */

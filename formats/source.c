@@ -45,14 +45,6 @@ sl_status sl_source_open_opts(sl_source **out, const char *path,
   return open_common(out, path, opts ? opts : &o, mode, NULL, NULL, err);
 }
 
-sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_source_mode mode,
-                                sl_source_bad_fn on_bad, void *user,
-                                sl_err *err) {
-  sl_source_opts o = {.fmt = fmt};
-  return open_common(out, path, &o, mode, on_bad, user, err);
-}
-
 sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
                                      const sl_source_opts *opts,
                                      sl_source_mode mode,
@@ -160,12 +152,12 @@ const char *sl_source_format_name(const sl_source *src) {
 }
 
 const char *sl_source_layout_name(const sl_source *src) {
-  switch (src->layout) {
-  case SL_LMDB_CAFFE:
+  switch (src->entry_layout) {
+  case SL_ENTRIES_CAFFE:
     return "caffe";
-  case SL_LMDB_IMAGES:
+  case SL_ENTRIES_IMAGES:
     return "images";
-  case SL_LMDB_ARRAY:
+  case SL_ENTRIES_ARRAY:
     return "array";
   default:
     return "sluice";
@@ -311,7 +303,8 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
   }
   return sl_err_set(err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s",
                     src->path, i, where, reason,
-                    src->layout == SL_LMDB_SLUICE ? "; " SL_REPACK_HINT : "");
+                    src->entry_layout == SL_ENTRIES_SLUICE ? "; " SL_REPACK_HINT
+                                                           : "");
 }
 
 /* Targets feed a loss: a NaN or infinity is damage, not data. */
@@ -348,7 +341,7 @@ sl_status sl_source_set_levels(sl_source *src, const char *s, size_t len,
       if (!d || (f == 0 && (i >= len || s[i++] != ':')))
         goto bad;
     }
-    if (n >= SL_SOURCE_LEVELS || (i < len && s[i++] != ' '))
+    if (n >= SL_LEVELS_MAX || (i < len && s[i++] != ' '))
       goto bad;
     src->level_images[n] = v[0];
     src->level_bytes[n++] = v[1];
@@ -384,7 +377,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              e->offset, e->length, src->file_size);
   else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
     snprintf(why, sizeof why, "unknown codec %u", e->codec);
-  else if (e->codec == SL_LAYOUT_CODEC_JPEG_LEVELS && !src->levels_layout)
+  else if (e->codec == SL_IMAGE_JPEG_LEVELS && !src->levels_layout)
     snprintf(why, sizeof why,
              "codec %u (JPEG levels) in a file of layout %u, which has none",
              e->codec, src->version);
@@ -392,7 +385,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
   else if (e->height == 0 || e->width == 0)
     snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
-  else if (src->layout == SL_LMDB_SLUICE &&
+  else if (src->entry_layout == SL_ENTRIES_SLUICE &&
            (e->label < -1 ||
             (e->label >= 0 && (uint32_t)e->label >= src->nclasses)))
     snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",
@@ -400,9 +393,8 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
   else if (e->length == 0)
     snprintf(why, sizeof why, "empty payload");
   else if (!src->h5f &&
-           (e->codec == SL_LAYOUT_CODEC_RAW ||
-            e->codec == SL_LAYOUT_CODEC_RAW_CHW ||
-            e->codec == SL_LAYOUT_CODEC_RAW_CHW_BGR) &&
+           (e->codec == SL_IMAGE_RAW || e->codec == SL_IMAGE_RAW_CHW ||
+            e->codec == SL_IMAGE_RAW_CHW_BGR) &&
            (uint64_t)e->height * e->width * e->channels != e->length)
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);
@@ -432,7 +424,7 @@ static sl_status open_common(sl_source **out, const char *path,
   src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
-  src->layout = opts->layout;
+  src->entry_layout = opts->entry_layout;
   src->order = opts->order;
   src->array_layout = opts->array_layout;
   src->label_argmax = opts->label_argmax;
@@ -458,11 +450,14 @@ static sl_status open_common(sl_source **out, const char *path,
   sl_status st =
       detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 &&
-      (src->layout == SL_LMDB_CAFFE || src->layout == SL_LMDB_IMAGES))
+      (src->entry_layout == SL_ENTRIES_CAFFE ||
+       src->entry_layout == SL_ENTRIES_IMAGES))
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = %s is for LMDB files; this is HDF5",
-                    path, src->layout == SL_LMDB_CAFFE ? "caffe" : "images");
-  if (st == SL_OK && fmt == SL_FORMAT_LMDB && src->layout == SL_LMDB_ARRAY)
+                    path,
+                    src->entry_layout == SL_ENTRIES_CAFFE ? "caffe" : "images");
+  if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
+      src->entry_layout == SL_ENTRIES_ARRAY)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = array is for HDF5 files; this is "
                     "LMDB",

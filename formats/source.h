@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "formats/levels.h"
 
 /* The file format (dataset.format). */
 typedef enum sl_format_kind {
@@ -30,18 +31,19 @@ typedef enum sl_format_kind {
   SL_FORMAT_HDF5
 } sl_format_kind;
 
-/* How a file's entries are laid out (dataset.layout). Auto: sluice's
- * own when the file holds its "sluice.meta" entry, else from the first
+/* The entry layout: what a file's entries hold (dataset.layout; not the
+ * layout version of sluice's own files, nor a tensor's sl_layout). Auto:
+ * sluice's own when the file holds its "sluice.meta" entry, else from the first
  * sample-like value: an image file's magic means images, anything else is
  * read as a Caffe Datum. An HDF5 file is sluice's when it has the group
  * /samples with a sluice_layout attribute, else an array file. */
-typedef enum sl_lmdb_layout {
-  SL_LMDB_AUTO,
-  SL_LMDB_SLUICE,
-  SL_LMDB_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
-  SL_LMDB_IMAGES, /* values are JPEG/PNG files, keys are arbitrary */
-  SL_LMDB_ARRAY   /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
-} sl_lmdb_layout;
+typedef enum sl_entry_layout {
+  SL_ENTRIES_AUTO,
+  SL_ENTRIES_SLUICE,
+  SL_ENTRIES_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
+  SL_ENTRIES_IMAGES, /* values are JPEG/PNG files, keys are arbitrary */
+  SL_ENTRIES_ARRAY   /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
+} sl_entry_layout;
 
 /* Plane order of a Caffe raw (not encoded) Datum with 3 channels
  * (dataset.channel_order): BGR is what Caffe's OpenCV-based tools write;
@@ -66,7 +68,7 @@ typedef enum sl_array_layout {
 /* The typed options of a source (the loader builds them from dataset.*). */
 typedef struct sl_source_opts {
   sl_format_kind fmt;
-  sl_lmdb_layout layout;
+  sl_entry_layout entry_layout; /* dataset.layout */
   sl_channel_order order;
   /* Foreign layouts: NULL or "" for none, else a text file of lines
    * `key label [t1 ... tK]` giving each key's label and targets. */
@@ -100,7 +102,7 @@ typedef struct sl_sample_info {
   int32_t label;   /* class index, or -1 when unlabelled */
   uint16_t height; /* stored image size, as the writer recorded it */
   uint16_t width;
-  uint8_t codec;     /* sl_codec (codecs/codec.h) */
+  uint8_t codec;     /* sl_image_codec (sluice.h) */
   uint8_t channels;  /* 1 or 3 */
   uint16_t name_len; /* the sample's name: the name_len bytes before the
                         payload (0: none) */
@@ -123,7 +125,7 @@ sl_status sl_source_open_opts(sl_source **out, const char *path,
                               sl_err *err);
 void sl_source_close(sl_source *src);
 
-/* Verify mode: as sl_source_open, but a bad sample (out-of-range offset or
+/* Verify mode: as sl_source_open_opts, but a bad sample (out-of-range offset or
  * length, bad record header, label or shape) is reported through on_bad with
  * its index and a reason naming the key or offset, and marked unusable in
  * the index (codec 0, length 0) instead of failing the open. Structural
@@ -131,10 +133,6 @@ void sl_source_close(sl_source *src);
  * on_bad is called from the opening thread only. */
 typedef void (*sl_source_bad_fn)(void *user, uint64_t index,
                                  const char *reason);
-sl_status sl_source_open_verify(sl_source **out, const char *path,
-                                sl_format_kind fmt, sl_source_mode mode,
-                                sl_source_bad_fn on_bad, void *user,
-                                sl_err *err);
 sl_status sl_source_open_verify_opts(sl_source **out, const char *path,
                                      const sl_source_opts *opts,
                                      sl_source_mode mode,
@@ -207,10 +205,10 @@ uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
  * layouts). */
 const char *sl_source_description(const sl_source *src);
-/* Resolution levels (codec 7 samples, formats/layout.h): how many levels
+/* Resolution levels (codec 7 samples, formats/levels.h): how many levels
  * the writer stored (0: a file without levels) and, for level k below
- * that, how many images it holds and their payload bytes. */
-#define SL_SOURCE_LEVELS 4
+ * that, how many images it holds and their payload bytes (arrays of
+ * SL_LEVELS_MAX). */
 uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
                           uint64_t bytes[]);
 /* The writer's settings as recorded in the file ("" when none). */

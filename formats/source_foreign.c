@@ -102,8 +102,9 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
                     "%s: no samples among its %" PRIu64 " LMDB entries "
                     "(%" PRIu64 " skipped as not samples)",
                     src->path, entries, src->skipped);
-  if (st == SL_OK && src->layout == SL_LMDB_AUTO)
-    src->layout = SL_LMDB_IMAGES; /* unreachable: the first sample decides */
+  if (st == SL_OK && src->entry_layout == SL_ENTRIES_AUTO)
+    src->entry_layout =
+        SL_ENTRIES_IMAGES; /* unreachable: the first sample decides */
   free_labels(&w.lt);
   return st;
 }
@@ -189,14 +190,7 @@ static const char *take_image(const uint8_t *p, size_t len, uint64_t off,
              s.width, s.height);
     return why;
   }
-  e->offset = off;
-  e->length = (uint32_t)len;
-  e->codec = s.kind == SL_SNIFF_JPEG  ? SL_LAYOUT_CODEC_JPEG
-             : s.kind == SL_SNIFF_PNG ? SL_LAYOUT_CODEC_PNG
-                                      : SL_LAYOUT_CODEC_WEBP;
-  e->width = (uint16_t)s.width;
-  e->height = (uint16_t)s.height;
-  e->channels = s.channels;
+  sl_source_entry_from_sniff(e, off, (uint32_t)len, &s);
   return NULL;
 }
 
@@ -233,9 +227,8 @@ static const char *take_raw(const sl_datum *d, sl_channel_order order,
   e->height = (uint16_t)d->height;
   e->width = (uint16_t)d->width;
   e->channels = (uint8_t)d->channels;
-  e->codec = d->channels == 3 && order != SL_CHANNELS_RGB
-                 ? SL_LAYOUT_CODEC_RAW_CHW_BGR
-                 : SL_LAYOUT_CODEC_RAW_CHW;
+  e->codec = d->channels == 3 && order != SL_CHANNELS_RGB ? SL_IMAGE_RAW_CHW_BGR
+                                                          : SL_IMAGE_RAW_CHW;
   return NULL;
 }
 
@@ -282,15 +275,16 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
   key_text(k, w->where, sizeof w->where);
   char why[256];
   const char *bad = NULL;
-  if (src->layout == SL_LMDB_AUTO)
-    src->layout = sl_sniff_magic(p, size) != SL_SNIFF_NONE ? SL_LMDB_IMAGES
-                                                           : SL_LMDB_CAFFE;
+  if (src->entry_layout == SL_ENTRIES_AUTO)
+    src->entry_layout = sl_sniff_magic(p, size) != SL_SNIFF_NONE
+                            ? SL_ENTRIES_IMAGES
+                            : SL_ENTRIES_CAFFE;
   sl_datum d = {0};
   uint64_t nfloats = 0;
   if (size > UINT32_MAX) {
     snprintf(why, sizeof why, "value of %zu bytes (at most 4 GiB)", size);
     bad = why;
-  } else if (src->layout == SL_LMDB_IMAGES) {
+  } else if (src->entry_layout == SL_ENTRIES_IMAGES) {
     bad = take_image(p, size, off, e, why, sizeof why);
   } else if (sl_datum_parse(p, size, &d, why, sizeof why) != 0) {
     bad = why;
@@ -322,14 +316,14 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
       snprintf(why, sizeof why, "no line in dataset.label_file %s",
                src->label_file);
       bad = why;
-    } else if (src->layout == SL_LMDB_IMAGES)
+    } else if (src->entry_layout == SL_ENTRIES_IMAGES)
       e->label = -1;
     if (!bad && nfloats > 0 && w->lt.width > 0) {
       snprintf(why, sizeof why,
                "targets both in float_data and in dataset.label_file");
       bad = why;
     }
-  } else if (!bad && src->layout == SL_LMDB_IMAGES) {
+  } else if (!bad && src->entry_layout == SL_ENTRIES_IMAGES) {
     e->label = -1;
   }
   if (!bad)
@@ -337,7 +331,7 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
   /* The first value tells a file of another serialisation from one of
    * damaged Datums. */
   char kind[64];
-  if (bad && i == 0 && src->layout == SL_LMDB_CAFFE && size > 0 &&
+  if (bad && i == 0 && src->entry_layout == SL_ENTRIES_CAFFE && size > 0 &&
       sl_value_sniff(p, size, kind, sizeof kind))
     return sl_err_set(err, SL_EUNSUPPORTED,
                       "%s: sample 0 (%s): the values are %s, not Caffe "

@@ -7,6 +7,7 @@
 
 #include "formats/h5filter.h"
 #include "formats/h5tiles.h"
+#include "formats/image_sniff.h"
 #include "formats/source.h"
 
 /* An HDF5 array of filtered chunks of whole samples, or of samples that
@@ -44,13 +45,13 @@ struct sl_source {
   float *targets;        /* count × K, NULL when K = 0 */
   uint32_t max_length;
   uint32_t nclasses;
-  char *class_blob;       /* nclasses NUL-terminated names back to back */
-  uint32_t *class_off;    /* nclasses offsets into class_blob */
-  char *writer;           /* the writer's settings ("" when absent) */
-  sl_lmdb_layout layout;  /* after open: never AUTO */
-  sl_channel_order order; /* of raw Caffe Datums */
-  char *label_file;       /* NULL: none */
-  char *lmdb_db;          /* named sub-database; NULL: the main one */
+  char *class_blob;             /* nclasses NUL-terminated names back to back */
+  uint32_t *class_off;          /* nclasses offsets into class_blob */
+  char *writer;                 /* the writer's settings ("" when absent) */
+  sl_entry_layout entry_layout; /* after open: never AUTO */
+  sl_channel_order order;       /* of raw Caffe Datums */
+  char *label_file;             /* NULL: none */
+  char *lmdb_db;                /* named sub-database; NULL: the main one */
   char *images, *labels, *targets_name; /* HDF5 arrays: NULL = detect */
   char *lengths_name; /* HDF5 fixed-size encoded images: NULL = detect */
   char *labels_path;  /* HDF5 arrays: labels' file (NULL: this one) */
@@ -64,7 +65,7 @@ struct sl_source {
                         NULL: names precede payloads */
   bool levels_layout;  /* LMDB 4 / HDF5 3: codec 7 samples allowed */
   uint32_t nlevels;    /* levels the writer recorded (0: none) */
-  uint64_t level_images[SL_SOURCE_LEVELS], level_bytes[SL_SOURCE_LEVELS];
+  uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
 };
@@ -96,6 +97,22 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
  * module itself (bad record header...). */
 sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                               const char *reason, sl_err *err);
+
+/* An entry that is an image file of len bytes at file offset off, as
+ * sniffed (s->kind JPEG, PNG or WebP; sides up to 65535, checked by the
+ * caller): its place, codec, size and channels. Label, name and the rest
+ * are the caller's. */
+static inline void sl_source_entry_from_sniff(sl_sample_info *e, uint64_t off,
+                                              uint32_t len, const sl_sniff *s) {
+  e->offset = off;
+  e->length = len;
+  e->codec = s->kind == SL_SNIFF_JPEG  ? SL_IMAGE_JPEG
+             : s->kind == SL_SNIFF_PNG ? SL_IMAGE_PNG
+                                       : SL_IMAGE_WEBP;
+  e->width = (uint16_t)s->width;
+  e->height = (uint16_t)s->height;
+  e->channels = s->channels;
+}
 
 /* The format modules: fill count, index, classes, writer, version. */
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,

@@ -87,7 +87,7 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                     "%s: cannot open as LMDB: %s", src->path, mdb_strerror(rc));
   else
     st = choose_layout(&w, err);
-  if (st == SL_OK && src->layout == SL_LMDB_SLUICE)
+  if (st == SL_OK && src->entry_layout == SL_ENTRIES_SLUICE)
     st = walk(&w, entries, err);
   else if (st == SL_OK)
     st = sl_source_index_foreign(src, w.cur, w.base, entries, err);
@@ -96,7 +96,7 @@ sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
   if (w.txn)
     mdb_txn_abort(w.txn);
   mdb_env_close(env);
-  if (st == SL_OK && src->layout == SL_LMDB_SLUICE)
+  if (st == SL_OK && src->entry_layout == SL_ENTRIES_SLUICE)
     st = finish_entries(&w, err);
   return st;
 }
@@ -112,13 +112,13 @@ static sl_status choose_layout(lmdb_walk *w, sl_err *err) {
     return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
                       mdb_strerror(rc));
   w->base = (const uint8_t *)v.mv_data - w->first_data;
-  if (src->layout != SL_LMDB_AUTO)
+  if (src->entry_layout != SL_ENTRIES_AUTO)
     return SL_OK;
   char meta_key[] = SL_LMDB_META_KEY;
   MDB_val mk = {strlen(meta_key), meta_key};
   rc = mdb_get(w->txn, w->dbi, &mk, &v);
   if (rc == 0)
-    src->layout = SL_LMDB_SLUICE;
+    src->entry_layout = SL_ENTRIES_SLUICE;
   else if (rc != MDB_NOTFOUND)
     return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
                       mdb_strerror(rc));
@@ -234,14 +234,11 @@ static sl_status take_sample(lmdb_walk *w, const MDB_val *k, uint64_t off,
   return SL_OK;
 }
 
+/* Runs after choose_layout, which found the first entry and set w->base. */
 static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
   sl_source *src = w->src;
   MDB_val k, v;
-  int rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST);
-  if (rc != 0)
-    return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
-                      mdb_strerror(rc));
-  w->base = (const uint8_t *)v.mv_data - w->first_data;
+  int rc;
   /* The metadata first: it gives the count (and the classes that labels
    * are checked against). */
   sl_status st = read_meta(w, err);

@@ -180,7 +180,7 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                         "finite)",
                         w->path, i, q, (double)targets[q]);
   sl_levels lv = {0};
-  if (meta->codec == SL_LAYOUT_CODEC_JPEG_LEVELS) {
+  if (meta->codec == SL_IMAGE_JPEG_LEVELS) {
     sl_status ls = check_levels(w, payload, len, meta, &lv, err);
     if (ls != SL_OK)
       return ls;

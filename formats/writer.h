@@ -61,7 +61,8 @@ sl_status sl_fwriter_set_levels(sl_fwriter *w, sl_err *err);
 sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                const sl_sample_info *meta, const char *name,
                                const float *targets, sl_err *err);
-/* sl_fwriter_add_named without a name or targets. */
+/* sl_fwriter_add_named without a name or targets: the fixtures of tests and
+ * benches (the library's sl_writer always passes both). */
 sl_status sl_fwriter_add(sl_fwriter *w, const void *payload, size_t len,
                          const sl_sample_info *meta, sl_err *err);
 

@@ -201,9 +201,10 @@ static void check(const char *path, int how) {
   sl_err err = {0};
   uint64_t bad = 0;
   sl_source_mode mode = how == 1 ? SL_SOURCE_PREAD : SL_SOURCE_MMAP;
+  const sl_source_opts hdf5 = {.fmt = SL_FORMAT_HDF5};
   sl_status st = how == 2
-                     ? sl_source_open_verify(&src, path, SL_FORMAT_HDF5, mode,
-                                             on_bad, &bad, &err)
+                     ? sl_source_open_verify_opts(&src, path, &hdf5, mode,
+                                                  on_bad, &bad, &err)
                      : sl_source_open(&src, path, SL_FORMAT_HDF5, mode, &err);
   if (getenv("FUZZ_VERBOSE")) /* for seeds: why a file was refused */
     fprintf(stderr, "mode %d: %s %s (%llu bad)\n", how, sl_status_name(st),

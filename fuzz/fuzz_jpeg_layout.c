@@ -7,7 +7,7 @@
  *
  * Checked beyond ASan/UBSan: a refused rewrite says why and leaves nothing
  * allocated; a rewrite's output is a restart layout the window accepts
- * (sl_jpeg_layout_read), whose whole-image and corner windows build, and
+ * (sl_jpeg_grid_read), whose whole-image and corner windows build, and
  * whose windows libjpeg decodes at the window's size without an error or a
  * corrupt-data warning (what the region decoder relies on). The last
  * bytes of the input pick the window's MCU rectangle. Build and run:
@@ -26,7 +26,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A rectangle of MCUs picked by four bytes of the input. */
-static void pick(const uint8_t *data, size_t size, const sl_jpeg_layout *lo,
+static void pick(const uint8_t *data, size_t size, const sl_jpeg_grid *lo,
                  int r[4]) {
   uint8_t b[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < 4 && i < size; i++)
@@ -91,7 +91,7 @@ static int decodes_cleanly(const uint8_t *bytes, size_t n, int w, int h) {
 
 /* Builds the window r of bytes[0, n); 1 when it was built. When `must`, it
  * must build and decode cleanly at the window's size. */
-static int window(const uint8_t *bytes, size_t n, const sl_jpeg_layout *lo,
+static int window(const uint8_t *bytes, size_t n, const sl_jpeg_grid *lo,
                   const int r[4], int must) {
   size_t cap = n + 16; /* a window is never larger than its file */
   uint8_t *out = malloc(cap);
@@ -119,9 +119,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* The input as it comes: the decoder windows any JPEG whose header says
    * restart layout, however its data looks. */
-  sl_jpeg_layout lo;
+  sl_jpeg_grid lo;
   int r[4];
-  if (sl_jpeg_layout_read(data, size, &lo)) {
+  if (sl_jpeg_grid_read(data, size, &lo)) {
     if (lo.mcus_x <= 0 || lo.mcus_y <= 0 || lo.seg_w <= 0 || lo.seg_rows <= 0 ||
         lo.entropy > size)
       abort();
@@ -137,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort(); /* a refusal says why and hands out nothing */
     return 0;
   }
-  if (!sl_jpeg_layout_read(out, n, &lo))
+  if (!sl_jpeg_grid_read(out, n, &lo))
     abort(); /* the rewrite's output is the restart layout */
   int all[4] = {0, 0, lo.mcus_x, lo.mcus_y};
   int corner[4] = {lo.mcus_x - 1, lo.mcus_y - 1, lo.mcus_x, lo.mcus_y};

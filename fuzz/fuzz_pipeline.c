@@ -59,17 +59,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (size >= 8 && memcmp(data, "\x89PNG", 4) == 0) {
     codec = 2;
   } else if (size >= 8 && memcmp(data, "SLV1", 4) == 0) {
-    codec = SL_CODEC_JPEG_LEVELS; /* a level record (formats/layout.h) */
+    codec = SL_IMAGE_JPEG_LEVELS; /* a level record (formats/layout.h) */
   } else if (size >= 12 && memcmp(data, "RIFF", 4) == 0 &&
              memcmp(data + 8, "WEBP", 4) == 0) {
-    codec = SL_CODEC_WEBP;
+    codec = SL_IMAGE_WEBP;
   } else if (size >= 3) {
     rh = 1 + data[0] % 32, rw = 1 + data[1] % 32,
     rc = (int[]){1, 3, 4}[data[2] % 3];
     /* raw HWC, or CHW planes in RGB or BGR order (1 or 3 of them) */
-    codec = (int[]){SL_CODEC_RAW, SL_CODEC_RAW_CHW,
-                    SL_CODEC_RAW_CHW_BGR}[(data[2] / 3) % 3];
-    if (codec != SL_CODEC_RAW && rc == 4)
+    codec = (int[]){SL_IMAGE_RAW, SL_IMAGE_RAW_CHW,
+                    SL_IMAGE_RAW_CHW_BGR}[(data[2] / 3) % 3];
+    if (codec != SL_IMAGE_RAW && rc == 4)
       rc = 3;
     payload = data + 3;
     len = size - 3;

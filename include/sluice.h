@@ -430,6 +430,10 @@ SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len);
 SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
                                          size_t len);
 
+/* Most resolution levels a sample may hold, level 0 (full size) included
+ * (SL_IMAGE_JPEG_LEVELS, below). */
+#define SL_LEVELS_MAX_PUBLIC 4
+
 /* Counters since open (times summed over workers) and the current epoch's
  * rate. */
 #define SL_STATS_BAD_KEEP 16
@@ -463,7 +467,7 @@ typedef struct sl_loader_stats {
                                 read from a filtered chunk */
   /* Samples of files with resolution levels decoded from level k (0: full
    * size), k < SL_LEVELS_MAX_PUBLIC; all zero for files without levels. */
-  uint64_t level_decodes[4];
+  uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC];
   uint64_t reserved[3]; /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
@@ -606,14 +610,12 @@ typedef enum sl_image_codec {
   SL_IMAGE_JPEG_LEVELS = 7
 } sl_image_codec;
 
-/* Most resolution levels a sample may hold, level 0 (full size) included. */
-#define SL_LEVELS_MAX_PUBLIC 4
-
 /* The JPEG of level `level` of a level record bytes[0..len) (what
  * sl_dataset_read gives for an SL_IMAGE_JPEG_LEVELS sample): *jpeg points
  * into bytes, *jpeg_len, *width and *height are that level's. Returns the
- * record's number of levels (1..4), or 0 when bytes is not a well-formed
- * level record or level is out of range. A pure function: thread-safe. */
+ * record's number of levels (1..SL_LEVELS_MAX_PUBLIC), or 0 when bytes is not a
+ * well-formed level record or level is out of range. A pure function:
+ * thread-safe. */
 SL_API int sl_image_level(const void *bytes, size_t len, uint32_t level,
                           const uint8_t **jpeg, size_t *jpeg_len,
                           uint32_t *width, uint32_t *height);
@@ -646,11 +648,12 @@ typedef struct sl_sample_meta {
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
  * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
  * .lmdb_db say how to read an LMDB other tools wrote; .images, .labels,
- * .targets, .labels_path, .label_from, .lengths, .array_layout and
- * .chunk_cache an HDF5 array file, docs/FORMATS.md). cfg is only
- * read: several threads may open datasets from one config at once. Errors:
- * SL_ECONFIG (no dataset.path, a layout option that does not fit the
- * file), SL_EIO (cannot open or read the file or the label file),
+ * .targets, .labels_path, .label_from, .lengths and .array_layout an
+ * HDF5 array file, docs/FORMATS.md; .chunk_cache is the loader's: a
+ * dataset undoes a filtered chunk on each read and keeps no cache). cfg is
+ * only read: several threads may open datasets from one config at once.
+ * Errors: SL_ECONFIG (no dataset.path, a layout option that does not fit
+ * the file), SL_EIO (cannot open or read the file or the label file),
  * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
  * damage: the message names the file and the sample or key, and for
  * sluice's own files says how to re-create it), SL_ENOMEM.

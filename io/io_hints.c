@@ -56,11 +56,6 @@ sl_status sl_fadvise_dontneed(int fd, uint64_t offset, uint64_t len,
   return fadvise(fd, offset, len, POSIX_FADV_DONTNEED, "DONTNEED", err);
 }
 
-sl_status sl_fadvise_willneed(int fd, uint64_t offset, uint64_t len,
-                              sl_err *err) {
-  return fadvise(fd, offset, len, POSIX_FADV_WILLNEED, "WILLNEED", err);
-}
-
 sl_status sl_fadvise_random(int fd, sl_err *err) {
   return fadvise(fd, 0, 0, POSIX_FADV_RANDOM, "RANDOM", err);
 }

@@ -28,12 +28,10 @@ sl_status sl_hint_random(const void *p, size_t len, sl_err *err);
 
 /* posix_fadvise on [offset, offset + len) of fd (len 0: to the end).
  * dontneed drops the clean cached pages (a cold cache for benches and
- * tests; dirty pages are written back first with fdatasync), willneed starts
- * a read, random turns off read-ahead for the descriptor's file. Errors:
- * SL_EIO with the errno text. */
+ * tests; dirty pages are written back first with fdatasync), random turns
+ * off read-ahead for the descriptor's file. Errors: SL_EIO with the errno
+ * text. */
 sl_status sl_fadvise_dontneed(int fd, uint64_t offset, uint64_t len,
-                              sl_err *err);
-sl_status sl_fadvise_willneed(int fd, uint64_t offset, uint64_t len,
                               sl_err *err);
 sl_status sl_fadvise_random(int fd, sl_err *err);
 

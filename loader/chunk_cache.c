@@ -74,10 +74,6 @@ void sl_chunk_cache_destroy(sl_chunk_cache *c) {
   free(c);
 }
 
-uint64_t sl_chunk_cache_bytes(const sl_chunk_cache *c) {
-  return c ? (uint64_t)c->n * c->chunk_bytes : 0;
-}
-
 int sl_chunk_cache_acquire(sl_chunk_cache *c, uint64_t chunk, uint8_t **data,
                            bool *fill) {
   pthread_mutex_lock(&c->mu);

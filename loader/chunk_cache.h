@@ -24,7 +24,6 @@ sl_status sl_chunk_cache_create(sl_chunk_cache **out, uint64_t budget,
                                 uint64_t chunk_bytes, uint64_t nchunks,
                                 sl_err *err);
 void sl_chunk_cache_destroy(sl_chunk_cache *c);
-uint64_t sl_chunk_cache_bytes(const sl_chunk_cache *c); /* 0 for NULL */
 
 /* Chunk `chunk`'s slot: returns its index and *data, and *fill true when
  * the caller must write the chunk's chunk_bytes there and call

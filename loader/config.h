@@ -25,7 +25,7 @@ typedef enum sl_opt {
 /* Enum options: sl_cfg_enum returns the index of the choice in options.def,
  * which is the value of the enum below or of the owning stage's enum:
  *   dataset.format  sl_format_kind  formats/source.h
- *   dataset.layout  sl_lmdb_layout  formats/source.h
+ *   dataset.layout  sl_entry_layout  formats/source.h
  *   dataset.channel_order  sl_channel_order  formats/source.h
  *   dataset.array_layout  sl_array_layout  formats/source.h
  *   loader.io       sl_io_kind      io/io_select.h
@@ -40,8 +40,9 @@ typedef enum sl_opt {
 _Static_assert(SL_FORMAT_AUTO == 0 && SL_FORMAT_LMDB == 1 &&
                    SL_FORMAT_HDF5 == 2,
                "dataset.format: auto|lmdb|hdf5");
-_Static_assert(SL_LMDB_AUTO == 0 && SL_LMDB_SLUICE == 1 && SL_LMDB_CAFFE == 2 &&
-                   SL_LMDB_IMAGES == 3 && SL_LMDB_ARRAY == 4,
+_Static_assert(SL_ENTRIES_AUTO == 0 && SL_ENTRIES_SLUICE == 1 &&
+                   SL_ENTRIES_CAFFE == 2 && SL_ENTRIES_IMAGES == 3 &&
+                   SL_ENTRIES_ARRAY == 4,
                "dataset.layout: auto|sluice|caffe|images|array");
 _Static_assert(SL_CHANNELS_AUTO == 0 && SL_CHANNELS_BGR == 1 &&
                    SL_CHANNELS_RGB == 2,

@@ -21,9 +21,9 @@ void sl_loader_sampler_settings(const sl_config *cfg, sl_sampler_config *sc);
 
 /* The real source: cfg's dataset read through augment/'s pipeline, writing
  * dtype/layout (u8 NHWC when the ring's backend converts). */
-sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
-                              sl_dtype dtype, sl_layout layout, sl_logger *log,
-                              sl_err *err);
+sl_status sl_sample_source_open(sl_sample_src *out, const sl_config *cfg,
+                                sl_dtype dtype, sl_layout layout,
+                                sl_logger *log, sl_err *err);
 
 /* Picks the backend kind from device.backend and device.gpu; when auto
  * falls back to host memory, logs why once and writes the reason to note

@@ -39,7 +39,7 @@ sl_status sl_loader_open(sl_loader **out, const sl_config *cfg) {
     layout = SL_LAYOUT_NHWC;
   }
   if (st == SL_OK)
-    st = sl_dataset_src_open(&src, cfg, dtype, layout, &log, &err);
+    st = sl_sample_source_open(&src, cfg, dtype, layout, &log, &err);
   if (st == SL_OK) { /* refuse what cannot fit before allocating any */
     bool cuda = kind == SL_BACKEND_CUDA;
     sl_loader_plan plan;

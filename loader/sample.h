@@ -1,5 +1,5 @@
 /* Where the workers' samples come from: an interface with one real
- * implementation (dataset.c: a formats/ source read through an augment/
+ * implementation (sample_source.c: a formats/ source read through an augment/
  * pipeline) and fakes in the tests, so the pool, the ring and the API can be
  * tested without images.
  *
@@ -21,7 +21,7 @@ typedef struct sl_sample_times {
   uint64_t bytes_read;
   uint64_t jpeg_samples, jpeg_windowed;
   uint64_t chunk_unfilters; /* HDF5 chunks whose filters were undone */
-  uint64_t level_decodes[4];
+  uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC]; /* by level decoded */
 } sl_sample_times;
 
 /* What batch mixing did to one batch (sl_batch's mix fields). */

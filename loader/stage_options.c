@@ -89,7 +89,7 @@ void sl_io_opts_from_config(sl_io_opts *o, const sl_config *cfg,
 
 void sl_source_opts_from_config(sl_source_opts *o, const sl_config *cfg) {
   o->fmt = (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT);
-  o->layout = (sl_lmdb_layout)sl_cfg_enum(cfg, SL_OPT_DATASET_LAYOUT);
+  o->entry_layout = (sl_entry_layout)sl_cfg_enum(cfg, SL_OPT_DATASET_LAYOUT);
   o->order = (sl_channel_order)sl_cfg_enum(cfg, SL_OPT_DATASET_CHANNEL_ORDER);
   o->label_file = sl_cfg_str(cfg, SL_OPT_DATASET_LABEL_FILE);
   o->lmdb_db = sl_cfg_str(cfg, SL_OPT_DATASET_LMDB_DB);

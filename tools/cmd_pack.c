@@ -26,7 +26,6 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
-#include "tools/grow.h"
 #include "tools/pack_pool.h"
 #include "tools/pack_progress.h"
 #include "tools/pack_scan.h"
@@ -92,14 +91,9 @@ typedef struct pack_args {
   int threads;
 } pack_args;
 
-typedef struct skip {
-  char *path, *reason;
-} skip;
-
 typedef struct pack_stats {
   uint64_t packed, kept, rewritten, reencoded, bytes_in, bytes_out;
-  skip *skips;
-  size_t nskips, cap;
+  sl_pack_notes skips; /* what was not packed, and why */
 } pack_stats;
 
 static void usage(FILE *f) {
@@ -310,36 +304,11 @@ static int parse_args(int argc, char **argv, pack_args *a) {
   return 0;
 }
 
-static int add_skip(pack_stats *s, const char *path, const char *reason) {
-  skip *k = sl_cli_grow(s->skips, &s->cap, s->nskips + 1, sizeof *k, 64);
-  if (!k)
-    return -1;
-  s->skips = k;
-  char *p = strdup(path), *r = strdup(reason);
-  if (!p || !r) {
-    free(p);
-    free(r);
-    return -1;
-  }
-  s->skips[s->nskips].path = p;
-  s->skips[s->nskips].reason = r;
-  s->nskips++;
-  return 0;
-}
-
-static void free_skips(pack_stats *s) {
-  for (size_t i = 0; i < s->nskips; i++) {
-    free(s->skips[i].path);
-    free(s->skips[i].reason);
-  }
-  free(s->skips);
-}
-
 /* OUT.skipped.txt, written atomically; removed when nothing was skipped. */
 static int write_report(const pack_args *a, const pack_stats *s, char *path,
                         size_t cap) {
   snprintf(path, cap, "%s.skipped.txt", a->out);
-  if (s->nskips == 0) {
+  if (s->skips.n == 0) {
     if (unlink(path) != 0 && errno != ENOENT)
       fprintf(stderr, "sluice pack: cannot remove old %s: %s\n", path,
               strerror(errno));
@@ -351,9 +320,9 @@ static int write_report(const pack_args *a, const pack_stats *s, char *path,
   if (!f)
     return -1;
   fprintf(f, "# sluice pack: %zu input(s) skipped; path<TAB>reason\n",
-          s->nskips);
-  for (size_t i = 0; i < s->nskips; i++)
-    fprintf(f, "%s\t%s\n", s->skips[i].path, s->skips[i].reason);
+          s->skips.n);
+  for (size_t i = 0; i < s->skips.n; i++)
+    fprintf(f, "%s\t%s\n", s->skips.v[i].path, s->skips.v[i].reason);
   int bad = ferror(f) != 0;
   bad |= fclose(f) != 0;
   if (bad || rename(tmp, path) != 0) {
@@ -405,7 +374,7 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
         fprintf(stderr, "sluice pack: %s: %s (--strict: nothing written)\n",
                 in->items[i].path, r.reason);
         rc = 1;
-      } else if (add_skip(s, in->items[i].path, r.reason)) {
+      } else if (sl_pack_notes_add(&s->skips, in->items[i].path, r.reason)) {
         fprintf(stderr, "sluice pack: out of memory\n");
         rc = 1;
       }
@@ -519,7 +488,8 @@ static int pack(const pack_args *a) {
   int rc = 0;
   /* What the scan found but did not take goes in the skip report too. */
   for (size_t i = 0; rc == 0 && i < in.skipped.n; i++)
-    if (add_skip(&s, in.skipped.v[i].path, in.skipped.v[i].reason)) {
+    if (sl_pack_notes_add(&s.skips, in.skipped.v[i].path,
+                          in.skipped.v[i].reason)) {
       fprintf(stderr, "sluice pack: out of memory\n");
       rc = 1;
     }
@@ -562,8 +532,8 @@ static int pack(const pack_args *a) {
     fprintf(stderr,
             "sluice pack: none of the %zu images could be packed "
             "(first: %s: %s)\n",
-            in.n, s.nskips ? s.skips[0].path : "?",
-            s.nskips ? s.skips[0].reason : "?");
+            in.n, s.skips.n ? s.skips.v[0].path : "?",
+            s.skips.n ? s.skips.v[0].reason : "?");
     rc = 1;
   }
   if (rc == 0 && sl_writer_commit(w) != SL_OK) {
@@ -590,12 +560,12 @@ static int pack(const pack_args *a) {
            " re-encoded; %zu skipped%s%s%s; %.1f s, %.0f images/s\n",
            s.packed, in.n, a->out, a->fmt, in.nclasses,
            (double)s.bytes_out / 1e6, s.kept, s.rewritten, s.reencoded,
-           s.nskips, s.nskips ? " (listed in " : "", s.nskips ? report : "",
-           s.nskips ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);
+           s.skips.n, s.skips.n ? " (listed in " : "", s.skips.n ? report : "",
+           s.skips.n ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);
     if (!a->list)
       say_empty_classes(&in);
   }
-  free_skips(&s);
+  sl_pack_notes_free(&s.skips);
   sl_pack_inputs_free(&in);
   stop_signals_restore(&st);
   return rc;

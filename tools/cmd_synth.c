@@ -71,7 +71,7 @@ int sl_cmd_synth(int argc, char **argv) {
     return 2;
   }
   sl_synth_folder_defaults(&o);
-  sl_err err = {0};
+  sl_synth_err err = {0};
   if (sl_synth_folder(dir, &o, &err) != SL_OK) {
     fprintf(stderr, "sluice synth: %s\n", err.msg);
     return 1;

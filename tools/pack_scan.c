@@ -44,7 +44,7 @@ static int add_item(sl_pack_inputs *in, const char *path, size_t name_off,
   return 0;
 }
 
-static int add_note(sl_pack_notes *ns, const char *path, const char *reason) {
+int sl_pack_notes_add(sl_pack_notes *ns, const char *path, const char *reason) {
   sl_pack_note *v = sl_cli_grow(ns->v, &ns->cap, ns->n + 1, sizeof *v, 16);
   if (!v)
     return -1;
@@ -61,7 +61,7 @@ static int add_note(sl_pack_notes *ns, const char *path, const char *reason) {
   return 0;
 }
 
-static void free_notes(sl_pack_notes *ns) {
+void sl_pack_notes_free(sl_pack_notes *ns) {
   for (size_t i = 0; i < ns->n; i++) {
     free(ns->v[i].path);
     free(ns->v[i].reason);
@@ -189,7 +189,7 @@ static int walk(sl_pack_inputs *in, const char *dir, size_t root_len,
                  loop == 0 ? "SRC"
                            : "a class folder "
                              "or below");
-        if (add_note(&in->skipped, path, why) != 0) {
+        if (sl_pack_notes_add(&in->skipped, path, why) != 0) {
           snprintf(msg, msg_len, "out of memory");
           rc = -1;
         }
@@ -253,7 +253,7 @@ static int find_twice(sl_pack_inputs *in) {
     char why[4200];
     snprintf(why, sizeof why, "the same file as %s (packed under both names)",
              a->path + a->name_off);
-    rc = add_note(&in->twice, in->items[r[k].i].path, why);
+    rc = sl_pack_notes_add(&in->twice, in->items[r[k].i].path, why);
   }
   free(r);
   return rc;
@@ -287,17 +287,19 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
       continue;
     if (!S_ISDIR(sb.st_mode)) { /* files beside the class folders */
       if (image_ext(names[i]) &&
-          add_note(&in->skipped, path,
-                   "an image directly in SRC, not in a class folder (labels "
-                   "come from the class folders)") != 0) {
+          sl_pack_notes_add(
+              &in->skipped, path,
+              "an image directly in SRC, not in a class folder (labels "
+              "come from the class folders)") != 0) {
         snprintf(msg, msg_len, "out of memory");
         rc = -1;
       }
       continue;
     }
     if (sb.st_dev == rs.st_dev && sb.st_ino == rs.st_ino) {
-      if (add_note(&in->skipped, path,
-                   "a symlink loop: this is SRC itself: not entered") != 0) {
+      if (sl_pack_notes_add(
+              &in->skipped, path,
+              "a symlink loop: this is SRC itself: not entered") != 0) {
         snprintf(msg, msg_len, "out of memory");
         rc = -1;
       }
@@ -488,7 +490,7 @@ void sl_pack_inputs_free(sl_pack_inputs *in) {
   for (uint32_t c = 0; c < in->nclasses; c++)
     free(in->classes[c]);
   free(in->classes);
-  free_notes(&in->skipped);
-  free_notes(&in->twice);
+  sl_pack_notes_free(&in->skipped);
+  sl_pack_notes_free(&in->twice);
   memset(in, 0, sizeof *in);
 }

@@ -31,10 +31,18 @@ typedef struct sl_pack_note {
   char *reason; /* why it is listed */
 } sl_pack_note;
 
+/* A growing list of (path, reason): what the scan passed over, and what
+ * `sluice pack` skipped. */
 typedef struct sl_pack_notes {
   sl_pack_note *v;
   size_t n, cap;
 } sl_pack_notes;
+
+/* Appends copies of path and reason. Returns 0, or -1 out of memory (ns
+ * unchanged). */
+int sl_pack_notes_add(sl_pack_notes *ns, const char *path, const char *reason);
+/* Frees the entries and empties ns. */
+void sl_pack_notes_free(sl_pack_notes *ns);
 
 typedef struct sl_pack_inputs {
   sl_pack_item *items;

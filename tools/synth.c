@@ -42,7 +42,7 @@ typedef struct scene {
   shape s[k_max_shapes];
 } scene;
 
-sl_status sl_synth_fail(sl_err *err, int errnum, sl_status code,
+sl_status sl_synth_fail(sl_synth_err *err, int errnum, sl_status code,
                         const char *fmt, ...) {
   err->code = code;
   va_list ap;
@@ -345,7 +345,7 @@ static void set_sampling(j_compress_ptr c, sl_synth_color color) {
 
 sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
                         const sl_synth_jpeg_opts *o, uint8_t **buf, size_t *len,
-                        sl_err *err) {
+                        sl_synth_err *err) {
   *buf = NULL;
   *len = 0;
   sl_synth_jpeg_opts opt = o ? *o : sl_synth_jpeg_defaults();
@@ -465,7 +465,7 @@ static void png_flush_fn(png_structp p) {
 }
 
 sl_status sl_synth_png(uint64_t seed, int label, int w, int h, int channels,
-                       uint8_t **buf, size_t *len, sl_err *err) {
+                       uint8_t **buf, size_t *len, sl_synth_err *err) {
   *buf = NULL;
   *len = 0;
   if (w < 1 || h < 1 || w > k_max_side || h > k_max_side ||

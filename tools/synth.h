@@ -18,13 +18,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/error.h"
+#include "sluice.h"
+
+/* What a failing call says: a status of sluice.h and a message naming what
+ * and where. synth is built on the public header alone, so it has its own
+ * (the library's internal error has the same two fields). */
+typedef struct sl_synth_err {
+  sl_status code;
+  char msg[512];
+} sl_synth_err;
+
+#if defined(__GNUC__)
+#define SL_SYNTH_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define SL_SYNTH_PRINTF(f, a)
+#endif
 
 /* Fills err (code and message, with ": strerror(errnum)" when errnum is not
- * 0) and returns code: synth reports errors as the library does, without
- * linking the library's internals. */
-sl_status sl_synth_fail(sl_err *err, int errnum, sl_status code,
-                        const char *fmt, ...) SL_PRINTF(4, 5);
+ * 0) and returns code. */
+sl_status sl_synth_fail(sl_synth_err *err, int errnum, sl_status code,
+                        const char *fmt, ...) SL_SYNTH_PRINTF(4, 5);
 
 typedef enum sl_synth_color {
   SL_SYNTH_420 = 0,  /* YCbCr 4:2:0 */
@@ -62,12 +75,12 @@ void sl_synth_pixels(uint64_t seed, int label, int texture, int w, int h,
  * size or options), SL_ENOMEM, SL_EIO (libjpeg's message). */
 sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
                         const sl_synth_jpeg_opts *o, uint8_t **buf, size_t *len,
-                        sl_err *err);
+                        sl_synth_err *err);
 
 /* Encodes the same kind of pixels as an 8-bit PNG with 1 (gray), 3 (RGB) or
  * 4 (RGBA, alpha 255) channels. *buf is malloc'd. */
 sl_status sl_synth_png(uint64_t seed, int label, int w, int h, int channels,
-                       uint8_t **buf, size_t *len, sl_err *err);
+                       uint8_t **buf, size_t *len, sl_synth_err *err);
 
 /* A folder of JPEGs in class subfolders: DIR/class_KKK/img_NNNNN.jpg. */
 typedef struct sl_synth_folder_opts {
@@ -94,6 +107,6 @@ void sl_synth_folder_item(const sl_synth_folder_opts *o, int i, int *w, int *h,
 /* Writes the folder (creating dir and its subfolders). Errors: SL_EIO
  * (message names the path), SL_ENOMEM, SL_EINVAL. */
 sl_status sl_synth_folder(const char *dir, const sl_synth_folder_opts *o,
-                          sl_err *err);
+                          sl_synth_err *err);
 
 #endif

@@ -57,14 +57,14 @@ void sl_synth_folder_item(const sl_synth_folder_opts *o, int i, int *w, int *h,
   snprintf(relpath, 64, "class_%03d/img_%05d.jpg", cls % 1000, i % 100000);
 }
 
-static sl_status mkdir_p(const char *path, sl_err *err) {
+static sl_status mkdir_p(const char *path, sl_synth_err *err) {
   if (mkdir(path, 0777) != 0 && errno != EEXIST)
     return sl_synth_fail(err, errno, SL_EIO, "synth: cannot create %s", path);
   return SL_OK;
 }
 
 static sl_status write_file(const char *path, const uint8_t *p, size_t n,
-                            sl_err *err) {
+                            sl_synth_err *err) {
   FILE *f = fopen(path, "wb");
   if (!f)
     return sl_synth_fail(err, errno, SL_EIO, "synth: cannot create %s", path);
@@ -77,7 +77,7 @@ static sl_status write_file(const char *path, const uint8_t *p, size_t n,
 }
 
 sl_status sl_synth_folder(const char *dir, const sl_synth_folder_opts *in,
-                          sl_err *err) {
+                          sl_synth_err *err) {
   sl_synth_folder_opts o = *in;
   sl_synth_folder_defaults(&o);
   size_t dl = strlen(dir);

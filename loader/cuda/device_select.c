@@ -9,8 +9,6 @@
 #include "loader/cuda/cuda_check.h"
 #endif
 
-#define SLOT_ALIGN ((size_t)256) /* as in ring_cuda.c */
-
 int sl_device_cuda_built(void) {
 #ifdef SLUICE_HAVE_CUDA
   return 1;
@@ -63,10 +61,10 @@ sl_status sl_device_ring_need(size_t staging_bytes, size_t slot_bytes,
                               int landing, int nslots, size_t *need,
                               sl_err *err) {
   size_t stride, all;
-  if (slot_bytes > SIZE_MAX - SLOT_ALIGN || nslots < 0)
+  if (slot_bytes > SIZE_MAX - SL_DEVICE_SLOT_ALIGN || nslots < 0)
     return sl_err_set(err, SL_ETOOBIG, "device ring: slot of %zu B",
                       slot_bytes);
-  stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+  stride = sl_device_slot_stride(slot_bytes);
   if (!sl_mul_size(stride, (size_t)nslots, &all) ||
       (landing && all > SIZE_MAX - staging_bytes))
     return sl_err_set(err, SL_ETOOBIG, "device ring: %d slots of %zu B", nslots,
@@ -103,7 +101,7 @@ sl_status sl_device_ring_slots(uint64_t vram_budget, size_t staging_bytes,
                       landing ? " plus the u8 landing buffer" : "",
                       sl_device_alloc_bytes(two),
                       (double)sl_device_alloc_bytes(two) / (1024.0 * 1024.0));
-  uint64_t stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+  uint64_t stride = sl_device_slot_stride(slot_bytes);
   uint64_t d = (usable - (landing ? staging_bytes : 0)) / stride;
   *nslots = d > 1024 ? 1024 : (int)d;
   return SL_OK;

@@ -39,7 +39,16 @@ sl_status sl_device_choose(sl_backend_kind requested, int gpu,
                            sl_device_choice *out, sl_err *err);
 
 /* ---- Sizing the device ring (pure arithmetic, every build) ----------------
- * VRAM of nslots slots of slot_bytes (each rounded up to 256 B) plus, when
+ * Each device slot starts on a 256 B boundary, as cudaMalloc's allocation
+ * itself does, so every slot is aligned as the first: a slot of slot_bytes
+ * takes sl_device_slot_stride(slot_bytes) of the ring's allocation
+ * (slot_bytes <= SIZE_MAX - SL_DEVICE_SLOT_ALIGN). */
+#define SL_DEVICE_SLOT_ALIGN ((size_t)256)
+static inline size_t sl_device_slot_stride(size_t slot_bytes) {
+  return (slot_bytes + SL_DEVICE_SLOT_ALIGN - 1) / SL_DEVICE_SLOT_ALIGN *
+         SL_DEVICE_SLOT_ALIGN;
+}
+/* VRAM of nslots slots of slot_bytes (each rounded up to 256 B) plus, when
  * the batch is converted on the device (landing), one u8 landing buffer of
  * staging_bytes. */
 sl_status sl_device_ring_need(size_t staging_bytes, size_t slot_bytes,

@@ -9,8 +9,6 @@
 #include "loader/cuda/device_select.h"
 #include "loader/device_convert.h"
 
-#define SLOT_ALIGN ((size_t)256)
-
 typedef struct cuda_backend {
   sl_ring_backend base; /* first: the ring sees this */
   sl_cuda_ring_params p;
@@ -95,7 +93,7 @@ static sl_status alloc_on_device(cuda_backend *cb, int nstaging,
   cb->nstaging = nstaging;
   cb->staging_bytes = staging_bytes;
   cb->slot_bytes = slot_bytes;
-  cb->slot_stride = (slot_bytes + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
+  cb->slot_stride = sl_device_slot_stride(slot_bytes);
   for (int i = 0; i < nstaging; i++)
     if ((st = sl_cuda_host_alloc(&cb->staging[i], staging_bytes, "staging",
                                  err)) != SL_OK)

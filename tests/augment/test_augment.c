@@ -382,7 +382,8 @@ static void test_raw_png_gray_tiny(void **state) {
   assert_memory_equal(out, rgb, (size_t)W * H * 3);
   /* PNG of the same pixels: identical output. */
   blob png;
-  assert_int_equal(sl_synth_png(2, -1, W, H, 3, &png.p, &png.n, &err), SL_OK);
+  assert_int_equal(
+      sl_synth_png(2, -1, W, H, 3, &png.p, &png.n, &(sl_synth_err){0}), SL_OK);
   assert_int_equal(
       sl_pipeline_run(pl, png.p, png.n, PNG, 0, 0, 0, 1, 0, 0, H, W, out, &err),
       SL_OK);

@@ -22,7 +22,7 @@
 #include "codecs/codec.h"
 #include "codecs/img_util.h"
 #include "codecs/jpeg_levels.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 #include "support/aug_params.h"
 #include "support/synth_jpeg.h"
 
@@ -169,9 +169,9 @@ static void test_crop_mapping(void **state) {
   double worst = 0, worst_true = 0, worst_l0 = 0;
   for (uint64_t i = 0; i < 40; i++) {
     int o = i % 2 ? out : 3 * out / 2; /* 64 and 96: different levels */
-    if (sl_pipeline_run(pl, jpg, len, SL_CODEC_JPEG, 0, 0, 0, 7, 0, i, o, o, a,
+    if (sl_pipeline_run(pl, jpg, len, SL_IMAGE_JPEG, 0, 0, 0, 7, 0, i, o, o, a,
                         &err) != SL_OK ||
-        sl_pipeline_run(pl, rec, rl, SL_CODEC_JPEG_LEVELS, 0, 0, 0, 7, 0, i, o,
+        sl_pipeline_run(pl, rec, rl, SL_IMAGE_JPEG_LEVELS, 0, 0, 0, 7, 0, i, o,
                         o, b, &err) != SL_OK)
       fail_msg("%s", err.msg);
     double ax, ay, bx, by;
@@ -251,7 +251,7 @@ static void test_quality_per_level(void **state) {
         uint64_t idx = (uint64_t)(i * 8 + k);
         sl_pipeline_times t0, t1;
         sl_pipeline_times_get(pl, &t0);
-        if (sl_pipeline_run(pl, rec, rl, SL_CODEC_JPEG_LEVELS, 0, 0, 0, 5, 0,
+        if (sl_pipeline_run(pl, rec, rl, SL_IMAGE_JPEG_LEVELS, 0, 0, 0, 5, 0,
                             idx, res[r], res[r], out, &err) != SL_OK)
           fail_msg("%s", err.msg);
         sl_pipeline_times_get(pl, &t1);
@@ -357,14 +357,14 @@ static void test_damaged_record(void **state) {
   p.crop = SL_CROP_NONE;
   sl_pipeline_destroy(pl);
   assert_int_equal(sl_pipeline_create(&pl, &p, 64, &err), SL_OK);
-  assert_int_equal(sl_pipeline_run(pl, rec, rl, SL_CODEC_JPEG_LEVELS, 0, 0, 0,
+  assert_int_equal(sl_pipeline_run(pl, rec, rl, SL_IMAGE_JPEG_LEVELS, 0, 0, 0,
                                    1, 0, 0, 64, 64, o, &err),
                    SL_EDECODE);
   assert_non_null(strstr(err.msg, "level 1"));
   assert_non_null(strstr(err.msg, "damaged level record"));
   /* Cut: the record ends inside level 1. */
   w1[0] = 150;
-  assert_int_equal(sl_pipeline_run(pl, rec, rl - 10, SL_CODEC_JPEG_LEVELS, 0, 0,
+  assert_int_equal(sl_pipeline_run(pl, rec, rl - 10, SL_IMAGE_JPEG_LEVELS, 0, 0,
                                    0, 1, 0, 0, 64, 64, o, &err),
                    SL_EDECODE);
   assert_non_null(strstr(err.msg, "level record"));

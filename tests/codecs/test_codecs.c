@@ -101,7 +101,7 @@ static void test_synth_folder_writes(void **state) {
   snprintf(dir, sizeof dir, "%s/codecs_synth_%ld", tmp ? tmp : "/tmp",
            (long)getpid());
   sl_synth_folder_opts fo = {.count = 6, .classes = 3, .seed = 9};
-  sl_err err;
+  sl_synth_err err;
   assert_int_equal(sl_synth_folder(dir, &fo, &err), SL_OK);
   sl_synth_folder_defaults(&fo);
   for (int i = 0; i < fo.count; i++) { /* every image, where item() says */
@@ -359,7 +359,8 @@ static void test_png_and_raw_exact(void **state) {
       continue;
     blob b;
     sl_err err;
-    assert_int_equal(sl_synth_png(4, 2, W, H, ch, &b.p, &b.n, &err), SL_OK);
+    assert_int_equal(
+        sl_synth_png(4, 2, W, H, ch, &b.p, &b.n, &(sl_synth_err){0}), SL_OK);
     sl_encoded in = {b.p, b.n, PNG, 0, 0, 0};
     sl_image_info info;
     assert_int_equal(sl_decoder_probe(d, &in, &info, &err), SL_OK);
@@ -416,7 +417,8 @@ static void test_png_and_raw_exact(void **state) {
   sl_decoded out;
   sl_err err;
   blob p;
-  assert_int_equal(sl_synth_png(4, 2, W, H, 3, &p.p, &p.n, &err), SL_OK);
+  assert_int_equal(sl_synth_png(4, 2, W, H, 3, &p.p, &p.n, &(sl_synth_err){0}),
+                   SL_OK);
   sl_encoded pin = {p.p, p.n, PNG, 0, 0, 0};
   assert_int_equal(sl_decoder_decode(tiny, &pin, &whole, &out, &err),
                    SL_ETOOBIG);
@@ -585,7 +587,8 @@ static void test_bad_jpeg(void **state) {
       decode_all(d, (const uint8_t *)text, strlen(text), JPEG, &err),
       SL_EDECODE);
   blob png;
-  assert_int_equal(sl_synth_png(1, 0, 8, 8, 3, &png.p, &png.n, &err), SL_OK);
+  assert_int_equal(
+      sl_synth_png(1, 0, 8, 8, 3, &png.p, &png.n, &(sl_synth_err){0}), SL_OK);
   assert_int_equal(decode_all(d, png.p, png.n, JPEG, &err), SL_EDECODE);
   assert_int_equal(decode_all(d, NULL, 0, JPEG, &err), SL_EDECODE);
   assert_int_equal(decode_all(d, g.p, g.n, 77, &err), SL_EUNSUPPORTED);
@@ -638,7 +641,8 @@ static void test_bad_png(void **state) {
   sl_decoder *d = new_decoder(1000000, 256);
   blob png;
   sl_err err;
-  assert_int_equal(sl_synth_png(8, 1, 40, 30, 3, &png.p, &png.n, &err), SL_OK);
+  assert_int_equal(
+      sl_synth_png(8, 1, 40, 30, 3, &png.p, &png.n, &(sl_synth_err){0}), SL_OK);
   assert_int_equal(decode_all(d, png.p, png.n, PNG, &err), SL_OK);
   /* Truncated before the image data ends: an error (the IEND chunk and
    * the last IDAT's CRC are not needed once every row is in). */

@@ -55,7 +55,7 @@ static void test_webp_lossless(void **state) {
   uint8_t *bytes = NULL;
   size_t len = WebPEncodeLosslessRGBA(g_rgba, W, H, W * 4, &bytes);
   assert_true(len > 0);
-  sl_encoded in = {bytes, len, SL_CODEC_WEBP, 0, 0, 0};
+  sl_encoded in = {bytes, len, SL_IMAGE_WEBP, 0, 0, 0};
   sl_decoder *d = new_decoder();
   sl_image_info info;
   sl_err err;
@@ -120,7 +120,7 @@ static void test_webp_lossy(void **state) {
   int rw, rh;
   uint8_t *ref = WebPDecodeRGB(bytes, len, &rw, &rh);
   assert_non_null(ref);
-  sl_encoded in = {bytes, len, SL_CODEC_WEBP, 0, 0, 0};
+  sl_encoded in = {bytes, len, SL_IMAGE_WEBP, 0, 0, 0};
   sl_decoder *d = new_decoder();
   static const int boxes[][4] = {{0, 0, W, H}, {7, 5, 20, 17}, {30, 12, 31, 9}};
   for (int b = 0; b < 3; b++) {
@@ -138,13 +138,13 @@ static void test_webp_lossy(void **state) {
         }
   }
   /* Damage: a truncated file is an error, and the decoder goes on. */
-  sl_encoded cut = {bytes, len / 2, SL_CODEC_WEBP, 0, 0, 0};
+  sl_encoded cut = {bytes, len / 2, SL_IMAGE_WEBP, 0, 0, 0};
   sl_decode_req q = {0, 0, W, H, 8, 0, 0, 4};
   sl_decoded o;
   sl_err err;
   assert_int_equal(sl_decoder_decode(d, &cut, &q, &o, &err), SL_EDECODE);
   sl_encoded junk = {
-      (const uint8_t *)"RIFFxxxxWEBPjunk", 16, SL_CODEC_WEBP, 0, 0, 0};
+      (const uint8_t *)"RIFFxxxxWEBPjunk", 16, SL_IMAGE_WEBP, 0, 0, 0};
   assert_int_equal(sl_decoder_decode(d, &junk, &q, &o, &err), SL_EDECODE);
   decode(d, &in, 0, 0, W, H, 0, 0, 4, &o);
   assert_int_equal(o.w, W);
@@ -165,7 +165,7 @@ static void test_raw_chw(void **state) {
   for (int bgr = 0; bgr < 2; bgr++) {
     sl_encoded in = {planes,
                      sizeof planes,
-                     bgr ? SL_CODEC_RAW_CHW_BGR : SL_CODEC_RAW_CHW,
+                     bgr ? SL_IMAGE_RAW_CHW_BGR : SL_IMAGE_RAW_CHW,
                      H,
                      W,
                      3};
@@ -179,16 +179,16 @@ static void test_raw_chw(void **state) {
                            g_rgba[((4 + y) * W + 9 + x) * 4 + sc]);
         }
   }
-  sl_encoded gray = {planes, (size_t)W * H, SL_CODEC_RAW_CHW, H, W, 1};
+  sl_encoded gray = {planes, (size_t)W * H, SL_IMAGE_RAW_CHW, H, W, 1};
   sl_decoded o;
   decode(d, &gray, 3, 2, 10, 10, 0, 0, 4, &o);
   assert_int_equal(o.pixels[0], planes[2 * W + 3]);
   assert_int_equal(o.pixels[1], planes[2 * W + 3]);
-  sl_encoded four = {planes, sizeof planes, SL_CODEC_RAW_CHW, H / 4, W, 4};
+  sl_encoded four = {planes, sizeof planes, SL_IMAGE_RAW_CHW, H / 4, W, 4};
   sl_image_info info;
   sl_err err;
   assert_int_equal(sl_decoder_probe(d, &four, &info, &err), SL_EDECODE);
-  sl_encoded short_ = {planes, sizeof planes - 1, SL_CODEC_RAW_CHW_BGR, H, W,
+  sl_encoded short_ = {planes, sizeof planes - 1, SL_IMAGE_RAW_CHW_BGR, H, W,
                        3};
   assert_int_equal(sl_decoder_probe(d, &short_, &info, &err), SL_EDECODE);
   sl_decoder_destroy(d);

@@ -161,8 +161,8 @@ static blob rewrite_ok(sl_jpeg_rewriter *rw, const blob *src) {
   assert_int_equal(b.rst, per_row / want * rows - 1);
   assert_true(b.rst_order);
   /* The region decoder takes it, with the same reading of the rule. */
-  sl_jpeg_layout lo;
-  assert_int_equal(sl_jpeg_layout_read(out.p, out.n, &lo), 1);
+  sl_jpeg_grid lo;
+  assert_int_equal(sl_jpeg_grid_read(out.p, out.n, &lo), 1);
   assert_int_equal(lo.interval, want);
   assert_int_equal(lo.mcu_w, mcu_w);
   assert_int_equal(lo.mcus_x, per_row);
@@ -252,9 +252,9 @@ static void test_interval_override(void **state) {
   assert_int_equal(b.dri, 5);
   assert_int_equal(b.rst, (32 * 24 + 4) / 5 - 1); /* 768 MCUs */
   assert_true(b.rst_order);
-  sl_jpeg_layout lo; /* 5 neither divides nor is a multiple of 32 */
-  assert_int_equal(sl_jpeg_layout_read(none.p, none.n, &lo), 0);
-  assert_int_equal(sl_jpeg_layout_read(fixed.p, fixed.n, &lo), 0);
+  sl_jpeg_grid lo; /* 5 neither divides nor is a multiple of 32 */
+  assert_int_equal(sl_jpeg_grid_read(none.p, none.n, &lo), 0);
+  assert_int_equal(sl_jpeg_grid_read(fixed.p, fixed.n, &lo), 0);
   int w0, h0, w1, h1, w2, h2;
   uint8_t *p0 = tj_decode(&in, TJPF_RGB, &w0, &h0);
   uint8_t *p1 = tj_decode(&none, TJPF_RGB, &w1, &h1);

@@ -66,9 +66,9 @@ static uint8_t *tj_decode(const uint8_t *p, size_t n, int m, int *w, int *h,
 
 static void test_layout_read(void **state) {
   (void)state;
-  sl_jpeg_layout lo;
+  sl_jpeg_grid lo;
   blob b = synth(1, 500, 375, SL_SYNTH_420, -1, 0, 0);
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 1);
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 1);
   assert_int_equal(lo.width, 500);
   assert_int_equal(lo.height, 375);
   assert_int_equal(lo.mcu_w, 16);
@@ -83,20 +83,20 @@ static void test_layout_read(void **state) {
   free(b.p);
 
   b = synth(2, 120, 64, SL_SYNTH_444, 0, 2, 0); /* every 2 rows */
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 1);
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 1);
   assert_int_equal(lo.mcus_x, 15);
   assert_int_equal(lo.seg_w, 15);
   assert_int_equal(lo.seg_rows, 2);
   free(b.p);
 
   b = synth(3, 120, 64, SL_SYNTH_420, 0, 0, 0); /* no restarts */
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 0);
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 0);
   free(b.p);
   b = synth(3, 120, 64, SL_SYNTH_420, 3, 0, 0); /* 3 does not divide 8 */
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 0);
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 0);
   free(b.p);
   b = synth(3, 120, 64, SL_SYNTH_420, -1, 0, 1); /* progressive */
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 0);
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 0);
   free(b.p);
 
   /* The rule: a divisor of the row, segments at most 32 px wide. */
@@ -114,13 +114,13 @@ static void test_layout_read(void **state) {
 static void test_layout_damage(void **state) {
   (void)state;
   blob b = synth(4, 96, 80, SL_SYNTH_422, -1, 0, 0);
-  sl_jpeg_layout lo;
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 1);
+  sl_jpeg_grid lo;
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 1);
   size_t hdr = lo.entropy;
   for (size_t n = 0; n < hdr; n++) {
     uint8_t *cut = malloc(n ? n : 1);
     memcpy(cut, b.p, n);
-    assert_int_equal(sl_jpeg_layout_read(cut, n, &lo), 0);
+    assert_int_equal(sl_jpeg_grid_read(cut, n, &lo), 0);
     free(cut);
   }
   sl_rng r = sl_rng_for(4, 0, 0);
@@ -129,7 +129,7 @@ static void test_layout_damage(void **state) {
     memcpy(dam, b.p, b.n);
     size_t at = sl_rng_below(&r, hdr);
     dam[at] = (uint8_t)sl_rng_below(&r, 256);
-    if (sl_jpeg_layout_read(dam, b.n, &lo)) {
+    if (sl_jpeg_grid_read(dam, b.n, &lo)) {
       assert_true(lo.mcus_x >= 1 && lo.mcus_y >= 1 && lo.interval >= 1);
       assert_true(lo.mcus_x % lo.seg_w == 0);
       assert_true(lo.entropy <= b.n);
@@ -177,8 +177,8 @@ static void test_window_pixels(void **state) {
     const variant *va = &k_variants[v];
     blob b = synth(100 + (uint64_t)v, va->w, va->h, va->color, va->restart_mcus,
                    va->restart_rows, 0);
-    sl_jpeg_layout lo;
-    assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 1);
+    sl_jpeg_grid lo;
+    assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 1);
     for (int m = 1; m <= 8; m *= 2) {
       int fw, fh, ch;
       uint8_t *full = tj_decode(b.p, b.n, m, &fw, &fh, &ch);
@@ -231,8 +231,8 @@ static void test_window_pixels(void **state) {
 static void test_window_size_and_room(void **state) {
   (void)state;
   blob b = synth(7, 500, 375, SL_SYNTH_420, -1, 0, 0);
-  sl_jpeg_layout lo;
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 1);
+  sl_jpeg_grid lo;
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 1);
   uint8_t *out = malloc(k_cap);
   sl_jpeg_window win;
   assert_int_equal(
@@ -331,8 +331,8 @@ static void test_decoder_same_bytes(void **state) {
 static void test_decoder_damage(void **state) {
   (void)state;
   blob b = synth(9, 320, 240, SL_SYNTH_420, -1, 0, 0);
-  sl_jpeg_layout lo;
-  assert_int_equal(sl_jpeg_layout_read(b.p, b.n, &lo), 1);
+  sl_jpeg_grid lo;
+  assert_int_equal(sl_jpeg_grid_read(b.p, b.n, &lo), 1);
   sl_decoder *d;
   sl_err err;
   assert_int_equal(sl_decoder_create(&d, 1 << 24, 512, 512, &err), SL_OK);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/support/test_dir.h"
 
 /* Files left in dir (not . and ..). */
 static int entries(const char *dir) {
@@ -140,8 +141,7 @@ static void pack_on_full_disk(void **state) {
     assert_non_null(strstr(out, strerror(ENOSPC)));
     assert_int_equal(entries(dir), 0); /* no output, no temporary file */
   }
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", src);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(sl_test_remove_dir(src), 0);
   unmount_small(dir);
 }
 

@@ -37,6 +37,8 @@
 #include <webp/encode.h>
 
 #include "sluice.h"
+#include "tests/support/test_dir.h"
+#include "tests/tools/cli_run.h"
 
 #ifndef SLUICE_TEST_PYTHON
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
@@ -159,23 +161,14 @@ static int setup(void **state) {
   for (int i = 0; i < NIMG; i++)
     make_image(i, img, list);
   fclose(list);
-  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' '%s'", SLUICE_TEST_PYTHON,
-           SLUICE_FOREIGN_PY, g_dir, img);
-  if (system(cmd) != 0) {
-    fprintf(stderr,
-            "test_foreign: %s failed: the fixtures need Debian's "
-            "python3-lmdb for %s (scripts/deps.sh installs it)\n",
-            cmd, SLUICE_TEST_PYTHON);
-    return -1;
-  }
-  return 0;
+  snprintf(cmd, sizeof cmd, "'%s' '%s'", g_dir, img);
+  return sl_test_make_fixtures("test_foreign", SLUICE_TEST_PYTHON,
+                               SLUICE_FOREIGN_PY, cmd, "python3-lmdb");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 /* ---- references ---------------------------------------------------------- */
@@ -741,20 +734,6 @@ static void test_no_lmdb_after_open(void **state) {
   }
 }
 
-/* Output of the command line `$SLUICE_BIN args` into out (cap bytes). */
-static int run_cli(const char *args, char *out, size_t cap) {
-  const char *bin = getenv("SLUICE_BIN");
-  assert_non_null(bin);
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
-  FILE *f = popen(cmd, "r");
-  assert_non_null(f);
-  size_t n = fread(out, 1, cap - 1, f);
-  out[n] = '\0';
-  int rc = pclose(f);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 /* sluice info names the layout; verify --decode passes on good files and
  * names the key on a bad one; extract writes a Caffe raw Datum as a PPM
  * of RGB pixels. */
@@ -771,19 +750,19 @@ static void test_cli(void **state) {
               {"caffe_enc.mdb", "e.g. sample 0: 00000000_img0.jpg"}};
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
     snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
-    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    assert_int_equal(cli_run(args, out, sizeof out), 0);
     if (!strstr(out, info[c].want))
       fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
     snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
-    if (run_cli(args, out, sizeof out) != 0)
+    if (cli_run(args, out, sizeof out) != 0)
       fail_msg("verify %s:\n%s", info[c].file, out);
   }
   snprintf(args, sizeof args, "verify '%s/bad_rawsize.mdb'", g_dir);
-  assert_int_equal(run_cli(args, out, sizeof out), 1);
+  assert_int_equal(cli_run(args, out, sizeof out), 1);
   assert_non_null(strstr(out, "00000001_bad_rawsize"));
   snprintf(args, sizeof args, "extract '%s/caffe_raw.mdb' 2 --out '%s'", g_dir,
            g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("extract:\n%s", out);
   char p[700];
   path_in(p, sizeof p, "2.ppm");
@@ -822,7 +801,7 @@ static void test_pack_from(void **state) {
                g_dir);
     snprintf(args, sizeof args, "pack --from '%s/%s' '%s/packed%zu.lmdb' %s",
              g_dir, cases[c].file, g_dir, c, set);
-    if (run_cli(args, out, sizeof out) != 0)
+    if (cli_run(args, out, sizeof out) != 0)
       fail_msg("%s:\n%s", args, out);
     snprintf(p, sizeof p, "packed%zu.lmdb", c);
     sl_dataset *ds = open_with(p, NULL);
@@ -845,7 +824,7 @@ static void test_pack_from(void **state) {
   }
   snprintf(args, sizeof args, "pack --from '%s/caffe_raw.mdb' '%s/no.lmdb'",
            g_dir, g_dir);
-  assert_int_equal(run_cli(args, out, sizeof out), 1);
+  assert_int_equal(cli_run(args, out, sizeof out), 1);
   assert_non_null(strstr(out, "sample 2 has label -3"));
 }
 

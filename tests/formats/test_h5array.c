@@ -56,6 +56,8 @@
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/support/test_dir.h"
+#include "tests/tools/cli_run.h"
 
 #ifndef SLUICE_TEST_PYTHON
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
@@ -153,25 +155,16 @@ static int setup(void **state) {
            (long)getpid());
   if (mkdir(g_dir, 0755) != 0)
     return -1;
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", SLUICE_TEST_PYTHON, SLUICE_H5_PY,
-           g_dir);
-  if (system(cmd) != 0) {
-    fprintf(stderr,
-            "test_h5array: %s failed: the fixtures need Debian's "
-            "python3-h5py, python3-numpy and python3-pil for %s "
-            "(scripts/deps.sh)\n",
-            cmd, SLUICE_TEST_PYTHON);
-    return -1;
-  }
-  return 0;
+  char arg[1100];
+  snprintf(arg, sizeof arg, "'%s'", g_dir);
+  return sl_test_make_fixtures("test_h5array", SLUICE_TEST_PYTHON, SLUICE_H5_PY,
+                               arg,
+                               "python3-h5py, python3-numpy and python3-pil");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 static sl_config *config_for(const fixture *f, const char *const *more) {
@@ -613,21 +606,6 @@ static void test_no_hdf5_after_open(void **state) {
   }
 }
 
-/* The command line: info names the datasets; verify, extract and pack
- * --from read the file. */
-static int run_cli(const char *args, char *out, size_t cap) {
-  const char *bin = getenv("SLUICE_BIN");
-  assert_non_null(bin);
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
-  FILE *f = popen(cmd, "r");
-  assert_non_null(f);
-  size_t n = fread(out, 1, cap - 1, f);
-  out[n] = '\0';
-  int rc = pclose(f);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 /* A `sluice pack --from` copy of fixture f holds numpy's pixels and labels. */
 static void check_packed(const fixture *f, const char *packed) {
   char p[700];
@@ -665,18 +643,20 @@ static const fixture *fixture_named(const char *name) {
   return NULL;
 }
 
+/* The command line: info names the datasets; verify, extract and pack
+ * --from read the file. */
 static void test_cli(void **state) {
   (void)state;
   static char out[1 << 16];
   char args[2048];
   snprintf(args, sizeof args, "info '%s/nchw.h5'", g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   assert_non_null(strstr(out, "layout array"));
   assert_non_null(strstr(out, "images /imgs (5, 3, 16, 16) uint8, NCHW RGB"));
   assert_non_null(strstr(out, "labels /y (5, 1)"));
   snprintf(args, sizeof args, "info '%s/many500.h5'", g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   assert_non_null(strstr(out, "chunked, filters shuffle+gzip (undone by the "
                               "workers), samples per chunk 500"));
@@ -684,27 +664,27 @@ static void test_cli(void **state) {
                               "96000 bytes"));
   assert_non_null(strstr(out, "192000 bytes cache them all"));
   snprintf(args, sizeof args, "verify --decode '%s/userblock.h5'", g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   snprintf(args, sizeof args, "verify --decode '%s/lzf.h5'", g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   /* A chunk of garbage: verify names the sample and the chunk. */
   snprintf(args, sizeof args, "verify --decode '%s/bad_gzbytes.h5'", g_dir);
-  if (run_cli(args, out, sizeof out) == 0 ||
+  if (cli_run(args, out, sizeof out) == 0 ||
       !strstr(out, "sample 1: dataset /images, chunk 1 (filter mask 0): "
                    "gzip: not a valid zlib stream"))
     fail_msg("verify of bad_gzbytes: %s", out);
   snprintf(args, sizeof args, "pack --from '%s/nhwc.h5' '%s/packed.lmdb'",
            g_dir, g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   check_packed(&k_fix[0], "packed");
   /* From compressed chunks (and a chunk never written): pixels, not the
    * chunk's bytes. */
   snprintf(args, sizeof args, "pack --from '%s/unalloc.h5' '%s/packed2.lmdb'",
            g_dir, g_dir);
-  if (run_cli(args, out, sizeof out) != 0)
+  if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   check_packed(fixture_named("unalloc"), "packed2");
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "formats/h5chunk.h"
+#include "tests/support/test_dir.h"
 
 #ifndef SLUICE_TEST_PYTHON
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
@@ -78,24 +79,15 @@ static int setup(void **state) {
            (long)getpid());
   if (mkdir(g_dir, 0755) != 0)
     return -1;
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", SLUICE_TEST_PYTHON,
-           SLUICE_H5CHUNK_PY, g_dir);
-  if (system(cmd) != 0) {
-    fprintf(stderr,
-            "test_h5chunk: %s failed: the fixtures need Debian's "
-            "python3-h5py for %s (scripts/deps.sh)\n",
-            cmd, SLUICE_TEST_PYTHON);
-    return -1;
-  }
-  return 0;
+  char arg[1100];
+  snprintf(arg, sizeof arg, "'%s'", g_dir);
+  return sl_test_make_fixtures("test_h5chunk", SLUICE_TEST_PYTHON,
+                               SLUICE_H5CHUNK_PY, arg, "python3-h5py");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 /* A fixture: its bytes, and what HDF5 says of /images. */

@@ -21,6 +21,7 @@
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"
+#include "tests/support/test_dir.h"
 
 static char g_dir[512];
 
@@ -40,9 +41,8 @@ static int setup_dir(void **state) {
 }
 
 static int teardown_dir(void **state) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return sl_test_remove_dir(g_dir);
 }
 
 /* Sample i: length 1 + (i * 37) % 5000 bytes of a pattern, label i % 3. */
@@ -81,7 +81,7 @@ static void write_file(const char *path, sl_format_kind fmt, uint64_t n) {
       buf[j] = sample_byte(i, j);
     sl_sample_info m = {0};
     m.label = (int32_t)(i % 3);
-    m.codec = SL_CODEC_JPEG;
+    m.codec = SL_IMAGE_JPEG;
     m.channels = i % 2 ? 3 : 1;
     m.height = (uint16_t)(10 + i);
     m.width = (uint16_t)(20 + i);
@@ -126,7 +126,7 @@ static void check_file(const char *path, uint64_t n, sl_source_mode io) {
     assert_int_equal(e->height, 10 + i);
     assert_int_equal(e->width, 20 + i);
     assert_int_equal(e->channels, i % 2 ? 3 : 1);
-    assert_int_equal(e->codec, SL_CODEC_JPEG);
+    assert_int_equal(e->codec, SL_IMAGE_JPEG);
     const uint8_t *d;
     size_t len;
     assert_int_equal(
@@ -239,7 +239,7 @@ static void test_writer_bad_sample(void **state) {
                    SL_EINVAL);
   assert_int_equal(sl_fwriter_set_target_width(w, 1, &err), SL_OK);
   sl_sample_info m = {0};
-  m.codec = SL_CODEC_JPEG;
+  m.codec = SL_IMAGE_JPEG;
   m.channels = 3;
   m.height = m.width = 1;
   m.label = -1;
@@ -436,8 +436,8 @@ static int probe(const char *path) {
     sl_err err = {0};
     sl_source *src = NULL;
     sl_status st =
-        io == 2 ? sl_source_open_verify(&src, path, SL_FORMAT_AUTO,
-                                        SL_SOURCE_PREAD, ignore_bad, NULL, &err)
+        io == 2 ? sl_source_open_verify_opts(&src, path, NULL, SL_SOURCE_PREAD,
+                                             ignore_bad, NULL, &err)
                 : sl_source_open(&src, path, SL_FORMAT_AUTO,
                                  io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP, &err);
     if (st != SL_OK) {
@@ -552,8 +552,8 @@ static void test_verify_mode_hdf5(void **state) {
   bad_log log = {0};
   sl_err err = {0};
   sl_source *src;
-  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO,
-                                         SL_SOURCE_PREAD, on_bad, &log, &err),
+  assert_int_equal(sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_PREAD,
+                                              on_bad, &log, &err),
                    SL_OK);
   assert_int_equal(log.n, 2);
   assert_int_equal(log.first, 5);
@@ -605,8 +605,8 @@ static void test_verify_mode_lmdb(void **state) {
   assert_non_null(strstr(err.msg, "sample 7"));
   assert_non_null(strstr(err.msg, "label 99"));
   bad_log log = {0};
-  assert_int_equal(sl_source_open_verify(&src, p, SL_FORMAT_AUTO,
-                                         SL_SOURCE_MMAP, on_bad, &log, &err),
+  assert_int_equal(sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP,
+                                              on_bad, &log, &err),
                    SL_OK);
   assert_int_equal(log.n, 2);
   assert_int_equal(log.first, 7);

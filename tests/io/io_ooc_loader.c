@@ -39,7 +39,7 @@ static int make(const char *path, uint64_t mib) {
     sl_sample_info meta = {.label = (int32_t)(i % 10),
                            .height = SIDE,
                            .width = SIDE,
-                           .codec = SL_CODEC_RAW,
+                           .codec = SL_IMAGE_RAW,
                            .channels = 3};
     if (sl_fwriter_add(w, buf, RAW_BYTES, &meta, &err) != SL_OK) {
       fprintf(stderr, "io_ooc_loader: %s\n", err.msg);

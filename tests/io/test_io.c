@@ -650,7 +650,6 @@ static void hints(void **state) {
   sl_err e = {0};
   assert_int_equal(sl_fadvise_dontneed(t.fd, 0, 0, &e), SL_OK);
   assert_int_equal(sl_fadvise_random(t.fd, &e), SL_OK);
-  assert_int_equal(sl_fadvise_willneed(t.fd, 0, 4096, &e), SL_OK);
   uint64_t cached = UINT64_MAX;
   assert_int_equal(sl_cached_bytes(t.fd, 0, t.size, &cached, &e), SL_OK);
   assert_true(cached <= t.size + sl_page_size());

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/io_cgroup.h"
+#include "tests/support/test_dir.h"
 
 static char g_dir[512];
 
@@ -261,9 +262,7 @@ int main(void) {
       cmocka_unit_test(nonsense_reads_as_no_limit),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  if (system(cmd) != 0)
+  if (sl_test_remove_dir(g_dir) != 0)
     fprintf(stderr, "could not remove %s\n", g_dir);
   return rc;
 }

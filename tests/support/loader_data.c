@@ -36,15 +36,15 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
     jo.restart_mcus = set->restart_layout || set->levels ? -1 : 0;
     uint8_t *buf = NULL;
     size_t len = 0;
-    assert_int_equal(
-        sl_synth_jpeg((uint64_t)i + set->seed0, wd, ht, &jo, &buf, &len, &err),
-        SL_OK);
+    assert_int_equal(sl_synth_jpeg((uint64_t)i + set->seed0, wd, ht, &jo, &buf,
+                                   &len, &(sl_synth_err){0}),
+                     SL_OK);
     if (corrupt && i == set->bad) /* not a JPEG any more */
       memset(buf, 0x5a, len < 64 ? len : 64);
     sl_sample_info meta = {.label = i % set->nclasses,
                            .height = (uint16_t)ht,
                            .width = (uint16_t)wd,
-                           .codec = SL_CODEC_JPEG,
+                           .codec = SL_IMAGE_JPEG,
                            .channels = 3};
     uint8_t *rec = NULL;
     size_t rec_len = 0;
@@ -56,7 +56,7 @@ void sl_test_write_set(const char *path, const sl_test_set *set, int corrupt) {
       free(buf);
       buf = rec;
       len = rec_len;
-      meta.codec = SL_CODEC_JPEG_LEVELS;
+      meta.codec = SL_IMAGE_JPEG_LEVELS;
     }
     assert_int_equal(sl_fwriter_add(w, buf, len, &meta, &err), SL_OK);
     free(buf);

@@ -19,7 +19,7 @@ typedef struct blob {
 static inline blob sl_test_jpeg(uint64_t seed, int w, int h,
                                 const sl_synth_jpeg_opts *o) {
   blob b;
-  sl_err err;
+  sl_synth_err err;
   assert_int_equal(sl_synth_jpeg(seed, w, h, o, &b.p, &b.n, &err), SL_OK);
   return b;
 }

@@ -22,6 +22,7 @@
 
 #include "sluice.h"
 #include "tests/support/alloc_fail.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 #include "tools/synth.h"
 
@@ -48,7 +49,7 @@ static int setup(void **state) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     uint8_t *buf;
     size_t n;
-    sl_err err;
+    sl_synth_err err;
     if (sl_synth_jpeg((uint64_t)i, 40 + 8 * i, 32, &o, &buf, &n, &err) != SL_OK)
       return -1;
     char p[700];
@@ -66,9 +67,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 /* Names in the output folder, for the message; 0 when it is empty. */

@@ -20,6 +20,7 @@
 #include "formats/writer.h"
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
 enum { k_samples = 12, k_bad = 5 };
@@ -110,9 +111,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 typedef struct row {

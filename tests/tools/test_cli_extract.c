@@ -16,6 +16,7 @@
 
 #include "formats/layout.h"
 #include "formats/writer.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
 static char g_out[1 << 16];
@@ -61,9 +62,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 static void assert_file(const char *name, const void *head, size_t hlen,

@@ -17,6 +17,7 @@
 
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 #include "tools/synth.h"
 
@@ -37,7 +38,7 @@ static int setup(void **state) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     uint8_t *buf;
     size_t n;
-    sl_err err;
+    sl_synth_err err;
     if (sl_synth_jpeg((uint64_t)i, 40 + i, 30, &o, &buf, &n, &err) != SL_OK)
       return -1;
     char p[700];
@@ -53,9 +54,8 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return sl_test_remove_dir(g_dir);
 }
 
 static void write_text(const char *name, const char *text) {
@@ -190,7 +190,7 @@ static void test_pack_levels(void **state) {
     sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
     uint8_t *buf;
     size_t n;
-    sl_err err;
+    sl_synth_err err;
     assert_int_equal(sl_synth_jpeg((uint64_t)i + 7, sizes[i][0], sizes[i][1],
                                    &o, &buf, &n, &err),
                      SL_OK);
@@ -317,7 +317,7 @@ static void test_tables_do_not_carry_over(void **state) {
   assert_int_equal(system(cmd), 0);
   sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
   blob good;
-  sl_err err;
+  sl_synth_err err;
   assert_int_equal(sl_synth_jpeg(7, 64, 48, &o, &good.p, &good.n, &err), SL_OK);
   blob bare = sl_test_jpeg_without(&good, 0xDB);
   const blob *files[2] = {&good, &bare};

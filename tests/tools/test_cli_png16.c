@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
 #define W 64
@@ -89,9 +90,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 /* Decodes sample i of ds and compares it with the formula: the largest and

@@ -18,6 +18,7 @@
 #include "formats/writer.h"
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
+#include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
 enum { k_samples = 12, k_gap = 2 };
@@ -74,9 +75,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[700];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 static uint8_t *read_png(const char *path, unsigned *w, unsigned *h) {

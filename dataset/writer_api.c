@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "codecs/codec.h"
-#include "formats/layout.h"
+#include "dataset/transcoder.h"
+#include "formats/levels.h"
 #include "formats/writer.h"
-#include "loader/transcoder.h"
 #include "sluice.h"
 
 struct sl_writer {
@@ -168,11 +168,11 @@ static sl_status add(sl_writer *w, const void *payload, size_t len,
 static int codec_of(const uint8_t *b, size_t len) {
   static const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   if (len >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
-    return SL_CODEC_JPEG;
+    return SL_IMAGE_JPEG;
   if (len >= 8 && memcmp(b, png, 8) == 0)
-    return SL_CODEC_PNG;
+    return SL_IMAGE_PNG;
   if (len >= 4 && memcmp(b, SL_LEVELS_MAGIC, 4) == 0)
-    return SL_CODEC_JPEG_LEVELS;
+    return SL_IMAGE_JPEG_LEVELS;
   return 0;
 }
 
@@ -193,7 +193,7 @@ sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
                       "%s: sample %" PRIu64 "%s%s%s: neither a JPEG nor a PNG",
                       w->path, i, name ? " (" : "", name ? name : "",
                       name ? ")" : "");
-  if (codec == SL_CODEC_JPEG_LEVELS && !w->levels)
+  if (codec == SL_IMAGE_JPEG_LEVELS && !w->levels)
     return sl_err_set(&w->err, SL_EINVAL,
                       "%s: sample %" PRIu64 "%s%s%s: a level record, but the "
                       "writer has no levels option",
@@ -204,7 +204,7 @@ sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
   st = sl_decoder_probe(w->probe, &in, &info, &w->err);
   uint8_t *rewritten = NULL;
   size_t rlen = 0;
-  if (st == SL_OK && codec == SL_CODEC_JPEG && w->levels && !w->keep_jpeg) {
+  if (st == SL_OK && codec == SL_IMAGE_JPEG && w->levels && !w->keep_jpeg) {
     if (!w->tc && sl_transcoder_create(&w->tc) != SL_OK)
       st = sl_err_set(&w->err, SL_ENOMEM, "no memory for a JPEG rewriter");
     else
@@ -212,7 +212,7 @@ sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
                                &rewritten, &rlen, &w->err);
     if (st == SL_OK)
       codec = codec_of(rewritten, rlen);
-  } else if (st == SL_OK && codec == SL_CODEC_JPEG && !w->keep_jpeg &&
+  } else if (st == SL_OK && codec == SL_IMAGE_JPEG && !w->keep_jpeg &&
              !sl_jpeg_in_restart_layout(b, len)) {
     if (!w->tc && sl_transcoder_create(&w->tc) != SL_OK)
       st = sl_err_set(&w->err, SL_ENOMEM, "no memory for a JPEG rewriter");
@@ -252,7 +252,7 @@ sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels, uint32_t width,
   sl_sample_info m;
   memset(&m, 0, sizeof m);
   m.label = label;
-  m.codec = SL_CODEC_RAW;
+  m.codec = SL_IMAGE_RAW;
   m.width = (uint16_t)width;
   m.height = (uint16_t)height;
   m.channels = (uint8_t)channels;

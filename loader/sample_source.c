@@ -22,7 +22,6 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/rng.h"
-#include "formats/layout.h"
 #include "formats/source.h"
 #include "io/io_reader.h"
 #include "loader/chunk_cache.h"
@@ -30,20 +29,7 @@
 #include "loader/sampler.h"
 #include "loader/stage_options.h"
 
-/* formats/ checks the codec byte of each sample against its layout's
- * numbers; the pipeline reads it as an sl_codec. */
-_Static_assert(SL_LAYOUT_CODEC_FIRST == SL_CODEC_JPEG &&
-                   SL_LAYOUT_CODEC_JPEG == SL_CODEC_JPEG &&
-                   SL_LAYOUT_CODEC_PNG == SL_CODEC_PNG &&
-                   SL_LAYOUT_CODEC_RAW == SL_CODEC_RAW &&
-                   SL_LAYOUT_CODEC_RAW_CHW == SL_CODEC_RAW_CHW &&
-                   SL_LAYOUT_CODEC_RAW_CHW_BGR == SL_CODEC_RAW_CHW_BGR &&
-                   SL_LAYOUT_CODEC_WEBP == SL_CODEC_WEBP &&
-                   SL_LAYOUT_CODEC_JPEG_LEVELS == SL_CODEC_JPEG_LEVELS &&
-                   SL_LAYOUT_CODEC_LAST == SL_CODEC_JPEG_LEVELS,
-               "the file layout's codec byte is an sl_codec");
-
-typedef struct ds_ctx {
+typedef struct ss_ctx {
   sl_source *src;
   sl_io *io;
   sl_aug_params p;
@@ -52,21 +38,21 @@ typedef struct ds_ctx {
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
   char path[512];
-} ds_ctx;
+} ss_ctx;
 
-typedef struct ds_worker {
+typedef struct ss_worker {
   sl_pipeline *pl;
   uint8_t *buf;
   size_t cap;
   uint8_t *scratch; /* sl_source_unfilter's; NULL when the source needs none */
   uint64_t pos;     /* the epoch position of the next load, when has_pos */
   bool has_pos;
-} ds_worker;
+} ss_worker;
 
-static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
+static sl_status ss_worker_open(void *ctx, int max_res, void **ws,
                                 sl_err *err) {
-  ds_ctx *c = ctx;
-  ds_worker *w = calloc(1, sizeof *w);
+  ss_ctx *c = ctx;
+  ss_worker *w = calloc(1, sizeof *w);
   *ws = NULL;
   if (!w)
     return sl_err_set(err, SL_ENOMEM, "worker: out of memory");
@@ -98,8 +84,8 @@ static sl_status ds_worker_open(void *ctx, int max_res, void **ws,
   return SL_OK;
 }
 
-static void ds_worker_close(void *ctx, void *ws) {
-  ds_worker *w = ws;
+static void ss_worker_close(void *ctx, void *ws) {
+  ss_worker *w = ws;
   if (!w)
     return;
   sl_pipeline_destroy(w->pl);
@@ -108,11 +94,11 @@ static void ds_worker_close(void *ctx, void *ws) {
   free(w);
 }
 
-static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
+static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
                          int res, void *dst, int32_t *label, sl_sample_times *t,
                          sl_err *err) {
-  ds_ctx *c = ctx;
-  ds_worker *w = ws;
+  ss_ctx *c = ctx;
+  ss_worker *w = ws;
   const sl_sample_info *info = sl_source_info(c->src, index);
   *label = info->label;
   const uint8_t *data = NULL;
@@ -209,39 +195,39 @@ static sl_status ds_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   return st;
 }
 
-static void ds_targets(void *ctx, uint64_t index, float *out) {
-  ds_ctx *c = ctx;
+static void ss_targets(void *ctx, uint64_t index, float *out) {
+  ss_ctx *c = ctx;
   memcpy(out, sl_source_targets(c->src, index),
          sl_source_target_width(c->src) * sizeof *out);
 }
 
-static uint64_t ds_order_at(const void *sampler, uint64_t pos) {
+static uint64_t ss_order_at(const void *sampler, uint64_t pos) {
   return sl_sampler_at(sampler, pos);
 }
 
-static void ds_epoch_start(void *ctx, const struct sl_sampler *sampler,
+static void ss_epoch_start(void *ctx, const struct sl_sampler *sampler,
                            uint64_t first, uint64_t end) {
-  ds_ctx *c = ctx;
+  ss_ctx *c = ctx;
   sl_err_clear(&c->start_err);
-  if (sl_io_start_epoch(c->io, ds_order_at, sampler, first, end,
+  if (sl_io_start_epoch(c->io, ss_order_at, sampler, first, end,
                         &c->start_err) == SL_OK)
     sl_err_clear(&c->start_err);
 }
 
-static void ds_epoch_stop(void *ctx) {
-  ds_ctx *c = ctx;
+static void ss_epoch_stop(void *ctx) {
+  ss_ctx *c = ctx;
   sl_io_stop(c->io);
 }
 
-static void ds_position(void *ctx, void *ws, uint64_t pos) {
-  ds_worker *w = ws;
+static void ss_position(void *ctx, void *ws, uint64_t pos) {
+  ss_worker *w = ws;
   w->pos = pos;
   w->has_pos = true;
 }
 
 /* Mixup/CutMix and the soft targets of one batch (augment/mix.h). */
-static void ds_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
-  const ds_ctx *c = ctx;
+static void ss_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
+  const ss_ctx *c = ctx;
   sl_mix_plan m;
   sl_mix_plan_for(&c->mix, c->seed, b->epoch, b->index, b->h, b->w, &m);
   if (b->data)
@@ -254,8 +240,8 @@ static void ds_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
   note->box[2] = (uint32_t)m.x0, note->box[3] = (uint32_t)m.x1;
 }
 
-static void ds_close(void *ctx) {
-  ds_ctx *c = ctx;
+static void ss_close(void *ctx) {
+  ss_ctx *c = ctx;
   if (!c)
     return;
   sl_io_close(c->io);
@@ -293,13 +279,13 @@ static uint64_t fingerprint(const sl_source *src) {
   return h;
 }
 
-sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
-                              sl_dtype dtype, sl_layout layout, sl_logger *log,
-                              sl_err *err) {
+sl_status sl_sample_source_open(sl_sample_src *out, const sl_config *cfg,
+                                sl_dtype dtype, sl_layout layout,
+                                sl_logger *log, sl_err *err) {
   const char *path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
   if (!path[0])
     return sl_err_set(err, SL_ECONFIG, "dataset.path is not set");
-  ds_ctx *c = calloc(1, sizeof *c);
+  ss_ctx *c = calloc(1, sizeof *c);
   if (!c)
     return sl_err_set(err, SL_ENOMEM, "loader: out of memory");
   snprintf(c->path, sizeof c->path, "%s", path);
@@ -355,11 +341,11 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
                       "most %d)",
                       c->mix.classes, SL_TARGETS_MAX);
     if (st != SL_OK) {
-      ds_close(c);
+      ss_close(c);
       return st;
     }
     out->soft_width = c->mix.classes;
-    out->batch_mix = ds_batch_mix;
+    out->batch_mix = ss_batch_mix;
   }
   out->ctx = c;
   out->count = sl_source_count(c->src);
@@ -367,13 +353,13 @@ sl_status sl_dataset_src_open(sl_sample_src *out, const sl_config *cfg,
   out->target_width = sl_source_target_width(c->src);
   out->fingerprint = fingerprint(c->src);
   out->block_samples = sl_source_chunk_samples(c->src);
-  out->targets = ds_targets;
-  out->worker_open = ds_worker_open;
-  out->worker_close = ds_worker_close;
-  out->load = ds_load;
-  out->close = ds_close;
-  out->epoch_start = ds_epoch_start;
-  out->epoch_stop = ds_epoch_stop;
-  out->position = ds_position;
+  out->targets = ss_targets;
+  out->worker_open = ss_worker_open;
+  out->worker_close = ss_worker_close;
+  out->load = ss_load;
+  out->close = ss_close;
+  out->epoch_start = ss_epoch_start;
+  out->epoch_stop = ss_epoch_stop;
+  out->position = ss_position;
   return SL_OK;
 }

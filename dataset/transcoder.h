@@ -1,6 +1,6 @@
 /* Inside sl_transcoder: what the writer API shares with it. */
-#ifndef SLUICE_LOADER_TRANSCODER_H
-#define SLUICE_LOADER_TRANSCODER_H
+#ifndef SLUICE_DATASET_TRANSCODER_H
+#define SLUICE_DATASET_TRANSCODER_H
 
 #include <stdbool.h>
 #include <stddef.h>

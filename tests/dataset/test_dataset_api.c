@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/support/test_dir.h"
 
 enum { N = 12, K = 3, W = 48, H = 40 };
 
@@ -36,9 +37,8 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  (void)state;
+  return sl_test_remove_dir(g_dir);
 }
 
 static void path_in(char *buf, size_t cap, const char *name) {

@@ -9,8 +9,8 @@
 #include "codecs/jpeg_levels.h"
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
-#include "formats/layout.h"
-#include "loader/transcoder.h"
+#include "dataset/transcoder.h"
+#include "formats/levels.h"
 #include "sluice.h"
 
 struct sl_transcoder {
@@ -162,15 +162,15 @@ int sl_image_level(const void *bytes, size_t len, uint32_t level,
 }
 
 bool sl_jpeg_in_restart_layout(const uint8_t *bytes, size_t len) {
-  sl_jpeg_layout lo;
-  return sl_jpeg_layout_read(bytes, len, &lo) &&
+  sl_jpeg_grid lo;
+  return sl_jpeg_grid_read(bytes, len, &lo) &&
          lo.interval == sl_jpeg_restart_mcus(lo.mcus_x, lo.mcu_w);
 }
 
 /* What the region decoder itself asks (codecs/jpeg.c windows a JPEG when
- * sl_jpeg_layout_read accepts it), so any usable restart interval counts;
+ * sl_jpeg_grid_read accepts it), so any usable restart interval counts;
  * sl_jpeg_in_restart_layout also wants the writer's own interval. */
 int sl_image_has_restart_layout(const void *bytes, size_t len) {
-  sl_jpeg_layout lo;
-  return bytes && sl_jpeg_layout_read(bytes, len, &lo) ? 1 : 0;
+  sl_jpeg_grid lo;
+  return bytes && sl_jpeg_grid_read(bytes, len, &lo) ? 1 : 0;
 }

@@ -14,20 +14,11 @@
 #include <string.h>
 
 #include "codecs/codec.h"
-#include "formats/layout.h"
+#include "formats/levels.h"
 #include "formats/source.h"
 #include "loader/config.h"
 #include "loader/stage_options.h"
 #include "sluice.h"
-
-_Static_assert((int)SL_IMAGE_JPEG == (int)SL_CODEC_JPEG &&
-                   (int)SL_IMAGE_PNG == (int)SL_CODEC_PNG &&
-                   (int)SL_IMAGE_RAW == (int)SL_CODEC_RAW &&
-                   (int)SL_IMAGE_RAW_CHW == (int)SL_CODEC_RAW_CHW &&
-                   (int)SL_IMAGE_RAW_CHW_BGR == (int)SL_CODEC_RAW_CHW_BGR &&
-                   (int)SL_IMAGE_WEBP == (int)SL_CODEC_WEBP &&
-                   (int)SL_IMAGE_JPEG_LEVELS == (int)SL_CODEC_JPEG_LEVELS,
-               "public codec values are the on-disk ones");
 
 /* Pixels a decode may hold: the largest image the index can describe. */
 #define DECODE_MAX_PIXELS (65535ull * 65535ull)
@@ -204,7 +195,7 @@ uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
                            uint64_t *bytes) {
   if (!ds || !ds->src)
     return 0;
-  uint64_t im[SL_SOURCE_LEVELS], by[SL_SOURCE_LEVELS];
+  uint64_t im[SL_LEVELS_MAX], by[SL_LEVELS_MAX];
   uint32_t n = sl_source_levels(ds->src, im, by);
   for (uint32_t k = 0; k < n; k++) {
     if (images)
@@ -421,7 +412,7 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
   /* A level record: every smaller level is decoded too (after level 0's
    * pixels are out), so that what this passes the loader can read. */
   sl_levels lv;
-  if (st == SL_OK && e->codec == SL_CODEC_JPEG_LEVELS &&
+  if (st == SL_OK && e->codec == SL_IMAGE_JPEG_LEVELS &&
       (st = sl_decoder_levels(&in, &lv, &err)) == SL_OK)
     for (int k = 1; st == SL_OK && k < lv.n; k++) {
       sl_encoded jp;
