@@ -135,9 +135,10 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
 typedef struct sl_pipeline_times {
   uint64_t decode_ns;
   uint64_t augment_ns;
-  uint64_t jpeg_decodes;     /* JPEG samples decoded */
-  uint64_t jpeg_windowed;    /* of which only the crop's restart segments */
-  uint64_t level_decodes[4]; /* level-record samples, by level decoded */
+  uint64_t jpeg_decodes;  /* JPEG samples decoded */
+  uint64_t jpeg_windowed; /* of which only the crop's restart segments */
+  uint64_t
+      level_decodes[SL_LEVELS_MAX_PUBLIC]; /* level-record samples, by level */
 } sl_pipeline_times;
 void sl_pipeline_times_get(const sl_pipeline *pl, sl_pipeline_times *out);
 
