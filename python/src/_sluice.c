@@ -11,6 +11,12 @@
  * any thread, after close()), its slot is queued for release; the consumer
  * thread releases queued slots before each next. sl_loader_close runs when
  * the last reference to the core goes, so a view never outlives its slot.
+ *
+ * close() may come from another thread (a watchdog) while a call is in
+ * flight with the GIL dropped: each such call holds a reference to the core
+ * for its duration, and close takes the op lock (waiting for the call in
+ * flight) to mark the core closed, so a call that was waiting for the lock
+ * and every later one raise StateError.
  */
 #include "module.h"
 
@@ -69,6 +75,7 @@ struct core {
   atomic_long refs;
   sl_loader *ld;
   pthread_mutex_t op;   /* one consumer call at a time */
+  int closed;           /* under op: close() ran, calls refuse */
   pthread_mutex_t lock; /* guards pending */
   struct bcore *pending;
   int prefetch;
@@ -222,6 +229,26 @@ static int loader_check(LoaderObject *self) {
   return 0;
 }
 
+static const char closed_msg[] = "the loader was closed by another thread "
+                                 "while this call waited";
+
+/* For a call that drops the GIL: the open loader's core with a reference
+ * the call holds until core_leave, so a close() meanwhile cannot free it;
+ * NULL with StateError raised when the loader is closed. */
+static struct core *core_enter(LoaderObject *self) {
+  if (loader_check(self))
+    return NULL;
+  atomic_fetch_add(&self->core->refs, 1);
+  return self->core;
+}
+
+/* Drops core_enter's reference; the last one closes the loader, so the GIL
+ * is released around it. Any thread holding the GIL. */
+static void core_leave(struct core *c) {
+  Py_BEGIN_ALLOW_THREADS core_decref(c);
+  Py_END_ALLOW_THREADS
+}
+
 /* _Loader(ini_path_or_None, [(key, value), ...]) */
 static int Loader_init(PyObject *o, PyObject *args, PyObject *kw) {
   LoaderObject *self = (LoaderObject *)o;
@@ -312,9 +339,14 @@ static PyObject *Loader_close(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
   struct core *c = self->core;
-  self->core = NULL;
+  self->core = NULL; /* later calls raise StateError */
   if (c) {
-    Py_BEGIN_ALLOW_THREADS core_decref(c);
+    /* Waits for the call in flight (it holds op); one waiting for op sees
+     * closed and refuses. */
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+    c->closed = 1;
+    pthread_mutex_unlock(&c->op);
+    core_decref(c);
     Py_END_ALLOW_THREADS
   }
   Py_RETURN_NONE;
@@ -334,15 +366,23 @@ static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
   unsigned long long e = PyLong_AsUnsignedLongLong(arg);
   if (PyErr_Occurred())
     return NULL;
-  struct core *c = self->core;
+  struct core *c = core_enter(self);
+  if (!c)
+    return NULL;
   sl_status st;
   char msg[1024];
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
-  core_drain(c);
-  st = sl_loader_start_epoch(c->ld, e);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    core_drain(c);
+    st = sl_loader_start_epoch(c->ld, e);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_decref(c);
   Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(o, st, msg);
   Py_RETURN_NONE;
 }
@@ -354,24 +394,35 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   LoaderObject *self = (LoaderObject *)o;
   if (loader_check(self))
     return NULL;
-  struct core *c = self->core;
   struct bcore *bc = calloc(1, sizeof *bc);
   if (!bc)
     return PyErr_NoMemory();
+  struct core *c = core_enter(self);
+  if (!c) {
+    free(bc);
+    return NULL;
+  }
   sl_status st;
   char msg[1200];
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
-  core_drain(c);
-  st = sl_loader_next(c->ld, &bc->b);
-  if (st != SL_OK && st != SL_END)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    core_drain(c);
+    st = sl_loader_next(c->ld, &bc->b);
+    if (st != SL_OK && st != SL_END)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
   Py_END_ALLOW_THREADS if (st == SL_END) {
     free(bc);
+    core_leave(c);
     Py_RETURN_NONE;
   }
   if (st != SL_OK) {
     free(bc);
+    core_leave(c);
     if (st == SL_ESTATE && strstr(msg, "slots are held")) {
       size_t n = strlen(msg);
       snprintf(msg + n, sizeof msg - n,
@@ -388,12 +439,12 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
     sl_batch_release(c->ld, &bc->b, NULL);
     pthread_mutex_unlock(&c->op);
     free(bc);
+    core_leave(c);
     return NULL;
   }
   atomic_init(&bc->refs, 1);
-  atomic_fetch_add(&c->refs, 1);
   atomic_fetch_add(&c->outstanding, 1);
-  bc->core = c;
+  bc->core = c; /* the batch takes over core_enter's reference */
   b->bc = bc;
   return (PyObject *)b;
 }
@@ -455,17 +506,23 @@ static int dict_s(PyObject *d, const char *k, const char *v) {
 static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
-  if (loader_check(self))
+  struct core *c = core_enter(self);
+  if (!c)
     return NULL;
-  struct core *c = self->core;
   sl_loader_stats s;
   sl_status st;
   char msg[1024];
   op_lock_gil(c);
-  st = sl_loader_stats_get(c->ld, &s);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    st = sl_loader_stats_get(c->ld, &s);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_leave(c);
   if (st != SL_OK)
     return raise_status(o, st, msg);
   PyObject *d = PyDict_New();
@@ -521,17 +578,24 @@ fail:
 static PyObject *Loader_save_state(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
-  if (loader_check(self))
+  struct core *c = core_enter(self);
+  if (!c)
     return NULL;
-  struct core *c = self->core;
   unsigned char buf[SL_LOADER_STATE_BYTES];
   size_t len = sizeof buf;
   char msg[1024];
+  sl_status st;
   op_lock_gil(c);
-  sl_status st = sl_loader_save_state(c->ld, buf, &len);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    st = sl_loader_save_state(c->ld, buf, &len);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_leave(c);
   if (st != SL_OK)
     return raise_status(o, st, msg);
   return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
@@ -544,15 +608,25 @@ static PyObject *Loader_restore_state(PyObject *o, PyObject *arg) {
   Py_buffer view;
   if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE))
     return NULL;
-  struct core *c = self->core;
+  struct core *c = core_enter(self);
+  if (!c) {
+    PyBuffer_Release(&view);
+    return NULL;
+  }
   char msg[1024];
   sl_status st;
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
-  core_drain(c);
-  st = sl_loader_restore_state(c->ld, view.buf, (size_t)view.len);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    core_drain(c);
+    st = sl_loader_restore_state(c->ld, view.buf, (size_t)view.len);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_decref(c);
   Py_END_ALLOW_THREADS PyBuffer_Release(&view);
   if (st != SL_OK)
     return raise_status(o, st, msg);
@@ -567,7 +641,8 @@ static PyObject *Loader_closed(PyObject *o, void *unused) {
 static PyMethodDef Loader_methods[] = {
     {"close", Loader_close, METH_NOARGS,
      "Drops the loader; its threads stop and its memory goes once the last "
-     "batch and tensor made from it are freed."},
+     "batch and tensor made from it are freed. From another thread: waits "
+     "for the call in flight; later calls raise StateError."},
     {"start_epoch", Loader_start_epoch, METH_O, "sl_loader_start_epoch."},
     {"next", Loader_next, METH_NOARGS,
      "The next Batch, or None at the end of the epoch. Releases the GIL "
