@@ -436,6 +436,31 @@ static sl_status group_spans(sl_source *src, const dset *a, geom *g,
   }
   return SL_OK;
 }
+/* The samples of chunks never written (a row of chunks with any of its
+ * chunks never written counts whole) and those chunks: each at most
+ * dataset.max_fill_samples. */
+static sl_status check_fill(sl_source *src, const dset *a, const geom *g,
+                            uint64_t groups, const char *sh, const char *cs,
+                            sl_err *err) {
+  uint64_t chunks = 0, samples = 0;
+  for (uint64_t j = 0; j < groups; j++) {
+    uint64_t before = chunks;
+    for (uint64_t t = 0; t < g->tiles; t++)
+      chunks += g->chunk_mask[j * g->tiles + t] == SL_H5_FILL;
+    if (chunks != before)
+      samples += j == groups - 1 ? g->n - j * g->per_chunk : g->per_chunk;
+  }
+  if (samples <= src->max_fill && chunks <= src->max_fill)
+    return SL_OK;
+  return sl_err_set(
+      err, SL_ETOOBIG,
+      "%s: dataset %s (shape %s, chunks %s): %" PRIu64 " samples in %" PRIu64
+      " chunks never written (the fill value), more than "
+      "dataset.max_fill_samples = %" PRIu64 ": the shape claims more than "
+      "the file holds; raise it for an array preallocated and partly written",
+      src->path, a->name, sh, cs, samples, chunks, src->max_fill);
+}
+
 /* Chunk c (row-major over the chunk grid) holds part of the array's edge:
  * layout v4 may have left such chunks unfiltered. */
 static bool partial_chunk(const dset *a, const geom *g, uint64_t c) {
@@ -475,6 +500,21 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                       "%s: dataset %s (shape %s): chunks %s overflow",
                       src->path, a->name, sh, cs);
   uint64_t nch = groups * g->tiles;
+  /* The shape, not the file, gives the samples: chunks never written are
+   * legal (read as the fill value), so a small file can claim 2^32 samples
+   * and size an index of 100 GB. Each chunk written holds at least a byte
+   * of the file; those never written are bounded by dataset.max_fill_samples
+   * (checked here before the tables are sized, by samples once the index
+   * is read). */
+  if (nch > src->file_size + src->max_fill)
+    return sl_err_set(
+        err, SL_ETOOBIG,
+        "%s: dataset %s (shape %s, chunks %s): %" PRIu64 " chunks, but a "
+        "file of %" PRIu64 " bytes holds at most that many written: more "
+        "than dataset.max_fill_samples = %" PRIu64 " would be chunks never "
+        "written (the fill value); raise it for an array preallocated and "
+        "partly written",
+        src->path, a->name, sh, cs, nch, src->file_size, src->max_fill);
   hsize_t ub = 0;
   hid_t fcpl = H5Fget_create_plist(file);
   herr_t ubr = fcpl >= 0 ? H5Pget_userblock(fcpl, &ub) : -1;
@@ -555,6 +595,8 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
     st = take_chunk(src, a, g, c, e->addr, e->size, mask, err);
   }
   free(x.chunk);
+  if (st == SL_OK)
+    st = check_fill(src, a, g, groups, sh, cs, err);
   if (st == SL_OK && g->tiled)
     st = group_spans(src, a, g, err);
   return st;
