@@ -9,8 +9,9 @@ open (issue 25).
                   written: 1.4 KB claiming 2^32 samples (a 103 GB index)
     sparse_part   images (102,400, 4, 4) in chunks of 1,024 rows, the
                   first 2 chunks written: 100,352 samples of fill value
-    vlen_png      images: 64 vlen uint8 elements, each the same 67-byte
-                  PNG (test_h5_bounds grafts heap collections onto it)
+    vlen_png      images: 1,024 vlen uint8 elements, each the same PNG of
+                  1x1 pixel (test_h5_bounds grafts heap collections onto
+                  it and points the descriptors at them)
 """
 import os
 import sys
@@ -48,6 +49,6 @@ def png_1x1():
 
 with h5py.File(path("vlen_png"), "w") as f:
     p = np.frombuffer(png_1x1(), dtype=np.uint8)
-    d = f.create_dataset("images", (64,), dtype=h5py.vlen_dtype(np.uint8))
-    for i in range(64):
+    d = f.create_dataset("images", (1024,), dtype=h5py.vlen_dtype(np.uint8))
+    for i in range(1024):
         d[i] = p
