@@ -85,14 +85,23 @@ struct core {
   atomic_ullong outstanding; /* batches not yet queued for release */
 };
 
-/* One batch handed out by sl_loader_next. */
+/* One batch handed out by sl_loader_next. Its exports may name several
+ * streams (one tensor given to two consumers): the release waits for all of
+ * them, so the slot is never rewritten while one still reads it. */
+enum { BATCH_STREAMS = 8 };
 struct bcore {
   atomic_long refs;
   struct core *core;
   sl_batch b;
-  struct bcore *next;        /* in core->pending */
-  _Atomic(uintptr_t) stream; /* cudaStream_t of the latest export, or 0 */
+  struct bcore *next; /* in core->pending */
+  /* The distinct cudaStream_t of the exports, in order (none: released on
+   * the legacy default stream). Written with the GIL held while the batch
+   * is referenced, read by core_drain once the last reference went. */
+  uintptr_t streams[BATCH_STREAMS];
+  int nstreams;
 };
+
+static void *release_stream(struct bcore *bc);
 
 typedef struct {
   PyObject_HEAD struct core *core;
@@ -198,7 +207,7 @@ static void core_drain(struct core *c) {
   pthread_mutex_unlock(&c->lock);
   while (p) {
     struct bcore *n = p->next;
-    sl_batch_release(c->ld, &p->b, (void *)atomic_load(&p->stream));
+    sl_batch_release(c->ld, &p->b, release_stream(p));
     free(p);
     p = n;
   }
@@ -829,11 +838,33 @@ static void capsule_v1(PyObject *cap) {
   }
 }
 
-/* cudaStreamWaitEvent, from the CUDA runtime the consumer (torch, JAX,
- * CuPy) has loaded: the module links no CUDA and imports without it. */
-typedef int (*wait_event_fn)(void *stream, void *event, unsigned flags);
+/* The CUDA runtime calls the exports need, from the runtime the consumer
+ * (torch, JAX, CuPy) has loaded: the module links no CUDA and imports
+ * without it. Resolved once, with the GIL held, by the first device export
+ * that names a stream; read without it by core_drain afterwards (the
+ * batch's reference count orders the two). */
+typedef struct {
+  int (*wait_event)(void *stream, void *event, unsigned flags);
+  int (*event_create)(void **event, unsigned flags);
+  int (*event_record)(void *event, void *stream);
+  int (*event_destroy)(void *event);
+  int (*stream_sync)(void *stream);
+} cudart_fns;
 
-static wait_event_fn cuda_wait_event(void) {
+static cudart_fns g_cudart;
+static int g_cudart_ok; /* 1: every function found */
+
+static int sym_to(void *h, const char *name, void *fn, size_t fn_size) {
+  void *sym = dlsym(h, name);
+  if (!sym)
+    return -1;
+  memcpy(fn, &sym, fn_size);
+  return 0;
+}
+
+static int cudart_load(void) {
+  if (g_cudart_ok)
+    return 0;
   static const char *const libs[] = {"libcudart.so", "libcudart.so.12",
                                      "libcudart.so.11.0"};
   for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
@@ -842,34 +873,82 @@ static wait_event_fn cuda_wait_event(void) {
       h = dlopen(libs[i], RTLD_LAZY);
     if (!h)
       continue;
-    void *sym = dlsym(h, "cudaStreamWaitEvent");
-    if (sym) {
-      wait_event_fn fn;
-      memcpy(&fn, &sym, sizeof fn);
-      return fn; /* the handle stays open for the process */
+    cudart_fns f;
+    if (sym_to(h, "cudaStreamWaitEvent", &f.wait_event, sizeof f.wait_event) ||
+        sym_to(h, "cudaEventCreateWithFlags", &f.event_create,
+               sizeof f.event_create) ||
+        sym_to(h, "cudaEventRecord", &f.event_record, sizeof f.event_record) ||
+        sym_to(h, "cudaEventDestroy", &f.event_destroy,
+               sizeof f.event_destroy) ||
+        sym_to(h, "cudaStreamSynchronize", &f.stream_sync,
+               sizeof f.stream_sync)) {
+      dlclose(h);
+      continue;
     }
-    dlclose(h);
+    g_cudart = f; /* the handle stays open for the process */
+    g_cudart_ok = 1;
+    return 0;
   }
-  return NULL;
+  return -1;
 }
 
-/* Makes the consumer's stream wait for the batch (no host sync) and notes
- * it as the stream the slot is released on. s: 1 (legacy default), 2 (per
- * thread) or a cudaStream_t; -1: the consumer synchronises itself. */
+/* Makes stream `to` wait for the work queued on `from` so far (an event,
+ * no host sync); when that cannot be done, waits for `from` on the host.
+ * Consumer thread, without the GIL. */
+static void join_stream(void *to, void *from) {
+  enum { EVENT_DISABLE_TIMING = 2 };
+  void *ev = NULL;
+  if (g_cudart.event_create(&ev, EVENT_DISABLE_TIMING) == 0) {
+    int err = g_cudart.event_record(ev, from);
+    if (!err)
+      err = g_cudart.wait_event(to, ev, 0);
+    g_cudart.event_destroy(ev); /* freed once the wait is done */
+    if (!err)
+      return;
+  }
+  /* A stream that cannot be waited on (destroyed: its work is done) gives
+   * an error here too; nothing more is possible. */
+  (void)g_cudart.stream_sync(from);
+}
+
+/* The stream a batch's slot is released on: its first export's, joined by
+ * every other export's; NULL (the legacy default stream) when none named
+ * one. */
+static void *release_stream(struct bcore *bc) {
+  if (bc->nstreams == 0)
+    return NULL;
+  void *first = (void *)bc->streams[0];
+  for (int i = 1; i < bc->nstreams; i++)
+    join_stream(first, (void *)bc->streams[i]);
+  return first;
+}
+
+/* Makes the consumer's stream wait for the batch (no host sync) and adds it
+ * to the streams the slot's release waits for. s: 1 (legacy default), 2
+ * (per thread) or a cudaStream_t; -1: the consumer synchronises itself. */
 static int tensor_stream_wait(TensorObject *t, intptr_t s) {
   if (!t->bc || !t->on_device || s == -1)
     return 0;
-  if (t->bc->b.ready) {
-    static wait_event_fn fn;
-    if (!fn)
-      fn = cuda_wait_event();
-    if (!fn) {
-      raise_status((PyObject *)t, SL_ECUDA,
-                   "__dlpack__(stream=...): cannot find "
-                   "cudaStreamWaitEvent (libcudart not loadable)");
-      return -1;
-    }
-    int err = fn((void *)s, *(void **)t->bc->b.ready, 0);
+  struct bcore *bc = t->bc;
+  int seen = 0;
+  for (int i = 0; i < bc->nstreams; i++)
+    seen |= bc->streams[i] == (uintptr_t)s;
+  if (!seen && bc->nstreams == BATCH_STREAMS) {
+    PyErr_Format(PyExc_BufferError,
+                 "this batch is exported on %d streams already (the most "
+                 "its release waits for): export on one of them, or "
+                 "synchronise and pass stream=-1",
+                 BATCH_STREAMS);
+    return -1;
+  }
+  if ((bc->b.ready || (!seen && bc->nstreams > 0)) && cudart_load()) {
+    raise_status((PyObject *)t, SL_ECUDA,
+                 "__dlpack__(stream=...): cannot find cudaStreamWaitEvent "
+                 "and the event calls (libcudart not loadable)");
+    return -1;
+  }
+  if (bc->b.ready) {
+    int err = g_cudart.wait_event((void *)s, *(void **)bc->b.ready, 0);
     if (err) {
       char msg[128];
       snprintf(msg, sizeof msg,
@@ -880,7 +959,8 @@ static int tensor_stream_wait(TensorObject *t, intptr_t s) {
       return -1;
     }
   }
-  atomic_store(&t->bc->stream, (uintptr_t)s);
+  if (!seen)
+    bc->streams[bc->nstreams++] = (uintptr_t)s;
   return 0;
 }
 
