@@ -334,6 +334,12 @@ static int object_addr(hid_t d, uint64_t *addr) {
  * 8 kept until the sample index is built. */
 enum { SL_H5_MAX_CHUNKS = 4096 };
 
+/* n / d rounded up, for any n (n + d - 1 would wrap near 2^64 to a count of
+ * 0 rows of chunks, and a division by it). d > 0. */
+static uint64_t div_up(uint64_t n, uint64_t d) {
+  return n / d + (n % d != 0);
+}
+
 /* Records chunk c: addr (absolute, or SL_H5C_UNALLOCATED: the fill value),
  * size stored bytes, filter mask. */
 static sl_status take_chunk(sl_source *src, const dset *a, geom *g, uint64_t c,
@@ -383,7 +389,7 @@ static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
  * chunk and 12 per group, kept. */
 static sl_status group_spans(sl_source *src, const dset *a, geom *g,
                              sl_err *err) {
-  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = div_up(g->n, g->per_chunk);
   uint64_t nch = groups * g->tiles;
   if (!(g->tile = malloc(nch * sizeof *g->tile)) ||
       !(g->span_addr = malloc(groups * sizeof *g->span_addr)) ||
@@ -494,7 +500,7 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                         src->path, a->name, sh, cs);
     g->tiles = g->tiling.tiles;
   }
-  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = div_up(g->n, g->per_chunk);
   if (g->tiles > UINT64_MAX / 16 / groups)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: dataset %s (shape %s): chunks %s overflow",
@@ -1110,7 +1116,7 @@ static sl_status read_all(sl_source *src, const dset *a, hid_t memtype,
  * mask per group made here). */
 static sl_status make_filtered(sl_source *src, const dset *a, geom *g,
                                sl_err *err) {
-  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = div_up(g->n, g->per_chunk);
   bool any_fill = false;
   for (uint64_t c = 0; !g->tiled && c < groups; c++)
     any_fill |= g->chunk_mask[c] == SL_H5_FILL;
@@ -1637,7 +1643,7 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
              o < sizeof desc) {
     /* Cache advice: each chunk decompressed once needs all chunks cached
      * (the order does not walk chunks). */
-    uint64_t nch = (A->g.n + A->g.per_chunk - 1) / A->g.per_chunk;
+    uint64_t nch = div_up(A->g.n, A->g.per_chunk);
     snprintf(desc + o, sizeof desc - o,
              "; advice: %" PRIu64 " samples a compressed chunk of %" PRIu64
              " bytes: each chunk is decompressed once while it stays in "
