@@ -36,6 +36,14 @@ static void app_handler(int sig, siginfo_t *si, void *uc) {
 }
 
 static void child(const char *path) {
+  /* Before sluice: the default (a sanitizer's runtime may have put its own
+   * SIGBUS reporter there, which would end the chain in its report). */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  if (sigaction(SIGBUS, &dfl, NULL) != 0)
+    _exit(11);
   sl_err err = {0};
   if (sl_guard_install(&err) != SL_OK)
     _exit(4);
