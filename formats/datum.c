@@ -143,9 +143,10 @@ int sl_datum_parse(const uint8_t *value, size_t n, sl_datum *d, char *why,
   }
   if (value[0] != 0x0A)
     return parse_datum(value, 0, n, d, why, cap);
-  /* AnnotatedDatum: the last field 1 is the Datum. */
+  /* AnnotatedDatum: field 1 is the Datum; occurrences of it merge, as
+   * protobuf merges a repeated embedded message (scalars and data: the
+   * last wins; float_data: appended). */
   rd r = {value, 0, n};
-  size_t off = 0, len = 0;
   bool found = false;
   while (r.pos < r.end) {
     size_t at = r.pos;
@@ -160,15 +161,13 @@ int sl_datum_parse(const uint8_t *value, size_t n, sl_datum *d, char *why,
     if ((tag >> 3) == 1) {
       if (wt != WT_LEN)
         return fail(why, cap, "(annotated) datum is not a message", f, at);
-      off = r.pos - l;
-      len = l;
+      if (parse_datum(value, r.pos - l, r.pos, d, why, cap) != 0)
+        return -1;
       found = true;
     }
   }
   if (!found)
     return fail(why, cap, "(annotated) holds no Datum", 1, 0);
-  if (parse_datum(value, off, off + len, d, why, cap) != 0)
-    return -1;
   d->annotated = true;
   return 0;
 }
@@ -211,14 +210,14 @@ uint64_t sl_datum_floats(const uint8_t *value, size_t n, float *out,
   if (value[0] != 0x0A)
     return floats_in(value, 0, n, out, count);
   rd r = {value, 0, n};
-  size_t off = 0, len = 0;
-  while (r.pos < r.end) {
+  uint64_t got = 0;
+  while (r.pos < r.end && got < count) {
     uint64_t tag;
     size_t l = 0;
     if (varint(&r, &tag) != 0 || skip(&r, (unsigned)(tag & 7), &l) != 0)
       break;
-    if ((tag >> 3) == 1 && (tag & 7) == WT_LEN)
-      off = r.pos - l, len = l;
+    if ((tag >> 3) == 1 && (tag & 7) == WT_LEN) /* each Datum, in order */
+      got += floats_in(value, r.pos - l, r.pos, out + got, count - got);
   }
-  return floats_in(value, off, off + len, out, count);
+  return got;
 }

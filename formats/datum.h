@@ -17,7 +17,9 @@
  *
  * The SSD fork's AnnotatedDatum (field 1: Datum, 2: type, 3: annotation
  * groups) starts with 0x0A, a tag no Datum can start with (channels is a
- * varint): sl_datum_parse unwraps it and reports annotated.
+ * varint): sl_datum_parse unwraps it and reports annotated. Repeated
+ * Datum fields in it merge as protobuf merges them (scalars and data: the
+ * last wins; float_data: appended in order).
  *
  * Thread safety: pure functions of their arguments. */
 #ifndef SLUICE_FORMATS_DATUM_H

@@ -35,6 +35,7 @@ typedef struct rd {
   char *why;
   size_t cap;
   uint64_t nodes, nodes_max; /* B-tree nodes visited, and the bound */
+  uint64_t entries_max;      /* B-tree entries visited: the bound */
 } rd;
 
 static sl_h5c_result bad(rd *r, const char *fmt, ...) {
@@ -229,6 +230,17 @@ static sl_h5c_result btree(rd *r, uint64_t rel, int want) {
                "a chunk B-tree node of %u entries (address %" PRIu64
                ") runs past the end of the file",
                ent, rel);
+  /* Nodes that share a subtree (internal entries all naming one leaf of
+   * 65535 skippable keys) would multiply the work by the nodes: a tree
+   * whose nodes are its own has no more entries than the file has room
+   * for. */
+  if (ent > r->entries_max - r->x->entries)
+    return bad(r,
+               "the chunk B-tree visits more than the %" PRIu64 " entries "
+               "the file has room for (node at address %" PRIu64
+               " reached twice: shared subtrees?)",
+               r->entries_max, rel);
+  r->x->entries += ent;
   const uint8_t *p = f + at + 24;
   for (unsigned e = 0; e < ent; e++, p += keysz + 8) {
     uint64_t child = sl_get_le64(p + keysz);
@@ -643,6 +655,7 @@ sl_h5c_result sl_h5_chunk_index_read(const sl_h5_chunk_query *q,
   switch (itype) {
   case IDX_BTREE1:
     r.nodes_max = 2 * x->nchunks + 2;
+    r.entries_max = q->file_size / (8 + 8 * ((uint64_t)q->rank + 1) + 8);
     return btree(&r, idx, -1);
   case IDX_SINGLE:
     if (x->nchunks != 1)

@@ -20,9 +20,11 @@
  *
  * The bytes are untrusted: every read is bounds-checked against the file's
  * size, B-tree levels must fall by one per step (no cycles) and the nodes
- * visited are bounded by the chunks, each chunk may be listed once, and a
- * chunk's bytes must lie inside the file. Checksums (v2 headers, fixed
- * arrays) are not verified; the data they cover is checked instead.
+ * visited are bounded by the chunks, the entries visited by the room the
+ * file has for them (nodes sharing a subtree would multiply the work), each
+ * chunk may be listed once, and a chunk's bytes must lie inside the file.
+ * Checksums (v2 headers, fixed arrays) are not verified; the data they cover is
+ * checked instead.
  *
  * Pure (no I/O, no allocation but the table): fuzzed by fuzz/fuzz_h5chunk.c. */
 #ifndef SLUICE_FORMATS_H5CHUNK_H
@@ -64,6 +66,8 @@ typedef struct sl_h5_chunk_index {
   int layout_version;              /* 3 or 4 */
   unsigned layout_flags; /* v4: bit 0, partial edge chunks left unfiltered */
   sl_h5_chunk *chunk;    /* nchunks, row-major over grid (malloc'd: free it) */
+  uint64_t entries;      /* v1 B-tree entries visited (the work done), at
+                            most file_size / (16 + 8 × (rank + 1)) */
 } sl_h5_chunk_index;
 
 typedef enum sl_h5c_result {

@@ -427,6 +427,8 @@ static sl_status open_common(sl_source **out, const char *path,
   src->entry_layout = opts->entry_layout;
   src->order = opts->order;
   src->array_layout = opts->array_layout;
+  src->max_fill =
+      opts->max_fill_samples ? opts->max_fill_samples : SL_SOURCE_MAX_FILL;
   src->label_argmax = opts->label_argmax;
   if ((opts->label_file && opts->label_file[0] &&
        !(src->label_file = strdup(opts->label_file))) ||

@@ -89,7 +89,13 @@ typedef struct sl_source_opts {
    * JPEG/PNG bytes padded to L): the (N,) dataset of each row's real
    * length (NULL or "": detected). */
   const char *lengths;
+  /* HDF5 chunked arrays: the most samples in chunks never written, and the
+   * most such chunks (dataset.max_fill_samples); 0: the default,
+   * SL_SOURCE_MAX_FILL. */
+  uint64_t max_fill_samples;
 } sl_source_opts;
+
+#define SL_SOURCE_MAX_FILL 65536
 
 /* How sl_source_read gets bytes: from a read-only map of the file
  * (zero-copy, MADV_RANDOM) or by pread into the caller's buffer. */

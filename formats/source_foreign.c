@@ -434,7 +434,7 @@ static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err) {
   size_t lines = 0, words = 0;
   for (size_t q = 0; q < len; q++) {
     lines += text[q] == '\n';
-    words += text[q] == ' ' || text[q] == '\t';
+    words += text[q] == ' ' || text[q] == '\t' || text[q] == '\r';
   }
   lt->lines = calloc(lines + 1, sizeof *lt->lines);
   lt->floats = calloc(words + 1, sizeof *lt->floats);
@@ -442,6 +442,10 @@ static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err) {
     return sl_err_set(err, SL_ENOMEM, "dataset.label_file %s: no memory",
                       src->label_file);
   char *p = text, *end = text + len;
+  /* A UTF-8 byte-order mark (Windows editors write one) is not part of the
+   * first key. */
+  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+    p += 3;
   size_t nf = 0;
   uint32_t lineno = 0;
   bool first = true;

@@ -338,6 +338,12 @@ static int object_addr(hid_t d, uint64_t *addr) {
  * 8 kept until the sample index is built. */
 enum { SL_H5_MAX_CHUNKS = 4096 };
 
+/* n / d rounded up, for any n (n + d - 1 would wrap near 2^64 to a count of
+ * 0 rows of chunks, and a division by it). d > 0. */
+static uint64_t div_up(uint64_t n, uint64_t d) {
+  return n / d + (n % d != 0);
+}
+
 /* Records chunk c: addr (absolute, or SL_H5C_UNALLOCATED: the fill value),
  * size stored bytes, filter mask. */
 static sl_status take_chunk(sl_source *src, const dset *a, geom *g, uint64_t c,
@@ -387,7 +393,7 @@ static sl_status chunks_by_hdf5(sl_source *src, const dset *a, geom *g,
  * chunk and 12 per group, kept. */
 static sl_status group_spans(sl_source *src, const dset *a, geom *g,
                              sl_err *err) {
-  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = div_up(g->n, g->per_chunk);
   uint64_t nch = groups * g->tiles;
   if (!(g->tile = malloc(nch * sizeof *g->tile)) ||
       !(g->span_addr = malloc(groups * sizeof *g->span_addr)) ||
@@ -440,6 +446,31 @@ static sl_status group_spans(sl_source *src, const dset *a, geom *g,
   }
   return SL_OK;
 }
+/* The samples of chunks never written (a row of chunks with any of its
+ * chunks never written counts whole) and those chunks: each at most
+ * dataset.max_fill_samples. */
+static sl_status check_fill(sl_source *src, const dset *a, const geom *g,
+                            uint64_t groups, const char *sh, const char *cs,
+                            sl_err *err) {
+  uint64_t chunks = 0, samples = 0;
+  for (uint64_t j = 0; j < groups; j++) {
+    uint64_t before = chunks;
+    for (uint64_t t = 0; t < g->tiles; t++)
+      chunks += g->chunk_mask[j * g->tiles + t] == SL_H5_FILL;
+    if (chunks != before)
+      samples += j == groups - 1 ? g->n - j * g->per_chunk : g->per_chunk;
+  }
+  if (samples <= src->max_fill && chunks <= src->max_fill)
+    return SL_OK;
+  return sl_err_set(
+      err, SL_ETOOBIG,
+      "%s: dataset %s (shape %s, chunks %s): %" PRIu64 " samples in %" PRIu64
+      " chunks never written (the fill value), more than "
+      "dataset.max_fill_samples = %" PRIu64 ": the shape claims more than "
+      "the file holds; raise it for an array preallocated and partly written",
+      src->path, a->name, sh, cs, samples, chunks, src->max_fill);
+}
+
 /* Chunk c (row-major over the chunk grid) holds part of the array's edge:
  * layout v4 may have left such chunks unfiltered. */
 static bool partial_chunk(const dset *a, const geom *g, uint64_t c) {
@@ -473,12 +504,27 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
                         src->path, a->name, sh, cs);
     g->tiles = g->tiling.tiles;
   }
-  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = div_up(g->n, g->per_chunk);
   if (g->tiles > UINT64_MAX / 16 / groups)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: dataset %s (shape %s): chunks %s overflow",
                       src->path, a->name, sh, cs);
   uint64_t nch = groups * g->tiles;
+  /* The shape, not the file, gives the samples: chunks never written are
+   * legal (read as the fill value), so a small file can claim 2^32 samples
+   * and size an index of 100 GB. Each chunk written holds at least a byte
+   * of the file; those never written are bounded by dataset.max_fill_samples
+   * (checked here before the tables are sized, by samples once the index
+   * is read). */
+  if (nch > src->file_size + src->max_fill)
+    return sl_err_set(
+        err, SL_ETOOBIG,
+        "%s: dataset %s (shape %s, chunks %s): %" PRIu64 " chunks, but a "
+        "file of %" PRIu64 " bytes holds at most that many written: more "
+        "than dataset.max_fill_samples = %" PRIu64 " would be chunks never "
+        "written (the fill value); raise it for an array preallocated and "
+        "partly written",
+        src->path, a->name, sh, cs, nch, src->file_size, src->max_fill);
   hsize_t ub = 0;
   hid_t fcpl = H5Fget_create_plist(file);
   herr_t ubr = fcpl >= 0 ? H5Pget_userblock(fcpl, &ub) : -1;
@@ -559,6 +605,8 @@ static sl_status chunk_table(sl_source *src, const dset *a, hid_t file, geom *g,
     st = take_chunk(src, a, g, c, e->addr, e->size, mask, err);
   }
   free(x.chunk);
+  if (st == SL_OK)
+    st = check_fill(src, a, g, groups, sh, cs, err);
   if (st == SL_OK && g->tiled)
     st = group_spans(src, a, g, err);
   return st;
@@ -660,10 +708,29 @@ static sl_status check_vlen(sl_source *src, const dset *a, hid_t file, geom *g,
 typedef struct gcol {
   uint64_t at; /* the collection's file offset; 0: none parsed */
   uint64_t *off, *len;
-  size_t cap; /* entries of off/len (object indices 0..cap-1) */
+  size_t cap;    /* entries of off/len (object indices 0..cap-1) */
+  uint64_t used; /* when last used (gheap's clock) */
 } gcol;
 
-static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c) {
+/* The collections the descriptors name, GHEAP_SLOTS parsed at a time (the
+ * least recently used one parsed again), and the work of parsing: h5py
+ * writes descriptors in heap order, so each collection is parsed once, but
+ * descriptors that cycle over more collections than the slots (or name one
+ * again later) would parse a collection per sample. A collection of F/2
+ * bytes holds F/48 objects: unbounded, that is F^2/4096 steps for an F-byte
+ * file. The objects stepped through are bounded by 2 per 16 bytes of the
+ * file (each collection parsed twice) plus 256 per sample (a 4 KiB
+ * collection, h5py's, holds fewer than 171). Memory: up to 16 bytes per
+ * object index per slot, 8 MiB at most. */
+enum { GHEAP_SLOTS = 8 };
+typedef struct gheap {
+  gcol slot[GHEAP_SLOTS];
+  uint64_t clock;
+  uint64_t steps, steps_max; /* heap objects stepped through, and the bound */
+} gheap;
+
+static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c,
+                              gheap *h) {
   const uint8_t *m = src->map;
   uint64_t fs = src->file_size;
   c->at = 0;
@@ -677,6 +744,12 @@ static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c) {
     return "the heap collection's size runs past the end of the file";
   uint64_t p = at + 16, end = at + size;
   while (end - p >= 16) {
+    if (h->steps++ == h->steps_max) {
+      h->steps--;
+      return "the descriptors name heap collections out of their order "
+             "again and again: parsing them would step through more heap "
+             "objects than 2 per 16 bytes of the file and 256 per sample";
+    }
     uint16_t k = sl_get_le16(m + p);
     uint64_t n = sl_get_le64(m + p + 8);
     if (k == 0) /* the free space: the last object */
@@ -714,7 +787,7 @@ static const char *sniff_entry(const sl_source *src, uint64_t off, uint32_t n,
 
 /* Sample i of a vlen dataset: its bytes located in the heap and sniffed. */
 static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
-                             gcol *c, sl_sample_info *e, char *why,
+                             gheap *h, sl_sample_info *e, char *why,
                              size_t cap) {
   const uint8_t *d = src->map + g->addr + i * 16;
   uint32_t n = sl_get_le32(d), k = sl_get_le32(d + 12);
@@ -724,8 +797,18 @@ static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
   if (coll > UINT64_MAX - g->ub)
     return "heap address out of range";
   coll += g->ub; /* heap addresses are relative to the base address */
+  gcol *c = &h->slot[0];
+  for (int s = 0; s < GHEAP_SLOTS; s++) {
+    if (h->slot[s].at == coll) {
+      c = &h->slot[s];
+      break;
+    }
+    if (h->slot[s].used < c->used)
+      c = &h->slot[s];
+  }
+  c->used = ++h->clock;
   if (coll != c->at) {
-    const char *bad = parse_gcol(src, coll, c);
+    const char *bad = parse_gcol(src, coll, c, h);
     if (bad) {
       snprintf(why, cap, "heap collection at %" PRIu64 ": %s", coll, bad);
       return why;
@@ -1037,7 +1120,7 @@ static sl_status read_all(sl_source *src, const dset *a, hid_t memtype,
  * mask per group made here). */
 static sl_status make_filtered(sl_source *src, const dset *a, geom *g,
                                sl_err *err) {
-  uint64_t groups = (g->n + g->per_chunk - 1) / g->per_chunk;
+  uint64_t groups = div_up(g->n, g->per_chunk);
   bool any_fill = false;
   for (uint64_t c = 0; !g->tiled && c < groups; c++)
     any_fill |= g->chunk_mask[c] == SL_H5_FILL;
@@ -1377,7 +1460,8 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = read_all(src, T, H5T_NATIVE_FLOAT, src->targets, err);
   if (st == SL_OK && A->g.chunked)
     st = make_filtered(src, &A->img, &A->g, err);
-  gcol heap = {0};
+  gheap heap = {0};
+  heap.steps_max = src->file_size / 8 + 256 * A->g.n;
   for (uint64_t i = 0; st == SL_OK && i < A->g.n; i++) {
     sl_sample_info *e = &src->index[i];
     char where[NAME_CAP + 32];
@@ -1468,8 +1552,11 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     e->codec = A->g.codec;
     st = sl_source_check_entry(src, i, where, err);
   }
-  free(heap.off);
-  free(heap.len);
+  for (int s = 0; s < GHEAP_SLOTS; s++) {
+    free(heap.slot[s].off);
+    free(heap.slot[s].len);
+  }
+  src->heap_steps = heap.steps;
   free(lens);
   if (src->h5f && src->max_length < A->g.bytes)
     src->max_length = (uint32_t)A->g.bytes; /* what sl_dataset_read gives */
@@ -1560,7 +1647,7 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
              o < sizeof desc) {
     /* Cache advice: each chunk decompressed once needs all chunks cached
      * (the order does not walk chunks). */
-    uint64_t nch = (A->g.n + A->g.per_chunk - 1) / A->g.per_chunk;
+    uint64_t nch = div_up(A->g.n, A->g.per_chunk);
     snprintf(desc + o, sizeof desc - o,
              "; advice: %" PRIu64 " samples a compressed chunk of %" PRIu64
              " bytes: each chunk is decompressed once while it stays in "

@@ -57,6 +57,8 @@ struct sl_source {
   char *labels_path;  /* HDF5 arrays: labels' file (NULL: this one) */
   bool label_argmax;  /* HDF5 arrays: (N,K) rows labelled by argmax */
   sl_array_layout array_layout;
+  uint64_t max_fill;   /* HDF5 chunked arrays: samples (chunks) never written */
+  uint64_t heap_steps; /* HDF5 vlen arrays: heap objects stepped at open */
   char *desc;          /* HDF5 arrays: what was read (NULL: none) */
   sl_h5_filtered *h5f; /* HDF5 arrays of filtered chunks (NULL: none) */
   uint64_t skipped;    /* foreign: non-sample entries */

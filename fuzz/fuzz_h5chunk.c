@@ -14,7 +14,8 @@
  * index kind, prefixed.
  *
  * Every parse must return; a refusal says why; an accepted index never
- * points outside the input. Build and run: fuzz/run.sh. */
+ * points outside the input; the B-tree entries visited never exceed what
+ * the input has room for. Build and run: fuzz/run.sh. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     }
   }
+  /* The B-tree's work: no more entries than the input has room for. */
+  if (ix.entries > size / (16 + 8 * ((uint64_t)q.rank + 1)))
+    abort();
   free(ix.chunk);
   return 0;
 }

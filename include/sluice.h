@@ -284,7 +284,11 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *             Images that span chunks (h5py's auto-chunking): the cache
  *             holds rows of chunks (k images each), the read buffer is a
  *             row's stored span, the scratch one chunk's and one image;
- *             12 bytes per chunk.
+ *             12 bytes per chunk. Chunked arrays may leave chunks never
+ *             written (the fill value), so their shape, not their file,
+ *             gives the samples: at most dataset.max_fill_samples (default
+ *             65,536) samples may lie in such chunks, and as many such
+ *             chunks, or the open fails with SL_ETOOBIG.
  * `sluice schedule CONFIG` prints these numbers for a config.
  *
  * Threads: sl_loader_open starts loader.workers workers (0: one per online

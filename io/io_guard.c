@@ -8,32 +8,74 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The copy in progress on this thread: its jump buffer and range. Set and
- * cleared only by the thread itself, read by its own signal handler. */
-static _Thread_local sigjmp_buf *volatile t_jump;
-static _Thread_local const char *volatile t_lo, *volatile t_hi;
-static _Thread_local const char *volatile t_fault;
+/* The thread-locals the handler reads use the initial-exec model: with the
+ * general-dynamic one (libsluice is dlopen'ed by Python) the first touch on
+ * a thread may allocate its TLS block, inside the handler. */
+#if defined(__GNUC__)
+#define SL_TLS_IE __attribute__((tls_model("initial-exec")))
+#else
+#define SL_TLS_IE
+#endif
 
-static struct sigaction g_prev; /* the handler before sluice's */
+/* The copy in progress on this thread: its jump buffer and range. Set and
+ * cleared only by the thread itself, read by its own signal handler;
+ * t_chaining: this thread's handler is inside a previous handler. */
+static _Thread_local sigjmp_buf *volatile t_jump SL_TLS_IE;
+static _Thread_local const char *volatile t_lo SL_TLS_IE,
+    *volatile t_hi SL_TLS_IE;
+static _Thread_local const char *volatile t_fault SL_TLS_IE;
+static _Thread_local volatile sig_atomic_t t_chaining SL_TLS_IE;
+
+/* The handlers sluice's replaced: [0] the one before sluice's first
+ * install, [k] the one found on top at the kth install after it. Each is
+ * written once, under g_lock, before g_nprev publishes it, so the handler
+ * reads them without a lock (and without a torn struct). Past
+ * GUARD_REINSTALLS, sluice's is not put back on top: sl_guard_ready then
+ * says false and readers use pread. */
+enum { GUARD_REINSTALLS = 16 };
+static struct sigaction g_prev[GUARD_REINSTALLS];
+static atomic_int g_nprev;
+
+/* Calls the handler h for a SIGBUS that is not sluice's; false when it is
+ * the default (or ignore). A handler with SA_RESETHAND or without
+ * SA_NODEFER sees those flags ignored. */
+static bool chain(const struct sigaction *h, int sig, siginfo_t *si, void *uc) {
+  if (h->sa_flags & SA_SIGINFO) {
+    if (!h->sa_sigaction)
+      return false;
+    h->sa_sigaction(sig, si, uc);
+    return true;
+  }
+  if (h->sa_handler == SIG_DFL || h->sa_handler == SIG_IGN)
+    return false;
+  h->sa_handler(sig);
+  return true;
+}
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc) {
   sigjmp_buf *j = t_jump;
-  const char *a = si ? (const char *)si->si_addr : NULL;
-  if (j && a >= t_lo && a < t_hi) {
+  /* Only a fault the kernel raised has a faulting address (si_code > 0:
+   * BUS_ADRERR past a file's end, BUS_OBJERR, BUS_MCEERR_*); a SIGBUS sent
+   * by kill or sigqueue holds a pid where si_addr would be. */
+  const char *a = si && si->si_code > 0 ? (const char *)si->si_addr : NULL;
+  if (j && a && a >= t_lo && a < t_hi) {
     t_fault = a;
     t_jump = NULL;
     siglongjmp(*j, 1);
   }
-  /* Not sluice's fault: whoever handled SIGBUS before. A previous handler
-   * with SA_RESETHAND or without SA_NODEFER sees those flags ignored. */
-  if (g_prev.sa_flags & SA_SIGINFO) {
-    if (g_prev.sa_sigaction) {
-      g_prev.sa_sigaction(sig, si, uc);
+  /* Not sluice's fault: the handler sluice's replaced last. One installed
+   * after sluice's that chains to it (faulthandler) was found on top at a
+   * reinstall and chains back here: then the one before sluice's first
+   * install, which cannot, ends the chain. */
+  int n = atomic_load(&g_nprev);
+  if (n > 0) {
+    const struct sigaction *h = t_chaining ? &g_prev[0] : &g_prev[n - 1];
+    sig_atomic_t was = t_chaining;
+    t_chaining = 1;
+    bool handled = chain(h, sig, si, uc);
+    t_chaining = was;
+    if (handled)
       return;
-    }
-  } else if (g_prev.sa_handler != SIG_DFL && g_prev.sa_handler != SIG_IGN) {
-    g_prev.sa_handler(sig);
-    return;
   }
   /* The default: returning re-runs the faulting access, which now takes
    * the default action (the process dies with SIGBUS, as without sluice). */
@@ -54,9 +96,11 @@ sl_status sl_guard_install(sl_err *err) {
   pthread_mutex_lock(&g_lock);
   struct sigaction cur;
   int rc = sigaction(SIGBUS, NULL, &cur);
-  if (rc == 0 &&
+  int n = atomic_load(&g_nprev);
+  if (rc == 0 && n < GUARD_REINSTALLS &&
       !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)) {
-    g_prev = cur; /* not read while on_sigbus is not installed */
+    g_prev[n] = cur; /* published before sluice's handler can read it */
+    atomic_store(&g_nprev, n + 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;

@@ -10,10 +10,17 @@
  * was installed before (or, when that was the default, re-faults with the
  * default action: the process dies as it would have without sluice).
  *
+ * Only a fault the kernel raised (si_code > 0) is taken for a copy's; a
+ * SIGBUS sent by kill() goes on down the chain. When an mmap reader opens
+ * after the application installed a handler on top of sluice's, sluice's
+ * goes back on top and chains to it; if that handler chains back to
+ * sluice's (Python's faulthandler does), the chain then ends at the
+ * handler found before sluice's first install, so it cannot loop.
+ *
  * Limits (also in sluice.h's Caveats): a SIGBUS handler installed by the
  * application after sluice's replaces it; sl_guard_ready then says so, and
- * the reader falls back to pread (until it is reopened) rather than risk
- * the process. A thread
+ * the reader falls back to pread (until it is reopened, at most 16 times)
+ * rather than risk the process. A thread
  * that blocks SIGBUS cannot be rescued (the kernel kills the process on a
  * blocked synchronous fault). The handler survives fork(); so does the
  * mapping.

@@ -336,7 +336,7 @@ static sl_status position(sl_io *io, uint64_t seq, uint64_t *sample,
 }
 
 sl_status sl_io_skip(sl_io *io, uint64_t seq, sl_err *err) {
-  uint64_t sample;
+  uint64_t sample = 0;
   if (io->kind == SL_IO_URING)
     return sl_err_set(err, SL_EINVAL,
                       "%s: uring reads every position (get, then put)",
@@ -350,7 +350,7 @@ sl_status sl_io_get(sl_io *io, uint64_t seq, void *buf, size_t cap,
   *len = 0;
   if (io->kind == SL_IO_URING)
     return sl_uring_get(io->uring, seq, data, len, err);
-  uint64_t sample;
+  uint64_t sample = 0; /* set by position on SL_OK (gcc -O3 cannot tell) */
   sl_status st = position(io, seq, &sample, err);
   if (st != SL_OK)
     return st;

@@ -101,4 +101,6 @@ void sl_source_opts_from_config(sl_source_opts *o, const sl_config *cfg) {
   o->labels_path = sl_cfg_str(cfg, SL_OPT_DATASET_LABELS_PATH);
   o->lengths = sl_cfg_str(cfg, SL_OPT_DATASET_LENGTHS);
   o->label_argmax = sl_cfg_enum(cfg, SL_OPT_DATASET_LABEL_FROM) == 1;
+  o->max_fill_samples =
+      (uint64_t)sl_cfg_int(cfg, SL_OPT_DATASET_MAX_FILL_SAMPLES);
 }

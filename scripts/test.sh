@@ -2,11 +2,14 @@
 # Quick start command 2: install what is missing, build with -Werror, run the
 # whole test suite (everything but GPU-only tests). Idempotent.
 # Usage: scripts/test.sh [BUILD_DIR]   (default: build)
+#   SLUICE_BUILD_TYPE=Release scripts/test.sh ...: another CMake build type
+#   (default RelWithDebInfo; CI tests the Release build a package ships).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --extra
 build=${1:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_WERROR=ON >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${SLUICE_BUILD_TYPE:-RelWithDebInfo}" \
+  -DSLUICE_WERROR=ON >/dev/null
 ninja -C "$build"
 cd "$build"
 ctest -LE gpu --output-on-failure -j2

@@ -248,7 +248,9 @@ class Loader:
     # ---- life -----------------------------------------------------------
     def close(self):
         """Stops the loader. Its threads and memory go once every batch and
-        tensor made from it are freed too; those stay valid until then."""
+        tensor made from it are freed too; those stay valid until then.
+        From another thread (a watchdog): waits for the call in flight;
+        every later call raises StateError."""
         self._c.close()
 
     @property
@@ -420,6 +422,8 @@ class Dataset:
         return self._c.format
 
     def close(self):
+        """Frees the dataset once the reads in flight on other threads end;
+        every later call raises StateError."""
         self._c.close()
 
     def __enter__(self):

@@ -11,6 +11,12 @@
  * any thread, after close()), its slot is queued for release; the consumer
  * thread releases queued slots before each next. sl_loader_close runs when
  * the last reference to the core goes, so a view never outlives its slot.
+ *
+ * close() may come from another thread (a watchdog) while a call is in
+ * flight with the GIL dropped: each such call holds a reference to the core
+ * for its duration, and close takes the op lock (waiting for the call in
+ * flight) to mark the core closed, so a call that was waiting for the lock
+ * and every later one raise StateError.
  */
 #include "module.h"
 
@@ -69,6 +75,7 @@ struct core {
   atomic_long refs;
   sl_loader *ld;
   pthread_mutex_t op;   /* one consumer call at a time */
+  int closed;           /* under op: close() ran, calls refuse */
   pthread_mutex_t lock; /* guards pending */
   struct bcore *pending;
   int prefetch;
@@ -78,14 +85,23 @@ struct core {
   atomic_ullong outstanding; /* batches not yet queued for release */
 };
 
-/* One batch handed out by sl_loader_next. */
+/* One batch handed out by sl_loader_next. Its exports may name several
+ * streams (one tensor given to two consumers): the release waits for all of
+ * them, so the slot is never rewritten while one still reads it. */
+enum { BATCH_STREAMS = 8 };
 struct bcore {
   atomic_long refs;
   struct core *core;
   sl_batch b;
-  struct bcore *next;        /* in core->pending */
-  _Atomic(uintptr_t) stream; /* cudaStream_t of the latest export, or 0 */
+  struct bcore *next; /* in core->pending */
+  /* The distinct cudaStream_t of the exports, in order (none: released on
+   * the legacy default stream). Written with the GIL held while the batch
+   * is referenced, read by core_drain once the last reference went. */
+  uintptr_t streams[BATCH_STREAMS];
+  int nstreams;
 };
+
+static void *release_stream(struct bcore *bc);
 
 typedef struct {
   PyObject_HEAD struct core *core;
@@ -191,7 +207,7 @@ static void core_drain(struct core *c) {
   pthread_mutex_unlock(&c->lock);
   while (p) {
     struct bcore *n = p->next;
-    sl_batch_release(c->ld, &p->b, (void *)atomic_load(&p->stream));
+    sl_batch_release(c->ld, &p->b, release_stream(p));
     free(p);
     p = n;
   }
@@ -220,6 +236,26 @@ static int loader_check(LoaderObject *self) {
     return -1;
   }
   return 0;
+}
+
+static const char closed_msg[] = "the loader was closed by another thread "
+                                 "while this call waited";
+
+/* For a call that drops the GIL: the open loader's core with a reference
+ * the call holds until core_leave, so a close() meanwhile cannot free it;
+ * NULL with StateError raised when the loader is closed. */
+static struct core *core_enter(LoaderObject *self) {
+  if (loader_check(self))
+    return NULL;
+  atomic_fetch_add(&self->core->refs, 1);
+  return self->core;
+}
+
+/* Drops core_enter's reference; the last one closes the loader, so the GIL
+ * is released around it. Any thread holding the GIL. */
+static void core_leave(struct core *c) {
+  Py_BEGIN_ALLOW_THREADS core_decref(c);
+  Py_END_ALLOW_THREADS
 }
 
 /* _Loader(ini_path_or_None, [(key, value), ...]) */
@@ -312,9 +348,14 @@ static PyObject *Loader_close(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
   struct core *c = self->core;
-  self->core = NULL;
+  self->core = NULL; /* later calls raise StateError */
   if (c) {
-    Py_BEGIN_ALLOW_THREADS core_decref(c);
+    /* Waits for the call in flight (it holds op); one waiting for op sees
+     * closed and refuses. */
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+    c->closed = 1;
+    pthread_mutex_unlock(&c->op);
+    core_decref(c);
     Py_END_ALLOW_THREADS
   }
   Py_RETURN_NONE;
@@ -334,15 +375,23 @@ static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
   unsigned long long e = PyLong_AsUnsignedLongLong(arg);
   if (PyErr_Occurred())
     return NULL;
-  struct core *c = self->core;
+  struct core *c = core_enter(self);
+  if (!c)
+    return NULL;
   sl_status st;
   char msg[1024];
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
-  core_drain(c);
-  st = sl_loader_start_epoch(c->ld, e);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    core_drain(c);
+    st = sl_loader_start_epoch(c->ld, e);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_decref(c);
   Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(o, st, msg);
   Py_RETURN_NONE;
 }
@@ -354,24 +403,35 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   LoaderObject *self = (LoaderObject *)o;
   if (loader_check(self))
     return NULL;
-  struct core *c = self->core;
   struct bcore *bc = calloc(1, sizeof *bc);
   if (!bc)
     return PyErr_NoMemory();
+  struct core *c = core_enter(self);
+  if (!c) {
+    free(bc);
+    return NULL;
+  }
   sl_status st;
   char msg[1200];
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
-  core_drain(c);
-  st = sl_loader_next(c->ld, &bc->b);
-  if (st != SL_OK && st != SL_END)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    core_drain(c);
+    st = sl_loader_next(c->ld, &bc->b);
+    if (st != SL_OK && st != SL_END)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
   Py_END_ALLOW_THREADS if (st == SL_END) {
     free(bc);
+    core_leave(c);
     Py_RETURN_NONE;
   }
   if (st != SL_OK) {
     free(bc);
+    core_leave(c);
     if (st == SL_ESTATE && strstr(msg, "sl_loader_start_epoch first"))
       snprintf(msg, sizeof msg,
                "no epoch started: call loader.set_epoch(e) first, or "
@@ -392,12 +452,12 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
     sl_batch_release(c->ld, &bc->b, NULL);
     pthread_mutex_unlock(&c->op);
     free(bc);
+    core_leave(c);
     return NULL;
   }
   atomic_init(&bc->refs, 1);
-  atomic_fetch_add(&c->refs, 1);
   atomic_fetch_add(&c->outstanding, 1);
-  bc->core = c;
+  bc->core = c; /* the batch takes over core_enter's reference */
   b->bc = bc;
   return (PyObject *)b;
 }
@@ -459,17 +519,23 @@ static int dict_s(PyObject *d, const char *k, const char *v) {
 static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
-  if (loader_check(self))
+  struct core *c = core_enter(self);
+  if (!c)
     return NULL;
-  struct core *c = self->core;
   sl_loader_stats s;
   sl_status st;
   char msg[1024];
   op_lock_gil(c);
-  st = sl_loader_stats_get(c->ld, &s);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    st = sl_loader_stats_get(c->ld, &s);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_leave(c);
   if (st != SL_OK)
     return raise_status(o, st, msg);
   PyObject *d = PyDict_New();
@@ -525,17 +591,24 @@ fail:
 static PyObject *Loader_save_state(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
-  if (loader_check(self))
+  struct core *c = core_enter(self);
+  if (!c)
     return NULL;
-  struct core *c = self->core;
   unsigned char buf[SL_LOADER_STATE_BYTES];
   size_t len = sizeof buf;
   char msg[1024];
+  sl_status st;
   op_lock_gil(c);
-  sl_status st = sl_loader_save_state(c->ld, buf, &len);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    st = sl_loader_save_state(c->ld, buf, &len);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_leave(c);
   if (st != SL_OK)
     return raise_status(o, st, msg);
   return PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
@@ -548,15 +621,25 @@ static PyObject *Loader_restore_state(PyObject *o, PyObject *arg) {
   Py_buffer view;
   if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE))
     return NULL;
-  struct core *c = self->core;
+  struct core *c = core_enter(self);
+  if (!c) {
+    PyBuffer_Release(&view);
+    return NULL;
+  }
   char msg[1024];
   sl_status st;
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
-  core_drain(c);
-  st = sl_loader_restore_state(c->ld, view.buf, (size_t)view.len);
-  if (st != SL_OK)
-    snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  if (c->closed) {
+    st = SL_ESTATE;
+    snprintf(msg, sizeof msg, "%s", closed_msg);
+  } else {
+    core_drain(c);
+    st = sl_loader_restore_state(c->ld, view.buf, (size_t)view.len);
+    if (st != SL_OK)
+      snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+  }
   pthread_mutex_unlock(&c->op);
+  core_decref(c);
   Py_END_ALLOW_THREADS PyBuffer_Release(&view);
   if (st != SL_OK)
     return raise_status(o, st, msg);
@@ -571,7 +654,8 @@ static PyObject *Loader_closed(PyObject *o, void *unused) {
 static PyMethodDef Loader_methods[] = {
     {"close", Loader_close, METH_NOARGS,
      "Drops the loader; its threads stop and its memory goes once the last "
-     "batch and tensor made from it are freed."},
+     "batch and tensor made from it are freed. From another thread: waits "
+     "for the call in flight; later calls raise StateError."},
     {"start_epoch", Loader_start_epoch, METH_O, "sl_loader_start_epoch."},
     {"next", Loader_next, METH_NOARGS,
      "The next Batch, or None at the end of the epoch. Releases the GIL "
@@ -761,11 +845,33 @@ static void capsule_v1(PyObject *cap) {
   }
 }
 
-/* cudaStreamWaitEvent, from the CUDA runtime the consumer (torch, JAX,
- * CuPy) has loaded: the module links no CUDA and imports without it. */
-typedef int (*wait_event_fn)(void *stream, void *event, unsigned flags);
+/* The CUDA runtime calls the exports need, from the runtime the consumer
+ * (torch, JAX, CuPy) has loaded: the module links no CUDA and imports
+ * without it. Resolved once, with the GIL held, by the first device export
+ * that names a stream; read without it by core_drain afterwards (the
+ * batch's reference count orders the two). */
+typedef struct {
+  int (*wait_event)(void *stream, void *event, unsigned flags);
+  int (*event_create)(void **event, unsigned flags);
+  int (*event_record)(void *event, void *stream);
+  int (*event_destroy)(void *event);
+  int (*stream_sync)(void *stream);
+} cudart_fns;
 
-static wait_event_fn cuda_wait_event(void) {
+static cudart_fns g_cudart;
+static int g_cudart_ok; /* 1: every function found */
+
+static int sym_to(void *h, const char *name, void *fn, size_t fn_size) {
+  void *sym = dlsym(h, name);
+  if (!sym)
+    return -1;
+  memcpy(fn, &sym, fn_size);
+  return 0;
+}
+
+static int cudart_load(void) {
+  if (g_cudart_ok)
+    return 0;
   static const char *const libs[] = {"libcudart.so", "libcudart.so.12",
                                      "libcudart.so.11.0"};
   for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
@@ -774,34 +880,82 @@ static wait_event_fn cuda_wait_event(void) {
       h = dlopen(libs[i], RTLD_LAZY);
     if (!h)
       continue;
-    void *sym = dlsym(h, "cudaStreamWaitEvent");
-    if (sym) {
-      wait_event_fn fn;
-      memcpy(&fn, &sym, sizeof fn);
-      return fn; /* the handle stays open for the process */
+    cudart_fns f;
+    if (sym_to(h, "cudaStreamWaitEvent", &f.wait_event, sizeof f.wait_event) ||
+        sym_to(h, "cudaEventCreateWithFlags", &f.event_create,
+               sizeof f.event_create) ||
+        sym_to(h, "cudaEventRecord", &f.event_record, sizeof f.event_record) ||
+        sym_to(h, "cudaEventDestroy", &f.event_destroy,
+               sizeof f.event_destroy) ||
+        sym_to(h, "cudaStreamSynchronize", &f.stream_sync,
+               sizeof f.stream_sync)) {
+      dlclose(h);
+      continue;
     }
-    dlclose(h);
+    g_cudart = f; /* the handle stays open for the process */
+    g_cudart_ok = 1;
+    return 0;
   }
-  return NULL;
+  return -1;
 }
 
-/* Makes the consumer's stream wait for the batch (no host sync) and notes
- * it as the stream the slot is released on. s: 1 (legacy default), 2 (per
- * thread) or a cudaStream_t; -1: the consumer synchronises itself. */
+/* Makes stream `to` wait for the work queued on `from` so far (an event,
+ * no host sync); when that cannot be done, waits for `from` on the host.
+ * Consumer thread, without the GIL. */
+static void join_stream(void *to, void *from) {
+  enum { EVENT_DISABLE_TIMING = 2 };
+  void *ev = NULL;
+  if (g_cudart.event_create(&ev, EVENT_DISABLE_TIMING) == 0) {
+    int err = g_cudart.event_record(ev, from);
+    if (!err)
+      err = g_cudart.wait_event(to, ev, 0);
+    g_cudart.event_destroy(ev); /* freed once the wait is done */
+    if (!err)
+      return;
+  }
+  /* A stream that cannot be waited on (destroyed: its work is done) gives
+   * an error here too; nothing more is possible. */
+  (void)g_cudart.stream_sync(from);
+}
+
+/* The stream a batch's slot is released on: its first export's, joined by
+ * every other export's; NULL (the legacy default stream) when none named
+ * one. */
+static void *release_stream(struct bcore *bc) {
+  if (bc->nstreams == 0)
+    return NULL;
+  void *first = (void *)bc->streams[0];
+  for (int i = 1; i < bc->nstreams; i++)
+    join_stream(first, (void *)bc->streams[i]);
+  return first;
+}
+
+/* Makes the consumer's stream wait for the batch (no host sync) and adds it
+ * to the streams the slot's release waits for. s: 1 (legacy default), 2
+ * (per thread) or a cudaStream_t; -1: the consumer synchronises itself. */
 static int tensor_stream_wait(TensorObject *t, intptr_t s) {
   if (!t->bc || !t->on_device || s == -1)
     return 0;
-  if (t->bc->b.ready) {
-    static wait_event_fn fn;
-    if (!fn)
-      fn = cuda_wait_event();
-    if (!fn) {
-      raise_status((PyObject *)t, SL_ECUDA,
-                   "__dlpack__(stream=...): cannot find "
-                   "cudaStreamWaitEvent (libcudart not loadable)");
-      return -1;
-    }
-    int err = fn((void *)s, *(void **)t->bc->b.ready, 0);
+  struct bcore *bc = t->bc;
+  int seen = 0;
+  for (int i = 0; i < bc->nstreams; i++)
+    seen |= bc->streams[i] == (uintptr_t)s;
+  if (!seen && bc->nstreams == BATCH_STREAMS) {
+    PyErr_Format(PyExc_BufferError,
+                 "this batch is exported on %d streams already (the most "
+                 "its release waits for): export on one of them, or "
+                 "synchronise and pass stream=-1",
+                 BATCH_STREAMS);
+    return -1;
+  }
+  if ((bc->b.ready || (!seen && bc->nstreams > 0)) && cudart_load()) {
+    raise_status((PyObject *)t, SL_ECUDA,
+                 "__dlpack__(stream=...): cannot find cudaStreamWaitEvent "
+                 "and the event calls (libcudart not loadable)");
+    return -1;
+  }
+  if (bc->b.ready) {
+    int err = g_cudart.wait_event((void *)s, *(void **)bc->b.ready, 0);
     if (err) {
       char msg[128];
       snprintf(msg, sizeof msg,
@@ -812,7 +966,8 @@ static int tensor_stream_wait(TensorObject *t, intptr_t s) {
       return -1;
     }
   }
-  atomic_store(&t->bc->stream, (uintptr_t)s);
+  if (!seen)
+    bc->streams[bc->nstreams++] = (uintptr_t)s;
   return 0;
 }
 

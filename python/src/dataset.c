@@ -4,12 +4,20 @@
  */
 #include "module.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Calls that drop the GIL (decode, read) count themselves in calls; close()
+ * from another thread clears ds at once (later calls raise StateError),
+ * then waits for calls to reach zero before freeing the dataset. */
 typedef struct {
   PyObject_HEAD sl_dataset *ds;
+  pthread_mutex_t mu; /* guards calls */
+  pthread_cond_t idle;
+  long calls;
+  int sync_ok; /* mu and idle initialised */
 } DatasetObject;
 
 typedef struct {
@@ -17,6 +25,24 @@ typedef struct {
 } WriterObject;
 
 /* ---- Dataset ------------------------------------------------------------ */
+static PyObject *Dataset_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+  PyObject *o = PyType_GenericNew(tp, args, kw);
+  if (!o)
+    return NULL;
+  DatasetObject *self = (DatasetObject *)o;
+  if (pthread_mutex_init(&self->mu, NULL)) {
+    Py_DECREF(o);
+    return PyErr_Format(PyExc_OSError, "Dataset: pthread_mutex_init failed");
+  }
+  if (pthread_cond_init(&self->idle, NULL)) {
+    pthread_mutex_destroy(&self->mu);
+    Py_DECREF(o);
+    return PyErr_Format(PyExc_OSError, "Dataset: pthread_cond_init failed");
+  }
+  self->sync_ok = 1;
+  return o;
+}
+
 static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
   DatasetObject *self = (DatasetObject *)o;
   PyObject *path;
@@ -44,8 +70,37 @@ static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
 }
 
 static void Dataset_dealloc(PyObject *o) {
-  sl_dataset_close(((DatasetObject *)o)->ds);
+  DatasetObject *self = (DatasetObject *)o;
+  /* No call is in flight: each holds a reference to self. */
+  sl_dataset_close(self->ds);
+  if (self->sync_ok) {
+    pthread_cond_destroy(&self->idle);
+    pthread_mutex_destroy(&self->mu);
+  }
   instance_free(o);
+}
+
+static int ds_check(DatasetObject *self);
+
+/* Counts a call that is about to drop the GIL, holding it (so close cannot
+ * clear ds before the count is taken); NULL with StateError raised when the
+ * dataset was closed meanwhile (an allocation may run other threads). */
+static sl_dataset *ds_enter(DatasetObject *self) {
+  if (ds_check(self))
+    return NULL;
+  pthread_mutex_lock(&self->mu);
+  self->calls++;
+  pthread_mutex_unlock(&self->mu);
+  return self->ds;
+}
+
+/* Ends a counted call; with or without the GIL. The dataset may be freed
+ * by a waiting close() as soon as this returns. */
+static void ds_leave(DatasetObject *self) {
+  pthread_mutex_lock(&self->mu);
+  if (--self->calls == 0)
+    pthread_cond_broadcast(&self->idle);
+  pthread_mutex_unlock(&self->mu);
 }
 
 static int ds_check(DatasetObject *self) {
@@ -81,6 +136,14 @@ static int ds_index(DatasetObject *self, PyObject *arg, uint64_t *out) {
   return 0;
 }
 
+/* Raises st with the dataset's message, copied under its lock (a decode on
+ * another thread may be writing it). */
+static PyObject *raise_ds(DatasetObject *self, sl_status st) {
+  char msg[1024];
+  sl_dataset_errmsg_copy(self->ds, msg, sizeof msg);
+  return raise_status((PyObject *)self, st, msg);
+}
+
 /* info(i) -> dict of the index entry (label, codec, size, targets...) */
 static PyObject *Dataset_info(PyObject *o, PyObject *arg) {
   DatasetObject *self = (DatasetObject *)o;
@@ -90,7 +153,7 @@ static PyObject *Dataset_info(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+    return raise_ds(self, st);
   PyObject *targets = PyList_New(m.target_width);
   if (!targets)
     return NULL;
@@ -118,7 +181,7 @@ static PyObject *Dataset_decode(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+    return raise_ds(self, st);
   size_t cap = (size_t)m.width * m.height * m.channels;
   PyObject *buf = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)cap);
   if (!buf)
@@ -126,9 +189,15 @@ static PyObject *Dataset_decode(PyObject *o, PyObject *arg) {
   char *p = PyByteArray_AsString(buf);
   size_t len = 0;
   char msg[1024];
-  Py_BEGIN_ALLOW_THREADS st = sl_dataset_decode(self->ds, i, p, cap, &len);
+  sl_dataset *ds = ds_enter(self);
+  if (!ds) {
+    Py_DECREF(buf);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS st = sl_dataset_decode(ds, i, p, cap, &len);
   if (st != SL_OK)
-    sl_dataset_errmsg_copy(self->ds, msg, sizeof msg);
+    sl_dataset_errmsg_copy(ds, msg, sizeof msg);
+  ds_leave(self);
   Py_END_ALLOW_THREADS if (st != SL_OK) {
     Py_DECREF(buf);
     return raise_status(o, st, msg);
@@ -147,17 +216,28 @@ static PyObject *Dataset_read(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+    return raise_ds(self, st);
   PyObject *buf =
       PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)m.stored_bytes);
   if (!buf)
     return NULL;
+  char *p = PyByteArray_AsString(buf);
   size_t len = 0;
-  st = sl_dataset_read(self->ds, i, PyByteArray_AsString(buf),
-                       (size_t)m.stored_bytes, &len);
-  if (st != SL_OK) {
+  char msg[1024];
+  /* The read may wait on the disk: other threads run meanwhile. */
+  sl_dataset *ds = ds_enter(self);
+  if (!ds) {
     Py_DECREF(buf);
-    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS st =
+      sl_dataset_read(ds, i, p, (size_t)m.stored_bytes, &len);
+  if (st != SL_OK)
+    sl_dataset_errmsg_copy(ds, msg, sizeof msg);
+  ds_leave(self);
+  Py_END_ALLOW_THREADS if (st != SL_OK) {
+    Py_DECREF(buf);
+    return raise_status(o, st, msg);
   }
   PyObject *b =
       PyBytes_FromStringAndSize(PyByteArray_AsString(buf), (Py_ssize_t)len);
@@ -174,7 +254,7 @@ static PyObject *Dataset_name(PyObject *o, PyObject *arg) {
   sl_sample_meta m;
   sl_status st = sl_dataset_info(self->ds, i, &m);
   if (st != SL_OK)
-    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+    return raise_ds(self, st);
   size_t cap = (size_t)m.name_bytes + 1;
   char *buf = malloc(cap);
   if (!buf)
@@ -182,7 +262,7 @@ static PyObject *Dataset_name(PyObject *o, PyObject *arg) {
   st = sl_dataset_name(self->ds, i, buf, cap);
   if (st != SL_OK) {
     free(buf);
-    return raise_status(o, st, sl_dataset_errmsg(self->ds));
+    return raise_ds(self, st);
   }
   PyObject *r = PyUnicode_DecodeFSDefault(buf);
   free(buf);
@@ -230,8 +310,17 @@ static PyObject *Dataset_format(PyObject *o, void *u) {
 static PyObject *Dataset_close(PyObject *o, PyObject *u) {
   (void)u;
   DatasetObject *self = (DatasetObject *)o;
-  sl_dataset_close(self->ds);
-  self->ds = NULL;
+  sl_dataset *ds = self->ds;
+  self->ds = NULL; /* later calls raise StateError */
+  if (ds) {
+    /* Waits for the decodes and reads in flight on other threads. */
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&self->mu);
+    while (self->calls > 0)
+      pthread_cond_wait(&self->idle, &self->mu);
+    pthread_mutex_unlock(&self->mu);
+    sl_dataset_close(ds);
+    Py_END_ALLOW_THREADS
+  }
   Py_RETURN_NONE;
 }
 
@@ -243,7 +332,9 @@ static PyMethodDef Dataset_methods[] = {
     {"name", Dataset_name, METH_O,
      "Sample i's name: the path, relative to the packed folder, of the "
      "image it was made from (sl_dataset_name); '' when none is recorded."},
-    {"close", Dataset_close, METH_NOARGS, NULL},
+    {"close", Dataset_close, METH_NOARGS,
+     "Frees the dataset, after the calls in flight on other threads; later "
+     "calls raise StateError."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Dataset_getset[] = {
@@ -254,7 +345,7 @@ static PyGetSetDef Dataset_getset[] = {
 
 static PyType_Slot Dataset_slots[] = {
     {Py_tp_init, Dataset_init},
-    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_new, Dataset_new},
     {Py_tp_dealloc, Dataset_dealloc},
     {Py_tp_methods, Dataset_methods},
     {Py_tp_getset, Dataset_getset},

@@ -113,6 +113,37 @@ def test_zero_copy_torch(opts):
             break
 
 
+def test_two_stream_exports_hold_the_slot_for_both(opts):
+    # issue 25: one device batch exported on streams S1 then S2; S1 still
+    # reads it (a sleep queued before its copy) when the batch is dropped.
+    # The release must wait for S1 too, or the next batch (one slot:
+    # device.prefetch = 1) is written over what S1 then copies. Needs a GPU
+    # and torch with CUDA (skipped otherwise).
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for torch")
+    from torch.utils.dlpack import from_dlpack
+    o = opts(**{"device.backend": "cuda", "device.prefetch": 1,
+                "loader.order": "sequential"})
+    with sluice.Loader(o) as ld:
+        ld.set_epoch(0)
+        b = ld.next()
+        s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+        x1 = from_dlpack(b.images.__dlpack__(stream=s1.cuda_stream))
+        x2 = from_dlpack(b.images.__dlpack__(stream=s2.cuda_stream))
+        with torch.cuda.stream(s2):
+            want = x2.clone()
+        s2.synchronize()
+        with torch.cuda.stream(s1):
+            torch.cuda._sleep(2_000_000_000)  # ~1 s of GPU cycles
+            got = x1.clone()
+        del x1, x2, b
+        nb = ld.next()  # rewrites the one slot once its release passes
+        s1.synchronize()
+        assert torch.equal(got, want)
+        del nb
+
+
 def test_sluice_torch_helper(opts):
     pytest.importorskip("torch")
     import sluice.torch as st
@@ -419,6 +450,14 @@ def test_gil_released_while_next_waits(opts):
         t.join()
     assert waited_total > 0.1, "next never waited long: %r" % waited_total
     assert during_total > 1000, (during_total, waited_total)
+
+
+def test_close_from_another_thread_while_calls_are_in_flight(dataset):
+    # issue 25: 200 rounds of next/decode/read/stats racing close(); every
+    # call after close raises StateError, none touches freed memory (the
+    # sanitizer builds run close_race.py alone, python/CMakeLists.txt).
+    import close_race
+    assert close_race.run(dataset, rounds=200) == 200
 
 
 def test_dataset(dataset):

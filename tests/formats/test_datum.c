@@ -72,6 +72,31 @@ static void test_annotated(void **state) {
   assert_true(d.data_len == 2 && v[d.data_off] == 'a');
 }
 
+/* Issue 25: an AnnotatedDatum holding its Datum in two field-1 occurrences
+ * (a writer that set the datum twice, protobuf's merge): {channels 3,
+ * label 7, float_data 1.0} then {data "ab", encoded true, label 9,
+ * float_data 2.0}. Merged: channels 3, label 9, data "ab", floats 1, 2.
+ * Before, the last occurrence alone: no channels, one float. */
+static void test_annotated_repeated_datum(void **state) {
+  (void)state;
+  const uint8_t v[] = {0x0A, 0x09, 0x08, 0x03, 0x28, 0x07, 0x35,
+                       0x00, 0x00, 0x80, 0x3F, 0x0A, 0x0D, 0x22,
+                       0x02, 'a',  'b',  0x38, 0x01, 0x28, 0x09,
+                       0x35, 0x00, 0x00, 0x00, 0x40, 0x10, 0x00};
+  sl_datum d;
+  char why[200];
+  assert_int_equal(parse(v, sizeof v, &d, why), 0);
+  assert_true(d.annotated && d.encoded);
+  assert_true(d.has_channels);
+  assert_int_equal(d.channels, 3);
+  assert_int_equal(d.label, 9);
+  assert_true(d.data_len == 2 && v[d.data_off] == 'a');
+  assert_int_equal(d.floats, 2);
+  float f[2] = {0, 0};
+  assert_int_equal(sl_datum_floats(v, sizeof v, f, 2), 2);
+  assert_true(f[0] == 1.0f && f[1] == 2.0f);
+}
+
 static void test_damage(void **state) {
   (void)state;
   static const struct {
@@ -112,6 +137,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fields),
       cmocka_unit_test(test_annotated),
+      cmocka_unit_test(test_annotated_repeated_datum),
       cmocka_unit_test(test_damage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -406,6 +406,52 @@ static void test_lsun_and_folder(void **state) {
   sl_dataset_close(ds);
 }
 
+/* lsun_labels.txt rewritten by edit (its comment line dropped) as name,
+ * then every sample of lsun.mdb labelled and targeted through it. */
+static void check_label_file_variant(const char *name, bool bom, bool cr) {
+  char in[700], out[700];
+  path_in(in, sizeof in, "lsun_labels.txt");
+  path_in(out, sizeof out, name);
+  FILE *f = fopen(in, "rb"), *o = fopen(out, "wb");
+  assert_non_null(f);
+  assert_non_null(o);
+  if (bom)
+    fputs("\xEF\xBB\xBF", o);
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#')
+      continue;
+    for (char *c = line; cr && *c; c++)
+      if (*c == ' ')
+        *c = '\r';
+    fputs(line, o);
+  }
+  fclose(f);
+  assert_int_equal(fclose(o), 0);
+  const char *kv[] = {"dataset.label_file", out, NULL};
+  sl_dataset *ds = open_with("lsun.mdb", kv);
+  assert_int_equal(sl_dataset_target_width(ds), 1);
+  for (uint64_t i = 0; i < NIMG; i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    if (m.label < 10 || m.label >= 10 + NIMG)
+      fail_msg("%s: sample %" PRIu64 " has label %d", name, i, m.label);
+    assert_true(m.targets[0] == (float)(m.label - 10) / 4.0f);
+  }
+  sl_dataset_close(ds);
+}
+
+/* Issue 25: a label file that starts with a UTF-8 byte-order mark (Windows
+ * editors write one) labels its first key too (before: the key read with
+ * the mark in front, matching nothing); one whose words are separated by
+ * \r, a separator the parser splits on, is sized for its floats (before:
+ * refused, as \r was not counted). */
+static void test_label_file_bom_and_cr(void **state) {
+  (void)state;
+  check_label_file_variant("labels_bom.txt", true, false);
+  check_label_file_variant("labels_cr.txt", false, true);
+}
+
 /* liblmdb calls counted by the wrappers below, and their count right after
  * loader_run's loader opened. */
 static atomic_long g_mdb_calls;
@@ -834,6 +880,7 @@ int main(void) {
       cmocka_unit_test(test_mnist_directory),
       cmocka_unit_test(test_caffe_encoded),
       cmocka_unit_test(test_lsun_and_folder),
+      cmocka_unit_test(test_label_file_bom_and_cr),
       cmocka_unit_test(test_loader_batches),
       cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_other_serialisations_named),

@@ -275,6 +275,90 @@ static void test_ea_block_in_wrong_slot(void **state) {
   fx_close(&x);
 }
 
+static void put_le(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++, v >>= 8)
+    p[i] = (uint8_t)v;
+}
+
+/* A v1 B-tree node header at p: level, ent entries, no siblings. */
+static void tree_node(uint8_t *p, int level, unsigned ent) {
+  memcpy(p, "TREE", 4);
+  p[4] = 1;
+  p[5] = (uint8_t)level;
+  put_le(p + 6, ent, 2);
+  memset(p + 8, 0xff, 16);
+}
+
+/* Issue 25: bt_gzip's B-tree replaced by a root whose 601 entries all name
+ * one leaf of 16,384 keys beyond the dataset's extent (skipped, as after a
+ * shrink): 602 nodes, within the node bound (2 x 300 chunks + 2), but
+ * 9.8 M entries to visit for a 1 MB file without a bound on entries (the
+ * reviewer's 6.3 MB, 2,000 chunks: 1.2 s). Refused at the leaf's second
+ * visit; the parser's own count of entries visited stays within what the
+ * file has room for. */
+static void test_btree_shared_subtree(void **state) {
+  (void)state;
+  fx x;
+  fx_open("bt_gzip", &x);
+  uint64_t keysz = 8 + 8 * ((uint64_t)x.q.rank + 1), esz = keysz + 8;
+  sl_h5_chunk_index ix;
+  char why[256];
+  /* The file as h5py wrote it: every entry visited once. */
+  assert_int_equal(sl_h5_chunk_index_read(&x.q, &ix, why, sizeof why),
+                   SL_H5C_OK);
+  assert_true(ix.entries >= 300 && ix.entries <= x.size / esz);
+  uint64_t grid0 = ix.grid[0], cdim0 = ix.cdims[0], nodes_max = 2 * 300 + 2;
+  free(ix.chunk);
+  /* The root: the chunk node of the highest level; the layout message
+   * holds its address (the only other place those 8 bytes are). */
+  uint64_t root = 0;
+  int level = -1;
+  for (uint64_t p = 0; p + 8 <= x.size; p++)
+    if (memcmp(x.bytes + p, "TREE", 4) == 0 && x.bytes[p + 4] == 1 &&
+        x.bytes[p + 5] > level)
+      root = p, level = x.bytes[p + 5];
+  assert_true(level >= 0);
+  uint64_t field = 0;
+  int hits = 0;
+  for (uint64_t p = 0; p + 8 <= x.size; p++)
+    if (sl_h5c_test_le64(x.bytes + p) == root - x.q.base)
+      field = p, hits++;
+  assert_int_equal(hits, 1);
+  enum { LEAF = 16384 };
+  unsigned ent = (unsigned)(nodes_max - 1);
+  uint64_t at_root = x.size, root_len = 24 + ent * esz + keysz;
+  uint64_t at_leaf = at_root + root_len, leaf_len = 24 + LEAF * esz + keysz;
+  uint64_t size = at_leaf + leaf_len;
+  uint8_t *f = calloc(size, 1);
+  assert_non_null(f);
+  memcpy(f, x.bytes, x.size);
+  put_le(f + field, at_root - x.q.base, 8);
+  tree_node(f + at_root, 1, ent);
+  for (unsigned e = 0; e < ent; e++)
+    put_le(f + at_root + 24 + e * esz + keysz, at_leaf - x.q.base, 8);
+  tree_node(f + at_leaf, 0, LEAF);
+  for (unsigned e = 0; e < LEAF; e++) {
+    uint8_t *k = f + at_leaf + 24 + e * esz;
+    put_le(k, 1, 4);                 /* stored size */
+    put_le(k + 8, grid0 * cdim0, 8); /* axis 0: past the extent */
+    put_le(k + keysz, x.q.base, 8);  /* the chunk (never read) */
+  }
+  sl_h5_chunk_query q = x.q;
+  q.file = f;
+  q.file_size = size;
+  sl_h5c_result r = sl_h5_chunk_index_read(&q, &ix, why, sizeof why);
+  if (r != SL_H5C_DAMAGED || !strstr(why, "room for"))
+    fail_msg("a shared subtree: result %d (%s), %" PRIu64 " entries visited",
+             (int)r, r == SL_H5C_OK ? "accepted" : why, ix.entries);
+  assert_true(ix.entries <= size / esz);
+  print_message("shared subtree: refused after %" PRIu64 " entries (file of "
+                "%" PRIu64 " bytes; %" PRIu64 " without the bound)\n",
+                ix.entries, size, (uint64_t)ent * LEAF + ent);
+  free(ix.chunk);
+  free(f);
+  fx_close(&x);
+}
+
 static void parse_checked(const sl_h5_chunk_query *q, const char *name,
                           const char *what, uint64_t at) {
   sl_h5_chunk_index ix;
@@ -335,6 +419,7 @@ int main(void) {
       cmocka_unit_test(test_matches_hdf5),
       cmocka_unit_test(test_not_parsed),
       cmocka_unit_test(test_ea_block_in_wrong_slot),
+      cmocka_unit_test(test_btree_shared_subtree),
       cmocka_unit_test(test_damaged),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

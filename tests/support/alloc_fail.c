@@ -25,6 +25,19 @@ static atomic_long g_countdown; /* calls until the one that fails; 0: none */
 static atomic_long g_failed;    /* failures injected since armed */
 static long g_k;                /* the armed k, for the message */
 static int g_announce;          /* armed from the environment */
+static atomic_ullong g_largest; /* the largest request since reset */
+
+static void note(unsigned long long n) {
+  unsigned long long was = atomic_load(&g_largest);
+  while (n > was && !atomic_compare_exchange_weak(&g_largest, &was, n))
+    ;
+}
+
+/* a × b, saturated. */
+static unsigned long long product(size_t a, size_t b) {
+  return b && a > (size_t)-1 / b ? (unsigned long long)-1
+                                 : (unsigned long long)a * b;
+}
 
 static int fail_now(void) {
   if (atomic_load(&g_countdown) <= 0)
@@ -43,18 +56,23 @@ static int fail_now(void) {
 }
 
 void *__wrap_malloc(size_t n) {
+  note(n);
   return fail_now() ? NULL : __real_malloc(n);
 }
 void *__wrap_calloc(size_t a, size_t b) {
+  note(product(a, b));
   return fail_now() ? NULL : __real_calloc(a, b);
 }
 void *__wrap_realloc(void *p, size_t n) {
+  note(n);
   return fail_now() ? NULL : __real_realloc(p, n);
 }
 int __wrap_posix_memalign(void **p, size_t a, size_t n) {
+  note(n);
   return fail_now() ? ENOMEM : __real_posix_memalign(p, a, n);
 }
 void *__wrap_aligned_alloc(size_t a, size_t n) {
+  note(n);
   return fail_now() ? NULL : __real_aligned_alloc(a, n);
 }
 char *__wrap_strdup(const char *s) {
@@ -70,6 +88,14 @@ void sl_alloc_fail_arm(long k) {
 int sl_alloc_fail_disarm(void) {
   atomic_store(&g_countdown, 0);
   return atomic_load(&g_failed) > 0;
+}
+
+void sl_alloc_largest_reset(void) {
+  atomic_store(&g_largest, 0);
+}
+
+unsigned long long sl_alloc_largest(void) {
+  return atomic_load(&g_largest);
 }
 
 __attribute__((constructor)) static void arm_from_env(void) {

@@ -13,7 +13,11 @@
  * A whole program (the `sluice` command): SLUICE_ALLOC_FAIL_AT=k in the
  * environment arms the kth call from the start of the process; when it
  * fails, "sluice-alloc-fail: allocation k failed" goes to stderr, so the
- * driver knows the program reached it. Thread safe (one atomic counter). */
+ * driver knows the program reached it. Thread safe (one atomic counter).
+ *
+ * sl_alloc_largest() is the largest single request (bytes) a counted call
+ * made since sl_alloc_largest_reset(): what an input made the code ask for,
+ * whether or not the allocation succeeded. */
 #ifndef SLUICE_TESTS_ALLOC_FAIL_H
 #define SLUICE_TESTS_ALLOC_FAIL_H
 
@@ -21,5 +25,7 @@
 
 void sl_alloc_fail_arm(long k);
 int sl_alloc_fail_disarm(void);
+void sl_alloc_largest_reset(void);
+unsigned long long sl_alloc_largest(void);
 
 #endif
