@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "formats/h5array_names.h"
 #include "formats/h5chunk.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
@@ -1169,159 +1170,6 @@ typedef struct arrays {
   geom g; /* the pixel array's; g.chunk_addr freed by the caller */
 } arrays;
 
-/* Class names: a rank-1 string dataset (classes, class_names, label_names,
- * or the course files' list_classes) in the images' file or the labels'
- * file, else such a string attribute of the images dataset, the labels
- * dataset or the root group; the first found is taken. Fixed-length
- * (numpy's 'S') and variable-length (h5py's str) strings are read; other
- * types under those names (a class count) are not names and are skipped.
- * At most MAX_CLASSES names of MAX_CLASS_NAME bytes each. */
-enum { MAX_CLASSES = 1 << 16, MAX_CLASS_NAME = 1024 };
-static const char *const k_class_names[] = {
-    "classes", "class_names", "label_names", "list_classes", NULL};
-
-typedef struct names {
-  char *blob;
-  size_t len;
-  uint32_t k;
-  char from[NAME_CAP + 64]; /* where they were read, for the description */
-} names;
-
-/* Reads the k strings of obj (a dataset when is_attr is false, else an
- * attribute) of type t and space s into *out: NULL on success (or
- * *skip when t is no string: not names), else why it failed. */
-static const char *read_strings(hid_t obj, bool is_attr, hid_t t, hid_t s,
-                                names *out, bool *skip) {
-  *skip = false;
-  int r = H5Sget_simple_extent_ndims(s);
-  hsize_t n = 0;
-  if (H5Tget_class(t) != H5T_STRING || r != 1 ||
-      H5Sget_simple_extent_dims(s, &n, NULL) != 1) {
-    *skip = true;
-    return NULL;
-  }
-  if (n == 0 || n > MAX_CLASSES)
-    return "holds 0 or more than 65536 names";
-  bool var = H5Tis_variable_str(t) > 0;
-  size_t fixed = var ? 0 : H5Tget_size(t);
-  if (!var && (fixed == 0 || fixed > MAX_CLASS_NAME))
-    return "its strings are longer than 1024 bytes";
-  hid_t mt = H5Tcopy(H5T_C_S1);
-  if (mt < 0 || H5Tset_size(mt, var ? H5T_VARIABLE : fixed) < 0 ||
-      H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
-      (!var && H5Tset_strpad(mt, H5T_STR_NULLPAD) < 0)) {
-    if (mt >= 0)
-      H5Tclose(mt);
-    return "cannot make its memory type";
-  }
-  size_t each = var ? sizeof(char *) : fixed;
-  void *buf = calloc((size_t)n, each);
-  const char *bad = buf ? NULL : "no memory";
-  if (!bad &&
-      (is_attr ? H5Aread(obj, mt, buf)
-               : H5Dread(obj, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0) {
-    bad = "cannot be read (damaged?)";
-    var = false; /* nothing to reclaim */
-  }
-  size_t total = 0;
-  for (hsize_t i = 0; !bad && i < n; i++) {
-    const char *p = var ? ((char **)buf)[i] : (char *)buf + i * fixed;
-    size_t l =
-        var ? (p ? strnlen(p, MAX_CLASS_NAME + 1) : 0) : strnlen(p, fixed);
-    if (l > MAX_CLASS_NAME)
-      bad = "a name is longer than 1024 bytes";
-    total += l + 1;
-  }
-  if (!bad && !(out->blob = malloc(total)))
-    bad = "no memory";
-  for (hsize_t i = 0, o = 0; !bad && i < n; i++) {
-    const char *p = var ? ((char **)buf)[i] : (char *)buf + i * fixed;
-    size_t l = var ? (p ? strlen(p) : 0) : strnlen(p, fixed);
-    if (l)
-      memcpy(out->blob + o, p, l);
-    out->blob[o + l] = '\0';
-    o += l + 1;
-  }
-  if (var)
-    H5Dvlen_reclaim(mt, s, H5P_DEFAULT, buf);
-  free(buf);
-  H5Tclose(mt);
-  if (!bad) {
-    out->len = total;
-    out->k = (uint32_t)n;
-  }
-  return bad;
-}
-
-/* One candidate: dataset or attribute name of obj. Found: *found, names in
- * *out; a candidate of another type is skipped. */
-static sl_status try_names(sl_source *src, hid_t obj, const char *objname,
-                           const char *name, bool attr, names *out, bool *found,
-                           sl_err *err) {
-  *found = false;
-  if (attr ? H5Aexists(obj, name) <= 0 : H5Lexists(obj, name, H5P_DEFAULT) <= 0)
-    return SL_OK;
-  if (!attr) {
-    H5O_info_t oi;
-    if (H5Oget_info_by_name(obj, name, &oi, H5P_DEFAULT) < 0 ||
-        oi.type != H5O_TYPE_DATASET)
-      return SL_OK;
-  }
-  hid_t h =
-      attr ? H5Aopen(obj, name, H5P_DEFAULT) : H5Dopen2(obj, name, H5P_DEFAULT);
-  if (h < 0)
-    return SL_OK;
-  hid_t t = attr ? H5Aget_type(h) : H5Dget_type(h);
-  hid_t s = attr ? H5Aget_space(h) : H5Dget_space(h);
-  bool skip = true;
-  const char *bad = t >= 0 && s >= 0 ? read_strings(h, attr, t, s, out, &skip)
-                                     : "cannot read its type";
-  if (t >= 0)
-    H5Tclose(t);
-  if (s >= 0)
-    H5Sclose(s);
-  if (attr)
-    H5Aclose(h);
-  else
-    H5Dclose(h);
-  if (attr)
-    snprintf(out->from, sizeof out->from, "attribute %s of %s", name, objname);
-  else
-    snprintf(out->from, sizeof out->from, "dataset %s%s/%s", objname,
-             objname[0] ? ":" : "", name);
-  if (bad)
-    return sl_err_set(err, SL_EFORMAT, "%s: class names, %s: %s", src->path,
-                      out->from, bad);
-  *found = !skip;
-  return SL_OK;
-}
-
-static sl_status find_class_names(sl_source *src, hid_t file, const arrays *A,
-                                  names *out, sl_err *err) {
-  struct {
-    hid_t obj;
-    const char *what;
-    bool attr;
-  } where[] = {{file, "", false},
-               {A->lfile, src->labels_path ? src->labels_path : "", false},
-               {A->img.d, A->img.name, true},
-               {A->lab.d, A->lab.name, true},
-               {file, "/", true}};
-  for (size_t w = 0; w < sizeof where / sizeof where[0]; w++) {
-    if (where[w].obj < 0)
-      continue;
-    for (int i = 0; k_class_names[i]; i++) {
-      bool found = false;
-      sl_status st =
-          try_names(src, where[w].obj, where[w].what, k_class_names[i],
-                    where[w].attr, out, &found, err);
-      if (st != SL_OK || found)
-        return st;
-    }
-  }
-  return SL_OK;
-}
-
 /* Fixed-size encoded images: the (N,) integer lengths (dataset.lengths,
  * else the first of lengths, sizes, lens), read whole into *out (N int64,
  * the caller frees). */
@@ -1562,9 +1410,11 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     src->max_length = (uint32_t)A->g.bytes; /* what sl_dataset_read gives */
   free(labels);
   free(dl);
-  names cls = {0};
+  sl_h5_names cls = {0};
+  sl_h5_names_where where = {file,        A->lfile, src->labels_path, A->img.d,
+                             A->img.name, A->lab.d, A->lab.name};
   if (st == SL_OK)
-    st = find_class_names(src, file, A, &cls, err);
+    st = sl_h5_class_names(src, &where, &cls, err);
   if (st == SL_OK)
     st = sl_source_set_classes(src, cls.blob ? cls.blob : "", cls.len, cls.k,
                                err);
