@@ -84,7 +84,6 @@ struct bcore {
   int nstreams;
 };
 
-
 typedef struct {
   PyObject_HEAD struct core *core;
 } LoaderObject;
