@@ -78,8 +78,8 @@ static const char *read_strings(hid_t obj, bool is_attr, hid_t t, hid_t s,
 /* One candidate: dataset or attribute name of obj. Found: *found, names in
  * *out; a candidate of another type is skipped. */
 static sl_status try_names(sl_source *src, hid_t obj, const char *objname,
-                           const char *name, bool attr, sl_h5_names *out, bool *found,
-                           sl_err *err) {
+                           const char *name, bool attr, sl_h5_names *out,
+                           bool *found, sl_err *err) {
   *found = false;
   if (attr ? H5Aexists(obj, name) <= 0 : H5Lexists(obj, name, H5P_DEFAULT) <= 0)
     return SL_OK;
@@ -143,4 +143,3 @@ sl_status sl_h5_class_names(sl_source *src, const sl_h5_names_where *at,
   }
   return SL_OK;
 }
-
