@@ -548,8 +548,8 @@ typedef struct sl_augment_step {
 /* The ops cfg's augment.auto policy draws for sample index of epoch at
  * width x height, as the workers draw them (the same seed, the same
  * stream): *n receives how many (0 with augment.auto = none), at most
- * SL_AUGMENT_MAX_STEPS. Errors: SL_ECONFIG (cfg invalid: its message),
- * SL_EINVAL (NULL arguments). */
+ * SL_AUGMENT_MAX_STEPS. Errors: SL_ECONFIG (cfg invalid: cfg is only read,
+ * so sl_config_validate gives the message), SL_EINVAL (NULL arguments). */
 SL_API sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
                                         uint64_t index, uint32_t width,
                                         uint32_t height, sl_augment_step *out,
