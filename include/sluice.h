@@ -507,7 +507,7 @@ SL_API const char *sl_loader_errmsg(const sl_loader *ld);
  * where a kernel is wider than the image (torchvision refuses); colour
  * means and convolutions sum in another order, which moves a pixel by at
  * most 1. Thread safety: no state; any thread, any number at once.
- * Memory: each call allocates 21 bytes a pixel and 32 a column of scratch
+ * Memory: each call allocates 24 bytes a pixel and 32 a column of scratch
  * and frees it. */
 typedef struct sl_augment_args {
   double angle;        /* rotate, affine: degrees */
