@@ -58,6 +58,8 @@ typedef struct sl_policy_params {
   double magnitude;     /* randaugment: the bin, 0..bins - 1 */
   double magnitude_std; /* randaugment: 0 (fixed) or the spread of the bin */
   sl_interp interp;     /* of the geometric ops (torchvision: nearest) */
+  int has_fill;         /* 0: outside pixels 0 (torchvision's fill=None) */
+  double fill[3];       /* the policies' fill= (timm: the mean, 0..255) */
 } sl_policy_params;
 
 typedef struct sl_policy_step {
@@ -72,8 +74,9 @@ const char *sl_policy_op_name(sl_policy_op op);
 int sl_policy_draw(const sl_policy_params *p, int w, int h, sl_rng *r,
                    sl_policy_step out[SL_POLICY_MAX_OPS]);
 
-/* torchvision's _apply_op (fill None: outside pixels 0). */
+/* torchvision's _apply_op; fill NULL is its fill=None (outside pixels 0),
+ * else fill[c] per channel. */
 void sl_policy_apply(sl_image *im, const sl_policy_step *step, sl_interp interp,
-                     sl_op_scratch *s);
+                     const double *fill, sl_op_scratch *s);
 
 #endif

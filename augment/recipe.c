@@ -126,7 +126,8 @@ void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im, int flip,
     sl_policy_step steps[SL_POLICY_MAX_OPS];
     int n = sl_policy_draw(&r->policy, im->w, im->h, rng, steps);
     for (int i = 0; i < n; i++)
-      sl_policy_apply(im, &steps[i], r->policy.interp, s);
+      sl_policy_apply(im, &steps[i], r->policy.interp,
+                      r->policy.has_fill ? r->policy.fill : NULL, s);
   }
   if (r->jitter_p > 0 && (r->jitter[0] > 0 || r->jitter[1] > 0 ||
                           r->jitter[2] > 0 || r->jitter[3] > 0)) {

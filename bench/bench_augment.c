@@ -81,13 +81,13 @@ static void op_blur23(sl_image *im, sl_op_scratch *s, sl_rng *r) {
 }
 static void run_policy(sl_auto_policy pol, sl_image *im, sl_op_scratch *s,
                        sl_rng *r) {
-  sl_policy_params p = {pol, 2, 31, 9, 0.5, SL_INTERP_NEAREST};
+  sl_policy_params p = {pol, 2, 31, 9, 0.5, SL_INTERP_NEAREST, 0, {0}};
   if (pol == SL_AUTO_RANDAUGMENT)
     p.bins = 11;
   sl_policy_step st[SL_POLICY_MAX_OPS];
   int n = sl_policy_draw(&p, im->w, im->h, r, st);
   for (int i = 0; i < n; i++)
-    sl_policy_apply(im, &st[i], p.interp, s);
+    sl_policy_apply(im, &st[i], p.interp, NULL, s);
 }
 static void op_trivial(sl_image *im, sl_op_scratch *s, sl_rng *r) {
   run_policy(SL_AUTO_TRIVIAL, im, s, r);

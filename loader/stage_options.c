@@ -21,6 +21,10 @@ static void recipe_from_config(sl_aug_recipe *r, const sl_config *cfg) {
   r->policy.interp =
       (sl_interp)sl_cfg_enum(cfg, SL_OPT_AUGMENT_AUTO_INTERPOLATION);
   int n;
+  const double *fill = sl_cfg_floats(cfg, SL_OPT_AUGMENT_AUTO_FILL, &n);
+  r->policy.has_fill = fill[0] >= 0;
+  for (int c = 0; c < 3; c++)
+    r->policy.fill[c] = fill[n == 3 ? c : 0];
   const double *v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_COLOR_JITTER, &n);
   for (int k = 0; k < 4 && k < n; k++)
     r->jitter[k] = v[k];

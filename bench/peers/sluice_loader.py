@@ -41,7 +41,8 @@ RECIPES = {
     "tv": {"augment.auto": "trivial", "augment.erasing": "0.1"},
     "timm": {"augment.auto": "randaugment", "augment.auto_ops": "2",
              "augment.auto_magnitude": "9", "augment.auto_bins": "11",
-             "augment.auto_magnitude_std": "0.5", "augment.erasing": "0.25"},
+             "augment.auto_magnitude_std": "0.5", "augment.auto_fill": "124, 116, 104",
+             "augment.erasing": "0.25"},
 }
 
 

@@ -349,17 +349,41 @@ def test_policy_ops_match_torchvision_apply_op():
                 assert diff.max() <= 1, (op, m, diff.max())
 
 
-def _apply_policy_op(img, op, m):
+def test_policy_fill_as_torchvision(opts):
+    """augment.auto_fill is the policies' fill= (timm fills with the mean):
+    each geometric step with a fill equals _apply_op with that fill, and
+    the loader's samples carry the fill where the image moved away."""
+    img = _photo()[:64, :80].copy()
+    t = to_tensor(img)
+    fill = [124.0, 116.0, 104.0]
+    for op, m in (("Rotate", 25.0), ("ShearX", 0.3), ("TranslateY", -20.0)):
+        ref = to_hwc(tv_auto._apply_op(t, op, m, InterpolationMode.NEAREST, fill))
+        got = _apply_policy_op(img, op, m, fill=tuple(fill))
+        diff = np.abs(got.astype(int) - ref.astype(int))
+        assert (diff > 1).any(axis=2).mean() < 0.01, (op, m)
+    base = {"augment.auto": "randaugment", "augment.auto_ops": 3,
+            "augment.auto_magnitude": 30, "augment.flip": 0.0,
+            "loader.order": "sequential"}
+    a = _epoch_bytes(opts(**base), limit=2)
+    b = _epoch_bytes(opts(**base, **{"augment.auto_fill": "124, 116, 104"}),
+                     limit=2)
+    assert a != b
+    x = np.frombuffer(b"".join(b), np.uint8).reshape(-1, 3, 32, 32)
+    filled = (x == np.array([124, 116, 104], np.uint8)[None, :, None, None]).all(axis=1)
+    assert filled.sum() > 0
+
+
+def _apply_policy_op(img, op, m, fill=None):
     if op == "ShearX":
-        return A.apply("shear_x", img, shear=math.degrees(math.atan(m)))
+        return A.apply("shear_x", img, shear=math.degrees(math.atan(m)), fill=fill)
     if op == "ShearY":
-        return A.apply("shear_y", img, shear=math.degrees(math.atan(m)))
+        return A.apply("shear_y", img, shear=math.degrees(math.atan(m)), fill=fill)
     if op == "TranslateX":
-        return A.apply("translate_x", img, translate=int(m))
+        return A.apply("translate_x", img, translate=int(m), fill=fill)
     if op == "TranslateY":
-        return A.apply("translate_y", img, translate=int(m))
+        return A.apply("translate_y", img, translate=int(m), fill=fill)
     if op == "Rotate":
-        return A.apply("rotate", img, angle=m)
+        return A.apply("rotate", img, angle=m, fill=fill)
     simple = {"Brightness": "adjust_brightness", "Color": "adjust_saturation",
               "Contrast": "adjust_contrast", "Sharpness": "adjust_sharpness"}
     if op in simple:

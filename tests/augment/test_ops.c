@@ -222,7 +222,8 @@ static void test_every_op_on_edge_sizes(void **state) {
 
 static void test_policy_draws(void **state) {
   (void)state;
-  sl_policy_params p = {SL_AUTO_TRIVIAL, 2, 31, 9, 0, SL_INTERP_NEAREST};
+  sl_policy_params p = {SL_AUTO_TRIVIAL,   2, 31, 9, 0,
+                        SL_INTERP_NEAREST, 0, {0}};
   int counts[SL_POP_COUNT] = {0};
   for (uint64_t i = 0; i < 14000; i++) {
     sl_rng r = sl_recipe_rng(5, 1, i), r2 = r;
@@ -272,8 +273,9 @@ static void test_recipe_in_the_pipeline(void **state) {
   sl_aug_params plain = sl_test_aug_params(SL_LAYOUT_NCHW);
   plain.dtype = SL_DTYPE_FP32;
   sl_aug_params rec = plain;
-  rec.recipe.policy = (sl_policy_params){SL_AUTO_RANDAUGMENT, 2, 31, 9, 0.5,
-                                         SL_INTERP_BILINEAR};
+  rec.recipe.policy = (sl_policy_params){
+      SL_AUTO_RANDAUGMENT, 2, 31, 9, 0.5, SL_INTERP_BILINEAR, 1,
+      {124, 116, 104}};
   rec.recipe.jitter[0] = rec.recipe.jitter[3] = 0.3;
   rec.recipe.jitter_p = 1;
   rec.recipe.grayscale = 0.3;
