@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "formats/h5array_heap.h"
 #include "formats/h5array_names.h"
 #include "formats/h5chunk.h"
 #include "formats/image_sniff.h"
@@ -704,91 +705,12 @@ static sl_status check_vlen(sl_source *src, const dset *a, hid_t file, geom *g,
   return SL_OK;
 }
 
-/* One global heap collection ("GCOL"), parsed: object k's data offset and
- * size in the file. */
-typedef struct gcol {
-  uint64_t at; /* the collection's file offset; 0: none parsed */
-  uint64_t *off, *len;
-  size_t cap;    /* entries of off/len (object indices 0..cap-1) */
-  uint64_t used; /* when last used (gheap's clock) */
-} gcol;
-
-/* The collections the descriptors name, GHEAP_SLOTS parsed at a time (the
- * least recently used one parsed again), and the work of parsing: h5py
- * writes descriptors in heap order, so each collection is parsed once, but
- * descriptors that cycle over more collections than the slots (or name one
- * again later) would parse a collection per sample. A collection of F/2
- * bytes holds F/48 objects: unbounded, that is F^2/4096 steps for an F-byte
- * file. The objects stepped through are bounded by 2 per 16 bytes of the
- * file (each collection parsed twice) plus 256 per sample (a 4 KiB
- * collection, h5py's, holds fewer than 171). Memory: up to 16 bytes per
- * object index per slot, 8 MiB at most. */
-enum { GHEAP_SLOTS = 8 };
-typedef struct gheap {
-  gcol slot[GHEAP_SLOTS];
-  uint64_t clock;
-  uint64_t steps, steps_max; /* heap objects stepped through, and the bound */
-} gheap;
-
-static const char *parse_gcol(const sl_source *src, uint64_t at, gcol *c,
-                              gheap *h) {
-  const uint8_t *m = src->map;
-  uint64_t fs = src->file_size;
-  c->at = 0;
-  if (c->cap)
-    memset(c->len, 0, c->cap * sizeof *c->len);
-  if (at > fs || fs - at < 16 || memcmp(m + at, "GCOL", 4) != 0 ||
-      m[at + 4] != 1)
-    return "no global heap collection (GCOL, version 1) there";
-  uint64_t size = sl_get_le64(m + at + 8);
-  if (size < 16 || size > fs - at)
-    return "the heap collection's size runs past the end of the file";
-  uint64_t p = at + 16, end = at + size;
-  while (end - p >= 16) {
-    if (h->steps++ == h->steps_max) {
-      h->steps--;
-      return "the descriptors name heap collections out of their order "
-             "again and again: parsing them would step through more heap "
-             "objects than 2 per 16 bytes of the file and 256 per sample";
-    }
-    uint16_t k = sl_get_le16(m + p);
-    uint64_t n = sl_get_le64(m + p + 8);
-    if (k == 0) /* the free space: the last object */
-      break;
-    if (n > end - p - 16)
-      return "a heap object's length runs past its collection's end";
-    if (k >= c->cap) {
-      size_t nc = c->cap ? c->cap : 64;
-      while (nc <= k)
-        nc *= 2;
-      uint64_t *o2 = realloc(c->off, nc * sizeof *o2);
-      if (!o2)
-        return "no memory";
-      c->off = o2;
-      uint64_t *l2 = realloc(c->len, nc * sizeof *l2);
-      if (!l2)
-        return "no memory";
-      c->len = l2;
-      memset(c->len + c->cap, 0, (nc - c->cap) * sizeof *l2);
-      c->cap = nc;
-    }
-    c->off[k] = p + 16;
-    c->len[k] = n;
-    uint64_t step = 16 + ((n + 7) & ~(uint64_t)7);
-    if (step > end - p)
-      break;
-    p += step;
-  }
-  c->at = at;
-  return NULL;
-}
-
 static const char *sniff_entry(const sl_source *src, uint64_t off, uint32_t n,
                                sl_sample_info *e, char *why, size_t cap);
 
 /* Sample i of a vlen dataset: its bytes located in the heap and sniffed. */
 static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
-                             gheap *h, sl_sample_info *e, char *why,
+                             sl_h5_heap *h, sl_sample_info *e, char *why,
                              size_t cap) {
   const uint8_t *d = src->map + g->addr + i * 16;
   uint32_t n = sl_get_le32(d), k = sl_get_le32(d + 12);
@@ -798,36 +720,19 @@ static const char *take_vlen(const sl_source *src, const geom *g, uint64_t i,
   if (coll > UINT64_MAX - g->ub)
     return "heap address out of range";
   coll += g->ub; /* heap addresses are relative to the base address */
-  gcol *c = &h->slot[0];
-  for (int s = 0; s < GHEAP_SLOTS; s++) {
-    if (h->slot[s].at == coll) {
-      c = &h->slot[s];
-      break;
-    }
-    if (h->slot[s].used < c->used)
-      c = &h->slot[s];
-  }
-  c->used = ++h->clock;
-  if (coll != c->at) {
-    const char *bad = parse_gcol(src, coll, c, h);
-    if (bad) {
-      snprintf(why, cap, "heap collection at %" PRIu64 ": %s", coll, bad);
-      return why;
-    }
-  }
-  if (k >= c->cap || c->len[k] == 0) {
-    snprintf(why, cap, "heap collection at %" PRIu64 " has no object %" PRIu32,
-             coll, k);
-    return why;
-  }
-  if (c->len[k] != n) {
+  uint64_t off, len;
+  const char *bad = sl_h5_heap_object(src->map, src->file_size, h, coll, k,
+                                      &off, &len, why, cap);
+  if (bad)
+    return bad;
+  if (len != n) {
     snprintf(why, cap,
              "heap object %" PRIu32 " holds %" PRIu64 " bytes, the "
              "element says %" PRIu32,
-             k, c->len[k], n);
+             k, len, n);
     return why;
   }
-  return sniff_entry(src, c->off[k], n, e, why, cap);
+  return sniff_entry(src, off, n, e, why, cap);
 }
 
 /* The n encoded bytes at file offset off as sample e: JPEG, PNG or WebP,
@@ -1308,7 +1213,7 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = read_all(src, T, H5T_NATIVE_FLOAT, src->targets, err);
   if (st == SL_OK && A->g.chunked)
     st = make_filtered(src, &A->img, &A->g, err);
-  gheap heap = {0};
+  sl_h5_heap heap = {0};
   heap.steps_max = src->file_size / 8 + 256 * A->g.n;
   for (uint64_t i = 0; st == SL_OK && i < A->g.n; i++) {
     sl_sample_info *e = &src->index[i];
@@ -1400,10 +1305,7 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     e->codec = A->g.codec;
     st = sl_source_check_entry(src, i, where, err);
   }
-  for (int s = 0; s < GHEAP_SLOTS; s++) {
-    free(heap.slot[s].off);
-    free(heap.slot[s].len);
-  }
+  sl_h5_heap_free(&heap);
   src->heap_steps = heap.steps;
   free(lens);
   if (src->h5f && src->max_length < A->g.bytes)
