@@ -186,12 +186,15 @@ mixup_f16_f16c(uint16_t *a, uint16_t *b, size_t n, float lam, float rest) {
 }
 #endif
 
-static void mixup_f16(uint16_t *a, uint16_t *b, size_t n, float lam,
-                      float rest) {
+/* f16c: have_f16c(), asked once a batch by the caller. */
+static void mixup_f16(uint16_t *a, uint16_t *b, size_t n, float lam, float rest,
+                      int f16c) {
   size_t i = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (have_f16c())
+  if (f16c)
     i = mixup_f16_f16c(a, b, n, lam, rest);
+#else
+  (void)f16c;
 #endif
   for (; i < n; i++) {
     float va = sl_f16_to_f32(a[i]), vb = sl_f16_to_f32(b[i]);
@@ -208,6 +211,11 @@ void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w, int c,
   size_t per = (size_t)h * (size_t)w * (size_t)c; /* elements a sample */
   uint8_t *base = data;
   float lam = (float)m->lambda, rest = 1.0f - lam;
+#if defined(__x86_64__) && defined(__GNUC__)
+  int f16c = dtype == SL_DTYPE_FP16 && m->kind == SL_MIX_MIXUP && have_f16c();
+#else
+  int f16c = 0;
+#endif
   for (int j = 0; j < n / 2; j++) { /* pairs (j, n - 1 - j); a middle one
                                        is its own partner and unchanged */
     uint8_t *a = base + (size_t)j * per * es;
@@ -218,7 +226,8 @@ void sl_mix_pixels(const sl_mix_plan *m, void *data, int n, int h, int w, int c,
         mixup_u8(a, b, per, lam, rest);
         break;
       case SL_DTYPE_FP16:
-        mixup_f16((uint16_t *)(void *)a, (uint16_t *)(void *)b, per, lam, rest);
+        mixup_f16((uint16_t *)(void *)a, (uint16_t *)(void *)b, per, lam, rest,
+                  f16c);
         break;
       case SL_DTYPE_BF16:
         mixup_bf16((uint16_t *)(void *)a, (uint16_t *)(void *)b, per, lam,
