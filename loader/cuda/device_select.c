@@ -7,11 +7,17 @@
 #include "loader/cuda/ring_cuda.h"
 #ifdef SLUICE_HAVE_CUDA
 #include "loader/cuda/cuda_check.h"
+#elif defined(SLUICE_CUDA_PLUGIN)
+#include "loader/cuda/cuda_plugin.h"
 #endif
 
 int sl_device_cuda_built(void) {
-#ifdef SLUICE_HAVE_CUDA
+#if defined(SLUICE_HAVE_CUDA)
   return 1;
+#elif defined(SLUICE_CUDA_PLUGIN)
+  const sl_cuda_plugin *p;
+  sl_err why;
+  return sl_cuda_plugin_load(&p, &why) == SL_OK;
 #else
   return 0;
 #endif
@@ -43,6 +49,17 @@ sl_status sl_device_choose(sl_backend_kind requested, int gpu,
         err, st, "device.backend = cuda: no usable CUDA device: %s", why.msg);
   snprintf(out->fallback_reason, sizeof out->fallback_reason,
            "no usable CUDA device (device.gpu = %d): %s", gpu, why.msg);
+  return SL_OK;
+#elif defined(SLUICE_CUDA_PLUGIN)
+  const sl_cuda_plugin *p;
+  sl_err why;
+  sl_err_clear(&why);
+  if (sl_cuda_plugin_load(&p, &why) == SL_OK)
+    return p->device_choose(requested, gpu, out, err);
+  if (requested == SL_BACKEND_CUDA)
+    return sl_err_set(err, SL_EUNSUPPORTED, "device.backend = cuda: %s",
+                      why.msg);
+  snprintf(out->fallback_reason, sizeof out->fallback_reason, "%s", why.msg);
   return SL_OK;
 #else
   (void)gpu;
@@ -115,7 +132,23 @@ int sl_device_restore_choice(int prev, int ordinal, int prev_active) {
   return prev >= 0 && prev != ordinal && prev_active == 1 ? prev : -1;
 }
 
-#ifndef SLUICE_HAVE_CUDA
+#if defined(SLUICE_CUDA_PLUGIN) && !defined(SLUICE_HAVE_CUDA)
+sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,
+                                      const sl_cuda_ring_params *p,
+                                      sl_err *err) {
+  const sl_cuda_plugin *plugin;
+  *out = NULL;
+  sl_status st = sl_cuda_plugin_load(&plugin, err);
+  return st != SL_OK ? st : plugin->ring_create(out, p, err);
+}
+
+size_t sl_ring_backend_cuda_vram(const sl_ring_backend *b) {
+  const sl_cuda_plugin *plugin;
+  sl_err why;
+  return b && sl_cuda_plugin_load(&plugin, &why) == SL_OK ? plugin->ring_vram(b)
+                                                          : 0;
+}
+#elif !defined(SLUICE_HAVE_CUDA)
 sl_status sl_ring_backend_cuda_create(sl_ring_backend **out,
                                       const sl_cuda_ring_params *p,
                                       sl_err *err) {
