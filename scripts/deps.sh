@@ -30,7 +30,8 @@ if [[ "${1:-}" == "--extra" ]]; then
              libopenmpi-dev openmpi-bin # the MPI sharding example and its test
              python3-matplotlib         # bench plots
              python3-torch              # the Python module's torch tests (CPU)
-             python3-torchvision)       # the recipe ops' reference (test_augment.py)
+             python3-torchvision        # the recipe ops' reference (test_augment.py)
+             python3-venv)              # tests/wheel/test_wheel.sh: a fresh venv for the wheel
 fi
 
 missing=()

@@ -1,4 +1,5 @@
-"""``python -m sluice ARGS``: runs the ``sluice`` command."""
+"""``python -m sluice ARGS`` (and the ``sluice`` console script): runs the
+``sluice`` command bundled in the package."""
 
 import os
 import sys
@@ -16,6 +17,11 @@ def _cli():
         return "sluice"
 
 
-if __name__ == "__main__":
+def main():
+    """The ``sluice`` console script: replaces this process with the command."""
     cli = _cli()
     os.execvp(cli, [cli] + sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()
