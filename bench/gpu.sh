@@ -10,7 +10,9 @@
 #      producer, VRAM taken ÷ budget, convert kernel GB/s, the kernel against
 #      the CPU formula,
 #   3. the fp16/bf16 sweep: bench_gpu per dtype × layout × resolution,
-#   4. the Python binding's tests (ctest -L python) when its module built.
+#   4. the Python binding's tests (ctest -L python) when its module built,
+#   5. the wheel's CUDA backend against its host backend, when dist/ holds
+#      a wheel (scripts/wheel.sh) that travelled with the tree.
 # Everything lands in $OUT: gpu.log (all output) and gpu.json (each step's
 # status and seconds, and bench_gpu's measurements).
 #
@@ -168,6 +170,26 @@ if ls "$build"/python/sluice/_sluice*.so >/dev/null 2>&1; then
   PYTHONUNBUFFERED=1 step python 120 ctest "${ctest_args[@]}" -V -L python || status=1
 else
   skip python "module not built (no Python development headers: see the configure output)"
+fi
+
+# The wheel, when one travelled in dist/ (scripts/wheel.sh): its CUDA
+# backend (libsluice_cuda.so, opened at run time) against this machine's
+# CUDA runtime, batch for batch equal to its host backend, through DLPack
+# into torch. Its own libraries only: no LD_LIBRARY_PATH into the bundle.
+whl=$(find "$root/dist" -maxdepth 1 -name 'sluice-*.whl' 2>/dev/null | head -1)
+if [ -n "$whl" ] && [ "$have_gpu" = 1 ]; then
+  wheel() {
+    local site=/tmp/sluice-wheel/site work=/tmp/sluice-wheel/work
+    rm -rf /tmp/sluice-wheel && mkdir -p "$work" || return 1
+    "$py" -m pip install --no-deps --no-index --target "$site" "$whl" || return 1
+    ldconfig -p | grep -E 'libcudart' || echo "wheel: no libcudart in ldconfig's cache"
+    env -u LD_LIBRARY_PATH PYTHONPATH="$site" "$py" "$root/tests/wheel/check_wheel_gpu.py" "$work"
+  }
+  export -f wheel
+  export whl py root
+  step wheel 90 wheel || status=1
+else
+  skip wheel "$([ -z "$whl" ] && echo 'no dist/sluice-*.whl' || echo 'no GPU')"
 fi
 
 # ---- Report ----------------------------------------------------------------

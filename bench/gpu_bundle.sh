@@ -20,11 +20,12 @@ out=$root/.gpu-deps
 # What sluice builds against (cmake/SluiceDeps.cmake), and pkg-config.
 dev_pkgs=(liblmdb-dev libhdf5-dev libjpeg62-turbo-dev libturbojpeg0-dev
   libpng-dev libwebp-dev libinih-dev liburing-dev libyuv-dev libcmocka-dev
-  zlib1g-dev liblzf-dev pkgconf-bin libpkgconf3)
+  zlib1g-dev liblzf-dev libblosc-dev pkgconf-bin libpkgconf3)
 # What libsluice and the tests load at run time, found with ldd on a build
 # here (`ldd build/libsluice.so | dpkg -S`), less glibc/libgcc/libstdc++.
 run_pkgs=(liblmdb0 libhdf5-103-1 libjpeg62-turbo libturbojpeg0 libpng16-16
   libwebp7 libinih1 liburing2 libyuv0 libcmocka0 libaec0 libsz2 zlib1g liblzf1
+  libblosc1 liblz4-1 libsnappy1v5
   libcurl4 libbrotli1 libcom-err2 libffi8 libgmp10 libgnutls30
   libgssapi-krb5-2 libhogweed6 libidn2-0 libk5crypto3 libkeyutils1 libkrb5-3
   libkrb5support0 libldap-2.5-0 libnettle8 libnghttp2-14 libp11-kit0 libpsl5

@@ -192,33 +192,39 @@ static int sym_to(void *h, const char *name, void *fn, size_t fn_size) {
   return 0;
 }
 
+static int cudart_try(void *h) {
+  cudart_fns f;
+  if (sym_to(h, "cudaStreamWaitEvent", &f.wait_event, sizeof f.wait_event) ||
+      sym_to(h, "cudaEventCreateWithFlags", &f.event_create,
+             sizeof f.event_create) ||
+      sym_to(h, "cudaEventRecord", &f.event_record, sizeof f.event_record) ||
+      sym_to(h, "cudaEventDestroy", &f.event_destroy, sizeof f.event_destroy) ||
+      sym_to(h, "cudaStreamSynchronize", &f.stream_sync,
+             sizeof f.stream_sync)) {
+    dlclose(h);
+    return -1;
+  }
+  g_cudart = f; /* the handle stays open for the process */
+  g_cudart_ok = 1;
+  return 0;
+}
+
+/* A runtime the process has loaded already (the CUDA backend's, torch's)
+ * first, whichever its version: loading a second one beside it would give
+ * the process two; then the first one found on the search path. Events
+ * and streams are the driver's handles, valid in any runtime. */
 static int cudart_load(void) {
   if (g_cudart_ok)
     return 0;
-  static const char *const libs[] = {"libcudart.so", "libcudart.so.12",
-                                     "libcudart.so.11.0"};
-  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
-    void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-      h = dlopen(libs[i], RTLD_LAZY);
-    if (!h)
-      continue;
-    cudart_fns f;
-    if (sym_to(h, "cudaStreamWaitEvent", &f.wait_event, sizeof f.wait_event) ||
-        sym_to(h, "cudaEventCreateWithFlags", &f.event_create,
-               sizeof f.event_create) ||
-        sym_to(h, "cudaEventRecord", &f.event_record, sizeof f.event_record) ||
-        sym_to(h, "cudaEventDestroy", &f.event_destroy,
-               sizeof f.event_destroy) ||
-        sym_to(h, "cudaStreamSynchronize", &f.stream_sync,
-               sizeof f.stream_sync)) {
-      dlclose(h);
-      continue;
+  static const char *const libs[] = {"libcudart.so.13", "libcudart.so.12",
+                                     "libcudart.so.11.0", "libcudart.so"};
+  const size_t n = sizeof libs / sizeof libs[0];
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n; i++) {
+      void *h = dlopen(libs[i], RTLD_LAZY | (pass == 0 ? RTLD_NOLOAD : 0));
+      if (h && cudart_try(h) == 0)
+        return 0;
     }
-    g_cudart = f; /* the handle stays open for the process */
-    g_cudart_ok = 1;
-    return 0;
-  }
   return -1;
 }
 
@@ -278,7 +284,8 @@ static int tensor_stream_wait(TensorObject *t, intptr_t s) {
     return -1;
   }
   if (bc->b.ready) {
-    int err = g_cudart.wait_event((void *)s, *(void **)bc->b.ready, 0);
+    /* ready is the cudaEvent_t itself (sluice.h), not a pointer to one. */
+    int err = g_cudart.wait_event((void *)s, bc->b.ready, 0);
     if (err) {
       char msg[128];
       snprintf(msg, sizeof msg,

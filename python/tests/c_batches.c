@@ -48,6 +48,15 @@ int main(int argc, char **argv) {
   sl_batch b;
   sl_status st;
   while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+    if (b.on_device) { /* hashed here, in host memory */
+      fprintf(stderr,
+              "%s: batch %" PRIu64 " is in device memory: pass "
+              "device.backend=host\n",
+              argv[0], b.index);
+      sl_batch_release(ld, &b, NULL);
+      sl_loader_close(ld);
+      return 2;
+    }
     printf("%" PRIu64 " %u %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n",
            b.index, b.valid, fnv1a(b.data, b.bytes),
            fnv1a(b.labels, sizeof(int32_t) * b.n),

@@ -40,6 +40,9 @@ def base_options(path, **extra):
         "resolution.max": 32,
         "augment.dtype": "u8",
         "loader.seed": 7,
+        # The batches in host memory, where numpy and the C program read
+        # them, on a machine with a GPU too; device tests ask for cuda.
+        "device.backend": "host",
     }
     o.update(extra)
     return o

@@ -19,7 +19,10 @@ tv = pytest.importorskip("torchvision")
 import torchvision.transforms.functional as F  # noqa: E402
 from torchvision.transforms import InterpolationMode  # noqa: E402
 from torchvision.transforms import autoaugment as tv_auto  # noqa: E402
-from torchvision.transforms import functional_tensor as F_t  # noqa: E402
+try:  # torchvision < 0.17; private (and kept) since 0.15
+    from torchvision.transforms import functional_tensor as F_t  # noqa: E402
+except ImportError:
+    from torchvision.transforms import _functional_tensor as F_t  # noqa: E402
 
 PHOTO = "/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg"
 

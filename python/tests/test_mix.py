@@ -32,7 +32,9 @@ def labelled(tmp_path_factory):
 
 def options(path, **extra):
     o = {"dataset.path": path, "loader.batch_size": 8, "loader.workers": 2,
-         "resolution.max": 32, "augment.dtype": "fp32", "loader.seed": 3}
+         "resolution.max": 32, "augment.dtype": "fp32", "loader.seed": 3,
+         # Host memory, read through numpy, on a machine with a GPU too.
+         "device.backend": "host"}
     o.update(extra)
     return o
 
