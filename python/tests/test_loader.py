@@ -475,6 +475,42 @@ def test_dataset(dataset):
     assert ds[-1][1] == (N_SAMPLES - 1) % 5
 
 
+@pytest.mark.parametrize("call", ["read", "__getitem__"])
+def test_dataset_io_lets_other_threads_run(dataset, call):
+    # issue 25: read() and ds[i] give the GIL up around their I/O. With
+    # the switch interval at an hour the GIL changes hands only where a
+    # thread gives it up, so the other thread counts only while those calls
+    # have given it up (or it would count 0, not time-dependently).
+    ds = sluice.Dataset(dataset)
+    fn = getattr(ds, call)
+    ticks, stop = [0], [False]
+    started = threading.Event()
+
+    def other():
+        started.set()
+        while not stop[0]:
+            ticks[0] += 1
+            time.sleep(0)  # gives the GIL back at once
+
+    old = sys.getswitchinterval()
+    t = threading.Thread(target=other)
+    sys.setswitchinterval(3600)
+    try:
+        t.start()
+        started.wait()
+        before = ticks[0]
+        for _ in range(5):
+            for i in range(len(ds)):
+                fn(i)
+        during = ticks[0] - before
+    finally:
+        stop[0] = True
+        sys.setswitchinterval(old)
+    t.join()
+    ds.close()
+    assert during > 0
+
+
 def test_writer_errors(tmp_path):
     w = sluice.Writer(str(tmp_path / "x.lmdb"))
     with pytest.raises(sluice.Error):
