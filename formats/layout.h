@@ -90,14 +90,6 @@
  * channels bytes. */
 #define SL_LAYOUT_CODEC_FIRST SL_IMAGE_JPEG
 #define SL_LAYOUT_CODEC_LAST SL_IMAGE_JPEG_LEVELS
-/* The names formats/source_h5array.c still spells them with, until its
- * split (issue 29, item 2) writes SL_IMAGE_* there too. */
-#define SL_LAYOUT_CODEC_JPEG SL_IMAGE_JPEG
-#define SL_LAYOUT_CODEC_PNG SL_IMAGE_PNG
-#define SL_LAYOUT_CODEC_RAW SL_IMAGE_RAW
-#define SL_LAYOUT_CODEC_RAW_CHW SL_IMAGE_RAW_CHW
-#define SL_LAYOUT_CODEC_RAW_CHW_BGR SL_IMAGE_RAW_CHW_BGR
-#define SL_LAYOUT_CODEC_WEBP SL_IMAGE_WEBP
 
 /* Codec 7's level record: formats/levels.h. */
 
