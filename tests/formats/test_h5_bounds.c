@@ -24,6 +24,7 @@
 #include "formats/source.h"
 #include "formats/source_impl.h"
 #include "support/alloc_fail.h"
+#include "tests/support/test_dir.h"
 
 #ifndef SLUICE_TEST_PYTHON
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
@@ -38,24 +39,16 @@ static int setup(void **state) {
            (long)getpid());
   if (mkdir(g_dir, 0755) != 0)
     return -1;
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s'", SLUICE_TEST_PYTHON,
-           SLUICE_H5_BOUNDS_PY, g_dir);
-  if (system(cmd) != 0) {
-    fprintf(stderr,
-            "test_h5_bounds: %s failed: the fixtures need Debian's "
-            "python3-h5py for %s (scripts/deps.sh)\n",
-            cmd, SLUICE_TEST_PYTHON);
-    return -1;
-  }
-  return 0;
+  char args[600];
+  snprintf(args, sizeof args, "'%s'", g_dir);
+  return sl_test_make_fixtures("test_h5_bounds", SLUICE_TEST_PYTHON,
+                               SLUICE_H5_BOUNDS_PY, args,
+                               "python3-h5py and python3-numpy");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return sl_test_remove_dir(g_dir);
 }
 
 static void fixture(const char *name, char *p, size_t cap) {
