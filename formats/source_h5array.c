@@ -23,7 +23,12 @@
  * Refused at open, naming the dataset: other filters, groups of chunks
  * scattered over the file, width-major arrays
  * (nwhc, ncwh), 2 or 4 channels, NHWC arrays in BGR order, non-uint8
- * pixels, ranks other than 3 and 4, empty or truncated arrays. */
+ * pixels, ranks other than 3 and 4, empty or truncated arrays.
+ *
+ * This file builds the sample index; the pixel array's checks are
+ * formats/h5array_images.c, its chunk table h5array_chunks.c, the labels,
+ * targets and lengths h5array_labels.c, class names h5array_names.c, the
+ * vlen heaps h5array_heap.c and the description h5array_describe.c. */
 #include "formats/source_impl.h"
 
 #include <hdf5.h>
