@@ -475,13 +475,27 @@ def test_dataset(dataset):
     assert ds[-1][1] == (N_SAMPLES - 1) % 5
 
 
+@pytest.fixture(scope="module")
+def big_samples(tmp_path_factory):
+    """Four 12 MiB samples: each read or decode copies for milliseconds."""
+    path = str(tmp_path_factory.mktemp("big") / "big.lmdb")
+    w = sluice.Writer(path)
+    for i in range(4):
+        w.add_pixels(bytes([i]) * (2048 * 2048 * 3), 2048, 2048, 3, label=i)
+    w.commit()
+    w.close()
+    return path
+
+
 @pytest.mark.parametrize("call", ["read", "__getitem__"])
-def test_dataset_io_lets_other_threads_run(dataset, call):
+def test_dataset_io_lets_other_threads_run(big_samples, call):
     # issue 25: read() and ds[i] give the GIL up around their I/O. With
     # the switch interval at an hour the GIL changes hands only where a
     # thread gives it up, so the other thread counts only while those calls
-    # have given it up (or it would count 0, not time-dependently).
-    ds = sluice.Dataset(dataset)
+    # have given it up: 0 if they held it. The samples are big so that each
+    # call stays out long after the other thread is woken (a call that
+    # returned first could take the GIL back before it ran).
+    ds = sluice.Dataset(big_samples)
     fn = getattr(ds, call)
     ticks, stop = [0], [False]
     started = threading.Event()
@@ -499,7 +513,7 @@ def test_dataset_io_lets_other_threads_run(dataset, call):
         t.start()
         started.wait()
         before = ticks[0]
-        for _ in range(5):
+        for _ in range(10):
             for i in range(len(ds)):
                 fn(i)
         during = ticks[0] - before
