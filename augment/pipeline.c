@@ -256,18 +256,18 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   }
   const sl_aug_recipe *rc = &pl->p.recipe;
   sl_rng rr = sl_recipe_rng(seed, epoch, sample_index);
+  sl_recipe_draw rd;
+  sl_recipe_draw_all(rc, &rr, out_w, out_h, &rd);
   if (pl->ops.pixels) { /* the flip first, as torchvision's recipes */
     sl_image im = {pl->resized, out_w, out_h, pl->ch};
-    sl_recipe_run(rc, &rr, &im, flip, &pl->ops);
+    sl_recipe_apply(rc, &rd, &im, flip, &pl->ops);
     flip = 0;
   }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
                  dst);
-  if (rc->erasing > 0) {
-    sl_erase_box eb;
-    sl_recipe_erase_box(rc, &rr, out_h, out_w, &eb);
-    sl_convert_erase(&pl->p, dst, out_h, out_w, &eb, rc->erasing_random, &rr);
-  }
+  if (rd.erase.on)
+    sl_convert_erase(&pl->p, dst, out_h, out_w, &rd.erase, rc->erasing_random,
+                     &rr);
   uint64_t t2 = sl_now_ns();
   pl->times.decode_ns += t1 - t0;
   if (codec == SL_IMAGE_JPEG || codec == SL_IMAGE_JPEG_LEVELS) {

@@ -1,5 +1,6 @@
 /* The per-sample chain of a recipe (recipe.h): flip, policy, ColorJitter,
- * RandomGrayscale, GaussianBlur, and RandomErasing's box. */
+ * RandomGrayscale, GaussianBlur, and RandomErasing's box: drawn at once
+ * (sl_recipe_draw_all), then applied (sl_recipe_apply). */
 #include "augment/recipe.h"
 
 #include <math.h>
@@ -81,69 +82,35 @@ static double uniform_in(sl_rng *r, double lo, double hi) {
   return lo + (hi - lo) * sl_rng_uniform(r);
 }
 
-/* ColorJitter.get_params and forward: a random order of the four
- * (torch.randperm), a factor drawn for each configured one. */
-static void color_jitter(const sl_aug_recipe *r, sl_rng *rng, sl_image *im) {
-  int order[4] = {0, 1, 2, 3};
+/* ColorJitter.get_params: a random order of the four (torch.randperm's
+ * fn_idx), then a factor for each configured one, uniform in
+ * [max(0, 1 - b), 1 + b] (hue: [-h, h]). */
+static void draw_jitter(const sl_aug_recipe *r, sl_rng *rng,
+                        sl_recipe_draw *d) {
+  int *order = d->jitter_order;
+  for (int i = 0; i < 4; i++)
+    order[i] = i;
   for (int i = 3; i > 0; i--) { /* Fisher-Yates */
     int j = (int)sl_rng_below(rng, (uint64_t)i + 1);
     int t = order[i];
     order[i] = order[j];
     order[j] = t;
   }
-  double f[4];
   for (int k = 0; k < 3; k++) {
     double lo = 1.0 - r->jitter[k] < 0 ? 0 : 1.0 - r->jitter[k];
-    f[k] = r->jitter[k] > 0 ? uniform_in(rng, lo, 1.0 + r->jitter[k]) : 1.0;
+    d->jitter_factor[k] =
+        r->jitter[k] > 0 ? uniform_in(rng, lo, 1.0 + r->jitter[k]) : 1.0;
   }
-  f[3] = r->jitter[3] > 0 ? uniform_in(rng, -r->jitter[3], r->jitter[3]) : 0.0;
-  for (int i = 0; i < 4; i++) {
-    int k = order[i];
-    if (!(r->jitter[k] > 0))
-      continue;
-    switch (k) {
-    case 0:
-      sl_op_brightness(im, f[0]);
-      break;
-    case 1:
-      sl_op_contrast(im, f[1]);
-      break;
-    case 2:
-      sl_op_saturation(im, f[2]);
-      break;
-    default:
-      sl_op_hue(im, f[3]);
-      break;
-    }
-  }
+  d->jitter_factor[3] =
+      r->jitter[3] > 0 ? uniform_in(rng, -r->jitter[3], r->jitter[3]) : 0.0;
 }
 
-void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im, int flip,
-                   sl_op_scratch *s) {
-  if (flip)
-    mirror(im, s);
-  if (r->policy.policy != SL_AUTO_NONE) {
-    sl_policy_step steps[SL_POLICY_MAX_OPS];
-    int n = sl_policy_draw(&r->policy, im->w, im->h, rng, steps);
-    for (int i = 0; i < n; i++)
-      sl_policy_apply(im, &steps[i], r->policy.interp,
-                      r->policy.has_fill ? r->policy.fill : NULL, s);
-  }
-  if (r->jitter_p > 0 && (r->jitter[0] > 0 || r->jitter[1] > 0 ||
-                          r->jitter[2] > 0 || r->jitter[3] > 0)) {
-    if (sl_rng_uniform(rng) < r->jitter_p)
-      color_jitter(r, rng, im);
-  }
-  if (r->grayscale > 0 && sl_rng_uniform(rng) < r->grayscale)
-    sl_op_grayscale(im);
-  if (r->blur > 0 && sl_rng_uniform(rng) < r->blur) {
-    double sigma = uniform_in(rng, r->blur_sigma[0], r->blur_sigma[1]);
-    sl_op_gaussian_blur(im, r->blur_kernel, r->blur_kernel, sigma, sigma, s);
-  }
-}
-
-void sl_recipe_erase_box(const sl_aug_recipe *r, sl_rng *rng, int h, int w,
-                         sl_erase_box *box) {
+/* RandomErasing.get_params: ten tries of an area fraction uniform in
+ * scale and a log-uniform aspect h / w in ratio, each side rounded half
+ * to even (Python's round); the first box inside the image wins, at a
+ * uniform position. */
+static void draw_erase_box(const sl_aug_recipe *r, sl_rng *rng, int h, int w,
+                           sl_erase_box *box) {
   memset(box, 0, sizeof *box);
   if (!(r->erasing > 0) || !(sl_rng_uniform(rng) < r->erasing))
     return;
@@ -163,4 +130,70 @@ void sl_recipe_erase_box(const sl_aug_recipe *r, sl_rng *rng, int h, int w,
     box->j = (int)sl_rng_below(rng, (uint64_t)(w - ew + 1));
     return;
   }
+}
+
+void sl_recipe_draw_all(const sl_aug_recipe *r, sl_rng *rng, int w, int h,
+                        sl_recipe_draw *d) {
+  memset(d, 0, sizeof *d);
+  for (int k = 0; k < 4; k++) {
+    d->jitter_order[k] = k;
+    d->jitter_factor[k] = k < 3 ? 1.0 : 0.0;
+  }
+  if (r->policy.policy != SL_AUTO_NONE)
+    d->n_steps = sl_policy_draw(&r->policy, w, h, rng, d->steps);
+  if (r->jitter_p > 0 && (r->jitter[0] > 0 || r->jitter[1] > 0 ||
+                          r->jitter[2] > 0 || r->jitter[3] > 0)) {
+    if (sl_rng_uniform(rng) < r->jitter_p) {
+      d->jitter = 1;
+      draw_jitter(r, rng, d);
+    }
+  }
+  if (r->grayscale > 0 && sl_rng_uniform(rng) < r->grayscale)
+    d->grayscale = 1;
+  if (r->blur > 0 && sl_rng_uniform(rng) < r->blur) {
+    d->blur = 1;
+    d->blur_sigma = uniform_in(rng, r->blur_sigma[0], r->blur_sigma[1]);
+  }
+  draw_erase_box(r, rng, h, w, &d->erase);
+}
+
+/* ColorJitter.forward: the configured factors in the drawn order. */
+static void color_jitter(const sl_aug_recipe *r, const sl_recipe_draw *d,
+                         sl_image *im) {
+  for (int i = 0; i < 4; i++) {
+    int k = d->jitter_order[i];
+    double f = d->jitter_factor[k];
+    if (!(r->jitter[k] > 0))
+      continue;
+    switch (k) {
+    case 0:
+      sl_op_brightness(im, f);
+      break;
+    case 1:
+      sl_op_contrast(im, f);
+      break;
+    case 2:
+      sl_op_saturation(im, f);
+      break;
+    default:
+      sl_op_hue(im, f);
+      break;
+    }
+  }
+}
+
+void sl_recipe_apply(const sl_aug_recipe *r, const sl_recipe_draw *d,
+                     sl_image *im, int flip, sl_op_scratch *s) {
+  if (flip)
+    mirror(im, s);
+  for (int i = 0; i < d->n_steps; i++)
+    sl_policy_apply(im, &d->steps[i], r->policy.interp,
+                    r->policy.has_fill ? r->policy.fill : NULL, s);
+  if (d->jitter)
+    color_jitter(r, d, im);
+  if (d->grayscale)
+    sl_op_grayscale(im);
+  if (d->blur)
+    sl_op_gaussian_blur(im, r->blur_kernel, r->blur_kernel, d->blur_sigma,
+                        d->blur_sigma, s);
 }

@@ -47,17 +47,38 @@ int sl_recipe_has_pixel_ops(const sl_aug_recipe *r);
 /* The recipe's ranges; the message names the key. */
 sl_status sl_recipe_check(const sl_aug_recipe *r, sl_err *err);
 
-/* Flips (when flip) then runs the u8 ops on im. s must hold im. */
-void sl_recipe_run(const sl_aug_recipe *r, sl_rng *rng, sl_image *im, int flip,
-                   sl_op_scratch *s);
-
 /* RandomErasing.get_params for an h x w sample: on = 0 when the draw
  * says no (or ten tries found no box). */
 typedef struct sl_erase_box {
   int on;
   int i, j, h, w;
 } sl_erase_box;
-void sl_recipe_erase_box(const sl_aug_recipe *r, sl_rng *rng, int h, int w,
-                         sl_erase_box *box);
+
+/* What a recipe drew for one w x h sample, in the stream's order: the
+ * policy's steps, ColorJitter (the permutation of the four, brightness 0,
+ * contrast 1, saturation 2, hue 3, as ColorJitter.get_params's fn_idx,
+ * and a factor for each; an unconfigured one is skipped, its factor left
+ * at 1, hue's at 0), RandomGrayscale, GaussianBlur's sigma, and the
+ * erasing box. sl_augment_recipe_draw shows it; the workers apply it. */
+typedef struct sl_recipe_draw {
+  int n_steps;
+  sl_policy_step steps[SL_POLICY_MAX_OPS];
+  int jitter; /* ColorJitter applied (RandomApply's draw) */
+  int jitter_order[4];
+  double jitter_factor[4];
+  int grayscale;
+  int blur;
+  double blur_sigma;
+  sl_erase_box erase;
+} sl_recipe_draw;
+
+/* Draws every op of the recipe for a w x h sample from rng; erasing's
+ * per-pixel values (value = random) come after, from the same rng. */
+void sl_recipe_draw_all(const sl_aug_recipe *r, sl_rng *rng, int w, int h,
+                        sl_recipe_draw *d);
+
+/* Flips (when flip) then runs d's u8 ops on im. s must hold im. */
+void sl_recipe_apply(const sl_aug_recipe *r, const sl_recipe_draw *d,
+                     sl_image *im, int flip, sl_op_scratch *s);
 
 #endif

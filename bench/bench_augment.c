@@ -104,7 +104,9 @@ static void op_jitter(sl_image *im, sl_op_scratch *s, sl_rng *r) {
   rc.jitter[0] = rc.jitter[1] = rc.jitter[2] = 0.4;
   rc.jitter[3] = 0.1;
   rc.jitter_p = 1;
-  sl_recipe_run(&rc, r, im, 0, s);
+  sl_recipe_draw d;
+  sl_recipe_draw_all(&rc, r, im->w, im->h, &d);
+  sl_recipe_apply(&rc, &d, im, 0, s);
 }
 
 static const op_case k_cases[] = {

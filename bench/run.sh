@@ -15,7 +15,15 @@
 # 4. Runs bench/harness.py: decode ceiling (tjDecompress2) and sluice
 #    decode+augment per core; sluice loader end to end with each worker count,
 #    format and io backend; the peers with the same images, transforms and
-#    worker counts; peak memory of each; sluice RSS over 5 epochs.
+#    worker counts; the training recipes at 224 px (or the largest --res) on
+#    one worker (the fewest --workers): sluice (bench/peers/sluice_loader.py
+#    --recipe) against torch_pil and torch_tvio (bench/peers/peer.py
+#    --recipe), each of rrc (RandomResizedCrop + flip), tv (+ augment.auto =
+#    trivial, augment.erasing = 0.1: TrivialAugmentWide + RandomErasing) and
+#    timm (+ augment.auto = randaugment, auto_ops 2, auto_magnitude 9,
+#    auto_bins 11, auto_magnitude_std 0.5, auto_fill, augment.erasing =
+#    0.25), with sluice's cost of each against its rrc; peak memory of each;
+#    sluice RSS over 5 epochs.
 # 5. Writes bench/results/<date>-<host>.json, .md and .png plots and updates
 #    BENCHMARKS.md (bench/report.py).
 #
@@ -37,7 +45,7 @@ venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
 smoke=0 setup=1 keep=0 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;

@@ -555,6 +555,32 @@ SL_API sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
                                         uint32_t height, sl_augment_step *out,
                                         uint32_t *n);
 
+/* Everything cfg's recipe draws for sample index of epoch at width x
+ * height, as the workers draw it (the same stream, the same order): the
+ * policy's steps, then ColorJitter (jitter: applied; jitter_order: the
+ * permutation of brightness 0, contrast 1, saturation 2, hue 3 that
+ * ColorJitter.get_params calls fn_idx; jitter_factor: brightness,
+ * contrast, saturation and hue factors, an unconfigured one 1 (hue 0) and
+ * skipped), RandomGrayscale, GaussianBlur's sigma and RandomErasing's box
+ * (top, left, height, width of the width x height sample). Errors as
+ * sl_augment_policy_draw. */
+typedef struct sl_augment_draw {
+  uint32_t n_steps;
+  sl_augment_step steps[SL_AUGMENT_MAX_STEPS];
+  int jitter;
+  int jitter_order[4];
+  double jitter_factor[4];
+  int grayscale;
+  int blur;
+  double blur_sigma;
+  int erase;
+  int erase_i, erase_j, erase_h, erase_w;
+  uint64_t reserved[8]; /* zero: room for more ops, the size stays */
+} sl_augment_draw;
+SL_API sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
+                                        uint64_t index, uint32_t width,
+                                        uint32_t height, sl_augment_draw *out);
+
 /* ---- Datasets ---------------------------------------------------------------
  * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or
  * HDF5), or an LMDB that other tools wrote (Caffe Datums, values that are

@@ -317,3 +317,44 @@ sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
   *n = (uint32_t)(k < SL_AUGMENT_MAX_STEPS ? k : SL_AUGMENT_MAX_STEPS);
   return SL_OK;
 }
+
+sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
+                                 uint64_t index, uint32_t width,
+                                 uint32_t height, sl_augment_draw *out) {
+  if (!cfg || !out)
+    return SL_EINVAL;
+  memset(out, 0, sizeof *out);
+  sl_err err;
+  sl_status st = sl_cfg_check(cfg, &err);
+  if (st != SL_OK)
+    return st;
+  sl_aug_params p;
+  memset(&p, 0, sizeof p);
+  sl_aug_params_from_config(&p, cfg);
+  uint64_t seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
+  sl_rng r = sl_recipe_rng(seed, epoch, index);
+  sl_recipe_draw d;
+  sl_recipe_draw_all(&p.recipe, &r, (int)width, (int)height, &d);
+  for (int i = 0; i < d.n_steps && i < SL_AUGMENT_MAX_STEPS; i++) {
+    snprintf(out->steps[i].op, sizeof out->steps[i].op, "%s",
+             sl_policy_op_name(d.steps[i].op));
+    out->steps[i].magnitude = d.steps[i].magnitude;
+  }
+  out->n_steps =
+      (uint32_t)(d.n_steps < SL_AUGMENT_MAX_STEPS ? d.n_steps
+                                                  : SL_AUGMENT_MAX_STEPS);
+  out->jitter = d.jitter;
+  for (int k = 0; k < 4; k++) {
+    out->jitter_order[k] = d.jitter_order[k];
+    out->jitter_factor[k] = d.jitter_factor[k];
+  }
+  out->grayscale = d.grayscale;
+  out->blur = d.blur;
+  out->blur_sigma = d.blur_sigma;
+  out->erase = d.erase.on;
+  out->erase_i = d.erase.i;
+  out->erase_j = d.erase.j;
+  out->erase_h = d.erase.h;
+  out->erase_w = d.erase.w;
+  return SL_OK;
+}

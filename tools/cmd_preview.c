@@ -1,6 +1,7 @@
 /* sluice preview CONFIG [--epoch E] [--count N] [--out FILE.png]: the first
- * N samples of epoch E as the loader crops, flips and resizes them, as one
- * PNG grid, to see an augmentation and resolution config before training. */
+ * N samples of epoch E as the loader crops, flips, resizes and augments
+ * them (the recipe's augment.* ops included), as one PNG grid, to see an
+ * augmentation and resolution config before training. */
 #define SLUICE_EXPERIMENTAL /* sl_config_batches_per_epoch */
 #include <inttypes.h>
 #include <png.h>
@@ -19,7 +20,12 @@ static void usage(FILE *f) {
              "Runs the loader of CONFIG for the first N samples (default 16) "
              "of epoch E\n(default 0) and writes them as one PNG grid "
              "(default preview.png,\nreplaced if it exists): the crops, flips "
-             "and resolution training will see.\nThe config's dataset, order, "
+             "and resolution training will see,\nwith the recipe's ops on: "
+             "augment.auto (trivial, randaugment, autoaugment;\nauto_ops, "
+             "auto_magnitude, ...), color_jitter, color_jitter_p, grayscale,"
+             "\nblur, erasing (in u8: the mean's byte, or the noise's bytes), "
+             "and mixup/cutmix\n(mixing the preview's own batch of N, so its "
+             "pairs are not training's).\nThe config's dataset, order, "
              "seed, sharding, schedule and augment keys\napply; the output is "
              "u8 NHWC on the host whatever augment.dtype, layout\nand "
              "device.backend say (mean and std apply only to float outputs). "

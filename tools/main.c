@@ -21,9 +21,7 @@ static const sl_cli_command k_commands[] = {
      sl_cmd_extract},
     {"schedule", "resolution per epoch and the memory a loader will hold",
      sl_cmd_schedule},
-    {"preview",
-     "a PNG grid of an epoch's first samples as the loader makes "
-     "them",
+    {"preview", "a PNG grid of an epoch's first samples, recipe ops on",
      sl_cmd_preview},
     {"bench", "images/s of a config's loader on this machine, per epoch",
      sl_cmd_bench},

@@ -4,6 +4,7 @@
     out = A.apply("rotate", img, angle=30, interpolation="bilinear")
     out = A.apply("adjust_hue", img, hue_factor=0.1)
     A.draw("train.ini", epoch=0, index=7)   # [("Rotate", -12.0), ...]
+    A.draw_recipe("train.ini", epoch=0, index=7)["erase"]  # (i, j, h, w)
 
 Each op is torchvision's functional op on a uint8 tensor, with its
 parameter names (torchvision.transforms.functional: angle, translate,
@@ -15,7 +16,7 @@ i, j, h, w, v for erase). Images are uint8 NumPy arrays of shape (H, W),
 
 from . import _sluice
 
-__all__ = ["apply", "draw", "OPS"]
+__all__ = ["apply", "draw", "draw_recipe", "OPS"]
 
 # op -> its keyword parameters (torchvision's names), each mapped to the
 # field of sl_augment_args it sets.
@@ -154,6 +155,25 @@ def draw(config=None, epoch=0, index=0, width=224, height=224, **options):
     path, pairs = _resolve_options(config, options)
     status, value = _sluice._augment_draw(path, pairs, int(epoch), int(index),
                                           int(width), int(height))
+    if status != 0:
+        _raise(status, value)
+    return value
+
+
+def draw_recipe(config=None, epoch=0, index=0, width=224, height=224,
+                **options):
+    """Everything the config's recipe draws for sample ``index`` of
+    ``epoch`` at ``width`` x ``height``, as the workers draw it: a dict
+    with ``steps`` (as ``draw``), ``jitter`` (None when ColorJitter is not
+    applied, else {"order": the four names in ColorJitter.get_params's
+    fn_idx order, "factors": {"brightness": .., "contrast": ..,
+    "saturation": .., "hue": ..}}; an unconfigured factor is 1, hue's 0,
+    and is skipped), ``grayscale`` (bool), ``blur_sigma`` (None or the
+    sigma) and ``erase`` (None or RandomErasing's box (i, j, h, w))."""
+    from . import _resolve_options
+    path, pairs = _resolve_options(config, options)
+    status, value = _sluice._augment_draw(path, pairs, int(epoch), int(index),
+                                          int(width), int(height), True)
     if status != 0:
         _raise(status, value)
     return value

@@ -713,7 +713,8 @@ static PyMethodDef mod_methods[] = {
     {"_augment_apply", py_augment_apply, METH_VARARGS,
      "sl_augment_apply on a writable u8 buffer (sluice.augment.apply)."},
     {"_augment_draw", py_augment_draw, METH_VARARGS,
-     "sl_augment_policy_draw (sluice.augment.draw)."},
+     "sl_augment_policy_draw (sluice.augment.draw), or with recipe=True "
+     "sl_augment_recipe_draw (sluice.augment.draw_recipe)."},
     {"options", mod_options, METH_NOARGS,
      "Every config option as (key, type, default, allowed, help)."},
     {NULL, NULL, 0, NULL}};

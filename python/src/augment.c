@@ -1,7 +1,7 @@
 /* sluice.augment's C side: sl_augment_apply on a writable buffer of u8
- * HWC pixels, and sl_augment_policy_draw on a config built from an INI
- * path and (key, value) pairs. Failures come back as (status, message)
- * for sluice/augment.py to raise as the matching sluice.Error. */
+ * HWC pixels, and sl_augment_policy_draw / sl_augment_recipe_draw on a config
+ * built from an INI path and (key, value) pairs. Failures come back as (status,
+ * message) for sluice/augment.py to raise as the matching sluice.Error. */
 #include "module.h"
 
 #include <string.h>
@@ -129,14 +129,71 @@ PyObject *py_augment_apply(PyObject *m, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* The steps as [(op name, magnitude), ...], a new reference. */
+static PyObject *steps_list(const sl_augment_step *steps, uint32_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (uint32_t i = 0; list && i < n; i++) {
+    PyObject *t = Py_BuildValue("(sd)", steps[i].op, steps[i].magnitude);
+    if (!t) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SetItem(list, (Py_ssize_t)i, t); /* steals t */
+  }
+  return list;
+}
+
+/* sl_augment_recipe_draw's result as a dict (sluice.augment.draw_recipe). */
+static PyObject *draw_dict(const sl_augment_draw *d) {
+  static const char *names[4] = {"brightness", "contrast", "saturation", "hue"};
+  PyObject *steps = steps_list(d->steps, d->n_steps);
+  if (!steps)
+    return NULL;
+  PyObject *jitter = Py_None, *blur = Py_None, *erase = Py_None;
+  Py_INCREF(Py_None);
+  Py_INCREF(Py_None);
+  Py_INCREF(Py_None);
+  if (d->jitter) {
+    Py_DECREF(jitter);
+    jitter = Py_BuildValue("{s(ssss)s{sdsdsdsd}}", "order",
+                           names[d->jitter_order[0]], names[d->jitter_order[1]],
+                           names[d->jitter_order[2]], names[d->jitter_order[3]],
+                           "factors", names[0], d->jitter_factor[0], names[1],
+                           d->jitter_factor[1], names[2], d->jitter_factor[2],
+                           names[3], d->jitter_factor[3]);
+  }
+  if (d->blur) {
+    Py_DECREF(blur);
+    blur = PyFloat_FromDouble(d->blur_sigma);
+  }
+  if (d->erase) {
+    Py_DECREF(erase);
+    erase =
+        Py_BuildValue("(iiii)", d->erase_i, d->erase_j, d->erase_h, d->erase_w);
+  }
+  PyObject *out = NULL;
+  if (jitter && blur && erase)
+    out = Py_BuildValue("{sOsOsOsOsO}", "steps", steps, "jitter", jitter,
+                        "grayscale", d->grayscale ? Py_True : Py_False,
+                        "blur_sigma", blur, "erase", erase);
+  Py_DECREF(steps);
+  Py_XDECREF(jitter);
+  Py_XDECREF(blur);
+  Py_XDECREF(erase);
+  return out;
+}
+
 /* _augment_draw(ini_path or None, [(key, value)...], epoch, index, width,
- * height) -> [(op name, magnitude), ...] */
+ * height, recipe=False) -> [(op name, magnitude), ...], or with recipe
+ * the dict of draw_dict */
 PyObject *py_augment_draw(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *path, *items;
   unsigned long long epoch, index;
   unsigned int w, h;
-  if (!PyArg_ParseTuple(args, "OOKKII", &path, &items, &epoch, &index, &w, &h))
+  int recipe = 0;
+  if (!PyArg_ParseTuple(args, "OOKKII|p", &path, &items, &epoch, &index, &w, &h,
+                        &recipe))
     return NULL;
   sl_config *cfg = NULL;
   if (sl_config_create(&cfg) != SL_OK)
@@ -180,21 +237,23 @@ PyObject *py_augment_draw(PyObject *m, PyObject *args) {
     result = failure(st, sl_config_errmsg(cfg));
     goto done;
   }
-  sl_augment_step steps[SL_AUGMENT_MAX_STEPS];
-  uint32_t n = 0;
-  st = sl_augment_policy_draw(cfg, epoch, index, w, h, steps, &n);
-  if (st != SL_OK) {
-    result = failure(st, sl_strerror(st));
-    goto done;
-  }
-  result = PyList_New((Py_ssize_t)n);
-  for (uint32_t i = 0; result && i < n; i++) {
-    PyObject *t = Py_BuildValue("(sd)", steps[i].op, steps[i].magnitude);
-    if (!t) {
-      Py_CLEAR(result);
-      break;
+  if (recipe) {
+    sl_augment_draw d;
+    st = sl_augment_recipe_draw(cfg, epoch, index, w, h, &d);
+    if (st != SL_OK) {
+      result = failure(st, sl_strerror(st));
+      goto done;
     }
-    PyList_SetItem(result, (Py_ssize_t)i, t); /* steals t */
+    result = draw_dict(&d);
+  } else {
+    sl_augment_step steps[SL_AUGMENT_MAX_STEPS];
+    uint32_t n = 0;
+    st = sl_augment_policy_draw(cfg, epoch, index, w, h, steps, &n);
+    if (st != SL_OK) {
+      result = failure(st, sl_strerror(st));
+      goto done;
+    }
+    result = steps_list(steps, n);
   }
   if (result) { /* success: wrap so the caller can tell it from a failure */
     PyObject *ok = Py_BuildValue("(iN)", 0, result);

@@ -1,8 +1,10 @@
 """sluice.augment's ops against torchvision's functional ops on uint8
 tensors (the reference: same parameters, same geometry, same rounding),
 on a real photo and on edge cases; the policies' draws against
-torchvision's tables; the recipe in the loader: deterministic for any
-worker count, resumable, absent in eval mode."""
+torchvision's tables; ColorJitter's and RandomErasing's draws against
+their get_params, and the loader applying exactly what draw_recipe shows;
+the recipe in the loader: deterministic for any worker count, resumable,
+absent in eval mode."""
 
 import collections
 import math
@@ -489,3 +491,232 @@ def test_erasing_box_in_normalized_units(opts):
     mean = np.round(np.array([0.485, 0.456, 0.406]) * 255).astype(np.uint8)
     hit = (x == mean[None, :, None, None]).all(axis=1).sum(axis=(1, 2))
     assert (hit >= 0.29 * 32 * 32 - 40).all(), hit
+
+
+# ---- ColorJitter and RandomErasing: the draws against torchvision's ---------
+
+JITTER_NAMES = ("brightness", "contrast", "saturation", "hue")
+
+
+def _recipe_draws(n, epoch=3, width=224, height=224, **options):
+    return [A.draw_recipe(None, epoch=epoch, index=i, width=width,
+                          height=height, **options) for i in range(n)]
+
+
+def _close_means(a, b, k=5.0):
+    """|mean(a) - mean(b)| within k standard errors of the difference."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    se = math.sqrt(a.var() / len(a) + b.var() / len(b))
+    return abs(a.mean() - b.mean()) <= k * se + 1e-12, (a.mean(), b.mean(), se)
+
+
+def test_color_jitter_draws_follow_torchvision_get_params():
+    """ColorJitter(0.4, 0.4, 0.4, 0.1).get_params: every one of the 24
+    orders (fn_idx) about equally often, each factor in its range with
+    torchvision's mean and spread; color_jitter_p is RandomApply's p."""
+    n = 24000
+    jitter = (0.4, 0.4, 0.4, 0.1)
+    draws = _recipe_draws(n, **{"augment.color_jitter": "0.4, 0.4, 0.4, 0.1"})
+    assert all(d["jitter"] is not None for d in draws)  # color_jitter_p = 1
+    orders = collections.Counter(d["jitter"]["order"] for d in draws)
+    assert len(orders) == 24 and all(sorted(o) == sorted(JITTER_NAMES)
+                                     for o in orders)
+    sd = math.sqrt(n * (1 / 24) * (23 / 24))
+    for o, c in orders.items():
+        assert abs(c - n / 24) <= 5 * sd, (o, c, n / 24)
+    # torchvision's own draws, seeded
+    torch.manual_seed(0)
+    ranges = [(1 - b, 1 + b) for b in jitter[:3]] + [(-jitter[3], jitter[3])]
+    tv_draws = [tv.transforms.ColorJitter.get_params(*ranges) for _ in range(n)]
+    tv_orders = collections.Counter(tuple(JITTER_NAMES[k] for k in d[0].tolist())
+                                    for d in tv_draws)
+    assert len(tv_orders) == 24
+    for k, name in enumerate(JITTER_NAMES):
+        got = [d["jitter"]["factors"][name] for d in draws]
+        want = [d[1 + k] for d in tv_draws]
+        lo, hi = ranges[k]
+        assert lo <= min(got) and max(got) <= hi, (name, min(got), max(got))
+        ok, info = _close_means(got, want)
+        assert ok, (name, info)
+        ok, info = _close_means(np.square(np.subtract(got, np.mean(want))),
+                                np.square(np.subtract(want, np.mean(want))))
+        assert ok, (name, "spread", info)
+        # uniform: each quarter of the range holds a quarter of the draws
+        q = np.histogram(got, bins=4, range=(lo, hi))[0]
+        assert (np.abs(q - n / 4) <= 5 * math.sqrt(n * 3 / 16)).all(), (name, q)
+
+
+def test_color_jitter_ranges_clamp_and_skip_as_torchvision():
+    """brightness 1.5 draws from [max(0, 1 - 1.5), 2.5] = [0, 2.5]; a 0
+    turns its factor off (torchvision: None, not applied; sluice: 1, or 0
+    for hue, and skipped); color_jitter_p = 0.8 applies it 80% of the time."""
+    n = 6000
+    draws = _recipe_draws(n, **{"augment.color_jitter": "1.5, 0, 0, 0.5",
+                                "augment.color_jitter_p": 0.8})
+    on = [d["jitter"] for d in draws if d["jitter"] is not None]
+    assert abs(len(on) - 0.8 * n) <= 5 * math.sqrt(n * 0.8 * 0.2), len(on)
+    b = [j["factors"]["brightness"] for j in on]
+    h = [j["factors"]["hue"] for j in on]
+    assert 0 <= min(b) < 0.05 and 2.45 < max(b) <= 2.5
+    assert -0.5 <= min(h) < -0.49 and 0.49 < max(h) <= 0.5
+    torch.manual_seed(1)
+    tv_b = [tv.transforms.ColorJitter.get_params([0, 2.5], None, None, None)[1]
+            for _ in range(n)]
+    ok, info = _close_means(b, tv_b)
+    assert ok, info
+    assert all(j["factors"]["contrast"] == 1 and j["factors"]["saturation"] == 1
+               for j in on)
+
+
+def _batches(options, epoch=0):
+    out = []
+    with sluice.Loader(options) as ld:
+        for b in ld.epoch(epoch):
+            x = np.asarray(memoryview(b.images)).copy()
+            idx = np.asarray(memoryview(b.indices)).copy()
+            out.append((x, idx))
+            del b
+    return out
+
+
+JITTER_OPS = {"brightness": ("adjust_brightness", F.adjust_brightness),
+              "contrast": ("adjust_contrast", F.adjust_contrast),
+              "saturation": ("adjust_saturation", F.adjust_saturation),
+              "hue": ("adjust_hue", F.adjust_hue)}
+
+
+def test_color_jitter_in_the_loader_is_torchvision_in_the_drawn_order(opts):
+    """Each sample of a loader with ColorJitter on is its plain crop with
+    torchvision's F.adjust_* applied in the drawn order with the drawn
+    factors (within a level, as the single ops); sluice's own single ops
+    in that order give it exactly. A sample the draw leaves alone
+    (color_jitter_p) is the plain crop."""
+    jit = {"augment.color_jitter": "0.4, 0.4, 0.4, 0.1",
+           "augment.color_jitter_p": 0.9}
+    base = {"loader.order": "sequential", "augment.flip": 0.0,
+            "loader.workers": 1}
+    got = _batches(opts(**base, **jit))
+    plain = _batches(opts(**base))
+    seen, skipped = 0, 0
+    for (xa, ia), (xb, ib) in zip(got, plain):
+        assert (ia == ib).all()
+        xa = xa.reshape(-1, 3, 32, 32)
+        xb = xb.reshape(-1, 3, 32, 32)
+        for k, index in enumerate(ia):
+            d = A.draw_recipe(None, epoch=0, index=int(index), width=32,
+                              height=32, **{"loader.seed": 7}, **jit)
+            if d["jitter"] is None:
+                assert (xa[k] == xb[k]).all(), index
+                skipped += 1
+                continue
+            t = torch.from_numpy(xb[k].copy())
+            img = xb[k].transpose(1, 2, 0).copy()
+            for name in d["jitter"]["order"]:
+                f = d["jitter"]["factors"][name]
+                op, fn = JITTER_OPS[name]
+                t = fn(t, f)
+                img = A.apply(op, img, **{name + "_factor": f})
+            assert (img.transpose(2, 0, 1) == xa[k]).all(), index
+            diff = np.abs(t.numpy().astype(int) - xa[k].astype(int))
+            assert diff.max() <= 1, (index, d["jitter"], diff.max())
+            seen += 1
+    assert seen > 80 and skipped > 0, (seen, skipped)
+
+
+def _tv_erase_boxes(n, height, width, scale, ratio, seed=0):
+    """RandomErasing.get_params n times: (h, w) of each box, or None where
+    its ten tries failed (get_params then returns the whole image)."""
+    torch.manual_seed(seed)
+    img = torch.zeros(3, height, width)
+    out = []
+    for _ in range(n):
+        i, j, h, w, _v = tv.transforms.RandomErasing.get_params(
+            img, scale=scale, ratio=ratio, value=[0])
+        out.append(None if (h, w) == (height, width) else (i, j, h, w))
+    return out
+
+
+@pytest.mark.parametrize("height,width,scale,ratio", [
+    (160, 224, (0.02, 0.33), (0.3, 3.3)),   # torchvision's defaults
+    (32, 32, (0.02, 0.33), (0.3, 3.3)),     # the rounding of small boxes
+    (224, 224, (0.1, 0.5), (0.5, 1.0)),
+])
+def test_erasing_boxes_follow_torchvision_get_params(height, width, scale,
+                                                     ratio):
+    """RandomErasing(p, scale, ratio): erasing as often as p times
+    get_params' chance of a box in ten tries, and boxes whose area
+    fraction, log-aspect (uniform before the tries reject), height, width
+    and position have torchvision's means (within 5 standard errors of
+    torchvision's own draws, seeded)."""
+    n, p = 12000, 0.5
+    draws = _recipe_draws(n, width=width, height=height, **{
+        "augment.erasing": p,
+        "augment.erasing_scale": "%g, %g" % scale,
+        "augment.erasing_ratio": "%g, %g" % ratio})
+    boxes = [d["erase"] for d in draws if d["erase"] is not None]
+    ref = _tv_erase_boxes(n, height, width, scale, ratio)
+    found = sum(b is not None for b in ref) / n
+    want = p * found
+    se = math.sqrt(n * want * (1 - want)) + math.sqrt(n * p * p * found * (1 - found))
+    assert abs(len(boxes) - n * want) <= 5 * se, (len(boxes), n * want)
+    ref = [b for b in ref if b is not None]
+    area = height * width
+    for i, j, h, w in boxes:
+        assert 0 < h < height and 0 < w < width, (h, w)
+        assert 0 <= i <= height - h and 0 <= j <= width - w, (i, j, h, w)
+        # the rounding of each side moves the area and the aspect a little
+        slack = (0.5 * (h + w + 1) + 0.25) / area
+        assert scale[0] - slack <= h * w / area <= scale[1] + slack, (h, w)
+        la, d = math.log(h / w), 0.5 / (h - 0.5) + 0.5 / (w - 0.5)
+        assert math.log(ratio[0]) - d <= la <= math.log(ratio[1]) + d, (h, w)
+
+    def stats(bs):
+        b = np.array(bs, float)
+        return {"area": b[:, 2] * b[:, 3] / area,
+                "log_aspect": np.log(b[:, 2] / b[:, 3]),
+                "h": b[:, 2], "w": b[:, 3],
+                "top": b[:, 0] / np.maximum(height - b[:, 2], 1),
+                "left": b[:, 1] / np.maximum(width - b[:, 3], 1)}
+    got, exp = stats(boxes), stats(ref)
+    for key in got:
+        ok, info = _close_means(got[key], exp[key])
+        assert ok, (key, info)
+    # the log-aspect's spread: quarters of the range as often as torchvision
+    edges = np.linspace(math.log(ratio[0]), math.log(ratio[1]), 5)
+    edges[0], edges[-1] = -np.inf, np.inf
+    g = np.histogram(got["log_aspect"], edges)[0] / len(boxes)
+    e = np.histogram(exp["log_aspect"], edges)[0] / len(ref)
+    sd = np.sqrt(g * (1 - g) / len(boxes) + e * (1 - e) / len(ref))
+    assert (np.abs(g - e) <= 5 * sd + 1e-9).all(), (g, e)
+
+
+def test_erasing_random_is_per_pixel_normal_noise_in_the_drawn_box(opts):
+    """erasing_value = random is value='random' (normal_() after
+    Normalize): on fp32 batches the loader's samples are the plain ones
+    but in the box draw_recipe names, where the values are N(0, 1)."""
+    er = {"augment.erasing": 0.7, "augment.erasing_value": "random"}
+    base = {"loader.order": "sequential", "augment.flip": 0.0,
+            "loader.workers": 2, "augment.dtype": "fp32"}
+    got = _batches(opts(**base, **er))
+    plain = _batches(opts(**base))
+    noise, erased = [], 0
+    for (xa, ia), (xb, ib) in zip(got, plain):
+        xa = xa.view(np.float32).reshape(-1, 3, 32, 32)
+        xb = xb.view(np.float32).reshape(-1, 3, 32, 32)
+        for k, index in enumerate(ia):
+            d = A.draw_recipe(None, epoch=0, index=int(index), width=32,
+                              height=32, **{"loader.seed": 7}, **er)
+            mask = np.zeros((32, 32), bool)
+            if d["erase"] is not None:
+                i, j, h, w = d["erase"]
+                mask[i:i + h, j:j + w] = True
+                erased += 1
+            assert (xa[k][:, ~mask] == xb[k][:, ~mask]).all(), index
+            noise.append(xa[k][:, mask].ravel())
+    x = np.concatenate(noise).astype(float)
+    n = len(x)
+    assert erased > 50 and n > 10000, (erased, n)
+    assert abs(x.mean()) <= 5 / math.sqrt(n), x.mean()
+    assert abs(x.var() - 1) <= 5 * math.sqrt(2 / n), x.var()
+    inside = np.mean(np.abs(x) < 1)  # 68.27% of a normal within one sigma
+    assert abs(inside - 0.6827) <= 5 * math.sqrt(0.6827 * 0.3173 / n), inside

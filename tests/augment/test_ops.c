@@ -1,8 +1,9 @@
 /* augment/ops, policy and recipe from C (the torchvision comparisons are
  * python/tests/test_augment.py): identities and exact values every op must
  * meet, every op on every edge size through sl_augment_apply (for the
- * sanitizers), the policies' draws, and the recipe in the pipeline:
- * deterministic, off in its absence, erasing writing the normalized 0. */
+ * sanitizers), the policies' and the recipe's draws, and the recipe in the
+ * pipeline: deterministic, off in its absence, erasing writing the normalized
+ * 0. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -252,6 +253,55 @@ static void test_policy_draws(void **state) {
   assert_null(sl_policy_op_name(SL_POP_COUNT));
 }
 
+/* sl_recipe_draw_all: a pure function of the stream; the jitter's order a
+ * permutation with its factors in ColorJitter's ranges; the erasing box
+ * inside the sample. (The distributions against torchvision's get_params
+ * are python/tests/test_augment.py's.) */
+static void test_recipe_draws(void **state) {
+  (void)state;
+  sl_aug_recipe rc;
+  memset(&rc, 0, sizeof rc);
+  rc.jitter[0] = 1.5; /* [max(0, 1 - 1.5), 2.5] */
+  rc.jitter[1] = rc.jitter[2] = 0.4;
+  rc.jitter[3] = 0.1;
+  rc.jitter_p = 1;
+  rc.erasing = 1;
+  rc.erasing_scale[0] = 0.02;
+  rc.erasing_scale[1] = 0.33;
+  rc.erasing_ratio[0] = 0.3;
+  rc.erasing_ratio[1] = 3.3;
+  int boxes = 0;
+  for (uint64_t i = 0; i < 2000; i++) {
+    sl_rng r = sl_recipe_rng(5, 1, i), r2 = r;
+    sl_recipe_draw d, d2;
+    sl_recipe_draw_all(&rc, &r, 48, 40, &d);
+    sl_recipe_draw_all(&rc, &r2, 48, 40, &d2);
+    assert_memory_equal(&d, &d2, sizeof d);
+    assert_true(d.jitter);
+    int seen = 0;
+    for (int k = 0; k < 4; k++)
+      seen |= 1 << d.jitter_order[k];
+    assert_int_equal(seen, 15);
+    assert_true(d.jitter_factor[0] >= 0 && d.jitter_factor[0] <= 2.5);
+    for (int k = 1; k < 3; k++)
+      assert_true(d.jitter_factor[k] >= 0.6 && d.jitter_factor[k] <= 1.4);
+    assert_true(fabs(d.jitter_factor[3]) <= 0.1);
+    if (d.erase.on) {
+      boxes++;
+      assert_true(d.erase.h > 0 && d.erase.h < 40);
+      assert_true(d.erase.w > 0 && d.erase.w < 48);
+      assert_true(d.erase.i >= 0 && d.erase.i + d.erase.h <= 40);
+      assert_true(d.erase.j >= 0 && d.erase.j + d.erase.w <= 48);
+    }
+  }
+  assert_true(boxes > 1900); /* ten tries nearly always find one */
+  rc.jitter[1] = 0;          /* contrast off: left at 1 */
+  sl_rng r = sl_recipe_rng(5, 1, 0);
+  sl_recipe_draw d;
+  sl_recipe_draw_all(&rc, &r, 48, 40, &d);
+  assert_true(d.jitter_factor[1] == 1.0);
+}
+
 static sl_pipeline *pipeline(const sl_aug_params *p) {
   sl_pipeline *pl;
   sl_err err;
@@ -423,6 +473,7 @@ int main(void) {
       cmocka_unit_test(test_exact_values),
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
+      cmocka_unit_test(test_recipe_draws),
       cmocka_unit_test(test_recipe_in_the_pipeline),
       cmocka_unit_test(test_mix_plans),
       cmocka_unit_test(test_mix_pixels_and_targets),
