@@ -406,13 +406,13 @@ def main():
 
     # 4b: the recipes people train (TrivialAugmentWide + RandomErasing,
     # RandAugment m9 mstd0.5 + RandomErasing) at 224 (or the largest
-    # resolution) on one worker: sluice against the torch peers doing the
-    # same, and against its own rrc.
+    # resolution) on one worker: sluice against the torch and DALI peers
+    # doing the same, and against its own rrc.
     rres = 224 if 224 in resolutions else max(resolutions)
     rw = min(workers)
     rcont = sc.recipe_contenders(rres, rw)
     if rcont:
-        for p in [p for p in peers if p in ("torch_pil", "torch_tvio")]:
+        for p in [p for p in peers if p in ("torch_pil", "torch_tvio", "dali_cpu")]:
             for rc in sluice_cases.RECIPES:
                 rcont.append({"name": "%s_%s" % (p, rc), "kind": "peer", "recipe": rc,
                               "cmd": [status[p].get("python", vpy), os.path.join(HERE, "peers", "peer.py"),

@@ -23,10 +23,13 @@ Peers:
 Same parameters for all: scale (0.08, 1), ratio (3/4, 4/3), flip 0.5, bilinear
 (antialiased) resize, uint8.
 
---recipe (torch peers): rrc (the above), tv (torchvision's reference recipe
-without its batch mixing: + TrivialAugmentWide + RandomErasing(0.1)), timm
-(+ RandAugment(2, 9, 11 bins) + RandomErasing(0.25)); mixing is left to the
-GPU, as in sluice's rows.
+--recipe (torch and DALI peers): rrc (the above), tv (torchvision's
+reference recipe without its batch mixing: + TrivialAugmentWide +
+RandomErasing(0.1)), timm (+ RandAugment(2, 9, 11 bins) +
+RandomErasing(0.25)); mixing is left to the GPU, as in sluice's rows. DALI
+runs its own auto_aug policies (nvidia.dali.auto_aug, CPU samples) and
+RandomErasing with fn.erase (the box clamped into the image rather than
+redrawn).
 """
 import argparse
 import json
@@ -105,13 +108,36 @@ def torch_loader(args, decoder):
     return epoch, "torch %s torchvision %s" % (torch.__version__, torchvision.__version__)
 
 
+def dali_random_erasing(images, p):
+    """torchvision's RandomErasing(p, scale=(0.02, 0.33), ratio=(0.3, 3.3),
+    value=0) with DALI's ops: area and log-uniform aspect drawn as there, the
+    box clamped into the image instead of torchvision's ten tries to fit."""
+    import nvidia.dali.fn as fn
+    import nvidia.dali.math as dmath
+
+    if fn.random.coin_flip(probability=p):
+        area = fn.random.uniform(range=[0.02, 0.33])
+        ratio = dmath.exp(fn.random.uniform(range=[math.log(0.3), math.log(3.3)]))
+        h = dmath.min(dmath.sqrt(area * ratio), 1.0)
+        w = dmath.min(dmath.sqrt(area / ratio), 1.0)
+        y = fn.random.uniform(range=[0.0, 1.0]) * (1.0 - h)
+        x = fn.random.uniform(range=[0.0, 1.0]) * (1.0 - w)
+        images = fn.erase(images, anchor=fn.stack(y, x), shape=fn.stack(h, w),
+                          axis_names="HW", normalized_anchor=True,
+                          normalized_shape=True, fill_value=0)
+    return images
+
+
 def dali_loader(args):
     import nvidia.dali as dali
     import nvidia.dali.fn as fn
     import nvidia.dali.types as types
 
+    # The recipes' ops need DALI's conditional execution (its automatic
+    # augmentations are written with `if`), on the CPU since DALI 1.25.
     @dali.pipeline_def(batch_size=args.batch, num_threads=args.workers, device_id=None,
-                       seed=1, prefetch_queue_depth=2)
+                       seed=1, prefetch_queue_depth=2,
+                       enable_conditionals=args.recipe != "rrc")
     def pipe():
         jpegs, labels = fn.readers.file(file_root=args.data, random_shuffle=True, name="Reader")
         images = fn.decoders.image_random_crop(jpegs, device="cpu", output_type=types.RGB,
@@ -120,6 +146,14 @@ def dali_loader(args):
         images = fn.resize(images, resize_x=args.res, resize_y=args.res,
                            interp_type=types.INTERP_LINEAR, antialias=True)
         images = fn.flip(images, horizontal=fn.random.coin_flip(probability=0.5))
+        if args.recipe == "tv":
+            from nvidia.dali.auto_aug import trivial_augment
+            images = trivial_augment.trivial_augment_wide(images, num_magnitude_bins=31)
+            images = dali_random_erasing(images, 0.1)
+        elif args.recipe == "timm":
+            from nvidia.dali.auto_aug import rand_augment
+            images = rand_augment.rand_augment(images, n=2, m=9, num_magnitude_bins=11)
+            images = dali_random_erasing(images, 0.25)
         return images, labels
 
     p = pipe()
@@ -187,8 +221,8 @@ def main():
     args = ap.parse_args()
     if args.workers < 1:
         ap.error("--workers must be >= 1")
-    if args.recipe != "rrc" and args.peer not in ("torch_pil", "torch_tvio"):
-        ap.error("--recipe %s: only the torch peers have these ops here" % args.recipe)
+    if args.recipe != "rrc" and args.peer == "ffcv":
+        ap.error("--recipe %s: FFCV has none of these ops" % args.recipe)
     if args.peer == "torch_pil":
         epoch, version = torch_loader(args, "pil")
     elif args.peer == "torch_tvio":
