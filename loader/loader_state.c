@@ -118,8 +118,8 @@ void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *st) {
   }
   ld->schedule_fp = h;
   /* What the workers' augment stage takes (st->aug: eval's center crop and
-   * no flip already applied); a one-value scale or ratio is stored as the
-   * pair (v, v), the bytes hashed for it since version 2. */
+   * no flip already applied); a one-value scale or ratio is the pair
+   * (v, v), hashed as two values. */
   const sl_aug_params *a = &st->aug;
   h = mix(0x736c2d6175676d65ULL, (uint64_t)a->crop); /* "sl-augme" */
   if (a->crop == SL_CROP_RANDOM_RESIZED) {
