@@ -32,8 +32,7 @@
 #include "codecs/jpeg_rewrite.h"
 #include "formats/source.h"
 #include "formats/writer.h"
-#include "loader/config.h"
-#include "loader/stage_options.h"
+#include "loader/settings.h"
 #include "sluice.h"
 #include "support/proc.h"
 #include "tools/synth.h"
@@ -157,8 +156,9 @@ static double single_thread_rate(const args *a, sl_config *cfg, int epochs) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);
     return 0;
   }
-  sl_aug_params p;
-  sl_aug_params_from_config(&p, cfg);
+  sl_settings s;
+  sl_settings_read(&s, cfg);
+  sl_aug_params p = s.aug;
   sl_pipeline *pl;
   if (sl_pipeline_create(&pl, &p, a->res, &err) != SL_OK) {
     fprintf(stderr, "bench_loader: %s\n", err.msg);

@@ -16,8 +16,7 @@
 #include "codecs/codec.h"
 #include "formats/levels.h"
 #include "formats/source.h"
-#include "loader/config.h"
-#include "loader/stage_options.h"
+#include "loader/settings.h"
 #include "sluice.h"
 
 /* Pixels a decode may hold: the largest image the index can describe. */
@@ -100,9 +99,9 @@ sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg) {
       *out = NULL;
     return SL_EINVAL;
   }
-  sl_source_opts so;
-  sl_source_opts_from_config(&so, cfg);
-  return open_path(out, sl_cfg_str(cfg, SL_OPT_DATASET_PATH), &so, NULL, NULL);
+  sl_settings s;
+  sl_settings_read(&s, cfg);
+  return open_path(out, s.dataset_path, &s.source, NULL, NULL);
 }
 
 sl_status sl_dataset_open_file(sl_dataset **out, const char *path) {

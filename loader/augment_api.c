@@ -9,8 +9,7 @@
 #include "augment/ops.h"
 #include "augment/policy.h"
 #include "augment/recipe.h"
-#include "loader/config.h"
-#include "loader/stage_options.h"
+#include "loader/settings.h"
 
 enum { k_max_side = 1 << 15 };
 
@@ -300,16 +299,14 @@ sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
     return SL_EINVAL;
   *n = 0;
   sl_err err;
-  sl_status st = sl_cfg_check(cfg, &err);
+  sl_settings s;
+  sl_status st = sl_settings_from_config(&s, cfg, &err);
   if (st != SL_OK)
     return st;
-  sl_aug_params p;
-  memset(&p, 0, sizeof p);
-  sl_aug_params_from_config(&p, cfg);
-  uint64_t seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
-  sl_rng r = sl_recipe_rng(seed, epoch, index);
+  sl_rng r = sl_recipe_rng(s.sampler.seed, epoch, index);
   sl_policy_step steps[SL_POLICY_MAX_OPS];
-  int k = sl_policy_draw(&p.recipe.policy, (int)width, (int)height, &r, steps);
+  int k =
+      sl_policy_draw(&s.aug.recipe.policy, (int)width, (int)height, &r, steps);
   for (int i = 0; i < k && i < SL_AUGMENT_MAX_STEPS; i++) {
     snprintf(out[i].op, sizeof out[i].op, "%s", sl_policy_op_name(steps[i].op));
     out[i].magnitude = steps[i].magnitude;
@@ -325,16 +322,13 @@ sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
     return SL_EINVAL;
   memset(out, 0, sizeof *out);
   sl_err err;
-  sl_status st = sl_cfg_check(cfg, &err);
+  sl_settings s;
+  sl_status st = sl_settings_from_config(&s, cfg, &err);
   if (st != SL_OK)
     return st;
-  sl_aug_params p;
-  memset(&p, 0, sizeof p);
-  sl_aug_params_from_config(&p, cfg);
-  uint64_t seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
-  sl_rng r = sl_recipe_rng(seed, epoch, index);
+  sl_rng r = sl_recipe_rng(s.sampler.seed, epoch, index);
   sl_recipe_draw d;
-  sl_recipe_draw_all(&p.recipe, &r, (int)width, (int)height, &d);
+  sl_recipe_draw_all(&s.aug.recipe, &r, (int)width, (int)height, &d);
   for (int i = 0; i < d.n_steps && i < SL_AUGMENT_MAX_STEPS; i++) {
     snprintf(out->steps[i].op, sizeof out->steps[i].op, "%s",
              sl_policy_op_name(d.steps[i].op));

@@ -11,7 +11,6 @@
 #include "common/clock.h"
 #include "common/dtype.h"
 #include "common/mem.h"
-#include "loader/config.h"
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
 #include "loader/loader_impl.h"
@@ -25,15 +24,13 @@ static int online_cpus(void) {
   return n > 0 ? (int)n : 1;
 }
 
-sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
+sl_status sl_loader_plan_make(const sl_settings *s, int channels,
                               bool on_device, bool converts,
                               sl_loader_plan *plan, sl_err *err) {
   memset(plan, 0, sizeof *plan);
-  sl_schedule sched;
-  sl_schedule_from_config(&sched, cfg);
-  sl_dtype dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  size_t bs = (size_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
-  plan->max_res = sl_schedule_max(&sched);
+  sl_dtype dtype = s->dtype;
+  size_t bs = (size_t)s->batch_size;
+  plan->max_res = sl_schedule_max(&s->sched);
   plan->channels = channels;
   plan->elem_bytes = sl_loader_sample_bytes(dtype, 1, 1);
   plan->src_elem_bytes = converts ? 1 : plan->elem_bytes;
@@ -44,21 +41,20 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
                       "loader.batch_size %zu at resolution "
                       "%d overflows the address space",
                       bs, plan->max_res);
-  plan->nstaging = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_STAGING);
-  plan->nslots = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_PREFETCH);
-  int w = (int)sl_cfg_int(cfg, SL_OPT_LOADER_WORKERS);
-  plan->workers = w > 0 ? w : online_cpus();
+  plan->nstaging = s->device.staging;
+  plan->nslots = s->device.prefetch;
+  plan->workers = s->workers > 0 ? s->workers : online_cpus();
   size_t meta = bs * 12 * (size_t)(plan->nstaging + plan->nslots);
   plan->host_bytes = plan->staging_bytes * (size_t)plan->nstaging + meta;
   if (on_device) {
     /* A landing buffer only when the device converts after the copy: u8
      * NHWC lands in its slot directly (as ring_cuda.c allocates). */
-    sl_layout layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
-    int landing = converts && sl_device_needs_landing(dtype, layout, channels);
+    int landing =
+        converts && sl_device_needs_landing(dtype, s->layout, channels);
     int fit = 0;
-    sl_status st = sl_device_ring_slots(
-        sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET), plan->staging_bytes,
-        plan->batch_bytes_max, landing, &fit, err);
+    sl_status st =
+        sl_device_ring_slots(s->device.vram_budget, plan->staging_bytes,
+                             plan->batch_bytes_max, landing, &fit, err);
     if (st != SL_OK)
       return st;
     if (fit < plan->nslots)
@@ -74,13 +70,12 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
 /* ---- Open / close
  * ------------------------------------------------------------ */
 
-sl_status sl_loader_choose_backend(sl_logger *log, const sl_config *cfg,
+sl_status sl_loader_choose_backend(sl_logger *log, const sl_settings *s,
                                    sl_backend_kind *kind, char *note,
                                    size_t note_len, sl_err *err) {
   sl_device_choice choice;
   sl_status st =
-      sl_device_choose((sl_backend_kind)sl_cfg_enum(cfg, SL_OPT_DEVICE_BACKEND),
-                       (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU), &choice, err);
+      sl_device_choose(s->device.backend, s->device.gpu, &choice, err);
   if (st != SL_OK)
     return st;
   if (note_len > 0) { /* truncated to note_len - 1 bytes if need be */
@@ -95,48 +90,34 @@ sl_status sl_loader_choose_backend(sl_logger *log, const sl_config *cfg,
   return SL_OK;
 }
 
-sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
+sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_settings *s,
                                  int channels, sl_ring_backend **be,
                                  sl_err *err) {
   if (kind != SL_BACKEND_CUDA)
     return sl_ring_backend_host_create(be, err);
   sl_cuda_ring_params p;
   memset(&p, 0, sizeof p);
-  p.gpu = (int)sl_cfg_int(cfg, SL_OPT_DEVICE_GPU);
-  p.vram_budget = sl_cfg_size(cfg, SL_OPT_DEVICE_VRAM_BUDGET);
-  p.dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  p.layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
+  p.gpu = s->device.gpu;
+  p.vram_budget = s->device.vram_budget;
+  p.dtype = s->dtype;
+  p.layout = s->layout;
   p.channels = channels;
-  sl_cfg_mean_std(cfg, p.mean, p.std);
+  memcpy(p.mean, s->mean, sizeof p.mean);
+  memcpy(p.std, s->std, sizeof p.std);
   return sl_ring_backend_cuda_create(be, &p, err);
 }
 
-void sl_loader_sampler_settings(const sl_config *cfg, sl_sampler_config *sc) {
-  bool eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
-  sc->count = 0;
-  sc->batch_size = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
-  sc->rank = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_RANK);
-  sc->world_size = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_WORLD_SIZE);
-  sc->order = eval ? SL_ORDER_SEQUENTIAL
-                   : (sl_order)sl_cfg_enum(cfg, SL_OPT_LOADER_ORDER);
-  sc->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
-  /* Evaluation sees every sample: it never drops, and the batches' valid
-   * counts mark the padding. */
-  sc->drop_last = !eval && sl_cfg_bool(cfg, SL_OPT_LOADER_DROP_LAST);
-  sc->quasi_block = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_BLOCK);
-  sc->quasi_window = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_QUASI_WINDOW);
-}
-
-static void read_settings(sl_loader *ld, const sl_config *cfg) {
-  sl_schedule_from_config(&ld->sched, cfg);
-  ld->batch_size = (int)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE);
-  ld->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);
-  ld->layout = (sl_layout)sl_cfg_enum(cfg, SL_OPT_AUGMENT_LAYOUT);
-  ld->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
-  ld->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
-  sl_cfg_mean_std(cfg, ld->mean, ld->std);
-  sl_loader_sampler_settings(cfg, &ld->sampler_cfg);
-  sl_loader_settings_fingerprints(ld, cfg);
+static void take_settings(sl_loader *ld, const sl_settings *s) {
+  ld->sched = s->sched;
+  ld->batch_size = s->batch_size;
+  ld->dtype = s->dtype;
+  ld->layout = s->layout;
+  ld->skip_bad = s->skip_bad;
+  ld->eval = s->eval;
+  memcpy(ld->mean, s->mean, sizeof ld->mean);
+  memcpy(ld->std, s->std, sizeof ld->std);
+  ld->sampler_cfg = s->sampler;
+  sl_loader_settings_fingerprints(ld, s);
 }
 
 /* The ring's batch op: the source's batch mixing. */
@@ -163,21 +144,22 @@ static uint32_t batch_target_width(const sl_sample_src *src) {
   return src->batch_mix ? src->soft_width : src->target_width;
 }
 
-static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
-                            sl_ring_backend *be, sl_err *err) {
+static sl_status open_parts(sl_loader *ld, sl_settings *s, sl_ring_backend *be,
+                            sl_err *err) {
   sl_status st;
   if (!be) {
     sl_backend_kind kind;
-    if ((st = sl_loader_choose_backend(&ld->log, cfg, &kind, ld->backend_note,
+    if ((st = sl_loader_choose_backend(&ld->log, s, &kind, ld->backend_note,
                                        sizeof ld->backend_note, err)) !=
             SL_OK ||
-        (st = sl_loader_make_backend(kind, cfg, ld->src.channels, &be, err)) !=
+        (st = sl_loader_make_backend(kind, s, ld->src.channels, &be, err)) !=
             SL_OK)
       return st;
   }
   bool on_device = be->ops->on_device, converts = be->ops->converts;
-  st = sl_loader_plan_make(cfg, ld->src.channels, on_device, converts,
-                           &ld->plan, err);
+  sl_settings_use_backend(s, converts);
+  st = sl_loader_plan_make(s, ld->src.channels, on_device, converts, &ld->plan,
+                           err);
   if (st != SL_OK) {
     be->ops->destroy(be);
     return st;
@@ -197,8 +179,8 @@ static sl_status open_parts(sl_loader *ld, const sl_config *cfg,
     return st;
   }
   ld->nbatches = sl_sampler_batches(ld->sampler);
-  ld->src_dtype = converts ? SL_DTYPE_U8 : ld->dtype;
-  ld->src_layout = converts ? SL_LAYOUT_NHWC : ld->layout;
+  ld->src_dtype = s->aug.dtype;
+  ld->src_layout = s->aug.layout;
   sl_ring_config rc = {.nstaging = ld->plan.nstaging,
                        .nslots = ld->plan.nslots,
                        .staging_bytes = ld->plan.staging_bytes,
@@ -235,19 +217,35 @@ sl_status sl_loader_open_with(sl_loader **out, const sl_config *cfg,
   }
   sl_err err;
   sl_err_clear(&err);
-  sl_status st = sl_cfg_check(cfg, &err);
-  sl_loader *ld = st == SL_OK ? calloc(1, sizeof *ld) : NULL;
+  sl_settings s;
+  if (sl_settings_from_config(&s, cfg, &err) != SL_OK) {
+    if (src->close)
+      src->close(src->ctx);
+    if (backend)
+      backend->ops->destroy(backend);
+    return sl_loader_open_failed(out, &err);
+  }
+  return sl_loader_open_settings(out, &s, src, backend);
+}
+
+sl_status sl_loader_open_settings(sl_loader **out, sl_settings *s,
+                                  const sl_sample_src *src,
+                                  sl_ring_backend *backend) {
+  *out = NULL;
+  sl_err err;
+  sl_err_clear(&err);
+  sl_loader *ld = calloc(1, sizeof *ld);
   if (!ld) {
     if (src->close)
       src->close(src->ctx);
     if (backend)
       backend->ops->destroy(backend);
-    if (st == SL_OK)
-      st = sl_err_set(&err, SL_ENOMEM, "sl_loader_open: out of memory");
+    sl_err_set(&err, SL_ENOMEM, "sl_loader_open: out of memory");
     return sl_loader_open_failed(out, &err);
   }
   ld->src = *src;
-  sl_cfg_log(cfg, &ld->log.fn, &ld->log.user);
+  ld->log.fn = s->log;
+  ld->log.user = s->log_user;
   int e = pthread_mutex_init(&ld->log.mu, NULL);
   if (e != 0) {
     if (src->close)
@@ -258,8 +256,8 @@ sl_status sl_loader_open_with(sl_loader **out, const sl_config *cfg,
     sl_err_errno(&err, SL_ETHREAD, e, "sl_loader_open: pthread_mutex_init");
     return sl_loader_open_failed(out, &err);
   }
-  read_settings(ld, cfg);
-  st = open_parts(ld, cfg, backend, &err);
+  take_settings(ld, s);
+  sl_status st = open_parts(ld, s, backend, &err);
   if (st != SL_OK) {
     sl_loader_close(ld);
     return sl_loader_open_failed(out, &err);

@@ -24,7 +24,7 @@ sl_status sl_loader_not_open(sl_loader *ld);
 struct sl_loader {
   sl_err err; /* last error of a call on the loader */
   sl_logger log;
-  /* Settings, copied from the config at open. */
+  /* Settings, copied from sl_settings at open. */
   sl_schedule sched;
   sl_sampler_config sampler_cfg;
   int batch_size;
@@ -54,10 +54,11 @@ struct sl_loader {
 };
 
 /* Hashes of the settings that decide what a batch holds, for the state
- * blob: the schedule (only the resolution.* keys its kind reads, or
+ * blob: the schedule (only the resolution.* values its kind uses, or
  * resolution.eval in eval) and the augmentation (crop and its parameters,
- * flip, mean, std, filter; dtype and layout are kept apart). */
-void sl_loader_settings_fingerprints(sl_loader *ld, const sl_config *cfg);
+ * flip, mean, std, filter, and the recipe's keys when one of its ops is on;
+ * dtype and layout are kept apart). From s alone: the config is not read. */
+void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *s);
 
 /* Starts epoch at batch `first` (0 normally; the resume point on restore). */
 sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first);

@@ -13,37 +13,40 @@
 #include "loader/ring.h"
 #include "loader/sample.h"
 #include "loader/sampler.h"
+#include "loader/settings.h"
 #include "sluice.h"
 
-/* The sampler's settings from a validated config, as the loader reads them
- * (eval: sequential, never drops); count is left 0 for the caller. */
-void sl_loader_sampler_settings(const sl_config *cfg, sl_sampler_config *sc);
-
-/* The real source: cfg's dataset read through augment/'s pipeline, writing
- * dtype/layout (u8 NHWC when the ring's backend converts). */
-sl_status sl_sample_source_open(sl_sample_src *out, const sl_config *cfg,
-                                sl_dtype dtype, sl_layout layout,
+/* The real source: the settings' dataset read through augment/'s
+ * pipeline with s->aug (whose dtype/layout are u8 NHWC when the ring's
+ * backend converts: sl_settings_use_backend). */
+sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
                                 sl_logger *log, sl_err *err);
 
 /* Picks the backend kind from device.backend and device.gpu; when auto
  * falls back to host memory, logs why once and writes the reason to note
  * ("" otherwise). */
-sl_status sl_loader_choose_backend(sl_logger *log, const sl_config *cfg,
+sl_status sl_loader_choose_backend(sl_logger *log, const sl_settings *s,
                                    sl_backend_kind *kind, char *note,
                                    size_t note_len, sl_err *err);
 /* Creates the ring backend of kind for samples of channels. */
-sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_config *cfg,
+sl_status sl_loader_make_backend(sl_backend_kind kind, const sl_settings *s,
                                  int channels, sl_ring_backend **be,
                                  sl_err *err);
 
 /* As sl_loader_open, with src (taken over: closed by the loader, also on
- * error) and backend (taken over; NULL chooses by device.backend). */
+ * error) and backend (taken over; NULL chooses by device.backend). Builds
+ * the settings from cfg and calls sl_loader_open_settings. */
 sl_status sl_loader_open_with(sl_loader **out, const sl_config *cfg,
                               const sl_sample_src *src,
                               sl_ring_backend *backend);
+/* The same from settings already built (sl_settings_from_config); s is
+ * updated with the backend's choice (sl_settings_use_backend). */
+sl_status sl_loader_open_settings(sl_loader **out, sl_settings *s,
+                                  const sl_sample_src *src,
+                                  sl_ring_backend *backend);
 
-/* What a config will make the loader hold: computed by the loader at open
- * and by `sluice schedule` from the config alone. */
+/* What the settings will make the loader hold: computed by the loader at
+ * open and by `sluice schedule` from the config alone. */
 typedef struct sl_loader_plan {
   int max_res;
   int channels;
@@ -56,9 +59,9 @@ typedef struct sl_loader_plan {
   size_t device_bytes; /* slots in device memory (CUDA) */
 } sl_loader_plan;
 
-/* Fills plan for cfg with channels (3 unless known) and whether the backend
+/* Fills plan for s with channels (3 unless known) and whether the backend
  * is on the device and converts. */
-sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
+sl_status sl_loader_plan_make(const sl_settings *s, int channels,
                               bool on_device, bool converts,
                               sl_loader_plan *plan, sl_err *err);
 /* Refuses a plan whose host buffers (host_bytes, targets included) exceed
@@ -67,7 +70,7 @@ sl_status sl_loader_plan_make(const sl_config *cfg, int channels,
  * they fit or the available memory cannot be read. In the
  * sluice_loader_dataset library (it reads /proc through io/):
  * sl_loader_open and sl_config_memory_plan call it. */
-sl_status sl_loader_plan_fits(const sl_config *cfg, const sl_loader_plan *p,
+sl_status sl_loader_plan_fits(const sl_settings *s, const sl_loader_plan *p,
                               uint64_t host_bytes, sl_err *err);
 /* The ring's targets: a batch's worth per staging buffer and slot. */
 static inline size_t sl_loader_target_bytes(const sl_loader_plan *p,

@@ -70,27 +70,24 @@ static uint64_t mix_double(uint64_t h, double d) {
   return mix(h, bits);
 }
 
-/* The recipe's keys (augment.auto .. augment.num_classes in options.def),
- * hashed only when one of its ops is on, so that a state saved without
- * them keeps its fingerprint. */
-static uint64_t mix_recipe(uint64_t h, const sl_config *cfg) {
-  static const sl_opt on[] = {
-      SL_OPT_AUGMENT_AUTO,           SL_OPT_AUGMENT_GRAYSCALE,
-      SL_OPT_AUGMENT_BLUR,           SL_OPT_AUGMENT_ERASING,
-      SL_OPT_AUGMENT_MIXUP,          SL_OPT_AUGMENT_CUTMIX,
-      SL_OPT_AUGMENT_LABEL_SMOOTHING};
-  int n, active = 0;
-  const double *j = sl_cfg_floats(cfg, SL_OPT_AUGMENT_COLOR_JITTER, &n);
-  for (int i = 0; i < n; i++)
-    active |= j[i] != 0;
-  for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
-    active |= on[i] == SL_OPT_AUGMENT_AUTO ? sl_cfg_enum(cfg, on[i]) != 0
-                                           : sl_cfg_float(cfg, on[i]) != 0;
+/* The recipe's keys (augment.auto .. augment.num_classes in options.def) as
+ * their text, hashed only when one of its ops is on (augment.auto, a
+ * color_jitter factor, grayscale, blur, erasing, mixup, cutmix or
+ * label_smoothing), so that a state saved without them keeps its
+ * fingerprint. Train mode only: the recipe and mixing values are then as
+ * configured. */
+static uint64_t mix_recipe(uint64_t h, const sl_settings *st) {
+  const sl_aug_recipe *r = &st->aug.recipe;
+  int active = r->policy.policy != SL_AUTO_NONE;
+  for (int i = 0; i < 4; i++)
+    active |= r->jitter[i] != 0;
+  active |= r->grayscale != 0 || r->blur != 0 || r->erasing != 0;
+  active |= st->mix.mixup != 0 || st->mix.cutmix != 0 || st->mix.smoothing != 0;
   if (!active)
     return h;
-  for (int id = SL_OPT_AUGMENT_AUTO; id <= SL_OPT_AUGMENT_NUM_CLASSES; id++) {
-    char text[256];
-    if (sl_cfg_text(cfg, (sl_opt)id, text, sizeof text) != SL_OK)
+  for (int k = 0; k < SL_SETTINGS_RECIPE_KEYS; k++) {
+    const char *text = st->recipe_text[k];
+    if (!text[0]) /* a key whose text could not be written is skipped */
       continue;
     for (const char *q = text; *q; q++)
       h = mix(h, (uint8_t)*q);
@@ -99,8 +96,8 @@ static uint64_t mix_recipe(uint64_t h, const sl_config *cfg) {
   return h;
 }
 
-void sl_loader_settings_fingerprints(sl_loader *ld, const sl_config *cfg) {
-  const sl_schedule *s = &ld->sched;
+void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *st) {
+  const sl_schedule *s = &st->sched;
   uint64_t h = mix(0x736c2d7363686564ULL, s->eval); /* "sl-sched" */
   if (s->eval) {
     h = mix(h, (uint64_t)s->eval_res);
@@ -120,27 +117,24 @@ void sl_loader_settings_fingerprints(sl_loader *ld, const sl_config *cfg) {
     }
   }
   ld->schedule_fp = h;
-  /* The keys sl_aug_params_from_config reads (loader/stage_options.c, not
-   * linked into the loader core), with eval's center crop and no flip. */
-  int crop = ld->eval ? SL_CROP_CENTER : sl_cfg_enum(cfg, SL_OPT_AUGMENT_CROP);
-  h = mix(0x736c2d6175676d65ULL, (uint64_t)crop); /* "sl-augme" */
-  int n;
-  const double *v;
-  if (crop == SL_CROP_RANDOM_RESIZED) {
-    v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_SCALE, &n);
+  /* What the workers' augment stage takes (st->aug: eval's center crop and
+   * no flip already applied); a one-value scale or ratio is the pair
+   * (v, v), hashed as two values. */
+  const sl_aug_params *a = &st->aug;
+  h = mix(0x736c2d6175676d65ULL, (uint64_t)a->crop); /* "sl-augme" */
+  if (a->crop == SL_CROP_RANDOM_RESIZED) {
     for (int i = 0; i < 2; i++)
-      h = mix_double(h, v[i < n ? i : 0]);
-    v = sl_cfg_floats(cfg, SL_OPT_AUGMENT_RATIO, &n);
+      h = mix_double(h, a->scale[i]);
     for (int i = 0; i < 2; i++)
-      h = mix_double(h, v[i < n ? i : 0]);
+      h = mix_double(h, a->ratio[i]);
   }
-  if (crop == SL_CROP_CENTER)
-    h = mix_double(h, sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO));
-  h = mix_double(h, ld->eval ? 0 : sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP));
+  if (a->crop == SL_CROP_CENTER)
+    h = mix_double(h, a->center_ratio);
+  h = mix_double(h, a->flip);
   for (int i = 0; i < 3; i++)
-    h = mix_double(mix_double(h, ld->mean[i]), ld->std[i]);
-  h = mix(h, (uint64_t)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER));
-  ld->augment_fp = ld->eval ? h : mix_recipe(h, cfg);
+    h = mix_double(mix_double(h, st->mean[i]), st->std[i]);
+  h = mix(h, (uint64_t)a->filter);
+  ld->augment_fp = st->eval ? h : mix_recipe(h, st);
 }
 
 sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {

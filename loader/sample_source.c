@@ -279,10 +279,9 @@ static uint64_t fingerprint(const sl_source *src) {
   return h;
 }
 
-sl_status sl_sample_source_open(sl_sample_src *out, const sl_config *cfg,
-                                sl_dtype dtype, sl_layout layout,
+sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
                                 sl_logger *log, sl_err *err) {
-  const char *path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
+  const char *path = s->dataset_path;
   if (!path[0])
     return sl_err_set(err, SL_ECONFIG, "dataset.path is not set");
   ss_ctx *c = calloc(1, sizeof *c);
@@ -291,18 +290,14 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_config *cfg,
   snprintf(c->path, sizeof c->path, "%s", path);
   /* The source only indexes (pread: no map of its own); bytes come through
    * the reader loader.io chose (it maps the file itself for mmap). */
-  sl_source_opts so;
-  sl_source_opts_from_config(&so, cfg);
-  sl_status st = sl_source_open_opts(&c->src, path, &so, SL_SOURCE_PREAD, err);
+  sl_status st =
+      sl_source_open_opts(&c->src, path, &s->source, SL_SOURCE_PREAD, err);
   if (st != SL_OK) {
     free(c);
     return st;
   }
-  sl_io_opts io;
-  memset(&io, 0, sizeof io);
+  sl_io_opts io = s->io;
   sl_io_opts_from_source(&io, c->src, c->path);
-  sl_io_opts_from_config(&io, cfg,
-                         (unsigned)sl_cfg_int(cfg, SL_OPT_LOADER_BATCH_SIZE));
   if ((st = sl_io_open(&c->io, &io, err)) != SL_OK) {
     sl_source_close(c->src);
     free(c);
@@ -314,19 +309,18 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_config *cfg,
       cb = b;
       nchunks = ch + 1; /* chunks are in sample order: the last is largest */
     }
-  if (cb > 0 && (st = sl_chunk_cache_create(
-                     &c->cache, sl_cfg_size(cfg, SL_OPT_DATASET_CHUNK_CACHE),
-                     cb, nchunks, err)) != SL_OK) {
+  if (cb > 0 && (st = sl_chunk_cache_create(&c->cache, s->chunk_cache, cb,
+                                            nchunks, err)) != SL_OK) {
     sl_io_close(c->io);
     sl_source_close(c->src);
     free(c);
     return st;
   }
-  sl_aug_params_from_config(&c->p, cfg);
-  c->p.dtype = dtype;
-  c->p.layout = layout;
-  c->seed = (uint64_t)sl_cfg_int(cfg, SL_OPT_LOADER_SEED);
-  sl_mix_params_from_config(&c->mix, cfg, sl_source_class_count(c->src));
+  c->p = s->aug;
+  c->seed = s->sampler.seed;
+  c->mix = s->mix;
+  if (c->mix.classes == 0) /* augment.num_classes 0: the dataset's */
+    c->mix.classes = sl_source_class_count(c->src);
   if (sl_mix_active(&c->mix)) {
     uint32_t tw = sl_source_target_width(c->src);
     st = tw > 0 ? sl_err_set(err, SL_EUNSUPPORTED,

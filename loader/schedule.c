@@ -3,18 +3,6 @@
 
 #include <math.h>
 
-void sl_schedule_from_config(sl_schedule *s, const sl_config *cfg) {
-  s->kind = (sl_schedule_kind)sl_cfg_enum(cfg, SL_OPT_RESOLUTION_SCHEDULE);
-  s->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
-  s->min = (int)sl_cfg_int(cfg, SL_OPT_RESOLUTION_MIN);
-  s->max = (int)sl_cfg_int(cfg, SL_OPT_RESOLUTION_MAX);
-  s->eval_res = (int)sl_cfg_int(cfg, SL_OPT_RESOLUTION_EVAL);
-  s->multiple = (int)sl_cfg_int(cfg, SL_OPT_RESOLUTION_MULTIPLE);
-  s->start_epoch = sl_cfg_int(cfg, SL_OPT_RESOLUTION_START_EPOCH);
-  s->end_epoch = sl_cfg_int(cfg, SL_OPT_RESOLUTION_END_EPOCH);
-  s->steps = *sl_cfg_steps(cfg, SL_OPT_RESOLUTION_STEPS);
-}
-
 static int linear_res(const sl_schedule *s, uint64_t epoch) {
   double e = (double)epoch;
   if (e <= (double)s->start_epoch)

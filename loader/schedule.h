@@ -11,6 +11,8 @@
  *
  * All buffers are sized for sl_schedule_max, so no epoch ever needs more.
  *
+ * Filled from the config by sl_settings_read (loader/settings.h).
+ *
  * Thread safety: a schedule is a plain value, read-only after init.
  * Memory: none beyond the struct. */
 #ifndef SLUICE_LOADER_SCHEDULE_H
@@ -28,8 +30,6 @@ typedef struct sl_schedule {
   sl_steps steps;
 } sl_schedule;
 
-/* Reads resolution.* and loader.mode from a validated config. */
-void sl_schedule_from_config(sl_schedule *s, const sl_config *cfg);
 /* Resolution (square side, pixels) of an epoch. */
 int sl_schedule_res(const sl_schedule *s, uint64_t epoch);
 /* The largest resolution any epoch can take. */

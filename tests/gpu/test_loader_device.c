@@ -154,7 +154,9 @@ static void test_plan_landing_only_when_converting(void **state) {
     sl_loader_plan plan;
     sl_err err;
     sl_err_clear(&err);
-    assert_int_equal(sl_loader_plan_make(cfg, 3, true, true, &plan, &err),
+    sl_settings s;
+    assert_int_equal(sl_settings_from_config(&s, cfg, &err), SL_OK);
+    assert_int_equal(sl_loader_plan_make(&s, 3, true, true, &plan, &err),
                      SL_OK);
     size_t slot = (plan.batch_bytes_max + 255) / 256 * 256;
     size_t want = slot * (size_t)plan.nslots +

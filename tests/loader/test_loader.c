@@ -253,6 +253,91 @@ static void test_resume_refused(void **state) {
   sl_loader_close(ld);
 }
 
+/* The schedule and augmentation fingerprints of the state blob (bytes
+ * 104..119) are pinned: blobs saved by earlier builds must keep restoring,
+ * so however the settings are read, the bytes hashed must not change. */
+static void test_state_fingerprints_pinned(void **state) {
+  (void)state;
+  static const char *const cases[][32] = {
+      {"resolution.schedule", "steps", "resolution.steps", "0:8, 1:12, 3:16",
+       NULL},
+      {"resolution.schedule",
+       "linear",
+       "resolution.min",
+       "8",
+       "resolution.max",
+       "24",
+       "resolution.start_epoch",
+       "2",
+       "resolution.end_epoch",
+       "5",
+       "resolution.multiple",
+       "4",
+       "augment.crop",
+       "center",
+       "augment.center_ratio",
+       "0.9",
+       "augment.flip",
+       "0.25",
+       "augment.mean",
+       "0.5",
+       "augment.std",
+       "0.25",
+       "augment.filter",
+       "bilinear",
+       NULL},
+      {"resolution.schedule", "constant", "resolution.max", "16",
+       "augment.color_jitter", "0.4, 0.4, 0.4, 0.1", "augment.auto",
+       "randaugment", "augment.erasing", "0.25", "augment.blur_sigma",
+       "0.5, 1.5", "augment.scale", "0.3, 0.9", "augment.ratio", "0.5, 2",
+       NULL},
+      {"loader.mode", "eval", "resolution.eval", "12", "augment.auto",
+       "trivial", "augment.flip", "0.7", "augment.crop", "random_resized",
+       NULL},
+      {"resolution.schedule", "constant", "resolution.max", "8", "augment.crop",
+       "none", "augment.label_smoothing", "0.1", "augment.num_classes", "10",
+       NULL},
+  };
+  static const uint64_t want[][2] = {
+      {0xdb9587d7cfe7e3dcULL, 0x710a90a7d7c97be1ULL},
+      {0xc2e0495a07698293ULL, 0x75946c694f5e3fa6ULL},
+      {0x4b92cf656f623d86ULL, 0xc93c49713ec7219bULL},
+      {0xce9a65c3c3a55f41ULL, 0x677e3a028474cb9dULL},
+      {0xab8a7f20e2dd9df7ULL, 0x619670ee5dbf4fb1ULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *kv[48] = {"augment.dtype",  "u8", "loader.batch_size", "4",
+                          "loader.workers", "1"};
+    size_t n = 6;
+    for (size_t j = 0; cases[i][j]; j++)
+      kv[n++] = cases[i][j];
+    kv[n] = NULL;
+    sl_config *cfg = make_cfg(kv);
+    assert_non_null(cfg);
+    fake_ctx fc = {.seed = 1, .dtype = SL_DTYPE_U8, .channels = 3};
+    sl_sample_src src = fake_src(40, &fc);
+    sl_loader *ld = NULL;
+    sl_status st = sl_loader_open_with(&ld, cfg, &src, NULL);
+    if (st != SL_OK)
+      fail_msg("case %zu: %s", i, sl_loader_errmsg(ld));
+    sl_config_destroy(cfg);
+    assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+    uint8_t blob[SL_LOADER_STATE_BYTES];
+    size_t len = sizeof blob;
+    assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_OK);
+    sl_loader_close(ld);
+    uint64_t fp[2] = {0, 0};
+    for (int k = 0; k < 2; k++)
+      for (int b = 0; b < 8; b++)
+        fp[k] |= (uint64_t)blob[104 + 8 * k + b] << (8 * b);
+    if (fp[0] != want[i][0] || fp[1] != want[i][1])
+      fail_msg("case %zu: fingerprints 0x%016llxULL, 0x%016llxULL; pinned "
+               "0x%016llxULL, 0x%016llxULL",
+               i, (unsigned long long)fp[0], (unsigned long long)fp[1],
+               (unsigned long long)want[i][0], (unsigned long long)want[i][1]);
+  }
+}
+
 /* Through the API, every order: ranks' samples are disjoint and cover the
  * dataset (padding), every rank has the same batch count; drop_last gives
  * whole batches only and no repeats. */
@@ -854,6 +939,7 @@ int main(void) {
       cmocka_unit_test(test_workers_deterministic),
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_refused),
+      cmocka_unit_test(test_state_fingerprints_pinned),
       cmocka_unit_test(test_sharding_api),
       cmocka_unit_test(test_eval_every_sample_once),
       cmocka_unit_test(test_shapes),

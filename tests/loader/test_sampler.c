@@ -14,6 +14,7 @@
 
 #include "loader/sampler.h"
 #include "loader/schedule.h"
+#include "loader/settings.h"
 
 static sl_sampler *mk(uint64_t n, uint64_t bs, uint64_t rank, uint64_t world,
                       sl_order order, uint64_t seed, bool drop_last) {
@@ -176,13 +177,14 @@ static void test_bad_settings(void **state) {
 static void test_schedule(void **state) {
   sl_config *cfg;
   assert_int_equal(sl_config_create(&cfg), SL_OK);
-  sl_schedule s;
+  sl_settings set;
+  const sl_schedule *s = &set.sched;
   /* constant */
   assert_int_equal(sl_config_set(cfg, "resolution.max", "192"), SL_OK);
-  sl_schedule_from_config(&s, cfg);
-  assert_int_equal(sl_schedule_res(&s, 0), 192);
-  assert_int_equal(sl_schedule_res(&s, 99), 192);
-  assert_int_equal(sl_schedule_max(&s), 192);
+  sl_settings_read(&set, cfg);
+  assert_int_equal(sl_schedule_res(s, 0), 192);
+  assert_int_equal(sl_schedule_res(s, 99), 192);
+  assert_int_equal(sl_schedule_max(s), 192);
   /* linear, as FFCV: min through start, max from end, rounded between */
   const char *lin[] = {
       "resolution.schedule",  "linear", "resolution.min",         "160",
@@ -190,21 +192,21 @@ static void test_schedule(void **state) {
       "resolution.end_epoch", "20",     "resolution.multiple",    "32"};
   for (int i = 0; i < 12; i += 2)
     assert_int_equal(sl_config_set(cfg, lin[i], lin[i + 1]), SL_OK);
-  sl_schedule_from_config(&s, cfg);
-  assert_int_equal(sl_schedule_res(&s, 0), 160);
-  assert_int_equal(sl_schedule_res(&s, 10), 160);
-  assert_int_equal(sl_schedule_res(&s, 12), 160); /* 172.8 → 160 */
-  assert_int_equal(sl_schedule_res(&s, 13), 192); /* 179.2 → 192 */
-  assert_int_equal(sl_schedule_res(&s, 15), 192);
-  assert_int_equal(sl_schedule_res(&s, 19), 224); /* 217.6 → 224 */
-  assert_int_equal(sl_schedule_res(&s, 20), 224);
-  assert_int_equal(sl_schedule_res(&s, 1000), 224);
-  assert_int_equal(sl_schedule_max(&s), 224);
+  sl_settings_read(&set, cfg);
+  assert_int_equal(sl_schedule_res(s, 0), 160);
+  assert_int_equal(sl_schedule_res(s, 10), 160);
+  assert_int_equal(sl_schedule_res(s, 12), 160); /* 172.8 → 160 */
+  assert_int_equal(sl_schedule_res(s, 13), 192); /* 179.2 → 192 */
+  assert_int_equal(sl_schedule_res(s, 15), 192);
+  assert_int_equal(sl_schedule_res(s, 19), 224); /* 217.6 → 224 */
+  assert_int_equal(sl_schedule_res(s, 20), 224);
+  assert_int_equal(sl_schedule_res(s, 1000), 224);
+  assert_int_equal(sl_schedule_max(s), 224);
   /* rounding never exceeds max */
   assert_int_equal(sl_config_set(cfg, "resolution.max", "210"), SL_OK);
-  sl_schedule_from_config(&s, cfg);
+  sl_settings_read(&set, cfg);
   for (uint64_t e = 0; e < 30; e++)
-    assert_true(sl_schedule_res(&s, e) <= 210);
+    assert_true(sl_schedule_res(s, e) <= 210);
   /* steps */
   assert_int_equal(sl_config_set(cfg, "resolution.schedule", "steps"), SL_OK);
   assert_int_equal(
@@ -212,19 +214,19 @@ static void test_schedule(void **state) {
   assert_int_equal(sl_config_validate(cfg), SL_ECONFIG); /* 256 > max 210 */
   assert_int_equal(sl_config_set(cfg, "resolution.max", "256"), SL_OK);
   assert_int_equal(sl_config_validate(cfg), SL_OK);
-  sl_schedule_from_config(&s, cfg);
-  assert_int_equal(sl_schedule_res(&s, 0), 128);
-  assert_int_equal(sl_schedule_res(&s, 5), 128);
-  assert_int_equal(sl_schedule_res(&s, 6), 256);
-  assert_int_equal(sl_schedule_res(&s, 11), 256);
-  assert_int_equal(sl_schedule_res(&s, 12), 192);
-  assert_int_equal(sl_schedule_max(&s), 256);
+  sl_settings_read(&set, cfg);
+  assert_int_equal(sl_schedule_res(s, 0), 128);
+  assert_int_equal(sl_schedule_res(s, 5), 128);
+  assert_int_equal(sl_schedule_res(s, 6), 256);
+  assert_int_equal(sl_schedule_res(s, 11), 256);
+  assert_int_equal(sl_schedule_res(s, 12), 192);
+  assert_int_equal(sl_schedule_max(s), 256);
   /* eval */
   assert_int_equal(sl_config_set(cfg, "loader.mode", "eval"), SL_OK);
   assert_int_equal(sl_config_set(cfg, "resolution.eval", "288"), SL_OK);
-  sl_schedule_from_config(&s, cfg);
-  assert_int_equal(sl_schedule_res(&s, 3), 288);
-  assert_int_equal(sl_schedule_max(&s), 288);
+  sl_settings_read(&set, cfg);
+  assert_int_equal(sl_schedule_res(s, 3), 288);
+  assert_int_equal(sl_schedule_max(s), 288);
   sl_config_destroy(cfg);
 }
 
