@@ -587,9 +587,9 @@ JITTER_OPS = {"brightness": ("adjust_brightness", F.adjust_brightness),
 
 def test_color_jitter_in_the_loader_is_torchvision_in_the_drawn_order(opts):
     """Each sample of a loader with ColorJitter on is its plain crop with
-    torchvision's F.adjust_* applied in the drawn order with the drawn
-    factors (within a level, as the single ops); sluice's own single ops
-    in that order give it exactly. A sample the draw leaves alone
+    sluice's single ops applied in the drawn order with the drawn factors,
+    exactly; each of those steps is torchvision's F.adjust_* on the step
+    before within a level, as the single ops are. A sample the draw leaves alone
     (color_jitter_p) is the plain crop."""
     jit = {"augment.color_jitter": "0.4, 0.4, 0.4, 0.1",
            "augment.color_jitter_p": 0.9}
@@ -609,16 +609,21 @@ def test_color_jitter_in_the_loader_is_torchvision_in_the_drawn_order(opts):
                 assert (xa[k] == xb[k]).all(), index
                 skipped += 1
                 continue
-            t = torch.from_numpy(xb[k].copy())
+            # Step by step: torchvision's op on sluice's previous step is
+            # within a level of sluice's step (as the single ops are; a
+            # level's difference carried through the later ops of a
+            # torchvision-only chain can grow, and how far depends on
+            # torchvision's version).
             img = xb[k].transpose(1, 2, 0).copy()
             for name in d["jitter"]["order"]:
                 f = d["jitter"]["factors"][name]
                 op, fn = JITTER_OPS[name]
-                t = fn(t, f)
+                t = fn(torch.from_numpy(img.transpose(2, 0, 1).copy()), f)
                 img = A.apply(op, img, **{name + "_factor": f})
+                diff = np.abs(t.numpy().astype(int) -
+                              img.transpose(2, 0, 1).astype(int))
+                assert diff.max() <= 1, (index, name, d["jitter"], diff.max())
             assert (img.transpose(2, 0, 1) == xa[k]).all(), index
-            diff = np.abs(t.numpy().astype(int) - xa[k].astype(int))
-            assert diff.max() <= 1, (index, d["jitter"], diff.max())
             seen += 1
     assert seen > 80 and skipped > 0, (seen, skipped)
 
