@@ -45,7 +45,10 @@
  * scale and cancels), the extra cost per scaled pixel when the decoder
  * box-reduces (row-by-row reads and the box filter), and the resize cost
  * per resampler input pixel (least squares over the scales: input pixels
- * vary with m, output pixels not).
+ * vary with m, output pixels not). Then it times the pipeline's decode
+ * and resize of the same crops at sl_aug_dct_scale's choice against the
+ * smallest covering scale, in alternating rounds (RESULT scale_model:
+ * ratio = model / smallest, images per CPU-second).
  *
  * Output: human lines, plus `RESULT {json}` lines (bench/sluice_cases.py):
  *   tj_full, tj_full_packed, tj_full_norst (ratio = a''/a'), sluice_aug
@@ -163,6 +166,49 @@ fail:
   return -1;
 }
 
+/* The scale the pipeline chose before the cost model: the smallest of
+ * 1..6 (else 8) whose decode covers the output. */
+static int smallest_cover(int cw, int ch, int res) {
+  for (int m = 1; m <= 6; m++)
+    if (cw * m >= 8 * res && ch * m >= 8 * res)
+      return m;
+  return 8;
+}
+
+/* One round of the pipeline's decode (box-reduced to res) and resize of
+ * the crops of (b), at the scale of sl_aug_dct_scale (model 1) or the
+ * smallest that covers (model 0); images per CPU-second, or -1. */
+static double policy_round(sl_decoder *dec, const sl_aug_params *p,
+                           uint8_t **jpg, const size_t *len, int n, int round,
+                           int seed, int res, int model, uint8_t *out) {
+  sl_err err;
+  double t0 = now_s();
+  for (int i = 0; i < n; i++) {
+    uint64_t idx = (uint64_t)round * (uint64_t)n + (uint64_t)i;
+    sl_encoded in = {jpg[i], len[i], 1, 0, 0, 0};
+    sl_image_info info;
+    sl_crop_box box;
+    sl_decoded d;
+    int flip;
+    if (sl_decoder_probe(dec, &in, &info, &err) != SL_OK)
+      goto fail;
+    sl_aug_sample_crop(p, info.width, info.height, res, res, (uint64_t)seed, 0,
+                       idx, &box, &flip);
+    int m = model ? sl_aug_dct_scale(box.w, box.h, res, res)
+                  : smallest_cover(box.w, box.h, res);
+    sl_decode_req req = {box.x, box.y, box.w, box.h, m, res, res, 4};
+    if (sl_decoder_decode(dec, &in, &req, &d, &err) != SL_OK)
+      goto fail;
+    if (ARGBScale(d.pixels, (int)d.stride, d.w, d.h, out, res * 4, res, res,
+                  kFilterBox) != 0)
+      return -1;
+  }
+  return n / (now_s() - t0);
+fail:
+  fprintf(stderr, "bench_decode: %s\n", err.msg);
+  return -1;
+}
+
 /* --scale-costs: the scales measured, and per round and resolution the
  * sums over all crops of decode time, blocks, resize time, resize input
  * pixels and covering crops. */
@@ -272,6 +318,28 @@ static int scale_costs(uint8_t **jpg, const size_t *len, int n, int rounds,
   printf("}\n  box_px = %.3f (per scaled pixel of a box-reduced decode)\n"
          "  resize_px = %.3f\n",
          median(bx, k_nres), median(rfit, k_nres));
+  /* The model against the smallest covering scale on the same crops, in
+   * alternating rounds (the order swapped each round). */
+  printf("decode+resize, cost model vs smallest covering scale (images per "
+         "CPU-second, median of per-round ratios):\n");
+  for (int k = 0; k < k_nres; k++) {
+    double ratio[k_max_rounds];
+    for (int r = 0; r < rounds; r++) {
+      double v[2];
+      for (int j = 0; j < 2; j++) {
+        int model = (j + r) % 2;
+        v[model] =
+            policy_round(dec, &p, jpg, len, n, r, seed, k_res[k], model, out);
+        if (v[model] <= 0)
+          return 1;
+      }
+      ratio[r] = v[1] / v[0];
+    }
+    printf("  %d: model/smallest %.3f\n", k_res[k], median(ratio, rounds));
+    printf("RESULT {\"case\": \"scale_model\", \"res\": %d, \"ratio\": "
+           "%.4f}\n",
+           k_res[k], median(ratio, rounds));
+  }
   sl_decoder_destroy(dec);
   free(out);
   return 0;
