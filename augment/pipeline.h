@@ -97,8 +97,9 @@ int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h);
  * first, lw[0] x lh[0] = img_w x img_h): the smallest level at which the
  * crop, mapped by lw[k] / img_w and lh[k] / img_h, still covers out_w x
  * out_h in both dimensions (level 0 when none does), then the DCT scale
- * sl_aug_dct_scale would choose for the mapped (fractional) crop there. Exact
- * integer arithmetic: a pure function of its arguments. At level 0 the scale is
+ * sl_aug_dct_scale would choose for the mapped (fractional) crop there.
+ * The cover tests use exact integer arithmetic, the cost model doubles: a
+ * pure function of its arguments. At level 0 the scale is
  * sl_aug_dct_scale's. */
 void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
                        const int *lw, const int *lh, int n, int out_w,
