@@ -90,18 +90,67 @@ void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
     *box = whole(img_w, img_h);
 }
 
-int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
-  /* 7/8 is left out: it shrinks the region by at most 1/8, then libyuv
-   * resamples by a ratio close to 1, which blurs more than 8/8 plus a box
-   * filter (bench_decode: no faster; mean PSNR 0.9 dB lower at 224). */
-  static const int k_scales[] = {1, 2, 3, 4, 5, 6};
+/* The DCT scale cost model (issue 24). libjpeg-turbo 2.1 has SIMD inverse
+ * DCTs only at 8/8, 4/8, 2/8 and 1/8; 3/8, 5/8 and 6/8 are plain C, and
+ * for 4:2:0 it decodes chroma at twice the luma's scaled size to skip
+ * upsampling (jdmaster.c), so 5/8 and 6/8 run 10x10 and 12x12 C IDCTs on
+ * chroma. Hence a larger scale can be cheaper than the smallest that
+ * covers. Estimated cost of decoding a crop at m/8 and resizing it: the
+ * IDCT and colour conversion per 8x8 luma block of the crop at m (above
+ * 1/8: entropy decoding is the same at every scale and left out), plus
+ * the decoder's box reduction per scaled pixel when it reduces (row-by-row
+ * reads and a C box filter), plus libyuv's resize per input pixel.
+ * Measured with `build/bench/bench_decode --scale-costs --images 200
+ * --rounds 5` (thread CPU time, medians over rounds and 224/192/160/128)
+ * on 2026-12-04 on the 2-core AMD EPYC dev VM (AVX2, shared with a CI run),
+ * libjpeg-turbo 2.1.5, 500x375 q90 4:2:0 synthetic photos. Other
+ * subsamplings are costed as 4:2:0 (the sampling is not passed in); their
+ * luma IDCTs have the same SIMD/plain-C split. */
+static const double k_dct_ns[9] = {0,     0.0,   46.7, 93.6, 82.7,
+                                   232.2, 269.9, 0,    181.4};
+static const double k_box_ns = 4.0;     /* per scaled pixel, when reducing */
+static const double k_resize_ns = 0.15; /* per resampler input pixel */
+
+/* 7/8 is left out: it shrinks the region by at most 1/8, then libyuv
+ * resamples by a ratio close to 1, which blurs more than 8/8 plus a box
+ * filter (bench_decode: no faster; mean PSNR 0.9 dB lower at 224). */
+static const int k_scales[] = {1, 2, 3, 4, 5, 6, 8};
+
+/* The estimated cost of a cw x ch crop (full-size pixels) at m/8, as the
+ * decoder plans it (codecs/decoder.c reduce_factor). */
+static double scale_cost(double cw, double ch, int m, int out_w, int out_h) {
+  double rw = cw * m / 8.0, rh = ch * m / 8.0;
+  double kx = rw >= 2.0 * out_w ? floor(rw / out_w) : 1.0;
+  double ky = rh >= 2.0 * out_h ? floor(rh / out_h) : 1.0;
+  double c = cw * ch / 64.0 * k_dct_ns[m];
+  if (kx > 1 || ky > 1)
+    c += rw * rh * k_box_ns;
+  return c + rw / kx * (rh / ky) * k_resize_ns;
+}
+
+/* The cheapest scale whose decode of the crop (w_num / den by h_num / den
+ * full-size pixels) covers out_w x out_h (never upscale in the IDCT); on
+ * a tie the larger, which resamples more. 8 when none covers. */
+static int cheapest_scale(int64_t w_num, int64_t h_num, int64_t den, int out_w,
+                          int out_h) {
+  double cw = (double)w_num / (double)den, ch = (double)h_num / (double)den;
+  int best = 8;
+  double best_c = 0;
+  int found = 0;
   for (size_t i = 0; i < sizeof k_scales / sizeof k_scales[0]; i++) {
     int m = k_scales[i];
-    if ((int64_t)crop_w * m >= (int64_t)8 * out_w &&
-        (int64_t)crop_h * m >= (int64_t)8 * out_h)
-      return m;
+    if (w_num * m < (int64_t)8 * out_w * den ||
+        h_num * m < (int64_t)8 * out_h * den)
+      continue;
+    double c = scale_cost(cw, ch, m, out_w, out_h);
+    if (!found || c <= best_c)
+      best = m, best_c = c, found = 1;
   }
-  return 8;
+  return best;
+}
+
+int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h) {
+  return cheapest_scale(crop_w, crop_h, 1, out_w, out_h);
 }
 
 void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
@@ -114,16 +163,12 @@ void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
       k = i;
       break;
     }
-  static const int k_scales[] = {1, 2, 3, 4, 5, 6};
-  int m = 8;
-  for (size_t i = 0; i < sizeof k_scales / sizeof k_scales[0]; i++)
-    if ((int64_t)b->w * lw[k] * k_scales[i] >= (int64_t)8 * out_w * img_w &&
-        (int64_t)b->h * lh[k] * k_scales[i] >= (int64_t)8 * out_h * img_h) {
-      m = k_scales[i];
-      break;
-    }
+  /* The crop mapped to level k: b->w * lw[k] / img_w by b->h * lh[k] /
+   * img_h, over a common denominator so the cover test stays exact. */
   *level = k;
-  *scale = m;
+  *scale = cheapest_scale((int64_t)b->w * lw[k] * img_h,
+                          (int64_t)b->h * lh[k] * img_w, (int64_t)img_w * img_h,
+                          out_w, out_h);
 }
 
 size_t sl_aug_sample_bytes(const sl_aug_params *p, int out_h, int out_w) {

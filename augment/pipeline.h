@@ -82,21 +82,24 @@ void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
                         int out_w, uint64_t seed, uint64_t epoch,
                         uint64_t index, sl_crop_box *box, int *flip);
 
-/* The JPEG DCT scale M (of M/8): the smallest of 1, 2, 3, 4, 5, 6, 8 at
- * which the crop still covers out_w x out_h in both dimensions; 8 when even
- * 8/8 does not. Scales 3/8..6/8 run plain-C IDCTs in libjpeg-turbo, but
- * once the decode reads only the crop's restart segments (codecs/
- * jpeg_window.h) the smaller region they give pays for that: bench_decode
- * measured 1.66x -> 1.82x plain decode at 128 (and 1.23x -> 1.31x on files
- * without restart markers). 7/8 is not used (see crop.c). */
+/* The JPEG DCT scale M (of M/8): among 1, 2, 3, 4, 5, 6, 8 at which the
+ * crop still covers out_w x out_h in both dimensions (never an upscale in
+ * the IDCT), the one of least estimated decode+resize cost (crop.c's cost
+ * model, constants measured by `bench_decode --scale-costs`); 8 when even
+ * 8/8 does not cover. Scales 3/8, 5/8 and 6/8 run plain-C IDCTs in
+ * libjpeg-turbo, so e.g. 4/8 often beats 3/8 and 8/8 beats 6/8; once the
+ * decode reads only the crop's restart segments (codecs/jpeg_window.h) a
+ * smaller region still often pays for them. 7/8 is not used (see
+ * crop.c). A pure function of its arguments. */
 int sl_aug_dct_scale(int crop_w, int crop_h, int out_w, int out_h);
 
 /* For an image stored at n resolution levels (lw[k] x lh[k], largest
  * first, lw[0] x lh[0] = img_w x img_h): the smallest level at which the
  * crop, mapped by lw[k] / img_w and lh[k] / img_h, still covers out_w x
  * out_h in both dimensions (level 0 when none does), then the DCT scale
- * of sl_aug_dct_scale for the mapped crop at that level. Exact integer
- * arithmetic: a pure function of its arguments. At level 0 the scale is
+ * sl_aug_dct_scale would choose for the mapped (fractional) crop there.
+ * The cover tests use exact integer arithmetic, the cost model doubles: a
+ * pure function of its arguments. At level 0 the scale is
  * sl_aug_dct_scale's. */
 void sl_aug_level_plan(const sl_crop_box *b, int img_w, int img_h,
                        const int *lw, const int *lh, int n, int out_w,

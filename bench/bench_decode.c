@@ -1,6 +1,7 @@
 /* Decode+augment throughput against a plain full decode, one thread.
  *
  *   bench_decode [--images N] [--rounds R] [--seed S] [--texture T]
+ *                [--scale-costs]
  *
  * Generates N ImageNet-like JPEGs (500x375, q90, 4:2:0, ~90 KB with the
  * default texture 2; texture 1 gives smoother ~40 KB files) from
@@ -34,6 +35,21 @@
  * ratios. The goal is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a
  * test: no thresholds, and it never fails on speed.
  *
+ * --scale-costs measures instead the constants of the DCT scale cost model
+ * (augment/crop.c): the random-resized crops of (b) at each resolution,
+ * decoded (windowed, with the pipeline's box reduction) at every scale
+ * m in 1..6, 8 in rotating order within each round, then resized to the
+ * output as the pipeline does. It prints per scale the decode cost above
+ * 1/8 per 8x8 luma block of the crop, unreduced (IDCT of luma and chroma,
+ * upsampling, colour conversion; entropy decoding is the same at every
+ * scale and cancels), the extra cost per scaled pixel when the decoder
+ * box-reduces (row-by-row reads and the box filter), and the resize cost
+ * per resampler input pixel (least squares over the scales: input pixels
+ * vary with m, output pixels not). Then it times the pipeline's decode
+ * and resize of the same crops at sl_aug_dct_scale's choice against the
+ * smallest covering scale, in alternating rounds (RESULT scale_model:
+ * ratio = model / smallest, images per CPU-second).
+ *
  * Output: human lines, plus `RESULT {json}` lines (bench/sluice_cases.py):
  *   tj_full, tj_full_packed, tj_full_norst (ratio = a''/a'), sluice_aug
  *   (res, ratio = b/a), sluice_stream (res, ratio = s/a), huffman_floor
@@ -44,6 +60,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <libyuv/scale_argb.h>
 #include <turbojpeg.h>
 
 #include "augment/pipeline.h"
@@ -149,11 +166,195 @@ fail:
   return -1;
 }
 
+/* The scale the pipeline chose before the cost model: the smallest of
+ * 1..6 (else 8) whose decode covers the output. */
+static int smallest_cover(int cw, int ch, int res) {
+  for (int m = 1; m <= 6; m++)
+    if (cw * m >= 8 * res && ch * m >= 8 * res)
+      return m;
+  return 8;
+}
+
+/* One round of the pipeline's decode (box-reduced to res) and resize of
+ * the crops of (b), at the scale of sl_aug_dct_scale (model 1) or the
+ * smallest that covers (model 0); images per CPU-second, or -1. */
+static double policy_round(sl_decoder *dec, const sl_aug_params *p,
+                           uint8_t **jpg, const size_t *len, int n, int round,
+                           int seed, int res, int model, uint8_t *out) {
+  sl_err err;
+  double t0 = now_s();
+  for (int i = 0; i < n; i++) {
+    uint64_t idx = (uint64_t)round * (uint64_t)n + (uint64_t)i;
+    sl_encoded in = {jpg[i], len[i], 1, 0, 0, 0};
+    sl_image_info info;
+    sl_crop_box box;
+    sl_decoded d;
+    int flip;
+    if (sl_decoder_probe(dec, &in, &info, &err) != SL_OK)
+      goto fail;
+    sl_aug_sample_crop(p, info.width, info.height, res, res, (uint64_t)seed, 0,
+                       idx, &box, &flip);
+    int m = model ? sl_aug_dct_scale(box.w, box.h, res, res)
+                  : smallest_cover(box.w, box.h, res);
+    sl_decode_req req = {box.x, box.y, box.w, box.h, m, res, res, 4};
+    if (sl_decoder_decode(dec, &in, &req, &d, &err) != SL_OK)
+      goto fail;
+    if (ARGBScale(d.pixels, (int)d.stride, d.w, d.h, out, res * 4, res, res,
+                  kFilterBox) != 0)
+      return -1;
+  }
+  return n / (now_s() - t0);
+fail:
+  fprintf(stderr, "bench_decode: %s\n", err.msg);
+  return -1;
+}
+
+/* --scale-costs: the scales measured, and per round and resolution the
+ * sums over all crops of decode time, blocks, resize time, resize input
+ * pixels and covering crops. */
+enum { k_nm = 7 };
+static const int k_ms[k_nm] = {1, 2, 3, 4, 5, 6, 8};
+
+static int scale_costs(uint8_t **jpg, const size_t *len, int n, int rounds,
+                       int seed) {
+  sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
+  sl_decoder *dec;
+  sl_err err;
+  /* Scratch for an unreduced 8/8 decode of a whole 500x375 image. */
+  uint8_t *out = malloc(224 * 224 * 4);
+  if (!out || sl_decoder_create(&dec, p.max_pixels, 512, 512, &err) != SL_OK)
+    return 1;
+  static double dct[k_nres][k_nm][k_max_rounds];
+  double rs_t[k_nres][k_nm] = {{0}}, rs_in[k_nres][k_nm] = {{0}};
+  double rs_n[k_nres][k_nm] = {{0}}, box_t[k_nres] = {0};
+  double box_px[k_nres] = {0};
+  for (int r = 0; r < rounds; r++)
+    for (int k = 0; k < k_nres; k++) {
+      int res = k_res[k];
+      double t_dec[k_nm] = {0}, blocks = 0;
+      for (int j = 0; j < k_nm; j++) {
+        int q = (j + r + k) % k_nm; /* rotate: drift hits all scales alike */
+        int m = k_ms[q];
+        for (int i = 0; i < n; i++) {
+          uint64_t idx = (uint64_t)r * (uint64_t)n + (uint64_t)i;
+          sl_encoded in = {jpg[i], len[i], 1, 0, 0, 0};
+          sl_image_info info;
+          sl_crop_box box;
+          sl_decoded d;
+          int flip;
+          if (sl_decoder_probe(dec, &in, &info, &err) != SL_OK)
+            goto fail;
+          sl_aug_sample_crop(&p, info.width, info.height, res, res,
+                             (uint64_t)seed, 0, idx, &box, &flip);
+          /* Unreduced (the IDCT and colour conversion), then reduced as
+           * the pipeline asks (plus the box filter, row by row). */
+          sl_decode_req req = {box.x, box.y, box.w, box.h, m, 0, 0, 4};
+          double t0 = now_s();
+          if (sl_decoder_decode(dec, &in, &req, &d, &err) != SL_OK)
+            goto fail;
+          double t1 = now_s();
+          double t_unreduced = t1 - t0;
+          t_dec[q] += t_unreduced;
+          if (q == 0)
+            blocks += (double)box.w * (double)box.h / 64.0;
+          double px = (double)d.w * (double)d.h;
+          req.min_w = req.min_h = res;
+          t0 = now_s();
+          if (sl_decoder_decode(dec, &in, &req, &d, &err) != SL_OK)
+            goto fail;
+          double t2 = now_s();
+          if (d.kx > 1 || d.ky > 1) {
+            box_t[k] += (t2 - t0) - t_unreduced;
+            box_px[k] += px;
+          }
+          /* Only scales that cover the output are ever resized from. */
+          if ((int64_t)box.w * m < (int64_t)8 * res ||
+              (int64_t)box.h * m < (int64_t)8 * res)
+            continue;
+          t0 = now_s();
+          if (ARGBScale(d.pixels, (int)d.stride, d.w, d.h, out, res * 4, res,
+                        res, kFilterBox) != 0)
+            return 1;
+          rs_t[k][q] += now_s() - t0;
+          rs_in[k][q] += (double)d.w * (double)d.h;
+          rs_n[k][q] += 1;
+        }
+      }
+      for (int q = 0; q < k_nm; q++)
+        dct[k][q][r] = (t_dec[q] - t_dec[0]) / blocks * 1e9;
+    }
+  printf("bench_decode --scale-costs: %d images 500x375 q90 4:2:0, %d "
+         "rounds; ns per 8x8 luma block of the crop above 1/8 "
+         "(median of rounds)\n",
+         n, rounds);
+  printf("%-6s", "res");
+  for (int q = 0; q < k_nm; q++)
+    printf("  m=%d   ", k_ms[q]);
+  printf("  box ns/px  resize ns/input px\n");
+  double all[k_nm][k_nres], rfit[k_nres], bx[k_nres];
+  for (int k = 0; k < k_nres; k++) {
+    printf("%-6d", k_res[k]);
+    for (int q = 0; q < k_nm; q++) {
+      all[q][k] = median(dct[k][q], rounds);
+      printf("  %7.1f", all[q][k]);
+    }
+    /* Least squares of resize time per crop on input pixels per crop over
+     * the covering scales: the slope is the cost per input pixel. */
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, c = 0;
+    for (int q = 0; q < k_nm; q++) {
+      if (rs_n[k][q] < 1)
+        continue;
+      double x = rs_in[k][q] / rs_n[k][q], y = rs_t[k][q] / rs_n[k][q] * 1e9;
+      sx += x, sy += y, sxx += x * x, sxy += x * y, c += 1;
+    }
+    double den = c * sxx - sx * sx;
+    rfit[k] = c >= 2 && den > 0 ? (c * sxy - sx * sy) / den : 0;
+    bx[k] = box_px[k] > 0 ? box_t[k] / box_px[k] * 1e9 : 0;
+    printf("  %7.3f  %7.3f\n", bx[k], rfit[k]);
+  }
+  printf("constants (median over resolutions), ns:\n  dct_block[] = {");
+  for (int q = 0; q < k_nm; q++)
+    printf("%s%d: %.1f", q ? ", " : "", k_ms[q], median(all[q], k_nres));
+  printf("}\n  box_px = %.3f (per scaled pixel of a box-reduced decode)\n"
+         "  resize_px = %.3f\n",
+         median(bx, k_nres), median(rfit, k_nres));
+  /* The model against the smallest covering scale on the same crops, in
+   * alternating rounds (the order swapped each round). */
+  printf("decode+resize, cost model vs smallest covering scale (images per "
+         "CPU-second, median of per-round ratios):\n");
+  for (int k = 0; k < k_nres; k++) {
+    double ratio[k_max_rounds];
+    for (int r = 0; r < rounds; r++) {
+      double v[2];
+      for (int j = 0; j < 2; j++) {
+        int model = (j + r) % 2;
+        v[model] =
+            policy_round(dec, &p, jpg, len, n, r, seed, k_res[k], model, out);
+        if (v[model] <= 0)
+          return 1;
+      }
+      ratio[r] = v[1] / v[0];
+    }
+    printf("  %d: model/smallest %.3f\n", k_res[k], median(ratio, rounds));
+    printf("RESULT {\"case\": \"scale_model\", \"res\": %d, \"ratio\": "
+           "%.4f}\n",
+           k_res[k], median(ratio, rounds));
+  }
+  sl_decoder_destroy(dec);
+  free(out);
+  return 0;
+fail:
+  fprintf(stderr, "bench_decode: %s\n", err.msg);
+  return 1;
+}
+
 int main(int argc, char **argv) {
-  int n = 64, rounds = 7, seed = 1, texture = 2;
+  int n = 64, rounds = 7, seed = 1, texture = 2, costs = 0;
   for (int i = 1; i < argc; i++) {
     int ok = i + 1 < argc;
-    if (ok && strcmp(argv[i], "--images") == 0)
+    if (strcmp(argv[i], "--scale-costs") == 0)
+      costs = 1;
+    else if (ok && strcmp(argv[i], "--images") == 0)
       ok = parse_int(argv[++i], 1, 100000, &n);
     else if (ok && strcmp(argv[i], "--rounds") == 0)
       ok = parse_int(argv[++i], 1, k_max_rounds, &rounds);
@@ -166,7 +367,7 @@ int main(int argc, char **argv) {
     if (!ok) {
       fprintf(stderr,
               "usage: bench_decode [--images N] [--rounds R<=%d] "
-              "[--seed S] [--texture 0..3]\n",
+              "[--seed S] [--texture 0..3] [--scale-costs]\n",
               k_max_rounds);
       return 2;
     }
@@ -214,6 +415,14 @@ int main(int argc, char **argv) {
     pk_total += pk_len[i];
   }
   sl_jpeg_rewriter_destroy(rw);
+  if (costs) { /* the packed files, as (b) decodes them */
+    int rc = scale_costs(pk, pk_len, n, rounds, seed);
+    for (int i = 0; i < n; i++)
+      free(jpg[i]), free(pk[i]), free(nr[i]);
+    free(jpg), free(pk), free(nr), free(len), free(pk_len), free(nr_len);
+    free(rgb), free(out);
+    return rc;
+  }
   /* The level records, and the time to make them from the packed files. */
   uint8_t **lv[k_nlv];
   size_t *lv_len[k_nlv], lv_total[k_nlv] = {0};
