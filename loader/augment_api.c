@@ -298,20 +298,13 @@ sl_status sl_augment_policy_draw(const sl_config *cfg, uint64_t epoch,
   if (!cfg || !out || !n)
     return SL_EINVAL;
   *n = 0;
-  sl_err err;
-  sl_settings s;
-  sl_status st = sl_settings_from_config(&s, cfg, &err);
+  /* The policy's steps are the first draws of the recipe's stream. */
+  sl_augment_draw d;
+  sl_status st = sl_augment_recipe_draw(cfg, epoch, index, width, height, &d);
   if (st != SL_OK)
     return st;
-  sl_rng r = sl_recipe_rng(s.sampler.seed, epoch, index);
-  sl_policy_step steps[SL_POLICY_MAX_OPS];
-  int k =
-      sl_policy_draw(&s.aug.recipe.policy, (int)width, (int)height, &r, steps);
-  for (int i = 0; i < k && i < SL_AUGMENT_MAX_STEPS; i++) {
-    snprintf(out[i].op, sizeof out[i].op, "%s", sl_policy_op_name(steps[i].op));
-    out[i].magnitude = steps[i].magnitude;
-  }
-  *n = (uint32_t)(k < SL_AUGMENT_MAX_STEPS ? k : SL_AUGMENT_MAX_STEPS);
+  memcpy(out, d.steps, sizeof *out * d.n_steps);
+  *n = d.n_steps;
   return SL_OK;
 }
 
