@@ -3,6 +3,7 @@
 # apt-get line (otherwise). Idempotent: does nothing when all are present.
 # Usage: scripts/deps.sh [--extra]   (--extra adds the sanitizer/fuzz/MPI/peer tools)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -19,6 +20,7 @@ packages=(
   libcmocka-dev                    # tests
   python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
   python3-dev                      # the Python module (CPython headers, libpython3-dev)
+  python3-pip                      # scripts/test-requirements.txt (fixture writers from PyPI)
   python3-numpy python3-pytest     # the Python module's tests (/usr/bin/python3)
   python3-h5py python3-pil         # test_h5array's fixtures (h5py, /usr/bin/python3)
   python3-tables                   # test_h5array's Blosc fixtures (PyTables, /usr/bin/python3)
@@ -40,7 +42,18 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# The fixture writers from PyPI (scripts/test-requirements.txt), for the
+# interpreter the tests use; pip skips what is installed already.
+pypi() {
+  if grep -qv '^\s*\(#\|$\)' scripts/test-requirements.txt; then
+    if [[ $(id -u) -eq 0 ]]; then
+      /usr/bin/python3 -m pip install -q --disable-pip-version-check \
+        --break-system-packages -r scripts/test-requirements.txt
+    fi
+  fi
+}
 if [[ ${#missing[@]} -eq 0 ]]; then
+  pypi
   exit 0
 fi
 if [[ $(id -u) -eq 0 ]]; then
@@ -53,3 +66,4 @@ else
   echo "  apt-get install -y ${missing[*]}" >&2
   exit 1
 fi
+pypi
