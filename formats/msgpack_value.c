@@ -6,7 +6,16 @@
 #include <string.h>
 
 /* The kinds a header announces. */
-typedef enum mkind { M_INT, M_NIL, M_BOOL, M_BIN, M_STR, M_ARRAY, M_MAP, M_OTHER } mkind;
+typedef enum mkind {
+  M_INT,
+  M_NIL,
+  M_BOOL,
+  M_BIN,
+  M_STR,
+  M_ARRAY,
+  M_MAP,
+  M_OTHER
+} mkind;
 
 typedef struct mhead {
   mkind kind;
@@ -153,13 +162,12 @@ bool sl_msgpack_skip(const uint8_t *p, size_t n, size_t *at) {
 }
 
 static const char *kind_name(mkind k) {
-  static const char *const k_kinds[] = {"int", "nil", "bool", "bin", "str",
-                                        "array", "map", "float or ext"};
+  static const char *const k_kinds[] = {"int", "nil",   "bool", "bin",
+                                        "str", "array", "map",  "float or ext"};
   return k_kinds[k];
 }
 
-static bool key_is(const uint8_t *p, const mhead *h, size_t at,
-                   const char *s) {
+static bool key_is(const uint8_t *p, const mhead *h, size_t at, const char *s) {
   size_t n = strlen(s);
   return (h->kind == M_BIN || h->kind == M_STR) && h->count == n &&
          memcmp(p + at, s, n) == 0;
@@ -179,8 +187,10 @@ static int numpy_map(const uint8_t *p, size_t n, size_t *at, uint64_t pairs,
     size_t kat = *at;
     if (!head(p, n, at, &k) || (k.kind != M_BIN && k.kind != M_STR) ||
         k.count > n - *at) {
-      snprintf(why, cap, "msgpack map key at offset %zu is damaged or not "
-                         "a name", kat);
+      snprintf(why, cap,
+               "msgpack map key at offset %zu is damaged or not "
+               "a name",
+               kat);
       return -1;
     }
     size_t name = *at;
@@ -217,26 +227,33 @@ static int numpy_map(const uint8_t *p, size_t n, size_t *at, uint64_t pairs,
     }
     *at = vat;
     if (!sl_msgpack_skip(p, n, at)) {
-      snprintf(why, cap, "msgpack value at offset %zu is damaged or runs "
-                         "past the end", vat);
+      snprintf(why, cap,
+               "msgpack value at offset %zu is damaged or runs "
+               "past the end",
+               vat);
       return -1;
     }
   }
   if (!nd) {
-    snprintf(why, cap, "item 0 is a msgpack map (offset %zu), neither "
-                       "image bytes nor a msgpack_numpy array", start);
+    snprintf(why, cap,
+             "item 0 is a msgpack map (offset %zu), neither "
+             "image bytes nor a msgpack_numpy array",
+             start);
     return -1;
   }
   if (!u8 || rank != 1) {
-    snprintf(why, cap, "item 0 is a numpy array of type '%s' and rank %d "
-                       "(offset %zu): only a 1-D uint8 array of the image "
-                       "file's bytes is read", type, rank, start);
+    snprintf(why, cap,
+             "item 0 is a numpy array of type '%s' and rank %d "
+             "(offset %zu): only a 1-D uint8 array of the image "
+             "file's bytes is read",
+             type, rank, start);
     return -1;
   }
   if (!have_data || dim0 < 0 || (uint64_t)dim0 != r->image_len) {
-    snprintf(why, cap, "numpy array (offset %zu) of shape (%" PRId64 ",) "
-                       "holds %zu data bytes", start, dim0,
-             have_data ? r->image_len : 0);
+    snprintf(why, cap,
+             "numpy array (offset %zu) of shape (%" PRId64 ",) "
+             "holds %zu data bytes",
+             start, dim0, have_data ? r->image_len : 0);
     return -1;
   }
   return 0;
@@ -247,13 +264,17 @@ int sl_msgpack_parse(const uint8_t *value, size_t n, sl_value_record *r,
   memset(r, 0, sizeof *r);
   size_t end = 0;
   if (!sl_msgpack_skip(value, n, &end)) {
-    snprintf(why, cap, "not one well-formed msgpack object (damaged or "
-                       "truncated value of %zu bytes)", n);
+    snprintf(why, cap,
+             "not one well-formed msgpack object (damaged or "
+             "truncated value of %zu bytes)",
+             n);
     return -1;
   }
   if (end != n) {
-    snprintf(why, cap, "%zu bytes after the msgpack object ending at offset "
-                       "%zu", n - end, end);
+    snprintf(why, cap,
+             "%zu bytes after the msgpack object ending at offset "
+             "%zu",
+             n - end, end);
     return -1;
   }
   /* Well-formed from here: heads and lengths are inside the value. */
@@ -281,8 +302,10 @@ int sl_msgpack_parse(const uint8_t *value, size_t n, sl_value_record *r,
     if (numpy_map(value, n, &at, h.count, r, why, cap) != 0)
       return -1;
   } else {
-    snprintf(why, cap, "item 0 (offset %zu) is a msgpack %s, not the image "
-                       "bytes", iat, kind_name(h.kind));
+    snprintf(why, cap,
+             "item 0 (offset %zu) is a msgpack %s, not the image "
+             "bytes",
+             iat, kind_name(h.kind));
     return -1;
   }
   if (items >= 2) {
@@ -292,8 +315,10 @@ int sl_msgpack_parse(const uint8_t *value, size_t n, sl_value_record *r,
       r->has_label = true;
       r->label = h.i;
     } else if (h.kind != M_NIL) {
-      snprintf(why, cap, "item 1 (offset %zu) is a msgpack %s, not an int "
-                         "label or nil", lat, kind_name(h.kind));
+      snprintf(why, cap,
+               "item 1 (offset %zu) is a msgpack %s, not an int "
+               "label or nil",
+               lat, kind_name(h.kind));
       return -1;
     }
   }

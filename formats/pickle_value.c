@@ -12,12 +12,20 @@
 /* One object the machine made. Containers list their items as a chain of
  * cells, so one object may sit in several containers (the memo hands out
  * the same object twice) and APPEND is O(1). */
-typedef enum okind { O_BYTES, O_STR, O_INT, O_NONE, O_BOOL, O_TUPLE, O_LIST } okind;
+typedef enum okind {
+  O_BYTES,
+  O_STR,
+  O_INT,
+  O_NONE,
+  O_BOOL,
+  O_TUPLE,
+  O_LIST
+} okind;
 
 typedef struct pobj {
   uint8_t kind;
-  size_t off, len; /* O_BYTES, O_STR: value[off, +len) */
-  int64_t i;       /* O_INT, O_BOOL */
+  size_t off, len;      /* O_BYTES, O_STR: value[off, +len) */
+  int64_t i;            /* O_INT, O_BOOL */
   uint16_t first, last; /* O_TUPLE, O_LIST: cell numbers + 1; 0 = none */
 } pobj;
 
@@ -43,29 +51,74 @@ static const struct {
   uint8_t op;
   const char *name;
 } k_names[] = {
-    {'(', "MARK"},          {'.', "STOP"},           {'0', "POP"},
-    {'1', "POP_MARK"},      {'2', "DUP"},            {'F', "FLOAT"},
-    {'I', "INT"},           {'J', "BININT"},         {'K', "BININT1"},
-    {'L', "LONG"},          {'M', "BININT2"},        {'N', "NONE"},
-    {'P', "PERSID"},        {'Q', "BINPERSID"},      {'R', "REDUCE"},
-    {'S', "STRING"},        {'T', "BINSTRING"},      {'U', "SHORT_BINSTRING"},
-    {'V', "UNICODE"},       {'X', "BINUNICODE"},     {'a', "APPEND"},
-    {'b', "BUILD"},         {'c', "GLOBAL"},         {'d', "DICT"},
-    {'}', "EMPTY_DICT"},    {'e', "APPENDS"},        {'g', "GET"},
-    {'h', "BINGET"},        {'i', "INST"},           {'j', "LONG_BINGET"},
-    {'l', "LIST"},          {']', "EMPTY_LIST"},     {'o', "OBJ"},
-    {'p', "PUT"},           {'q', "BINPUT"},         {'r', "LONG_BINPUT"},
-    {'s', "SETITEM"},       {'t', "TUPLE"},          {')', "EMPTY_TUPLE"},
-    {'u', "SETITEMS"},      {'G', "BINFLOAT"},       {0x80, "PROTO"},
-    {0x81, "NEWOBJ"},       {0x82, "EXT1"},          {0x83, "EXT2"},
-    {0x84, "EXT4"},         {0x85, "TUPLE1"},        {0x86, "TUPLE2"},
-    {0x87, "TUPLE3"},       {0x88, "NEWTRUE"},       {0x89, "NEWFALSE"},
-    {0x8a, "LONG1"},        {0x8b, "LONG4"},         {'B', "BINBYTES"},
-    {'C', "SHORT_BINBYTES"}, {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"},
-    {0x8e, "BINBYTES8"},    {0x8f, "EMPTY_SET"},     {0x90, "ADDITEMS"},
-    {0x91, "FROZENSET"},    {0x92, "NEWOBJ_EX"},     {0x93, "STACK_GLOBAL"},
-    {0x94, "MEMOIZE"},      {0x95, "FRAME"},         {0x96, "BYTEARRAY8"},
-    {0x97, "NEXT_BUFFER"},  {0x98, "READONLY_BUFFER"},
+    {'(', "MARK"},
+    {'.', "STOP"},
+    {'0', "POP"},
+    {'1', "POP_MARK"},
+    {'2', "DUP"},
+    {'F', "FLOAT"},
+    {'I', "INT"},
+    {'J', "BININT"},
+    {'K', "BININT1"},
+    {'L', "LONG"},
+    {'M', "BININT2"},
+    {'N', "NONE"},
+    {'P', "PERSID"},
+    {'Q', "BINPERSID"},
+    {'R', "REDUCE"},
+    {'S', "STRING"},
+    {'T', "BINSTRING"},
+    {'U', "SHORT_BINSTRING"},
+    {'V', "UNICODE"},
+    {'X', "BINUNICODE"},
+    {'a', "APPEND"},
+    {'b', "BUILD"},
+    {'c', "GLOBAL"},
+    {'d', "DICT"},
+    {'}', "EMPTY_DICT"},
+    {'e', "APPENDS"},
+    {'g', "GET"},
+    {'h', "BINGET"},
+    {'i', "INST"},
+    {'j', "LONG_BINGET"},
+    {'l', "LIST"},
+    {']', "EMPTY_LIST"},
+    {'o', "OBJ"},
+    {'p', "PUT"},
+    {'q', "BINPUT"},
+    {'r', "LONG_BINPUT"},
+    {'s', "SETITEM"},
+    {'t', "TUPLE"},
+    {')', "EMPTY_TUPLE"},
+    {'u', "SETITEMS"},
+    {'G', "BINFLOAT"},
+    {0x80, "PROTO"},
+    {0x81, "NEWOBJ"},
+    {0x82, "EXT1"},
+    {0x83, "EXT2"},
+    {0x84, "EXT4"},
+    {0x85, "TUPLE1"},
+    {0x86, "TUPLE2"},
+    {0x87, "TUPLE3"},
+    {0x88, "NEWTRUE"},
+    {0x89, "NEWFALSE"},
+    {0x8a, "LONG1"},
+    {0x8b, "LONG4"},
+    {'B', "BINBYTES"},
+    {'C', "SHORT_BINBYTES"},
+    {0x8c, "SHORT_BINUNICODE"},
+    {0x8d, "BINUNICODE8"},
+    {0x8e, "BINBYTES8"},
+    {0x8f, "EMPTY_SET"},
+    {0x90, "ADDITEMS"},
+    {0x91, "FROZENSET"},
+    {0x92, "NEWOBJ_EX"},
+    {0x93, "STACK_GLOBAL"},
+    {0x94, "MEMOIZE"},
+    {0x95, "FRAME"},
+    {0x96, "BYTEARRAY8"},
+    {0x97, "NEXT_BUFFER"},
+    {0x98, "READONLY_BUFFER"},
 };
 
 const char *sl_pickle_opname(uint8_t op) {
@@ -79,7 +132,8 @@ const char *sl_pickle_opname(uint8_t op) {
 static int fail(pvm *m, const char *msg) {
   uint8_t op = m->p[m->op_at];
   const char *name = sl_pickle_opname(op);
-  snprintf(m->why, m->cap, "pickle opcode %s (0x%02x) at offset %zu of the value: %s",
+  snprintf(m->why, m->cap,
+           "pickle opcode %s (0x%02x) at offset %zu of the value: %s",
            name ? name : "?", op, m->op_at, msg);
   return -1;
 }
@@ -123,8 +177,10 @@ static int blob(pvm *m, okind k, int len_bytes, bool sign) {
     return fail(m, "a negative length");
   if (len > m->n - m->at) {
     char t[96];
-    snprintf(t, sizeof t, "%" PRIu64 " bytes from offset %zu, past the end "
-             "of the value (%zu bytes)", len, m->at, m->n);
+    snprintf(t, sizeof t,
+             "%" PRIu64 " bytes from offset %zu, past the end "
+             "of the value (%zu bytes)",
+             len, m->at, m->n);
     return fail(m, t);
   }
   unsigned o = 0;
@@ -241,7 +297,7 @@ static void what_loads(const pvm *m, uint8_t op, char *t, size_t cap) {
 
 /* The refusal of an opcode outside the data subset. */
 static int refuse(pvm *m, uint8_t op) {
-  static const uint8_t k_code[] = {'c',  0x93, 'R', 'b',  'i',  'o', 0x81,
+  static const uint8_t k_code[] = {'c',  0x93, 'R',  'b',  'i', 'o', 0x81,
                                    0x92, 0x82, 0x83, 0x84, 'P', 'Q'};
   if (op == 'c' && codecs_encode(m))
     return fail(m, "Python 3 wrote bytes at protocol 2 as "
@@ -266,7 +322,7 @@ static int refuse(pvm *m, uint8_t op) {
 }
 
 static const char *kind_name(okind k) {
-  static const char *const k_kinds[] = {"bytes", "str",  "int", "None",
+  static const char *const k_kinds[] = {"bytes", "str",   "int", "None",
                                         "bool",  "tuple", "list"};
   return k_kinds[k];
 }
@@ -288,8 +344,8 @@ static int record(pvm *m, unsigned top, sl_value_record *r) {
     return fail_kind(m, "the pickle holds a %s, not (image bytes, label)",
                      o->kind);
   if (!o->first)
-    return fail_kind(m, "the pickle holds an empty %s, not (image bytes, label)",
-                     o->kind);
+    return fail_kind(
+        m, "the pickle holds an empty %s, not (image bytes, label)", o->kind);
   const cell *c0 = &m->cells[o->first - 1];
   const pobj *img = &m->objs[c0->obj];
   if (img->kind != O_BYTES)
@@ -440,8 +496,9 @@ int sl_pickle_parse(const uint8_t *value, size_t n, sl_value_record *r,
   m.cap = cap;
   memset(r, 0, sizeof *r);
   if (n < 2 || value[0] != 0x80) {
-    snprintf(why, cap, "not a pickle of protocol 2 or more (no PROTO opcode "
-                       "at offset 0)");
+    snprintf(why, cap,
+             "not a pickle of protocol 2 or more (no PROTO opcode "
+             "at offset 0)");
     return -1;
   }
   bool stop = false;
