@@ -310,7 +310,7 @@ static int refuse(pvm *m, uint8_t op) {
     if (k_code[k] == op) {
       char t[64] = "";
       what_loads(m, op, t, sizeof t);
-      char msg[160];
+      char msg[256];
       snprintf(msg, sizeof msg,
                "it loads or calls Python code%s%s%s; sluice never runs code "
                "from a pickle and reads only bytes, ints, tuples and lists",

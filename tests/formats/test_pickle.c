@@ -13,8 +13,8 @@
  * (__reduce__ to os.system, a numpy array, a numpy int label) and Python
  * 3's protocol-2 bytes refused naming the opcode; damaged values refused
  * naming key and offset, and reported per sample in verify mode; the
- * label file overriding stored labels; dataset.layout; `sluice info` and
- * `verify`. */
+ * label file overriding stored labels; dataset.layout; `sluice info`,
+ * `verify` and `pack --from`. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,8 +55,8 @@ static void path_in(char *buf, size_t cap, const char *name) {
 /* Image i: JPEG colour (0), PNG (1), gray JPEG (2), lossless WebP (3); its
  * reference is TurboJPEG's, libpng's or libwebp's decode of the file. */
 static int make_image(int i, const char *dir, FILE *list) {
-  static const char *const k_names[NIMG] = {"img0.jpg", "img1.png",
-                                            "img2.jpg", "img3.webp"};
+  static const char *const k_names[NIMG] = {"img0.jpg", "img1.png", "img2.jpg",
+                                            "img3.webp"};
   char path[700];
   snprintf(path, sizeof path, "%s/%s", dir, k_names[i]);
   fprintf(list, "%s\n", k_names[i]);
@@ -208,13 +208,12 @@ static void loader_run(const char *file, const char *io) {
   path_in(p, sizeof p, file);
   sl_config *cfg;
   assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *kv[][2] = {
-      {"dataset.path", p},       {"loader.batch_size", "1"},
-      {"loader.workers", "2"},   {"loader.order", "random"},
-      {"loader.io", io},         {"device.backend", "host"},
-      {"augment.dtype", "u8"},   {"augment.layout", "nhwc"},
-      {"augment.crop", "none"},  {"augment.flip", "0"},
-      {"resolution.min", "8"},   {"resolution.max", "32"}};
+  const char *kv[][2] = {{"dataset.path", p},      {"loader.batch_size", "1"},
+                         {"loader.workers", "2"},  {"loader.order", "random"},
+                         {"loader.io", io},        {"device.backend", "host"},
+                         {"augment.dtype", "u8"},  {"augment.layout", "nhwc"},
+                         {"augment.crop", "none"}, {"augment.flip", "0"},
+                         {"resolution.min", "8"},  {"resolution.max", "32"}};
   for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
     if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
       fail_msg("%s", sl_config_errmsg(cfg));
@@ -411,6 +410,26 @@ static void test_cli(void **state) {
   assert_int_equal(cli_run(args, out, sizeof out), 1);
   if (!strstr(out, "00000001_bad_reduce4") || !strstr(out, "STACK_GLOBAL"))
     fail_msg("verify evil_reduce4:\n%s", out);
+  /* pack --from: sluice's layout, the same labels and names. */
+  snprintf(args, sizeof args, "pack --from '%s/pk5.mdb' '%s/packed.lmdb'",
+           g_dir, g_dir);
+  if (cli_run(args, out, sizeof out) != 0)
+    fail_msg("pack --from:\n%s", out);
+  sl_dataset *ds;
+  if (open_kv(&ds, "packed.lmdb", NULL) != SL_OK)
+    fail_msg("packed: %s", sl_dataset_errmsg(ds));
+  assert_string_equal(sl_dataset_layout_name(ds), "sluice");
+  assert_int_equal(sl_dataset_count(ds), NIMG);
+  for (uint64_t i = 0; i < NIMG; i++) {
+    sl_sample_meta m;
+    char name[64], key[16];
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.label, 10 + (int32_t)i);
+    assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
+    snprintf(key, sizeof key, "%d", (int)i);
+    assert_string_equal(name, key);
+  }
+  sl_dataset_close(ds);
 }
 
 int main(void) {
