@@ -190,9 +190,13 @@ int sl_cmd_info(int argc, char **argv) {
   else
     printf("format:      %s, layout %s (%s)\n", sl_dataset_format(ds), layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
-           : strcmp(layout, "array")    ? "each value an image file, in key "
-                                          "order"
-                                        : "an h5py-style pixel array");
+           : strcmp(layout, "pickle") == 0
+               ? "each value a pickled (image bytes, label), in key order"
+           : strcmp(layout, "msgpack") == 0
+               ? "each value msgpack [image bytes, label], in key order"
+           : strcmp(layout, "array") ? "each value an image file, in key "
+                                       "order"
+                                     : "an h5py-style pixel array");
   bool array = strcmp(layout, "array") == 0;
   if (array) {
     printf("datasets:    %s\n", sl_dataset_description(ds));
