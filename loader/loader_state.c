@@ -130,6 +130,12 @@ void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *st) {
   }
   if (a->crop == SL_CROP_CENTER)
     h = mix_double(h, a->center_ratio);
+  if (a->crop == SL_CROP_IOU)
+    h = mix(h, (uint64_t)a->iou_all);
+  if (a->crop == SL_CROP_LETTERBOX)
+    h = mix(h, (uint64_t)a->letterbox_fill);
+  if (a->box_min_area > 0) /* 0 (the default) keeps old blobs valid */
+    h = mix_double(h, a->box_min_area);
   h = mix_double(h, a->flip);
   for (int i = 0; i < 3; i++)
     h = mix_double(mix_double(h, st->mean[i]), st->std[i]);
