@@ -61,6 +61,17 @@ sl_status sl_fwriter_set_levels(sl_fwriter *w, sl_err *err);
 sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                const sl_sample_info *meta, const char *name,
                                const float *targets, sl_err *err);
+/* As sl_fwriter_add_named, with nboxes (0..SL_BOXES_MAX) boxes (NULL
+ * when 0): each finite, x0 <= x1, y0 <= y1, label >= 0, only known flags
+ * (SL_EINVAL naming the sample and box otherwise; nothing added). Commit
+ * refuses a box label not below its class count. A file where some sample
+ * has a box gets the boxes layout (LMDB 5, HDF5 4). Memory: 2 bytes a
+ * sample and 24 a box until commit, once the first box arrives. */
+sl_status sl_fwriter_add_annotated(sl_fwriter *w, const void *payload,
+                                   size_t len, const sl_sample_info *meta,
+                                   const char *name, const float *targets,
+                                   const sl_box *boxes, uint32_t nboxes,
+                                   sl_err *err);
 /* sl_fwriter_add_named without a name or targets: the fixtures of tests and
  * benches (the library's sl_writer always passes both). */
 sl_status sl_fwriter_add(sl_fwriter *w, const void *payload, size_t len,

@@ -370,7 +370,12 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
 sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
                                 const char *const *classes, uint32_t k,
                                 const char *settings, const char *levels,
-                                sl_err *err) {
+                                const sl_fw_boxes *bx, sl_err *err) {
+  if (bx) { /* TODO(boxes step 2): HDF5 layout 4 */
+    sl_hdf5_writer_free(w);
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "HDF5 files cannot hold boxes yet; write .lmdb");
+  }
   sl_status st = spool_flush(w, err);
   if (st == SL_OK) {
     uint64_t addr = 0;

@@ -608,7 +608,8 @@ SL_API sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
  *
  * Memory, all allocated at open and never grown: the index, 24 bytes per
  * sample (32 for an LMDB other tools wrote: its keys are the names); the
- * targets, 4 × target_width bytes per sample; the class names; 4 bytes
+ * targets, 4 × target_width bytes per sample; the boxes of a file that
+ * has them, 8 bytes a sample and 24 a box; the class names; 4 bytes
  * per chunk of an HDF5 array of compressed chunks, 12 when images span
  * chunks (whose samples sl_dataset_read and decode give decompressed,
  * allocating the chunk, or the row of chunks, and its scratch for the
@@ -660,6 +661,19 @@ SL_API int sl_image_level(const void *bytes, size_t len, uint32_t level,
 #define SL_TARGETS_MAX 65536
 #define SL_CLASSES_MAX (1u << 20)
 
+/* One annotation box in the stored image's pixel coordinates (x to the
+ * right, y down, x0 <= x1, y0 <= y1; a box may reach past the image's
+ * edge, as COCO's do), its class and flags. */
+#define SL_BOX_CROWD 1u     /* COCO iscrowd: a region of many objects */
+#define SL_BOX_DIFFICULT 2u /* Pascal VOC <difficult>1</difficult> */
+typedef struct sl_box {
+  float x0, y0, x1, y1;
+  int32_t label;  /* class index (>= 0) */
+  uint32_t flags; /* SL_BOX_* */
+} sl_box;
+/* Most boxes a sample may carry. */
+#define SL_BOXES_MAX 65535
+
 /* What the index knows of one sample. */
 typedef struct sl_sample_meta {
   int32_t label;        /* class index, or -1 when unlabelled */
@@ -671,7 +685,7 @@ typedef struct sl_sample_meta {
                             0; owned by the dataset, valid until close */
   uint64_t stored_bytes; /* what sl_dataset_read gives */
   uint32_t name_bytes;   /* strlen of its name (0: none recorded) */
-  uint32_t reserved_u32;
+  uint32_t box_count;    /* its boxes (sl_dataset_boxes); 0: none */
   uint64_t reserved[4];
 } sl_sample_meta;
 
@@ -766,6 +780,16 @@ SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
  * SL_EINVAL (NULL out, i not below the count). */
 SL_API sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
                                  sl_sample_meta *out);
+/* Sample i's boxes, from the index, in memory (no I/O): *boxes owned by
+ * the dataset, valid until close; *n = 0 and *boxes = NULL for a sample (or
+ * a file) without boxes, and for a sample verify found damaged. Errors:
+ * SL_EINVAL (NULL boxes or n, i not below the count). */
+SL_API sl_status sl_dataset_boxes(const sl_dataset *ds, uint64_t i,
+                                  const sl_box **boxes, uint32_t *n);
+/* The largest box count of any sample (0: the file has no boxes) and the
+ * boxes of all samples together. */
+SL_API uint32_t sl_dataset_max_boxes(const sl_dataset *ds);
+SL_API uint64_t sl_dataset_box_total(const sl_dataset *ds);
 /* Sample i's name: the path, relative to the packed folder, of the image
  * it was made from (what `sluice pack` records), NUL-terminated; "" when
  * the file records none. Read from the file. Errors: SL_EINVAL (i out of
@@ -888,6 +912,20 @@ SL_API sl_status sl_writer_create(sl_writer **out, const char *path,
 SL_API sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes,
                                        size_t len, int32_t label,
                                        const float *targets, const char *name);
+/* As sl_writer_add_encoded, with nboxes (0..SL_BOXES_MAX) boxes (NULL
+ * when 0) in the image's pixel coordinates as stored (before any EXIF
+ * rotation: sluice stores pixels as the file holds them). Each box must
+ * have finite coordinates with x0 <= x1 and y0 <= y1, a label >= 0 (it
+ * counts towards the class count as a sample's label does) and only
+ * SL_BOX_* flags; otherwise SL_EINVAL naming the sample and the box, and
+ * nothing is added. A file with at least one box gets the boxes layout
+ * (docs/FORMATS.md); one without stays readable by older sluice.
+ * Memory: the writer holds 2 bytes a sample and 24 a box until commit once
+ * any sample has boxes. */
+SL_API sl_status sl_writer_add_annotated(sl_writer *w, const void *bytes,
+                                         size_t len, int32_t label,
+                                         const float *targets, const char *name,
+                                         const sl_box *boxes, uint32_t nboxes);
 /* Appends u8 HWC pixels (channels 1 or 3) as a raw sample, stored as they
  * are. Errors as above, plus SL_EINVAL for a zero or over-65535 side. */
 SL_API sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels,
