@@ -275,7 +275,12 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *             resolution and a read buffer of the largest sample (every
  *             loader.io: mmap copies out of the map), 12 + 4 × K bytes per
  *             sample of each staging buffer and slot for labels, indices
- *             and targets.
+ *             and targets; with detection boxes, 4 + 20 × C bytes per
+ *             sample of each staging buffer and slot (C = box_capacity,
+ *             loader.max_boxes or the dataset's largest count, at most
+ *             SL_BOXES_MAX: 1.25 MiB a sample, so the open refuses what
+ *             does not fit as for images), the dataset's boxes (8 bytes a
+ *             sample, 24 a box) and 4 × C bytes per worker.
  *   chunks    HDF5 arrays of compressed chunks (h5py's gzip, lzf): a cache
  *             of decompressed chunks shared by the workers, at most
  *             dataset.chunk_cache bytes (default 256 MiB; never more than
@@ -326,6 +331,8 @@ typedef struct sl_batch {
   sl_dtype dtype;
   sl_layout layout;
   int on_device;         /* nonzero: data is device memory */
+  uint32_t box_capacity; /* boxes per sample in the box arrays below
+                            (loader.max_boxes; 0: no box arrays) */
   void *ready;           /* with CUDA: the cudaEvent_t itself (cast it:
                             cudaStreamWaitEvent(s, (cudaEvent_t)b.ready,
                             0)) to wait on before reading data; NULL when
@@ -347,11 +354,26 @@ typedef struct sl_batch {
    * mixed with sample n - 1 - j, weighing itself mix_lambda; targets are
    * then n × num_classes soft labels (rows sum to 1, label smoothing
    * applied first) and labels keep each sample's own class. */
-  uint32_t mix_kind;    /* 0: not mixed, 1: Mixup, 2: CutMix */
-  float mix_lambda;     /* 1 when not mixed */
-  uint32_t mix_box[4];  /* CutMix: rows [box[0], box[1]) and columns
-                           [box[2], box[3]) came from the partner */
-  uint64_t reserved[3]; /* zero: room for fields, the size stays */
+  uint32_t mix_kind;   /* 0: not mixed, 1: Mixup, 2: CutMix */
+  float mix_lambda;    /* 1 when not mixed */
+  uint32_t mix_box[4]; /* CutMix: rows [box[0], box[1]) and columns
+                          [box[2], box[3]) came from the partner */
+  /* Detection boxes (datasets with boxes; NULL when box_capacity is 0),
+   * in host memory, in output pixels of this batch (x0 y0 x1 y1, the
+   * width x height image's edges at 0 and width / height), moved with
+   * every crop, flip, resize and geometric op of the sample (see
+   * Augmentation ops): sample j's box k at boxes + (j × box_capacity + k)
+   * × 4, its class at box_labels[j × box_capacity + k], for k below
+   * box_counts[j]; the rest of each sample's capacity is zero (labels
+   * -1). A sample with more boxes than box_capacity keeps the first ones
+   * (sl_loader_stats.boxes_over counts the rest). Mixed batches (mix_kind)
+   * keep each sample's own boxes. These three pointers took the place of
+   * the reserved words and box_capacity sits in what was padding after
+   * on_device: the struct's size and every other offset are unchanged on
+   * 64-bit platforms. */
+  const float *boxes;
+  const int32_t *box_labels;
+  const uint32_t *box_counts;
 } sl_batch;
 
 /* Opens a loader on the config's dataset: checks cfg as sl_config_validate
@@ -472,7 +494,11 @@ typedef struct sl_loader_stats {
   /* Samples of files with resolution levels decoded from level k (0: full
    * size), k < SL_LEVELS_MAX_PUBLIC; all zero for files without levels. */
   uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC];
-  uint64_t reserved[3]; /* zero: room for counters, the size stays */
+  /* Detection boxes left out of batches because a sample kept more than
+   * loader.max_boxes after its augmentation, and the samples that did. */
+  uint64_t boxes_over;
+  uint64_t box_samples_over;
+  uint64_t reserved[1]; /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 

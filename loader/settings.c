@@ -158,6 +158,7 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->workers = (int)sl_cfg_int(cfg, SL_OPT_LOADER_WORKERS);
   s->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
   s->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
+  s->max_boxes = (int)sl_cfg_int(cfg, SL_OPT_LOADER_MAX_BOXES);
   read_sampler(&s->sampler, cfg, s->eval);
   read_schedule(&s->sched, cfg);
   s->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);

@@ -271,8 +271,8 @@ static void test_max_boxes(void **state) {
   sl_box *boxes = malloc((SL_BOXES_MAX + 1) * sizeof *boxes);
   assert_non_null(boxes);
   for (uint32_t k = 0; k <= SL_BOXES_MAX; k++)
-    boxes[k] = (sl_box){(float)k, 0.0f, (float)k + 0.5f, 1.0f,
-                        (int32_t)(k % NCLASSES), k % 2};
+    boxes[k] = (sl_box){
+        (float)k, 0.0f, (float)k + 0.5f, 1.0f, (int32_t)(k % NCLASSES), k % 2};
   uint8_t payload[4] = {1, 2, 3, 4};
   sl_sample_info m = meta_of(0);
   assert_int_equal(sl_fwriter_add_annotated(w, payload, 4, &m, NULL, NULL,
