@@ -563,6 +563,22 @@ SL_API sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
                                   uint32_t width, uint32_t channels, char *msg,
                                   size_t msg_len);
 
+/* Moves n detection boxes (x0 y0 x1 y1 floats each, in place, in the
+ * pixel-edge coordinates of a width x height image: the image is [0,
+ * width] x [0, height]) as op moves the image's pixels, with the same
+ * arguments as sl_augment_apply: rotate, affine, shear_x, shear_y,
+ * translate_x, translate_y (each box becomes the enclosing axis-aligned
+ * box of its four corners mapped by the op's affine matrix, the inverse
+ * of the one the pixels are sampled through) or hflip; then clipped to
+ * the image. This is what the loader does to a sample's boxes for its
+ * recipe's geometric ops, and torchvision v2's affine on BoundingBoxes
+ * (without its expand). Errors: SL_EINVAL (another op: the message lists
+ * these; an argument out of range; NULL boxes with n > 0; a zero or huge
+ * size). Thread safety: no state. */
+SL_API sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
+                                  float *boxes, uint32_t n, uint32_t height,
+                                  uint32_t width, char *msg, size_t msg_len);
+
 /* One op an automatic policy drew: torchvision's name ("ShearX", ...)
  * and the magnitude _apply_op receives, sign included. */
 typedef struct sl_augment_step {

@@ -476,27 +476,94 @@ static PyObject *Writer_add_pixels(PyObject *o, PyObject *args, PyObject *kw) {
   Py_RETURN_NONE;
 }
 
-/* add_encoded(data, label=-1, targets=None, name=None) */
+/* Item i of seq as a double (as a long when integral); -1 on error with
+ * the Python error set. */
+static int item_at(PyObject *seq, Py_ssize_t i, double *d, long *l) {
+  PyObject *x = PySequence_GetItem(seq, i);
+  if (!x)
+    return -1;
+  if (d)
+    *d = PyFloat_AsDouble(x);
+  if (l)
+    *l = PyLong_AsLong(x);
+  Py_DECREF(x);
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Fills a malloc'd sl_box array from a sequence of (x0, y0, x1, y1, label
+ * [, flags]) rows (NULL, 0 for None). */
+static int boxes_from(PyObject *seq, sl_box **out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (seq == Py_None)
+    return 0;
+  Py_ssize_t len = PySequence_Size(seq);
+  if (len < 0)
+    return -1;
+  if (len > SL_BOXES_MAX) {
+    PyErr_Format(PyExc_ValueError, "%zd boxes (at most %d)", len, SL_BOXES_MAX);
+    return -1;
+  }
+  sl_box *b = calloc((size_t)(len > 0 ? len : 1), sizeof *b);
+  if (!b) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *row = PySequence_GetItem(seq, i);
+    Py_ssize_t k = row ? PySequence_Size(row) : -1;
+    double v[4] = {0, 0, 0, 0};
+    long lab = 0, fl = 0;
+    if (row && (k == 5 || k == 6)) {
+      for (int c = 0; c < 4 && !PyErr_Occurred(); c++)
+        item_at(row, c, &v[c], NULL);
+      if (!PyErr_Occurred())
+        item_at(row, 4, NULL, &lab);
+      if (!PyErr_Occurred() && k == 6)
+        item_at(row, 5, NULL, &fl);
+      b[i] = (sl_box){(float)v[0], (float)v[1],  (float)v[2],
+                      (float)v[3], (int32_t)lab, (uint32_t)fl};
+    } else if (row && !PyErr_Occurred()) {
+      PyErr_Format(PyExc_ValueError,
+                   "box %zd has %zd values (x0, y0, x1, y1, label[, flags])", i,
+                   k);
+    }
+    Py_XDECREF(row);
+    if (PyErr_Occurred()) {
+      free(b);
+      return -1;
+    }
+  }
+  *out = b;
+  *n = (uint32_t)len;
+  return 0;
+}
+
+/* add_encoded(data, label=-1, targets=None, name=None, boxes=None) */
 static PyObject *Writer_add_encoded(PyObject *o, PyObject *args, PyObject *kw) {
   WriterObject *self = (WriterObject *)o;
   if (w_check(self))
     return NULL;
   Py_buffer data;
   int label = -1;
-  PyObject *targets = Py_None;
+  PyObject *targets = Py_None, *boxes = Py_None;
   const char *name = NULL;
-  static char *kwlist[] = {"data", "label", "targets", "name", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|iOz", kwlist, &data, &label,
-                                   &targets, &name))
+  static char *kwlist[] = {"data", "label", "targets", "name", "boxes", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|iOzO", kwlist, &data, &label,
+                                   &targets, &name, &boxes))
     return NULL;
   float *t = NULL;
-  if (floats_from(targets, &t)) {
+  sl_box *bx = NULL;
+  uint32_t nb = 0;
+  if (floats_from(targets, &t) || boxes_from(boxes, &bx, &nb)) {
+    free(t);
     PyBuffer_Release(&data);
     return NULL;
   }
-  sl_status st = sl_writer_add_encoded(self->w, data.buf, (size_t)data.len,
-                                       label, t, name);
+  sl_status st = sl_writer_add_annotated(self->w, data.buf, (size_t)data.len,
+                                         label, t, name, bx, nb);
   free(t);
+  free(bx);
   PyBuffer_Release(&data);
   if (st != SL_OK)
     return raise_status(o, st, sl_writer_errmsg(self->w));
@@ -549,7 +616,9 @@ static PyMethodDef Writer_methods[] = {
     {"add_pixels", (PyCFunction)(void (*)(void))Writer_add_pixels,
      METH_VARARGS | METH_KEYWORDS, "Appends u8 HWC pixels as a raw sample."},
     {"add_encoded", (PyCFunction)(void (*)(void))Writer_add_encoded,
-     METH_VARARGS | METH_KEYWORDS, "Appends a JPEG or PNG file's bytes."},
+     METH_VARARGS | METH_KEYWORDS,
+     "Appends a JPEG or PNG file's bytes; boxes: (x0, y0, x1, y1, label[, "
+     "flags]) rows in its pixels."},
     {"set_class_name", Writer_set_class_name, METH_VARARGS, NULL},
     {"commit", Writer_commit, METH_NOARGS,
      "Writes, syncs and names the file (atomic)."},
