@@ -97,21 +97,24 @@ static double iou_with(const float *b, double l, double t, double r,
 }
 
 /* One trial's test: some box has its center strictly inside the crop, and
- * the largest (all: the smallest) IoU of those meets min_iou. */
+ * the largest (all: the smallest) IoU of those meets min_iou. Stops at the
+ * first box that decides it (n <= SL_BOXES_MAX: each trial is bounded). */
 static int iou_ok(const float *boxes, size_t stride, uint32_t n, int all,
                   double min_iou, double l, double t, double r, double bt) {
   int any = 0;
-  double best = all ? INFINITY : -INFINITY;
   for (uint32_t i = 0; i < n; i++) {
     const float *b = box_at(boxes, stride, i);
     double cx = 0.5 * ((double)b[0] + b[2]), cy = 0.5 * ((double)b[1] + b[3]);
     if (!(l < cx && cx < r && t < cy && cy < bt))
       continue;
-    double v = iou_with(b, l, t, r, bt);
+    int meets = iou_with(b, l, t, r, bt) >= min_iou;
+    if (!all && meets)
+      return 1;
+    if (all && !meets)
+      return 0;
     any = 1;
-    best = all ? fmin(best, v) : fmax(best, v);
   }
-  return any && best >= min_iou;
+  return all && any;
 }
 
 /* RandomIoUCrop._get_params (pipeline.h); *min_iou gets the option. */
