@@ -77,12 +77,12 @@ static inline const char *sl_box_check(const sl_box *b, uint32_t nclasses) {
 
 /* The header of a box chunk of len bytes. */
 typedef struct sl_box_chunk {
-  uint32_t n;             /* samples */
-  uint64_t first;         /* first sample */
-  const uint8_t *counts;  /* n u16 LE box counts */
-  const uint8_t *boxes;   /* total boxes, SL_BOX_BYTES each */
-  uint64_t total;         /* boxes in the chunk */
-  uint32_t max_count;     /* largest count of a sample in it */
+  uint32_t n;            /* samples */
+  uint64_t first;        /* first sample */
+  const uint8_t *counts; /* n u16 LE box counts */
+  const uint8_t *boxes;  /* total boxes, SL_BOX_BYTES each */
+  uint64_t total;        /* boxes in the chunk */
+  uint32_t max_count;    /* largest count of a sample in it */
 } sl_box_chunk;
 
 /* Parses a box chunk p[0..len). Returns NULL and fills c, or a static
