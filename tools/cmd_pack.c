@@ -581,7 +581,8 @@ static int pack(const pack_args *a) {
       fprintf(stderr, "sluice pack: out of memory\n");
       rc = 1;
     }
-  char settings[SL_SETTINGS_MAX + 1];
+  /* Longer than the writer takes (SL_SETTINGS_MAX), cut below. */
+  char settings[SL_SETTINGS_MAX + sizeof detect_ids + 512];
   char seed[32] = "none";
   if (a->shuffle)
     snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
@@ -602,6 +603,7 @@ static int pack(const pack_args *a) {
                      : "folders",
            a->split ? " voc_split=" : "", a->split ? a->split : "",
            detect_ids[0] ? " " : "", detect_ids);
+  settings[SL_SETTINGS_MAX] = '\0';
   sl_writer_options wo;
   memset(&wo, 0, sizeof wo);
   wo.format = a->fmt;

@@ -112,8 +112,10 @@ static int take_categories(sl_pack_inputs *in, const cJSON *root,
                            char *msg, size_t cap) {
   const cJSON *cats = cJSON_GetObjectItemCaseSensitive(root, "categories");
   if (!cJSON_IsArray(cats))
-    return failf(msg, cap, "%s: no \"categories\" array (not a COCO "
-                 "instances file?)", json);
+    return failf(msg, cap,
+                 "%s: no \"categories\" array (not a COCO "
+                 "instances file?)",
+                 json);
   size_t n = (size_t)cJSON_GetArraySize(cats), k = 0;
   if (n == 0)
     return failf(msg, cap, "%s: \"categories\" is empty", json);
@@ -165,8 +167,10 @@ static int take_images(sl_pack_inputs *in, const cJSON *root, const char *json,
                        size_t cap) {
   const cJSON *imgs = cJSON_GetObjectItemCaseSensitive(root, "images");
   if (!cJSON_IsArray(imgs))
-    return failf(msg, cap, "%s: no \"images\" array (not a COCO instances "
-                 "file?)", json);
+    return failf(msg, cap,
+                 "%s: no \"images\" array (not a COCO instances "
+                 "file?)",
+                 json);
   size_t n = (size_t)cJSON_GetArraySize(imgs), k = 0;
   id_ref *v = calloc(n ? n : 1, sizeof *v);
   if (!v)
@@ -180,15 +184,16 @@ static int take_images(sl_pack_inputs *in, const cJSON *root, const char *json,
     int64_t w, h;
     if (!get_int(im, "id", &v[k].id) || !cJSON_IsString(fn) ||
         !fn->valuestring[0] || !get_int(im, "width", &w) ||
-        !get_int(im, "height", &h) || w < 1 || h < 1 || w > 65535 ||
-        h > 65535)
+        !get_int(im, "height", &h) || w < 1 || h < 1 || w > 65535 || h > 65535)
       return failf(msg, cap,
                    "%s: images[%zu] lacks an integer \"id\", a \"file_name\" "
                    "or a \"width\" and \"height\" of 1..65535",
                    json, k);
     if (strlen(fn->valuestring) > SL_SAMPLE_NAME_MAX)
-      return failf(msg, cap, "%s: images[%zu] (id %" PRId64 "): file_name too "
-                   "long", json, k, v[k].id);
+      return failf(msg, cap,
+                   "%s: images[%zu] (id %" PRId64 "): file_name too "
+                   "long",
+                   json, k, v[k].id);
     size_t plen = dl + strlen(sep) + strlen(fn->valuestring) + 1;
     char *path = malloc(plen);
     if (!path)
@@ -213,14 +218,13 @@ static int take_images(sl_pack_inputs *in, const cJSON *root, const char *json,
 
 /* One annotation's image, label and box; -1 with a message naming it. */
 static int read_annotation(const cJSON *a, size_t k, const char *json,
-                           const id_ref *imgs, size_t nimgs,
-                           const id_ref *cats, size_t ncats, size_t *item,
-                           sl_box *box, char *msg, size_t cap) {
+                           const id_ref *imgs, size_t nimgs, const id_ref *cats,
+                           size_t ncats, size_t *item, sl_box *box, char *msg,
+                           size_t cap) {
   char idt[48];
   id_text(a, idt, sizeof idt);
   int64_t image_id, cat_id, crowd = 0;
-  if (!get_int(a, "image_id", &image_id) ||
-      !get_int(a, "category_id", &cat_id))
+  if (!get_int(a, "image_id", &image_id) || !get_int(a, "category_id", &cat_id))
     return failf(msg, cap,
                  "%s: annotations[%zu]%s lacks an integer \"image_id\" or "
                  "\"category_id\"",
@@ -253,8 +257,8 @@ static int read_annotation(const cJSON *a, size_t k, const char *json,
       }
       v[nv++] = x->valuedouble;
     }
-  if (nv != 4 || v[2] < 0 || v[3] < 0 ||
-      !isfinite((float)(v[0] + v[2])) || !isfinite((float)(v[1] + v[3])))
+  if (nv != 4 || v[2] < 0 || v[3] < 0 || !isfinite((float)(v[0] + v[2])) ||
+      !isfinite((float)(v[1] + v[3])))
     return failf(msg, cap,
                  "%s: annotations[%zu]%s: \"bbox\" is not [x, y, width, "
                  "height] of finite numbers with width, height >= 0",
@@ -324,8 +328,8 @@ int sl_pack_scan_coco(sl_pack_inputs *in, const char *json,
   cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (!root) {
     /* cJSON stops where the text stops being JSON: its line. */
-    size_t at = end && end >= text && end <= text + len ? (size_t)(end - text)
-                                                        : len;
+    size_t at =
+        end && end >= text && end <= text + len ? (size_t)(end - text) : len;
     size_t line = 1;
     for (size_t i = 0; i < at; i++)
       line += text[i] == '\n';
@@ -347,8 +351,8 @@ int sl_pack_scan_coco(sl_pack_inputs *in, const char *json,
           json);
   else if (take_categories(in, root, json, &cats, &ncats, msg, msg_len) == 0 &&
            take_images(in, root, json, images_dir, &imgs, msg, msg_len) == 0 &&
-           take_annotations(in, root, json, imgs, cats, ncats, msg,
-                            msg_len) == 0) {
+           take_annotations(in, root, json, imgs, cats, ncats, msg, msg_len) ==
+               0) {
     id_ranges(cats, ncats, ids, ids_cap);
     rc = 0;
   }

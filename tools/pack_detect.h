@@ -45,9 +45,8 @@
 int sl_pack_scan_coco(sl_pack_inputs *in, const char *json,
                       const char *images_dir, char *ids, size_t ids_cap,
                       char *msg, size_t msg_len);
-int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir,
-                     const char *split, char *ids, size_t ids_cap, char *msg,
-                     size_t msg_len);
+int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
+                     char *ids, size_t ids_cap, char *msg, size_t msg_len);
 
 /* Reads the whole file at path into a malloc'd, NUL-terminated buffer.
  * Returns it (size in *len), or NULL with a message. */

@@ -1,5 +1,5 @@
-/* `sluice pack --voc VOCDIR OUT`: Pascal VOC's Annotations/ID.xml files read with
- * libexpat (tools/pack_detect.h says what becomes what). */
+/* `sluice pack --voc VOCDIR OUT`: Pascal VOC's Annotations/ID.xml files read
+ * with libexpat (tools/pack_detect.h says what becomes what). */
 #include <dirent.h>
 #include <errno.h>
 #include <expat.h>
@@ -54,7 +54,7 @@ typedef struct voc_parse {
   bool in_object;
   unsigned long obj_line;
   char name[TEXT_MAX + 1];
-  double v[4]; /* xmin ymin xmax ymax */
+  double v[4];   /* xmin ymin xmax ymax */
   unsigned have; /* bit k: v[k] seen; bit 4: name; bit 5: difficult */
   bool difficult;
   /* results */
@@ -153,7 +153,8 @@ static int name_index(voc_parse *s, const char *n, uint32_t *out) {
       *out = (uint32_t)i;
       return 0;
     }
-  char **v = sl_cli_grow(*s->names, s->names_cap, *s->nnames + 1, sizeof *v, 32);
+  char **v =
+      sl_cli_grow(*s->names, s->names_cap, *s->nnames + 1, sizeof *v, 32);
   if (!v)
     return -1;
   *s->names = v;
@@ -166,10 +167,18 @@ static int name_index(voc_parse *s, const char *n, uint32_t *out) {
 static void end_object(voc_parse *s) {
   s->in_object = false;
   if ((s->have & 0x1F) != 0x1F) {
-    stop(s, "%s:%lu: an <object> without a <name> or a complete <bndbox> "
-         "(xmin, ymin, xmax, ymax)", s->file, s->obj_line);
+    stop(s,
+         "%s:%lu: an <object> without a <name> or a complete <bndbox> "
+         "(xmin, ymin, xmax, ymax)",
+         s->file, s->obj_line);
     return;
   }
+  for (int k = 0; k < 4; k++)
+    if (!isfinite((float)s->v[k]) || !isfinite((float)(s->v[k] - 1))) {
+      stop(s, "%s:%lu: a <bndbox> coordinate is too large", s->file,
+           s->obj_line);
+      return;
+    }
   if (s->v[0] > s->v[2] || s->v[1] > s->v[3]) {
     stop(s, "%s:%lu: <bndbox> with xmin > xmax or ymin > ymax", s->file,
          s->obj_line);
@@ -184,8 +193,8 @@ static void end_object(voc_parse *s) {
     return;
   }
   s->objs = o;
-  o[s->nobj++] = (voc_obj){ni, s->v[0], s->v[1], s->v[2], s->v[3],
-                           s->difficult};
+  o[s->nobj++] =
+      (voc_obj){ni, s->v[0], s->v[1], s->v[2], s->v[3], s->difficult};
 }
 
 static void XMLCALL on_end(void *user, const XML_Char *el) {
@@ -193,20 +202,19 @@ static void XMLCALL on_end(void *user, const XML_Char *el) {
   voc_parse *s = user;
   static const char *const obj[] = {"annotation", "object", NULL};
   static const char *const name[] = {"annotation", "object", "name", NULL};
-  static const char *const diff[] = {"annotation", "object", "difficult",
-                                     NULL};
+  static const char *const diff[] = {"annotation", "object", "difficult", NULL};
   static const char *const sw[] = {"annotation", "size", "width", NULL};
   static const char *const sh[] = {"annotation", "size", "height", NULL};
   static const char *const coord[4] = {"xmin", "ymin", "xmax", "ymax"};
   unsigned long line = (unsigned long)XML_GetCurrentLineNumber(s->p);
-  double d;
+  double d = 0;
   if (at_path(s, obj)) {
     end_object(s);
   } else if (s->in_object && at_path(s, name)) {
     text_trimmed(s, s->name, sizeof s->name);
     if (!s->name[0] || s->text_long || strlen(s->name) > SL_CLASS_NAME_MAX)
-      stop(s, "%s:%lu: <name> is empty or longer than %d bytes", s->file,
-           line, SL_CLASS_NAME_MAX);
+      stop(s, "%s:%lu: <name> is empty or longer than %d bytes", s->file, line,
+           SL_CLASS_NAME_MAX);
     s->have |= 1u << 4;
   } else if (s->in_object && at_path(s, diff)) {
     if (!text_number(s, &d) || (d != 0 && d != 1))
@@ -310,8 +318,10 @@ static int list_ids(const char *vocdir, const char *split, char ***ids,
   snprintf(path, sizeof path, "%s/Annotations", vocdir);
   DIR *d = opendir(path);
   if (!d)
-    return failf(msg, cap, "%s: %s (not a VOCdevkit year folder like "
-                 "VOCdevkit/VOC2007?)", path, strerror(errno));
+    return failf(msg, cap,
+                 "%s: %s (not a VOCdevkit year folder like "
+                 "VOCdevkit/VOC2007?)",
+                 path, strerror(errno));
   struct dirent *e;
   int rc = 0;
   while ((e = readdir(d)) != NULL) {
@@ -329,7 +339,7 @@ static int list_ids(const char *vocdir, const char *split, char ***ids,
     (*n)++;
   }
   closedir(d);
-  if (rc == 0)
+  if (rc == 0 && *n)
     qsort(*ids, *n, sizeof **ids, cmp_str);
   return rc;
 }
@@ -351,8 +361,10 @@ static int choose_classes(sl_pack_inputs *in, char **names, size_t nnames,
   char **sorted = malloc((nnames ? nnames : 1) * sizeof *sorted);
   if (!sorted)
     return -1;
-  memcpy(sorted, names, nnames * sizeof *sorted);
-  qsort(sorted, nnames, sizeof *sorted, cmp_str);
+  if (nnames) { /* names is NULL when no object was seen */
+    memcpy(sorted, names, nnames * sizeof *sorted);
+    qsort(sorted, nnames, sizeof *sorted, cmp_str);
+  }
   for (size_t c = 0; c < k; c++) {
     if (!(in->classes[c] = strdup(*standard ? k_voc20[c] : sorted[c]))) {
       free(sorted);
@@ -368,9 +380,9 @@ static int choose_classes(sl_pack_inputs *in, char **names, size_t nnames,
   return 0;
 }
 
-int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir,
-                     const char *split, char *ids_text, size_t ids_cap,
-                     char *msg, size_t msg_len) {
+int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
+                     char *ids_text, size_t ids_cap, char *msg,
+                     size_t msg_len) {
   memset(in, 0, sizeof *in);
   char **ids = NULL, **names = NULL;
   size_t nids = 0, nnames = 0, names_cap = 0;
@@ -428,14 +440,17 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir,
     }
     for (uint32_t k = 0; k < it->nboxes; k++) {
       const voc_obj *o = &objs[i][k];
-      it->boxes[k] = (sl_box){(float)(o->xmin - 1), (float)(o->ymin - 1),
-                              (float)o->xmax,       (float)o->ymax,
+      it->boxes[k] = (sl_box){(float)(o->xmin - 1),
+                              (float)(o->ymin - 1),
+                              (float)o->xmax,
+                              (float)o->ymax,
                               (int32_t)label_of[o->name],
                               o->difficult ? SL_BOX_DIFFICULT : 0};
     }
   }
   if (rc == 0)
-    snprintf(ids_text, ids_cap, "voc_classes=%s voc_box=xmin-1,ymin-1,xmax,ymax",
+    snprintf(ids_text, ids_cap,
+             "voc_classes=%s voc_box=xmin-1,ymin-1,xmax,ymax",
              standard ? "standard20" : "found-sorted");
   for (size_t i = 0; i < nids; i++) {
     free(ids[i]);

@@ -4,8 +4,9 @@
  * mapping, crowd/difficult flags and box values (against the values the
  * script computed), --split, --max-side scaling, EXIF-rotated files kept as
  * stored, a size that disagrees with the annotation skipped, damaged JSON
- * and XML named by file and line, unknown images and categories named;
- * then `info`, `extract` and `verify` on the packed file. */
+ * and XML named by file and line, unknown images and categories named,
+ * `pack --from` keeping the boxes; then `info`, `extract` and `verify` on
+ * the packed file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,7 +69,7 @@ static void want_out(const char *s) {
  * sample's name, size and boxes, bit for bit when scale is 1, else the
  * expected boxes scaled by the stored over the expected size. */
 static void compare_expected(const char *path, const char *expected,
-                           bool scaled) {
+                             bool scaled) {
   char ep[600];
   snprintf(ep, sizeof ep, "%s/%s", g_dir, expected);
   FILE *f = fopen(ep, "r");
@@ -151,6 +152,13 @@ static void test_coco(void **state) {
     assert_int_equal(m.height, 40);
     sl_dataset_close(ds);
   }
+  /* pack --from carries the boxes over (LMDB to HDF5). */
+  char from[600], to[600];
+  snprintf(from, sizeof from, "%s/coco.lmdb", g_dir);
+  snprintf(to, sizeof to, "%s/coco-from.h5", g_dir);
+  if (run("pack --from '%s' '%s'", from, to) != 0)
+    fail_msg("%s", g_out);
+  compare_expected(to, "expected-coco.txt", false);
 }
 
 /* --max-side scales the boxes with the image; --shuffle keeps each
@@ -263,8 +271,7 @@ static void test_voc_errors(void **state) {
   line[strcspn(line, "\n")] = '\0';
   assert_int_not_equal(
       run("pack --quiet --voc '%s/voc-bad/VOC2007' '%s'", g_dir, out), 0);
-  snprintf(want, sizeof want, "Annotations/000001.xml:%s: not valid XML",
-           line);
+  snprintf(want, sizeof want, "Annotations/000001.xml:%s: not valid XML", line);
   want_out(want);
   assert_int_not_equal(
       run("pack --quiet --voc '%s/voc-nobox/VOC2007' '%s'", g_dir, out), 0);
@@ -275,9 +282,9 @@ static void test_voc_errors(void **state) {
           g_dir, out),
       0);
   want_out("ImageSets/Main/nosuch.txt");
-  assert_int_not_equal(run("pack --quiet --split train '%s/voc' '%s'", g_dir,
-                           out),
-                       2 - 2); /* --split without --voc: a usage error */
+  assert_int_not_equal(
+      run("pack --quiet --split train '%s/voc' '%s'", g_dir, out),
+      2 - 2); /* --split without --voc: a usage error */
   want_out("--split is for --voc");
   assert_int_not_equal(access(out, F_OK), 0);
 }
