@@ -65,11 +65,11 @@ static void check_open(const char *path, uint64_t want_total) {
     sl_err err = {0};
     sl_source *src = NULL;
     int bad = 0;
-    sl_status st = verify ? sl_source_open_verify_opts(&src, path, NULL,
-                                                       SL_SOURCE_MMAP, on_bad,
-                                                       &bad, &err)
-                          : sl_source_open(&src, path, SL_FORMAT_LMDB,
-                                           SL_SOURCE_MMAP, &err);
+    sl_status st =
+        verify
+            ? sl_source_open_verify_opts(&src, path, NULL, SL_SOURCE_MMAP,
+                                         on_bad, &bad, &err)
+            : sl_source_open(&src, path, SL_FORMAT_LMDB, SL_SOURCE_MMAP, &err);
     if (st != SL_OK) {
       if (!err.msg[0])
         abort();
@@ -127,8 +127,8 @@ static void lmdb_file(const uint8_t *data, size_t size) {
   memcpy(ix, SL_LMDB_IX_MAGIC, 4);
   sl_put_le32(ix + 4, n);
   for (uint32_t i = 0; !rc && i < n; i++) {
-    sl_record_hdr h = {SL_LMDB_LAYOUT_VERSION, SL_IMAGE_JPEG, 3, 8, 8, -1, 4,
-                       0};
+    sl_record_hdr h = {
+        SL_LMDB_LAYOUT_VERSION, SL_IMAGE_JPEG, 3, 8, 8, -1, 4, 0};
     uint8_t v[SL_LMDB_HDR_BYTES + 4], key[8];
     sl_record_hdr_encode(v, &h);
     memcpy(v + SL_LMDB_HDR_BYTES, jpeg, 4);
@@ -148,8 +148,7 @@ static void lmdb_file(const uint8_t *data, size_t size) {
     uint8_t key[SL_LMDB_IX_KEY_LEN];
     memcpy(key, SL_LMDB_IX_PREFIX, SL_LMDB_IX_PREFIX_LEN);
     sl_put_be32(key + SL_LMDB_IX_PREFIX_LEN, 0);
-    rc = put(t, d, key, sizeof key, ix,
-             SL_LMDB_IX_HDR + n * SL_LMDB_IX_ENTRY);
+    rc = put(t, d, key, sizeof key, ix, SL_LMDB_IX_HDR + n * SL_LMDB_IX_ENTRY);
   }
   if (!rc) {
     char meta[256];
@@ -158,8 +157,8 @@ static void lmdb_file(const uint8_t *data, size_t size) {
                       "b\nclass c\nclass d\ntargets 0\nboxes %llu %u\n"
                       "writer fuzz\n",
                       n, (unsigned long long)total, chunks);
-    rc = put(t, d, SL_LMDB_META_KEY, strlen(SL_LMDB_META_KEY), meta,
-             (size_t)ml);
+    rc =
+        put(t, d, SL_LMDB_META_KEY, strlen(SL_LMDB_META_KEY), meta, (size_t)ml);
   }
   if (!rc)
     rc = mdb_txn_commit(t);

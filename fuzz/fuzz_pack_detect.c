@@ -48,10 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   sl_pack_inputs in;
   char ids[1024], msg[1024] = "";
-  int rc = voc ? sl_pack_scan_voc(&in, dir, NULL, ids, sizeof ids, msg,
-                                  sizeof msg)
-               : sl_pack_scan_coco(&in, file, dir, ids, sizeof ids, msg,
-                                   sizeof msg);
+  int rc =
+      voc ? sl_pack_scan_voc(&in, dir, NULL, ids, sizeof ids, msg, sizeof msg)
+          : sl_pack_scan_coco(&in, file, dir, ids, sizeof ids, msg, sizeof msg);
   if (rc != 0 && !msg[0])
     abort(); /* a refusal says why */
   for (size_t i = 0; rc == 0 && i < in.n; i++) {
