@@ -307,8 +307,9 @@ int sl_cmd_verify(int argc, char **argv) {
   if (edges.boxes)
     printf("; %" PRIu64 " boxes, %" PRIu64 " reaching past and %" PRIu64
            " outside their image's edge in %" PRIu64
-           " samples (warnings: clipped by the loader)",
-           edges.boxes, edges.past, edges.outside, edges.samples);
+           " sample%s (warnings: clipped by the loader)",
+           edges.boxes, edges.past, edges.outside, edges.samples,
+           edges.samples == 1 ? "" : "s");
   printf("\n");
   return 0;
 }
