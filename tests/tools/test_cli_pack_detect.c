@@ -152,6 +152,19 @@ static void test_coco(void **state) {
     assert_int_equal(m.height, 40);
     sl_dataset_close(ds);
   }
+  /* h5py (a real client) reads the HDF5 box datasets as plain arrays. */
+  char cmd[2000];
+  snprintf(cmd, sizeof cmd,
+           "'%s' -c \"import h5py, sys; g = h5py.File(sys.argv[1])['samples'];"
+           " assert g.attrs['sluice_layout'] == 4;"
+           " assert list(g['box_count'][:]) == [3, 1, 0, 1];"
+           " assert g['boxes'].shape == (5, 4);"
+           " assert list(g['boxes'][0]) == [10.5, 12.25, 20.0, 30.0];"
+           " assert list(g['box_label'][:]) == [0, 2, 1, 1, 1];"
+           " assert list(g['box_flags'][:]) == [0, 1, 0, 0, 0]\" '%s/coco.h5'",
+           SLUICE_TEST_PYTHON, g_dir);
+  if (system(cmd) != 0)
+    fail_msg("h5py does not read the box datasets as expected: %s", cmd);
   /* pack --from carries the boxes over (LMDB to HDF5). */
   char from[600], to[600];
   snprintf(from, sizeof from, "%s/coco.lmdb", g_dir);
