@@ -626,6 +626,51 @@ static void test_old_layouts(void **state) {
   }
 }
 
+/* The first files with boxes (tests/fixtures/README.md), as that sluice
+ * wrote them: every box, name and class read back. */
+static void test_box_fixtures(void **state) {
+  (void)state;
+  const char *dir = getenv("SLUICE_FIXTURES");
+  if (!dir)
+    fail_msg("SLUICE_FIXTURES is not set");
+  const char *names[] = {"layout5.lmdb", "layout4.h5"};
+  const uint32_t versions[] = {5, 4};
+  const uint32_t counts[] = {3, 1, 0, 1};
+  const sl_box want[] = {{10.5f, 12.25f, 20.0f, 30.0f, 0, 0},
+                         {40.0f, 20.0f, 65.5f, 30.0f, 2, SL_BOX_CROWD},
+                         {0.0f, 0.0f, 1.0f, 1.0f, 1, 0},
+                         {1.0f, 2.0f, 4.0f, 2.0f, 1, 0},
+                         {50.0f, 5.0f, 58.0f, 35.0f, 1, 0}};
+  const char *samples[] = {"val/000000000042.jpg", "val/000000000007.jpg",
+                           "val/000000001000.jpg", "val/rotated.jpg"};
+  for (int f = 0; f < 2; f++) {
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, names[f]);
+    sl_source *src = open_ok(p, SL_SOURCE_MMAP);
+    assert_int_equal(sl_source_layout_version(src), versions[f]);
+    assert_int_equal(sl_source_count(src), 4);
+    assert_int_equal(sl_source_class_count(src), 3);
+    assert_string_equal(sl_source_class_name(src, 2), "toothbrush");
+    assert_int_equal(sl_source_max_boxes(src), 3);
+    assert_int_equal(sl_source_box_total(src), 5);
+    size_t k = 0;
+    for (uint64_t i = 0; i < 4; i++) {
+      uint32_t n;
+      const sl_box *b = sl_source_boxes(src, i, &n);
+      assert_int_equal(n, counts[i]);
+      if (n)
+        assert_memory_equal(b, &want[k], n * sizeof *b);
+      k += n;
+      char name[64];
+      sl_err err = {0};
+      assert_int_equal(sl_source_name(src, i, name, sizeof name, &err), SL_OK);
+      assert_string_equal(name, samples[i]);
+      assert_int_equal(sl_source_info(src, i)->label, -1);
+    }
+    sl_source_close(src);
+  }
+}
+
 /* The chunk parser on hand-made bytes: what it accepts and refuses. */
 static void test_chunk_parse(void **state) {
   (void)state;
@@ -667,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_verify_damage),
       cmocka_unit_test(test_damage_sweep),
       cmocka_unit_test(test_old_layouts),
+      cmocka_unit_test(test_box_fixtures),
   };
   return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
