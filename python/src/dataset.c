@@ -622,7 +622,10 @@ static PyMethodDef Writer_methods[] = {
     {"add_pixels", (PyCFunction)(void (*)(void))Writer_add_pixels,
      METH_VARARGS | METH_KEYWORDS, "Appends u8 HWC pixels as a raw sample."},
     {"add_encoded", (PyCFunction)(void (*)(void))Writer_add_encoded,
-     METH_VARARGS | METH_KEYWORDS, "Appends a JPEG or PNG file's bytes."},
+     METH_VARARGS | METH_KEYWORDS,
+     "add_encoded(data, label=-1, targets=None, name=None, boxes=None): "
+     "appends a JPEG or PNG file's bytes; boxes: (x0, y0, x1, y1, label[, "
+     "flags]) in its pixels (flags: 1 crowd, 2 difficult)."},
     {"set_class_name", Writer_set_class_name, METH_VARARGS, NULL},
     {"commit", Writer_commit, METH_NOARGS,
      "Writes, syncs and names the file (atomic)."},
