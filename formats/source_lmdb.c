@@ -215,7 +215,10 @@ static sl_status take_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
     e->width = h.width;
     e->codec = h.codec;
     e->channels = h.channels;
-    float *t = src->targets + (first + j) * src->target_width;
+    /* No targets: src->targets is NULL (and NULL + 0 is undefined). */
+    float *t = src->target_width
+                   ? src->targets + (first + j) * src->target_width
+                   : NULL;
     for (uint32_t q = 0; q < src->target_width; q++)
       t[q] = sl_get_lef32(ent + SL_LMDB_IX_ENTRY + 4 * (size_t)q);
   }

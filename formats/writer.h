@@ -18,7 +18,9 @@
  * index chunks written at commit) plus 4 bytes per target; the HDF5 writer
  * spools names and payloads to an anonymous file and keeps 31 bytes per
  * sample (offsets, label, shape, codec, name length) plus 4 per target
- * until commit.
+ * until commit; once a sample has boxes, both keep 2 bytes a sample and 24
+ * a box until commit (HDF5 unpacks them into its arrays during commit:
+ * as much again).
  *
  * Thread safety: a writer is used by one thread at a time. */
 #ifndef SLUICE_FORMATS_WRITER_H

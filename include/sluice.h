@@ -898,8 +898,10 @@ SL_API int sl_image_has_restart_layout(const void *bytes, size_t len);
  * Memory: the LMDB writer holds one transaction (<= 32 MiB of values) and
  * 16 + 4 × target_width bytes a sample until commit; the HDF5 writer spools
  * samples to an unlinked file and holds 31 + 4 × target_width bytes a
- * sample. A JPEG rewrite holds the image's coefficients (~2 bytes per pixel
- * and component) while it runs.
+ * sample; once a sample has boxes, either also holds 2 bytes a sample and
+ * 24 a box until commit (HDF5: twice the boxes' during commit). A JPEG rewrite
+ * holds the image's coefficients (~2 bytes per pixel and component) while it
+ * runs.
  *
  * Thread safety: a writer is used by one thread at a time. To prepare JPEGs
  * on several threads, use an sl_transcoder per thread and add the results
