@@ -1,6 +1,8 @@
-/* Crop geometry: torchvision's RandomResizedCrop and the eval center crop,
- * the DCT scale choice, and the size of one output sample. */
+/* Crop geometry: torchvision's RandomResizedCrop, the eval center crop,
+ * v2's RandomIoUCrop and the letterbox, a sample's geometry record, the
+ * DCT scale choice, and the size of one output sample. */
 #include <math.h>
+#include <string.h>
 
 #include "augment/pipeline.h"
 #include "common/dtype.h"
@@ -77,17 +79,135 @@ static sl_crop_box center(const sl_aug_params *p, int W, int H, int out_h,
   return b;
 }
 
+/* Box i's x0 y0 x1 y1. */
+static const float *box_at(const float *boxes, size_t stride, uint32_t i) {
+  return (const float *)((const char *)boxes + (size_t)i * stride);
+}
+
+/* torchvision's box_iou of box b with the crop [l, r) x [t, bt). */
+static double iou_with(const float *b, double l, double t, double r,
+                       double bt) {
+  double a1 = ((double)b[2] - b[0]) * ((double)b[3] - b[1]);
+  double a2 = (r - l) * (bt - t);
+  double iw = fmin(b[2], r) - fmax(b[0], l),
+         ih = fmin(b[3], bt) - fmax(b[1], t);
+  double inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+  double uni = a1 + a2 - inter;
+  return uni > 0 ? inter / uni : 0.0;
+}
+
+/* One trial's test: some box has its center strictly inside the crop, and
+ * the largest (all: the smallest) IoU of those meets min_iou. Stops at the
+ * first box that decides it (n <= SL_BOXES_MAX: each trial is bounded). */
+static int iou_ok(const float *boxes, size_t stride, uint32_t n, int all,
+                  double min_iou, double l, double t, double r, double bt) {
+  int any = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const float *b = box_at(boxes, stride, i);
+    double cx = 0.5 * ((double)b[0] + b[2]), cy = 0.5 * ((double)b[1] + b[3]);
+    if (!(l < cx && cx < r && t < cy && cy < bt))
+      continue;
+    int meets = iou_with(b, l, t, r, bt) >= min_iou;
+    if (!all && meets)
+      return 1;
+    if (all && !meets)
+      return 0;
+    any = 1;
+  }
+  return all && any;
+}
+
+/* RandomIoUCrop._get_params (pipeline.h); *min_iou gets the option. */
+static sl_crop_box iou_crop(const sl_aug_params *p, const float *boxes,
+                            size_t stride, uint32_t n, int W, int H, sl_rng *r,
+                            double *min_iou) {
+  static const double k_options[] = {0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0};
+  enum { k_nopt = sizeof k_options / sizeof k_options[0] };
+  *min_iou = 1.0;
+  if (n == 0)
+    return whole(W, H);
+  const double s0 = SL_IOU_MIN_SCALE, s1 = SL_IOU_MAX_SCALE;
+  for (int d = 0; d < SL_IOU_MAX_OPTION_DRAWS; d++) {
+    double opt = k_options[sl_rng_below(r, k_nopt)];
+    if (opt >= 1.0) {
+      *min_iou = opt;
+      return whole(W, H);
+    }
+    for (int t = 0; t < SL_IOU_TRIALS; t++) {
+      double r0 = s0 + (s1 - s0) * sl_rng_uniform(r);
+      double r1 = s0 + (s1 - s0) * sl_rng_uniform(r);
+      int nw = (int)(W * r0), nh = (int)(H * r1);
+      if (nw < 1 || nh < 1)
+        continue;
+      double aspect = (double)nw / (double)nh;
+      if (!(SL_IOU_MIN_ASPECT <= aspect && aspect <= SL_IOU_MAX_ASPECT))
+        continue;
+      double u0 = sl_rng_uniform(r), u1 = sl_rng_uniform(r);
+      int left = (int)((W - nw) * u0), top = (int)((H - nh) * u1);
+      if (!iou_ok(boxes, stride, n, p->iou_all, opt, left, top, left + nw,
+                  top + nh))
+        continue;
+      *min_iou = opt;
+      sl_crop_box b = {left, top, nw, nh};
+      return b;
+    }
+  }
+  return whole(W, H);
+}
+
+/* The flip, then the crop: the stream's first draws. */
+static void draw_crop(const sl_aug_params *p, const float *boxes, size_t stride,
+                      uint32_t n, int img_w, int img_h, int out_h, int out_w,
+                      sl_rng *r, sl_crop_box *box, int *flip, double *min_iou) {
+  *flip = sl_rng_uniform(r) < p->flip;
+  *min_iou = -1.0;
+  if (p->crop == SL_CROP_RANDOM_RESIZED)
+    *box = random_resized(p, img_w, img_h, r);
+  else if (p->crop == SL_CROP_CENTER)
+    *box = center(p, img_w, img_h, out_h, out_w);
+  else if (p->crop == SL_CROP_IOU)
+    *box = iou_crop(p, boxes, stride, n, img_w, img_h, r, min_iou);
+  else
+    *box = whole(img_w, img_h);
+}
+
 void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
                         int out_w, uint64_t seed, uint64_t epoch,
                         uint64_t index, sl_crop_box *box, int *flip) {
   sl_rng r = sl_rng_for(seed, epoch, index);
-  *flip = sl_rng_uniform(&r) < p->flip;
-  if (p->crop == SL_CROP_RANDOM_RESIZED)
-    *box = random_resized(p, img_w, img_h, &r);
-  else if (p->crop == SL_CROP_CENTER)
-    *box = center(p, img_w, img_h, out_h, out_w);
-  else
-    *box = whole(img_w, img_h);
+  double min_iou;
+  draw_crop(p, NULL, 0, 0, img_w, img_h, out_h, out_w, &r, box, flip, &min_iou);
+}
+
+/* Python's round(v - 0.1) for ultralytics' pad split. */
+static int pad_before(int spare) {
+  return (int)nearbyint((double)spare / 2.0 - 0.1);
+}
+
+void sl_aug_sample_geom(const sl_aug_params *p, const float *boxes,
+                        size_t stride, uint32_t n, int img_w, int img_h,
+                        int out_h, int out_w, uint64_t seed, uint64_t epoch,
+                        uint64_t index, sl_aug_geom *g) {
+  memset(g, 0, sizeof *g);
+  sl_rng r = sl_rng_for(seed, epoch, index);
+  draw_crop(p, boxes, stride, n, img_w, img_h, out_h, out_w, &r, &g->crop,
+            &g->flip, &g->min_iou);
+  g->centers = p->crop == SL_CROP_IOU && g->min_iou < 1.0;
+  g->place_w = out_w, g->place_h = out_h;
+  if (p->crop == SL_CROP_LETTERBOX) {
+    double k = fmin((double)out_w / img_w, (double)out_h / img_h);
+    int tw = (int)nearbyint(img_w * k), th = (int)nearbyint(img_h * k);
+    g->place_w = tw < 1 ? 1 : tw > out_w ? out_w : tw;
+    g->place_h = th < 1 ? 1 : th > out_h ? out_h : th;
+    g->place_x = pad_before(out_w - g->place_w);
+    g->place_y = pad_before(out_h - g->place_h);
+  }
+  sl_rng rr = sl_recipe_rng(seed, epoch, index);
+  sl_recipe_draw_all(&p->recipe, &rr, out_w, out_h, &g->rd);
+  g->recipe_rng = rr;
+  for (int i = 0; i < g->rd.n_steps; i++)
+    if (sl_policy_matrix(&g->rd.steps[i], out_w, out_h, g->warp[g->n_warps]))
+      g->n_warps++;
 }
 
 /* The DCT scale cost model (issue 24). libjpeg-turbo 2.1 has SIMD inverse

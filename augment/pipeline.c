@@ -4,11 +4,13 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <libyuv/scale.h>
 #include <libyuv/scale_argb.h>
 
+#include "augment/boxes.h"
 #include "augment/convert.h"
 #include "augment/resample.h"
 #include "codecs/codec.h"
@@ -28,6 +30,7 @@ struct sl_pipeline {
   sl_convert_tables tables;
   sl_op_scratch ops; /* the recipe's u8 ops; empty without them */
   sl_pipeline_times times;
+  sl_aug_geom geom; /* the current sample's (large for the stack) */
 };
 
 static sl_status check_params(const sl_aug_params *p, sl_err *err) {
@@ -37,7 +40,7 @@ static sl_status check_params(const sl_aug_params *p, sl_err *err) {
   if ((unsigned)p->dtype > SL_DTYPE_FP32 ||
       (unsigned)p->layout > SL_LAYOUT_NHWC ||
       (unsigned)p->filter > SL_FILTER_BILINEAR ||
-      (unsigned)p->crop > SL_CROP_NONE)
+      (unsigned)p->crop > SL_CROP_LETTERBOX)
     return sl_err_set(err, SL_EINVAL, "augment: bad dtype/layout/filter/crop");
   if (!(p->scale[0] > 0 && p->scale[0] <= p->scale[1] && p->scale[1] <= 1) ||
       !(p->ratio[0] > 0 && p->ratio[0] <= p->ratio[1]))
@@ -48,6 +51,12 @@ static sl_status check_params(const sl_aug_params *p, sl_err *err) {
       p->max_pixels < 1)
     return sl_err_set(err, SL_EINVAL,
                       "augment: bad center_ratio, flip or max_pixels");
+  if (!(p->box_min_area >= 0 && p->box_min_area <= 1) ||
+      p->letterbox_fill < 0 || p->letterbox_fill > 255)
+    return sl_err_set(err, SL_EINVAL,
+                      "augment: box_min_area %g (0..1) or letterbox_fill %d "
+                      "(0..255)",
+                      p->box_min_area, p->letterbox_fill);
   for (int c = 0; c < 3; c++)
     if (!(p->std[c] != 0))
       return sl_err_set(err, SL_EINVAL, "augment: std[%d] is zero", c);
@@ -148,24 +157,19 @@ static sl_status resize_exact(sl_pipeline *pl, const sl_decoded *dec, double u0,
   return SL_OK;
 }
 
-/* A level record's sample: the crop of level 0 decoded from the level
- * sl_aug_level_plan picks. */
+/* A level record's sample: the crop of level 0 (box) decoded from the
+ * level sl_aug_level_plan picks and resized to out_w x out_h. */
 static sl_status run_levels(sl_pipeline *pl, const sl_encoded *in,
-                            uint64_t seed, uint64_t epoch, uint64_t index,
+                            const sl_levels *lv, const sl_crop_box *box,
                             int out_h, int out_w, enum FilterMode f,
-                            sl_crop_box *box, int *flip, sl_decoded *dec,
-                            int *level, sl_err *err) {
-  sl_levels lv;
-  sl_status st = sl_decoder_levels(in, &lv, err);
-  if (st != SL_OK)
-    return st;
+                            sl_decoded *dec, int *level, sl_err *err) {
   int lw[SL_LEVELS_MAX], lh[SL_LEVELS_MAX];
-  for (int k = 0; k < lv.n; k++)
-    lw[k] = lv.level[k].width, lh[k] = lv.level[k].height;
+  for (int k = 0; k < lv->n; k++)
+    lw[k] = lv->level[k].width, lh[k] = lv->level[k].height;
   int W = lw[0], H = lh[0], m;
-  sl_aug_sample_crop(&pl->p, W, H, out_h, out_w, seed, epoch, index, box, flip);
-  sl_aug_level_plan(box, W, H, lw, lh, lv.n, out_w, out_h, level, &m);
+  sl_aug_level_plan(box, W, H, lw, lh, lv->n, out_w, out_h, level, &m);
   int k = *level;
+  sl_status st;
   if (k == 0) { /* as a plain JPEG: the same pixels as without levels */
     sl_decode_req req = {box->x, box->y, box->w, box->h,
                          m,      out_w,  out_h,  pl->ch};
@@ -204,10 +208,41 @@ static sl_status run_levels(sl_pipeline *pl, const sl_encoded *in,
       to_decoded(Y1, m, dec->y0, dec->ky), out_w, out_h, f, err);
 }
 
+/* Letterbox: moves the tw x th image at the start of pl->resized to
+ * (x, y) of an out_w x out_h image and fills the rest with v. Rows move
+ * from the last: each lands at or after where it was, past the rows not
+ * yet moved. */
+static void place(sl_pipeline *pl, int x, int y, int tw, int th, int out_w,
+                  int out_h, uint8_t v) {
+  size_t ch = (size_t)pl->ch, stride = (size_t)out_w * ch;
+  size_t row = (size_t)tw * ch;
+  uint8_t *px = pl->resized;
+  for (int r = th - 1; r >= 0; r--)
+    memmove(px + (size_t)(y + r) * stride + (size_t)x * ch,
+            px + (size_t)r * row, row);
+  memset(px, v, (size_t)y * stride);
+  memset(px + (size_t)(y + th) * stride, v, (size_t)(out_h - y - th) * stride);
+  for (int r = y; r < y + th; r++) {
+    memset(px + (size_t)r * stride, v, (size_t)x * ch);
+    memset(px + (size_t)r * stride + (size_t)(x + tw) * ch, v,
+           (size_t)(out_w - x - tw) * ch);
+  }
+}
+
 sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                           int codec, int raw_h, int raw_w, int raw_c,
                           uint64_t seed, uint64_t epoch, uint64_t sample_index,
                           int out_h, int out_w, void *dst, sl_err *err) {
+  return sl_pipeline_run_boxes(pl, bytes, len, codec, raw_h, raw_w, raw_c, seed,
+                               epoch, sample_index, out_h, out_w, dst, NULL,
+                               err);
+}
+
+sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
+                                size_t len, int codec, int raw_h, int raw_w,
+                                int raw_c, uint64_t seed, uint64_t epoch,
+                                uint64_t sample_index, int out_h, int out_w,
+                                void *dst, sl_aug_boxes *bx, sl_err *err) {
   if (out_h < 1 || out_w < 1 || out_h > pl->max_side || out_w > pl->max_side ||
       !dst)
     return sl_err_set(err, SL_EINVAL,
@@ -217,57 +252,72 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
   sl_encoded in = {bytes, len, codec, raw_h, raw_w, raw_c};
   enum FilterMode f =
       pl->p.filter == SL_FILTER_BOX ? kFilterBox : kFilterBilinear;
-  sl_crop_box box;
-  int flip, level = 0;
+  int level = 0, W, H;
   sl_decoded dec;
   sl_status st;
+  sl_levels lv;
+  if (codec == SL_IMAGE_JPEG_LEVELS) {
+    st = sl_decoder_levels(&in, &lv, err);
+    W = lv.n > 0 ? lv.level[0].width : 0, H = lv.n > 0 ? lv.level[0].height : 0;
+  } else {
+    sl_image_info info;
+    st = sl_decoder_probe(pl->dec, &in, &info, err);
+    W = info.width, H = info.height;
+  }
+  if (st != SL_OK)
+    return st;
+  sl_aug_geom *g = &pl->geom;
+  sl_aug_sample_geom(&pl->p, bx ? bx->in : NULL, bx ? bx->stride : 0,
+                     bx ? bx->n : 0, W, H, out_h, out_w, seed, epoch,
+                     sample_index, g);
+  const sl_crop_box box = g->crop;
+  int tw = g->place_w, th = g->place_h; /* the crop's size in the output */
   uint64_t t1;
   if (codec == SL_IMAGE_JPEG_LEVELS) {
-    st = run_levels(pl, &in, seed, epoch, sample_index, out_h, out_w, f, &box,
-                    &flip, &dec, &level, err);
+    st = run_levels(pl, &in, &lv, &box, th, tw, f, &dec, &level, err);
     if (st != SL_OK)
       return st;
     t1 = sl_now_ns();
   } else {
-    sl_image_info info;
-    st = sl_decoder_probe(pl->dec, &in, &info, err);
-    if (st != SL_OK)
-      return st;
-    sl_aug_sample_crop(&pl->p, info.width, info.height, out_h, out_w, seed,
-                       epoch, sample_index, &box, &flip);
-    sl_decode_req req = {box.x, box.y, box.w, box.h, 8, out_w, out_h, pl->ch};
+    sl_decode_req req = {box.x, box.y, box.w, box.h, 8, tw, th, pl->ch};
     if (codec == SL_IMAGE_JPEG)
-      req.scale = sl_aug_dct_scale(box.w, box.h, out_w, out_h);
+      req.scale = sl_aug_dct_scale(box.w, box.h, tw, th);
     st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
     if (st != SL_OK)
       return st;
     t1 = sl_now_ns();
     if (pl->ch == 4) {
       if (ARGBScale(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized,
-                    out_w * 4, out_w, out_h, f) != 0)
+                    tw * 4, tw, th, f) != 0)
         return sl_err_set(err, SL_EINVAL,
                           "augment: libyuv cannot scale %dx%d "
                           "to %dx%d",
-                          dec.w, dec.h, out_w, out_h);
+                          dec.w, dec.h, tw, th);
     } else {
-      ScalePlane(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized, out_w,
-                 out_w, out_h, f);
+      ScalePlane(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized, tw, tw,
+                 th, f);
     }
   }
+  if (tw != out_w || th != out_h)
+    place(pl, g->place_x, g->place_y, tw, th, out_w, out_h,
+          (uint8_t)pl->p.letterbox_fill);
   const sl_aug_recipe *rc = &pl->p.recipe;
-  sl_rng rr = sl_recipe_rng(seed, epoch, sample_index);
-  sl_recipe_draw rd;
-  sl_recipe_draw_all(rc, &rr, out_w, out_h, &rd);
+  int flip = g->flip;
   if (pl->ops.pixels) { /* the flip first, as torchvision's recipes */
     sl_image im = {pl->resized, out_w, out_h, pl->ch};
-    sl_recipe_apply(rc, &rd, &im, flip, &pl->ops);
+    sl_recipe_apply(rc, &g->rd, &im, flip, &pl->ops);
     flip = 0;
   }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
                  dst);
-  if (rd.erase.on)
-    sl_convert_erase(&pl->p, dst, out_h, out_w, &rd.erase, rc->erasing_random,
-                     &rr);
+  if (g->rd.erase.on)
+    sl_convert_erase(&pl->p, dst, out_h, out_w, &g->rd.erase,
+                     rc->erasing_random, &g->recipe_rng);
+  if (bx) {
+    bx->kept = sl_boxes_map(g, out_w, out_h, pl->p.box_min_area, bx->in,
+                            bx->stride, bx->n, bx->out, bx->src, bx->cap);
+    bx->n_out = bx->kept < bx->cap ? bx->kept : bx->cap;
+  }
   uint64_t t2 = sl_now_ns();
   pl->times.decode_ns += t1 - t0;
   if (codec == SL_IMAGE_JPEG || codec == SL_IMAGE_JPEG_LEVELS) {

@@ -8,7 +8,10 @@
  *
  * Every random draw comes from sl_rng_for(seed, epoch, sample_index), so a
  * sample's output depends only on (bytes, params, seed, epoch, index,
- * out_h, out_w), never on the thread or the order.
+ * out_h, out_w, and its boxes for iou_crop), never on the thread or the
+ * order. A sample's detection boxes (augment/boxes.h) move with its
+ * pixels: sl_aug_sample_geom is the one record of where every pixel went,
+ * and both the pixels and the boxes follow it.
  *
  * Thread safety: an sl_pipeline is one worker's scratch; use each from one
  * thread at a time. sl_aug_params is read-only and shared.
@@ -39,7 +42,9 @@
 typedef enum sl_crop {
   SL_CROP_RANDOM_RESIZED,
   SL_CROP_CENTER,
-  SL_CROP_NONE
+  SL_CROP_NONE,
+  SL_CROP_IOU,      /* torchvision v2's RandomIoUCrop (needs the boxes) */
+  SL_CROP_LETTERBOX /* aspect kept, padded to the output (YOLO) */
 } sl_crop;
 /* The resize filter (augment.filter): libyuv's box or bilinear. */
 typedef enum sl_filter { SL_FILTER_BOX, SL_FILTER_BILINEAR } sl_filter;
@@ -58,6 +63,12 @@ typedef struct sl_aug_params {
   sl_filter filter;
   uint64_t max_pixels;  /* decompression-bomb guard */
   sl_aug_recipe recipe; /* the recipe's ops after the resize (recipe.h) */
+  double box_min_area;  /* boxes: drop below this fraction of the area
+                           they would have unclipped (0..1) */
+  int iou_all;          /* iou_crop: every box whose center is in the crop
+                           meets the IoU drawn (mmdet's MinIoURandomCrop);
+                           0: at least one does (torchvision) */
+  int letterbox_fill;   /* letterbox: the pad's value, 0..255 */
 } sl_aug_params;
 
 /* A crop in full-size image pixels. */
@@ -81,6 +92,74 @@ typedef struct sl_crop_box {
 void sl_aug_sample_crop(const sl_aug_params *p, int img_w, int img_h, int out_h,
                         int out_w, uint64_t seed, uint64_t epoch,
                         uint64_t index, sl_crop_box *box, int *flip);
+
+/* RandomIoUCrop's settings, torchvision v2's defaults (SSD's). */
+#define SL_IOU_MIN_SCALE 0.3
+#define SL_IOU_MAX_SCALE 1.0
+#define SL_IOU_MIN_ASPECT 0.5
+#define SL_IOU_MAX_ASPECT 2.0
+#define SL_IOU_TRIALS 40
+/* Options drawn before giving up and keeping the whole image (torchvision
+ * draws until one succeeds; the 1.0 option ends it with probability 1/7
+ * a draw, so this bound is met with probability (6/7)^64 < 1e-4). */
+#define SL_IOU_MAX_OPTION_DRAWS 64
+
+/* Where one sample's pixels went: everything that moves a pixel, as the
+ * pipeline uses it, for the boxes (augment/boxes.h) and for tests.
+ *   crop      the region of the full-size image (level 0) decoded;
+ *   place     where it lands in the out_w x out_h output: [x, x + w) x
+ *             [y, y + h) (the whole output but for letterbox, whose pad
+ *             is the rest);
+ *   flip      mirrored about the output's vertical center line, after
+ *             placing (the recipe's first op);
+ *   warp      the recipe's geometric ops in order, each sl_op_warp's
+ *             output-to-input matrix (ops.h) on the out_w x out_h image;
+ *   min_iou   iou_crop: the option drawn (>= 1: the whole image kept, as
+ *             torchvision's "leave as is"); -1 for the other crops;
+ *   centers   1: boxes whose center is not strictly inside the crop are
+ *             dropped (iou_crop's rule, as torchvision's
+ *             is_within_crop_area);
+ *   rd        everything the recipe drew (recipe.h), and its stream after
+ *             the draws (recipe_rng). */
+typedef struct sl_aug_geom {
+  sl_crop_box crop;
+  int place_x, place_y, place_w, place_h;
+  int flip;
+  int n_warps;
+  double warp[SL_POLICY_MAX_OPS][6];
+  double min_iou;
+  int centers;
+  sl_recipe_draw rd;
+  sl_rng recipe_rng; /* the recipe's stream after rd (erasing's values) */
+} sl_aug_geom;
+
+/* The geometry of sample (seed, epoch, index) for an img_w x img_h image
+ * and an out_h x out_w output, as sl_pipeline_run_boxes computes it (the
+ * same function): the crop and flip of sl_aug_sample_crop (iou_crop also
+ * reads the sample's n boxes, x0 y0 x1 y1 floats in full-size pixels, one
+ * every stride bytes; NULL when n is 0), the placement, and the recipe's
+ * draw at out_w x out_h with its warp matrices. Crops:
+ *   iou_crop: torchvision v2's RandomIoUCrop._get_params with its
+ *     defaults: an option drawn uniformly from {0, .1, .3, .5, .7, .9, 1}
+ *     (1: no crop); then up to 40 trials of w = int(W * U(.3, 1)), h =
+ *     int(H * U(.3, 1)) (two draws), kept when 0.5 <= w / h <= 2, left =
+ *     int((W - w) * U), top = int((H - h) * U) (two draws), kept when some
+ *     box has its center strictly inside and the largest IoU of those
+ *     boxes with the crop is at least the option (with iou_all, the
+ *     smallest); after 40 failed trials another option. Differences: a
+ *     sample without boxes, or SL_IOU_MAX_OPTION_DRAWS options without a
+ *     crop, keeps the whole image (torchvision raises or loops); w or h 0
+ *     is a failed trial (torchvision divides by zero); draws are sluice's
+ *     stream, not torch's.
+ *   letterbox: the whole image resized by r = min(out_w / W, out_h / H) to
+ *     round(W r) x round(H r) (at least 1) and placed at left = round(dw -
+ *     0.1), top = round(dh - 0.1), dw and dh half the spare width and
+ *     height (ultralytics' LetterBox, round half to even as Python's);
+ *     the pad is letterbox_fill. */
+void sl_aug_sample_geom(const sl_aug_params *p, const float *boxes,
+                        size_t stride, uint32_t n, int img_w, int img_h,
+                        int out_h, int out_w, uint64_t seed, uint64_t epoch,
+                        uint64_t index, sl_aug_geom *g);
 
 /* The JPEG DCT scale M (of M/8): among 1, 2, 3, 4, 5, 6, 8 at which the
  * crop still covers out_w x out_h in both dimensions (never an upscale in
@@ -133,6 +212,33 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                           int codec, int raw_h, int raw_w, int raw_c,
                           uint64_t seed, uint64_t epoch, uint64_t sample_index,
                           int out_h, int out_w, void *dst, sl_err *err);
+
+/* A sample's detection boxes through sl_pipeline_run_boxes: the n input
+ * boxes (x0 y0 x1 y1 floats in full-size pixels, one every stride bytes:
+ * sizeof(sl_box) for the dataset's) and where the kept ones go: out
+ * (cap x 4 floats, output pixels) and src (cap: each kept box's input
+ * index, for its label; may be NULL). The pipeline sets kept (boxes that
+ * survived the transforms) and n_out = min(kept, cap): the first n_out
+ * kept boxes, in input order, are written. */
+typedef struct sl_aug_boxes {
+  const float *in;
+  size_t stride;
+  uint32_t n;
+  float *out;
+  uint32_t *src;
+  uint32_t cap;
+  uint32_t kept, n_out;
+} sl_aug_boxes;
+
+/* sl_pipeline_run, with the sample's boxes moved as its pixels
+ * (augment/boxes.h's sl_boxes_map through sl_aug_sample_geom's record);
+ * bx may be NULL (then exactly sl_pipeline_run). On error bx's outputs
+ * are unspecified. */
+sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
+                                size_t len, int codec, int raw_h, int raw_w,
+                                int raw_c, uint64_t seed, uint64_t epoch,
+                                uint64_t sample_index, int out_h, int out_w,
+                                void *dst, sl_aug_boxes *bx, sl_err *err);
 
 /* Per-stage nanoseconds accumulated by this pipeline (for loader stats). */
 typedef struct sl_pipeline_times {

@@ -180,33 +180,39 @@ int sl_policy_draw(const sl_policy_params *p, int w, int h, sl_rng *r,
   return nops;
 }
 
+int sl_policy_matrix(const sl_policy_step *step, int w, int h, double m[6]) {
+  double v = step->magnitude;
+  switch (step->op) {
+  case SL_POP_SHEAR_X: /* about the top-left corner (center = [0, 0]) */
+    sl_affine_params(w, h, 0.0, 0, 0, 1.0, atan(v) * (180.0 / M_PI), 0.0, 1,
+                     0.0, 0.0, m);
+    return 1;
+  case SL_POP_SHEAR_Y:
+    sl_affine_params(w, h, 0.0, 0, 0, 1.0, 0.0, atan(v) * (180.0 / M_PI), 1,
+                     0.0, 0.0, m);
+    return 1;
+  case SL_POP_TRANSLATE_X: /* int(magnitude): whole pixels */
+    sl_affine_params(w, h, 0.0, trunc(v), 0, 1.0, 0.0, 0.0, 0, 0, 0, m);
+    return 1;
+  case SL_POP_TRANSLATE_Y:
+    sl_affine_params(w, h, 0.0, 0, trunc(v), 1.0, 0.0, 0.0, 0, 0, 0, m);
+    return 1;
+  case SL_POP_ROTATE: /* F.rotate passes -angle to the matrix */
+    sl_affine_params(w, h, -v, 0, 0, 1.0, 0.0, 0.0, 0, 0, 0, m);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 void sl_policy_apply(sl_image *im, const sl_policy_step *step, sl_interp interp,
                      const double *fill, sl_op_scratch *s) {
   double m = step->magnitude, mat[6];
-  int w = im->w, h = im->h;
+  if (sl_policy_matrix(step, im->w, im->h, mat)) {
+    sl_op_warp(im, mat, interp, fill, s);
+    return;
+  }
   switch (step->op) {
-  case SL_POP_SHEAR_X: /* about the top-left corner (center = [0, 0]) */
-    sl_affine_params(w, h, 0.0, 0, 0, 1.0, atan(m) * (180.0 / M_PI), 0.0, 1,
-                     0.0, 0.0, mat);
-    sl_op_warp(im, mat, interp, fill, s);
-    break;
-  case SL_POP_SHEAR_Y:
-    sl_affine_params(w, h, 0.0, 0, 0, 1.0, 0.0, atan(m) * (180.0 / M_PI), 1,
-                     0.0, 0.0, mat);
-    sl_op_warp(im, mat, interp, fill, s);
-    break;
-  case SL_POP_TRANSLATE_X: /* int(magnitude): whole pixels */
-    sl_affine_params(w, h, 0.0, trunc(m), 0, 1.0, 0.0, 0.0, 0, 0, 0, mat);
-    sl_op_warp(im, mat, interp, fill, s);
-    break;
-  case SL_POP_TRANSLATE_Y:
-    sl_affine_params(w, h, 0.0, 0, trunc(m), 1.0, 0.0, 0.0, 0, 0, 0, mat);
-    sl_op_warp(im, mat, interp, fill, s);
-    break;
-  case SL_POP_ROTATE: /* F.rotate passes -angle to the matrix */
-    sl_affine_params(w, h, -m, 0, 0, 1.0, 0.0, 0.0, 0, 0, 0, mat);
-    sl_op_warp(im, mat, interp, fill, s);
-    break;
   case SL_POP_BRIGHTNESS:
     sl_op_brightness(im, 1.0 + m);
     break;

@@ -74,6 +74,12 @@ const char *sl_policy_op_name(sl_policy_op op);
 int sl_policy_draw(const sl_policy_params *p, int w, int h, sl_rng *r,
                    sl_policy_step out[SL_POLICY_MAX_OPS]);
 
+/* The warp matrix of a geometric step (ShearX/Y, TranslateX/Y, Rotate) on
+ * a w x h image: sl_op_warp's output-to-input matrix (ops.h), exactly what
+ * sl_policy_apply warps with. Returns 1 and fills m for those ops, 0 (m
+ * untouched) for the others, which move no pixel. */
+int sl_policy_matrix(const sl_policy_step *step, int w, int h, double m[6]);
+
 /* torchvision's _apply_op; fill NULL is its fill=None (outside pixels 0),
  * else fill[c] per channel. */
 void sl_policy_apply(sl_image *im, const sl_policy_step *step, sl_interp interp,

@@ -242,6 +242,8 @@ def main():
     ap.add_argument("--hdf5", help="the images packed to HDF5")
     ap.add_argument("--lmdb-levels", help="the images packed to LMDB with resolution levels")
     ap.add_argument("--beton", help="the images as an FFCV .beton")
+    ap.add_argument("--det-lmdb", help="the images with boxes (bench/det_data.py), LMDB")
+    ap.add_argument("--det-json", help="the same boxes as a COCO instances file")
     ap.add_argument("--venv", default=os.path.join(HERE, "venv"))
     ap.add_argument("--out", required=True, help="results JSON path")
     ap.add_argument("--res", default="224,160,128")
@@ -428,6 +430,32 @@ def main():
         summary["recipes"] = sluice_cases.recipe_summary(got, rres, rw)
     else:
         note_missing("recipes", "loader")
+
+    # 4c: detection: the images with boxes (bench/det_data.py), RandomResized
+    # or RandomIoUCrop + flip with the boxes moved, at the recipes'
+    # resolution on one worker, one run: sluice against a torch DataLoader
+    # doing the same box-aware transforms (peer.py torch_det).
+    dcont = sluice_cases.detection_contenders(sc.lib, args.det_lmdb, rres, rw, args.batch)
+    if dcont:
+        tpeer = next((p for p in ("torch_tvio", "torch_pil") if p in peers), None)
+        if tpeer and args.det_json:
+            for crop in sluice_cases.DETECT_CROPS:
+                dcont.append({"name": "torch_det_%s" % crop, "kind": "peer", "crop": crop,
+                              "cmd": [status[tpeer].get("python", vpy),
+                                      os.path.join(HERE, "peers", "peer.py"), "torch_det",
+                                      "--data", args.images, "--coco", args.det_json,
+                                      "--res", str(rres), "--workers", str(rw),
+                                      "--batch", str(args.batch), "--detect", crop]})
+        log("detection res=%d workers=%d: %s" % (rres, rw, ", ".join(c["name"] for c in dcont)))
+
+        def one_det(c, rnd):
+            e = record("detection", c["name"], rnd, rres, rw, run_process(c["cmd"], env, args.timeout, log))
+            return next((float(x["images_per_s"]) for x in e["records"] if "images_per_s" in x), None)
+
+        got = rounds_of(dcont, 1, one_det, log)
+        summary["detection"] = sluice_cases.detection_summary(got, rres, rw)
+    elif args.det_lmdb:
+        note_missing("detection", "loader")
 
     # 5: sluice RSS over epochs.
     drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift)

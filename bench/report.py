@@ -139,11 +139,37 @@ def recipes_table(su):
     return L + [""]
 
 
+def detection_table(su):
+    """The detection rows: images/s per core of sluice and the torch peer
+    with each box-aware crop, and sluice ÷ peer."""
+    det = su.get("detection")
+    if not det or not det.get("rows"):
+        return []
+    rows = {x["contender"]: x for x in det["rows"]}
+    ratios = {(x["crop"], x["vs"]): x for x in det.get("ratios", [])}
+    peers = sorted({n.rsplit("_det_", 1)[0] for n in rows if not n.startswith("sluice_")})
+    L = ["### Detection: images/s per core at %s px, %s worker(s), one run (sluice ÷ peer)"
+         % (det["res"], det["workers"]), "",
+         "COCO-style boxes on the bench's images (bench/det_data.py); rrc: "
+         "RandomResizedCrop, iou_crop: RandomIoUCrop + Resize; + flip 0.5, boxes moved, "
+         "clipped and sanitized (under 1 px dropped); u8.", "",
+         "| crop | sluice | " + " | ".join(peers) + " |", "|---|---|" + "---|" * len(peers)]
+    for crop in ("rrc", "iou_crop"):
+        s = rows.get("sluice_det_%s" % crop)
+        cells = []
+        for p in peers:
+            y = rows.get("%s_det_%s" % (p, crop))
+            rt = ratios.get((crop, p))
+            cells.append("%s (%s)" % (fmt(y and y["per_worker"]), fmt(rt and rt["ratio"], "%.2f×")))
+        L.append("| %s | %s | %s |" % (crop, fmt(s and s["per_worker"]), " | ".join(cells)))
+    return L + [""]
+
+
 def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + levels_table(su) + recipes_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + levels_table(su) + recipes_table(su) + detection_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])

@@ -22,8 +22,13 @@
 #    trivial, augment.erasing = 0.1: TrivialAugmentWide + RandomErasing) and
 #    timm (+ augment.auto = randaugment, auto_ops 2, auto_magnitude 9,
 #    auto_bins 11, auto_magnitude_std 0.5, auto_fill, augment.erasing =
-#    0.25), with sluice's cost of each against its rrc; peak memory of each;
-#    sluice RSS over 5 epochs.
+#    0.25), with sluice's cost of each against its rrc; detection at the same
+#    resolution and worker count, one run: the images with COCO-style boxes
+#    (bench/det_data.py: a COCO instances JSON and the same boxes packed to
+#    LMDB), sluice (peers/sluice_loader.py --detect rrc|iou_crop) against a
+#    torch DataLoader with the same box-aware transforms (peers/peer.py
+#    torch_det: transforms.v2 where torchvision has them); peak memory of
+#    each; sluice RSS over 5 epochs.
 # 5. Writes bench/results/<date>-<host>.json, .md and .png plots and updates
 #    BENCHMARKS.md (bench/report.py).
 #
@@ -45,7 +50,7 @@ venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
 smoke=0 setup=1 keep=0 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
@@ -201,6 +206,25 @@ if [[ ",$peers," == *,ffcv,* ]] && [ -x "$vpy" ] && "$vpy" -c 'import ffcv' 2>/d
   [ -f "$cache/data.beton" ] && beton=$cache/data.beton
 fi
 
+# The detection set: COCO-style boxes for the same images, as a COCO
+# instances file for the torch peer and packed with them for sluice (made
+# again by every new libsluice, as the packs above).
+det_lmdb="" det_json=""
+lib=$build/libsluice.so
+if [ -f "$lib" ]; then
+  packer=$(cksum <"$lib" | cut -d' ' -f1)
+  if [ "$(cat "$cache/det.done" 2>/dev/null)" != "$packer" ]; then
+    say "data: detection boxes (bench/det_data.py)"
+    rm -rf "$cache/det.lmdb" "$cache/det.lmdb-lock" "$cache/det.json" "$cache/det.done"
+    if nice "$py" "$here/det_data.py" "$lib" "$images" "$cache/det.json" "$cache/det.lmdb" >&2; then
+      printf '%s\n' "$packer" >"$cache/det.done"
+    else
+      echo "error bench/det_data.py failed" >>"$prep"
+    fi
+  fi
+  [ -f "$cache/det.done" ] && det_lmdb=$cache/det.lmdb det_json=$cache/det.json
+fi
+
 # ---------------------------------------------------------------- run
 stamp=$(date -u +%Y-%m-%d)-$(hostname -s)
 if [ $smoke = 1 ]; then
@@ -213,7 +237,8 @@ json=$outdir/$stamp.json
 say "harness -> $json"
 rc=0
 "$py" "$here/harness.py" --build "$build" --images "$images" ${lmdb:+--lmdb "$lmdb"} \
-  ${hdf5:+--hdf5 "$hdf5"} ${lmdb_levels:+--lmdb-levels "$lmdb_levels"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
+  ${hdf5:+--hdf5 "$hdf5"} ${lmdb_levels:+--lmdb-levels "$lmdb_levels"} ${beton:+--beton "$beton"} \
+  ${det_lmdb:+--det-lmdb "$det_lmdb"} ${det_json:+--det-json "$det_json"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
   --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" \
   --formats-dir "$build/bench-formats" ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?

@@ -259,6 +259,48 @@ def _find(rows, **kw):
 RECIPES = ("rrc", "tv", "timm")
 
 
+DETECT_CROPS = ("rrc", "iou_crop")
+
+
+def detection_contenders(lib, det_lmdb, res, workers, batch):
+    """sluice on the detection set (bench/det_data.py) with each crop of
+    peers/sluice_loader.py --detect, boxes moved into the batches."""
+    if not lib or not det_lmdb or not os.path.exists(det_lmdb):
+        return []
+    return [{"name": "sluice_det_%s" % crop, "kind": "sluice", "crop": crop,
+             "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"), lib, det_lmdb,
+                     "--res", str(res), "--workers", str(workers), "--batch", str(batch),
+                     "--io", "mmap", "--detect", crop]}
+            for crop in DETECT_CROPS]
+
+
+def detection_summary(got_rates, res, workers):
+    """{res, workers, rows: [{contender, images_per_s, per_worker}],
+    ratios: [{crop, vs, ratio}]}: medians, and sluice ÷ each peer with the
+    same crop (per run, paired)."""
+    import statistics
+    out = {"res": res, "workers": workers, "rows": [], "ratios": []}
+    def med(xs):
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
+    for name, rates in got_rates.items():
+        m = med(rates)
+        out["rows"].append({"contender": name, "images_per_s": m,
+                            "per_worker": m / workers if m else None})
+    for crop in DETECT_CROPS:
+        s = got_rates.get("sluice_det_%s" % crop)
+        if s is None:
+            continue
+        for name, rates in got_rates.items():
+            if name.startswith("sluice_") or not name.endswith("_det_" + crop):
+                continue
+            rs = [x / y for x, y in zip(s, rates) if x is not None and y]
+            out["ratios"].append({"crop": crop, "vs": name[:-len("_det_" + crop)],
+                                  "ratio": statistics.median(rs) if rs else None,
+                                  "pairs": len(rs)})
+    return out
+
+
 def recipe_summary(got_rates, res, workers):
     """{recipe: {sluice, peers: {peer: rate}}} medians, the per-round paired
     ratios sluice / peer for each recipe, and sluice's cost of each recipe

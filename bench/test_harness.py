@@ -145,6 +145,18 @@ class Parsers(unittest.TestCase):
         self.assertIn("| tv | 1275 | 1.22× | 255 (5.00×) |", text)
         self.assertEqual(report.recipes_table({}), [])
 
+    def test_detection_rows_ratios_and_table(self):
+        got = {"sluice_det_rrc": [900.0], "sluice_det_iou_crop": [600.0],
+               "torch_det_rrc": [300.0], "torch_det_iou_crop": [150.0]}
+        su = sluice_cases.detection_summary(got, 224, 1)
+        r = {(x["crop"], x["vs"]): x["ratio"] for x in su["ratios"]}
+        self.assertAlmostEqual(r[("rrc", "torch")], 3.0)
+        self.assertAlmostEqual(r[("iou_crop", "torch")], 4.0)
+        text = "\n".join(report.detection_table({"detection": su}))
+        self.assertIn("| iou_crop | 600 | 150 (4.00×) |", text)
+        self.assertEqual(report.detection_table({}), [])
+        self.assertEqual(sluice_cases.detection_contenders("lib", None, 224, 1, 64), [])
+
     def test_levels_table(self):
         row = {"images_per_s": 100.0, "res": 160, "workers": 1}
         su = {"levels_set": "3/4,1/2",

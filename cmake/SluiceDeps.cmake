@@ -29,6 +29,10 @@ sluice_pkg(zlib zlib zlib1g-dev)
 # Blosc 1 (blosclz, lz4, zlib, zstd codecs): the HDF5 filter 32001 PyTables
 # and hdf5plugin write.
 sluice_pkg(blosc blosc libblosc-dev)
+# The `sluice` command only (not libsluice): `pack --coco` reads COCO's JSON
+# with libcjson, `pack --voc` Pascal VOC's XML with libexpat.
+sluice_pkg(cjson libcjson libcjson-dev)
+sluice_pkg(expat expat libexpat1-dev)
 
 # Debian's liblzf ships neither a .pc file nor a CMake package.
 find_path(LIBLZF_INCLUDE_DIR liblzf/lzf.h)

@@ -245,7 +245,27 @@ sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
                           ? (uint64_t)e->width * e->height * e->channels
                           : e->length;
   out->name_bytes = e->name_len;
+  sl_source_boxes(ds->src, i, &out->box_count);
   return SL_OK;
+}
+
+sl_status sl_dataset_boxes(const sl_dataset *ds, uint64_t i,
+                           const sl_box **boxes, uint32_t *n) {
+  sl_status st = check_index(ds, i);
+  if (st != SL_OK)
+    return st;
+  if (!boxes || !n)
+    return failf(ds, SL_EINVAL, "sl_dataset_boxes: NULL boxes or n");
+  *boxes = sl_source_boxes(ds->src, i, n);
+  return SL_OK;
+}
+
+uint32_t sl_dataset_max_boxes(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_max_boxes(ds->src) : 0;
+}
+
+uint64_t sl_dataset_box_total(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_box_total(ds->src) : 0;
 }
 
 sl_status sl_dataset_name(sl_dataset *ds, uint64_t i, char *buf, size_t cap) {

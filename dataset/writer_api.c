@@ -154,14 +154,18 @@ static sl_status begin_add(sl_writer *w, int32_t label) {
 /* Adds one checked sample and counts its class. */
 static sl_status add(sl_writer *w, const void *payload, size_t len,
                      const sl_sample_info *m, const float *targets,
-                     const char *name) {
-  sl_status st =
-      sl_fwriter_add_named(w->fw, payload, len, m, name, targets, &w->err);
+                     const char *name, const sl_box *boxes, uint32_t nboxes) {
+  sl_status st = sl_fwriter_add_annotated(w->fw, payload, len, m, name, targets,
+                                          boxes, nboxes, &w->err);
   if (st != SL_OK)
     return st;
   w->count++;
   if (m->label >= 0 && (uint32_t)m->label >= w->nclasses)
     w->nclasses = (uint32_t)m->label + 1;
+  /* The fwriter checked the labels (0..SL_CLASSES_MAX - 1). */
+  for (uint32_t k = 0; k < nboxes; k++)
+    if ((uint32_t)boxes[k].label >= w->nclasses)
+      w->nclasses = (uint32_t)boxes[k].label + 1;
   return SL_OK;
 }
 
@@ -179,6 +183,13 @@ static int codec_of(const uint8_t *b, size_t len) {
 sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
                                 int32_t label, const float *targets,
                                 const char *name) {
+  return sl_writer_add_annotated(w, bytes, len, label, targets, name, NULL, 0);
+}
+
+sl_status sl_writer_add_annotated(sl_writer *w, const void *bytes, size_t len,
+                                  int32_t label, const float *targets,
+                                  const char *name, const sl_box *boxes,
+                                  uint32_t nboxes) {
   sl_status st = begin_add(w, label);
   if (st != SL_OK)
     return st;
@@ -229,8 +240,8 @@ sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes, size_t len,
   m.width = (uint16_t)info.width;
   m.height = (uint16_t)info.height;
   m.channels = info.color == SL_COLOR_GRAY ? 1 : 3;
-  st = rewritten ? add(w, rewritten, rlen, &m, targets, name)
-                 : add(w, bytes, len, &m, targets, name);
+  st = rewritten ? add(w, rewritten, rlen, &m, targets, name, boxes, nboxes)
+                 : add(w, bytes, len, &m, targets, name, boxes, nboxes);
   free(rewritten);
   return st;
 }
@@ -256,7 +267,8 @@ sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels, uint32_t width,
   m.width = (uint16_t)width;
   m.height = (uint16_t)height;
   m.channels = (uint8_t)channels;
-  return add(w, pixels, (size_t)width * height * channels, &m, targets, name);
+  return add(w, pixels, (size_t)width * height * channels, &m, targets, name,
+             NULL, 0);
 }
 
 sl_status sl_writer_set_class_name(sl_writer *w, uint32_t label,

@@ -3,24 +3,17 @@
  * truth for the code. Bump a *_VERSION when a layout changes: readers reject
  * versions they do not know, with a message that says to re-pack.
  *
- * LMDB (layout 3; 2 had no names or targets and still opens; 1 had no
- * index chunks): one environment, normally a single file (MDB_NOSUBDIR).
- *   key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample index: file order =
- *         index order, keys 0..N-1 with no gaps.
- *   value SL_LMDB_HDR_BYTES header (little-endian fields), the sample's name
- *         (name_len bytes, no NUL), then the payload:
- *           0  u8[4] magic "SLR1"
- *           4  u16   layout version (3)
- *           6  u8    codec (sl_image_codec)
- *           7  u8    channels (1 or 3)
- *           8  u16   height
- *          10  u16   width
- *          12  i32   label (-1 = none)
- *          16  u32   payload length (= value size - 24 - name_len)
- *          20  u16   name_len (0 in layout 2: no name)
- *          22  u16   reserved, 0
- *   key   "sluice.ix" + u32 big-endian chunk c (13 bytes): the index of
- *         samples [c * S, ...), S = sl_lmdb_ix_chunk_samples(K): u8[4] magic
+ * LMDB (layout 3; 4 adds JPEG levels, 5 boxes; 2 had no names or targets
+ * and still opens; 1 had no index chunks): one environment, normally a single
+ * file (MDB_NOSUBDIR). key   "\0\0\0\0\0\0\0\5"  8-byte big-endian sample
+ * index: file order = index order, keys 0..N-1 with no gaps. value
+ * SL_LMDB_HDR_BYTES header (little-endian fields), the sample's name (name_len
+ * bytes, no NUL), then the payload: 0  u8[4] magic "SLR1" 4  u16   layout
+ * version (3) 6  u8    codec (sl_image_codec) 7  u8    channels (1 or 3) 8  u16
+ * height 10  u16   width 12  i32   label (-1 = none) 16  u32   payload length
+ * (= value size - 24 - name_len) 20  u16   name_len (0 in layout 2: no name) 22
+ * u16   reserved, 0 key   "sluice.ix" + u32 big-endian chunk c (13 bytes): the
+ * index of samples [c * S, ...), S = sl_lmdb_ix_chunk_samples(K): u8[4] magic
  *         "SLI1", u32 LE entry count (S, or the rest in the last chunk),
  *         then 16 + 4 K bytes a sample:
  *           0 u32 payload length, 4 i32 label, 8 u16 height, 10 u16 width,
@@ -31,12 +24,18 @@
  *         tree and these chunks but no value: on a cold cache one random
  *         read per sample would make opening 1M samples take minutes.
  *         `sluice verify` compares them with every header.
+ *   key   "sluice.bx" + u32 big-endian chunk c (13 bytes; layout 5): the
+ *         boxes of every sample, in chunks of consecutive samples
+ *         (formats/boxes.h), read into memory at open; sorts before
+ *         "sluice.ix".
  *   key   "sluice.meta"      text metadata, one "name value" per line:
  *           sluice-lmdb 3 / count N / classes K / class NAME (K lines, in
  *           class order) / targets K (layout 3; absent: 0) /
- *           writer SETTINGS
+ *           levels IMAGES:BYTES ... (layout 4, 5 with levels) /
+ *           boxes TOTAL CHUNKS (layout 5) / writer SETTINGS
  *
- * HDF5 (layout 2; 1 had no names or targets and still opens): contiguous,
+ * HDF5 (layout 2; 3 adds JPEG levels, 4 boxes; 1 had no names or targets
+ * and still opens): contiguous,
  * unfiltered datasets in group /samples:
  *   data        u8  [total]  records back to back: name, then payload
  *   offsets     u64 [N+1]    record i is data[offsets[i] .. offsets[i+1])
@@ -46,6 +45,9 @@
  *   shape       u32 [N][3]   height, width, channels
  *   codec       u8  [N]
  *   targets     f32 [N][K]   per-sample targets (layout 2, when K > 0)
+ *   box_count   u16 [N]      sample i's boxes (layout 4)
+ *   boxes       u8  [M][24]  the M boxes of all samples, sample by sample,
+ *                            each as formats/boxes.h encodes it (layout 4)
  *   attributes of /samples: sluice_layout (u32, 2), count (u64),
  *   classes (fixed-length strings [K], absent when K = 0), num_classes
  *   (u32), target_width (u32, layout 2), writer (string). */
@@ -65,6 +67,15 @@
  * formats/levels.h); written only when the file has levels, so a file
  * without them stays readable by builds that know layout 3. */
 #define SL_LMDB_LAYOUT_LEVELS 4u
+/* Layout 5 = layout 4 plus per-sample boxes (formats/boxes.h): "sluice.bx"
+ * chunks and a "boxes TOTAL CHUNKS" metadata line. Written only when some
+ * sample has a box, so a file without boxes keeps layout 3 or 4. The
+ * records did not change (boxes live in their own keys, read at open like
+ * the index), and the writer knows whether the file has boxes only at
+ * commit, so a layout-5 file's record headers carry the record layout: 4
+ * when the metadata has a "levels" line (codec 7 allowed), else 3. */
+#define SL_LMDB_LAYOUT_BOXES 5u
+#define SL_LMDB_BX_PREFIX "sluice.bx"
 #define SL_LMDB_HDR_BYTES 24u
 #define SL_LMDB_MAGIC "SLR1"
 #define SL_LMDB_META_KEY "sluice.meta"
@@ -80,6 +91,9 @@
 #define SL_HDF5_LAYOUT_VERSION 2u
 #define SL_HDF5_LAYOUT_OLDEST 1u
 #define SL_HDF5_LAYOUT_LEVELS 3u /* layout 2 plus codec 7, as LMDB's 4 */
+/* Layout 4 = layout 3 plus the datasets box_count and boxes; written only
+ * when some sample has a box. */
+#define SL_HDF5_LAYOUT_BOXES 4u
 #define SL_HDF5_GROUP "/samples"
 
 /* The codec byte of a record, index entry or HDF5 row: an sl_image_codec of

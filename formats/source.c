@@ -15,6 +15,7 @@
 
 #include "common/mem.h"
 #include "common/pread_full.h"
+#include "formats/boxes.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
 
@@ -63,6 +64,8 @@ void sl_source_close(sl_source *src) {
     close(src->fd);
   free(src->index);
   free(src->targets);
+  free(src->boxes);
+  free(src->box_off);
   free(src->class_blob);
   free(src->class_off);
   free(src->writer);
@@ -112,6 +115,23 @@ uint32_t sl_source_target_width(const sl_source *src) {
 
 const float *sl_source_targets(const sl_source *src, uint64_t i) {
   return src->targets ? src->targets + i * src->target_width : NULL;
+}
+
+const sl_box *sl_source_boxes(const sl_source *src, uint64_t i, uint32_t *n) {
+  *n = 0;
+  if (!src->box_off || i >= src->count || src->index[i].codec == 0)
+    return NULL;
+  uint64_t a = src->box_off[i], b = src->box_off[i + 1];
+  *n = (uint32_t)(b - a);
+  return b > a ? src->boxes + a : NULL;
+}
+
+uint32_t sl_source_max_boxes(const sl_source *src) {
+  return src->max_boxes;
+}
+
+uint64_t sl_source_box_total(const sl_source *src) {
+  return src->box_total;
 }
 
 static sl_status out_of_range(const sl_source *src, uint64_t i, sl_err *err) {
@@ -260,6 +280,23 @@ sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
   return SL_OK;
 }
 
+sl_status sl_source_alloc_boxes(sl_source *src, uint64_t total, sl_err *err) {
+  size_t ob, bb;
+  if (!sl_mul_size((size_t)src->count + 1, sizeof *src->box_off, &ob) ||
+      total > SIZE_MAX / sizeof(sl_box) ||
+      !sl_mul_size((size_t)total, sizeof(sl_box), &bb))
+    return sl_err_set(err, SL_EFORMAT, "%s: %" PRIu64 " boxes is too many",
+                      src->path, total);
+  src->box_off = calloc(1, ob);
+  src->boxes = malloc(bb ? bb : 1);
+  if (!src->box_off || !src->boxes)
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " boxes (%zu bytes)",
+                      src->path, total, ob + bb);
+  src->box_total = total;
+  return SL_OK;
+}
+
 sl_status sl_source_set_classes(sl_source *src, const char *blob,
                                 size_t blob_len, uint32_t k, sl_err *err) {
   src->class_blob = malloc(blob_len ? blob_len : 1);
@@ -320,6 +357,27 @@ static bool targets_finite(const sl_source *src, uint64_t i, char *why,
       snprintf(why, cap, "target %" PRIu32 " is %f", q, (double)t[q]);
       return false;
     }
+  return true;
+}
+
+/* Boxes feed a loss and the crop geometry: a NaN, an inverted box or a
+ * class the file does not have is damage. */
+static bool boxes_valid(sl_source *src, uint64_t i, char *why, size_t cap) {
+  if (!src->box_off)
+    return true;
+  uint64_t a = src->box_off[i], b = src->box_off[i + 1];
+  for (uint64_t k = a; k < b; k++) {
+    const char *bad = sl_box_check(&src->boxes[k], src->nclasses);
+    if (bad) {
+      snprintf(why, cap, "box %" PRIu64 " (%g,%g,%g,%g label %" PRId32 "): %s",
+               k - a, (double)src->boxes[k].x0, (double)src->boxes[k].y0,
+               (double)src->boxes[k].x1, (double)src->boxes[k].y1,
+               src->boxes[k].label, bad);
+      return false;
+    }
+  }
+  if (b - a > src->max_boxes)
+    src->max_boxes = (uint32_t)(b - a);
   return true;
 }
 
@@ -403,6 +461,8 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
              e->length, e->height, e->width, e->channels);
   else if (!targets_finite(src, i, why, sizeof why))
+    ;
+  else if (!boxes_valid(src, i, why, sizeof why))
     ;
   else {
     if (e->length > src->max_length)

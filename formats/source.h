@@ -10,7 +10,9 @@
  *
  * Memory: the index holds SL_SAMPLE_INFO_BYTES (24) bytes per sample, and
  * the targets 4 × target_width bytes per sample, allocated once at open,
- * plus the class names; foreign LMDB layouts add 8 bytes per sample (the
+ * plus the class names; a file with boxes adds 8 bytes per sample (the
+ * offsets of its boxes) and 24 per box (bounded by the file's size: each
+ * takes 24 bytes there); foreign LMDB layouts add 8 bytes per sample (the
  * file offset of each key, the sample's name). Sample names stay in the
  * file (read on demand).
  * The map is address space, not resident memory. */
@@ -23,6 +25,7 @@
 
 #include "common/error.h"
 #include "formats/levels.h"
+#include "sluice.h"
 
 /* The file format (dataset.format). */
 typedef enum sl_format_kind {
@@ -194,6 +197,14 @@ const char *sl_source_class_name(const sl_source *src, uint32_t c);
 /* Float targets per sample (0: none), and sample i's (NULL when 0). */
 uint32_t sl_source_target_width(const sl_source *src);
 const float *sl_source_targets(const sl_source *src, uint64_t i);
+/* Sample i's boxes (NULL, *n = 0 when none, in a file without boxes, or
+ * for a sample verify found damaged); held in memory since open, checked
+ * then (finite, x0 <= x1, y0 <= y1, label below the class count). */
+const sl_box *sl_source_boxes(const sl_source *src, uint64_t i, uint32_t *n);
+/* Largest box count of any sample (0: the file has no boxes), and the
+ * boxes of all samples. */
+uint32_t sl_source_max_boxes(const sl_source *src);
+uint64_t sl_source_box_total(const sl_source *src);
 /* Sample i's name (the source path `sluice pack` recorded) into buf, NUL-
  * terminated; "" when the file records none. Reads the file (pread: safe
  * from any thread). Errors: SL_EINVAL (i out of range, cap below

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/boxes.h"
 #include "formats/hdf5_lock.h"
 #include "formats/layout.h"
 
@@ -22,6 +23,7 @@ enum { BLOCK = 65536 };
 typedef struct h5 {
   hid_t file, group;
   hid_t data, offsets, label, shape, codec, name_length, targets;
+  hid_t box_count, boxes, box_label, box_flags; /* layout 4 */
 } h5;
 
 static sl_status index_open(sl_source *src, h5 *f, sl_err *err);
@@ -30,10 +32,12 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
 static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
                             uint64_t data_addr, uint64_t data_size,
                             sl_err *err);
+static sl_status read_boxes(sl_source *src, h5 *f, uint64_t n, sl_err *err);
 
 static void h5_close_all(h5 *f) {
-  hid_t *ids[] = {&f->data,  &f->offsets,     &f->label,  &f->shape,
-                  &f->codec, &f->name_length, &f->targets};
+  hid_t *ids[] = {&f->data,  &f->offsets,     &f->label,    &f->shape,
+                  &f->codec, &f->name_length, &f->targets,  &f->box_count,
+                  &f->boxes, &f->box_label,   &f->box_flags};
   for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
     if (*ids[i] >= 0)
       H5Dclose(*ids[i]);
@@ -44,7 +48,7 @@ static void h5_close_all(h5 *f) {
 }
 
 sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
-  h5 f = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+  h5 f = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   sl_status st = SL_OK;
   sl_hdf5_lock();
   H5E_BEGIN_TRY {
@@ -210,6 +214,9 @@ static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
                         src->file_size);
   }
   st = sl_source_alloc_index(src, n, err);
+  /* The boxes before the entries: sl_source_check_entry checks them. */
+  if (st == SL_OK && src->version >= SL_HDF5_LAYOUT_BOXES)
+    st = read_boxes(src, f, n, err);
   if (st == SL_OK)
     st = fill_index(src, f, n, addr, total, err);
   return st;
@@ -282,10 +289,13 @@ static sl_status read_attrs(sl_source *src, h5 *f, uint64_t *count,
                       "attribute; not a sluice HDF5 file? " SL_REPACK_HINT,
                       src->path, SL_HDF5_GROUP);
   sl_status vs = sl_source_set_version(src, "HDF5", v, SL_HDF5_LAYOUT_OLDEST,
-                                       SL_HDF5_LAYOUT_LEVELS, err);
+                                       SL_HDF5_LAYOUT_BOXES, err);
   if (vs != SL_OK)
     return vs;
-  src->levels_layout = v >= SL_HDF5_LAYOUT_LEVELS;
+  /* Layout 4 (boxes) has levels when it has the levels attribute. */
+  src->levels_layout =
+      v == SL_HDF5_LAYOUT_LEVELS ||
+      (v >= SL_HDF5_LAYOUT_BOXES && H5Aexists(f->group, "levels") > 0);
   if (v >= 2 &&
       (attr_u64(f->group, "target_width", &k) != 0 || k > SL_TARGETS_MAX))
     return sl_err_set(err, SL_EFORMAT,
@@ -449,5 +459,89 @@ static sl_status fill_index(sl_source *src, h5 *f, uint64_t n,
   free(shape);
   free(codec);
   free(nlen);
+  return st;
+}
+
+/* Layout 4: box_count [N] into the offsets (cumulative), then boxes
+ * [M][4], box_label [M] and box_flags [M] into the boxes, in blocks of
+ * BLOCK (scratch: BLOCK × 24 bytes). M is bounded by the file's size (each
+ * box takes 24 bytes there), and the counts must add up to M. The values
+ * are checked with the entries (sl_source_check_entry). */
+static sl_status read_boxes(sl_source *src, h5 *f, uint64_t n, sl_err *err) {
+  uint64_t len = 0, m = 0;
+  sl_status st = open_dset(src, f, "box_count", 2, H5T_SGN_NONE, 1, n, 0,
+                           &f->box_count, &len, err);
+  if (st == SL_OK)
+    st = open_dset(src, f, "boxes", 4, H5T_SGN_ERROR, 2, 0, 4, &f->boxes, &m,
+                   err);
+  if (st == SL_OK && m > src->file_size / SL_BOX_BYTES)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: %s/boxes has %" PRIu64
+                      " rows, more than a file of %" PRIu64
+                      " bytes holds; " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP, m, src->file_size);
+  if (st == SL_OK && m > 0)
+    st = open_dset(src, f, "box_label", 4, H5T_SGN_2, 1, m, 0, &f->box_label,
+                   &len, err);
+  if (st == SL_OK && m > 0)
+    st = open_dset(src, f, "box_flags", 4, H5T_SGN_NONE, 1, m, 0, &f->box_flags,
+                   &len, err);
+  if (st == SL_OK)
+    st = sl_source_alloc_boxes(src, m, err);
+  if (st != SL_OK)
+    return st;
+  uint16_t *cnt = malloc(BLOCK * sizeof *cnt);
+  float *xy = malloc(BLOCK * 4 * sizeof *xy);
+  int32_t *lab = malloc(BLOCK * sizeof *lab);
+  uint32_t *flg = malloc(BLOCK * sizeof *flg);
+  if (!cnt || !xy || !lab || !flg)
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
+  uint64_t sum = 0;
+  for (uint64_t s = 0; st == SL_OK && s < n; s += BLOCK) {
+    uint64_t rows = n - s < BLOCK ? n - s : BLOCK;
+    if (read_rows(f->box_count, H5T_NATIVE_UINT16, s, rows, 1, 1, cnt) < 0) {
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: cannot read %s/box_count of samples %" PRIu64
+                      "..%" PRIu64 " (truncated?); " SL_REPACK_HINT,
+                      src->path, SL_HDF5_GROUP, s, s + rows - 1);
+      break;
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+      src->box_off[s + r] = sum;
+      sum += cnt[r];
+    }
+  }
+  if (st == SL_OK && sum != m)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: %s/box_count adds up to %" PRIu64
+                    " boxes but %s/boxes has %" PRIu64 "; " SL_REPACK_HINT,
+                    src->path, SL_HDF5_GROUP, sum, SL_HDF5_GROUP, m);
+  if (st == SL_OK)
+    src->box_off[n] = m;
+  for (uint64_t s = 0; st == SL_OK && s < m; s += BLOCK) {
+    uint64_t rows = m - s < BLOCK ? m - s : BLOCK;
+    if (read_rows(f->boxes, H5T_NATIVE_FLOAT, s, rows, 2, 4, xy) < 0 ||
+        read_rows(f->box_label, H5T_NATIVE_INT32, s, rows, 1, 1, lab) < 0 ||
+        read_rows(f->box_flags, H5T_NATIVE_UINT32, s, rows, 1, 1, flg) < 0) {
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: cannot read boxes %" PRIu64 "..%" PRIu64
+                      " (truncated?); " SL_REPACK_HINT,
+                      src->path, s, s + rows - 1);
+      break;
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+      sl_box *b = &src->boxes[s + r];
+      b->x0 = xy[4 * r];
+      b->y0 = xy[4 * r + 1];
+      b->x1 = xy[4 * r + 2];
+      b->y1 = xy[4 * r + 3];
+      b->label = lab[r];
+      b->flags = flg[r];
+    }
+  }
+  free(cnt);
+  free(xy);
+  free(lab);
+  free(flg);
   return st;
 }

@@ -65,8 +65,13 @@ struct sl_source {
   uint64_t annotated;  /* foreign: AnnotatedDatums unwrapped */
   uint64_t *name_off;  /* foreign: file offset of sample i's name (its key);
                         NULL: names precede payloads */
-  bool levels_layout;  /* LMDB 4 / HDF5 3: codec 7 samples allowed */
-  uint32_t nlevels;    /* levels the writer recorded (0: none) */
+  sl_box *boxes;       /* box_total boxes, sample by sample; NULL: none */
+  uint64_t *box_off;   /* count + 1: sample i's are boxes[box_off[i] ..
+                          box_off[i + 1]); NULL when the file has no boxes */
+  uint64_t box_total;
+  uint32_t max_boxes;
+  bool levels_layout; /* LMDB 4 / HDF5 3: codec 7 samples allowed */
+  uint32_t nlevels;   /* levels the writer recorded (0: none) */
   uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
@@ -75,6 +80,10 @@ struct sl_source {
 /* Allocates the index for n samples (zeroed), and the targets when
  * src->target_width is set. */
 sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err);
+/* Allocates the boxes of a file holding total boxes (box_off zeroed,
+ * count + 1 entries: call after sl_source_alloc_index). total must be
+ * bounded by the file's size by the caller (24 bytes a box). */
+sl_status sl_source_alloc_boxes(sl_source *src, uint64_t total, sl_err *err);
 /* Copies k NUL-terminated names laid back to back in blob (blob_len bytes
  * in all) as the class table. */
 sl_status sl_source_set_classes(sl_source *src, const char *blob,

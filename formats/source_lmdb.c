@@ -23,13 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/boxes.h"
 #include "formats/layout.h"
 
 typedef struct meta_text {
   uint32_t version;
   uint64_t count;
   uint32_t classes;
-  bool has_count, has_classes, has_targets;
+  uint64_t box_total; /* layout 5: the "boxes" line */
+  uint64_t box_chunks;
+  bool has_count, has_classes, has_targets, has_boxes, has_levels;
 } meta_text;
 
 typedef struct lmdb_walk {
@@ -44,11 +47,14 @@ typedef struct lmdb_walk {
   uint64_t chunk_size; /* samples per index chunk */
   uint64_t chunks;     /* index chunks expected */
   uint64_t samples_seen, chunks_seen;
+  uint64_t box_total, box_chunks;  /* layout 5, from the metadata */
+  uint64_t box_chunks_seen, boxed; /* chunks and samples taken so far */
+  uint64_t boxes_seen;
 } lmdb_walk;
 
 static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err);
 static sl_status parse_meta(sl_source *src, const char *text, size_t len,
-                            uint64_t *count, sl_err *err);
+                            meta_text *m, sl_err *err);
 static sl_status finish_entries(lmdb_walk *w, sl_err *err);
 static sl_status choose_layout(lmdb_walk *w, sl_err *err);
 
@@ -157,7 +163,13 @@ static sl_status read_meta(lmdb_walk *w, sl_err *err) {
     return sl_err_set(err, SL_EFORMAT,
                       "%s: metadata lies outside the file; " SL_REPACK_HINT,
                       src->path);
-  return parse_meta(src, (const char *)src->map + off, v.mv_size, &w->n, err);
+  meta_text m = {0};
+  sl_status st =
+      parse_meta(src, (const char *)src->map + off, v.mv_size, &m, err);
+  w->n = m.count;
+  w->box_total = m.box_total;
+  w->box_chunks = m.box_chunks;
+  return st;
 }
 
 /* One "sluice.ix" chunk: fills the index fields of its samples. */
@@ -203,10 +215,44 @@ static sl_status take_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
     e->width = h.width;
     e->codec = h.codec;
     e->channels = h.channels;
-    float *t = src->targets + (first + j) * src->target_width;
+    /* No targets: src->targets is NULL (and NULL + 0 is undefined). */
+    float *t = src->target_width
+                   ? src->targets + (first + j) * src->target_width
+                   : NULL;
     for (uint32_t q = 0; q < src->target_width; q++)
       t[q] = sl_get_lef32(ent + SL_LMDB_IX_ENTRY + 4 * (size_t)q);
   }
+  return SL_OK;
+}
+
+/* One "sluice.bx" chunk (formats/boxes.h): the boxes of its samples, which
+ * follow those of the previous chunk. Its values are checked with the
+ * entries (sl_source_check_entry), its structure here. */
+static sl_status take_box_chunk(lmdb_walk *w, const MDB_val *k, uint64_t off,
+                                size_t size, sl_err *err) {
+  sl_source *src = w->src;
+  uint32_t c = sl_get_be32((const uint8_t *)k->mv_data + SL_LMDB_IX_PREFIX_LEN);
+  sl_box_chunk bc;
+  const char *why = sl_box_chunk_parse(src->map + off, size, &bc);
+  if (!why && (c != w->box_chunks_seen || bc.first != w->boxed))
+    why = "box chunk out of order";
+  else if (!why &&
+           (bc.n > w->n - w->boxed || bc.total > w->box_total - w->boxes_seen))
+    why = "box chunk holds more samples or boxes than the metadata says";
+  if (why)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: box chunk %" PRIu32 " (offset %" PRIu64
+                      ", samples from %" PRIu64 "): %s; " SL_REPACK_HINT,
+                      src->path, c, off, w->boxed, why);
+  const uint8_t *bp = bc.boxes;
+  for (uint32_t j = 0; j < bc.n; j++) {
+    src->box_off[w->boxed + j] = w->boxes_seen;
+    uint32_t nb = sl_box_chunk_count(&bc, j);
+    for (uint32_t q = 0; q < nb; q++, bp += SL_BOX_BYTES)
+      sl_box_decode(bp, &src->boxes[w->boxes_seen++]);
+  }
+  w->boxed += bc.n;
+  w->box_chunks_seen++;
   return SL_OK;
 }
 
@@ -246,12 +292,25 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
     return st;
   w->chunk_size = sl_lmdb_ix_chunk_samples(src->target_width);
   w->chunks = (w->n + w->chunk_size - 1) / w->chunk_size;
-  if (w->n > entries || entries - w->n != w->chunks + 1)
+  if (w->n > entries || w->box_chunks > entries ||
+      entries - w->n != w->chunks + w->box_chunks + 1)
     return sl_err_set(err, SL_EFORMAT,
-                      "%s: metadata says %" PRIu64 " samples but the file "
-                      "holds %" PRIu64 " entries; " SL_REPACK_HINT,
-                      src->path, w->n, entries);
+                      "%s: metadata says %" PRIu64 " samples and %" PRIu64
+                      " box chunks but the file holds %" PRIu64
+                      " entries; " SL_REPACK_HINT,
+                      src->path, w->n, w->box_chunks, entries);
+  /* Each box takes 24 bytes of the file: that bounds the allocation. */
+  if (w->box_total > src->file_size / SL_BOX_BYTES ||
+      (w->box_chunks == 0) != (w->box_total == 0) || w->box_chunks > w->n)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: metadata says %" PRIu64 " boxes in %" PRIu64
+                      " chunks, which a file of %" PRIu64 " bytes and %" PRIu64
+                      " samples cannot hold; " SL_REPACK_HINT,
+                      src->path, w->box_total, w->box_chunks, src->file_size,
+                      w->n);
   st = sl_source_alloc_index(src, w->n, err);
+  if (st == SL_OK && src->version >= SL_LMDB_LAYOUT_BOXES)
+    st = sl_source_alloc_boxes(src, w->box_total, err);
   for (rc = mdb_cursor_get(w->cur, &k, &v, MDB_FIRST); rc == 0 && st == SL_OK;
        rc = mdb_cursor_get(w->cur, &k, &v, MDB_NEXT)) {
     uint64_t off;
@@ -263,8 +322,12 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
     if (k.mv_size == 8 && w->samples_seen < w->n)
       st = take_sample(w, &k, off, v.mv_size, err);
     else if (k.mv_size == SL_LMDB_IX_KEY_LEN &&
+             memcmp(k.mv_data, SL_LMDB_BX_PREFIX, SL_LMDB_IX_PREFIX_LEN) == 0 &&
+             w->samples_seen == w->n && w->box_chunks_seen < w->box_chunks)
+      st = take_box_chunk(w, &k, off, v.mv_size, err);
+    else if (k.mv_size == SL_LMDB_IX_KEY_LEN &&
              memcmp(k.mv_data, SL_LMDB_IX_PREFIX, SL_LMDB_IX_PREFIX_LEN) == 0 &&
-             w->samples_seen == w->n)
+             w->samples_seen == w->n && w->box_chunks_seen == w->box_chunks)
       st = take_chunk(w, &k, off, v.mv_size, err);
     else if (k.mv_size == strlen(SL_LMDB_META_KEY) &&
              memcmp(k.mv_data, SL_LMDB_META_KEY, k.mv_size) == 0)
@@ -284,6 +347,17 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
         "%s: %" PRIu64 " samples and %" PRIu64 " index chunks, "
         "metadata implies %" PRIu64 " and %" PRIu64 "; " SL_REPACK_HINT,
         src->path, w->samples_seen, w->chunks_seen, w->n, w->chunks);
+  if (st == SL_OK && src->box_off &&
+      (w->box_chunks_seen != w->box_chunks || w->boxed != w->n ||
+       w->boxes_seen != w->box_total))
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: box chunks cover %" PRIu64 " samples and %" PRIu64
+                    " boxes in %" PRIu64 " chunks, metadata implies %" PRIu64
+                    ", %" PRIu64 " and %" PRIu64 "; " SL_REPACK_HINT,
+                    src->path, w->boxed, w->boxes_seen, w->box_chunks_seen,
+                    w->n, w->box_total, w->box_chunks);
+  if (st == SL_OK && src->box_off)
+    src->box_off[w->n] = w->boxes_seen;
   return st;
 }
 
@@ -291,6 +365,10 @@ static sl_status walk(lmdb_walk *w, uint64_t entries, sl_err *err) {
  * header with the index. */
 static sl_status finish_entries(lmdb_walk *w, sl_err *err) {
   sl_source *src = w->src;
+  /* Layout 5's records carry the record layout (formats/layout.h). */
+  uint32_t record_version = src->version < SL_LMDB_LAYOUT_BOXES ? src->version
+                            : src->levels_layout ? SL_LMDB_LAYOUT_LEVELS
+                                                 : SL_LMDB_LAYOUT_VERSION;
   for (uint64_t i = 0; i < src->count; i++) {
     sl_sample_info *e = &src->index[i];
     if (e->offset == 0)
@@ -304,7 +382,7 @@ static sl_status finish_entries(lmdb_walk *w, sl_err *err) {
       const char *why = NULL;
       if (sl_record_hdr_decode(src->map + off, &h) != 0)
         why = "bad record magic";
-      else if (h.version != src->version)
+      else if (h.version != record_version)
         why = "record layout version differs from the file's";
       else if (h.length != e->length || h.name_len != e->name_len ||
                h.label != e->label || h.height != e->height ||
@@ -361,10 +439,18 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out) {
   return true;
 }
 
+/* "TOTAL CHUNKS" of the "boxes" line. */
+static bool parse_box_line(const char *s, size_t n, uint64_t *total,
+                           uint64_t *chunks) {
+  const char *sp = memchr(s, ' ', n);
+  return sp && parse_u64(s, (size_t)(sp - s), total) &&
+         parse_u64(sp + 1, n - (size_t)(sp - s) - 1, chunks);
+}
+
 /* The "sluice.meta" value: see formats/layout.h. The class lines are copied
  * into a blob of NUL-terminated names. */
 static sl_status parse_meta(sl_source *src, const char *text, size_t len,
-                            uint64_t *count, sl_err *err) {
+                            meta_text *mt, sl_err *err) {
   size_t pos = 0, llen, rlen;
   const char *line, *rest;
   uint64_t v;
@@ -376,10 +462,12 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                       "VERSION'; " SL_REPACK_HINT,
                       src->path, SL_LMDB_META_HEAD);
   sl_status vs = sl_source_set_version(src, "LMDB", v, SL_LMDB_LAYOUT_OLDEST,
-                                       SL_LMDB_LAYOUT_LEVELS, err);
+                                       SL_LMDB_LAYOUT_BOXES, err);
   if (vs != SL_OK)
     return vs;
-  src->levels_layout = v >= SL_LMDB_LAYOUT_LEVELS;
+  /* Layout 5 has levels when its metadata has a "levels" line. */
+  src->levels_layout = v == SL_LMDB_LAYOUT_LEVELS;
+  bool boxes_layout = v >= SL_LMDB_LAYOUT_BOXES;
   meta_text m = {0};
   char *blob = malloc(len + 1);
   size_t blob_len = 0;
@@ -405,9 +493,14 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
       blob_len += rlen;
       blob[blob_len++] = '\0';
       got++;
-    } else if (src->levels_layout && !src->nlevels &&
-               word_is(line, llen, "levels", &rest, &rlen))
+    } else if ((src->levels_layout || boxes_layout) && !m.has_levels &&
+               word_is(line, llen, "levels", &rest, &rlen)) {
+      m.has_levels = src->levels_layout = true;
       st = sl_source_set_levels(src, rest, rlen, err);
+    } else if (boxes_layout && !m.has_boxes &&
+               word_is(line, llen, "boxes", &rest, &rlen) &&
+               parse_box_line(rest, rlen, &m.box_total, &m.box_chunks))
+      m.has_boxes = true;
     else if (word_is(line, llen, "writer", &rest, &rlen) && !src->writer)
       st = sl_source_set_writer(src, rest, rlen, err);
     else if (llen > 0)
@@ -416,13 +509,14 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
                       "understood; " SL_REPACK_HINT,
                       src->path, (int)(llen > 60 ? 60 : llen), line);
   }
-  if (st == SL_OK && (!m.has_count || !m.has_classes || got != m.classes))
+  if (st == SL_OK && (!m.has_count || !m.has_classes || got != m.classes ||
+                      boxes_layout != m.has_boxes))
     st = sl_err_set(err, SL_EFORMAT,
-                    "%s: metadata lacks its count, classes "
-                    "or class names; " SL_REPACK_HINT,
+                    "%s: metadata lacks its count, classes, class names "
+                    "or (layout 5) boxes line; " SL_REPACK_HINT,
                     src->path);
   if (st == SL_OK)
-    *count = m.count;
+    *mt = m;
   if (st == SL_OK)
     st = sl_source_set_classes(src, blob, blob_len, m.classes, err);
   free(blob);

@@ -1,6 +1,7 @@
 /* sl_fwriter: the temporary file, its clean-up, and the final rename. */
 #include "formats/writer_impl.h"
 
+#include "formats/boxes.h"
 #include "formats/layout.h"
 
 #include <dirent.h>
@@ -27,6 +28,13 @@ struct sl_fwriter {
   uint32_t target_width;
   bool levels; /* codec 7 samples allowed: the file gets the levels layout */
   uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
+  /* Boxes, kept until commit once any sample has one: each sample's count
+   * (box_n, from sample 0) and the boxes encoded (formats/boxes.h). */
+  uint16_t *box_n;
+  uint64_t box_n_cap;
+  uint8_t *box_bytes;
+  uint64_t box_total, box_cap;
+  uint32_t box_classes; /* one more than the largest box label */
   sl_err broken; /* an add failed after the checks: nothing more is taken */
   sl_lmdb_writer *lmdb;
   sl_hdf5_writer *hdf5;
@@ -150,9 +158,90 @@ static sl_status check_levels(sl_fwriter *w, const void *payload, size_t len,
   return SL_OK;
 }
 
+/* Checks sample i's boxes: what a reader would refuse, and flags this
+ * build does not know. */
+static sl_status check_boxes(const sl_fwriter *w, const sl_box *boxes,
+                             uint32_t n, sl_err *err) {
+  unsigned long long i = (unsigned long long)w->count;
+  if (n > SL_BOXES_MAX || (n > 0 && !boxes))
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: sample %llu: %u boxes at %p (0..%u, NULL only "
+                      "when 0)",
+                      w->path, i, n, (const void *)boxes, SL_BOXES_MAX);
+  for (uint32_t k = 0; k < n; k++) {
+    const sl_box *b = &boxes[k];
+    const char *why = sl_box_check(b, SL_CLASSES_MAX);
+    if (!why && (b->flags & ~SL_BOX_FLAGS_KNOWN))
+      why = "unknown flag bits (SL_BOX_CROWD, SL_BOX_DIFFICULT)";
+    if (why)
+      return sl_err_set(err, SL_EINVAL,
+                        "%s: sample %llu: box %u (%g,%g,%g,%g label %d flags "
+                        "0x%x): %s",
+                        w->path, i, k, (double)b->x0, (double)b->y0,
+                        (double)b->x1, (double)b->y1, (int)b->label,
+                        (unsigned)b->flags, why);
+  }
+  return SL_OK;
+}
+
+/* Makes room for sample i's count and n more boxes (before the sample is
+ * written, so that running out of memory adds nothing). */
+static sl_status reserve_boxes(sl_fwriter *w, uint32_t n, sl_err *err) {
+  if (n == 0 && !w->box_n)
+    return SL_OK; /* no box yet: nothing is kept */
+  if (w->count >= w->box_n_cap) {
+    uint64_t cap = w->box_n_cap ? 2 * w->box_n_cap : 4096;
+    while (cap <= w->count)
+      cap *= 2;
+    uint16_t *b = realloc(w->box_n, (size_t)cap * sizeof *b);
+    if (!b)
+      return sl_err_set(err, SL_ENOMEM,
+                        "%s: no memory for the box counts of %llu samples",
+                        w->path, (unsigned long long)cap);
+    memset(b + w->box_n_cap, 0, (size_t)(cap - w->box_n_cap) * sizeof *b);
+    w->box_n = b;
+    w->box_n_cap = cap;
+  }
+  if (w->box_total + n > w->box_cap) {
+    uint64_t cap = w->box_cap ? 2 * w->box_cap : 4096;
+    while (cap < w->box_total + n)
+      cap *= 2;
+    uint8_t *b = realloc(w->box_bytes, (size_t)cap * SL_BOX_BYTES);
+    if (!b)
+      return sl_err_set(err, SL_ENOMEM, "%s: no memory for %llu boxes", w->path,
+                        (unsigned long long)cap);
+    w->box_bytes = b;
+    w->box_cap = cap;
+  }
+  return SL_OK;
+}
+
+static void keep_boxes(sl_fwriter *w, uint64_t i, const sl_box *boxes,
+                       uint32_t n) {
+  if (!w->box_n)
+    return;
+  w->box_n[i] = (uint16_t)n;
+  for (uint32_t k = 0; k < n; k++) {
+    sl_box_encode(w->box_bytes + (size_t)(w->box_total + k) * SL_BOX_BYTES,
+                  &boxes[k]);
+    if ((uint32_t)boxes[k].label >= w->box_classes)
+      w->box_classes = (uint32_t)boxes[k].label + 1;
+  }
+  w->box_total += n;
+}
+
 sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                const sl_sample_info *meta, const char *name,
                                const float *targets, sl_err *err) {
+  return sl_fwriter_add_annotated(w, payload, len, meta, name, targets, NULL, 0,
+                                  err);
+}
+
+sl_status sl_fwriter_add_annotated(sl_fwriter *w, const void *payload,
+                                   size_t len, const sl_sample_info *meta,
+                                   const char *name, const float *targets,
+                                   const sl_box *boxes, uint32_t nboxes,
+                                   sl_err *err) {
   unsigned long long i = (unsigned long long)w->count;
   size_t name_len = name ? strlen(name) : 0;
   if (w->broken.code != SL_OK)
@@ -185,6 +274,11 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
     if (ls != SL_OK)
       return ls;
   }
+  sl_status bs = check_boxes(w, boxes, nboxes, err);
+  if (bs == SL_OK)
+    bs = reserve_boxes(w, nboxes, err);
+  if (bs != SL_OK)
+    return bs;
   sl_sample_info m = *meta;
   m.name_len = (uint16_t)name_len;
   sl_status st = w->lmdb
@@ -193,6 +287,7 @@ sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                      : sl_hdf5_writer_add(w->hdf5, payload, len, &m, name,
                                           targets, w->target_width, err);
   if (st == SL_OK) {
+    keep_boxes(w, w->count, boxes, nboxes);
     w->count++;
     for (int k = 0; k < lv.n; k++) {
       w->level_images[k]++;
@@ -313,13 +408,24 @@ sl_status sl_fwriter_commit(sl_fwriter *w, uint32_t nclasses,
                     (unsigned long long)w->level_bytes[k]);
   if (w->levels && !levels[0])
     snprintf(levels, sizeof levels, "0:0");
+  if (w->box_classes > nclasses) {
+    st = sl_err_set(err, SL_EINVAL,
+                    "%s: a box has label %u but the file has %u classes",
+                    w->path, w->box_classes - 1, nclasses);
+    sl_fwriter_abort(w);
+    return st;
+  }
+  /* Boxes only when some sample has one: the file keeps the older layout
+   * otherwise. */
+  sl_fw_boxes bx = {w->box_n, w->box_bytes, w->box_total};
+  const sl_fw_boxes *pbx = w->box_total ? &bx : NULL;
   if (w->lmdb)
     st = sl_lmdb_writer_finish(w->lmdb, w->count, nclasses, classes,
                                w->target_width, settings ? settings : "",
-                               levels, err);
+                               levels, pbx, err);
   else
     st = sl_hdf5_writer_finish(w->hdf5, nclasses, classes, w->target_width,
-                               settings ? settings : "", levels, err);
+                               settings ? settings : "", levels, pbx, err);
   w->lmdb = NULL;
   w->hdf5 = NULL;
   if (st == SL_OK)
@@ -339,6 +445,8 @@ void sl_fwriter_abort(sl_fwriter *w) {
     close(w->anon_fd);
   else if (w->tmp[0])
     unlink(w->tmp);
+  free(w->box_n);
+  free(w->box_bytes);
   free(w->path);
   free(w);
 }

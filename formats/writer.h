@@ -18,7 +18,9 @@
  * index chunks written at commit) plus 4 bytes per target; the HDF5 writer
  * spools names and payloads to an anonymous file and keeps 31 bytes per
  * sample (offsets, label, shape, codec, name length) plus 4 per target
- * until commit.
+ * until commit; once a sample has boxes, both keep 2 bytes a sample and 24
+ * a box until commit (HDF5 unpacks them into its arrays during commit:
+ * as much again).
  *
  * Thread safety: a writer is used by one thread at a time. */
 #ifndef SLUICE_FORMATS_WRITER_H
@@ -61,6 +63,17 @@ sl_status sl_fwriter_set_levels(sl_fwriter *w, sl_err *err);
 sl_status sl_fwriter_add_named(sl_fwriter *w, const void *payload, size_t len,
                                const sl_sample_info *meta, const char *name,
                                const float *targets, sl_err *err);
+/* As sl_fwriter_add_named, with nboxes (0..SL_BOXES_MAX) boxes (NULL
+ * when 0): each finite, x0 <= x1, y0 <= y1, label >= 0, only known flags
+ * (SL_EINVAL naming the sample and box otherwise; nothing added). Commit
+ * refuses a box label not below its class count. A file where some sample
+ * has a box gets the boxes layout (LMDB 5, HDF5 4). Memory: 2 bytes a
+ * sample and 24 a box until commit, once the first box arrives. */
+sl_status sl_fwriter_add_annotated(sl_fwriter *w, const void *payload,
+                                   size_t len, const sl_sample_info *meta,
+                                   const char *name, const float *targets,
+                                   const sl_box *boxes, uint32_t nboxes,
+                                   sl_err *err);
 /* sl_fwriter_add_named without a name or targets: the fixtures of tests and
  * benches (the library's sl_writer always passes both). */
 sl_status sl_fwriter_add(sl_fwriter *w, const void *payload, size_t len,

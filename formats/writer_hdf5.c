@@ -15,12 +15,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/boxes.h"
 #include "formats/hdf5_lock.h"
 #include "formats/layout.h"
 
@@ -279,12 +281,49 @@ static sl_status copy_spool(sl_hdf5_writer *w, uint64_t addr, uint64_t total,
   return st;
 }
 
+/* The boxes as the datasets hold them (layout 4): per-sample counts, then
+ * coordinates, labels and flags of all boxes, so h5py reads each as an
+ * array. Memory: 2 bytes a sample and 24 a box, during commit. */
+typedef struct h5_boxes {
+  uint16_t *count; /* n */
+  float *xy;       /* total × 4 */
+  int32_t *label;  /* total */
+  uint32_t *flags; /* total */
+  uint64_t total;
+} h5_boxes;
+
+static sl_status unpack_boxes(sl_hdf5_writer *w, const sl_fw_boxes *bx,
+                              h5_boxes *hb, sl_err *err) {
+  uint64_t m = bx->total;
+  hb->total = m;
+  hb->count = malloc((w->n ? w->n : 1) * sizeof *hb->count);
+  hb->xy = malloc((m ? m : 1) * 4 * sizeof *hb->xy);
+  hb->label = malloc((m ? m : 1) * sizeof *hb->label);
+  hb->flags = malloc((m ? m : 1) * sizeof *hb->flags);
+  if (!hb->count || !hb->xy || !hb->label || !hb->flags)
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " boxes",
+                      w->path, m);
+  memcpy(hb->count, bx->count, w->n * sizeof *hb->count);
+  for (uint64_t i = 0; i < m; i++) {
+    sl_box b;
+    sl_box_decode(bx->bytes + i * SL_BOX_BYTES, &b);
+    hb->xy[4 * i] = b.x0;
+    hb->xy[4 * i + 1] = b.y0;
+    hb->xy[4 * i + 2] = b.x1;
+    hb->xy[4 * i + 3] = b.y1;
+    hb->label[i] = b.label;
+    hb->flags[i] = b.flags;
+  }
+  return SL_OK;
+}
+
 /* Writes everything but the payloads; *data_addr gets the file offset of
- * /samples/data's storage. */
+ * /samples/data's storage. hb NULL: no boxes (the layout stays). */
 static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
                             const char *const *classes, uint32_t k,
                             const char *settings, const char *levels,
-                            uint64_t *data_addr, sl_err *err) {
+                            const h5_boxes *hb, uint64_t *data_addr,
+                            sl_err *err) {
   /* No object has a timestamp, the root group included (it takes the file
    * creation list): the same input must give byte-identical files. */
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -304,8 +343,9 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
   uint64_t total = w->offsets[w->n];
   hsize_t dn[1] = {total}, on[1] = {w->n + 1}, ln[1] = {w->n},
           sn[2] = {w->n, 3}, tn[2] = {w->n, k};
-  enum { NDSET = 7 };
-  hid_t d[NDSET] = {-1, -1, -1, -1, -1, -1, -1};
+  enum { NDSET = 11 };
+  hid_t d[NDSET] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  hsize_t bn[2] = {hb ? hb->total : 0, 4}, bl[1] = {hb ? hb->total : 0};
   if (ok) {
     what = "write the datasets";
     d[0] = make_dset(g, "data", H5T_STD_U8LE, 1, dn, H5T_NATIVE_UINT8, NULL);
@@ -322,6 +362,18 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
     d[6] = k ? make_dset(g, "targets", H5T_IEEE_F32LE, 2, tn, H5T_NATIVE_FLOAT,
                          w->targets)
              : 0;
+    d[7] = hb ? make_dset(g, "box_count", H5T_STD_U16LE, 1, ln,
+                          H5T_NATIVE_UINT16, hb->count)
+              : 0;
+    d[8] = hb ? make_dset(g, "boxes", H5T_IEEE_F32LE, 2, bn, H5T_NATIVE_FLOAT,
+                          hb->xy)
+              : 0;
+    d[9] = hb ? make_dset(g, "box_label", H5T_STD_I32LE, 1, bl,
+                          H5T_NATIVE_INT32, hb->label)
+              : 0;
+    d[10] = hb ? make_dset(g, "box_flags", H5T_STD_U32LE, 1, bl,
+                           H5T_NATIVE_UINT32, hb->flags)
+               : 0;
     for (int i = 0; i < NDSET; i++)
       ok = ok && d[i] >= 0;
     haddr_t a = total ? H5Dget_offset(d[0]) : 0;
@@ -330,7 +382,7 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
   }
   if (ok) {
     what = "write the attributes";
-    uint32_t ver = w->version;
+    uint32_t ver = hb ? SL_HDF5_LAYOUT_BOXES : w->version;
     uint64_t count = w->n;
     ok = attr_scalar(g, "sluice_layout", H5T_STD_U32LE, H5T_NATIVE_UINT32,
                      &ver) == 0 &&
@@ -370,13 +422,17 @@ static sl_status write_file(sl_hdf5_writer *w, uint32_t nclasses,
 sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
                                 const char *const *classes, uint32_t k,
                                 const char *settings, const char *levels,
-                                sl_err *err) {
+                                const sl_fw_boxes *bx, sl_err *err) {
   sl_status st = spool_flush(w, err);
+  h5_boxes hb = {0};
+  if (st == SL_OK && bx)
+    st = unpack_boxes(w, bx, &hb, err);
   if (st == SL_OK) {
     uint64_t addr = 0;
     sl_hdf5_lock();
     H5E_BEGIN_TRY {
-      st = write_file(w, nclasses, classes, k, settings, levels, &addr, err);
+      st = write_file(w, nclasses, classes, k, settings, levels,
+                      bx ? &hb : NULL, &addr, err);
     }
     H5E_END_TRY;
     /* HDF5 keeps a failed call's error records until its next call: drop
@@ -386,6 +442,10 @@ sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
     if (st == SL_OK)
       st = copy_spool(w, addr, w->offsets[w->n], err);
   }
+  free(hb.count);
+  free(hb.xy);
+  free(hb.label);
+  free(hb.flags);
   sl_hdf5_writer_free(w);
   return st;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "formats/boxes.h"
 #include "formats/layout.h"
 
 enum { TXN_RECORDS = 4096 };
@@ -192,19 +193,65 @@ sl_status sl_lmdb_writer_add(sl_lmdb_writer *w, uint64_t index,
   return st;
 }
 
+/* The "sluice.bx" chunks (formats/boxes.h), before "sluice.ix" in key
+ * order: runs of samples of at most SL_BOX_CHUNK_SAMPLES samples and
+ * SL_BOX_CHUNK_BYTES bytes (a chunk always takes one sample). Memory: one
+ * chunk, freed before it returns. */
+static sl_status put_box_chunks(sl_lmdb_writer *w, uint64_t count,
+                                const sl_fw_boxes *bx, uint32_t *chunks,
+                                sl_err *err) {
+  uint64_t box = 0;
+  sl_status st = SL_OK;
+  *chunks = 0;
+  for (uint64_t first = 0; st == SL_OK && first < count;) {
+    uint64_t n = 0, nb = 0;
+    size_t bytes = SL_BOX_CHUNK_HDR;
+    while (first + n < count && n < SL_BOX_CHUNK_SAMPLES) {
+      size_t one = 2 + (size_t)bx->count[first + n] * SL_BOX_BYTES;
+      if (n > 0 && bytes + one > SL_BOX_CHUNK_BYTES)
+        break;
+      bytes += one;
+      nb += bx->count[first + n];
+      n++;
+    }
+    uint8_t *c = malloc(bytes);
+    if (!c)
+      return sl_err_set(err, SL_ENOMEM, "%s: no memory for a box chunk",
+                        w->path);
+    sl_box_chunk_head(c, (uint32_t)n, first);
+    for (uint64_t j = 0; j < n; j++)
+      sl_put_le16(c + SL_BOX_CHUNK_HDR + 2 * j, bx->count[first + j]);
+    memcpy(c + SL_BOX_CHUNK_HDR + 2 * n, bx->bytes + box * SL_BOX_BYTES,
+           (size_t)nb * SL_BOX_BYTES);
+    uint8_t key[SL_LMDB_IX_KEY_LEN];
+    memcpy(key, SL_LMDB_BX_PREFIX, SL_LMDB_IX_PREFIX_LEN);
+    sl_put_be32(key + SL_LMDB_IX_PREFIX_LEN, *chunks);
+    st = put(w, key, sizeof key, c, bytes, err);
+    free(c);
+    (*chunks)++;
+    first += n;
+    box += nb;
+  }
+  return st;
+}
+
 sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
                                 uint32_t nclasses, const char *const *classes,
                                 uint32_t k, const char *settings,
-                                const char *levels, sl_err *err) {
+                                const char *levels, const sl_fw_boxes *bx,
+                                sl_err *err) {
   size_t entry = sl_lmdb_ix_entry_bytes(k);
   uint64_t per_chunk = sl_lmdb_ix_chunk_samples(k);
-  size_t cap = 128 + strlen(settings) + strlen(levels);
+  size_t cap = 160 + strlen(settings) + strlen(levels);
   for (uint32_t c = 0; c < nclasses; c++)
     cap += strlen(classes[c]) + 8;
   char *text = malloc(cap);
   sl_status st = SL_OK;
+  uint32_t box_chunks = 0;
   if (!text)
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory", w->path);
+  if (st == SL_OK && bx)
+    st = put_box_chunks(w, count, bx, &box_chunks, err);
   /* The index chunks ("sluice.ix" sorts after the sample keys and before
    * "sluice.meta", so appending keeps key order). */
   uint8_t *chunk = NULL;
@@ -225,14 +272,19 @@ sl_status sl_lmdb_writer_finish(sl_lmdb_writer *w, uint64_t count,
   free(chunk);
   size_t n = 0;
   if (st == SL_OK) {
-    n += (size_t)snprintf(text + n, cap - n,
-                          "%s %u\ncount %" PRIu64 "\nclasses %" PRIu32 "\n",
-                          SL_LMDB_META_HEAD, w->version, count, nclasses);
+    n += (size_t)snprintf(
+        text + n, cap - n, "%s %u\ncount %" PRIu64 "\nclasses %" PRIu32 "\n",
+        SL_LMDB_META_HEAD, bx ? SL_LMDB_LAYOUT_BOXES : w->version, count,
+        nclasses);
     for (uint32_t c = 0; c < nclasses; c++)
       n += (size_t)snprintf(text + n, cap - n, "class %s\n", classes[c]);
     n += (size_t)snprintf(text + n, cap - n, "targets %" PRIu32 "\n", k);
     if (levels[0])
       n += (size_t)snprintf(text + n, cap - n, "levels %s\n", levels);
+    if (bx)
+      n +=
+          (size_t)snprintf(text + n, cap - n, "boxes %" PRIu64 " %" PRIu32 "\n",
+                           bx->total, box_chunks);
     n += (size_t)snprintf(text + n, cap - n, "writer %s\n", settings);
     st = put(w, SL_LMDB_META_KEY, strlen(SL_LMDB_META_KEY), text, n, err);
   }

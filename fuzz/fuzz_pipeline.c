@@ -4,8 +4,10 @@
  * anything else is fed as a raw array (HWC or CHW planes) whose shape and
  * kind come from its first bytes. The
  * pipeline's settings (output size, crop, dtype, layout, flip, filter) are
- * derived from the input's length and last byte, so plain image files make
- * a good seed corpus (fuzz/corpus). Build and run: fuzz/run.sh.
+ * derived from the input's length and last byte, and up to 8 detection
+ * boxes (any floats: NaN, infinities, inverted) from its first bytes, which
+ * iou_crop chooses its crop from and every crop moves, so plain image files
+ * make a good seed corpus (fuzz/corpus). Build and run: fuzz/run.sh.
  *
  * Each input is decoded twice: the region from a point to the far corner,
  * and the middle quarter (which a restart-laid-out JPEG decodes through a
@@ -29,7 +31,7 @@ static sl_decoder *g_dec;
 static uint8_t g_out[k_side * k_side * 3 * 4];
 
 static sl_aug_params params(int i) {
-  sl_aug_params p = {.crop = (sl_crop)(i % 3),
+  sl_aug_params p = {.crop = (sl_crop)(i % 5),
                      .scale = {0.08, 1.0},
                      .ratio = {3.0 / 4.0, 4.0 / 3.0},
                      .flip = 0.5,
@@ -40,7 +42,16 @@ static sl_aug_params params(int i) {
                      .dtype = (sl_dtype)(i % 4),
                      .layout = (sl_layout)((i / 4) % 2),
                      .filter = (sl_filter)((i / 2) % 2),
-                     .max_pixels = 4u << 20};
+                     .max_pixels = 4u << 20,
+                     .box_min_area = i % 2 ? 0.25 : 0,
+                     .iou_all = i % 4 == 3,
+                     .letterbox_fill = 114};
+  if (i == 6) { /* the recipe's warps move boxes too */
+    p.recipe.policy.policy = SL_AUTO_RANDAUGMENT;
+    p.recipe.policy.num_ops = 3;
+    p.recipe.policy.bins = 31;
+    p.recipe.policy.magnitude = 9;
+  }
   return p;
 }
 
@@ -118,7 +129,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   }
   int oh = 1 + (int)(last % k_side), ow = 1 + (int)((size * 13) % k_side);
-  sl_pipeline_run(g_pipes[i], payload, len, codec, rh, rw, rc, 1, 0, size, oh,
-                  ow, g_out, &err);
+  float bin[8 * 4], bout[8 * 4];
+  uint32_t src[8], nb = (uint32_t)(size / 16 < 8 ? size / 16 : 8);
+  memcpy(bin, data, (size_t)nb * 16);
+  sl_aug_boxes bx = {bin, 16, nb, bout, src, (uint32_t)(last % 9), 0, 0};
+  if (sl_pipeline_run_boxes(g_pipes[i], payload, len, codec, rh, rw, rc, 1, 0,
+                            size, oh, ow, g_out, &bx, &err) == SL_OK &&
+      (bx.n_out > bx.cap || bx.n_out > bx.kept || bx.kept > nb))
+    abort();
   return 0;
 }

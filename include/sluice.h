@@ -275,7 +275,12 @@ SL_API sl_status sl_option_info_get(size_t i, sl_option_info *out);
  *             resolution and a read buffer of the largest sample (every
  *             loader.io: mmap copies out of the map), 12 + 4 × K bytes per
  *             sample of each staging buffer and slot for labels, indices
- *             and targets.
+ *             and targets; with detection boxes, 4 + 20 × C bytes per
+ *             sample of each staging buffer and slot (C = box_capacity,
+ *             loader.max_boxes or the dataset's largest count, at most
+ *             SL_BOXES_MAX: 1.25 MiB a sample, so the open refuses what
+ *             does not fit as for images), the dataset's boxes (8 bytes a
+ *             sample, 24 a box) and 4 × C bytes per worker.
  *   chunks    HDF5 arrays of compressed chunks (h5py's gzip, lzf): a cache
  *             of decompressed chunks shared by the workers, at most
  *             dataset.chunk_cache bytes (default 256 MiB; never more than
@@ -326,6 +331,8 @@ typedef struct sl_batch {
   sl_dtype dtype;
   sl_layout layout;
   int on_device;         /* nonzero: data is device memory */
+  uint32_t box_capacity; /* boxes per sample in the box arrays below
+                            (loader.max_boxes; 0: no box arrays) */
   void *ready;           /* with CUDA: the cudaEvent_t itself (cast it:
                             cudaStreamWaitEvent(s, (cudaEvent_t)b.ready,
                             0)) to wait on before reading data; NULL when
@@ -347,11 +354,26 @@ typedef struct sl_batch {
    * mixed with sample n - 1 - j, weighing itself mix_lambda; targets are
    * then n × num_classes soft labels (rows sum to 1, label smoothing
    * applied first) and labels keep each sample's own class. */
-  uint32_t mix_kind;    /* 0: not mixed, 1: Mixup, 2: CutMix */
-  float mix_lambda;     /* 1 when not mixed */
-  uint32_t mix_box[4];  /* CutMix: rows [box[0], box[1]) and columns
-                           [box[2], box[3]) came from the partner */
-  uint64_t reserved[3]; /* zero: room for fields, the size stays */
+  uint32_t mix_kind;   /* 0: not mixed, 1: Mixup, 2: CutMix */
+  float mix_lambda;    /* 1 when not mixed */
+  uint32_t mix_box[4]; /* CutMix: rows [box[0], box[1]) and columns
+                          [box[2], box[3]) came from the partner */
+  /* Detection boxes (datasets with boxes; NULL when box_capacity is 0),
+   * in host memory, in output pixels of this batch (x0 y0 x1 y1, the
+   * width x height image's edges at 0 and width / height), moved with
+   * every crop, flip, resize and geometric op of the sample (see
+   * Augmentation ops): sample j's box k at boxes + (j × box_capacity + k)
+   * × 4, its class at box_labels[j × box_capacity + k], for k below
+   * box_counts[j]; the rest of each sample's capacity is zero (labels
+   * -1). A sample with more boxes than box_capacity keeps the first ones
+   * (sl_loader_stats.boxes_over counts the rest). Mixed batches (mix_kind)
+   * keep each sample's own boxes. These three pointers took the place of
+   * the reserved words and box_capacity sits in what was padding after
+   * on_device: the struct's size and every other offset are unchanged on
+   * 64-bit platforms. */
+  const float *boxes;
+  const int32_t *box_labels;
+  const uint32_t *box_counts;
 } sl_batch;
 
 /* Opens a loader on the config's dataset: checks cfg as sl_config_validate
@@ -472,7 +494,11 @@ typedef struct sl_loader_stats {
   /* Samples of files with resolution levels decoded from level k (0: full
    * size), k < SL_LEVELS_MAX_PUBLIC; all zero for files without levels. */
   uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC];
-  uint64_t reserved[3]; /* zero: room for counters, the size stays */
+  /* Detection boxes left out of batches because a sample kept more than
+   * loader.max_boxes after its augmentation, and the samples that did. */
+  uint64_t boxes_over;
+  uint64_t box_samples_over;
+  uint64_t reserved[1]; /* zero: room for counters, the size stays */
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 
@@ -536,6 +562,22 @@ SL_API sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
                                   uint8_t *pixels, uint32_t height,
                                   uint32_t width, uint32_t channels, char *msg,
                                   size_t msg_len);
+
+/* Moves n detection boxes (x0 y0 x1 y1 floats each, in place, in the
+ * pixel-edge coordinates of a width x height image: the image is [0,
+ * width] x [0, height]) as op moves the image's pixels, with the same
+ * arguments as sl_augment_apply: rotate, affine, shear_x, shear_y,
+ * translate_x, translate_y (each box becomes the enclosing axis-aligned
+ * box of its four corners mapped by the op's affine matrix, the inverse
+ * of the one the pixels are sampled through) or hflip; then clipped to
+ * the image. This is what the loader does to a sample's boxes for its
+ * recipe's geometric ops, and torchvision v2's affine on BoundingBoxes
+ * (without its expand). Errors: SL_EINVAL (another op: the message lists
+ * these; an argument out of range; NULL boxes with n > 0; a zero or huge
+ * size). Thread safety: no state. */
+SL_API sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
+                                  float *boxes, uint32_t n, uint32_t height,
+                                  uint32_t width, char *msg, size_t msg_len);
 
 /* One op an automatic policy drew: torchvision's name ("ShearX", ...)
  * and the magnitude _apply_op receives, sign included. */
@@ -609,7 +651,8 @@ SL_API sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
  *
  * Memory, all allocated at open and never grown: the index, 24 bytes per
  * sample (32 for an LMDB other tools wrote: its keys are the names); the
- * targets, 4 × target_width bytes per sample; the class names; 4 bytes
+ * targets, 4 × target_width bytes per sample; the boxes of a file that
+ * has them, 8 bytes a sample and 24 a box; the class names; 4 bytes
  * per chunk of an HDF5 array of compressed chunks, 12 when images span
  * chunks (whose samples sl_dataset_read and decode give decompressed,
  * allocating the chunk, or the row of chunks, and its scratch for the
@@ -661,6 +704,19 @@ SL_API int sl_image_level(const void *bytes, size_t len, uint32_t level,
 #define SL_TARGETS_MAX 65536
 #define SL_CLASSES_MAX (1u << 20)
 
+/* One annotation box in the stored image's pixel coordinates (x to the
+ * right, y down, x0 <= x1, y0 <= y1; a box may reach past the image's
+ * edge, as COCO's do), its class and flags. */
+#define SL_BOX_CROWD 1u     /* COCO iscrowd: a region of many objects */
+#define SL_BOX_DIFFICULT 2u /* Pascal VOC <difficult>1</difficult> */
+typedef struct sl_box {
+  float x0, y0, x1, y1;
+  int32_t label;  /* class index (>= 0) */
+  uint32_t flags; /* SL_BOX_* */
+} sl_box;
+/* Most boxes a sample may carry. */
+#define SL_BOXES_MAX 65535
+
 /* What the index knows of one sample. */
 typedef struct sl_sample_meta {
   int32_t label;        /* class index, or -1 when unlabelled */
@@ -672,7 +728,7 @@ typedef struct sl_sample_meta {
                             0; owned by the dataset, valid until close */
   uint64_t stored_bytes; /* what sl_dataset_read gives */
   uint32_t name_bytes;   /* strlen of its name (0: none recorded) */
-  uint32_t reserved_u32;
+  uint32_t box_count;    /* its boxes (sl_dataset_boxes); 0: none */
   uint64_t reserved[4];
 } sl_sample_meta;
 
@@ -770,6 +826,16 @@ SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
  * SL_EINVAL (NULL out, i not below the count). */
 SL_API sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
                                  sl_sample_meta *out);
+/* Sample i's boxes, from the index, in memory (no I/O): *boxes owned by
+ * the dataset, valid until close; *n = 0 and *boxes = NULL for a sample (or
+ * a file) without boxes, and for a sample verify found damaged. Errors:
+ * SL_EINVAL (NULL boxes or n, i not below the count). */
+SL_API sl_status sl_dataset_boxes(const sl_dataset *ds, uint64_t i,
+                                  const sl_box **boxes, uint32_t *n);
+/* The largest box count of any sample (0: the file has no boxes) and the
+ * boxes of all samples together. */
+SL_API uint32_t sl_dataset_max_boxes(const sl_dataset *ds);
+SL_API uint64_t sl_dataset_box_total(const sl_dataset *ds);
 /* Sample i's name: the path, relative to the packed folder, of the image
  * it was made from (what `sluice pack` records), NUL-terminated; "" when
  * the file records none. Read from the file. Errors: SL_EINVAL (i out of
@@ -836,8 +902,10 @@ SL_API int sl_image_has_restart_layout(const void *bytes, size_t len);
  * Memory: the LMDB writer holds one transaction (<= 32 MiB of values) and
  * 16 + 4 × target_width bytes a sample until commit; the HDF5 writer spools
  * samples to an unlinked file and holds 31 + 4 × target_width bytes a
- * sample. A JPEG rewrite holds the image's coefficients (~2 bytes per pixel
- * and component) while it runs.
+ * sample; once a sample has boxes, either also holds 2 bytes a sample and
+ * 24 a box until commit (HDF5: twice the boxes' during commit). A JPEG rewrite
+ * holds the image's coefficients (~2 bytes per pixel and component) while it
+ * runs.
  *
  * Thread safety: a writer is used by one thread at a time. To prepare JPEGs
  * on several threads, use an sl_transcoder per thread and add the results
@@ -892,6 +960,20 @@ SL_API sl_status sl_writer_create(sl_writer **out, const char *path,
 SL_API sl_status sl_writer_add_encoded(sl_writer *w, const void *bytes,
                                        size_t len, int32_t label,
                                        const float *targets, const char *name);
+/* As sl_writer_add_encoded, with nboxes (0..SL_BOXES_MAX) boxes (NULL
+ * when 0) in the image's pixel coordinates as stored (before any EXIF
+ * rotation: sluice stores pixels as the file holds them). Each box must
+ * have finite coordinates with x0 <= x1 and y0 <= y1, a label >= 0 (it
+ * counts towards the class count as a sample's label does) and only
+ * SL_BOX_* flags; otherwise SL_EINVAL naming the sample and the box, and
+ * nothing is added. A file with at least one box gets the boxes layout
+ * (docs/FORMATS.md); one without stays readable by older sluice.
+ * Memory: the writer holds 2 bytes a sample and 24 a box until commit once
+ * any sample has boxes. */
+SL_API sl_status sl_writer_add_annotated(sl_writer *w, const void *bytes,
+                                         size_t len, int32_t label,
+                                         const float *targets, const char *name,
+                                         const sl_box *boxes, uint32_t nboxes);
 /* Appends u8 HWC pixels (channels 1 or 3) as a raw sample, stored as they
  * are. Errors as above, plus SL_EINVAL for a zero or over-65535 side. */
 SL_API sl_status sl_writer_add_pixels(sl_writer *w, const void *pixels,

@@ -1,11 +1,12 @@
 /* The public augmentation calls (include/sluice.h): one named op on one
- * image, and the ops a config's policy draws for a sample. Both run the
- * code the workers run (augment/ops.h, augment/policy.h). */
+ * image or on boxes, and the ops a config's policy draws for a sample. Both run
+ * the code the workers run (augment/ops.h, augment/policy.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "augment/boxes.h"
 #include "augment/ops.h"
 #include "augment/policy.h"
 #include "augment/recipe.h"
@@ -129,37 +130,41 @@ static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
   return SL_OK;
 }
 
+/* The warp matrix of a geometric op on a w x h image (ops.h). */
+static void warp_matrix(op_kind k, const sl_augment_args *a, int w, int h,
+                        double m[6]) {
+  double scale = a->scale == 0 ? 1.0 : a->scale;
+  switch (k) {
+  case OP_ROTATE: /* F.rotate hands -angle to the matrix */
+    sl_affine_params(w, h, -a->angle, 0, 0, 1.0, 0, 0, a->has_center,
+                     a->center[0], a->center[1], m);
+    break;
+  case OP_AFFINE:
+    sl_affine_params(w, h, a->angle, a->translate[0], a->translate[1], scale,
+                     a->shear[0], a->shear[1], a->has_center, a->center[0],
+                     a->center[1], m);
+    break;
+  case OP_SHEAR_X:
+    sl_affine_params(w, h, 0, 0, 0, 1.0, a->shear[0], 0, 1, 0, 0, m);
+    break;
+  case OP_SHEAR_Y:
+    sl_affine_params(w, h, 0, 0, 0, 1.0, 0, a->shear[1], 1, 0, 0, m);
+    break;
+  case OP_TRANSLATE_X:
+    sl_affine_params(w, h, 0, a->translate[0], 0, 1.0, 0, 0, 0, 0, 0, m);
+    break;
+  default: /* OP_TRANSLATE_Y */
+    sl_affine_params(w, h, 0, 0, a->translate[1], 1.0, 0, 0, 0, 0, 0, m);
+    break;
+  }
+}
+
 static void warp(op_kind k, const sl_augment_args *a, sl_image *im,
                  sl_op_scratch *s) {
   double m[6], fill[3];
   for (int c = 0; c < 3; c++)
     fill[c] = a->fill[c];
-  double scale = a->scale == 0 ? 1.0 : a->scale;
-  switch (k) {
-  case OP_ROTATE: /* F.rotate hands -angle to the matrix */
-    sl_affine_params(im->w, im->h, -a->angle, 0, 0, 1.0, 0, 0, a->has_center,
-                     a->center[0], a->center[1], m);
-    break;
-  case OP_AFFINE:
-    sl_affine_params(im->w, im->h, a->angle, a->translate[0], a->translate[1],
-                     scale, a->shear[0], a->shear[1], a->has_center,
-                     a->center[0], a->center[1], m);
-    break;
-  case OP_SHEAR_X:
-    sl_affine_params(im->w, im->h, 0, 0, 0, 1.0, a->shear[0], 0, 1, 0, 0, m);
-    break;
-  case OP_SHEAR_Y:
-    sl_affine_params(im->w, im->h, 0, 0, 0, 1.0, 0, a->shear[1], 1, 0, 0, m);
-    break;
-  case OP_TRANSLATE_X:
-    sl_affine_params(im->w, im->h, 0, a->translate[0], 0, 1.0, 0, 0, 0, 0, 0,
-                     m);
-    break;
-  default: /* OP_TRANSLATE_Y */
-    sl_affine_params(im->w, im->h, 0, 0, a->translate[1], 1.0, 0, 0, 0, 0, 0,
-                     m);
-    break;
-  }
+  warp_matrix(k, a, im->w, im->h, m);
   sl_op_warp(im, m, (sl_interp)a->interpolation, a->has_fill ? fill : NULL, s);
 }
 
@@ -288,6 +293,44 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
   free(s.img);
   free(s.rows);
   free(s.line);
+  return SL_OK;
+}
+
+sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
+                           float *boxes, uint32_t n, uint32_t height,
+                           uint32_t width, char *msg, size_t msg_len) {
+  if (msg && msg_len)
+    msg[0] = '\0';
+  if (!op || !args || (n && !boxes))
+    return fail(msg, msg_len, SL_EINVAL, "augment: NULL argument");
+  int k = 0;
+  while (k < OP_COUNT && strcmp(k_ops[k], op) != 0)
+    k++;
+  if (k > OP_TRANSLATE_Y && k != OP_HFLIP)
+    return fail(msg, msg_len, SL_EINVAL,
+                "augment: '%s' does not move boxes (rotate, affine, shear_x, "
+                "shear_y, translate_x, translate_y, hflip do)",
+                op);
+  if (height < 1 || width < 1 || height > k_max_side || width > k_max_side)
+    return fail(msg, msg_len, SL_EINVAL, "%s: image %ux%u (1..%d a side)", op,
+                width, height, k_max_side);
+  sl_status st = check_args((op_kind)k, args, msg, msg_len);
+  if (st != SL_OK)
+    return st;
+  double m[6];
+  if (k != OP_HFLIP)
+    warp_matrix((op_kind)k, args, (int)width, (int)height, m);
+  for (uint32_t i = 0; i < n; i++) {
+    float *f = boxes + (size_t)i * 4;
+    double b[4] = {f[0], f[1], f[2], f[3]};
+    if (k == OP_HFLIP)
+      sl_box_flip(b, (int)width);
+    else
+      sl_box_warp(b, m, (int)width, (int)height);
+    sl_box_clip(b, 0, 0, width, height);
+    for (int c = 0; c < 4; c++)
+      f[c] = (float)b[c];
+  }
   return SL_OK;
 }
 

@@ -55,8 +55,9 @@ _Static_assert(SL_IO_MMAP == 0 && SL_IO_PREAD == 1 && SL_IO_URING == 2 &&
                    SL_IO_AUTO == 3,
                "loader.io: mmap|pread|uring|auto");
 _Static_assert(SL_CROP_RANDOM_RESIZED == 0 && SL_CROP_CENTER == 1 &&
-                   SL_CROP_NONE == 2,
-               "augment.crop: random_resized|center|none");
+                   SL_CROP_NONE == 2 && SL_CROP_IOU == 3 &&
+                   SL_CROP_LETTERBOX == 4,
+               "augment.crop: random_resized|center|none|iou_crop|letterbox");
 _Static_assert(SL_FILTER_BOX == 0 && SL_FILTER_BILINEAR == 1,
                "augment.filter: box|bilinear");
 _Static_assert(SL_AUTO_NONE == 0 && SL_AUTO_TRIVIAL == 1 &&

@@ -120,6 +120,12 @@ static void take_settings(sl_loader *ld, const sl_settings *s) {
   sl_loader_settings_fingerprints(ld, s);
 }
 
+/* The box fields took sl_batch's reserved words and a padding hole. */
+_Static_assert(sizeof(void *) != 8 || sizeof(sl_batch) == 160,
+               "sl_batch keeps its size");
+_Static_assert(sizeof(void *) != 8 || offsetof(sl_batch, ready) == 56,
+               "sl_batch keeps its offsets");
+
 /* The ring's batch op: the source's batch mixing. */
 static void mix_batch(void *user, const sl_ring_epoch_view *ep, uint64_t k,
                       void *data, int mix_pixels, const int32_t *labels,
@@ -166,6 +172,8 @@ static sl_status open_parts(sl_loader *ld, sl_settings *s, sl_ring_backend *be,
   }
   ld->plan.host_bytes += sl_loader_target_bytes(
       &ld->plan, (size_t)ld->batch_size, batch_target_width(&ld->src));
+  ld->plan.host_bytes += sl_loader_box_bytes(&ld->plan, (size_t)ld->batch_size,
+                                             ld->src.box_capacity);
   ld->sampler_cfg.count = ld->src.count;
   /* quasi_random blocks of whole compressed chunks: each chunk is then
    * decompressed about once an epoch (its samples are read within one run
@@ -187,6 +195,7 @@ static sl_status open_parts(sl_loader *ld, sl_settings *s, sl_ring_backend *be,
                        .slot_bytes = ld->plan.batch_bytes_max,
                        .batch_size = ld->batch_size,
                        .target_width = batch_target_width(&ld->src),
+                       .box_capacity = ld->src.box_capacity,
                        .batch_op = ld->src.batch_mix ? mix_batch : NULL,
                        .batch_user = &ld->src};
   if ((st = sl_ring_create(&ld->ring, &rc, be, err)) != SL_OK)
@@ -378,6 +387,10 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   b->indices = rb.indices;
   b->targets = rb.targets;
   b->target_width = batch_target_width(&ld->src);
+  b->box_capacity = ld->src.box_capacity;
+  b->boxes = rb.boxes;
+  b->box_labels = rb.box_labels;
+  b->box_counts = rb.box_counts;
   b->mix_kind = rb.mix.kind;
   b->mix_lambda = rb.mix.kind ? rb.mix.lambda : 1.0f;
   memcpy(b->mix_box, rb.mix.box, sizeof b->mix_box);

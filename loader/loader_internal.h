@@ -77,6 +77,13 @@ static inline size_t sl_loader_target_bytes(const sl_loader_plan *p,
                                             size_t batch_size, uint32_t k) {
   return batch_size * k * sizeof(float) * (size_t)(p->nstaging + p->nslots);
 }
+/* The ring's boxes: a batch's worth per staging buffer and slot. */
+static inline size_t sl_loader_box_bytes(const sl_loader_plan *p,
+                                         size_t batch_size, uint32_t cap) {
+  return cap ? batch_size * (4 + 20 * (size_t)cap) *
+                   (size_t)(p->nstaging + p->nslots)
+             : 0;
+}
 /* Bytes of one sample at res in dtype (res × res × channels × element). */
 size_t sl_loader_sample_bytes(sl_dtype dtype, int channels, int res);
 

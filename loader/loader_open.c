@@ -44,8 +44,11 @@ sl_status sl_loader_open(sl_loader **out, const sl_config *cfg) {
     if (st == SL_OK)
       st = sl_loader_plan_fits(
           &s, &plan,
-          plan.host_bytes + sl_loader_target_bytes(&plan, (size_t)s.batch_size,
-                                                   src.target_width),
+          plan.host_bytes +
+              sl_loader_target_bytes(&plan, (size_t)s.batch_size,
+                                     src.target_width) +
+              sl_loader_box_bytes(&plan, (size_t)s.batch_size,
+                                  src.box_capacity),
           &err);
     if (st != SL_OK)
       src.close(src.ctx);

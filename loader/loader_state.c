@@ -130,6 +130,14 @@ void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *st) {
   }
   if (a->crop == SL_CROP_CENTER)
     h = mix_double(h, a->center_ratio);
+  if (a->crop == SL_CROP_IOU)
+    h = mix(h, (uint64_t)a->iou_all);
+  if (a->crop == SL_CROP_LETTERBOX)
+    h = mix(h, (uint64_t)a->letterbox_fill);
+  if (a->box_min_area > 0) /* 0 (the default) keeps old blobs valid */
+    h = mix_double(h, a->box_min_area);
+  if (ld->src.box_capacity > 0) /* what a batch keeps of each sample */
+    h = mix(h, ld->src.box_capacity);
   h = mix_double(h, a->flip);
   for (int i = 0; i < 3; i++)
     h = mix_double(mix_double(h, st->mean[i]), st->std[i]);
@@ -288,6 +296,8 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   out->jpeg_samples = ps.jpeg_samples;
   out->jpeg_windowed = ps.jpeg_windowed;
   out->chunk_unfilters = ps.chunk_unfilters;
+  out->boxes_over = ps.boxes_over;
+  out->box_samples_over = ps.box_samples_over;
   memcpy(out->level_decodes, ps.level_decodes, sizeof out->level_decodes);
   out->staging_wait_ns = ps.staging_wait_ns;
   out->slot_wait_ns = sl_ring_slot_wait_ns(ld->ring);

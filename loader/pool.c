@@ -49,6 +49,7 @@ void sl_logf(sl_logger *lg, sl_log_level level, const char *fmt, ...) {
 /* What one sample did, folded into the pool's stats under the lock. */
 typedef struct outcome {
   sl_sample_times t;
+  uint32_t boxes_over; /* kept boxes past the capacity */
   uint64_t staging_wait_ns;
   uint64_t bad[SL_POOL_SKIP_TRIES + 1];
   int nbad;
@@ -58,10 +59,11 @@ typedef struct outcome {
 /* Loads position `pos`'s sample, replacing it when skip_bad allows. */
 static sl_status load_sample(sl_pool *p, void *ws, uint64_t epoch, int res,
                              uint64_t index, uint8_t *dst, int32_t *label,
-                             uint64_t *used, outcome *o, sl_err *err) {
+                             sl_box_dst *bx, uint64_t *used, outcome *o,
+                             sl_err *err) {
   const sl_sample_src *src = p->c.src;
   sl_status st =
-      src->load(src->ctx, ws, index, epoch, res, dst, label, &o->t, err);
+      src->load(src->ctx, ws, index, epoch, res, dst, label, bx, &o->t, err);
   *used = index;
   if (st == SL_OK)
     return SL_OK;
@@ -76,7 +78,7 @@ static sl_status load_sample(sl_pool *p, void *ws, uint64_t epoch, int res,
   for (int a = 0; a < SL_POOL_SKIP_TRIES; a++) {
     uint64_t alt = sl_rng_below(&r, src->count);
     sl_err_clear(&e2);
-    st = src->load(src->ctx, ws, alt, epoch, res, dst, label, &o->t, &e2);
+    st = src->load(src->ctx, ws, alt, epoch, res, dst, label, bx, &o->t, &e2);
     if (st == SL_OK) {
       *used = alt;
       o->skipped = true;
@@ -98,6 +100,8 @@ static void fold(sl_pool *p, const outcome *o) {
   s->jpeg_samples += o->t.jpeg_samples;
   s->jpeg_windowed += o->t.jpeg_windowed;
   s->chunk_unfilters += o->t.chunk_unfilters;
+  s->boxes_over += o->boxes_over;
+  s->box_samples_over += o->boxes_over > 0;
   for (int k = 0; k < 4; k++)
     s->level_decodes[k] += o->t.level_decodes[k];
   s->bytes_read += o->t.bytes_read;
@@ -144,8 +148,22 @@ static void *worker_main(void *arg) {
       sl_err_clear(&err);
       uint64_t index = sl_sampler_at(p->c.sampler, pos), used = index;
       int32_t label = -1;
+      uint32_t cap = p->c.src->box_capacity;
+      sl_box_dst bx = {NULL, NULL, NULL, cap, 0}, *bxp = NULL;
+      if (cap > 0) { /* sample j's part of the batch's box arrays */
+        bx.xyxy = stg.boxes + (size_t)j * cap * 4;
+        bx.labels = stg.box_labels + (size_t)j * cap;
+        bx.count = stg.box_counts + j;
+        bxp = &bx;
+      }
       st = load_sample(p, w->ws, epoch, res, index, stg.data + (size_t)j * sb,
-                       &label, &used, &o, &err);
+                       &label, bxp, &used, &o, &err);
+      if (bxp && st != SL_OK) { /* a failed sample has no boxes */
+        memset(bx.xyxy, 0, (size_t)cap * 4 * sizeof *bx.xyxy);
+        memset(bx.labels, 0xff, (size_t)cap * sizeof *bx.labels);
+        *bx.count = 0;
+      }
+      o.boxes_over = bxp && st == SL_OK ? bx.over : 0;
       stg.labels[j] = label;
       stg.indices[j] = used;
       uint32_t tw = p->c.src->target_width;

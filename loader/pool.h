@@ -54,6 +54,7 @@ typedef struct sl_pool_stats {
   uint64_t samples, skipped, failed, bytes_read;
   uint64_t read_ns, decode_ns, augment_ns, staging_wait_ns;
   uint64_t jpeg_samples, jpeg_windowed, chunk_unfilters;
+  uint64_t boxes_over, box_samples_over;        /* past loader.max_boxes */
   uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC]; /* level-record samples, by
                                                    level decoded */
   uint64_t bad[SL_POOL_BAD_KEEP];               /* most recent first */

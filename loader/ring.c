@@ -33,6 +33,9 @@ typedef struct stage_buf {
   int32_t *labels;
   uint64_t *indices;
   float *targets;
+  float *boxes;
+  int32_t *box_labels;
+  uint32_t *box_counts;
 } stage_buf;
 
 typedef struct slot {
@@ -45,6 +48,9 @@ typedef struct slot {
   int32_t *labels;
   uint64_t *indices;
   float *targets;
+  float *boxes;
+  int32_t *box_labels;
+  uint32_t *box_counts;
   sl_mix_note mix;
 } slot;
 
@@ -70,6 +76,9 @@ struct sl_ring {
   int32_t *label_mem;
   uint64_t *index_mem;
   float *target_mem; /* NULL when target_width is 0 */
+  float *box_mem;    /* the three NULL when box_capacity is 0 */
+  int32_t *box_label_mem;
+  uint32_t *box_count_mem;
 };
 
 static void q_push(int *q, int head, int *n, int cap, int v) {
@@ -181,6 +190,12 @@ static void *mover_main(void *arg) {
     if (r->target_mem)
       memcpy(sl->targets, b->targets,
              nb * r->rc.target_width * sizeof *sl->targets);
+    if (r->box_mem) {
+      size_t nbox = nb * r->rc.box_capacity;
+      memcpy(sl->boxes, b->boxes, nbox * 4 * sizeof *sl->boxes);
+      memcpy(sl->box_labels, b->box_labels, nbox * sizeof *sl->box_labels);
+      memcpy(sl->box_counts, b->box_counts, nb * sizeof *sl->box_counts);
+    }
 
     pthread_mutex_lock(&r->mu);
     r->mover_busy = false;
@@ -255,8 +270,15 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
   size_t tw = rc->target_width;
   if (tw > 0)
     r->target_mem = calloc(nbuf * nb * tw, sizeof *r->target_mem);
+  size_t bc = rc->box_capacity;
+  if (bc > 0) {
+    r->box_mem = calloc(nbuf * nb * bc * 4, sizeof *r->box_mem);
+    r->box_label_mem = calloc(nbuf * nb * bc, sizeof *r->box_label_mem);
+    r->box_count_mem = calloc(nbuf * nb, sizeof *r->box_count_mem);
+  }
   if (!r->stg || !r->slots || !r->freeq || !r->readyq || !r->label_mem ||
-      !r->index_mem || (tw > 0 && !r->target_mem)) {
+      !r->index_mem || (tw > 0 && !r->target_mem) ||
+      (bc > 0 && (!r->box_mem || !r->box_label_mem || !r->box_count_mem))) {
     sl_ring_destroy(r);
     return sl_err_set(err, SL_ENOMEM, "ring: out of memory");
   }
@@ -265,6 +287,11 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
     r->stg[i].indices = r->index_mem + (size_t)i * nb;
     if (tw > 0)
       r->stg[i].targets = r->target_mem + (size_t)i * nb * tw;
+    if (bc > 0) {
+      r->stg[i].boxes = r->box_mem + (size_t)i * nb * bc * 4;
+      r->stg[i].box_labels = r->box_label_mem + (size_t)i * nb * bc;
+      r->stg[i].box_counts = r->box_count_mem + (size_t)i * nb;
+    }
     r->stg[i].err_j = -1;
   }
   for (int s = 0; s < rc->nslots; s++) {
@@ -273,6 +300,12 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
     if (tw > 0)
       r->slots[s].targets =
           r->target_mem + ((size_t)rc->nstaging + s) * nb * tw;
+    if (bc > 0) {
+      size_t at = (size_t)rc->nstaging + (size_t)s;
+      r->slots[s].boxes = r->box_mem + at * nb * bc * 4;
+      r->slots[s].box_labels = r->box_label_mem + at * nb * bc;
+      r->slots[s].box_counts = r->box_count_mem + at * nb;
+    }
     q_push(r->freeq, r->free_head, &r->free_n, rc->nslots, s);
   }
   int e = sl_sync_init(
@@ -319,6 +352,9 @@ void sl_ring_destroy(sl_ring *r) {
   free(r->label_mem);
   free(r->target_mem);
   free(r->index_mem);
+  free(r->box_mem);
+  free(r->box_label_mem);
+  free(r->box_count_mem);
   free(r);
 }
 
@@ -384,6 +420,9 @@ sl_status sl_ring_staging_acquire(sl_ring *r, uint64_t k, sl_ring_staging *st) {
   st->labels = r->stg[i].labels;
   st->indices = r->stg[i].indices;
   st->targets = r->stg[i].targets;
+  st->boxes = r->stg[i].boxes;
+  st->box_labels = r->stg[i].box_labels;
+  st->box_counts = r->stg[i].box_counts;
   pthread_mutex_unlock(&r->mu);
   return SL_OK;
 }
@@ -448,6 +487,9 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
       out->labels = sl->labels;
       out->indices = sl->indices;
       out->targets = sl->targets;
+      out->boxes = sl->boxes;
+      out->box_labels = sl->box_labels;
+      out->box_counts = sl->box_counts;
       out->ready = r->be->ops->ready_event(r->be, s);
       out->epoch = sl->epoch;
       out->index = sl->index;

@@ -29,7 +29,8 @@
  * Memory: all of it at sl_ring_create: nstaging × staging_bytes of staging
  * plus nslots × slot_bytes of slots (in the backend), plus per buffer
  * batch_size × (12 + 4 × target_width) bytes of labels, indices and
- * targets. Nothing after. */
+ * targets and, with box_capacity C > 0, batch_size × (4 + 20 × C) bytes
+ * of boxes, box labels and counts. Nothing after. */
 #ifndef SLUICE_LOADER_RING_H
 #define SLUICE_LOADER_RING_H
 
@@ -156,6 +157,7 @@ typedef struct sl_ring_config {
   size_t slot_bytes;    /* one batch at the largest resolution, dst dtype */
   int batch_size;
   uint32_t target_width; /* floats of targets per sample (0: none) */
+  uint32_t box_capacity; /* detection boxes per sample (0: none) */
   /* Optional, mover thread: runs on each complete batch in staging before
    * its move (at data: the staging buffer in the epoch's src dtype and
    * layout), with its labels and targets; the note travels with the
@@ -182,6 +184,11 @@ typedef struct sl_ring_staging {
   int32_t *labels;
   uint64_t *indices;
   float *targets; /* batch_size × target_width; NULL when 0 */
+  /* batch_size × box_capacity × 4, × box_capacity, batch_size; NULL when
+   * box_capacity is 0 */
+  float *boxes;
+  int32_t *box_labels;
+  uint32_t *box_counts;
 } sl_ring_staging;
 
 /* A delivered batch. */
@@ -192,6 +199,9 @@ typedef struct sl_ring_batch {
   const int32_t *labels;
   const uint64_t *indices;
   const float *targets; /* NULL when target_width is 0 */
+  const float *boxes;   /* NULL when box_capacity is 0, as the next two */
+  const int32_t *box_labels;
+  const uint32_t *box_counts;
   void *ready;
   uint64_t epoch, index;
   size_t bytes;

@@ -24,6 +24,19 @@ typedef struct sl_sample_times {
   uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC]; /* by level decoded */
 } sl_sample_times;
 
+/* Where a load writes its sample's detection boxes: its part of the
+ * batch's box arrays (sl_batch.boxes, box_labels, box_counts). The load
+ * writes the first min(kept, cap) kept boxes in output pixels, zeros
+ * (labels -1) in the rest of the cap, the count, and sets over to the kept
+ * boxes that did not fit. */
+typedef struct sl_box_dst {
+  float *xyxy;     /* cap x 4 */
+  int32_t *labels; /* cap */
+  uint32_t *count;
+  uint32_t cap;
+  uint32_t over;
+} sl_box_dst;
+
 /* What batch mixing did to one batch (sl_batch's mix fields). */
 typedef struct sl_mix_note {
   uint32_t kind;   /* 0 none, 1 Mixup, 2 CutMix */
@@ -59,15 +72,19 @@ typedef struct sl_sample_src {
    * after a successful load, from the worker, for the sample that ends up
    * in the batch (a replacement's when a bad one was skipped). */
   void (*targets)(void *ctx, uint64_t index, float *out);
+  /* Detection boxes each batch holds per sample (0: none: load's boxes
+   * argument is then NULL). */
+  uint32_t box_capacity;
   /* Per-worker state (scratch sized for max_res), made at open. */
   sl_status (*worker_open)(void *ctx, int max_res, void **ws, sl_err *err);
   void (*worker_close)(void *ctx, void *ws);
   /* Writes sample `index` at res × res into dst (exactly the bytes the
-   * loader computed for the dtype, layout and channels) and its label.
-   * Errors name the sample. Adds its time to *t. */
+   * loader computed for the dtype, layout and channels), its label and,
+   * when boxes is not NULL, its boxes moved as its pixels were. Errors
+   * name the sample. Adds its time to *t. */
   sl_status (*load)(void *ctx, void *ws, uint64_t index, uint64_t epoch,
-                    int res, void *dst, int32_t *label, sl_sample_times *t,
-                    sl_err *err);
+                    int res, void *dst, int32_t *label, sl_box_dst *boxes,
+                    sl_sample_times *t, sl_err *err);
   /* Frees ctx. May be NULL. */
   void (*close)(void *ctx);
   /* Optional (NULL: none), for a source that reads ahead in the epoch's

@@ -10,7 +10,9 @@
  * filters are undone here; for samples that span chunks, one chunk's and
  * one sample's), and the chunk cache all workers share
  * (dataset.chunk_cache bytes at most, loader/chunk_cache.h);
- * the source's index (24 bytes per sample); with uring the read-ahead pool
+ * the source's index (24 bytes per sample) and its boxes (8 bytes a sample,
+ * 24 a box); per worker 4 bytes a box of the batches' capacity (which
+ * kept box came from which stored one); with uring the read-ahead pool
  * (io.pool_size). All at open. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@ typedef struct ss_ctx {
   uint64_t seed;
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
+  uint32_t box_capacity; /* 0: no boxes in the batches */
   char path[512];
 } ss_ctx;
 
@@ -47,6 +50,7 @@ typedef struct ss_worker {
   uint8_t *scratch; /* sl_source_unfilter's; NULL when the source needs none */
   uint64_t pos;     /* the epoch position of the next load, when has_pos */
   bool has_pos;
+  uint32_t *box_src; /* box_capacity: each kept box's stored index */
 } ss_worker;
 
 static sl_status ss_worker_open(void *ctx, int max_res, void **ws,
@@ -54,10 +58,14 @@ static sl_status ss_worker_open(void *ctx, int max_res, void **ws,
   ss_ctx *c = ctx;
   ss_worker *w = calloc(1, sizeof *w);
   *ws = NULL;
-  if (!w)
+  if (!w || (c->box_capacity > 0 &&
+             !(w->box_src = malloc(c->box_capacity * sizeof *w->box_src)))) {
+    free(w);
     return sl_err_set(err, SL_ENOMEM, "worker: out of memory");
+  }
   sl_status st = sl_pipeline_create(&w->pl, &c->p, max_res, err);
   if (st != SL_OK) {
+    free(w->box_src);
     free(w);
     return st;
   }
@@ -66,6 +74,7 @@ static sl_status ss_worker_open(void *ctx, int max_res, void **ws,
     if (!(w->buf = malloc(w->cap))) {
       size_t cap = w->cap;
       sl_pipeline_destroy(w->pl);
+      free(w->box_src);
       free(w);
       return sl_err_set(err, SL_ENOMEM,
                         "worker: no memory for a %zu-byte read buffer", cap);
@@ -75,6 +84,7 @@ static sl_status ss_worker_open(void *ctx, int max_res, void **ws,
   if (sc > 0 && !(w->scratch = malloc((size_t)sc))) {
     sl_pipeline_destroy(w->pl);
     free(w->buf);
+    free(w->box_src);
     free(w);
     return sl_err_set(err, SL_ENOMEM,
                       "worker: no memory for a %llu-byte chunk scratch",
@@ -91,12 +101,27 @@ static void ss_worker_close(void *ctx, void *ws) {
   sl_pipeline_destroy(w->pl);
   free(w->buf);
   free(w->scratch);
+  free(w->box_src);
   free(w);
 }
 
+/* The labels of the kept boxes, the unused part of the capacity zeroed
+ * (labels -1), so a batch is the same bytes whatever filled it before. */
+static void write_box_labels(sl_box_dst *bx, const sl_aug_boxes *ab,
+                             const sl_box *boxes) {
+  for (uint32_t k = 0; k < ab->n_out; k++)
+    bx->labels[k] = boxes[ab->src[k]].label;
+  memset(bx->xyxy + (size_t)ab->n_out * 4, 0,
+         (size_t)(bx->cap - ab->n_out) * 4 * sizeof *bx->xyxy);
+  memset(bx->labels + ab->n_out, 0xff,
+         (size_t)(bx->cap - ab->n_out) * sizeof *bx->labels);
+  *bx->count = ab->n_out;
+  bx->over = ab->kept - ab->n_out;
+}
+
 static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
-                         int res, void *dst, int32_t *label, sl_sample_times *t,
-                         sl_err *err) {
+                         int res, void *dst, int32_t *label, sl_box_dst *bx,
+                         sl_sample_times *t, sl_err *err) {
   ss_ctx *c = ctx;
   ss_worker *w = ws;
   const sl_sample_info *info = sl_source_info(c->src, index);
@@ -176,9 +201,18 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
       return st; /* the message names the file, dataset and sample */
     }
   }
-  st = sl_pipeline_run(w->pl, data, len, info->codec, info->height, info->width,
-                       info->channels, c->seed, epoch, index, res, res, dst,
-                       err);
+  uint32_t nb = 0;
+  const sl_box *boxes = sl_source_boxes(c->src, index, &nb);
+  /* iou_crop chooses its crop from the boxes even when the batch holds
+   * none of them. */
+  sl_aug_boxes ab = {
+      (const float *)boxes, sizeof(sl_box),   nb, bx ? bx->xyxy : NULL,
+      w->box_src,           bx ? bx->cap : 0, 0,  0};
+  st = sl_pipeline_run_boxes(w->pl, data, len, info->codec, info->height,
+                             info->width, info->channels, c->seed, epoch, index,
+                             res, res, dst, bx || nb ? &ab : NULL, err);
+  if (st == SL_OK && bx)
+    write_box_labels(bx, &ab, boxes);
   sl_pipeline_times_get(w->pl, &after);
   if (slot >= 0)
     sl_chunk_cache_release(c->cache, slot);
@@ -270,6 +304,17 @@ static uint64_t fingerprint(const sl_source *src) {
       h = sl_mix64(h ^ bits);
     }
   }
+  for (uint64_t i = 0; sl_source_max_boxes(src) > 0 && i < n; i++) {
+    uint32_t nb; /* a file with boxes: they are part of what it holds */
+    const sl_box *b = sl_source_boxes(src, i, &nb);
+    h = sl_mix64(h ^ nb);
+    for (uint32_t k = 0; k < nb; k++) {
+      uint32_t v[6];
+      memcpy(v, &b[k], sizeof v);
+      for (int q = 0; q < 6; q++)
+        h = sl_mix64(h ^ v[q]);
+    }
+  }
   for (uint32_t c = 0; c < nc; c++) {
     const char *name = sl_source_class_name(src, c);
     for (const char *q = name ? name : ""; *q; q++)
@@ -345,6 +390,10 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   out->count = sl_source_count(c->src);
   out->channels = c->p.channels;
   out->target_width = sl_source_target_width(c->src);
+  if (sl_source_max_boxes(c->src) > 0) /* loader.max_boxes 0: the largest */
+    c->box_capacity =
+        s->max_boxes > 0 ? (uint32_t)s->max_boxes : sl_source_max_boxes(c->src);
+  out->box_capacity = c->box_capacity;
   out->fingerprint = fingerprint(c->src);
   out->block_samples = sl_source_chunk_samples(c->src);
   out->targets = ss_targets;

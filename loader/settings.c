@@ -70,8 +70,9 @@ static void read_recipe(sl_aug_recipe *r, const sl_config *cfg) {
   r->erasing_random = sl_cfg_enum(cfg, SL_OPT_AUGMENT_ERASING_VALUE) == 1;
 }
 
-/* augment.* and decode.max_pixels: channels 3; eval takes a center crop,
- * no flip and none of the recipe. */
+/* augment.* and decode.max_pixels: channels 3; eval takes a center crop
+ * (a letterbox stays one: it is YOLO's eval transform too), no flip and
+ * none of the recipe. */
 static void read_aug(sl_aug_params *p, const sl_settings *s,
                      const sl_config *cfg) {
   memset(p, 0, sizeof *p);
@@ -80,6 +81,9 @@ static void read_aug(sl_aug_params *p, const sl_settings *s,
   pair(cfg, SL_OPT_AUGMENT_RATIO, p->ratio);
   p->flip = sl_cfg_float(cfg, SL_OPT_AUGMENT_FLIP);
   p->center_ratio = sl_cfg_float(cfg, SL_OPT_AUGMENT_CENTER_RATIO);
+  p->box_min_area = sl_cfg_float(cfg, SL_OPT_AUGMENT_BOX_MIN_AREA);
+  p->iou_all = sl_cfg_enum(cfg, SL_OPT_AUGMENT_IOU_CROP_RULE) == 1;
+  p->letterbox_fill = (int)sl_cfg_int(cfg, SL_OPT_AUGMENT_LETTERBOX_FILL);
   p->channels = 3;
   memcpy(p->mean, s->mean, sizeof p->mean);
   memcpy(p->std, s->std, sizeof p->std);
@@ -89,7 +93,8 @@ static void read_aug(sl_aug_params *p, const sl_settings *s,
   p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
   read_recipe(&p->recipe, cfg);
   if (s->eval) {
-    p->crop = SL_CROP_CENTER; /* eval: deterministic, none of the recipe */
+    if (p->crop != SL_CROP_LETTERBOX) /* eval: deterministic, no recipe */
+      p->crop = SL_CROP_CENTER;
     p->flip = 0;
     memset(&p->recipe, 0, sizeof p->recipe);
   }
@@ -153,6 +158,7 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->workers = (int)sl_cfg_int(cfg, SL_OPT_LOADER_WORKERS);
   s->eval = sl_cfg_enum(cfg, SL_OPT_LOADER_MODE) == SL_MODE_EVAL;
   s->skip_bad = sl_cfg_enum(cfg, SL_OPT_LOADER_ON_ERROR) == SL_ON_ERROR_SKIP;
+  s->max_boxes = (int)sl_cfg_int(cfg, SL_OPT_LOADER_MAX_BOXES);
   read_sampler(&s->sampler, cfg, s->eval);
   read_schedule(&s->sched, cfg);
   s->dtype = (sl_dtype)sl_cfg_enum(cfg, SL_OPT_AUGMENT_DTYPE);

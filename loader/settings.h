@@ -47,6 +47,7 @@ typedef struct sl_settings {
   int workers; /* loader.workers: 0 = the online CPUs */
   bool eval;   /* loader.mode = eval */
   bool skip_bad;
+  int max_boxes; /* loader.max_boxes: 0 = the dataset's largest count */
   /* The sampler's settings (eval: sequential, never drops); count is 0,
    * the source's count is filled in at open. */
   sl_sampler_config sampler;

@@ -31,7 +31,12 @@ static void usage(FILE *f) {
              "FIRST-LAST.\nExisting files are kept unless --force is given; "
              "every index is checked\nbefore anything is written. Samples "
              "with damaged records are refused; the\nothers of such a file "
-             "can still be extracted.\n");
+             "can still be extracted.\n"
+             "A file with boxes also gets INDEX.boxes.json beside each image: "
+             "its size\nand its boxes as {\"xyxy\": [x0, y0, x1, y1], "
+             "\"label\", \"class\", \"crowd\",\n\"difficult\"} in the "
+             "stored image's pixels (an empty list for a sample\nwithout "
+             "any).\n");
 }
 
 /* Damaged records are counted, not printed: `verify` is the report. */
@@ -109,6 +114,68 @@ static int write_all(int fd, const void *p, size_t n) {
       return -1;
     b += w;
     n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* s as a JSON string's contents: quote, backslash and control bytes
+ * escaped; other bytes as they are (class names are UTF-8 when they came
+ * from COCO, VOC or a folder's names). */
+static void json_string(FILE *f, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+}
+
+/* INDEX.boxes.json (at path) of sample i: its size and boxes, coordinates
+ * printed with 9 significant digits (float32 round-trips). Returns 0, or
+ * 1 after printing why not. */
+static int write_boxes(sl_dataset *ds, uint64_t i, const sl_sample_meta *m,
+                       const char *path, int force) {
+  const sl_box *b = NULL;
+  uint32_t n = 0;
+  if (sl_dataset_boxes(ds, i, &b, &n) != SL_OK) {
+    fprintf(stderr, "sluice extract: %s\n", sl_dataset_errmsg(ds));
+    return 1;
+  }
+  int fd = open(
+      path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    fprintf(stderr, "sluice extract: %s: %s%s\n", path, strerror(errno),
+            errno == EEXIST ? " (--force replaces it)" : "");
+    if (fd >= 0)
+      close(fd);
+    return 1;
+  }
+  fprintf(f,
+          "{\"index\": %" PRIu64 ", \"width\": %" PRIu32
+          ", \"height\": %" PRIu32 ", \"boxes\": [",
+          i, m->width, m->height);
+  for (uint32_t k = 0; k < n; k++) {
+    const char *cls = sl_dataset_class_name(ds, (uint32_t)b[k].label);
+    fprintf(f,
+            "%s\n  {\"xyxy\": [%.9g, %.9g, %.9g, %.9g], \"label\": %" PRId32
+            ", \"class\": \"",
+            k ? "," : "", (double)b[k].x0, (double)b[k].y0, (double)b[k].x1,
+            (double)b[k].y1, b[k].label);
+    json_string(f, cls ? cls : "");
+    fprintf(f, "\", \"crowd\": %s, \"difficult\": %s}",
+            b[k].flags & SL_BOX_CROWD ? "true" : "false",
+            b[k].flags & SL_BOX_DIFFICULT ? "true" : "false");
+  }
+  fprintf(f, "%s]}\n", n ? "\n" : "");
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) {
+    fprintf(stderr, "sluice extract: %s: %s\n", path, strerror(errno));
+    unlink(path);
+    return 1;
   }
   return 0;
 }
@@ -200,15 +267,25 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
     unlink(path);
     return 1;
   }
+  char bpath[4200] = "";
+  if (sl_dataset_max_boxes(ds) > 0) {
+    snprintf(bpath, sizeof bpath, "%s%s%" PRIu64 ".boxes.json", dir, sep, i);
+    if (write_boxes(ds, i, in, bpath, force))
+      return 1;
+  }
   const char *cls =
       in->label >= 0 ? sl_dataset_class_name(ds, (uint32_t)in->label) : NULL;
   for (char *c = name; *c; c++) /* a damaged name stays on one line */
     if ((unsigned char)*c < 0x20 || *c == 0x7f)
       *c = '?';
   printf("%" PRIu64 "\tlabel %" PRId32 "\t%s\t%" PRIu32 "x%" PRIu32 "x%" PRIu32
-         "\t%zu bytes\t%s%s%s%s\n",
+         "\t%zu bytes\t%s%s%s%s",
          i, in->label, cls ? cls : "-", in->width, in->height, in->channels,
          len, path, *name ? "  (from " : "", name, *name ? ")" : "");
+  if (bpath[0])
+    printf("\t%" PRIu32 " box%s: %s", in->box_count,
+           in->box_count == 1 ? "" : "es", bpath);
+  printf("\n");
   return 0;
 }
 

@@ -35,6 +35,53 @@ static void print_levels(sl_dataset *ds, uint64_t total) {
   }
 }
 
+/* Boxes a sample (0, 1, 2-3, 4-7, ... 32768-65535: bucket 1 + floor(log2
+ * n)), how many are crowd or difficult, and how many samples of each class
+ * hold the most boxes. Nothing for a file without boxes. */
+enum { BOX_BUCKETS = 17 };
+static void print_boxes(sl_dataset *ds, uint64_t n) {
+  uint64_t total = sl_dataset_box_total(ds);
+  if (total == 0)
+    return;
+  uint64_t hist[BOX_BUCKETS] = {0}, crowd = 0, difficult = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    const sl_box *b;
+    uint32_t k = 0;
+    if (sl_dataset_boxes(ds, i, &b, &k) != SL_OK)
+      continue;
+    int bucket = 0;
+    while (k >> bucket)
+      bucket++;
+    hist[bucket]++;
+    for (uint32_t j = 0; j < k; j++) {
+      crowd += (b[j].flags & SL_BOX_CROWD) != 0;
+      difficult += (b[j].flags & SL_BOX_DIFFICULT) != 0;
+    }
+  }
+  printf("boxes:       %" PRIu64 " in all, %.2f a sample, at most %" PRIu32
+         " (crowd %" PRIu64 ", difficult %" PRIu64 ")\n",
+         total, n ? (double)total / (double)n : 0.0, sl_dataset_max_boxes(ds),
+         crowd, difficult);
+  printf("boxes a sample:\n");
+  int last = 0;
+  uint64_t top = 1;
+  for (int i = 0; i < BOX_BUCKETS; i++) {
+    if (hist[i])
+      last = i;
+    top = hist[i] > top ? hist[i] : top;
+  }
+  for (int i = 0; i <= last; i++) {
+    char label[24];
+    if (i < 2)
+      snprintf(label, sizeof label, "%d", i);
+    else
+      snprintf(label, sizeof label, "%u-%u", 1u << (i - 1), (1u << i) - 1);
+    int bar = (int)(40.0 * (double)hist[i] / (double)top + 0.5);
+    printf("  %-11s %10" PRIu64 "  %.*s\n", label, hist[i], bar,
+           "########################################");
+  }
+}
+
 static void print_jpeg_layout(sl_dataset *ds, uint64_t n) {
   uint64_t seen = 0, laid = 0, bad = 0;
   size_t cap = (size_t)sl_dataset_max_stored_bytes(ds);
@@ -93,9 +140,10 @@ static void usage(FILE *f) {
   fprintf(f, "usage: sluice info FILE [--classes]\n\n"
              "Prints a dataset file's format, layout version, sample count, "
              "classes,\ntargets, sample names, sizes, resolution histogram and "
-             "codec mix, and "
+             "codec mix, "
              "whether (a sample of)\nits JPEGs have the restart layout "
-             "that lets crops skip data.\n"
+             "that lets crops skip data, and its boxes\n(detection "
+             "annotations): how many, and a histogram of boxes a sample.\n"
              "  --classes  print only the class names, one 'label<TAB>name' "
              "line each\n             (labels are the values batches carry)\n");
 }
@@ -275,6 +323,7 @@ int sl_cmd_info(int argc, char **argv) {
              "########################################");
     }
   }
+  print_boxes(ds, n);
   const char *wr = sl_dataset_writer_settings(ds);
   printf("writer:      %s\n", *wr ? wr : "(not recorded)");
   sl_dataset_close(ds);

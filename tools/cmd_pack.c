@@ -26,6 +26,7 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
+#include "tools/pack_detect.h"
 #include "tools/pack_pool.h"
 #include "tools/pack_progress.h"
 #include "tools/pack_scan.h"
@@ -83,7 +84,10 @@ static void stop_signals_restore(stop_signals *st) {
 
 typedef struct pack_args {
   const char *src, *out, *list;
-  const char *fmt; /* "lmdb" or "hdf5" */
+  const char *coco;  /* --coco INSTANCES.json: src is the images folder */
+  bool voc;          /* --voc: src is the VOCdevkit year folder */
+  const char *split; /* --split NAME (VOC) */
+  const char *fmt;   /* "lmdb" or "hdf5" */
   sl_pack_opts img;
   bool shuffle, strict, force;
   sl_progress_mode progress;
@@ -93,11 +97,15 @@ typedef struct pack_args {
 
 typedef struct pack_stats {
   uint64_t packed, kept, rewritten, reencoded, bytes_in, bytes_out;
+  uint64_t boxes;      /* --coco/--voc: boxes stored */
   sl_pack_notes skips; /* what was not packed, and why */
 } pack_stats;
 
 static void usage(FILE *f) {
   fprintf(f, "usage: sluice pack SRC OUT [options]\n"
+             "       sluice pack --coco INSTANCES.json IMAGES_DIR OUT "
+             "[options]\n"
+             "       sluice pack --voc VOCDIR OUT [--split NAME] [options]\n"
              "       sluice pack --from FILE OUT [--set KEY=VALUE]... (any "
              "dataset sluice\n"
              "                   reads, in sluice's layout: sluice pack "
@@ -107,6 +115,22 @@ static void usage(FILE *f) {
              "names),\nor the root that --list paths are relative to.\n\n"
              "  --list FILE      'relative/path label' lines instead of class "
              "folders\n"
+             "  --coco JSON      a COCO instances file: its images (under "
+             "IMAGES_DIR) with\n"
+             "                   their boxes; classes = categories in id "
+             "order; label -1\n"
+             "  --voc            SRC is a VOCdevkit year folder (VOC2007): "
+             "JPEGImages/ with\n"
+             "                   Annotations/*.xml's boxes; classes = VOC's "
+             "20 (or the\n"
+             "                   names found, sorted); label -1\n"
+             "  --split NAME     with --voc: only ImageSets/Main/NAME.txt's "
+             "images\n"
+             "                   (--coco/--voc store pixels as the files hold "
+             "them, without\n"
+             "                   EXIF rotation, as the boxes were drawn; "
+             "--max-side scales\n"
+             "                   the boxes with the image)\n"
              "  --format F       lmdb | hdf5 (default: from OUT's extension, "
              ".lmdb/.h5)\n"
              "  --max-side N     resize images whose longer side exceeds N "
@@ -182,6 +206,9 @@ static int parse_levels(const char *s, unsigned *mask) {
 static int parse_args(int argc, char **argv, pack_args *a) {
   static const struct option opts[] = {
       {"list", required_argument, NULL, 'l'},
+      {"coco", required_argument, NULL, 'c'},
+      {"voc", no_argument, NULL, 'v'},
+      {"split", required_argument, NULL, 'p'},
       {"format", required_argument, NULL, 'f'},
       {"max-side", required_argument, NULL, 'm'},
       {"quality", required_argument, NULL, 'q'},
@@ -207,6 +234,15 @@ static int parse_args(int argc, char **argv, pack_args *a) {
     switch (c) {
     case 'l':
       a->list = optarg;
+      break;
+    case 'c':
+      a->coco = optarg;
+      break;
+    case 'v':
+      a->voc = true;
+      break;
+    case 'p':
+      a->split = optarg;
       break;
     case 'f':
       if (strcmp(optarg, "lmdb") != 0 && strcmp(optarg, "hdf5") != 0)
@@ -286,6 +322,13 @@ static int parse_args(int argc, char **argv, pack_args *a) {
     usage(stderr);
     return 2;
   }
+  if ((a->coco != NULL) + a->voc + (a->list != NULL) > 1)
+    return sl_cli_usage_error("pack", "--coco, --voc and --list exclude "
+                                      "each other");
+  if (a->split && !a->voc)
+    return sl_cli_usage_error("pack", "--split is for --voc");
+  /* The boxes were drawn on the pixels as stored. */
+  a->img.keep_orientation = a->coco || a->voc;
   if (a->img.levels && a->img.keep_jpeg)
     return sl_cli_usage_error("pack", "--levels and --keep-jpeg exclude "
                                       "each other");
@@ -330,6 +373,23 @@ static int write_report(const pack_args *a, const pack_stats *s, char *path,
     return -1;
   }
   return 0;
+}
+
+/* --max-side resized the image: its boxes go with it (the stored pixels'
+ * coordinates, scaled by the output over the input size per axis). */
+static void scale_boxes(sl_pack_item *it, const sl_pack_result *r) {
+  if (!it->nboxes || !r->src_width || !r->src_height ||
+      (r->width == r->src_width && r->height == r->src_height))
+    return;
+  double sx = (double)r->width / r->src_width,
+         sy = (double)r->height / r->src_height;
+  for (uint32_t k = 0; k < it->nboxes; k++) {
+    sl_box *b = &it->boxes[k];
+    b->x0 = (float)(b->x0 * sx);
+    b->x1 = (float)(b->x1 * sx);
+    b->y0 = (float)(b->y0 * sy);
+    b->y1 = (float)(b->y1 * sy);
+  }
 }
 
 /* Takes results in order and writes them. Returns 0, 1 (failed), 130
@@ -378,15 +438,37 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
         fprintf(stderr, "sluice pack: out of memory\n");
         rc = 1;
       }
+    } else if (in->items[i].want_w && (r.src_width != in->items[i].want_w ||
+                                       r.src_height != in->items[i].want_h)) {
+      /* The boxes would not fit the pixels: skip, as a bad image is. */
+      char why[160];
+      snprintf(why, sizeof why,
+               "the annotation says %" PRIu32 "x%" PRIu32
+               " but the image is %" PRIu32 "x%" PRIu32,
+               in->items[i].want_w, in->items[i].want_h, r.src_width,
+               r.src_height);
+      sl_pack_result_free(&r);
+      if (a->strict) {
+        sl_progress_end(&prog);
+        fprintf(stderr, "sluice pack: %s: %s (--strict: nothing written)\n",
+                in->items[i].path, why);
+        rc = 1;
+      } else if (sl_pack_notes_add(&s->skips, in->items[i].path, why)) {
+        fprintf(stderr, "sluice pack: out of memory\n");
+        rc = 1;
+      }
     } else {
-      const sl_pack_item *it = &in->items[i];
-      if (sl_writer_add_encoded(w, r.data, r.len, it->label, it->targets,
-                                it->path + it->name_off) != SL_OK) {
+      sl_pack_item *it = &in->items[i];
+      scale_boxes(it, &r);
+      if (sl_writer_add_annotated(w, r.data, r.len, it->label, it->targets,
+                                  it->path + it->name_off, it->boxes,
+                                  it->nboxes) != SL_OK) {
         sl_progress_end(&prog);
         fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
         rc = 1;
       } else {
         s->packed++;
+        s->boxes += it->nboxes;
         s->bytes_out += r.len;
         s->reencoded += r.reencoded;
         s->rewritten += r.rewritten;
@@ -455,8 +537,14 @@ static int pack(const pack_args *a) {
   }
   double t0 = sl_now();
   sl_pack_inputs in;
-  char msg[512];
-  if (sl_pack_scan(&in, a->src, a->list, msg, sizeof msg)) {
+  char msg[1024], detect_ids[SL_SETTINGS_MAX + 1] = "";
+  int scanned =
+      a->coco  ? sl_pack_scan_coco(&in, a->coco, a->src, detect_ids,
+                                   sizeof detect_ids - 400, msg, sizeof msg)
+      : a->voc ? sl_pack_scan_voc(&in, a->src, a->split, detect_ids,
+                                  sizeof detect_ids - 400, msg, sizeof msg)
+               : sl_pack_scan(&in, a->src, a->list, msg, sizeof msg);
+  if (scanned) {
     fprintf(stderr, "sluice pack: %s\n", msg);
     sl_pack_inputs_free(&in);
     return 1;
@@ -493,7 +581,8 @@ static int pack(const pack_args *a) {
       fprintf(stderr, "sluice pack: out of memory\n");
       rc = 1;
     }
-  char settings[256];
+  /* Longer than the writer takes (SL_SETTINGS_MAX), cut below. */
+  char settings[SL_SETTINGS_MAX + sizeof detect_ids + 512];
   char seed[32] = "none";
   if (a->shuffle)
     snprintf(seed, sizeof seed, "%" PRIu64, a->seed);
@@ -505,10 +594,16 @@ static int pack(const pack_args *a) {
   snprintf(settings, sizeof settings,
            "sluice %s pack max_side=%d "
            "quality=%d reencode=%d keep_jpeg=%d levels=%s shuffle=%s "
-           "input=%s",
+           "input=%s%s%s%s%s",
            sl_version_string(), a->img.max_side, a->img.quality,
            a->img.reencode, a->img.keep_jpeg, levels, seed,
-           a->list ? "list" : "folders");
+           a->coco   ? "coco"
+           : a->voc  ? "voc"
+           : a->list ? "list"
+                     : "folders",
+           a->split ? " voc_split=" : "", a->split ? a->split : "",
+           detect_ids[0] ? " " : "", detect_ids);
+  settings[SL_SETTINGS_MAX] = '\0';
   sl_writer_options wo;
   memset(&wo, 0, sizeof wo);
   wo.format = a->fmt;
@@ -562,7 +657,11 @@ static int pack(const pack_args *a) {
            (double)s.bytes_out / 1e6, s.kept, s.rewritten, s.reencoded,
            s.skips.n, s.skips.n ? " (listed in " : "", s.skips.n ? report : "",
            s.skips.n ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);
-    if (!a->list)
+    if (a->coco || a->voc)
+      printf("boxes: %" PRIu64 " stored (coordinates in each image's stored "
+             "pixels%s)\n",
+             s.boxes, a->img.max_side ? ", scaled with --max-side" : "");
+    else if (!a->list)
       say_empty_classes(&in);
   }
   sl_pack_notes_free(&s.skips);

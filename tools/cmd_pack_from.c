@@ -85,7 +85,20 @@ static int copy_one(sl_dataset *ds, sl_writer *w, uint64_t i, uint8_t **buf,
             from, i);
     return 1;
   }
-  st = file ? sl_writer_add_encoded(w, bytes, len, m.label, m.targets, name)
+  /* Boxes (a sluice file's) travel with their image. */
+  const sl_box *boxes = NULL;
+  uint32_t nboxes = 0;
+  if (sl_dataset_boxes(ds, i, &boxes, &nboxes) != SL_OK)
+    return fail_ds(ds);
+  if (!file && nboxes) {
+    fprintf(stderr,
+            "sluice pack: %s: sample %" PRIu64 ": a raw image with boxes "
+            "(sl_writer_add_pixels takes none)\n",
+            from, i);
+    return 1;
+  }
+  st = file ? sl_writer_add_annotated(w, bytes, len, m.label, m.targets, name,
+                                      boxes, nboxes)
             : sl_writer_add_pixels(w, *buf, m.width, m.height, m.channels,
                                    m.label, m.targets, name);
   return st == SL_OK ? 0 : fail_w(w);

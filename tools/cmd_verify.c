@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,47 @@ static void on_bad(void *user, uint64_t i, const char *reason) {
   fprintf(stderr, "%s: sample %" PRIu64 ": %s\n", v->path, i, reason);
 }
 
+/* Boxes reaching past their image's edge: warnings, not damage (COCO has
+ * boxes a pixel or so past the edge; the loader clips every box to the
+ * image and to its crop). The first WARN_BOXES are named, then counted. */
+enum { WARN_BOXES = 10 };
+typedef struct box_edges {
+  uint64_t boxes, past, outside, samples;
+} box_edges;
+
+static void check_box_edges(sl_dataset *ds, const char *path, box_edges *e) {
+  uint64_t n = sl_dataset_count(ds);
+  for (uint64_t i = 0; i < n; i++) {
+    sl_sample_meta m;
+    const sl_box *b;
+    uint32_t k = 0;
+    if (sl_dataset_info(ds, i, &m) != SL_OK || m.codec == 0 ||
+        sl_dataset_boxes(ds, i, &b, &k) != SL_OK)
+      continue;
+    e->boxes += k;
+    bool any = false;
+    for (uint32_t j = 0; j < k; j++) {
+      float w = (float)m.width, h = (float)m.height;
+      if (b[j].x0 >= 0 && b[j].y0 >= 0 && b[j].x1 <= w && b[j].y1 <= h)
+        continue;
+      bool out = b[j].x1 <= 0 || b[j].y1 <= 0 || b[j].x0 >= w || b[j].y0 >= h;
+      if (e->past + e->outside < WARN_BOXES)
+        fprintf(stderr,
+                "%s: sample %" PRIu64 ": box %" PRIu32
+                " (%g, %g, %g, %g) %s its %" PRIu32 "x%" PRIu32
+                " image (a warning: the loader clips boxes to the image)\n",
+                path, i, j, (double)b[j].x0, (double)b[j].y0, (double)b[j].x1,
+                (double)b[j].y1,
+                out ? "lies outside" : "reaches past the edge of", m.width,
+                m.height);
+      e->past += !out;
+      e->outside += out;
+      any = true;
+    }
+    e->samples += any;
+  }
+}
+
 static void usage(FILE *f) {
   fprintf(f, "usage: sluice verify FILE [--decode] [--threads N] [--quiet]"
              "\n\n"
@@ -69,7 +111,11 @@ static void usage(FILE *f) {
              "threads, default: online CPUs) and compares\nits size with "
              "the index. Each bad sample is named (index, the image it was"
              "\npacked from when the file records it, key or offset, "
-             "reason); the exit\nstatus is 1 if any is bad.\n");
+             "reason); the exit\nstatus is 1 if any is bad. Boxes are "
+             "checked when the file is opened (a\nnon-finite or inverted "
+             "box, or a class the file lacks, is damage); a box that\n"
+             "reaches past its image's edge is a warning, counted (the "
+             "loader clips it).\n");
 }
 
 static void add_line(decode_part *p, const char *line) {
@@ -240,6 +286,8 @@ int sl_cmd_verify(int argc, char **argv) {
     return 1;
   }
   uint64_t n = sl_dataset_count(ds);
+  box_edges edges = {0};
+  check_box_edges(ds, path, &edges);
   if (decode) {
     int64_t bad = decode_all(ds, path, threads, quiet);
     if (bad < 0) {
@@ -254,7 +302,14 @@ int sl_cmd_verify(int argc, char **argv) {
     printf("%s: %" PRIu64 " of %" PRIu64 " samples are bad\n", path, v.bad, n);
     return 1;
   }
-  printf("%s: %" PRIu64 " samples, all records in bounds%s\n", path, n,
+  printf("%s: %" PRIu64 " samples, all records in bounds%s", path, n,
          decode ? ", all images decode" : "");
+  if (edges.boxes)
+    printf("; %" PRIu64 " boxes, %" PRIu64 " reaching past and %" PRIu64
+           " outside their image's edge in %" PRIu64
+           " sample%s (warnings: clipped by the loader)",
+           edges.boxes, edges.past, edges.outside, edges.samples,
+           edges.samples == 1 ? "" : "s");
+  printf("\n");
   return 0;
 }

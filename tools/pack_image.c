@@ -104,7 +104,9 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   if (w <= 0 || h <= 0 || (unsigned long long)w * h > MAX_PIXELS)
     return fail(r, TOO_LARGE, "JPEG", (unsigned long long)w,
                 (unsigned long long)h, (double)w * h / 1e6, MAX_PIXELS);
-  int orient = sl_exif_orientation(in, len);
+  int orient = o->keep_orientation ? 1 : sl_exif_orientation(in, len);
+  r->src_width = (uint32_t)w;
+  r->src_height = (uint32_t)h;
   bool cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK, gray = cs == TJCS_GRAY;
   int ow = orient >= 5 ? h : w, oh = orient >= 5 ? w : h;
   int tw = ow, th = oh;
@@ -266,14 +268,16 @@ static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
                 (double)img.width * img.height / 1e6, MAX_PIXELS);
   }
   bool gray = !(img.format & PNG_FORMAT_FLAG_COLOR);
+  int orient = o->keep_orientation ? 1 : sl_png_exif_orientation(in, len);
+  r->src_width = img.width;
+  r->src_height = img.height;
   if (img.format & PNG_FORMAT_FLAG_LINEAR) { /* 16-bit samples */
     uint32_t w = img.width, h = img.height;
     png_image_free(&img);
     uint8_t *pix;
     if (png16_pixels(in, len, w, h, gray, &pix, r))
       return -1;
-    return finish(c, pix, (int)w, (int)h, gray ? 1 : 3,
-                  sl_png_exif_orientation(in, len), o, r);
+    return finish(c, pix, (int)w, (int)h, gray ? 1 : 3, orient, o, r);
   }
   img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
   uint8_t *pix = malloc(PNG_IMAGE_SIZE(img));
@@ -287,8 +291,8 @@ static int transcode_png(sl_pack_codec *c, const uint8_t *in, size_t len,
     png_image_free(&img);
     return fail(r, "corrupt PNG: %s", img.message);
   }
-  return finish(c, pix, (int)img.width, (int)img.height, gray ? 1 : 3,
-                sl_png_exif_orientation(in, len), o, r);
+  return finish(c, pix, (int)img.width, (int)img.height, gray ? 1 : 3, orient,
+                o, r);
 }
 
 int sl_pack_transcode(sl_pack_codec *c, uint8_t *in, size_t len,

@@ -11,7 +11,8 @@
  *    reads every coefficient (warnings are errors) and the loader's decoder
  *    then decodes the result's first and last pixel; kept bytes are
  *    decoded once at 1/8 scale.
- *  - Otherwise the image is decoded, turned upright by its EXIF orientation,
+ *  - Otherwise the image is decoded, turned upright by its EXIF orientation
+ *    (unless keep_orientation: `pack --coco/--voc`),
  *    resized with a box filter (libyuv) so its longer side is --max-side,
  *    encoded as JPEG at --quality (4:2:0 for colour) and rewritten into the
  *    restart layout (lossless), whatever keep_jpeg says.
@@ -41,6 +42,9 @@ typedef struct sl_pack_opts {
   bool reencode;
   bool keep_jpeg;  /* JPEGs needing no change keep their bytes */
   unsigned levels; /* sl_writer_options.levels: 0 none; excludes keep_jpeg */
+  /* Pixels as the file stores them, EXIF orientation not applied: the
+   * frame COCO's and VOC's boxes were drawn in (`pack --coco/--voc`). */
+  bool keep_orientation;
 } sl_pack_opts;
 
 typedef struct sl_pack_result {
@@ -48,6 +52,8 @@ typedef struct sl_pack_result {
   size_t len;
   bool tj_owned; /* data came from tjAlloc */
   uint16_t height, width;
+  uint32_t src_height, src_width; /* the input's stored pixels (before any
+                                     orientation or resize) */
   uint8_t channels, codec;
   bool reencoded;   /* decoded and encoded again */
   bool rewritten;   /* the input's coefficients in the restart layout;

@@ -485,6 +485,7 @@ void sl_pack_inputs_free(sl_pack_inputs *in) {
   for (size_t i = 0; i < in->n; i++) {
     free(in->items[i].path);
     free(in->items[i].targets);
+    free(in->items[i].boxes);
   }
   free(in->items);
   for (uint32_t c = 0; c < in->nclasses; c++)
@@ -493,4 +494,9 @@ void sl_pack_inputs_free(sl_pack_inputs *in) {
   sl_pack_notes_free(&in->skipped);
   sl_pack_notes_free(&in->twice);
   memset(in, 0, sizeof *in);
+}
+
+int sl_pack_inputs_add(sl_pack_inputs *in, const char *path, size_t name_off,
+                       int32_t label, const float *targets) {
+  return add_item(in, path, name_off, label, targets);
 }

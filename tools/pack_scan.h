@@ -18,12 +18,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sluice.h"
+
 typedef struct sl_pack_item {
   char *path;      /* full path to read */
   size_t name_off; /* path + name_off: the path relative to the root */
   int32_t label;
   float *targets;    /* target_width floats; NULL when 0 */
   uint64_t dev, ino; /* folders: the file's identity (stat) */
+  /* --coco/--voc (tools/pack_detect.h): the image's boxes in its stored
+   * pixels, and the size its annotation says (0: not checked). */
+  sl_box *boxes;
+  uint32_t nboxes;
+  uint32_t want_w, want_h;
 } sl_pack_item;
 
 typedef struct sl_pack_note {
@@ -59,6 +66,10 @@ typedef struct sl_pack_inputs {
  * relative to root. Returns 0, or -1 with a message (file, line) in msg. */
 int sl_pack_scan(sl_pack_inputs *in, const char *root, const char *list,
                  char *msg, size_t msg_len);
+/* Appends an item: a copy of path (its name at path + name_off), label,
+ * and a copy of in->target_width targets. Returns 0, or -1 out of memory. */
+int sl_pack_inputs_add(sl_pack_inputs *in, const char *path, size_t name_off,
+                       int32_t label, const float *targets);
 /* Shuffles the items with a permutation that depends only on seed. */
 void sl_pack_shuffle(sl_pack_inputs *in, uint64_t seed);
 void sl_pack_inputs_free(sl_pack_inputs *in);

@@ -19,6 +19,17 @@ Peers:
                   fn.decoders.image_random_crop(device="cpu") + fn.resize + fn.flip
   ffcv            FFCV Loader over a .beton written from the same folder
                   (--beton PATH; written once if missing)
+  torch_det       detection: torch DataLoader over a COCO instances file
+                  (--coco PATH, bench/det_data.py) + torchvision.io.decode_jpeg,
+                  --detect rrc (RandomResizedCrop) or iou_crop (RandomIoUCrop,
+                  then Resize to RES x RES) + RandomHorizontalFlip +
+                  SanitizeBoundingBoxes, boxes moved with the image: with
+                  transforms.v2 and tv_tensors (torchvision >= 0.16) their
+                  classes; on an older torchvision (Debian's 0.14 has no box
+                  transforms) the same get_params and functional crops with
+                  the boxes moved in torch here (labelled "no v2" in version).
+                  Batches: images stacked, targets a list, as detection
+                  references collate.
 
 Same parameters for all: scale (0.08, 1), ratio (3/4, 4/3), flip 0.5, bilinear
 (antialiased) resize, uint8.
@@ -205,9 +216,135 @@ def ffcv_loader(args):
     return epoch, "ffcv %s" % version("ffcv")  # ffcv.__version__ is stale in 1.0.x
 
 
+def _det_boxes_fallback(T, F, torch, res, detect):
+    """Box-aware RandomResizedCrop / RandomIoUCrop + Resize + flip +
+    SanitizeBoundingBoxes(min_size=1) for torchvision without v2 boxes:
+    the crop from torchvision's own get_params (RandomIoUCrop's, written as
+    v2's _get_params), the pixels through F.resized_crop, the boxes moved
+    and clipped here."""
+    import random
+
+    def iou_params(w, h, boxes):
+        opts = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
+        while True:
+            mj = opts[int(torch.randint(len(opts), ()))]
+            if mj >= 1.0:
+                return None
+            for _ in range(40):
+                r = 0.3 + 0.7 * torch.rand(2)
+                nw, nh = int(w * r[0]), int(h * r[1])
+                if nh == 0 or not (0.5 <= nw / nh <= 2.0):
+                    continue
+                r = torch.rand(2)
+                left, top = int((w - nw) * r[0]), int((h - nh) * r[1])
+                if nw == 0 or nh == 0:
+                    continue
+                cx = 0.5 * (boxes[:, 0] + boxes[:, 2])
+                cy = 0.5 * (boxes[:, 1] + boxes[:, 3])
+                inside = (left < cx) & (cx < left + nw) & (top < cy) & (cy < top + nh)
+                if not inside.any():
+                    continue
+                b = boxes[inside]
+                iw = (torch.minimum(b[:, 2], torch.tensor(left + nw)) -
+                      torch.maximum(b[:, 0], torch.tensor(left))).clamp(min=0)
+                ih = (torch.minimum(b[:, 3], torch.tensor(top + nh)) -
+                      torch.maximum(b[:, 1], torch.tensor(top))).clamp(min=0)
+                inter = iw * ih
+                union = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) + nw * nh - inter
+                if (inter / union).max() < mj:
+                    continue
+                return top, left, nh, nw, inside
+
+    def tf(img, boxes, labels):
+        h, w = img.shape[-2:]
+        keep = torch.ones(len(boxes), dtype=torch.bool)
+        if detect == "rrc":
+            top, left, ch, cw = T.RandomResizedCrop.get_params(img, SCALE, RATIO)
+        else:
+            p = iou_params(w, h, boxes)
+            top, left, ch, cw = (0, 0, h, w) if p is None else p[:4]
+            if p is not None:
+                keep = p[4]
+        img = F.resized_crop(img, top, left, ch, cw, [res, res], antialias=True)
+        b = boxes.clone()
+        b[:, 0::2] = ((b[:, 0::2] - left) * (res / cw)).clamp(0, res)
+        b[:, 1::2] = ((b[:, 1::2] - top) * (res / ch)).clamp(0, res)
+        if random.random() < 0.5:
+            img = F.hflip(img)
+            b[:, [0, 2]] = res - b[:, [2, 0]]
+        keep &= ((b[:, 2] - b[:, 0]) >= 1) & ((b[:, 3] - b[:, 1]) >= 1)
+        return img, b[keep], labels[keep]
+    return tf
+
+
+def torch_det_loader(args):
+    import torch
+    import torchvision
+    from torch.utils.data import DataLoader, Dataset
+    from torchvision.io import ImageReadMode, decode_jpeg, read_file
+
+    torch.set_num_threads(1)
+    with open(args.coco) as f:
+        coco = json.load(f)
+    cats = {c["id"]: k for k, c in enumerate(sorted(coco["categories"], key=lambda c: c["id"]))}
+    per_image = {im["id"]: [] for im in coco["images"]}
+    for a in coco["annotations"]:
+        x, y, w, h = a["bbox"]
+        per_image[a["image_id"]].append((x, y, x + w, y + h, cats[a["category_id"]]))
+    items = [(os.path.join(args.data, im["file_name"]), per_image[im["id"]])
+             for im in coco["images"]]
+    try:
+        from torchvision import tv_tensors
+        from torchvision.transforms import v2 as T2
+        crop = (T2.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO, antialias=True)
+                if args.detect == "rrc" else
+                T2.Compose([T2.RandomIoUCrop(), T2.Resize((args.res, args.res), antialias=True)]))
+        v2 = T2.Compose([crop, T2.RandomHorizontalFlip(), T2.SanitizeBoundingBoxes()])
+
+        def tf(img, boxes, labels):
+            bb = tv_tensors.BoundingBoxes(boxes, format="XYXY", canvas_size=tuple(img.shape[-2:]))
+            out, tgt = v2(tv_tensors.Image(img), {"boxes": bb, "labels": labels})
+            return out.as_subclass(torch.Tensor), tgt["boxes"].as_subclass(torch.Tensor), tgt["labels"]
+        note = ""
+    except ImportError:
+        from torchvision import transforms as T
+        import torchvision.transforms.functional as F
+        tf = _det_boxes_fallback(T, F, torch, args.res, args.detect)
+        note = " (no v2: functional crops, boxes moved in torch)"
+
+    class DS(Dataset):
+        def __len__(self):
+            return len(items)
+
+        def __getitem__(self, i):
+            path, anns = items[i]
+            img = decode_jpeg(read_file(path), mode=ImageReadMode.RGB)
+            boxes = torch.tensor([a[:4] for a in anns], dtype=torch.float32).reshape(-1, 4)
+            labels = torch.tensor([a[4] for a in anns], dtype=torch.int64)
+            return tf(img, boxes, labels)
+
+    def collate(batch):
+        return (torch.stack([b[0] for b in batch]),
+                [{"boxes": b[1], "labels": b[2]} for b in batch])
+
+    def init(_):
+        torch.set_num_threads(1)
+
+    dl = DataLoader(DS(), batch_size=args.batch, shuffle=True, num_workers=args.workers,
+                    persistent_workers=args.workers > 0, drop_last=False, collate_fn=collate,
+                    worker_init_fn=init, prefetch_factor=2 if args.workers > 0 else None)
+
+    def epoch(mark):
+        for i, (x, targets) in enumerate(dl):
+            assert x.dtype == torch.uint8 and x.shape[-1] == args.res
+            mark(i, x.shape[0])
+
+    return epoch, "torch %s torchvision %s%s" % (torch.__version__, torchvision.__version__, note)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv"])
+    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "torch_det"])
     ap.add_argument("--data", required=True, help="folder of class subfolders of JPEGs")
     ap.add_argument("--res", type=int, default=224)
     ap.add_argument("--workers", type=int, default=1)
@@ -216,6 +353,9 @@ def main():
     ap.add_argument("--beton", help="ffcv: dataset file (written if missing)")
     ap.add_argument("--recipe", default="rrc", choices=["rrc", "tv", "timm"],
                     help="torch peers: the transforms after the crop (see above)")
+    ap.add_argument("--coco", help="torch_det: COCO instances JSON (file_name relative to --data)")
+    ap.add_argument("--detect", default="rrc", choices=["rrc", "iou_crop"],
+                    help="torch_det: the box-aware crop before the flip")
     ap.add_argument("--prepare", action="store_true",
                     help="only build what the peer needs (ffcv: the .beton), then exit")
     args = ap.parse_args()
@@ -227,6 +367,10 @@ def main():
         epoch, version = torch_loader(args, "pil")
     elif args.peer == "torch_tvio":
         epoch, version = torch_loader(args, "tvio")
+    elif args.peer == "torch_det":
+        if not args.coco:
+            ap.error("torch_det needs --coco")
+        epoch, version = torch_det_loader(args)
     elif args.peer == "dali_cpu":
         epoch, version = dali_loader(args)
     else:
@@ -253,7 +397,8 @@ def main():
                  % (state["batches"], args.skip))
     dt = t1 - state["t0"]
     n = state["n"]
-    print("RESULT " + json.dumps({"peer": args.peer, "recipe": args.recipe, "res": args.res,
+    extra = {"crop": args.detect} if args.peer == "torch_det" else {}
+    print("RESULT " + json.dumps({**extra, "peer": args.peer, "recipe": args.recipe, "res": args.res,
                                   "workers": args.workers,
                                   "batch": args.batch, "images": n, "seconds": round(dt, 4),
                                   "images_per_s": round(n / dt, 2), "cpu_s": round(cpu, 3),

@@ -10,6 +10,12 @@ Prints `RESULT {"case": "loader", "res", "workers", "images", "seconds",
 is then the last epoch's).
 
     sluice_loader.py LIBSLUICE DATASET --res 224 --workers 2 --batch 64 --io auto
+
+--detect rrc|iou_crop (a dataset with boxes, bench/det_data.py): the
+detection row, RandomResizedCrop or RandomIoUCrop + flip 0.5 with every
+sample's boxes moved into the batch (loader.max_boxes 0: the dataset's
+largest count); prints `RESULT {"case": "detection", "crop", ...,
+"boxes": kept boxes delivered}`.
 """
 import argparse
 import ctypes as C
@@ -24,11 +30,13 @@ class Batch(C.Structure):  # include/sluice.h: sl_batch
     _fields_ = [("data", C.c_void_p), ("labels", C.POINTER(C.c_int32)),
                 ("indices", C.POINTER(C.c_uint64)), ("n", C.c_uint32), ("height", C.c_uint32),
                 ("width", C.c_uint32), ("channels", C.c_uint32), ("dtype", C.c_int),
-                ("layout", C.c_int), ("on_device", C.c_int), ("ready", C.c_void_p),
+                ("layout", C.c_int), ("on_device", C.c_int), ("box_capacity", C.c_uint32),
+                ("ready", C.c_void_p),
                 ("bytes", C.c_size_t), ("epoch", C.c_uint64), ("index", C.c_uint64),
                 ("slot", C.c_uint64), ("targets", C.POINTER(C.c_float)), ("target_width", C.c_uint32),
                 ("valid", C.c_uint32), ("mix_kind", C.c_uint32), ("mix_lambda", C.c_float),
-                ("mix_box", C.c_uint32 * 4), ("reserved", C.c_uint64 * 3)]
+                ("mix_box", C.c_uint32 * 4), ("boxes", C.POINTER(C.c_float)),
+                ("box_labels", C.POINTER(C.c_int32)), ("box_counts", C.POINTER(C.c_uint32))]
 
 
 SL_OK, SL_END = 0, 1
@@ -91,6 +99,8 @@ def main():
                         "%s: %s" % (k, ", ".join("%s=%s" % kv for kv in v.items()) or "none")
                         for k, v in sorted(RECIPES.items())))
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
+    ap.add_argument("--detect", choices=["rrc", "iou_crop"],
+                    help="detection: the crop, with the dataset's boxes moved into the batches")
     args = ap.parse_args()
 
     lib = bind(args.lib)
@@ -105,6 +115,9 @@ def main():
                 "augment.dtype": "u8", "augment.layout": "nchw", "augment.filter": args.filter,
                 "device.backend": "host"}
     settings.update(RECIPES[args.recipe])
+    if args.detect:
+        settings.update({"augment.crop": "random_resized" if args.detect == "rrc" else "iou_crop",
+                         "loader.max_boxes": "0"})
     for k, v in settings.items():
         if lib.sl_config_set(cfg, k.encode(), str(v).encode()) != SL_OK:
             sys.exit("sluice_loader.py: %s = %s: %s" % (k, v, lib.sl_config_errmsg(cfg).decode()))
@@ -117,7 +130,7 @@ def main():
     out = None
     for epoch in range(args.epochs):
         lib.sl_loader_start_epoch(ld, epoch)
-        i, n, t0, c0 = 0, 0, None, 0.0
+        i, n, t0, c0, nbox = 0, 0, None, 0.0, 0
         while True:
             st = lib.sl_loader_next(ld, C.byref(b))
             if st == SL_END:
@@ -133,17 +146,23 @@ def main():
                 c0 = tree_cpu_seconds()
             elif i > args.skip:
                 n += b.n
+                if args.detect:  # the boxes are read, as a training step would
+                    if not b.box_capacity:
+                        sys.exit("sluice_loader.py: --detect on a dataset without boxes")
+                    nbox += sum(b.box_counts[j] for j in range(b.n))
             lib.sl_batch_release(ld, C.byref(b), None)
         t1 = time.perf_counter()
         cpu = tree_cpu_seconds() - c0 if t0 is not None else 0
         if t0 is None or n == 0:
             sys.exit("sluice_loader.py: only %d batches in the epoch; need more than --skip %d"
                      % (i, args.skip))
-        out = {"case": "loader", "recipe": args.recipe, "res": args.res, "workers": args.workers,
+        out = {"case": "detection" if args.detect else "loader", "recipe": args.recipe, "res": args.res, "workers": args.workers,
                "batch": args.batch,
                "io": args.io, "filter": args.filter, "images": n, "seconds": round(t1 - t0, 4),
                "images_per_s": round(n / (t1 - t0), 2), "cpu_s": round(cpu, 3),
                "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None}
+        if args.detect:
+            out.update({"crop": args.detect, "boxes": nbox})
         if args.epochs > 1:
             m = rss_kb()
             print("RESULT " + json.dumps({"case": "rss", "epoch": epoch, "rss_kb": m.get("VmRSS"),

@@ -400,6 +400,12 @@ class Dataset:
     def info(self, i):
         return self._c.info(i)
 
+    def boxes(self, i):
+        """Sample i's boxes: a list of (x0, y0, x1, y1, label, flags) in the
+        stored image's pixels (flags: 1 crowd, 2 difficult); [] for a sample
+        or a file without boxes."""
+        return self._c.boxes(i)
+
     def read(self, i):
         """Sample i's stored bytes (the JPEG, PNG or raw pixels)."""
         return self._c.read(i)

@@ -16,7 +16,7 @@ i, j, h, w, v for erase). Images are uint8 NumPy arrays of shape (H, W),
 
 from . import _sluice
 
-__all__ = ["apply", "draw", "draw_recipe", "OPS"]
+__all__ = ["apply", "apply_boxes", "draw", "draw_recipe", "OPS", "BOX_OPS"]
 
 # op -> its keyword parameters (torchvision's names), each mapped to the
 # field of sl_augment_args it sets.
@@ -144,6 +144,39 @@ def apply(name, image, **params):
     if res is not None:
         _raise(*res)
     return out
+
+
+# The ops that move detection boxes (apply_boxes).
+BOX_OPS = ("rotate", "affine", "shear_x", "shear_y", "translate_x",
+           "translate_y", "hflip")
+
+
+def apply_boxes(name, boxes, height, width, **params):
+    """Moves detection boxes (an (N, 4) array of x0, y0, x1, y1 in the
+    pixel-edge coordinates of a ``width`` x ``height`` image) as op
+    ``name`` moves that image's pixels, with ``apply``'s parameters: each
+    box becomes the enclosing box of its four mapped corners, clipped to
+    the image (torchvision v2's affine on BoundingBoxes), as the loader
+    moves a sample's boxes. Returns a new float32 (N, 4) array."""
+    import numpy as np
+    if name not in BOX_OPS:
+        _raise(2, "%r does not move boxes (%s)" % (name, ", ".join(BOX_OPS)))
+    arr = np.array(boxes, dtype=np.float32, copy=True).reshape(-1, 4)
+    fields = {}
+    allowed = OPS[name]
+    for k, v in params.items():
+        if k not in allowed:
+            raise TypeError("%s() takes no parameter %r (it takes %s)"
+                            % (name, k, ", ".join(allowed) or "none"))
+        if v is None and k in ("fill", "center"):
+            continue
+        fields[allowed[k]] = _field_value(name, k, v)
+    arr = np.ascontiguousarray(arr)
+    res = _sluice._augment_boxes(name, arr, arr.shape[0], int(height),
+                                 int(width), fields)
+    if res is not None:
+        _raise(*res)
+    return arr
 
 
 def draw(config=None, epoch=0, index=0, width=224, height=224, **options):

@@ -459,6 +459,8 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
       dict_u64(d, "jpeg_samples", s.jpeg_samples) ||
       dict_u64(d, "jpeg_windowed", s.jpeg_windowed) ||
       dict_u64(d, "chunk_unfilters", s.chunk_unfilters) ||
+      dict_u64(d, "boxes_over", s.boxes_over) ||
+      dict_u64(d, "box_samples_over", s.box_samples_over) ||
       dict_u64(d, "level0_decodes", s.level_decodes[0]) ||
       dict_u64(d, "level1_decodes", s.level_decodes[1]) ||
       dict_u64(d, "level2_decodes", s.level_decodes[2]) ||
@@ -599,6 +601,25 @@ static PyObject *Batch_targets(PyObject *o, void *u) {
     Py_RETURN_NONE;
   return tensor_new(b, T_TARGETS);
 }
+/* The box arrays, or None for a dataset without boxes. */
+static PyObject *batch_box_tensor(PyObject *o, int which) {
+  BatchObject *b = (BatchObject *)o;
+  if (!b->bc->b.boxes || b->bc->b.box_capacity == 0)
+    Py_RETURN_NONE;
+  return tensor_new(b, which);
+}
+static PyObject *Batch_boxes(PyObject *o, void *u) {
+  (void)u;
+  return batch_box_tensor(o, T_BOXES);
+}
+static PyObject *Batch_box_labels(PyObject *o, void *u) {
+  (void)u;
+  return batch_box_tensor(o, T_BOX_LABELS);
+}
+static PyObject *Batch_box_counts(PyObject *o, void *u) {
+  (void)u;
+  return batch_box_tensor(o, T_BOX_COUNTS);
+}
 static PyObject *Batch_valid(PyObject *o, void *u) {
   (void)u;
   return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.valid);
@@ -651,6 +672,17 @@ static PyGetSetDef Batch_getset[] = {
      "torch.from_dlpack takes it on every torch).",
      NULL},
     {"targets", Batch_targets, NULL, "float32 (n, K) targets, or None.", NULL},
+    {"boxes", Batch_boxes, NULL,
+     "float32 (n, box_capacity, 4) detection boxes x0 y0 x1 y1 in output "
+     "pixels (sample j's first box_counts[j] are real, the rest zero), or "
+     "None for a dataset without boxes.",
+     NULL},
+    {"box_labels", Batch_box_labels, NULL,
+     "int32 (n, box_capacity) classes of the boxes (-1 past the count), or "
+     "None.",
+     NULL},
+    {"box_counts", Batch_box_counts, NULL,
+     "int32 (n,) boxes of each sample, or None.", NULL},
     {"valid", Batch_valid, NULL, "Samples [0, valid) are real.", NULL},
     {"mix", Batch_mix, NULL,
      "(kind, lambda, (y0, y1, x0, x1)): how Mixup/CutMix mixed the batch; "
@@ -710,6 +742,9 @@ static PyObject *mod_options(PyObject *m, PyObject *u) {
 
 static PyMethodDef mod_methods[] = {
     {"version", mod_version, METH_NOARGS, "libsluice's version string."},
+    {"_augment_boxes", py_augment_boxes, METH_VARARGS,
+     "sl_augment_boxes on a writable float32 (n, 4) buffer "
+     "(sluice.augment.apply_boxes)."},
     {"_augment_apply", py_augment_apply, METH_VARARGS,
      "sl_augment_apply on a writable u8 buffer (sluice.augment.apply)."},
     {"_augment_draw", py_augment_draw, METH_VARARGS,

@@ -129,6 +129,36 @@ PyObject *py_augment_apply(PyObject *m, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* _augment_boxes(op, buffer, n, height, width, params): n float32 boxes */
+PyObject *py_augment_boxes(PyObject *m, PyObject *args) {
+  (void)m;
+  const char *op;
+  PyObject *buf, *params;
+  unsigned int n, h, w;
+  if (!PyArg_ParseTuple(args, "sOIIIO!", &op, &buf, &n, &h, &w, &PyDict_Type,
+                        &params))
+    return NULL;
+  sl_augment_args a;
+  memset(&a, 0, sizeof a);
+  if (args_from_dict(params, &a) != 0)
+    return NULL;
+  Py_buffer view;
+  if (PyObject_GetBuffer(buf, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+    return NULL;
+  if ((size_t)view.len != (size_t)n * 4 * sizeof(float)) {
+    PyBuffer_Release(&view);
+    PyErr_Format(PyExc_ValueError, "buffer of %zd bytes for %u boxes", view.len,
+                 n);
+    return NULL;
+  }
+  char msg[512];
+  sl_status st = sl_augment_boxes(op, &a, view.buf, n, h, w, msg, sizeof msg);
+  PyBuffer_Release(&view);
+  if (st != SL_OK)
+    return failure(st, msg);
+  Py_RETURN_NONE;
+}
+
 /* The steps as [(op name, magnitude), ...], a new reference. */
 static PyObject *steps_list(const sl_augment_step *steps, uint32_t n) {
   PyObject *list = PyList_New((Py_ssize_t)n);

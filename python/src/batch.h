@@ -93,7 +93,16 @@ typedef struct {
 } BatchObject;
 
 /* Which array of a batch a Tensor views. */
-enum { T_IMAGES, T_LABELS, T_INDICES, T_TARGETS, T_OWNED };
+enum {
+  T_IMAGES,
+  T_LABELS,
+  T_INDICES,
+  T_TARGETS,
+  T_BOXES,      /* (n, box_capacity, 4) float32 */
+  T_BOX_LABELS, /* (n, box_capacity) int32 */
+  T_BOX_COUNTS, /* (n,) int32 view of the uint32 counts (<= 65535) */
+  T_OWNED
+};
 
 typedef struct {
   PyObject_HEAD struct bcore *bc; /* NULL for T_OWNED */

@@ -165,11 +165,38 @@ static PyObject *Dataset_info(PyObject *o, PyObject *arg) {
     }
     PyList_SetItem(targets, k, x);
   }
-  return Py_BuildValue("{s:i,s:i,s:k,s:k,s:k,s:N,s:K}", "label", m.label,
+  return Py_BuildValue("{s:i,s:i,s:k,s:k,s:k,s:N,s:K,s:k}", "label", m.label,
                        "codec", (int)m.codec, "width", (unsigned long)m.width,
                        "height", (unsigned long)m.height, "channels",
                        (unsigned long)m.channels, "targets", targets,
-                       "stored_bytes", (unsigned long long)m.stored_bytes);
+                       "stored_bytes", (unsigned long long)m.stored_bytes,
+                       "box_count", (unsigned long)m.box_count);
+}
+
+/* boxes(i) -> [(x0, y0, x1, y1, label, flags), ...] in the stored image's
+ * pixels ([] for a sample or file without boxes). */
+static PyObject *Dataset_boxes(PyObject *o, PyObject *arg) {
+  DatasetObject *self = (DatasetObject *)o;
+  uint64_t i;
+  if (ds_index(self, arg, &i))
+    return NULL;
+  const sl_box *b;
+  uint32_t n;
+  sl_status st = sl_dataset_boxes(self->ds, i, &b, &n);
+  if (st != SL_OK)
+    return raise_ds(self, st);
+  PyObject *list = PyList_New(n);
+  for (uint32_t k = 0; list && k < n; k++) {
+    PyObject *t = Py_BuildValue("(ddddik)", (double)b[k].x0, (double)b[k].y0,
+                                (double)b[k].x1, (double)b[k].y1,
+                                (int)b[k].label, (unsigned long)b[k].flags);
+    if (!t) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SetItem(list, k, t);
+  }
+  return list;
 }
 
 /* decode(i) -> Tensor (h, w, c) u8, owning its pixels */
@@ -326,6 +353,8 @@ static PyObject *Dataset_close(PyObject *o, PyObject *u) {
 
 static PyMethodDef Dataset_methods[] = {
     {"info", Dataset_info, METH_O, "The index entry of sample i, as a dict."},
+    {"boxes", Dataset_boxes, METH_O,
+     "Sample i's boxes: [(x0, y0, x1, y1, label, flags)]."},
     {"decode", Dataset_decode, METH_O,
      "Sample i's pixels, u8 HWC, as a Tensor (DLPack, buffer protocol)."},
     {"read", Dataset_read, METH_O, "Sample i's stored bytes."},
@@ -477,25 +506,69 @@ static PyObject *Writer_add_pixels(PyObject *o, PyObject *args, PyObject *kw) {
 }
 
 /* add_encoded(data, label=-1, targets=None, name=None) */
+/* boxes: None, or a sequence of (x0, y0, x1, y1, label[, flags]) into a
+ * malloc'd array (*out NULL when empty). Returns 0, or -1 with an
+ * exception set. */
+static int boxes_from(PyObject *boxes, sl_box **out, uint32_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (boxes == Py_None)
+    return 0;
+  Py_ssize_t len = PySequence_Size(boxes);
+  if (len < 0)
+    return -1;
+  if (len > SL_BOXES_MAX) {
+    PyErr_Format(PyExc_ValueError, "%zd boxes (at most %d a sample)", len,
+                 SL_BOXES_MAX);
+    return -1;
+  }
+  sl_box *b = len ? malloc((size_t)len * sizeof *b) : NULL;
+  if (len && !b) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t k = 0; k < len; k++) {
+    PyObject *item = PySequence_GetItem(boxes, k);
+    PyObject *tup = item ? PySequence_Tuple(item) : NULL;
+    Py_XDECREF(item);
+    unsigned int flags = 0;
+    int ok = tup && PyArg_ParseTuple(tup, "ffffi|I", &b[k].x0, &b[k].y0,
+                                     &b[k].x1, &b[k].y1, &b[k].label, &flags);
+    Py_XDECREF(tup);
+    if (!ok) {
+      free(b);
+      return -1;
+    }
+    b[k].flags = flags;
+  }
+  *out = b;
+  *n = (uint32_t)len;
+  return 0;
+}
+
 static PyObject *Writer_add_encoded(PyObject *o, PyObject *args, PyObject *kw) {
   WriterObject *self = (WriterObject *)o;
   if (w_check(self))
     return NULL;
   Py_buffer data;
   int label = -1;
-  PyObject *targets = Py_None;
+  PyObject *targets = Py_None, *boxes = Py_None;
   const char *name = NULL;
-  static char *kwlist[] = {"data", "label", "targets", "name", NULL};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|iOz", kwlist, &data, &label,
-                                   &targets, &name))
+  static char *kwlist[] = {"data", "label", "targets", "name", "boxes", NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|iOzO", kwlist, &data, &label,
+                                   &targets, &name, &boxes))
     return NULL;
   float *t = NULL;
-  if (floats_from(targets, &t)) {
+  sl_box *bx = NULL;
+  uint32_t nb = 0;
+  if (floats_from(targets, &t) || boxes_from(boxes, &bx, &nb)) {
+    free(t);
     PyBuffer_Release(&data);
     return NULL;
   }
-  sl_status st = sl_writer_add_encoded(self->w, data.buf, (size_t)data.len,
-                                       label, t, name);
+  sl_status st = sl_writer_add_annotated(self->w, data.buf, (size_t)data.len,
+                                         label, t, name, bx, nb);
+  free(bx);
   free(t);
   PyBuffer_Release(&data);
   if (st != SL_OK)
@@ -549,7 +622,10 @@ static PyMethodDef Writer_methods[] = {
     {"add_pixels", (PyCFunction)(void (*)(void))Writer_add_pixels,
      METH_VARARGS | METH_KEYWORDS, "Appends u8 HWC pixels as a raw sample."},
     {"add_encoded", (PyCFunction)(void (*)(void))Writer_add_encoded,
-     METH_VARARGS | METH_KEYWORDS, "Appends a JPEG or PNG file's bytes."},
+     METH_VARARGS | METH_KEYWORDS,
+     "add_encoded(data, label=-1, targets=None, name=None, boxes=None): "
+     "appends a JPEG or PNG file's bytes; boxes: (x0, y0, x1, y1, label[, "
+     "flags]) in its pixels (flags: 1 crowd, 2 difficult)."},
     {"set_class_name", Writer_set_class_name, METH_VARARGS, NULL},
     {"commit", Writer_commit, METH_NOARGS,
      "Writes, syncs and names the file (atomic)."},

@@ -85,6 +85,32 @@ PyObject *tensor_new(BatchObject *bo, int which) {
     t->ndim = 1;
     t->shape[0] = b->n;
     break;
+  case T_BOXES:
+    t->data = (void *)(uintptr_t)b->boxes;
+    t->dtype = (DLDataType){DL_FLOAT, 32, 1};
+    t->itemsize = 4;
+    t->ndim = 3;
+    t->shape[0] = b->n;
+    t->shape[1] = b->box_capacity;
+    t->shape[2] = 4;
+    break;
+  case T_BOX_LABELS:
+    t->data = (void *)(uintptr_t)b->box_labels;
+    t->dtype = (DLDataType){DL_INT, 32, 1};
+    t->itemsize = 4;
+    t->ndim = 2;
+    t->shape[0] = b->n;
+    t->shape[1] = b->box_capacity;
+    break;
+  case T_BOX_COUNTS:
+    /* int32, not the C uint32: torch before 2.3 has no uint32 tensors,
+     * and a count is at most SL_BOXES_MAX. */
+    t->data = (void *)(uintptr_t)b->box_counts;
+    t->dtype = (DLDataType){DL_INT, 32, 1};
+    t->itemsize = 4;
+    t->ndim = 1;
+    t->shape[0] = b->n;
+    break;
   default:
     t->data = (void *)(uintptr_t)b->targets;
     t->dtype = (DLDataType){DL_FLOAT, 32, 1};

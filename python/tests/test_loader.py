@@ -525,6 +525,43 @@ def test_dataset_io_lets_other_threads_run(big_samples, call):
     assert during > 0
 
 
+def _tiny_png(w, h):
+    """A w x h gray PNG made with zlib (the PNG format's own deflate)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        body = kind + data
+        return (struct.pack(">I", len(data)) + body +
+                struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF))
+    rows = b"".join(b"\x00" + bytes(range(w)) for _ in range(h))
+    return (b"\x89PNG\r\n\x1a\n" +
+            chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def test_boxes_round_trip(tmp_path):
+    # Boxes written through Writer.add_encoded(boxes=...) come back from
+    # Dataset.boxes bit for bit (float32), with their count in info().
+    png = _tiny_png(8, 6)
+    path = str(tmp_path / "boxes.lmdb")
+    w = sluice.Writer(path)
+    boxes = [(0.5, 1.25, 10.0, 12.0, 2, 1), (-3.0, 0.0, 4.0, 4.0, 0)]
+    w.add_encoded(png, label=-1, boxes=boxes)
+    w.add_encoded(png, label=1)
+    with pytest.raises(sluice.Error):
+        w.add_encoded(png, boxes=[(5.0, 0.0, 1.0, 1.0, 0)])  # x0 > x1
+    w.commit()
+    w.close()
+    ds = sluice.Dataset(path)
+    assert ds.boxes(0) == [(0.5, 1.25, 10.0, 12.0, 2, 1),
+                           (-3.0, 0.0, 4.0, 4.0, 0, 0)]
+    assert ds.info(0)["box_count"] == 2
+    assert ds.boxes(1) == [] and ds.info(1)["box_count"] == 0
+    assert len(ds.class_names) == 3  # box label 2
+    ds.close()
+
+
 def test_writer_errors(tmp_path):
     w = sluice.Writer(str(tmp_path / "x.lmdb"))
     with pytest.raises(sluice.Error):

@@ -798,6 +798,69 @@ static void test_transcoder(void **state) {
   sl_transcoder_destroy(NULL);
 }
 
+/* Boxes through the public API: sl_writer_add_annotated beside
+ * sl_writer_add_encoded (the 0-box case), read back by sl_dataset_boxes and
+ * counted in sl_sample_meta.box_count; a box label past every sample label
+ * still counts as a class; refused boxes leave the writer usable. */
+static void test_boxes(void **state) {
+  (void)state;
+  char p[600];
+  path_in(p, sizeof p, "boxes.lmdb");
+  sl_writer *w;
+  sl_writer_options o;
+  memset(&o, 0, sizeof o);
+  o.target_width = K;
+  assert_int_equal(sl_writer_create(&w, p, &o), SL_OK);
+  const sl_box b[3] = {{0.5f, 1.0f, 10.25f, 12.0f, 2, 0},
+                       {-3.0f, 0.0f, 4.0f, 4.0f, 9, SL_BOX_CROWD},
+                       {1.0f, 1.0f, 1.0f, 1.0f, 0, SL_BOX_DIFFICULT}};
+  const sl_box nan_box = {NAN, 0, 1, 1, 0, 0};
+  assert_int_equal(sl_writer_add_annotated(w, g_s[0].bytes, g_s[0].len, -1,
+                                           g_s[0].targets, "a.jpg", &nan_box,
+                                           1),
+                   SL_EINVAL);
+  assert_non_null(strstr(sl_writer_errmsg(w), "box 0"));
+  assert_int_equal(sl_writer_count(w), 0);
+  assert_int_equal(sl_writer_add_annotated(w, g_s[0].bytes, g_s[0].len, -1,
+                                           g_s[0].targets, "a.jpg", b, 3),
+                   SL_OK);
+  assert_int_equal(sl_writer_add_encoded(w, g_s[1].bytes, g_s[1].len, 1,
+                                         g_s[1].targets, "b.png"),
+                   SL_OK);
+  assert_int_equal(sl_writer_add_annotated(w, g_s[3].bytes, g_s[3].len, 0,
+                                           g_s[3].targets, NULL, b, 1),
+                   SL_OK);
+  assert_int_equal(sl_writer_commit(w), SL_OK);
+  sl_writer_destroy(w);
+
+  sl_dataset *ds;
+  if (sl_dataset_open_file(&ds, p) != SL_OK)
+    fail_msg("%s", sl_dataset_errmsg(ds));
+  assert_int_equal(sl_dataset_layout_version(ds), 5);
+  assert_int_equal(sl_dataset_class_count(ds), 10); /* box label 9 */
+  assert_int_equal(sl_dataset_max_boxes(ds), 3);
+  assert_int_equal(sl_dataset_box_total(ds), 4);
+  const uint32_t want_n[3] = {3, 0, 1};
+  for (uint64_t i = 0; i < 3; i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.box_count, want_n[i]);
+    const sl_box *got = (const sl_box *)1;
+    uint32_t n = 99;
+    assert_int_equal(sl_dataset_boxes(ds, i, &got, &n), SL_OK);
+    assert_int_equal(n, want_n[i]);
+    if (n)
+      assert_memory_equal(got, b, n * sizeof *b);
+    else
+      assert_null(got);
+  }
+  const sl_box *got;
+  uint32_t n;
+  assert_int_equal(sl_dataset_boxes(ds, 3, &got, &n), SL_EINVAL);
+  assert_int_equal(sl_dataset_boxes(ds, 0, NULL, &n), SL_EINVAL);
+  sl_dataset_close(ds);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
@@ -810,6 +873,7 @@ int main(void) {
       cmocka_unit_test(test_writer_levels),
       cmocka_unit_test(test_transcoder),
       cmocka_unit_test(test_large_sample),
+      cmocka_unit_test(test_boxes),
   };
   return cmocka_run_group_tests(tests, setup_samples, teardown_samples);
 }

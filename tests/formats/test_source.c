@@ -343,7 +343,7 @@ static void test_lmdb_old_version(void **state) {
   assert_int_equal(
       sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err),
       SL_EFORMAT);
-  if (!strstr(err.msg, "LMDB layout version 1 (this sluice reads 2 to 4)") ||
+  if (!strstr(err.msg, "LMDB layout version 1 (this sluice reads 2 to 5)") ||
       !strstr(err.msg, "sluice pack"))
     fail_msg("%s", err.msg);
 }

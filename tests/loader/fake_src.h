@@ -45,7 +45,8 @@ static void fake_worker_close(void *ctx, void *ws) {
 
 static sl_status fake_load(void *vctx, void *ws, uint64_t index, uint64_t epoch,
                            int res, void *dst, int32_t *label,
-                           sl_sample_times *t, sl_err *err) {
+                           sl_box_dst *boxes, sl_sample_times *t, sl_err *err) {
+  (void)boxes;
   fake_ctx *c = vctx;
   if (c->bad && c->bad[index])
     return sl_err_set(err, SL_EDECODE, "fake.lmdb: sample %llu: corrupt JPEG",

@@ -1,7 +1,9 @@
 /* `sluice pack` with its kth allocation failing, for every k: the command
  * built again with every allocation of its own code and of the library's
  * routed through tests/support/alloc_fail.c (sluice_alloc_fail, env
- * SLUICE_ALLOC_FAIL_AT=k), packing four photos into LMDB and HDF5 until a
+ * SLUICE_ALLOC_FAIL_AT=k), packing four photos into LMDB and HDF5, and a
+ * COCO and a VOC set with boxes (tests/tools/detect/make_detect.py's; the
+ * JSON and XML libraries' own allocations are not routed), until a
  * run reaches no kth allocation. Each failing run must exit 1 saying it ran
  * out of memory, with nothing in the output folder (no partial file, no
  * temporary file) and, in an ASan build, no sanitizer report (a leak makes
@@ -43,6 +45,13 @@ static int setup(void **state) {
   snprintf(cmd, sizeof cmd, "mkdir -p '%s/img/a' '%s/img/b' '%s/out'", g_dir,
            g_dir, g_dir);
   if (system(cmd) != 0)
+    return -1;
+  char args[600];
+  snprintf(args, sizeof args, "'%s/detect'", g_dir);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/detect'", g_dir);
+  if (system(cmd) != 0 ||
+      sl_test_make_fixtures("test_cli_alloc_fail", SLUICE_TEST_PYTHON,
+                            SLUICE_DETECT_PY, args, "python3-pil") != 0)
     return -1;
   const char *names[] = {"a/0.jpg", "a/1.jpg", "b/2.jpg", "b/3.jpg"};
   for (int i = 0; i < 4; i++) {
@@ -99,13 +108,15 @@ static int mentions_memory(const char *s) {
 
 /* A pack that exited 0 is whole: every photo in it, nothing skipped (a
  * photo skipped for want of memory would be lost quietly). Removes it. */
-static void check_whole(const char *out, const char *ext, long k) {
+static void check_whole(const char *out, const char *ext, long k,
+                        uint64_t want) {
   sl_dataset *ds = NULL;
   if (sl_dataset_open_file(&ds, out) != SL_OK)
     fail_msg("%s", sl_dataset_errmsg(ds));
-  if (sl_dataset_count(ds) != 4)
-    fail_msg("pack .%s, allocation %ld: %llu of 4 photos packed: %s", ext, k,
-             (unsigned long long)sl_dataset_count(ds), g_out);
+  if (sl_dataset_count(ds) != want)
+    fail_msg("pack .%s, allocation %ld: %llu of %llu photos packed: %s", ext, k,
+             (unsigned long long)sl_dataset_count(ds), (unsigned long long)want,
+             g_out);
   sl_dataset_close(ds);
   assert_int_equal(unlink(out), 0);
   char lock[700];
@@ -116,11 +127,12 @@ static void check_whole(const char *out, const char *ext, long k) {
     fail_msg("pack .%s, allocation %ld: left %s(%s)", ext, k, names, g_out);
 }
 
-static void pack_every_k(const char *ext) {
-  char out[600], args[1500];
+/* in: what pack reads (arguments before OUT); want: the photos it must
+ * hold. */
+static void pack_every_k_of(const char *ext, const char *in, uint64_t want) {
+  char out[600], args[2600];
   snprintf(out, sizeof out, "%s/out/set.%s", g_dir, ext);
-  snprintf(args, sizeof args, "pack --quiet --threads 1 '%s/img' '%s'", g_dir,
-           out);
+  snprintf(args, sizeof args, "pack --quiet --threads 1 %s '%s'", in, out);
   long failed = 0, absorbed = 0;
   for (long k = 1;; k++) {
     char at[32];
@@ -132,7 +144,7 @@ static void pack_every_k(const char *ext) {
       fail_msg("pack .%s, allocation %ld: %s", ext, k, g_out);
     int hit = strstr(g_out, SL_ALLOC_FAIL_MARK) != NULL;
     if (rc == 0) { /* no kth allocation, or its failure was absorbed */
-      check_whole(out, ext, k);
+      check_whole(out, ext, k, want);
       if (hit) {
         absorbed++;
         continue;
@@ -154,6 +166,12 @@ static void pack_every_k(const char *ext) {
   }
 }
 
+static void pack_every_k(const char *ext) {
+  char in[600];
+  snprintf(in, sizeof in, "'%s/img'", g_dir);
+  pack_every_k_of(ext, in, 4);
+}
+
 static void pack_lmdb(void **state) {
   (void)state;
   pack_every_k("lmdb");
@@ -164,10 +182,30 @@ static void pack_hdf5(void **state) {
   pack_every_k("h5");
 }
 
+/* The COCO and VOC readers' allocations too (their boxes travel to the
+ * writer's). */
+static void pack_coco_lmdb(void **state) {
+  (void)state;
+  char in[1400];
+  snprintf(in, sizeof in,
+           "--coco '%s/detect/coco/instances.json' '%s/detect/coco/images'",
+           g_dir, g_dir);
+  pack_every_k_of("lmdb", in, 4);
+}
+
+static void pack_voc_hdf5(void **state) {
+  (void)state;
+  char in[700];
+  snprintf(in, sizeof in, "--voc '%s/detect/voc/VOCdevkit/VOC2007'", g_dir);
+  pack_every_k_of("h5", in, 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(pack_lmdb),
       cmocka_unit_test(pack_hdf5),
+      cmocka_unit_test(pack_coco_lmdb),
+      cmocka_unit_test(pack_voc_hdf5),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
