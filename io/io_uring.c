@@ -131,6 +131,15 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
                       opts->queue_depth);
   if (!opts->locate)
     return sl_err_set(err, SL_EINVAL, "io_uring: no sample locator");
+  if (opts->files && opts->files->lazy)
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "its files are opened per read (a folder of images), "
+                      "which io_uring does not do yet");
+  if (opts->files && opts->direct)
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "io.direct reads one file, and this dataset is %zu "
+                      "files",
+                      opts->files->n);
   size_t align = opts->direct ? SL_URING_ALIGN : 64;
   size_t need = max_alloc(opts, align);
   if (opts->pool_bytes < need)
@@ -167,7 +176,10 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
    * missing. */
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", opts->fd);
-  int fd = open(path, O_RDONLY | O_CLOEXEC | (opts->direct ? O_DIRECT : 0));
+  int fd =
+      opts->files
+          ? -1 /* the caller's fds, one per file */
+          : open(path, O_RDONLY | O_CLOEXEC | (opts->direct ? O_DIRECT : 0));
   if (fd < 0 && opts->direct) {
     st = sl_err_errno(err, SL_EIO, errno,
                       "%s: reopen with O_DIRECT (io.direct=true) failed; "
@@ -355,6 +367,15 @@ sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
                       u->name, (unsigned long long)s->sample,
                       (unsigned long long)s->offset, s->length,
                       (unsigned long long)(s->file_off + s->got));
+    long k = u->o.files && s->error >= 0
+                 ? sl_file_set_find(u->o.files, s->offset, s->length)
+                 : -1;
+    if (k >= 0) { /* name the file of a many-file dataset */
+      char name[512];
+      sl_file_set_name(u->o.files, (size_t)k, name, sizeof name);
+      sl_err_prefix(err, "%s (offset %llu in it): ", name,
+                    (unsigned long long)(s->offset - u->o.files->f[k].base));
+    }
   } else {
     *data = u->pool + s->arena_off + s->skip;
     *len = s->length;
@@ -438,10 +459,20 @@ static bool prep_read(sl_uring *u, slot *s, size_t index) {
   uint8_t *dst = u->pool + s->arena_off + s->got;
   unsigned len = (unsigned)(s->want - s->got);
   uint64_t off = s->file_off + s->got;
+  int fd = u->fd;
+  if (u->o.files) { /* the file holding the sample, at its local offset */
+    long k = sl_file_set_find(u->o.files, s->offset, s->length);
+    if (k < 0) { /* the index was checked at open: a bug, not a disk */
+      fail_ring(u, EINVAL, "a sample lies in no single file");
+      return false;
+    }
+    fd = u->o.files->f[k].fd;
+    off -= u->o.files->f[k].base;
+  }
   RING_ACCESS_BEGIN();
   struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
   if (sqe) {
-    io_uring_prep_read(sqe, u->fd, dst, len, off);
+    io_uring_prep_read(sqe, fd, dst, len, off);
     io_uring_sqe_set_data64(sqe, index);
   }
   RING_ACCESS_END();
