@@ -28,8 +28,8 @@ long sl_file_set_find(const sl_file_set *s, uint64_t off, uint64_t len) {
   return (long)(lo - 1);
 }
 
-int sl_file_set_pread(const sl_file_set *s, void *buf, size_t len,
-                      uint64_t off, size_t *got, long *file) {
+int sl_file_set_pread(const sl_file_set *s, void *buf, size_t len, uint64_t off,
+                      size_t *got, long *file) {
   *got = 0;
   long k = sl_file_set_find(s, off, len);
   if (file)
@@ -65,8 +65,8 @@ void sl_file_set_name(const sl_file_set *s, size_t k, char *buf, size_t cap) {
     snprintf(buf, cap, "file %zu", k);
 }
 
-sl_status sl_file_set_map(const sl_file_set *s, uint8_t **map,
-                          size_t *map_len, sl_err *err) {
+sl_status sl_file_set_map(const sl_file_set *s, uint8_t **map, size_t *map_len,
+                          sl_err *err) {
   *map = NULL;
   *map_len = 0;
   if (s->end == 0)
@@ -77,8 +77,8 @@ sl_status sl_file_set_map(const sl_file_set *s, uint8_t **map,
   size_t len = (size_t)s->end;
   /* One reservation, never readable itself: a stray offset in a gap faults
    * as past a file's end would (the guard turns both into SL_EIO). */
-  void *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
-                 MAP_NORESERVE, -1, 0);
+  void *r = mmap(NULL, len, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (r == MAP_FAILED)
     return sl_err_errno(err, SL_EIO, errno,
                         "reserving %zu bytes of address space for %zu files",
@@ -96,8 +96,8 @@ sl_status sl_file_set_map(const sl_file_set *s, uint8_t **map,
       char name[512];
       sl_file_set_name(s, k, name, sizeof name);
       munmap(r, len);
-      return sl_err_errno(err, SL_EIO, e, "%s: mmap of %" PRIu64 " bytes",
-                          name, f->size);
+      return sl_err_errno(err, SL_EIO, e, "%s: mmap of %" PRIu64 " bytes", name,
+                          f->size);
     }
   }
   *map = r;

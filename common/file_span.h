@@ -59,8 +59,8 @@ long sl_file_set_find(const sl_file_set *s, uint64_t off, uint64_t len);
  * when no single file holds the range), 1 when the file ends first; *got
  * is the bytes read. A lazy file is opened, read and closed. *file, when
  * not NULL, gets the file's number (-1 if none). */
-int sl_file_set_pread(const sl_file_set *s, void *buf, size_t len,
-                      uint64_t off, size_t *got, long *file);
+int sl_file_set_pread(const sl_file_set *s, void *buf, size_t len, uint64_t off,
+                      size_t *got, long *file);
 
 /* Maps every file at its base inside one reservation of s->end bytes
  * (PROT_NONE; each file MAP_FIXED over it, PROT_READ, MAP_SHARED), so that
@@ -68,8 +68,8 @@ int sl_file_set_pread(const sl_file_set *s, void *buf, size_t len,
  * inaccessible. Not for lazy sets. Errors: SL_EIO naming the file
  * (name(ctx, k)), SL_ETOOBIG (larger than the address space). *map_len
  * gets the reservation's length (for munmap). */
-sl_status sl_file_set_map(const sl_file_set *s, uint8_t **map,
-                          size_t *map_len, sl_err *err);
+sl_status sl_file_set_map(const sl_file_set *s, uint8_t **map, size_t *map_len,
+                          sl_err *err);
 
 /* The file's name for messages ("file k" when s->name is NULL). */
 void sl_file_set_name(const sl_file_set *s, size_t k, char *buf, size_t cap);
@@ -79,7 +79,6 @@ void sl_file_set_name(const sl_file_set *s, size_t k, char *buf, size_t cap);
  * process) would not fit under the soft limit; never lowers anything.
  * Errors: SL_EIO naming what (the dataset), need and the hard limit when
  * even that is too few. */
-sl_status sl_file_set_reserve_fds(uint64_t need, const char *what,
-                                  sl_err *err);
+sl_status sl_file_set_reserve_fds(uint64_t need, const char *what, sl_err *err);
 
 #endif

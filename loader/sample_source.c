@@ -37,6 +37,7 @@ typedef struct ss_ctx {
   uint64_t seed;
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
+  uint64_t *file_first;  /* shards: each one's first sample (8 B a shard) */
   char path[512];
 } ss_ctx;
 
@@ -247,6 +248,7 @@ static void ss_close(void *ctx) {
   sl_io_close(c->io);
   sl_chunk_cache_destroy(c->cache);
   sl_source_close(c->src);
+  free(c->file_first);
   free(c);
 }
 
@@ -347,6 +349,17 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   out->target_width = sl_source_target_width(c->src);
   out->fingerprint = fingerprint(c->src);
   out->block_samples = sl_source_chunk_samples(c->src);
+  const sl_file_set *fs = sl_source_files(c->src);
+  if (fs && !fs->lazy && fs->n > 1) { /* shards, not a folder's files */
+    if (!(c->file_first = malloc(fs->n * sizeof *c->file_first))) {
+      ss_close(c);
+      return sl_err_set(err, SL_ENOMEM, "%s: %zu shards", c->path, fs->n);
+    }
+    for (size_t k = 0; k < fs->n; k++)
+      c->file_first[k] = sl_source_file_first(c->src, k);
+    out->file_first = c->file_first;
+    out->nfiles = fs->n;
+  }
   out->targets = ss_targets;
   out->worker_open = ss_worker_open;
   out->worker_close = ss_worker_close;
