@@ -61,8 +61,8 @@ int sl_npy_f32_vector(const uint8_t *p, uint64_t len, uint64_t *k,
     hl = sl_get_le32(p + 8);
     start = 12;
   } else {
-    snprintf(why, cap, ".npy member: version %u.%u (1.0, 2.0, 3.0 read)",
-             major, minor);
+    snprintf(why, cap, ".npy member: version %u.%u (1.0, 2.0, 3.0 read)", major,
+             minor);
     return -1;
   }
   if (hl > len - start || hl == 0 || p[start + hl - 1] != '\n') {

@@ -22,8 +22,8 @@ static sl_status grow(sl_source *src, size_t path_len, sl_err *err) {
     if (n)
       src->file_name = n;
     if (!s || !f || !n)
-      return sl_err_set(err, SL_ENOMEM, "%s: the table of %zu files",
-                        src->path, cap);
+      return sl_err_set(err, SL_ENOMEM, "%s: the table of %zu files", src->path,
+                        cap);
     src->files_cap = cap;
   }
   if (src->names_cap - src->names_len < path_len + 1) {

@@ -294,9 +294,8 @@ sl_status sl_source_index_folder(sl_source *src, const char *path,
    * that shrinks later is a short read, named, at read time). */
   for (size_t i = 0; st == SL_OK && i < files.n; i++) {
     struct stat sb;
-    uint64_t size = fstatat(src->dirfd, files.v[i], &sb, 0) == 0
-                        ? (uint64_t)sb.st_size
-                        : 0;
+    uint64_t size =
+        fstatat(src->dirfd, files.v[i], &sb, 0) == 0 ? (uint64_t)sb.st_size : 0;
     st = sl_source_add_file(src, files.v[i], -1, size, err);
   }
   if (st == SL_OK)

@@ -136,8 +136,9 @@ static sl_status grow_index(build *b, sl_err *err) {
     float *t =
         realloc(src->targets, (size_t)cap * src->target_width * sizeof *t);
     if (!t)
-      return sl_err_set(err, SL_ENOMEM, "%s: the targets of %" PRIu64
-                        " samples", src->path, cap);
+      return sl_err_set(err, SL_ENOMEM,
+                        "%s: the targets of %" PRIu64 " samples", src->path,
+                        cap);
     src->targets = t;
   }
   b->cap = cap;
@@ -169,8 +170,8 @@ static bool parse_label(const uint8_t *p, uint64_t len, int32_t *out) {
 /* The label of a .json member: field label_key, an integer. */
 static const char *json_label(const build *b, const part *j, int32_t *label,
                               char *why, size_t cap) {
-  cJSON *doc = cJSON_ParseWithLength((const char *)b->p + j->off,
-                                     (size_t)j->len);
+  cJSON *doc =
+      cJSON_ParseWithLength((const char *)b->p + j->off, (size_t)j->len);
   if (!doc) {
     snprintf(why, cap, ".json member is not JSON");
     return why;
@@ -197,9 +198,8 @@ static const char *json_label(const build *b, const part *j, int32_t *label,
 
 /* The targets of a .npy member into sample i's row (the first sets the
  * width). */
-static const char *npy_targets(build *b, uint64_t i, const part *np,
-                               char *why, size_t cap, sl_err *err,
-                               sl_status *st) {
+static const char *npy_targets(build *b, uint64_t i, const part *np, char *why,
+                               size_t cap, sl_err *err, sl_status *st) {
   sl_source *src = b->src;
   uint64_t k = 0, data = 0;
   if (sl_npy_f32_vector(b->p + np->off, np->len, &k, &data, why, cap) != 0)
@@ -386,8 +386,8 @@ sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
                       "1-D array) is read",
                       path, src->targets_ext);
   paths ps = {0};
-  sl_status st = sl_wds_expand(path, sl_wds_is_list_name(path), collect, &ps,
-                               err);
+  sl_status st =
+      sl_wds_expand(path, sl_wds_is_list_name(path), collect, &ps, err);
   if (st == SL_OK)
     st = sl_file_set_reserve_fds(ps.n, path, err);
   const char *p = ps.blob;

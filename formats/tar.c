@@ -70,8 +70,8 @@ static int pax_parse(const uint8_t *p, uint64_t len, uint64_t at,
     uint64_t rl = 0, j = i;
     while (j < len && p[j] >= '0' && p[j] <= '9' && j - i < 12)
       rl = rl * 10 + (uint64_t)(p[j++] - '0');
-    if (j == i || j >= len || p[j] != ' ' || rl <= j - i + 1 ||
-        rl > len - i || p[i + rl - 1] != '\n') {
+    if (j == i || j >= len || p[j] != ' ' || rl <= j - i + 1 || rl > len - i ||
+        p[i + rl - 1] != '\n') {
       snprintf(why, cap,
                "pax header at offset %" PRIu64 ": malformed record at byte "
                "%" PRIu64,
@@ -106,8 +106,7 @@ static int pax_parse(const uint8_t *p, uint64_t len, uint64_t at,
         v = v * 10 + (uint64_t)(eq[1 + d] - '0');
       if (d == 0 || d != vl) {
         snprintf(why, cap,
-                 "pax header at offset %" PRIu64 ": size is not a number",
-                 at);
+                 "pax header at offset %" PRIu64 ": size is not a number", at);
         return -1;
       }
       *size = v;
@@ -209,8 +208,8 @@ int sl_tar_next(const uint8_t *p, uint64_t n, uint64_t *pos, sl_tar_member *m,
         return -1;
       }
       has_path = false; /* pax wins over an earlier GNU long name */
-      if (pax_parse(p + data, size, at, m, &has_path, &has_size, &pax_size,
-                    why, why_cap) != 0)
+      if (pax_parse(p + data, size, at, m, &has_path, &has_size, &pax_size, why,
+                    why_cap) != 0)
         return -1;
       if (!has_path)
         m->name[0] = '\0';

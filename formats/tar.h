@@ -21,10 +21,10 @@
 
 typedef struct sl_tar_member {
   char name[SL_TAR_NAME_MAX]; /* the full path, NUL-terminated */
-  char type;         /* typeflag: '0' (or '\\0', '7') a regular file */
-  uint64_t header;   /* offset of its first header (long name, pax, ustar) */
-  uint64_t data;     /* offset of its data */
-  uint64_t size;     /* its data's bytes (data + size <= the shard's size) */
+  char type;                  /* typeflag: '0' (or '\\0', '7') a regular file */
+  uint64_t header; /* offset of its first header (long name, pax, ustar) */
+  uint64_t data;   /* offset of its data */
+  uint64_t size;   /* its data's bytes (data + size <= the shard's size) */
 } sl_tar_member;
 
 /* The member at *pos (a block boundary) of the shard p[0..n). Returns 1

@@ -59,8 +59,7 @@ static sl_status brace(expand *x, const char *s, char *out, size_t ol,
   }
   size_t pre = (size_t)(open - s);
   if (ol + pre >= PATH_MAX)
-    return sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long",
-                      x->what);
+    return sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long", x->what);
   memcpy(out + ol, s, pre);
   ol += pre;
   const char *in = open + 1, *rest = close + 1;
@@ -160,8 +159,7 @@ static sl_status read_list(expand *x, const char *path, sl_err *err) {
   if (st == SL_OK && ferror(f))
     st = sl_err_errno(err, SL_EIO, errno, "%s: read", path);
   if (st == SL_OK && x->count == 0)
-    st = sl_err_set(err, SL_ECONFIG, "%s: a shard list without shards",
-                    path);
+    st = sl_err_set(err, SL_ECONFIG, "%s: a shard list without shards", path);
   free(line);
   free(full);
   fclose(f);

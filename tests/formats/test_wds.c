@@ -140,17 +140,37 @@ static void log_line(void *user, sl_log_level level, const char *msg) {
   snprintf(g_log + l, sizeof g_log - l, "%s\n", msg);
 }
 
-static void check_loader(const char *path, const char *refname,
-                         const char *io, const char *order) {
+static void check_loader(const char *path, const char *refname, const char *io,
+                         const char *order) {
   size_t n;
   ref *r = load_ref(refname, &n);
-  const char *kv[] = {"dataset.path", path,      "loader.batch_size", "1",
-                      "loader.workers", "2",     "loader.order",      order,
-                      "loader.quasi_window", "1", "loader.io",        io,
-                      "device.backend", "host",  "augment.dtype",     "u8",
-                      "augment.layout", "nhwc",  "augment.crop",      "none",
-                      "augment.flip", "0",       "resolution.min",    "8",
-                      "resolution.max", "16",    NULL};
+  const char *kv[] = {"dataset.path",
+                      path,
+                      "loader.batch_size",
+                      "1",
+                      "loader.workers",
+                      "2",
+                      "loader.order",
+                      order,
+                      "loader.quasi_window",
+                      "1",
+                      "loader.io",
+                      io,
+                      "device.backend",
+                      "host",
+                      "augment.dtype",
+                      "u8",
+                      "augment.layout",
+                      "nhwc",
+                      "augment.crop",
+                      "none",
+                      "augment.flip",
+                      "0",
+                      "resolution.min",
+                      "8",
+                      "resolution.max",
+                      "16",
+                      NULL};
   sl_config *cfg;
   assert_int_equal(sl_config_create(&cfg), SL_OK);
   for (const char *const *p = kv; p[0]; p += 2)
@@ -340,8 +360,7 @@ static void test_wds_fd_limit(void **state) {
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
       _exit(2);
     sl_dataset *ds;
-    if (sl_dataset_open_file(&ds, link) != SL_OK ||
-        sl_dataset_count(ds) != 800)
+    if (sl_dataset_open_file(&ds, link) != SL_OK || sl_dataset_count(ds) != 800)
       _exit(3);
     sl_dataset_close(ds);
     rl = (struct rlimit){.rlim_cur = 100, .rlim_max = 150};
@@ -414,8 +433,7 @@ static void test_cli(void **state) {
     fail_msg("%s", out);
   path_in(out_lmdb, sizeof out_lmdb, "packed.lmdb");
   snprintf(args, sizeof args,
-           "pack --from '%s/train-{000000..000003}.tar' '%s'", g_dir,
-           out_lmdb);
+           "pack --from '%s/train-{000000..000003}.tar' '%s'", g_dir, out_lmdb);
   if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
   sl_dataset *ds;

@@ -45,9 +45,8 @@ static int setup(void **state) {
     for (uint64_t i = 0; i < k_size[f]; i++)
       fputc(byte_of(f, i), fp);
     fclose(fp);
-    g_span[f] = (sl_file_span){.fd = open(g_path[f], O_RDONLY),
-                               .base = base,
-                               .size = k_size[f]};
+    g_span[f] = (sl_file_span){
+        .fd = open(g_path[f], O_RDONLY), .base = base, .size = k_size[f]};
     base = (base + k_size[f] + SL_FILE_SPAN_ALIGN - 1) / SL_FILE_SPAN_ALIGN *
            SL_FILE_SPAN_ALIGN;
   }
@@ -71,7 +70,7 @@ static void test_find(void **state) {
   (void)state;
   assert_int_equal(sl_file_set_find(&g_set, 0, 100), 0);
   assert_int_equal(sl_file_set_find(&g_set, 99, 1), 0);
-  assert_int_equal(sl_file_set_find(&g_set, 99, 2), -1); /* past file 0 */
+  assert_int_equal(sl_file_set_find(&g_set, 99, 2), -1);   /* past file 0 */
   assert_int_equal(sl_file_set_find(&g_set, 4096, 1), -1); /* the gap */
   uint64_t b2 = g_span[2].base;
   assert_int_equal(sl_file_set_find(&g_set, b2, 70000), 2);
@@ -87,9 +86,9 @@ static void test_pread_and_map(void **state) {
   uint8_t buf[5000];
   size_t got;
   long k;
-  assert_int_equal(sl_file_set_pread(&g_set, buf, 5000,
-                                     g_span[2].base + 60000, &got, &k),
-                   0);
+  assert_int_equal(
+      sl_file_set_pread(&g_set, buf, 5000, g_span[2].base + 60000, &got, &k),
+      0);
   assert_int_equal(k, 2);
   for (uint64_t i = 0; i < 5000; i++)
     assert_int_equal(buf[i], byte_of(2, 60000 + i));
@@ -110,8 +109,7 @@ static const uint64_t k_off[][3] = {
     {0, 0, 100}, {2, 0, 4096}, {2, 4096, 65904}, {3, 17, 4983}, {0, 50, 50}};
 #define NS 5
 
-static void locate(const void *ctx, uint64_t i, uint64_t *off,
-                   uint32_t *len) {
+static void locate(const void *ctx, uint64_t i, uint64_t *off, uint32_t *len) {
   (void)ctx;
   *off = g_span[k_off[i][0]].base + k_off[i][1];
   *len = (uint32_t)k_off[i][2];
