@@ -298,6 +298,14 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     free(c);
     return st;
   }
+  const char *fmt = sl_source_format_name(c->src);
+  if (!strcmp(fmt, "webdataset") || !strcmp(fmt, "folder"))
+    sl_logf(log, SL_LOG_INFO,
+            "%s: %s read in place (%llu samples in %llu files); files made "
+            "by `sluice pack` decode crops faster: JPEGs in the restart "
+            "layout decode only a crop's rows, DCT-scaled (BENCHMARKS.md)",
+            c->path, fmt, (unsigned long long)sl_source_count(c->src),
+            (unsigned long long)sl_source_file_count(c->src));
   sl_io_opts io = s->io;
   sl_io_opts_from_source(&io, c->src, c->path);
   if ((st = sl_io_open(&c->io, &io, err)) != SL_OK) {

@@ -220,6 +220,7 @@ static void test_wds_pattern(void **state) {
                                 : "reading with "))
       fail_msg("io %s: %s", ios[q], g_log);
     print_message("%s", strstr(g_log, "reading with"));
+    assert_non_null(strstr(g_log, "`sluice pack` decode crops faster"));
     check_loader(p, "train", ios[q], "quasi_random");
   }
 }
@@ -338,6 +339,37 @@ static void test_wds_damaged(void **state) {
   sl_dataset_close(ds);
 }
 
+static int g_bad;
+static void on_bad(void *user, uint64_t i, const char *reason) {
+  (void)user;
+  assert_int_equal(i, 1);
+  assert_non_null(strstr(reason, "key b1"));
+  g_bad++;
+}
+
+/* A bad sample (a .cls that is no number): the open fails naming shard and
+ * key; verify reports it and opens the rest. */
+static void test_wds_bad_sample(void **state) {
+  (void)state;
+  char p[700];
+  path_in(p, sizeof p, "badlabel.tar");
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
+  const char *msg = sl_dataset_errmsg(ds);
+  if (!strstr(msg, "badlabel.tar") || !strstr(msg, "key b1") ||
+      !strstr(msg, ".cls"))
+    fail_msg("%s", msg);
+  sl_dataset_close(ds);
+  g_bad = 0;
+  assert_int_equal(sl_dataset_open_verify(&ds, p, on_bad, NULL), SL_OK);
+  assert_int_equal(g_bad, 1);
+  assert_int_equal(sl_dataset_count(ds), 3);
+  sl_sample_meta m;
+  assert_int_equal(sl_dataset_info(ds, 2, &m), SL_OK);
+  assert_int_equal(m.label, 2);
+  sl_dataset_close(ds);
+}
+
 /* Many shards need many descriptors: the soft limit is raised to the hard
  * one; a hard limit below the count fails naming it (in a child: a lowered
  * hard limit cannot be raised again). */
@@ -449,6 +481,7 @@ int main(void) {
       cmocka_unit_test(test_wds_long_names),
       cmocka_unit_test(test_wds_targets),
       cmocka_unit_test(test_wds_damaged),
+      cmocka_unit_test(test_wds_bad_sample),
       cmocka_unit_test(test_wds_fd_limit),
       cmocka_unit_test(test_folder),
       cmocka_unit_test(test_cli),

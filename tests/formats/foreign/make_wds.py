@@ -161,3 +161,10 @@ for label in range(5):
         if l2 == label:
             frows.append((label, kind, rgb))
 ref_write("folder", frows)
+
+# 7. A shard whose second sample's .cls is not a number (verify reports it,
+# an open fails naming it).
+with wds.TarWriter(os.path.join(out, "badlabel.tar")) as tw:
+    for i, cls in enumerate(["1", "x", "2"]):
+        data, rgb = image("png")
+        tw.write({"__key__": "b%d" % i, "png": data, "cls": cls})
