@@ -22,6 +22,7 @@
 
 #include "../support/test_dir.h"
 #include "../tools/cli_run.h"
+#include "formats/source.h"
 #include "sluice.h"
 
 #ifndef SLUICE_TEST_PYTHON
@@ -411,6 +412,45 @@ static void test_wds_fd_limit(void **state) {
   assert_int_equal(WEXITSTATUS(ws), 0);
 }
 
+/* The source itself in both modes (the dataset API and the loader use
+ * pread): mapped, every shard at its base in one reservation, reads point
+ * into the map without a buffer and give the bytes pread gives. */
+static void test_source_modes(void **state) {
+  (void)state;
+  char p[700];
+  path_in(p, sizeof p, "train-{000000..000003}.tar");
+  sl_source *mm, *pr;
+  sl_err err;
+  if (sl_source_open(&mm, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) != SL_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(
+      sl_source_open(&pr, p, SL_FORMAT_WEBDATASET, SL_SOURCE_PREAD, &err),
+      SL_OK);
+  assert_int_equal(sl_source_fd(mm), -1);
+  const sl_file_set *fs = sl_source_files(mm);
+  assert_non_null(fs);
+  assert_int_equal(fs->n, 4);
+  assert_int_equal(sl_source_file_count(mm), 4);
+  assert_int_equal(sl_source_file_first(mm, 3), 12);
+  uint8_t *buf = malloc(sl_source_max_length(pr));
+  assert_non_null(buf);
+  for (uint64_t i = 0; i < sl_source_count(mm); i++) {
+    const uint8_t *a, *b;
+    size_t la, lb;
+    assert_int_equal(sl_source_read(mm, i, NULL, 0, &a, &la, &err), SL_OK);
+    assert_int_equal(
+        sl_source_read(pr, i, buf, sl_source_max_length(pr), &b, &lb, &err),
+        SL_OK);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    const sl_sample_info *e = sl_source_info(mm, i);
+    assert_true(sl_file_set_find(fs, e->offset, e->length) >= 0);
+  }
+  free(buf);
+  sl_source_close(mm);
+  sl_source_close(pr);
+}
+
 /* ---- the image folder ---------------------------------------------------- */
 
 static void test_folder(void **state) {
@@ -483,6 +523,7 @@ int main(void) {
       cmocka_unit_test(test_wds_damaged),
       cmocka_unit_test(test_wds_bad_sample),
       cmocka_unit_test(test_wds_fd_limit),
+      cmocka_unit_test(test_source_modes),
       cmocka_unit_test(test_folder),
       cmocka_unit_test(test_cli),
   };
