@@ -215,7 +215,6 @@ static sl_status scan_file(sl_source *src, uint64_t i, uint8_t *buf,
   e->length = (uint32_t)f->size;
   e->offset = f->base;
   if (bad) {
-    e->codec = 1;
     st = sl_source_bad_entry(src, i, where, bad, err);
   } else {
     st = sl_source_check_entry(src, i, where, err);

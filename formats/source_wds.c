@@ -11,8 +11,10 @@
  * array, the same length in every sample) holds its targets. Runs without
  * an image are skipped (counted in sl_source_skipped).
  *
- * Memory: the index (24 B a sample), the targets, the shard table
- * (source.h), one shard mapped at a time while it is walked. */
+ * Memory: the index (24 B a sample; up to twice that while it grows at
+ * open), the targets (4·K B a sample), the shard table (source.h), one
+ * shard mapped at a time while it is walked; a .json member is parsed by
+ * cJSON (memory in proportion to its size) and freed at once. */
 #include "formats/source_impl.h"
 
 #include <cjson/cJSON.h>
@@ -282,10 +284,8 @@ static sl_status flush(build *b, sl_err *err) {
         return st;
     }
   }
-  if (bad) {
-    e->codec = 1; /* not 0: bad_entry clears it */
+  if (bad)
     return sl_source_bad_entry(src, i, where, bad, err);
-  }
   e->label = label;
   return sl_source_check_entry(src, i, where, err);
 }
@@ -395,8 +395,8 @@ sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (fd < 0) {
-      st = sl_err_errno(err, errno == EMFILE ? SL_EIO : SL_EIO, errno,
-                        "%s: shard %zu of %zu (%s)", p, k + 1, ps.n, path);
+      st = sl_err_errno(err, SL_EIO, errno, "%s: shard %zu of %zu (%s)", p,
+                        k + 1, ps.n, path);
       break;
     }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -424,6 +424,19 @@ sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
     st = walk_shard(b, err);
   }
   free(b);
+  if (st == SL_OK && src->count && src->count < (uint64_t)SIZE_MAX) {
+    /* the index grew by doubling: give the slack back */
+    sl_sample_info *ix =
+        realloc(src->index, (size_t)src->count * sizeof *src->index);
+    if (ix)
+      src->index = ix;
+    if (src->target_width) {
+      float *t = realloc(src->targets,
+                         (size_t)src->count * src->target_width * sizeof *t);
+      if (t)
+        src->targets = t;
+    }
+  }
   if (st == SL_OK && src->count == 0)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: no samples: no member of %zu shard(s) is a .jpg, "
