@@ -512,6 +512,14 @@ static void test_cli(void **state) {
   assert_int_equal(sl_dataset_open_file(&ds, out_lmdb), SL_OK);
   assert_int_equal(sl_dataset_count(ds), 14);
   sl_dataset_close(ds);
+  path_in(out_lmdb, sizeof out_lmdb, "folder.lmdb");
+  snprintf(args, sizeof args, "pack --from '%s/folder' '%s'", g_dir, out_lmdb);
+  if (cli_run(args, out, sizeof out) != 0)
+    fail_msg("%s", out);
+  assert_int_equal(sl_dataset_open_file(&ds, out_lmdb), SL_OK);
+  assert_int_equal(sl_dataset_count(ds), 9);
+  assert_int_equal(sl_dataset_class_count(ds), 5);
+  sl_dataset_close(ds);
 }
 
 int main(void) {

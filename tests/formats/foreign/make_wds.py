@@ -63,16 +63,21 @@ with wds.ShardWriter(os.path.join(out, "train-%06d.tar"), maxcount=4) as sw:
         data, rgb = image(kind)
         label = i % 5
         s = {"__key__": "sample%04d" % i, kind: data}
-        if i % 4 == 1:
+        if i == 13:  # a caption is not a label: unlabelled
+            s["txt"] = "a photo of a thing"
+            label = -1
+        elif i % 4 == 1:
             s["json"] = {"label": label, "caption": "a thing"}
         elif i % 4 == 2:
-            s["txt"] = str(label)
+            s["txt"] = str(label + 1)  # .cls wins over .txt
             s["cls"] = label
+        elif i % 4 == 3:
+            s["txt"] = " %d\n" % label
         else:
             s["cls"] = label
         sw.write(s)
         rows.append((label, kind, rgb))
-        if kind != "jpg":
+        if kind != "jpg" and label >= 0:
             folder_rows.append((label, kind, data, rgb, i))
 ref_write("train", rows)
 # A run of members without an image (skipped), inside shard 0's copy is
