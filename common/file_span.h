@@ -5,7 +5,8 @@
  *
  * A one-file source is the table {fd, 0, size}. Files may have fd < 0:
  * they are opened on demand by the table's open callback (a folder of
- * a million images cannot keep them all open) and read with pread only.
+ * a million images cannot keep them all open) for each read (pread, or
+ * io_uring's reader thread), never mapped.
  *
  * Shared by formats/ (sl_source_read) and io/ (the loader's backends): both
  * get a table built by the source, and neither layer learns the other's

@@ -2,8 +2,8 @@
  * files, the class subfolders sorted by name giving labels 0..C-1 and each
  * class's files (its subfolders too) in sorted order, as torchvision's
  * ImageFolder orders them. Sample i is file i; it is opened per read
- * (a million files cannot all stay open or mapped), so only pread reads
- * it (io/ falls back to pread and says so).
+ * (a million files cannot all stay open or mapped): pread and io_uring
+ * read it, mmap falls back to pread (io/ says so).
  *
  * Each image's header is read at open (kind, size, channels: the index
  * entry is complete and immutable before any worker runs); files whose

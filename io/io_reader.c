@@ -119,14 +119,13 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
   io->kind = sl_io_pick(o->kind, io->o.file_size, avail, o->auto_share, io->why,
                         sizeof io->why);
   sl_log_level level = SL_LOG_INFO;
-  if (io->set->lazy && io->kind != SL_IO_PREAD) {
+  if (io->set->lazy && io->kind == SL_IO_MMAP) {
     /* Files opened per read (a folder of a million images) cannot all be
-     * mapped or held open for the ring: pread opens each as it reads. */
+     * mapped: pread (or uring) opens each as it reads. */
     size_t l = strlen(io->why);
     snprintf(io->why + l, sizeof io->why - l,
-             "; %s reads files opened one per sample, which only pread does: "
-             "falling back to pread",
-             sl_io_kind_name(io->kind));
+             "; mmap cannot map files opened one per sample (an image "
+             "folder): falling back to pread");
     if (o->kind != SL_IO_AUTO)
       level = SL_LOG_WARN;
     io->kind = SL_IO_PREAD;

@@ -61,8 +61,9 @@ typedef struct sl_io_opts {
    * space (common/file_span.h; locate's offsets are in it), kept by the
    * caller until close; fd is then unused. mmap maps each file at its base
    * in one reservation; pread and uring read from the file holding the
-   * sample. A lazy set (files opened per read) is read with pread only:
-   * mmap and uring fall back to it and say why. */
+   * sample. A lazy set (files opened per read) is read by pread or uring,
+   * each opening a file for its read: mmap falls back to pread and says
+   * why. */
   const sl_file_set *files;
   uint64_t count;
   uint32_t max_length;

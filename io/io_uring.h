@@ -65,7 +65,9 @@ typedef struct sl_uring_opts {
   /* NULL: the one file fd. Else several files as one offset space
    * (common/file_span.h): each read goes to the file holding its sample,
    * with that file's fd (no reopen, no O_DIRECT: direct needs one file);
-   * a lazy set is refused (SL_EUNSUPPORTED). */
+   * a lazy set's file (fd -1) is opened by the reader thread just before
+   * its read is queued and closed when the read ends: at most queue_depth
+   * such files are open at once. */
   const sl_file_set *files;
   const char *name;       /* file name for messages (copied) */
   uint64_t count;         /* samples in the dataset */

@@ -212,8 +212,8 @@ int sl_cmd_info(int argc, char **argv) {
            wds ? "each sample's image member in place, by (offset, length) "
                  "from the tar\n             headers walked at open; no tar "
                  "call after open"
-               : "each image file opened per read (pread), indexed at open "
-                 "with its\n             header's size and kind");
+               : "each image file opened per read (pread or uring), indexed at "
+                 "open\n             with its header's size and kind");
     printf("speed:       read in place, crops decode from the JPEG's first "
            "row; `sluice pack`\n             writes the restart layout and "
            "DCT-scaled crops decode faster (BENCHMARKS.md)\n");

@@ -470,9 +470,11 @@ static void test_folder(void **state) {
   const char *ios[] = {"mmap", "pread", "uring"};
   for (int q = 0; q < 3; q++) {
     check_loader(p, "folder", ios[q], "random");
-    if (q != 1 && !strstr(g_log, "falling back to pread"))
-      fail_msg("loader.io = %s on a folder: no fallback said: %s", ios[q],
-               g_log);
+    /* mmap cannot map files opened per read: pread, said; uring opens
+     * each in its reader thread (or is refused by the kernel: said) */
+    if (q == 0 && !strstr(g_log, "falling back to pread"))
+      fail_msg("loader.io = mmap on a folder: no fallback said: %s", g_log);
+    print_message("folder: %s", strstr(g_log, "reading with"));
   }
 }
 

@@ -1,6 +1,7 @@
 /* Several files as one offset space (common/file_span.h) and the readers
  * over it (io/io_reader.h with opts.files): the search, pread, the map of
  * every file at its base, each backend's bytes, a shrunk file named. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,6 +153,98 @@ static void test_backends(void **state) {
   }
 }
 
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  assert_non_null(d);
+  int n = 0;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+static int open_of(const void *ctx, size_t k) {
+  (void)ctx;
+  return open(g_path[k], O_RDONLY | O_CLOEXEC);
+}
+
+/* Files opened per read (an image folder): pread and uring open each for
+ * its read and give the same bytes; mmap falls back to pread, saying so; a
+ * file gone since is SL_EIO naming it. */
+static void test_lazy(void **state) {
+  (void)state;
+  sl_file_span lazy[NF];
+  for (int f = 0; f < NF; f++)
+    lazy[f] = (sl_file_span){-1, g_span[f].base, g_span[f].size};
+  sl_file_set set = g_set;
+  set.f = lazy;
+  set.lazy = true;
+  set.open = open_of;
+  const sl_io_kind kinds[] = {SL_IO_MMAP, SL_IO_PREAD, SL_IO_URING};
+  int fds = open_fds();
+  for (int q = 0; q < 3; q++) {
+    sl_io_opts o = {.kind = kinds[q],
+                    .name = "lazy",
+                    .count = NS,
+                    .max_length = 65904,
+                    .locate = locate,
+                    .files = &set,
+                    .batch_size = 1,
+                    .readahead_batches = 1,
+                    .queue_depth = 2,
+                    .pool_bytes = 1 << 20,
+                    .mem_available = 1ull << 30};
+    sl_io *io;
+    sl_err err;
+    if (sl_io_open(&io, &o, &err) != SL_OK)
+      fail_msg("%d: %s", q, err.msg);
+    if (q == 0) {
+      assert_int_equal(sl_io_backend(io), SL_IO_PREAD);
+      assert_non_null(strstr(sl_io_why(io), "falling back to pread"));
+    }
+    for (int round = 0; round < 2; round++) { /* the descriptors come back */
+      assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, NS, &err), SL_OK);
+      uint8_t *buf = malloc(65904);
+      assert_non_null(buf);
+      for (uint64_t s = 0; s < NS; s++) {
+        const uint8_t *d;
+        size_t n;
+        if (sl_io_get(io, s, buf, 65904, &d, &n, &err) != SL_OK)
+          fail_msg("%d: %s", q, err.msg);
+        assert_int_equal(n, k_off[s][2]);
+        for (uint64_t i = 0; i < n; i += 13)
+          assert_int_equal(d[i], byte_of((int)k_off[s][0], k_off[s][1] + i));
+        sl_io_put(io, s);
+      }
+      free(buf);
+    }
+    /* a file gone: its sample fails naming it, the others read */
+    char moved[300];
+    snprintf(moved, sizeof moved, "%s.moved", g_path[3]);
+    assert_int_equal(rename(g_path[3], moved), 0);
+    assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, NS, &err), SL_OK);
+    uint8_t *buf = malloc(65904);
+    assert_non_null(buf);
+    for (uint64_t s = 0; s < NS; s++) {
+      const uint8_t *d;
+      size_t n;
+      sl_status st = sl_io_get(io, s, buf, 65904, &d, &n, &err);
+      if (s == 3) {
+        assert_int_equal(st, SL_EIO);
+        if (!strstr(err.msg, g_path[3]))
+          fail_msg("%d: %s", q, err.msg);
+      } else {
+        assert_int_equal(st, SL_OK);
+      }
+      sl_io_put(io, s);
+    }
+    free(buf);
+    assert_int_equal(rename(moved, g_path[3]), 0);
+    sl_io_close(io);
+    assert_int_equal(open_fds(), fds); /* every file opened was closed */
+  }
+}
+
 /* A file shrunk after open: pread's short read names that file and the
  * offset in it. */
 static void test_shrunk_named(void **state) {
@@ -177,9 +270,8 @@ static void test_shrunk_named(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_find),
-      cmocka_unit_test(test_pread_and_map),
-      cmocka_unit_test(test_backends),
+      cmocka_unit_test(test_find),         cmocka_unit_test(test_pread_and_map),
+      cmocka_unit_test(test_backends),     cmocka_unit_test(test_lazy),
       cmocka_unit_test(test_shrunk_named),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
