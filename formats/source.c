@@ -193,6 +193,10 @@ const char *sl_source_layout_name(const sl_source *src) {
     return "images";
   case SL_ENTRIES_ARRAY:
     return "array";
+  case SL_ENTRIES_PICKLE:
+    return "pickle";
+  case SL_ENTRIES_MSGPACK:
+    return "msgpack";
   default:
     return "sluice";
   }
@@ -535,11 +539,12 @@ static sl_status open_common(sl_source **out, const char *path,
       detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 &&
       (src->entry_layout == SL_ENTRIES_CAFFE ||
-       src->entry_layout == SL_ENTRIES_IMAGES))
+       src->entry_layout == SL_ENTRIES_IMAGES ||
+       src->entry_layout == SL_ENTRIES_PICKLE ||
+       src->entry_layout == SL_ENTRIES_MSGPACK))
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout = %s is for LMDB files; this is HDF5",
-                    path,
-                    src->entry_layout == SL_ENTRIES_CAFFE ? "caffe" : "images");
+                    path, sl_source_layout_name(src));
   if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
       src->entry_layout == SL_ENTRIES_ARRAY)
     st = sl_err_set(err, SL_ECONFIG,

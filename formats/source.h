@@ -54,7 +54,9 @@ typedef enum sl_entry_layout {
   SL_ENTRIES_SLUICE,
   SL_ENTRIES_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
   SL_ENTRIES_IMAGES, /* values are JPEG/PNG files, keys are arbitrary */
-  SL_ENTRIES_ARRAY   /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
+  SL_ENTRIES_ARRAY,  /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
+  SL_ENTRIES_PICKLE, /* LMDB values pickle.dumps((image bytes, label)) */
+  SL_ENTRIES_MSGPACK /* LMDB values msgpack [image bytes, label] */
 } sl_entry_layout;
 
 /* Plane order of a Caffe raw (not encoded) Datum with 3 channels
@@ -218,7 +220,8 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 /* "lmdb" or "hdf5", and the on-disk layout version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
-/* The entries' layout: "sluice", "caffe", "images" or "array". */
+/* The entries' layout: "sluice", "caffe", "images", "array",
+ * "pickle" or "msgpack". */
 const char *sl_source_layout_name(const sl_source *src);
 /* Foreign layouts: entries that were not samples (`__keys__`, `__len__`,
  * `num-samples`, keys ending in `.meta`), skipped; Datums that were SSD

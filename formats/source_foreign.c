@@ -1,11 +1,14 @@
 /* Indexing LMDB files that sluice did not write: Caffe Datums (and the SSD
- * fork's AnnotatedDatums) and values that are image files (LSUN, BasicSR,
- * folder2lmdb and home-made sets).
+ * fork's AnnotatedDatums), values that are image files (LSUN, BasicSR and
+ * home-made sets), and records of (image bytes, label) pickled as
+ * folder2lmdb.py does (formats/pickle_value.c) or in msgpack as tensorpack
+ * does (formats/msgpack_value.c).
  *
  * One pass of the read-only cursor over the whole tree, in key order (the
  * index order). Each value's bytes are read from our own map of the file at
  * the offset liblmdb's address gives (source_lmdb.c): a Datum is parsed
- * there (formats/datum.c) and the index entry points at its data field,
+ * there (formats/datum.c; a pickle or msgpack record likewise) and the
+ * index entry points at its data field (the image bytes),
  * so reads after open fetch the image file or raw planes and nothing else.
  * An image file's size comes from its header (formats/image_sniff.c).
  * Damage is an SL_EFORMAT naming the key, or in verify mode a bad sample.
@@ -25,6 +28,8 @@
 #include "formats/datum.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
+#include "formats/msgpack_value.h"
+#include "formats/pickle_value.h"
 #include "formats/value_sniff.h"
 
 /* One line of dataset.label_file. */
@@ -231,6 +236,44 @@ static const char *take_raw(const sl_datum *d, sl_channel_order order,
   return NULL;
 }
 
+/* A pickled or msgpack (image bytes, label) record: the entry points at
+ * the image bytes inside the value; the label is the stored int, else -1. */
+static const char *take_record(sl_entry_layout layout, const uint8_t *p,
+                               size_t size, uint64_t off, sl_sample_info *e,
+                               char *why, size_t cap) {
+  sl_value_record r;
+  int rc = layout == SL_ENTRIES_PICKLE
+               ? sl_pickle_parse(p, size, &r, why, cap)
+               : sl_msgpack_parse(p, size, &r, why, cap);
+  if (rc != 0)
+    return why;
+  if (r.has_label && (r.label < INT32_MIN || r.label > INT32_MAX)) {
+    snprintf(why, cap, "label %" PRId64 " outside int32", r.label);
+    return why;
+  }
+  const char *bad = sl_source_take_image(p + r.image_off, r.image_len,
+                                         off + r.image_off, e, why, cap);
+  e->label = r.has_label ? (int32_t)r.label : -1;
+  return bad;
+}
+
+/* The layout the first sample's value says: an image file; a pickle of
+ * protocol 2 or more (PROTO opcode); one msgpack array spanning the value
+ * (a Datum starts with a field tag, 0x08 or 0x0a, never an array); else a
+ * Datum. */
+static sl_entry_layout sniff_layout(const uint8_t *p, size_t size) {
+  if (sl_sniff_magic(p, size) != SL_SNIFF_NONE)
+    return SL_ENTRIES_IMAGES;
+  if (size >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
+    return SL_ENTRIES_PICKLE;
+  size_t at = 0;
+  if (size >= 1 &&
+      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd) &&
+      sl_msgpack_skip(p, size, &at) && at == size)
+    return SL_ENTRIES_MSGPACK;
+  return SL_ENTRIES_CAFFE;
+}
+
 static const label_line *find_label(const label_table *lt, const MDB_val *k);
 
 /* The first sample fixes K; every other must agree. Allocates targets. */
@@ -275,9 +318,7 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
   char why[256];
   const char *bad = NULL;
   if (src->entry_layout == SL_ENTRIES_AUTO)
-    src->entry_layout = sl_sniff_magic(p, size) != SL_SNIFF_NONE
-                            ? SL_ENTRIES_IMAGES
-                            : SL_ENTRIES_CAFFE;
+    src->entry_layout = sniff_layout(p, size);
   sl_datum d = {0};
   uint64_t nfloats = 0;
   if (size > UINT32_MAX) {
@@ -285,6 +326,9 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
     bad = why;
   } else if (src->entry_layout == SL_ENTRIES_IMAGES) {
     bad = sl_source_take_image(p, size, off, e, why, sizeof why);
+  } else if (src->entry_layout == SL_ENTRIES_PICKLE ||
+             src->entry_layout == SL_ENTRIES_MSGPACK) {
+    bad = take_record(src->entry_layout, p, size, off, e, why, sizeof why);
   } else if (sl_datum_parse(p, size, &d, why, sizeof why) != 0) {
     bad = why;
   } else {

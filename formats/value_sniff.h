@@ -1,7 +1,10 @@
-/* Serialisations other tools put in LMDB values that sluice does not read
- * (yet): Python pickles (the datasets of many PyTorch repositories) and
- * msgpack (tensorpack's LMDBSerializer). Recognised so that such a file is
- * named for what it is, not reported as damaged Caffe Datums.
+/* Serialisations other tools put in LMDB values, named when a file read
+ * as Caffe Datums (dataset.layout = caffe, or a first value that is neither
+ * a pickle nor a msgpack array: e.g. msgpack maps) fails at its first
+ * value: Python pickles and msgpack, whose (image, label) records sluice
+ * reads as layouts pickle and msgpack (formats/pickle_value.h,
+ * formats/msgpack_value.h). So such a file is named for what it is, not
+ * reported as damaged Datums.
  *
  * Thread safety: pure functions. */
 #ifndef SLUICE_FORMATS_VALUE_SNIFF_H

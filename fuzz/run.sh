@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan) in build-fuzz/ and fuzzes
 # probe + decode + augment for SECONDS (default 30), then the Caffe Datum
-# parser for DATUM_SECONDS (default 10), then the LMDB structural check,
+# parser and the pickle/msgpack value readers for DATUM_SECONDS (default
+# 10) each, then the LMDB structural check,
 # the INI config parser, the JPEG restart-layout rewriter and window
 # builder, pack's EXIF readers, the HDF5 index checks, the HDF5 chunk index
 # parser, the HDF5 chunk filters, the copy of a row of chunks into place
 # and the WebDataset tar walker (with the .npy header parser)
 # for PARSER_SECONDS each (default 8),
 # each starting from its committed seed corpus (fuzz/corpus,
-# fuzz/corpus_datum, fuzz/corpus_lmdb, fuzz/corpus_config, fuzz/corpus_jpeg,
+# fuzz/corpus_datum, fuzz/corpus_pickle, fuzz/corpus_lmdb, fuzz/corpus_config,
+# fuzz/corpus_jpeg,
 # fuzz/corpus_exif, fuzz/corpus_hdf5, fuzz/corpus_h5chunk,
 # fuzz/corpus_h5filter, fuzz/corpus_h5tiles, fuzz/corpus_tar). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
@@ -26,7 +28,7 @@ fi
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_BUILD_EXAMPLES=OFF \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_lmdb_check fuzz_config \
+ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_pickle fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter \
   fuzz_h5tiles fuzz_tar
 cd build-fuzz
@@ -39,6 +41,8 @@ fuzz() {
 }
 fuzz fuzz_pipeline "$secs" 16384 corpus
 fuzz fuzz_datum "$datum_secs" 4096 corpus_datum
+# The first byte of a value input picks pickle or msgpack (fuzz_pickle.c).
+fuzz fuzz_pickle "$datum_secs" 4096 corpus_pickle
 # The first byte of an LMDB input picks the mode (fuzz/fuzz_lmdb_check.c).
 fuzz fuzz_lmdb_check "$parser_secs" 16384 corpus_lmdb
 fuzz fuzz_config "$parser_secs" 4096 corpus_config

@@ -584,7 +584,8 @@ SL_API sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
 /* ---- Datasets ---------------------------------------------------------------
  * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or
  * HDF5), or an LMDB that other tools wrote (Caffe Datums, values that are
- * JPEG/PNG files: sl_dataset_layout_name), opened for random access, as
+ * JPEG/PNG files, pickled or msgpack (image, label) records:
+ * sl_dataset_layout_name), opened for random access, as
  * mdb_get is for LMDB:
  *
  *   sl_dataset *ds;
@@ -743,8 +744,11 @@ SL_API uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
 /* How the file's entries are laid out (dataset.layout): "sluice" (files
  * sluice wrote), "array" (HDF5 pixel arrays: sl_dataset_description),
  * "caffe" (Caffe Datums: labels as stored,
- * float_data as targets, no class names) or "images" (each value a JPEG or
- * PNG file; labels from dataset.label_file, else -1). "" for a handle that
+ * float_data as targets, no class names), "images" (each value a JPEG or
+ * PNG file; labels from dataset.label_file, else -1), "pickle" (each value
+ * pickle.dumps((image bytes, label)), as folder2lmdb.py writes) or
+ * "msgpack" (each value msgpack [image bytes, label], as tensorpack's
+ * LMDBSerializer writes): labels as stored, else -1. "" for a handle that
  * did not open. */
 SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
 /* Layout "array" (an HDF5 file h5py or MATLAB wrote: a uint8 pixel array

@@ -43,8 +43,9 @@ _Static_assert(SL_FORMAT_AUTO == 0 && SL_FORMAT_LMDB == 1 &&
                "dataset.format: auto|lmdb|hdf5|webdataset|folder");
 _Static_assert(SL_ENTRIES_AUTO == 0 && SL_ENTRIES_SLUICE == 1 &&
                    SL_ENTRIES_CAFFE == 2 && SL_ENTRIES_IMAGES == 3 &&
-                   SL_ENTRIES_ARRAY == 4,
-               "dataset.layout: auto|sluice|caffe|images|array");
+                   SL_ENTRIES_ARRAY == 4 && SL_ENTRIES_PICKLE == 5 &&
+                   SL_ENTRIES_MSGPACK == 6,
+               "dataset.layout: auto|sluice|caffe|images|array|pickle|msgpack");
 _Static_assert(SL_CHANNELS_AUTO == 0 && SL_CHANNELS_BGR == 1 &&
                    SL_CHANNELS_RGB == 2,
                "dataset.channel_order: auto|bgr|rgb");

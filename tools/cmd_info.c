@@ -199,9 +199,13 @@ int sl_cmd_info(int argc, char **argv) {
   else if (foreign)
     printf("format:      %s, layout %s (%s)\n", fmt, layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
-           : strcmp(layout, "array")    ? "each value an image file, in key "
-                                          "order"
-                                        : "an h5py-style pixel array");
+           : strcmp(layout, "pickle") == 0
+               ? "each value a pickled (image bytes, label), in key order"
+           : strcmp(layout, "msgpack") == 0
+               ? "each value msgpack [image bytes, label], in key order"
+           : strcmp(layout, "array") ? "each value an image file, in key "
+                                       "order"
+                                     : "an h5py-style pixel array");
   bool array = strcmp(layout, "array") == 0;
   if (wds || folder) {
     uint64_t sk = sl_dataset_skipped_entries(ds);

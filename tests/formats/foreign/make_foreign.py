@@ -168,9 +168,10 @@ def main():
     folder.append((b"dataset.meta", b"made by make_foreign.py"))
     write(os.path.join(out, "folder.mdb"), folder)
 
-    # Values other tools serialise, which sluice names rather than call
-    # damaged Datums: pickled dicts (many PyTorch repositories) and msgpack
-    # lists (tensorpack's LMDBSerializer), each holding an image file.
+    # Values other tools serialise: pickled dicts (many PyTorch
+    # repositories), refused naming the opcode (test_pickle has the tuples
+    # and lists sluice reads), msgpack lists (tensorpack's LMDBSerializer),
+    # read, and msgpack maps, named rather than called damaged Datums.
     pk = [(b"%08d" % i, pickle.dumps({"image": b, "label": i}, protocol=4))
           for i, b in enumerate(files[:3])]
     write(os.path.join(out, "pickled.mdb"), pk)
@@ -178,6 +179,9 @@ def main():
     mp = [(b"%08d" % i, msgpack.packb([b, i], use_bin_type=True))
           for i, b in enumerate(files[:3])]
     write(os.path.join(out, "msgpack.mdb"), mp)
+    mm = [(b"%08d" % i, msgpack.packb({"image": b, "label": i}, use_bin_type=True))
+          for i, b in enumerate(files[:3])]
+    write(os.path.join(out, "msgpack_map.mdb"), mm)
 
     # Damaged Datums: two good samples around one bad key.
     good = datum(3, 4, 4, bytes(48), 1)

@@ -1,0 +1,445 @@
+/* LMDB files of pickled and msgpack (image bytes, label) values, as
+ * folder2lmdb.py (Efficient-PyTorch and forks) and tensorpack's
+ * LMDBSerializer write them, through the public API. The fixtures are
+ * written by py-lmdb with Python's pickle, msgpack and msgpack_numpy
+ * (foreign/make_pickle.py, run with /usr/bin/python3) around image files
+ * this test encodes (JPEG colour and gray, PNG, lossless WebP).
+ *
+ * Checks: the layout each is read as (pickle protocols 2 (Python 2's
+ * bytes), 3, 4, 5 and the default, tuples and lists, bytearrays; msgpack
+ * bin and msgpack_numpy arrays), labels, skipped metadata keys, pixels of
+ * sl_dataset_decode and of the loader's batches on every io backend
+ * against the images decoded directly; pickles that would load code
+ * (__reduce__ to os.system, a numpy array, a numpy int label) and Python
+ * 3's protocol-2 bytes refused naming the opcode; damaged values refused
+ * naming key and offset, and reported per sample in verify mode; the
+ * label file overriding stored labels; dataset.layout; `sluice info`,
+ * `verify` and `pack --from`. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <png.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <turbojpeg.h>
+#include <unistd.h>
+#include <webp/decode.h>
+#include <webp/encode.h>
+
+#include "sluice.h"
+#include "tests/formats/test_images.h"
+#include "tests/support/test_dir.h"
+#include "tests/tools/cli_run.h"
+
+#ifndef SLUICE_TEST_PYTHON
+#define SLUICE_TEST_PYTHON "/usr/bin/python3"
+#endif
+
+enum { S = 32, NIMG = 4 };
+
+static char g_dir[512];
+static uint8_t g_ref[NIMG][S * S * 3]; /* RGB of image i, decoded here */
+static int g_lossy[NIMG];
+
+static void path_in(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/%s", g_dir, name);
+}
+
+/* Image i: JPEG colour (0), PNG (1), gray JPEG (2), lossless WebP (3); its
+ * reference is TurboJPEG's, libpng's or libwebp's decode of the file. */
+static int make_image(int i, const char *dir, FILE *list) {
+  static const char *const k_names[NIMG] = {"img0.jpg", "img1.png", "img2.jpg",
+                                            "img3.webp"};
+  char path[700];
+  snprintf(path, sizeof path, "%s/%s", dir, k_names[i]);
+  fprintf(list, "%s\n", k_names[i]);
+  if (i == 3) {
+    uint8_t rgb[S * S * 3], *out = NULL;
+    for (int p = 0; p < S * S; p++)
+      for (int c = 0; c < 3; c++)
+        rgb[p * 3 + c] = (uint8_t)(p * (c + 3) + i * 17);
+    size_t len = WebPEncodeLosslessRGB(rgb, S, S, S * 3, &out);
+    if (len == 0 || ti_write(path, out, len) != 0)
+      return -1;
+    WebPFree(out);
+    memcpy(g_ref[i], rgb, sizeof rgb);
+    return 0;
+  }
+  int rc = i == 1 ? ti_png(path, S, S, 0, 0) : ti_jpeg(path, S, S, i == 2, 90);
+  size_t len;
+  uint8_t *file = rc == 0 ? ti_read(path, &len) : NULL;
+  if (!file)
+    return -1;
+  if (i == 1) {
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    rc = png_image_begin_read_from_memory(&img, file, len) ? 0 : -1;
+    img.format = PNG_FORMAT_RGB;
+    if (rc == 0 && !png_image_finish_read(&img, NULL, g_ref[i], 0, NULL))
+      rc = -1;
+  } else {
+    tjhandle td = tjInitDecompress();
+    rc = tjDecompress2(td, file, (unsigned long)len, g_ref[i], S, 0, S,
+                       TJPF_RGB, 0);
+    tjDestroy(td);
+    g_lossy[i] = 1;
+  }
+  free(file);
+  return rc;
+}
+
+static int setup(void **state) {
+  (void)state;
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  snprintf(g_dir, sizeof g_dir, "%s/pickle-%ld", tmp ? tmp : "/tmp",
+           (long)getpid());
+  char img[600], cmd[2048], lp[700];
+  path_in(img, sizeof img, "img");
+  if (mkdir(g_dir, 0755) != 0 || mkdir(img, 0755) != 0)
+    return -1;
+  snprintf(lp, sizeof lp, "%s/list.txt", img);
+  FILE *list = fopen(lp, "w");
+  if (!list)
+    return -1;
+  for (int i = 0; i < NIMG; i++)
+    if (make_image(i, img, list) != 0) {
+      fclose(list);
+      return -1;
+    }
+  fclose(list);
+  snprintf(cmd, sizeof cmd, "'%s' '%s'", g_dir, img);
+  return sl_test_make_fixtures(
+      "test_pickle", SLUICE_TEST_PYTHON, SLUICE_PICKLE_PY, cmd,
+      "python3-lmdb, python3-msgpack, python3-numpy and msgpack-numpy "
+      "(scripts/test-requirements.txt)");
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return sl_test_remove_dir(g_dir);
+}
+
+static void expect_pixels(const uint8_t *got, const uint8_t *want, size_t n,
+                          int lossy, const char *what, uint64_t i) {
+  for (size_t q = 0; q < n; q++) {
+    int d = (int)got[q] - (int)want[q];
+    if (d > lossy || d < -lossy)
+      fail_msg("%s: sample %llu byte %zu: %d, reference %d", what,
+               (unsigned long long)i, q, got[q], want[q]);
+  }
+}
+
+static sl_status open_kv(sl_dataset **ds, const char *file,
+                         const char *const *kv) {
+  char p[700];
+  path_in(p, sizeof p, file);
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
+  for (; kv && kv[0]; kv += 2)
+    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
+      fail_msg("%s", sl_config_errmsg(cfg));
+  sl_status st = sl_dataset_open(ds, cfg);
+  sl_config_destroy(cfg);
+  return st;
+}
+
+/* The readable fixtures: each holds image i with label 10 + i. */
+static const struct {
+  const char *file, *layout;
+  uint64_t skipped;
+} k_good[] = {
+    {"pk_default.mdb", "pickle", 2}, {"pk3.mdb", "pickle", 2},
+    {"pk4.mdb", "pickle", 2},        {"pk5.mdb", "pickle", 2},
+    {"pk_list.mdb", "pickle", 2},    {"pk2_py2.mdb", "pickle", 2},
+    {"tp_bin.mdb", "msgpack", 1},    {"tp_numpy.mdb", "msgpack", 1},
+};
+
+/* Layout, count, skipped keys, labels, names and every sample's decode. */
+static void test_read(void **state) {
+  (void)state;
+  for (size_t c = 0; c < sizeof k_good / sizeof k_good[0]; c++) {
+    sl_dataset *ds;
+    if (open_kv(&ds, k_good[c].file, NULL) != SL_OK)
+      fail_msg("%s: %s", k_good[c].file, sl_dataset_errmsg(ds));
+    assert_string_equal(sl_dataset_layout_name(ds), k_good[c].layout);
+    assert_int_equal(sl_dataset_count(ds), NIMG);
+    assert_int_equal(sl_dataset_skipped_entries(ds), k_good[c].skipped);
+    for (uint64_t i = 0; i < NIMG; i++) {
+      sl_sample_meta m;
+      assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+      assert_int_equal(m.label, 10 + (int32_t)i);
+      assert_int_equal(m.width, S);
+      assert_int_equal(m.height, S);
+      assert_int_equal(m.channels, i == 2 ? 1 : 3);
+      uint8_t got[S * S * 3], want[S * S * 3];
+      size_t len;
+      if (sl_dataset_decode(ds, i, got, sizeof got, &len) != SL_OK)
+        fail_msg("%s: %s", k_good[c].file, sl_dataset_errmsg(ds));
+      assert_int_equal(len, (size_t)S * S * m.channels);
+      memcpy(want, g_ref[i], sizeof want);
+      if (m.channels == 1)
+        for (int p = 0; p < S * S; p++)
+          want[p] = want[p * 3];
+      expect_pixels(got, want, len, g_lossy[i], k_good[c].file, i);
+      char name[64];
+      assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
+      char key[16];
+      snprintf(key, sizeof key,
+               strcmp(k_good[c].layout, "msgpack") == 0 ? "%08d" : "%d",
+               (int)i);
+      assert_string_equal(name, key);
+    }
+    sl_dataset_close(ds);
+  }
+}
+
+/* The loader's batches, every io backend, against the reference. */
+static void loader_run(const char *file, const char *io) {
+  char p[700];
+  path_in(p, sizeof p, file);
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  const char *kv[][2] = {{"dataset.path", p},      {"loader.batch_size", "1"},
+                         {"loader.workers", "2"},  {"loader.order", "random"},
+                         {"loader.io", io},        {"device.backend", "host"},
+                         {"augment.dtype", "u8"},  {"augment.layout", "nhwc"},
+                         {"augment.crop", "none"}, {"augment.flip", "0"},
+                         {"resolution.min", "8"},  {"resolution.max", "32"}};
+  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
+    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
+      fail_msg("%s", sl_config_errmsg(cfg));
+  sl_loader *ld;
+  sl_status st = sl_loader_open(&ld, cfg);
+  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
+    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
+    sl_loader_close(ld);
+    sl_config_destroy(cfg);
+    return;
+  }
+  if (st != SL_OK)
+    fail_msg("%s: %s", file, sl_loader_errmsg(ld));
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch b;
+  uint64_t seen = 0;
+  while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+    assert_int_equal(b.n, 1);
+    assert_int_equal(b.width, S);
+    assert_int_equal(b.channels, 3);
+    uint64_t i = b.indices[0];
+    assert_true(i < NIMG);
+    assert_int_equal(b.labels[0], 10 + (int32_t)i);
+    expect_pixels(b.data, g_ref[i], S * S * 3, g_lossy[i], file, i);
+    seen++;
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  if (st != SL_END)
+    fail_msg("%s: %s", file, sl_loader_errmsg(ld));
+  assert_int_equal(seen, NIMG);
+  sl_loader_close(ld);
+  sl_config_destroy(cfg);
+}
+
+static void test_loader(void **state) {
+  (void)state;
+  const char *ios[] = {"mmap", "pread", "uring"};
+  const char *files[] = {"pk_default.mdb", "pk5.mdb", "tp_bin.mdb",
+                         "tp_numpy.mdb"};
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++)
+    for (int q = 0; q < 3; q++)
+      loader_run(files[f], ios[q]);
+}
+
+typedef struct bad_seen {
+  int calls;
+  uint64_t index;
+  char reason[512];
+} bad_seen;
+
+static void on_bad(void *user, uint64_t index, const char *reason) {
+  bad_seen *b = user;
+  b->calls++;
+  b->index = index;
+  snprintf(b->reason, sizeof b->reason, "%s", reason);
+}
+
+/* File bad_NAME.mdb / evil_NAME.mdb: sample 1 (key 00000001_bad_NAME) is
+ * SL_EFORMAT with each of the wanted phrases; verify mode reports it alone
+ * and opens the other two. */
+static void expect_refused(const char *file, const char *name,
+                           const char *const *want) {
+  char p[700], key[64];
+  path_in(p, sizeof p, file);
+  snprintf(key, sizeof key, "key '00000001_bad_%s'", name);
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
+  const char *msg = sl_dataset_errmsg(ds);
+  if (!strstr(msg, key) || !strstr(msg, "sample 1"))
+    fail_msg("%s: message '%s' lacks '%s'", file, msg, key);
+  for (; *want; want++)
+    if (!strstr(msg, *want))
+      fail_msg("%s: message '%s' lacks '%s'", file, msg, *want);
+  sl_dataset_close(ds);
+  bad_seen b = {0};
+  if (sl_dataset_open_verify(&ds, p, on_bad, &b) != SL_OK)
+    fail_msg("%s verify: %s", file, sl_dataset_errmsg(ds));
+  assert_int_equal(b.calls, 1);
+  assert_int_equal(b.index, 1);
+  assert_non_null(strstr(b.reason, key));
+  assert_int_equal(sl_dataset_count(ds), 3);
+  sl_sample_meta m;
+  assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);
+  assert_int_equal(m.codec, 0);
+  assert_int_equal(sl_dataset_info(ds, 2, &m), SL_OK);
+  assert_int_not_equal(m.codec, 0);
+  sl_dataset_close(ds);
+}
+
+/* The payloads pickle.dumps makes for code: refused naming the opcode and
+ * what it would load; nothing is run (the payload would echo). */
+static void test_code_refused(void **state) {
+  (void)state;
+  const char *reduce2[] = {"pickle opcode GLOBAL (0x63) at offset 2",
+                           "'posix.system'", "never runs code", NULL};
+  const char *reduce4[] = {"pickle opcode STACK_GLOBAL (0x93) at offset",
+                           "'posix.system'", NULL};
+  const char *numpy[] = {"STACK_GLOBAL", "'numpy.", "_reconstruct'", NULL};
+  const char *label[] = {"STACK_GLOBAL", "'numpy", NULL};
+  expect_refused("evil_reduce2.mdb", "reduce2", reduce2);
+  expect_refused("evil_reduce4.mdb", "reduce4", reduce4);
+  expect_refused("evil_numpy.mdb", "numpy", numpy);
+  expect_refused("evil_label.mdb", "label", label);
+  /* Python 3's protocol-2 bytes: _codecs.encode, a call; every sample. */
+  sl_dataset *ds;
+  assert_int_equal(open_kv(&ds, "pk2_py3.mdb", NULL), SL_EFORMAT);
+  const char *msg = sl_dataset_errmsg(ds);
+  if (!strstr(msg, "sample 0 (key '0')") ||
+      !strstr(msg, "GLOBAL (0x63) at offset 2") ||
+      !strstr(msg, "_codecs.encode") || !strstr(msg, "protocol 3 or more"))
+    fail_msg("pk2_py3: %s", msg);
+  sl_dataset_close(ds);
+}
+
+static void test_damaged(void **state) {
+  (void)state;
+  static const struct {
+    const char *name, *why;
+  } cases[] = {
+      {"trunc", "FRAME (0x95) at offset 2 of the value: a frame past the end"},
+      {"nostop", "a frame past the end of the value (truncated?)"},
+      {"huge", "BINBYTES (0x42) at offset 2 of the value: 2147483647 bytes "
+               "from offset 7, past the end of the value (58 bytes)"},
+      {"opcode", "pickle opcode ? (0xfe) at offset 2 of the value: not a "
+                 "pickle opcode"},
+      {"trailing", "2 bytes after the pickle's STOP"},
+      {"strlabel", "item 1 is a str, not an int label or None"},
+      {"notimage", "not an image file"},
+      {"biglabel", "label 1099511627776 outside int32"},
+      {"mtrunc", "not one well-formed msgpack object"},
+      {"mint32", "numpy array of type '<i4' and rank 1"},
+      {"m2d", "numpy array of type '|u1' and rank 2"},
+      {"mfloat", "item 1 (offset"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    char file[64];
+    snprintf(file, sizeof file, "bad_%s.mdb", cases[c].name);
+    const char *want[] = {cases[c].why, NULL};
+    expect_refused(file, cases[c].name, want);
+  }
+}
+
+/* dataset.label_file overrides the stored labels; dataset.layout names
+ * the reading (a wrong one fails at the first value, saying why). */
+static void test_label_file_and_layout(void **state) {
+  (void)state;
+  char labels[700];
+  path_in(labels, sizeof labels, "labels.txt");
+  const char *lf[] = {"dataset.label_file", labels, NULL};
+  sl_dataset *ds;
+  if (open_kv(&ds, "pk4.mdb", lf) != SL_OK)
+    fail_msg("%s", sl_dataset_errmsg(ds));
+  for (uint64_t i = 0; i < NIMG; i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.label, 100 + (int32_t)i);
+  }
+  sl_dataset_close(ds);
+  const char *mp[] = {"dataset.layout", "msgpack", NULL};
+  const char *pk[] = {"dataset.layout", "pickle", NULL};
+  if (open_kv(&ds, "tp_numpy.mdb", mp) != SL_OK)
+    fail_msg("%s", sl_dataset_errmsg(ds));
+  assert_string_equal(sl_dataset_layout_name(ds), "msgpack");
+  sl_dataset_close(ds);
+  assert_int_equal(open_kv(&ds, "tp_bin.mdb", pk), SL_EFORMAT);
+  assert_non_null(strstr(sl_dataset_errmsg(ds), "not a pickle"));
+  sl_dataset_close(ds);
+  assert_int_equal(open_kv(&ds, "pk4.mdb", mp), SL_EFORMAT);
+  assert_non_null(strstr(sl_dataset_errmsg(ds), "msgpack"));
+  sl_dataset_close(ds);
+}
+
+/* sluice info names the layout and the skipped keys; verify --decode
+ * passes; verify names the bad key of a damaged file. */
+static void test_cli(void **state) {
+  (void)state;
+  static char out[1 << 16];
+  char args[2048];
+  static const struct {
+    const char *file, *want;
+  } info[] = {{"pk4.mdb", "layout pickle"},
+              {"pk4.mdb", "skipped:     2 entries"},
+              {"tp_numpy.mdb", "layout msgpack"}};
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
+    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
+    assert_int_equal(cli_run(args, out, sizeof out), 0);
+    if (!strstr(out, info[c].want))
+      fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
+    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
+    if (cli_run(args, out, sizeof out) != 0)
+      fail_msg("verify %s:\n%s", info[c].file, out);
+  }
+  snprintf(args, sizeof args, "verify '%s/evil_reduce4.mdb'", g_dir);
+  assert_int_equal(cli_run(args, out, sizeof out), 1);
+  if (!strstr(out, "00000001_bad_reduce4") || !strstr(out, "STACK_GLOBAL"))
+    fail_msg("verify evil_reduce4:\n%s", out);
+  /* pack --from: sluice's layout, the same labels and names. */
+  snprintf(args, sizeof args, "pack --from '%s/pk5.mdb' '%s/packed.lmdb'",
+           g_dir, g_dir);
+  if (cli_run(args, out, sizeof out) != 0)
+    fail_msg("pack --from:\n%s", out);
+  sl_dataset *ds;
+  if (open_kv(&ds, "packed.lmdb", NULL) != SL_OK)
+    fail_msg("packed: %s", sl_dataset_errmsg(ds));
+  assert_string_equal(sl_dataset_layout_name(ds), "sluice");
+  assert_int_equal(sl_dataset_count(ds), NIMG);
+  for (uint64_t i = 0; i < NIMG; i++) {
+    sl_sample_meta m;
+    char name[64], key[16];
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.label, 10 + (int32_t)i);
+    assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
+    snprintf(key, sizeof key, "%d", (int)i);
+    assert_string_equal(name, key);
+  }
+  sl_dataset_close(ds);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_read),
+      cmocka_unit_test(test_loader),
+      cmocka_unit_test(test_code_refused),
+      cmocka_unit_test(test_damaged),
+      cmocka_unit_test(test_label_file_and_layout),
+      cmocka_unit_test(test_cli),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
