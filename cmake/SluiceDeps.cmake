@@ -29,8 +29,9 @@ sluice_pkg(zlib zlib zlib1g-dev)
 # Blosc 1 (blosclz, lz4, zlib, zstd codecs): the HDF5 filter 32001 PyTables
 # and hdf5plugin write.
 sluice_pkg(blosc blosc libblosc-dev)
-# The `sluice` command only (not libsluice): `pack --coco` reads COCO's JSON
-# with libcjson, `pack --voc` Pascal VOC's XML with libexpat.
+# cJSON: a WebDataset sample's .json member (its label field), at open, and
+# `sluice pack --coco`'s COCO JSON; libexpat: `pack --voc`'s Pascal VOC XML
+# (the command only).
 sluice_pkg(cjson libcjson libcjson-dev)
 sluice_pkg(expat expat libexpat1-dev)
 
@@ -62,7 +63,7 @@ target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
   sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::webp
   sluice::dep::inih
   sluice::dep::uring sluice::dep::zlib sluice::dep::lzf sluice::dep::blosc
-  sluice::dep::yuv
+  sluice::dep::cjson sluice::dep::yuv
   Threads::Threads m)
 
 if(SLUICE_BUILD_TESTS)

@@ -32,6 +32,8 @@ static sl_status open_common(sl_source **out, const char *path,
 static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
                         char *lmdb_env, size_t env_cap, bool *subdir,
                         sl_err *err);
+static sl_status open_many(sl_source **out, sl_source *src, const char *path,
+                           sl_format_kind fmt, sl_err *err);
 
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
                          sl_source_mode mode, sl_err *err) {
@@ -62,6 +64,17 @@ void sl_source_close(sl_source *src) {
     munmap(src->map, (size_t)src->file_size);
   if (src->fd >= 0)
     close(src->fd);
+  for (size_t k = 0; k < src->nfiles; k++)
+    if (src->spans[k].fd >= 0)
+      close(src->spans[k].fd);
+  if (src->dirfd >= 0)
+    close(src->dirfd);
+  free(src->spans);
+  free(src->file_first);
+  free(src->file_name);
+  free(src->names);
+  free(src->label_key);
+  free(src->targets_ext);
   free(src->index);
   free(src->targets);
   free(src->boxes);
@@ -149,11 +162,23 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
     return sl_err_set(err, SL_EINVAL,
                       "%s: sample %" PRIu64 ": name buffer of %zu bytes < %u",
                       src->path, i, cap, e->name_len + 1u);
+  if (src->names_are_files) { /* a folder: the file's path */
+    const char *p = sl_source_file_path(src, (size_t)i);
+    size_t l = strlen(p);
+    if (cap < l + 1)
+      return sl_err_set(err, SL_EINVAL,
+                        "%s: sample %" PRIu64 ": name buffer of %zu bytes < "
+                        "%zu",
+                        src->path, i, cap, l + 1);
+    memcpy(buf, p, l + 1);
+    return SL_OK;
+  }
   size_t done = 0;
   uint64_t at = src->name_off ? src->name_off[i] : e->offset - e->name_len;
-  int rc = e->name_len == 0
-               ? 0
-               : sl_pread_full(src->fd, buf, e->name_len, at, &done);
+  int rc = e->name_len == 0 ? 0
+           : src->nfiles ? sl_file_set_pread(&src->files, buf, e->name_len, at,
+                                             &done, NULL)
+                         : sl_pread_full(src->fd, buf, e->name_len, at, &done);
   if (rc < 0)
     return sl_err_errno(err, SL_EIO, errno,
                         "%s: sample %" PRIu64 ": name read at offset %" PRIu64,
@@ -168,7 +193,16 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 }
 
 const char *sl_source_format_name(const sl_source *src) {
-  return src->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
+  switch (src->fmt) {
+  case SL_FORMAT_LMDB:
+    return "lmdb";
+  case SL_FORMAT_WEBDATASET:
+    return "webdataset";
+  case SL_FORMAT_FOLDER:
+    return "folder";
+  default:
+    return "hdf5";
+  }
 }
 
 const char *sl_source_layout_name(const sl_source *src) {
@@ -209,7 +243,7 @@ const char *sl_source_writer_settings(const sl_source *src) {
 }
 
 int sl_source_fd(const sl_source *src) {
-  return src->fd;
+  return src->nfiles ? -1 : src->fd;
 }
 
 uint64_t sl_source_file_size(const sl_source *src) {
@@ -237,7 +271,24 @@ sl_status sl_source_read(const sl_source *src, uint64_t i, void *buf,
                       ": buffer of %zu bytes < payload of %" PRIu32,
                       src->path, i, cap, e->length);
   size_t done;
-  int rc = sl_pread_full(src->fd, buf, e->length, e->offset, &done);
+  long k = -1;
+  int rc =
+      src->nfiles
+          ? sl_file_set_pread(&src->files, buf, e->length, e->offset, &done, &k)
+          : sl_pread_full(src->fd, buf, e->length, e->offset, &done);
+  if (k >= 0) { /* name the file of a many-file source, and the offset */
+    char name[600];
+    sl_file_set_name(&src->files, (size_t)k, name, sizeof name);
+    if (rc < 0)
+      return sl_err_errno(err, SL_EIO, errno,
+                          "%s: sample %" PRIu64 ": read at offset %" PRIu64,
+                          name, i, e->offset - src->spans[k].base + done);
+    if (rc > 0)
+      return sl_err_set(err, SL_EIO,
+                        "%s: sample %" PRIu64 ": file ends at %" PRIu64
+                        " (truncated after open?)",
+                        name, i, e->offset - src->spans[k].base + done);
+  }
   if (rc < 0)
     return sl_err_errno(err, SL_EIO, errno,
                         "%s: sample %" PRIu64 ": read at offset %" PRIu64,
@@ -437,6 +488,14 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              "payload [%" PRIu64 ", +%" PRIu32
              ") lies beyond the end of the file (%" PRIu64 " bytes)",
              e->offset, e->length, src->file_size);
+  else if (src->nfiles &&
+           (sl_file_set_find(&src->files, e->offset, e->length) < 0 ||
+            (e->name_len && !src->name_off &&
+             sl_file_set_find(&src->files, e->offset - e->name_len,
+                              e->name_len + (uint64_t)e->length) < 0)))
+    snprintf(why, sizeof why,
+             "payload [%" PRIu64 ", +%" PRIu32 ") does not lie inside one file",
+             e->offset, e->length);
   else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
     snprintf(why, sizeof why, "unknown codec %u", e->codec);
   else if (e->codec == SL_IMAGE_JPEG_LEVELS && !src->levels_layout)
@@ -485,6 +544,7 @@ static sl_status open_common(sl_source **out, const char *path,
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
   src->fd = -1;
+  src->dirfd = -1;
   src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
@@ -507,9 +567,31 @@ static sl_status open_common(sl_source **out, const char *path,
       (opts->labels_path && opts->labels_path[0] &&
        !(src->labels_path = strdup(opts->labels_path))) ||
       (opts->lengths && opts->lengths[0] &&
-       !(src->lengths_name = strdup(opts->lengths)))) {
+       !(src->lengths_name = strdup(opts->lengths))) ||
+      (opts->label_key && opts->label_key[0] &&
+       !(src->label_key = strdup(opts->label_key))) ||
+      (opts->targets_ext && opts->targets_ext[0] &&
+       !(src->targets_ext = strdup(opts->targets_ext)))) {
     sl_source_close(src);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
+  if (fmt == SL_FORMAT_AUTO) { /* many files: by the path's form */
+    struct stat sb;
+    if (sl_wds_path_like(path))
+      fmt = SL_FORMAT_WEBDATASET;
+    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+             !sl_lmdb_env_dir(path) && sl_folder_like(path))
+      fmt = SL_FORMAT_FOLDER;
+  }
+  if (fmt == SL_FORMAT_WEBDATASET || fmt == SL_FORMAT_FOLDER)
+    return open_many(out, src, path, fmt, err);
+  if (src->label_key || src->targets_ext) {
+    sl_status st = sl_err_set(err, SL_ECONFIG,
+                              "%s: dataset.label_key/targets_ext are for "
+                              "WebDataset shards",
+                              path);
+    sl_source_close(src);
+    return st;
   }
   char env_path[PATH_MAX];
   bool subdir = false;
@@ -571,6 +653,59 @@ static sl_status open_common(sl_source **out, const char *path,
   }
   *out = src;
   return SL_OK;
+}
+
+/* A source of many files: the indexer adds the files (src->files) and the
+ * entries; a mapped source maps them all into one reservation. */
+static sl_status open_many(sl_source **out, sl_source *src, const char *path,
+                           sl_format_kind fmt, sl_err *err) {
+  src->fmt = fmt;
+  const char *what =
+      fmt == SL_FORMAT_WEBDATASET ? "WebDataset shards" : "an image folder";
+  sl_status st = SL_OK;
+  if (src->entry_layout != SL_ENTRIES_AUTO &&
+      src->entry_layout != SL_ENTRIES_IMAGES)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.layout must be auto or images for %s", path,
+                    what);
+  else if (src->lmdb_db || src->images || src->labels || src->targets_name ||
+           src->labels_path || src->lengths_name || src->label_argmax ||
+           src->label_file)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.lmdb_db/images/labels/targets/labels_path/"
+                    "lengths/label_from/label_file are for LMDB and HDF5 "
+                    "files; this is %s",
+                    path, what);
+  else if (fmt == SL_FORMAT_FOLDER && (src->label_key || src->targets_ext))
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.label_key/targets_ext are for WebDataset "
+                    "shards; this is an image folder",
+                    path);
+  src->entry_layout = SL_ENTRIES_IMAGES;
+  if (st == SL_OK)
+    st = fmt == SL_FORMAT_WEBDATASET ? sl_source_index_wds(src, path, err)
+                                     : sl_source_index_folder(src, path, err);
+  if (st == SL_OK && src->keep_map && src->files.lazy)
+    src->keep_map = false; /* files opened per read: pread, buf needed */
+  if (st == SL_OK && src->keep_map) {
+    size_t len;
+    st = sl_file_set_map(&src->files, &src->map, &len, err);
+    if (st != SL_OK)
+      sl_err_prefix(err, "%s: ", path);
+  }
+  if (st != SL_OK) {
+    sl_source_close(src);
+    return st;
+  }
+  *out = src;
+  return SL_OK;
+}
+
+bool sl_lmdb_env_dir(const char *dir) {
+  char p[PATH_MAX];
+  struct stat sb;
+  return snprintf(p, sizeof p, "%s/data.mdb", dir) < (int)sizeof p &&
+         stat(p, &sb) == 0;
 }
 
 /* Opens the data file, checks its size and recognises the format. */

@@ -15,7 +15,16 @@
  * takes 24 bytes there); foreign LMDB layouts add 8 bytes per sample (the
  * file offset of each key, the sample's name). Sample names stay in the
  * file (read on demand).
- * The map is address space, not resident memory. */
+ * The map is address space, not resident memory.
+ *
+ * A source of many files (WebDataset shards, an image folder) reads them as
+ * one offset space (common/file_span.h): file k at a page-aligned base,
+ * the index's offsets in that space, each sample inside one file. It adds
+ * per file: its descriptor (shards; a folder's files are opened per read),
+ * a 24-byte span, 8 bytes (its first sample) and 8 + its path's bytes (its
+ * name). The shards stay open: RLIMIT_NOFILE's soft limit is raised to the
+ * hard one when they need it, and the open fails naming the count when
+ * even that is too few. */
 #ifndef SLUICE_FORMATS_SOURCE_H
 #define SLUICE_FORMATS_SOURCE_H
 
@@ -24,6 +33,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/file_span.h"
 #include "formats/levels.h"
 #include "sluice.h"
 
@@ -31,7 +41,9 @@
 typedef enum sl_format_kind {
   SL_FORMAT_AUTO, /* detected from the file's contents */
   SL_FORMAT_LMDB,
-  SL_FORMAT_HDF5
+  SL_FORMAT_HDF5,
+  SL_FORMAT_WEBDATASET, /* tar shards (source_wds.c) */
+  SL_FORMAT_FOLDER      /* an ImageFolder directory (source_folder.c) */
 } sl_format_kind;
 
 /* The entry layout: what a file's entries hold (dataset.layout; not the
@@ -98,6 +110,11 @@ typedef struct sl_source_opts {
    * most such chunks (dataset.max_fill_samples); 0: the default,
    * SL_SOURCE_MAX_FILL. */
   uint64_t max_fill_samples;
+  /* WebDataset: the integer field of a sample's .json member that is its
+   * label (NULL or "": "label"), and the extension of a member holding
+   * float32 targets ("npy", or NULL/"" for none). */
+  const char *label_key;
+  const char *targets_ext;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536
@@ -233,9 +250,18 @@ uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
                           uint64_t bytes[]);
 /* The writer's settings as recorded in the file ("" when none). */
 const char *sl_source_writer_settings(const sl_source *src);
-/* The open file descriptor (for io_uring, fadvise) and the file's size. */
+/* The open file descriptor (for io_uring, fadvise) and the file's size;
+ * for a source of many files -1 and the size of their offset space. */
 int sl_source_fd(const sl_source *src);
 uint64_t sl_source_file_size(const sl_source *src);
+/* A source of many files: its files as one offset space (the index's
+ * offsets are in it), valid until close; NULL for a one-file source. */
+const sl_file_set *sl_source_files(const sl_source *src);
+/* Files in the source (1 for a one-file source), and the first sample of
+ * file k < that (file k's samples run up to file k+1's first): the blocks
+ * an order should keep together to read each file in sequence. */
+uint64_t sl_source_file_count(const sl_source *src);
+uint64_t sl_source_file_first(const sl_source *src, uint64_t k);
 
 /* Gets sample i's payload. With a mapped source *data points into the map
  * and buf is not touched; otherwise the payload is pread into buf (cap bytes,

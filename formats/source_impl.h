@@ -75,6 +75,17 @@ struct sl_source {
   uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
+  /* Many files (source_files.c); nfiles 0: the one file fd. */
+  size_t nfiles, files_cap;
+  sl_file_span *spans;  /* nfiles, bases rising, page-aligned */
+  uint64_t *file_first; /* nfiles: each file's first sample */
+  uint64_t *file_name;  /* nfiles: offset of its path in names */
+  char *names;          /* paths, NUL-terminated, back to back */
+  size_t names_len, names_cap;
+  int dirfd;            /* lazy files' paths are relative to it (-1: none) */
+  bool names_are_files; /* sample i's name is file i's path (a folder) */
+  sl_file_set files;    /* over spans, once sl_source_files_done */
+  char *label_key, *targets_ext; /* WebDataset: NULL = default, none */
 };
 
 /* Allocates the index for n samples (zeroed), and the targets when
@@ -125,6 +136,11 @@ static inline void sl_source_entry_from_sniff(sl_sample_info *e, uint64_t off,
   e->channels = s->channels;
 }
 
+/* Fills entry e for an image file of len bytes p at file offset off
+ * (JPEG, PNG or WebP, sides up to 65535): NULL, or a reason in why. */
+const char *sl_source_take_image(const uint8_t *p, size_t len, uint64_t off,
+                                 sl_sample_info *e, char *why, size_t cap);
+
 /* The format modules: fill count, index, classes, writer, version. */
 sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
                                bool subdir, sl_err *err);
@@ -151,6 +167,29 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                         const char *subdb, bool thorough, uint64_t *entries,
                         uint64_t *first_data, sl_err *err);
+
+/* Many-file sources (source_files.c). Adds a file of size bytes at the
+ * next page-aligned base: fd open, or -1 to open it per read by path
+ * (relative to src->dirfd when that is >= 0). Then files_done builds the
+ * set (src->files) and sets file_size to its end; call it before the
+ * entries are checked (an entry must lie inside one file). */
+sl_status sl_source_add_file(sl_source *src, const char *path, int fd,
+                             uint64_t size, sl_err *err);
+void sl_source_files_done(sl_source *src);
+/* File k's path (as added). */
+const char *sl_source_file_path(const sl_source *src, size_t k);
+
+/* The many-file indexers: WebDataset tar shards (path: a shard, a brace
+ * pattern or a list file) and an ImageFolder directory. */
+sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err);
+sl_status sl_source_index_folder(sl_source *src, const char *path, sl_err *err);
+/* Whether path names WebDataset shards by its form (.tar, a brace pattern
+ * with .tar, a .txt/.shards list whose first line names a .tar). */
+bool sl_wds_path_like(const char *path);
+/* Whether dir is an ImageFolder: a class subfolder holding an image. */
+bool sl_folder_like(const char *dir);
+/* Whether dir holds an LMDB environment (data.mdb). */
+bool sl_lmdb_env_dir(const char *dir);
 
 #define SL_REPACK_HINT "re-create the file with `sluice pack`"
 

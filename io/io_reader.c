@@ -32,6 +32,10 @@ struct sl_io {
   atomic_bool guarded;
   uint8_t *map; /* mmap */
   size_t map_len;
+  /* The dataset's files: o.files, or `one` built from o.fd. */
+  sl_file_span one;
+  sl_file_set single;
+  const sl_file_set *set;
   sl_uring *uring;
   atomic_uint_fast64_t reads; /* counted only for o.inject */
 };
@@ -47,12 +51,18 @@ static sl_status open_mmap(sl_io *io, sl_err *err) {
     return SL_OK; /* nothing to map: every sample is empty */
   if (io->o.file_size > SIZE_MAX)
     return sl_err_set(err, SL_EIO, "%s: too large to map", io->name);
-  io->map_len = (size_t)io->o.file_size;
-  void *m = mmap(NULL, io->map_len, PROT_READ, MAP_SHARED, io->o.fd, 0);
-  if (m == MAP_FAILED)
-    return sl_err_errno(err, SL_EIO, errno, "%s: mmap of %zu bytes", io->name,
-                        io->map_len);
-  io->map = m;
+  if (io->o.files) { /* each file at its base in one reservation */
+    sl_status st = sl_file_set_map(io->set, &io->map, &io->map_len, err);
+    if (st != SL_OK)
+      return sl_err_prefix(err, "%s: ", io->name);
+  } else {
+    io->map_len = (size_t)io->o.file_size;
+    void *m = mmap(NULL, io->map_len, PROT_READ, MAP_SHARED, io->o.fd, 0);
+    if (m == MAP_FAILED)
+      return sl_err_errno(err, SL_EIO, errno, "%s: mmap of %zu bytes", io->name,
+                          io->map_len);
+    io->map = m;
+  }
   sl_status st = sl_guard_install(err);
   if (st != SL_OK)
     return sl_err_prefix(err, "%s: ", io->name);
@@ -66,6 +76,7 @@ static sl_status open_mmap(sl_io *io, sl_err *err) {
 
 static sl_status open_uring(sl_io *io, sl_err *err) {
   sl_uring_opts u = {.fd = io->o.fd,
+                     .files = io->o.files,
                      .name = io->name,
                      .count = io->o.count,
                      .max_length = io->o.max_length,
@@ -90,6 +101,14 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
   snprintf(io->name, sizeof io->name, "%s", o->name ? o->name : "?");
   io->o.name = io->name;
   sl_status st = SL_OK;
+  if (o->files) {
+    io->set = o->files;
+    io->o.file_size = o->files->end;
+  } else {
+    io->one = (sl_file_span){.fd = o->fd, .base = 0, .size = o->file_size};
+    io->single = (sl_file_set){.f = &io->one, .n = 1, .end = o->file_size};
+    io->set = &io->single;
+  }
 
   uint64_t avail = o->mem_available;
   if ((o->kind == SL_IO_AUTO || o->kind == SL_IO_URING) && avail == 0) {
@@ -97,9 +116,20 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
     if (st != SL_OK)
       goto fail;
   }
-  io->kind = sl_io_pick(o->kind, o->file_size, avail, o->auto_share, io->why,
+  io->kind = sl_io_pick(o->kind, io->o.file_size, avail, o->auto_share, io->why,
                         sizeof io->why);
   sl_log_level level = SL_LOG_INFO;
+  if (io->set->lazy && io->kind == SL_IO_MMAP) {
+    /* Files opened per read (a folder of a million images) cannot all be
+     * mapped: pread (or uring) opens each as it reads. */
+    size_t l = strlen(io->why);
+    snprintf(io->why + l, sizeof io->why - l,
+             "; mmap cannot map files opened one per sample (an image "
+             "folder): falling back to pread");
+    if (o->kind != SL_IO_AUTO)
+      level = SL_LOG_WARN;
+    io->kind = SL_IO_PREAD;
+  }
   if (o->kind == SL_IO_AUTO && io->kind == SL_IO_URING &&
       io->o.pool_bytes > avail / 4) {
     /* auto chose uring because memory is short: keep the pool to a quarter
@@ -199,15 +229,23 @@ sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
                       (unsigned long long)end);
   if (io->kind == SL_IO_MMAP) {
     /* A shrunk file turns a map access into SIGBUS: check once an epoch. */
-    struct stat sb;
-    if (fstat(io->o.fd, &sb) != 0)
-      return sl_err_errno(err, SL_EIO, errno, "%s: fstat", io->name);
-    if ((uint64_t)sb.st_size != io->o.file_size)
-      return sl_err_set(err, SL_EIO,
-                        "%s: the file changed size since open (%llu -> %llu "
-                        "bytes): reopen the loader",
-                        io->name, (unsigned long long)io->o.file_size,
-                        (unsigned long long)sb.st_size);
+    for (size_t k = 0; k < io->set->n; k++) {
+      const sl_file_span *f = &io->set->f[k];
+      struct stat sb;
+      char name[512];
+      if (io->o.files)
+        sl_file_set_name(io->set, k, name, sizeof name);
+      else
+        snprintf(name, sizeof name, "%s", io->name);
+      if (fstat(f->fd, &sb) != 0)
+        return sl_err_errno(err, SL_EIO, errno, "%s: fstat", name);
+      if ((uint64_t)sb.st_size != f->size)
+        return sl_err_set(err, SL_EIO,
+                          "%s: the file changed size since open (%llu -> "
+                          "%llu bytes): reopen the loader",
+                          name, (unsigned long long)f->size,
+                          (unsigned long long)sb.st_size);
+    }
     bool ready = sl_guard_ready();
     if (atomic_exchange(&io->guarded, ready) && !ready && io->o.log)
       io->o.log(io->o.log_user, SL_LOG_WARN,
@@ -235,24 +273,33 @@ void sl_io_stop(sl_io *io) {
 static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
                            uint32_t len, uint8_t *buf, sl_err *err) {
   size_t done;
-  int rc = sl_pread_full(io->o.fd, buf, len, off, &done);
+  long k = 0;
+  int rc = sl_file_set_pread(io->set, buf, len, off, &done, &k);
   if (len && inject_now(io)) { /* test hook */
     rc = io->o.inject.err ? -1 : 1;
     errno = io->o.inject.err;
     done = len / 2;
   }
+  char name[512];
+  if (io->o.files && k >= 0) { /* name the file and the offset in it */
+    char f[400];
+    sl_file_set_name(io->set, (size_t)k, f, sizeof f);
+    snprintf(name, sizeof name, "%s (offset %llu in it)", f,
+             (unsigned long long)(off - io->set->f[k].base));
+  } else {
+    snprintf(name, sizeof name, "%s", io->name);
+  }
   if (rc < 0)
     return sl_err_errno(
         err, SL_EIO, errno, "%s: sample %llu (offset %llu, %u bytes): read",
-        io->name, (unsigned long long)sample, (unsigned long long)off, len);
+        name, (unsigned long long)sample, (unsigned long long)off, len);
   if (rc > 0)
     return sl_err_set(err, SL_EIO,
                       "%s: sample %llu (offset %llu, %u bytes): the file "
                       "ends at byte %llu, before the sample does; was it "
                       "truncated? re-create it with `sluice pack`",
-                      io->name, (unsigned long long)sample,
-                      (unsigned long long)off, len,
-                      (unsigned long long)(off + done));
+                      name, (unsigned long long)sample, (unsigned long long)off,
+                      len, (unsigned long long)(off + done));
   return SL_OK;
 }
 
@@ -272,7 +319,18 @@ static sl_status copy_mapped(sl_io *io, uint64_t sample, uint64_t off,
   if (ok)
     return SL_OK;
   struct stat sb;
-  long long now = fstat(io->o.fd, &sb) == 0 ? (long long)sb.st_size : -1;
+  long k = sl_file_set_find(io->set, off, len);
+  int fd = k >= 0 ? io->set->f[k].fd : io->o.fd;
+  char name[512];
+  if (io->o.files && k >= 0) {
+    char f[400];
+    sl_file_set_name(io->set, (size_t)k, f, sizeof f);
+    snprintf(name, sizeof name, "%s (offset %llu in it)", f,
+             (unsigned long long)(off - io->set->f[k].base));
+  } else {
+    snprintf(name, sizeof name, "%s", io->name);
+  }
+  long long now = fstat(fd, &sb) == 0 ? (long long)sb.st_size : -1;
   return sl_err_set(
       err, SL_EIO,
       "%s: sample %llu (offset %llu, %u bytes): the mapped "
@@ -280,8 +338,9 @@ static sl_status copy_mapped(sl_io *io, uint64_t sample, uint64_t off,
       "now %lld bytes, was %llu at open; was it truncated or "
       "rewritten in place, or did the disk fail? re-create it "
       "with `sluice pack` and reopen the loader",
-      io->name, (unsigned long long)sample, (unsigned long long)off, len,
-      (unsigned long long)(off + at), now, (unsigned long long)io->o.file_size);
+      name, (unsigned long long)sample, (unsigned long long)off, len,
+      (unsigned long long)(off + at), now,
+      (unsigned long long)(k >= 0 ? io->set->f[k].size : io->o.file_size));
 }
 
 sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,

@@ -25,6 +25,9 @@
  *   uring  io_uring.h: a reader thread reads positions ahead, in order, into
  *          a bounded pool (io.pool_size, io.queue_depth, io.direct); get
  *          blocks until its read is done.
+ * A dataset of many files (opts.files) reads as one offset space: each
+ * sample lies in one file; the memory is the caller's table (24 bytes per
+ * file, common/file_span.h) and, with mmap, address space for them all.
  * When io_uring cannot be set up the reader falls back to pread and logs
  * why once (WARN); the backend and the reason are in sl_io_backend and
  * sl_io_why.
@@ -45,6 +48,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/file_span.h"
 #include "io/io_select.h"
 #include "io/io_uring.h"
 
@@ -52,7 +56,15 @@ typedef struct sl_io_opts {
   sl_io_kind kind; /* loader.io */
   int fd;          /* the dataset, open for reading; not closed */
   const char *name;
-  uint64_t file_size;
+  uint64_t file_size; /* with files: files->end */
+  /* NULL: one file (fd, file_size). Else the dataset's files as one offset
+   * space (common/file_span.h; locate's offsets are in it), kept by the
+   * caller until close; fd is then unused. mmap maps each file at its base
+   * in one reservation; pread and uring read from the file holding the
+   * sample. A lazy set (files opened per read) is read by pread or uring,
+   * each opening a file for its read: mmap falls back to pread and says
+   * why. */
+  const sl_file_set *files;
   uint64_t count;
   uint32_t max_length;
   sl_io_locate_fn locate;

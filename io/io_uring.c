@@ -71,6 +71,7 @@ typedef struct slot {
   uint32_t length;   /* payload bytes */
   int state;
   int error; /* errno of a failed read; 0: end of file; -1: bad sample */
+  int fd;    /* a lazy file opened for this read until it ends; else -1 */
 } slot;
 
 struct sl_uring {
@@ -131,6 +132,11 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
                       opts->queue_depth);
   if (!opts->locate)
     return sl_err_set(err, SL_EINVAL, "io_uring: no sample locator");
+  if (opts->files && opts->direct)
+    return sl_err_set(err, SL_EUNSUPPORTED,
+                      "io.direct reads one file, and this dataset is %zu "
+                      "files",
+                      opts->files->n);
   size_t align = opts->direct ? SL_URING_ALIGN : 64;
   size_t need = max_alloc(opts, align);
   if (opts->pool_bytes < need)
@@ -167,7 +173,10 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
    * missing. */
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", opts->fd);
-  int fd = open(path, O_RDONLY | O_CLOEXEC | (opts->direct ? O_DIRECT : 0));
+  int fd =
+      opts->files
+          ? -1 /* the caller's fds, one per file */
+          : open(path, O_RDONLY | O_CLOEXEC | (opts->direct ? O_DIRECT : 0));
   if (fd < 0 && opts->direct) {
     st = sl_err_errno(err, SL_EIO, errno,
                       "%s: reopen with O_DIRECT (io.direct=true) failed; "
@@ -196,8 +205,10 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
     st = sl_err_set(err, SL_ENOMEM, "io_uring: pool of %zu bytes", u->cap);
     goto fail;
   }
-  for (size_t i = 0; i < ns; i++)
+  for (size_t i = 0; i < ns; i++) {
     u->slots[i].seq = UINT64_MAX;
+    u->slots[i].fd = -1;
+  }
 
   rc = sl_sync_init(&u->mu,
                     (pthread_cond_t *[]){&u->ready, &u->space, &u->idle}, 3);
@@ -278,6 +289,9 @@ void sl_uring_stop(sl_uring *u) {
   while (u->inflight > 0)
     pthread_cond_wait(&u->idle, &u->mu);
   for (size_t i = 0; i < u->nslots; i++) {
+    if (u->slots[i].fd >= 0) /* a lazy file whose read never completed */
+      close(u->slots[i].fd);
+    u->slots[i].fd = -1;
     u->slots[i].seq = UINT64_MAX;
     u->slots[i].state = SLOT_FREE;
   }
@@ -355,6 +369,15 @@ sl_status sl_uring_get(sl_uring *u, uint64_t seq, const uint8_t **data,
                       u->name, (unsigned long long)s->sample,
                       (unsigned long long)s->offset, s->length,
                       (unsigned long long)(s->file_off + s->got));
+    long k = u->o.files && s->error >= 0
+                 ? sl_file_set_find(u->o.files, s->offset, s->length)
+                 : -1;
+    if (k >= 0) { /* name the file of a many-file dataset */
+      char name[512];
+      sl_file_set_name(u->o.files, (size_t)k, name, sizeof name);
+      sl_err_prefix(err, "%s (offset %llu in it): ", name,
+                    (unsigned long long)(s->offset - u->o.files->f[k].base));
+    }
   } else {
     *data = u->pool + s->arena_off + s->skip;
     *len = s->length;
@@ -433,20 +456,55 @@ static void fail_ring(sl_uring *u, int errnum, const char *what) {
   pthread_cond_broadcast(&u->ready);
 }
 
+/* Closes the lazy file a slot's read opened, once the read has ended. */
+static void done_file(slot *s) {
+  if (s->fd >= 0)
+    close(s->fd); /* read-only: close cannot lose data */
+  s->fd = -1;
+}
+
+/* Opens the lazy file holding slot s's sample (files opened per read: an
+ * image folder). The open is synchronous, in the reader thread; the read
+ * is the ring's. Returns 0, or an errno. */
+static int open_file(sl_uring *u, slot *s) {
+  const sl_file_set *fs = u->o.files;
+  long k = sl_file_set_find(fs, s->offset, s->length);
+  if (k < 0)
+    return EINVAL;
+  if (fs->f[k].fd >= 0)
+    return 0;
+  int fd = fs->open ? fs->open(fs->ctx, (size_t)k) : -1;
+  if (fd < 0)
+    return fs->open ? errno : EBADF;
+  s->fd = fd;
+  return 0;
+}
+
 /* Prepares the read of what s still lacks. */
 static bool prep_read(sl_uring *u, slot *s, size_t index) {
   uint8_t *dst = u->pool + s->arena_off + s->got;
   unsigned len = (unsigned)(s->want - s->got);
   uint64_t off = s->file_off + s->got;
+  int fd = u->fd;
+  if (u->o.files) { /* the file holding the sample, at its local offset */
+    long k = sl_file_set_find(u->o.files, s->offset, s->length);
+    if (k < 0) { /* the index was checked at open: a bug, not a disk */
+      fail_ring(u, EINVAL, "a sample lies in no single file");
+      return false;
+    }
+    fd = s->fd >= 0 ? s->fd : u->o.files->f[k].fd;
+    off -= u->o.files->f[k].base;
+  }
   RING_ACCESS_BEGIN();
   struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
   if (sqe) {
-    io_uring_prep_read(sqe, u->fd, dst, len, off);
+    io_uring_prep_read(sqe, fd, dst, len, off);
     io_uring_sqe_set_data64(sqe, index);
   }
   RING_ACCESS_END();
   if (!sqe) {
     fail_ring(u, EBUSY, "no free submission entry");
+    done_file(s);
     return false;
   }
   u->inflight++;
@@ -489,7 +547,8 @@ static void queue_reads(sl_uring *u) {
                 .need = (size_t)(off - start) + length,
                 .skip = (size_t)(off - start),
                 .length = length,
-                .state = SLOT_INFLIGHT};
+                .state = SLOT_INFLIGHT,
+                .fd = -1};
     u->next_seq++;
     if (!valid) {
       s->state = SLOT_FAILED;
@@ -497,6 +556,10 @@ static void queue_reads(sl_uring *u) {
       pthread_cond_broadcast(&u->ready);
     } else if (length == 0) {
       s->state = SLOT_READY;
+      pthread_cond_broadcast(&u->ready);
+    } else if (u->o.files && u->o.files->lazy &&
+               (s->error = open_file(u, s)) != 0) {
+      s->state = SLOT_FAILED; /* named like a failed read */
       pthread_cond_broadcast(&u->ready);
     } else if (!prep_read(u, s, index)) {
       return;
@@ -517,15 +580,18 @@ static void complete(sl_uring *u, uint64_t index, int res) {
   if (res < 0) {
     s->state = SLOT_FAILED;
     s->error = -res;
+    done_file(s);
     return;
   }
   s->got += (size_t)res;
   u->st.bytes += (uint64_t)res;
   if (s->got >= s->need) {
     s->state = SLOT_READY;
+    done_file(s);
   } else if (res == 0 || (u->o.direct && s->got % SL_URING_ALIGN != 0)) {
     s->state = SLOT_FAILED; /* end of file before the payload's end */
     s->error = 0;
+    done_file(s);
   } else {
     prep_read(u, s, (size_t)index); /* short read: ask for the rest */
   }

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/file_span.h"
 
 #define SL_URING_ALIGN 4096u
 
@@ -60,7 +61,14 @@ typedef struct sl_io_fault {
 } sl_io_fault;
 
 typedef struct sl_uring_opts {
-  int fd;                 /* the dataset, open for reading; not closed */
+  int fd; /* the dataset, open for reading; not closed */
+  /* NULL: the one file fd. Else several files as one offset space
+   * (common/file_span.h): each read goes to the file holding its sample,
+   * with that file's fd (no reopen, no O_DIRECT: direct needs one file);
+   * a lazy set's file (fd -1) is opened by the reader thread just before
+   * its read is queued and closed when the read ends: at most queue_depth
+   * such files are open at once. */
+  const sl_file_set *files;
   const char *name;       /* file name for messages (copied) */
   uint64_t count;         /* samples in the dataset */
   uint32_t max_length;    /* largest payload */

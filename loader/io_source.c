@@ -15,6 +15,7 @@ void sl_io_opts_from_source(sl_io_opts *o, const sl_source *src,
   o->fd = sl_source_fd(src);
   o->name = name;
   o->file_size = sl_source_file_size(src);
+  o->files = sl_source_files(src); /* many files: the table; NULL: one */
   o->count = sl_source_count(src);
   o->max_length = sl_source_max_length(src);
   o->locate = source_locate;

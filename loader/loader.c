@@ -182,6 +182,10 @@ static sl_status open_parts(sl_loader *ld, sl_settings *s, sl_ring_backend *be,
   if (ld->sampler_cfg.order == SL_ORDER_QUASI && bs > 1 && *qb % bs != 0 &&
       *qb <= UINT64_MAX - bs)
     *qb = (*qb + bs - 1) / bs * bs;
+  /* quasi_random over shards: a block per shard, whatever its count, so a
+   * rank reads each of its shards front to back. */
+  ld->sampler_cfg.file_first = ld->src.file_first;
+  ld->sampler_cfg.nfiles = ld->src.nfiles;
   if ((st = sl_sampler_create(&ld->sampler, &ld->sampler_cfg, err)) != SL_OK) {
     be->ops->destroy(be);
     return st;

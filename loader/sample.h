@@ -68,6 +68,12 @@ typedef struct sl_sample_src {
    * 0 or 1: none. quasi_random rounds loader.quasi_block up to a multiple
    * of it, so its blocks are whole chunks. */
   uint64_t block_samples;
+  /* A dataset of many files each holding many samples (WebDataset
+   * shards): the first sample of each of nfiles files (the source's,
+   * valid while it is open); NULL, 0 otherwise. quasi_random's blocks are
+   * then the files. */
+  const uint64_t *file_first;
+  uint64_t nfiles;
   /* With target_width > 0: writes sample index's targets to out. Called
    * after a successful load, from the worker, for the sample that ends up
    * in the batch (a replacement's when a bad one was skipped). */

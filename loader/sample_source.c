@@ -40,6 +40,7 @@ typedef struct ss_ctx {
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
   uint32_t box_capacity; /* 0: no boxes in the batches */
+  uint64_t *file_first;  /* shards: each one's first sample (8 B a shard) */
   char path[512];
 } ss_ctx;
 
@@ -281,6 +282,7 @@ static void ss_close(void *ctx) {
   sl_io_close(c->io);
   sl_chunk_cache_destroy(c->cache);
   sl_source_close(c->src);
+  free(c->file_first);
   free(c);
 }
 
@@ -341,6 +343,14 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     free(c);
     return st;
   }
+  const char *fmt = sl_source_format_name(c->src);
+  if (!strcmp(fmt, "webdataset") || !strcmp(fmt, "folder"))
+    sl_logf(log, SL_LOG_INFO,
+            "%s: %s read in place (%llu samples in %llu files); files made "
+            "by `sluice pack` decode crops faster: JPEGs in the restart "
+            "layout decode only a crop's rows, DCT-scaled (BENCHMARKS.md)",
+            c->path, fmt, (unsigned long long)sl_source_count(c->src),
+            (unsigned long long)sl_source_file_count(c->src));
   sl_io_opts io = s->io;
   sl_io_opts_from_source(&io, c->src, c->path);
   if ((st = sl_io_open(&c->io, &io, err)) != SL_OK) {
@@ -396,6 +406,17 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   out->box_capacity = c->box_capacity;
   out->fingerprint = fingerprint(c->src);
   out->block_samples = sl_source_chunk_samples(c->src);
+  const sl_file_set *fs = sl_source_files(c->src);
+  if (fs && !fs->lazy && fs->n > 1) { /* shards, not a folder's files */
+    if (!(c->file_first = malloc(fs->n * sizeof *c->file_first))) {
+      ss_close(c);
+      return sl_err_set(err, SL_ENOMEM, "%s: %zu shards", c->path, fs->n);
+    }
+    for (size_t k = 0; k < fs->n; k++)
+      c->file_first[k] = sl_source_file_first(c->src, k);
+    out->file_first = c->file_first;
+    out->nfiles = fs->n;
+  }
   out->targets = ss_targets;
   out->worker_open = ss_worker_open;
   out->worker_close = ss_worker_close;

@@ -1,6 +1,7 @@
 /* The sampler; see sampler.h for the orders, sharding and bounds. */
 #include "loader/sampler.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "common/rng.h"
@@ -16,6 +17,7 @@ struct sl_sampler {
   uint64_t nblocks;
   uint64_t *order;  /* N entries: the global order of the epoch */
   uint64_t *blocks; /* nblocks entries (quasi_random only) */
+  uint64_t *first;  /* nblocks + 1 block starts (file blocks), or NULL */
 };
 
 sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb_out,
@@ -63,11 +65,24 @@ sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
     return sl_err_set(err, SL_ENOMEM, "sampler: out of memory");
   s->c = *c;
   s->per_rank = nb * c->batch_size;
-  s->nblocks = (c->count + c->quasi_block - 1) / c->quasi_block;
+  bool files = c->order == SL_ORDER_QUASI && c->file_first && c->nfiles;
+  s->nblocks =
+      files ? c->nfiles : (c->count + c->quasi_block - 1) / c->quasi_block;
   s->order = malloc(c->count * sizeof *s->order);
   if (c->order == SL_ORDER_QUASI)
     s->blocks = malloc(s->nblocks * sizeof *s->blocks);
-  if (!s->order || (c->order == SL_ORDER_QUASI && !s->blocks)) {
+  if (files && (s->first = malloc((s->nblocks + 1) * sizeof *s->first))) {
+    uint64_t prev = 0;
+    for (uint64_t b = 0; b < c->nfiles; b++) { /* clamped: never decreasing */
+      uint64_t f = c->file_first[b] < c->count ? c->file_first[b] : c->count;
+      s->first[b] = prev = f > prev ? f : prev;
+    }
+    s->first[0] = 0;
+    s->first[c->nfiles] = c->count;
+  }
+  s->c.file_first = NULL; /* not kept: the copy is */
+  if (!s->order || (c->order == SL_ORDER_QUASI && !s->blocks) ||
+      (files && !s->first)) {
     sl_sampler_destroy(s);
     return sl_err_set(err, SL_ENOMEM,
                       "sampler: out of memory for the order of %llu samples",
@@ -83,6 +98,7 @@ void sl_sampler_destroy(sl_sampler *s) {
     return;
   free(s->order);
   free(s->blocks);
+  free(s->first);
   free(s);
 }
 
@@ -120,6 +136,10 @@ static void quasi_order(sl_sampler *s, uint64_t epoch, uint64_t seed) {
     for (uint64_t b = g * w; b < gend; b++) {
       uint64_t first = s->blocks[b] * q;
       uint64_t last = first + q < n ? first + q : n;
+      if (s->first) { /* a file's samples */
+        first = s->first[s->blocks[b]];
+        last = s->first[s->blocks[b] + 1];
+      }
       for (uint64_t i = first; i < last; i++)
         s->order[pos++] = i;
     }

@@ -6,7 +6,9 @@
  *        sequential    file order;
  *        random        a full permutation (Fisher-Yates);
  *        quasi_random  the file is cut into blocks of quasi_block
- *                      neighbouring samples; the blocks are permuted, then
+ *                      neighbouring samples (a dataset of many files: a
+ *                      block per file, so a run reads whole files, each
+ *                      in sequence); the blocks are permuted, then
  *                      each run of quasi_window consecutive blocks of that
  *                      permutation is shuffled sample by sample.
  *   2. Padding or dropping so every rank gets the same whole number of
@@ -51,6 +53,13 @@ typedef struct sl_sampler_config {
   uint64_t seed;
   bool drop_last;
   uint64_t quasi_block, quasi_window; /* >= 1 */
+  /* quasi_random over a dataset of many files of varying sample counts
+   * (WebDataset shards): NULL, or the first sample of each of nfiles
+   * blocks (rising, the first 0), block b being samples
+   * [file_first[b], file_first[b+1]) and the last running to count; the
+   * blocks are then these instead of quasi_block's (copied at create). */
+  const uint64_t *file_first;
+  uint64_t nfiles;
 } sl_sampler_config;
 
 typedef struct sl_sampler sl_sampler;

@@ -17,7 +17,7 @@ packages=(
   liburing-dev                     # io_uring reads
   zlib1g-dev liblzf-dev            # HDF5 arrays: gzip and LZF chunks
   libblosc-dev                     # HDF5 arrays: Blosc chunks (filter 32001)
-  libcjson-dev libexpat1-dev       # sluice pack --coco (JSON) and --voc (XML)
+  libcjson-dev libexpat1-dev       # WebDataset .json labels and pack --coco (JSON); pack --voc (XML)
   libcmocka-dev                    # tests
   python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
   python3-dev                      # the Python module (CPython headers, libpython3-dev)

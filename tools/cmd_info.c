@@ -235,8 +235,17 @@ int sl_cmd_info(int argc, char **argv) {
   if (!foreign)
     printf("format:      %s, layout version %" PRIu32 "\n",
            sl_dataset_format(ds), sl_dataset_layout_version(ds));
-  else
-    printf("format:      %s, layout %s (%s)\n", sl_dataset_format(ds), layout,
+  const char *fmt = sl_dataset_format(ds);
+  bool wds = strcmp(fmt, "webdataset") == 0,
+       folder = strcmp(fmt, "folder") == 0;
+  if (wds)
+    printf("format:      webdataset (tar shards; a sample is the members "
+           "sharing a key)\n");
+  else if (folder)
+    printf("format:      folder (ImageFolder: class subfolders of image "
+           "files)\n");
+  else if (foreign)
+    printf("format:      %s, layout %s (%s)\n", fmt, layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
            : strcmp(layout, "pickle") == 0
                ? "each value a pickled (image bytes, label), in key order"
@@ -246,6 +255,22 @@ int sl_cmd_info(int argc, char **argv) {
                                        "order"
                                      : "an h5py-style pixel array");
   bool array = strcmp(layout, "array") == 0;
+  if (wds || folder) {
+    uint64_t sk = sl_dataset_skipped_entries(ds);
+    printf("skipped:     %" PRIu64 " %s\n", sk,
+           wds ? "runs of members without a .jpg/.jpeg/.png/.webp image"
+               : "image files sluice does not decode (bmp, ppm, pgm, tif)");
+    printf("reads:       %s\n",
+           wds ? "each sample's image member in place, by (offset, length) "
+                 "from the tar\n             headers walked at open; no tar "
+                 "call after open"
+               : "each image file opened per read (pread or uring), indexed at "
+                 "open\n             with its header's size and kind");
+    printf("speed:       read in place, crops decode from the JPEG's first "
+           "row; `sluice pack`\n             writes the restart layout and "
+           "DCT-scaled crops decode faster (BENCHMARKS.md)\n");
+  }
+  foreign = foreign && !wds && !folder;
   if (array) {
     printf("datasets:    %s\n", sl_dataset_description(ds));
     printf("reads:       each sample's bytes by (offset, length) located at "

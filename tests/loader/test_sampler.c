@@ -149,6 +149,43 @@ static void test_quasi_window(void **state) {
   sl_sampler_destroy(s);
 }
 
+/* Files of varying sample counts (WebDataset shards) as quasi blocks: with
+ * a window of one block, each file's samples are read in one run, and
+ * every sample once. */
+static void test_quasi_files(void **state) {
+  (void)state;
+  const uint64_t first[] = {0, 3, 10, 11, 30}, n = 37, nf = 5;
+  sl_sampler_config c = {.count = n,
+                         .batch_size = 1,
+                         .world_size = 1,
+                         .order = SL_ORDER_QUASI,
+                         .seed = 9,
+                         .quasi_block = 8, /* not used: the files are */
+                         .quasi_window = 1,
+                         .file_first = first,
+                         .nfiles = nf};
+  sl_sampler *s = NULL;
+  sl_err err;
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_OK);
+  for (uint64_t epoch = 0; epoch < 3; epoch++) {
+    sl_sampler_set_epoch(s, epoch);
+    uint8_t seen[37] = {0};
+    uint64_t p = 0;
+    while (p < n) {
+      uint64_t i = sl_sampler_at(s, p), f = nf - 1;
+      while (first[f] > i)
+        f--;
+      uint64_t len = (f + 1 < nf ? first[f + 1] : n) - first[f];
+      for (uint64_t k = 0; k < len; k++, p++) { /* the whole file, now */
+        uint64_t j = sl_sampler_at(s, p);
+        assert_true(j >= first[f] && j < first[f] + len);
+        assert_int_equal(seen[j]++, 0);
+      }
+    }
+  }
+  sl_sampler_destroy(s);
+}
+
 static void test_bad_settings(void **state) {
   sl_sampler *s = NULL;
   sl_err err;
@@ -236,6 +273,7 @@ int main(void) {
       cmocka_unit_test(test_order_pure_function),
       cmocka_unit_test(test_sharding),
       cmocka_unit_test(test_quasi_window),
+      cmocka_unit_test(test_quasi_files),
       cmocka_unit_test(test_bad_settings),
       cmocka_unit_test(test_schedule),
   };
