@@ -91,9 +91,8 @@ int main(int argc, char **argv) {
     }
     free(file);
     if (levels) {
-      if (sl_jpeg_levels_make(pk, pk_len,
-                              SL_LEVEL_SCALE(6) | SL_LEVEL_SCALE(4), 90,
-                              1u << 28, &rec[i], &len[i], &err) != SL_OK ||
+      if (sl_jpeg_levels_make(pk, pk_len, SL_LEVEL_SCALE(6) | SL_LEVEL_SCALE(4),
+                              90, 1u << 28, &rec[i], &len[i], &err) != SL_OK ||
           !rec[i]) {
         fprintf(stderr, "bench_photos: %s: levels: %s\n", argv[first + i],
                 err.msg);
@@ -117,8 +116,8 @@ int main(int argc, char **argv) {
   for (int r = 0; r < rounds; r++)
     for (int i = 0; i < n; i++) {
       uint64_t idx = (uint64_t)r * (uint64_t)n + (uint64_t)i;
-      if (sl_pipeline_run(pl, rec[i], len[i], codec, 0, 0, 0, (uint64_t)seed,
-                          0, idx, res, res, out, &err) != SL_OK) {
+      if (sl_pipeline_run(pl, rec[i], len[i], codec, 0, 0, 0, (uint64_t)seed, 0,
+                          idx, res, res, out, &err) != SL_OK) {
         fprintf(stderr, "bench_photos: %s: %s\n", argv[first + i], err.msg);
         return 1;
       }

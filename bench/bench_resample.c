@@ -15,10 +15,11 @@
  * off), which libyuv runs as a bilinear reduction for ARGB (ScaleARGB has
  * no box filter: aliasing beyond 2:1); plane: libyuv's true box filter,
  * ScalePlane(kFilterBox), once per channel on 4 separate planes of the
- * same integer window (what decoding to planes would resize). Prints RESULT {"case": "resample", "impl": ..., "ns_per_image":
+ * same integer window (what decoding to planes would resize). Prints RESULT
+ * {"case": "resample", "impl": ..., "ns_per_image":
  * ..., "hash": FNV-1a of every area output, to check that a change of
- * the resampler keeps its bytes} (thread CPU time: meaningless under valgrind, read the counts).
- * See BENCHMARKS.md, "Instruction counts". */
+ * the resampler keeps its bytes} (thread CPU time: meaningless under valgrind,
+ * read the counts). See BENCHMARKS.md, "Instruction counts". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,8 +65,9 @@ int main(int argc, char **argv) {
       box = all || strcmp(v, "box") == 0;
       plane = all || strcmp(v, "plane") == 0;
     } else {
-      fprintf(stderr, "usage: bench_resample [--impl area|box|plane|all] [--out N] "
-                      "[--count K] [--seed S]\n");
+      fprintf(stderr,
+              "usage: bench_resample [--impl area|box|plane|all] [--out N] "
+              "[--count K] [--seed S]\n");
       return 2;
     }
   }
@@ -118,8 +120,8 @@ int main(int argc, char **argv) {
       double t0 = now_s();
       for (int c = 0; c < 4; c++)
         ScalePlane(src + c * psz + (size_t)y0 * max_src + (size_t)x0, max_src,
-                   x1 - x0, y1 - y0, dst + (size_t)c * out * out, out, out,
-                   out, kFilterBox);
+                   x1 - x0, y1 - y0, dst + (size_t)c * out * out, out, out, out,
+                   kFilterBox);
       t_plane += now_s() - t0;
       sum += dst[k % (out * out * 4)];
     }
