@@ -124,11 +124,11 @@ if [ -n "$baseline" ]; then
     rm -rf "$base_src"
   }
   cleanup_baseline
-  git -C "$root" worktree prune
   trap cleanup_baseline EXIT
   say "baseline: $base_label (git worktree $base_src, build $base_build)"
   mkdir -p "$base_build"
-  git -C "$root" worktree add --detach "$base_src" "$rev" >&2 ||
+  # --force: a run killed before its cleanup leaves the path registered.
+  git -C "$root" worktree add --force --detach "$base_src" "$rev" >&2 ||
     { echo "run.sh: git worktree add $rev failed" >&2; exit 1; }
   cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=ON \
     -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$base_build/bench-cmake.log" 2>&1 ||
