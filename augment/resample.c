@@ -82,7 +82,11 @@ void sl_resampler_destroy(sl_resampler *r) {
 }
 
 /* Weights of out outputs over [c0, c1) of a side of `side` pixels; -1
- * when an output needs more than SL_RESAMPLE_TAPS taps. */
+ * when an output needs more than SL_RESAMPLE_TAPS taps. Computed per
+ * image: the window's fractional edges differ with every crop, so no two
+ * images share their taps (7% of the resampler's instructions at 128 px;
+ * inlining floor/ceil/fmax/fmin/lrint saved only 4% of them: BENCHMARKS.md,
+ * "Instruction counts"). */
 static int axis_plan(axis *a, double c0, double c1, int side, int out) {
   c0 = c0 < 0 ? 0 : c0;
   c1 = c1 > side ? side : c1;
@@ -126,10 +130,17 @@ static int axis_plan(axis *a, double c0, double c1, int side, int out) {
 }
 
 #if SL_RESAMPLE_AVX2
+/* The AVX2 passes are compiled once per tap count (n, half: constants in
+ * each copy), so the tap loops unroll: 30% fewer instructions in the
+ * resampler at 128 px with levels, the same bytes (BENCHMARKS.md,
+ * "Instruction counts"). */
+#define SL_AVX2_INLINE                                                         \
+  __attribute__((target("avx2"), always_inline)) static inline
+
 /* 16 values at a time of the vertical pass; returns how many it did. */
-__attribute__((target("avx2"))) static size_t
-vertical_avx2(const uint8_t *p, size_t stride, const uint16_t *w, int n,
-              int16_t *o, size_t cnt) {
+SL_AVX2_INLINE size_t vertical_avx2_n(const uint8_t *p, size_t stride,
+                                      const uint16_t *w, const int n,
+                                      int16_t *o, size_t cnt) {
   const __m256i one = _mm256_set1_epi16(1);
   __m256i wv[SL_RESAMPLE_TAPS];
   for (int t = 0; t < n; t++)
@@ -149,10 +160,29 @@ vertical_avx2(const uint8_t *p, size_t stride, const uint16_t *w, int n,
   return i;
 }
 
+__attribute__((target("avx2"))) static size_t
+vertical_avx2(const uint8_t *p, size_t stride, const uint16_t *w, int n,
+              int16_t *o, size_t cnt) {
+  switch (n) {
+  case 1:
+    return vertical_avx2_n(p, stride, w, 1, o, cnt);
+  case 2:
+    return vertical_avx2_n(p, stride, w, 2, o, cnt);
+  case 3:
+    return vertical_avx2_n(p, stride, w, 3, o, cnt);
+  case 4:
+    return vertical_avx2_n(p, stride, w, 4, o, cnt);
+  case 5:
+    return vertical_avx2_n(p, stride, w, 5, o, cnt);
+  default:
+    return vertical_avx2_n(p, stride, w, SL_RESAMPLE_TAPS, o, cnt);
+  }
+}
+
 /* Two output pixels at a time of horizontal4; returns how many it did. */
-__attribute__((target("avx2"))) static int
-horizontal4_avx2(const int16_t *row, const int *first, const uint32_t *pair,
-                 int half, int x0, uint8_t *o, int out_w) {
+SL_AVX2_INLINE int horizontal4_avx2_h(const int16_t *row, const int *first,
+                                      const uint32_t *pair, const int half,
+                                      int x0, uint8_t *o, int out_w) {
   int ox = 0;
   for (; ox + 2 <= out_w; ox += 2) {
     const int16_t *pa = row + (size_t)(first[ox] - x0) * 4;
@@ -180,6 +210,20 @@ horizontal4_avx2(const int16_t *row, const int *first, const uint32_t *pair,
     memcpy(o + 4 * ox + 4, &b, 4);
   }
   return ox;
+}
+
+__attribute__((target("avx2"))) static int
+horizontal4_avx2(const int16_t *row, const int *first, const uint32_t *pair,
+                 int half, int x0, uint8_t *o, int out_w) {
+  switch (half) {
+  case 1:
+    return horizontal4_avx2_h(row, first, pair, 1, x0, o, out_w);
+  case 2:
+    return horizontal4_avx2_h(row, first, pair, 2, x0, o, out_w);
+  default:
+    return horizontal4_avx2_h(row, first, pair, SL_RESAMPLE_TAPS / 2, x0, o,
+                              out_w);
+  }
 }
 #endif
 

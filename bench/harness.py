@@ -259,6 +259,11 @@ def main():
                     help="every io backend at every resolution (default: all at 224, mmap elsewhere)")
     ap.add_argument("--formats-dir", help="scratch dir for bench_formats (default: beside --out)")
     ap.add_argument("--prep-log", help="lines 'error MSG' / 'note MSG' from run.sh's data preparation")
+    ap.add_argument("--baseline-build", help="a Release build of another git revision (run.sh --baseline): "
+                    "its sluice rows run in the same rounds as the current build's")
+    ap.add_argument("--baseline-label", default="baseline", help="its rows' name, e.g. sluice@57efa62")
+    ap.add_argument("--baseline-lmdb", help="the images packed to LMDB by the baseline's own sluice pack")
+    ap.add_argument("--baseline-lmdb-levels", help="the same with levels, packed by the baseline")
     args = ap.parse_args()
 
     def log(msg):
@@ -314,6 +319,14 @@ def main():
                             smoke=args.mode == "smoke", io_all_res=args.io_all_res,
                             lmdb_levels=args.lmdb_levels)
     result["sluice"] = sc.describe()
+    base = None
+    if args.baseline_build:
+        base = sluice_cases.Cases(args.baseline_build, args.images, args.baseline_lmdb, None, args.batch, log,
+                                  smoke=args.mode == "smoke", io_all_res=False,
+                                  lmdb_levels=args.baseline_lmdb_levels)
+        result["baseline"] = dict(base.describe(), label=args.baseline_label)
+        if not base.lib:
+            result["errors"].append("baseline %s: libsluice.so was not built" % args.baseline_label)
     summary = {"decode": [], "loader": [], "efficiency": [], "drift": None, "formats": None,
                "binding": None, "levels_set": sc.LEVELS if sc.levels else None}
 
@@ -338,11 +351,24 @@ def main():
         summary["decode"] = rows
     else:
         note_missing("decode", "decode")
+    # The baseline's bench_decode, right after: its rates per thread-CPU-second
+    # against the current build's give the decode speedup of this run.
+    bdec = base.decode_contenders(dec_rounds) if base else []
+    if bdec:
+        log("decode: %s bench_decode" % args.baseline_label)
+        r = run_process(bdec[0]["cmd"], env, args.timeout, log)
+        e = record("decode", "%s_bench_decode" % args.baseline_label, 0, None, 1, r, need_records=False)
+        e["stdout"] = r["stdout"]
+        brows = sluice_cases.baseline_decode_rows(summary["decode"], base.parse_decode(r["stdout"], r["records"])
+                                                   if r["rc"] == 0 else [])
+        summary["baseline_decode"] = {"label": args.baseline_label, "rows": brows}
 
     # 3, 4: loaders end to end, sluice's and the peers', same res and workers.
     for res in resolutions:
         for w in workers:
             cont = sc.loader_contenders(res, w)
+            if base:
+                cont += base.baseline_contenders(res, w, args.baseline_label)
             if res in peer_res:
                 for p in peers:
                     cmd = [status[p].get("python", vpy), os.path.join(HERE, "peers", "peer.py"), p,
@@ -391,6 +417,17 @@ def main():
                     summary.setdefault("ratios", []).append(
                         {"sluice": primary, "vs": c["name"], "res": res, "workers": w,
                          "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
+            # Each baseline row against the current build's same row (paired).
+            for b in [c for c in cont if c.get("kind") == "baseline"]:
+                if b["pairs_with"] not in got:
+                    continue
+                ratio, n = paired_ratio([g["rate"] for g in got[b["pairs_with"]]],
+                                        [g["rate"] for g in got[b["name"]]])
+                cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[b["pairs_with"]]],
+                                            [g["cpu_rate"] for g in got[b["name"]]])
+                summary.setdefault("baseline_ratios", []).append(
+                    {"sluice": b["pairs_with"], "vs": b["name"], "label": args.baseline_label,
+                     "res": res, "workers": w, "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
             # The levels file against the peers (on the original files) and
             # against sluice's own file without levels.
             for lv in [c for c in cont if c.get("kind") == "sluice_levels"]:

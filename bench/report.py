@@ -108,6 +108,40 @@ def levels_table(su):
     return L + [""]
 
 
+def baseline_table(su):
+    """The current build against a build of another revision (run.sh
+    --baseline REV) in the same run: loader rows (median of paired rounds,
+    alternating order) and bench_decode's rows (per thread-CPU-second)."""
+    rows = {(x["contender"], x["res"], x["workers"]): x for x in su.get("loader", [])}
+    br = su.get("baseline_ratios", [])
+    bd = su.get("baseline_decode") or {}
+    if not br and not bd.get("rows"):
+        return []
+    label = (br and br[0]["label"]) or bd.get("label", "baseline")
+    L = ["### Against %s, same run (this build ÷ %s)" % (label, label), ""]
+    if br:
+        L += ["| res | W | row | this build | %s | ratio | per CPU-second |" % label, "|---|---|---|---|---|---|---|"]
+        for x in sorted(br, key=lambda x: (-x["res"], x["workers"], x["sluice"])):
+            cur = rows.get((x["sluice"], x["res"], x["workers"]))
+            old = rows.get((x["vs"], x["res"], x["workers"]))
+            L.append("| %d | %d | %s | %s | %s | %s (%d pairs) | %s |" % (
+                x["res"], x["workers"], x["sluice"], fmt(cur and cur["images_per_s"]),
+                fmt(old and old["images_per_s"]), fmt(x["ratio"], "%.2f×"), x["pairs"],
+                fmt(x.get("cpu_ratio"), "%.2f×")))
+        L.append("")
+    if bd.get("rows"):
+        L += ["bench_decode, images per thread-CPU-second, one process each, back to back; "
+              "\"of (a)\" is the ratio of each build's rate ÷ its own tjDecompress2 full decode "
+              "(the same code in both: it cancels the machine's speed changing between the two):", "",
+              "| case | res | this build | %s | ratio | ratio of (a) |" % label, "|---|---|---|---|---|---|"]
+        for x in bd["rows"]:
+            L.append("| %s | %s | %s | %s | %s | %s |" % (
+                x["case"], x["res"] or "full", fmt(x["images_per_s"]), fmt(x["baseline_images_per_s"]),
+                fmt(x["speedup"], "%.2f×"), fmt(x.get("speedup_vs_full"), "%.2f×")))
+        L.append("")
+    return L
+
+
 def recipes_table(su):
     """The recipe rows: images/s per core of each loader with each recipe,
     sluice ÷ that peer (median of paired rounds), and sluice's cost of the
@@ -169,7 +203,7 @@ def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + levels_table(su) + recipes_table(su) + detection_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + baseline_table(su) + levels_table(su) + recipes_table(su) + detection_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])

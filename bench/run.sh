@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--smoke] [--data DIR] [--count N] [--rounds N] [--res LIST]
 #                [--workers LIST] [--batch N] [--peers LIST] [--no-setup]
-#                [--keep-benchmarks]
+#                [--keep-benchmarks] [--baseline REV]
 #
 # 1. Builds sluice in Release (SLUICE_BENCH_BUILD, default build-bench/).
 # 2. Data: DIR (or SLUICE_BENCH_DATA), a folder of class subfolders of JPEGs;
@@ -42,15 +42,22 @@
 # For CI: exits non-zero when any part fails, so the harness cannot rot.
 # --keep-benchmarks: a full run whose results stay in bench/results/ only
 # (BENCHMARKS.md's results section is not rewritten: for a narrower run).
+# --baseline REV: also builds git revision REV (a temporary worktree, `git
+# worktree add --detach`, removed at exit) with the same build type and
+# cmake arguments in its own build dir ($build-REV/build), packs the images with
+# its own `sluice pack` (LMDB, and with levels when it has them), and runs
+# its bench_decode and its sluice loader rows (LMDB io=mmap, levels below
+# 224 px) in the same rounds as the current build's, labelled sluice@REV:
+# every speed claim against REV is a ratio measured in one run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SLUICE_BENCH_BUILD:-$root/build-bench}
 venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
-smoke=0 setup=1 keep=0 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
+smoke=0 setup=1 keep=0 baseline="" count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
@@ -63,6 +70,7 @@ while [ $# -gt 0 ]; do
     --peers) peers=$2; shift ;;
     --no-setup) setup=0 ;;
     --keep-benchmarks) keep=1 ;;
+    --baseline) baseline=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -108,6 +116,36 @@ done
 sluice=$build/tools/sluice
 has_cmd() { "$sluice" "$1" --help >/dev/null 2>&1; }
 
+# ---------------------------------------------------------------- baseline
+base_build="" base_label="" base_sluice=""
+if [ -n "$baseline" ]; then
+  rev=$(git -C "$root" rev-parse --verify --short=7 "$baseline^{commit}") ||
+    { echo "run.sh: --baseline $baseline is not a commit of this repository" >&2; exit 2; }
+  base_label=sluice@$rev base_src=$build-$rev/src base_build=$build-$rev/build
+  # The worktree is temporary (removed at exit); the build dir stays, and
+  # the worktree comes back at the same path, so ninja and ccache reuse it.
+  cleanup_baseline() {
+    git -C "$root" worktree remove --force "$base_src" 2>/dev/null || true
+    rm -rf "$base_src"
+  }
+  cleanup_baseline
+  trap cleanup_baseline EXIT
+  say "baseline: $base_label (git worktree $base_src, build $base_build)"
+  mkdir -p "$base_build"
+  # --force: a run killed before its cleanup leaves the path registered.
+  git -C "$root" worktree add --force --detach "$base_src" "$rev" >&2 ||
+    { echo "run.sh: git worktree add $rev failed" >&2; exit 1; }
+  cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLUICE_BUILD_TESTS=ON \
+    -DSLUICE_BUILD_EXAMPLES=OFF -DSLUICE_BUILD_BENCH=ON ${SLUICE_BENCH_CMAKE_ARGS:-} >"$base_build/bench-cmake.log" 2>&1 ||
+    { cat "$base_build/bench-cmake.log" >&2; echo "run.sh: cmake of $base_label failed" >&2; exit 1; }
+  nice ninja -C "$base_build" -j"$jobs" sluice_cli sluice >&2 ||
+    { echo "run.sh: building $base_label failed" >&2; exit 1; }
+  if ninja -C "$base_build" -t targets all 2>/dev/null | grep -q '^bench_decode:'; then
+    nice ninja -C "$base_build" -j"$jobs" bench_decode >&2 || built_fail="$built_fail $base_label/bench_decode"
+  fi
+  base_sluice=$base_build/tools/sluice
+fi
+
 # ---------------------------------------------------------------- peers
 if [ $setup = 1 ]; then
   say "peers: bench/setup_peers.sh"
@@ -150,7 +188,7 @@ mkdir -p "$cache"
 prep=$cache/prep.log   # 'error MSG' / 'note MSG' lines for the harness's report
 : >"$prep"
 for t in $built_fail; do echo "error $t did not build" >>"$prep"; done
-lmdb="" hdf5="" beton="" lmdb_levels=""
+lmdb="" hdf5="" beton="" lmdb_levels="" base_lmdb="" base_levels=""
 if has_cmd pack; then
   for fmt in lmdb hdf5; do
     out=$cache/data.$fmt
@@ -189,6 +227,28 @@ if has_cmd pack; then
       fi
     fi
     [ -f "$cache/lmdb_levels.done" ] && lmdb_levels=$out
+  fi
+  # The baseline's own packs (what its reader expects), LMDB and levels.
+  if [ -n "$base_sluice" ]; then
+    bpacker=$(cksum <"$base_sluice" | cut -d' ' -f1)
+    for kind in lmdb lmdb_levels; do
+      out=$cache/$base_label/data.$kind args=(--format lmdb)
+      if [ $kind = lmdb_levels ]; then
+        "$base_sluice" pack --help 2>&1 | grep -q -- --levels || continue
+        args+=(--levels 3/4,1/2)
+      fi
+      if [ "$(cat "$out.done" 2>/dev/null)" != "$bpacker" ]; then
+        say "data: $base_label sluice pack ${args[*]}"
+        rm -rf "$out" "$out.done"
+        mkdir -p "$cache/$base_label"
+        if nice "$base_sluice" pack "$images" "$out" "${args[@]}" >&2 </dev/null; then
+          printf '%s\n' "$bpacker" >"$out.done"
+        else
+          echo "error $base_label sluice pack ${args[*]} failed" >>"$prep"
+        fi
+      fi
+      [ -f "$out.done" ] && { [ $kind = lmdb ] && base_lmdb=$out || base_levels=$out; }
+    done
   fi
 else
   echo "run.sh: 'sluice pack' is not there yet: no LMDB/HDF5, no sluice loader runs" >&2
@@ -241,7 +301,10 @@ rc=0
   ${det_lmdb:+--det-lmdb "$det_lmdb"} ${det_json:+--det-json "$det_json"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
   --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" \
-  --formats-dir "$build/bench-formats" ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?
+  --formats-dir "$build/bench-formats" \
+  ${base_build:+--baseline-build "$base_build" --baseline-label "$base_label"} \
+  ${base_lmdb:+--baseline-lmdb "$base_lmdb"} ${base_levels:+--baseline-lmdb-levels "$base_levels"} \
+  ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?
 [ -f "$json" ] || { echo "run.sh: the harness wrote no results" >&2; exit 1; }
 
 say "report"

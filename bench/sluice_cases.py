@@ -135,6 +135,25 @@ class Cases:
             out.append(self.levels_contender(res, workers))
         return out
 
+    def baseline_contenders(self, res, workers, label):
+        """The rows of a baseline build (bench/run.sh --baseline REV; this
+        Cases made on its build dir and its own packs): its primary row
+        (first dataset, io mmap) and its levels row below 224 px, named
+        `sluice@REV_...` (label = "sluice@REV"), kind "baseline", each with
+        `pairs_with`, the current build's row it is compared with. The
+        current tree's sluice_loader.py drives the baseline's library, so
+        both are timed by the same code."""
+        if not self.lib:
+            return []
+        out = []
+        rows = [c for c in self.loader_contenders(res, workers)
+                if c["kind"] == "sluice_levels" or c["name"] == "sluice_%s_mmap" % (
+                    self.datasets[0][0] if self.datasets else "")]
+        for c in rows:
+            out.append(dict(c, name="%s_%s" % (label, c["name"][len("sluice_"):]), kind="baseline",
+                            label="%s: %s" % (label, c["label"]), pairs_with=c["name"]))
+        return out
+
     def recipe_contenders(self, res, workers):
         """sluice's first dataset (LMDB, mmap) with each recipe of
         peers/sluice_loader.py --recipe: rrc, tv, timm."""
@@ -253,6 +272,25 @@ def _find(rows, **kw):
         if all(r.get(k) == v for k, v in kw.items()):
             return r
     return None
+
+
+def baseline_decode_rows(current, baseline):
+    """bench_decode's rows of the current build beside the baseline build's
+    (same case and res): {case, res, images_per_s, baseline_images_per_s,
+    speedup, speedup_vs_full}; speedup = current / baseline, both per
+    thread-CPU-second of one process each, run back to back;
+    speedup_vs_full = the ratio of their ratios to (a), tjDecompress2's full
+    decode timed in the same process (the same libjpeg-turbo code in both),
+    which cancels a change of machine speed between the two processes."""
+    out = []
+    for row in current:
+        b = _find(baseline, case=row["case"], res=row["res"])
+        cur, old = row.get("images_per_s"), b and b.get("images_per_s")
+        rc, rb = row.get("ratio_vs_full"), b and b.get("ratio_vs_full")
+        out.append({"case": row["case"], "res": row["res"], "images_per_s": cur,
+                    "baseline_images_per_s": old, "speedup": cur / old if cur and old else None,
+                    "speedup_vs_full": rc / rb if rc and rb and row["case"] != "tj_full_packed" else None})
+    return out
 
 
 # The recipe rows (bench/peers/peer.py --recipe, sluice_loader.py --recipe).

@@ -127,6 +127,42 @@ class Parsers(unittest.TestCase):
             self.assertEqual(c.loader_contenders(224, 1), [])
             self.assertIn("lmdb_levels", c.describe()["datasets"])
 
+    def test_baseline_rows_pair_with_the_current_build(self):
+        with tempfile.TemporaryDirectory() as d:
+            lib = os.path.join(d, "libsluice.so")
+            lmdb, lv = os.path.join(d, "data.lmdb"), os.path.join(d, "data.lmdb_levels")
+            for f in (lib, lmdb, lv):
+                open(f, "w").close()
+            c = sluice_cases.Cases(d, "/x", lmdb, None, 64, lambda m: None, lmdb_levels=lv)
+            at128 = c.baseline_contenders(128, 1, "sluice@abc1234")
+            self.assertEqual([(x["name"], x["kind"], x["pairs_with"]) for x in at128],
+                             [("sluice@abc1234_lmdb_mmap", "baseline", "sluice_lmdb_mmap"),
+                              ("sluice@abc1234_lmdb_levels_mmap", "baseline", "sluice_lmdb_levels_mmap")])
+            self.assertIn(d, at128[0]["cmd"][2])  # the baseline's own library
+            self.assertEqual([x["name"] for x in c.baseline_contenders(224, 1, "b")], ["b_lmdb_mmap"])
+            self.assertEqual(sluice_cases.Cases("/nonexistent", "/x", None, None, 64,
+                                                lambda m: None).baseline_contenders(128, 1, "b"), [])
+        rows = sluice_cases.baseline_decode_rows(
+            [{"case": "tj_full", "res": None, "images_per_s": 100.0},
+             {"case": "sluice_aug", "res": 128, "images_per_s": 300.0, "ratio_vs_full": 3.0},
+             {"case": "sluice_aug", "res": 224, "images_per_s": 200.0, "ratio_vs_full": 2.0}],
+            [{"case": "tj_full", "res": None, "images_per_s": 100.0},
+             {"case": "sluice_aug", "res": 128, "images_per_s": 200.0, "ratio_vs_full": 2.4}])
+        self.assertEqual([r["speedup"] for r in rows], [1.0, 1.5, None])
+        self.assertEqual([r["speedup_vs_full"] for r in rows], [None, 1.25, None])
+        su = {"loader": [{"contender": "sluice_lmdb_mmap", "res": 128, "workers": 1, "images_per_s": 150.0},
+                         {"contender": "sluice@abc1234_lmdb_mmap", "res": 128, "workers": 1,
+                          "images_per_s": 100.0}],
+              "baseline_ratios": [{"sluice": "sluice_lmdb_mmap", "vs": "sluice@abc1234_lmdb_mmap",
+                                   "label": "sluice@abc1234", "res": 128, "workers": 1, "ratio": 1.5,
+                                   "cpu_ratio": 1.4, "pairs": 3}],
+              "baseline_decode": {"label": "sluice@abc1234", "rows": rows}}
+        text = "\n".join(report.baseline_table(su))
+        self.assertIn("### Against sluice@abc1234, same run", text)
+        self.assertIn("| 128 | 1 | sluice_lmdb_mmap | 150 | 100 | 1.50× (3 pairs) | 1.40× |", text)
+        self.assertIn("| sluice_aug | 128 | 300 | 200 | 1.50× | 1.25× |", text)
+        self.assertEqual(report.baseline_table({"loader": su["loader"]}), [])
+
     def test_recipe_rows_ratios_cost_and_table(self):
         got = {"sluice_rrc": [1600.0, 1500.0], "sluice_tv": [1300.0, 1250.0],
                "sluice_timm": [1100.0, None],

@@ -103,11 +103,15 @@ static sl_status read_header(sl_decoder *d, const sl_encoded *in,
 
 sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
                         sl_image_info *info, sl_err *err) {
-  /* A fresh decompressor for every image (0.3 us): libjpeg keeps the
-   * tables one image defined for the next (abbreviated streams), so a
-   * sample missing its DQT or DHT would borrow those of whichever sample
-   * this worker decoded before, and decode differently with the number of
-   * workers instead of failing. */
+  /* A fresh decompressor for every image: libjpeg keeps the tables one
+   * image defined for the next (abbreviated streams; libjpeg-turbo fills
+   * in the standard Huffman tables only where none is set), so a sample
+   * missing its DQT or DHT would borrow those of whichever sample this
+   * worker decoded before, and decode differently with the number of
+   * workers instead of failing. It costs ~1,700 instructions an image,
+   * 0.04-0.08% of a decode+augment (callgrind, BENCHMARKS.md "Instruction
+   * counts"); jpeg_make_d_derived_tbl runs at every jpeg_start_decompress
+   * whether or not the object is reused. */
   d->pending = NULL;
   if (d->jd_live) {
     jpeg_destroy_decompress(&d->jd);

@@ -636,6 +636,65 @@ static void test_jpeg_tables_do_not_carry_over(void **state) {
   sl_decoder_destroy(d);
 }
 
+/* A decoder that decoded image A gives image B exactly the pixels a fresh
+ * decoder gives it, whatever tables A defined: A progressive (optimized
+ * Huffman tables per scan) at quality 30, B baseline at quality 95 with its
+ * tables, and B without its DHT segments (libjpeg-turbo then decodes with
+ * the standard Huffman tables, which B's encoder used; a decompressor
+ * reused without re-reading every table would decode it with A's). Full
+ * decodes and windowed regions at 8/8 and 4/8. Guards the decoder against
+ * the carry-over bug should it ever keep one decompressor per worker. */
+static void test_jpeg_reused_decoder_gives_b_exact_pixels(void **state) {
+  (void)state;
+  sl_synth_jpeg_opts oa = sl_synth_jpeg_defaults(), ob = oa;
+  oa.quality = 30;
+  oa.progressive = 1;
+  ob.quality = 95;
+  ob.restart_mcus = -1; /* the packed layout: windowed decodes too */
+  blob a = sl_test_jpeg(11, 96, 80, &oa);
+  blob b = sl_test_jpeg(12, 96, 80, &ob);
+  blob b_std = sl_test_jpeg_without(&b, 0xC4);
+  assert_true(b_std.n < b.n);
+  sl_encoded ea = {a.p, a.n, JPEG, 0, 0, 0};
+  const sl_encoded eb[2] = {{b.p, b.n, JPEG, 0, 0, 0},
+                            {b_std.p, b_std.n, JPEG, 0, 0, 0}};
+  static const int region[3][5] = {
+      {0, 0, 96, 80, 8}, {33, 17, 40, 48, 8}, {20, 8, 64, 64, 4}};
+  sl_decoded out;
+  sl_status st;
+  sl_err err;
+  for (int k = 0; k < 2; k++)
+    for (int g = 0; g < 3; g++) {
+      const int *q = region[g];
+      sl_decoder *fresh = new_decoder(1u << 20, 256);
+      uint8_t *want = decode(fresh, &eb[k], q[0], q[1], q[2], q[3], q[4], 0, 0,
+                             4, &out, &st, &err);
+      if (!want)
+        fail_msg("fresh, image B %d: %s", k, err.msg);
+      int w = out.w, h = out.h;
+      sl_decoder_destroy(fresh);
+      sl_decoder *d = new_decoder(1u << 20, 256);
+      for (int round = 0; round < 2; round++) {
+        free(decode(d, &ea, q[0], q[1], q[2], q[3], q[4], 0, 0, 4, &out, &st,
+                    &err));
+        if (st != SL_OK)
+          fail_msg("image A: %s", err.msg);
+        uint8_t *got = decode(d, &eb[k], q[0], q[1], q[2], q[3], q[4], 0, 0, 4,
+                              &out, &st, &err);
+        if (!got)
+          fail_msg("after A, image B %d: %s", k, err.msg);
+        assert_int_equal(out.w, w);
+        assert_int_equal(out.h, h);
+        if (memcmp(got, want, (size_t)w * h * 4) != 0)
+          fail_msg("image B %d region %d: pixels differ after image A", k, g);
+        free(got);
+      }
+      sl_decoder_destroy(d);
+      free(want);
+    }
+  free(a.p), free(b.p), free(b_std.p);
+}
+
 static void test_bad_png(void **state) {
   (void)state;
   sl_decoder *d = new_decoder(1000000, 256);
@@ -689,6 +748,7 @@ int main(void) {
       cmocka_unit_test(test_box_reduction_exact),
       cmocka_unit_test(test_bad_jpeg),
       cmocka_unit_test(test_jpeg_tables_do_not_carry_over),
+      cmocka_unit_test(test_jpeg_reused_decoder_gives_b_exact_pixels),
       cmocka_unit_test(test_bad_png),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
