@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--smoke] [--data DIR] [--count N] [--rounds N] [--res LIST]
 #                [--workers LIST] [--batch N] [--peers LIST] [--no-setup]
-#                [--keep-benchmarks]
+#                [--keep-benchmarks] [--rows LIST] [--layouts LIST]
 #
 # 1. Builds sluice in Release (SLUICE_BENCH_BUILD, default build-bench/).
 # 2. Data: DIR (or SLUICE_BENCH_DATA), a folder of class subfolders of JPEGs;
@@ -24,6 +24,16 @@
 #    auto_bins 11, auto_magnitude_std 0.5, auto_fill, augment.erasing =
 #    0.25), with sluice's cost of each against its rrc; peak memory of each;
 #    sluice RSS over 5 epochs.
+#    The foreign-layout rows (issue 27), at 224 px (or the largest --res)
+#    with each worker count: the same images written by each layout's own
+#    client (bench/peers/foreign.py prepare: folder2lmdb's pickled LMDB by
+#    py-lmdb + pickle, tensorpack's msgpack LMDB, a TFRecord file by the
+#    `tfrecord` package, WebDataset shards by webdataset's ShardWriter),
+#    sluice reading each in place against the reader its users run
+#    (folder2lmdb's ImageFolderLMDB, a msgpack Dataset, tfrecord's
+#    TFRecordDataset, webdataset's WebLoader), same transforms and workers.
+#    A layout whose client package is missing, or that this sluice does
+#    not read yet, is skipped with a note.
 # 5. Writes bench/results/<date>-<host>.json, .md and .png plots and updates
 #    BENCHMARKS.md (bench/report.py).
 #
@@ -37,15 +47,19 @@
 # For CI: exits non-zero when any part fails, so the harness cannot rot.
 # --keep-benchmarks: a full run whose results stay in bench/results/ only
 # (BENCHMARKS.md's results section is not rewritten: for a narrower run).
+# --rows LIST: only these sections (harness.py --rows): decode, loader,
+# recipes, drift, efficiency, binding, formats, foreign; e.g. --rows foreign.
+# --layouts LIST: the foreign layouts to prepare (default pickle,msgpack,
+# tfrecord,webdataset).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SLUICE_BENCH_BUILD:-$root/build-bench}
 venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
-smoke=0 setup=1 keep=0 count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
+smoke=0 setup=1 keep=0 rows=all layouts=pickle,msgpack,tfrecord,webdataset count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
@@ -58,6 +72,8 @@ while [ $# -gt 0 ]; do
     --peers) peers=$2; shift ;;
     --no-setup) setup=0 ;;
     --keep-benchmarks) keep=1 ;;
+    --rows) rows=$2; shift ;;
+    --layouts) layouts=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -201,6 +217,27 @@ if [[ ",$peers," == *,ffcv,* ]] && [ -x "$vpy" ] && "$vpy" -c 'import ffcv' 2>/d
   [ -f "$cache/data.beton" ] && beton=$cache/data.beton
 fi
 
+# The foreign layouts, written by their own clients: bench/venv's
+# interpreter first, then Debian's for what it lacks (foreign.py skips a
+# layout already listed; --last notes what none could write).
+manifest=$cache/foreign.manifest
+: >"$manifest"
+if [ "$rows" = all ] || [[ ",$rows," == *,foreign,* ]]; then
+  say "data: foreign layouts ($layouts)"
+  fpys=()
+  [ -x "$vpy" ] && fpys+=("$vpy")
+  [ -x /usr/bin/python3 ] && [ "$vpy" != /usr/bin/python3 ] && fpys+=(/usr/bin/python3)
+  n=${#fpys[@]}
+  for i in "${!fpys[@]}"; do
+    last=""
+    [ $((i + 1)) = "$n" ] && last=--last
+    nice "${fpys[$i]}" "$here/peers/foreign.py" prepare --data "$images" --cache "$cache" \
+      --layouts "$layouts" --sluice "$sluice" --manifest "$manifest" --prep-log "$prep" $last >&2 ||
+      echo "error foreign.py prepare with ${fpys[$i]} failed" >>"$prep"
+  done
+  [ "$n" = 0 ] && echo "note foreign: no Python interpreter to write the foreign layouts" >>"$prep"
+fi
+
 # ---------------------------------------------------------------- run
 stamp=$(date -u +%Y-%m-%d)-$(hostname -s)
 if [ $smoke = 1 ]; then
@@ -216,7 +253,8 @@ rc=0
   ${hdf5:+--hdf5 "$hdf5"} ${lmdb_levels:+--lmdb-levels "$lmdb_levels"} ${beton:+--beton "$beton"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
   --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" \
-  --formats-dir "$build/bench-formats" ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?
+  --formats-dir "$build/bench-formats" --rows "$rows" --foreign-manifest "$manifest" \
+  ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?
 [ -f "$json" ] || { echo "run.sh: the harness wrote no results" >&2; exit 1; }
 
 say "report"
