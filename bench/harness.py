@@ -323,8 +323,8 @@ def main():
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    rows = SECTIONS if args.rows == "all" else [x for x in args.rows.split(",") if x]
-    bad = [x for x in rows if x not in SECTIONS]
+    sections = SECTIONS if args.rows == "all" else [x for x in args.rows.split(",") if x]
+    bad = [x for x in sections if x not in SECTIONS]
     if bad:
         ap.error("--rows: unknown section(s) %s (have %s)" % (", ".join(bad), ", ".join(SECTIONS)))
     resolutions = [int(x) for x in args.res.split(",") if x]
@@ -347,7 +347,7 @@ def main():
                            "workers": workers, "batch": args.batch, "rounds": args.rounds,
                            "transform": "random-resized-crop scale (0.08, 1) ratio (3/4, 4/3), "
                                         "flip 0.5, uint8 output",
-                           "env": env, "nice": 5, "images": args.images, "rows": rows,
+                           "env": env, "nice": 5, "images": args.images, "rows": sections,
                            "image_count": sum(len(fs) for _, _, fs in os.walk(args.images)),
                            "image_bytes": sum(os.path.getsize(os.path.join(d, f))
                                               for d, _, fs in os.walk(args.images) for f in fs)},
@@ -387,7 +387,7 @@ def main():
     # 1, 2: decode ceiling and sluice decode+augment, single thread; the
     # program alternates (a) and (b) over its own rounds.
     dec_rounds = max(5, args.rounds) if args.mode != "smoke" else 1
-    dec = sc.decode_contenders(dec_rounds) if "decode" in rows else None
+    dec = sc.decode_contenders(dec_rounds) if "decode" in sections else None
     if dec:
         log("decode: bench_decode")
         r = run_process(dec[0]["cmd"], env, args.timeout, log)
@@ -399,11 +399,11 @@ def main():
         if r["rc"] == 0 and not rows:
             result["errors"].append("decode: bench_decode printed nothing the harness can read")
         summary["decode"] = rows
-    elif "decode" in rows:
+    elif "decode" in sections:
         note_missing("decode", "decode")
 
     # 3, 4: loaders end to end, sluice's and the peers', same res and workers.
-    for res in resolutions if "loader" in rows else []:
+    for res in resolutions if "loader" in sections else []:
         for w in workers:
             cont = sc.loader_contenders(res, w)
             if res in peer_res:
@@ -475,7 +475,7 @@ def main():
     # doing the same, and against its own rrc.
     rres = 224 if 224 in resolutions else max(resolutions)
     rw = min(workers)
-    rcont = sc.recipe_contenders(rres, rw) if "recipes" in rows else None
+    rcont = sc.recipe_contenders(rres, rw) if "recipes" in sections else None
     if rcont:
         for p in [p for p in peers if p in ("torch_pil", "torch_tvio", "dali_cpu")]:
             for rc in sluice_cases.RECIPES:
@@ -491,30 +491,30 @@ def main():
 
         got = rounds_of(rcont, args.rounds, one_recipe, log)
         summary["recipes"] = sluice_cases.recipe_summary(got, rres, rw)
-    elif "recipes" in rows:
+    elif "recipes" in sections:
         note_missing("recipes", "loader")
 
     # 5: sluice RSS over epochs.
-    drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift) if "drift" in rows else None
+    drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift) if "drift" in sections else None
     if drift:
         log("drift: %s" % drift["name"])
         r = run_process(drift["cmd"], env, args.timeout, log)
         record("drift", drift["name"], 0, max(resolutions), max(workers), r)
         summary["drift"] = sc.summarize_drift(r)
-    elif "drift" in rows:
+    elif "drift" in sections:
         note_missing("drift", "drift")
 
     # End to end vs single thread, as the loader's own bench measures it.
-    for c in sc.efficiency_contenders(resolutions) if "efficiency" in rows else []:
+    for c in sc.efficiency_contenders(resolutions) if "efficiency" in sections else []:
         log("efficiency: %s" % c["name"])
         r = run_process(c["cmd"], env, args.timeout, log)
         record("efficiency", c["name"], 0, c["res"], None, r)
         summary["efficiency"] += sc.parse_efficiency(r["records"])
-    if not sc.bench_loader and "efficiency" in rows:
+    if not sc.bench_loader and "efficiency" in sections:
         note_missing("efficiency", "efficiency")
 
     # The Python package against the C loader, in one process.
-    bc = sc.binding_contender(max(resolutions), max(workers)) if "binding" in rows else None
+    bc = sc.binding_contender(max(resolutions), max(workers)) if "binding" in sections else None
     if bc:
         log("binding: %s" % bc["name"])
         benv = dict(env)
@@ -522,23 +522,23 @@ def main():
         r = run_process(bc["cmd"], benv, args.timeout, log)
         record("binding", bc["name"], 0, max(resolutions), max(workers), r)
         summary["binding"] = sc.parse_binding(r["records"])
-    elif "binding" in rows:
+    elif "binding" in sections:
         result["notes"].append("binding: not run (no build/python package, dataset or NumPy)")
 
     # Formats: pack throughput and index-open time, reported as printed.
-    fc = sc.formats_contender(args.formats_dir or tempfile.gettempdir()) if "formats" in rows else None
+    fc = sc.formats_contender(args.formats_dir or tempfile.gettempdir()) if "formats" in sections else None
     if fc:
         log("formats: bench_formats")
         r = run_process(fc["cmd"], env, args.timeout, log)
         record("formats", "bench_formats", 0, None, None, r, need_records=False)
         summary["formats"] = {"rc": r["rc"], "stdout": r["stdout"][-6000:]}
-    elif args.mode != "smoke" and "formats" in rows:
+    elif args.mode != "smoke" and "formats" in sections:
         note_missing("formats", "formats")
 
     # Foreign layouts (issue 27): sluice reading each file in place against
     # the reader that layout's users run, at the recipes' resolution (224 or
     # the largest) with each worker count, rounds alternated and paired.
-    if "foreign" in rows:
+    if "foreign" in sections:
         summary["foreign"] = run_foreign(args, sc, rres, workers, env, vpy, status, record, result, log)
 
     summary["goals"] = sluice_cases.goals(summary, workers)

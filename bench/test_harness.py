@@ -180,7 +180,7 @@ class Foreign(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             m = os.path.join(d, "manifest")
             with open(m, "w") as f:
-                f.write("msgpack /a/m.lmdb\nbogus /x\npickle /a/p.lmdb\n\n")
+                f.write("msgpack /a/m.lmdb\nbogus /x\nskip tfrecord\npickle /a/p.lmdb\n\n")
             self.assertEqual(list(sluice_cases.read_manifest(m).items()),
                              [("pickle", "/a/p.lmdb"), ("msgpack", "/a/m.lmdb")])
         self.assertEqual(sluice_cases.read_manifest("/nonexistent"), {})

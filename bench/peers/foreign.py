@@ -281,7 +281,8 @@ def prepare(args):
     listed = set()
     if args.manifest and os.path.exists(args.manifest):
         with open(args.manifest) as f:
-            listed = {line.split()[0] for line in f if line.strip()}
+            # `LAYOUT PATH` (ready) or `skip LAYOUT` (noted once already)
+            listed = {w[-1] if w[0] == "skip" else w[0] for w in (line.split() for line in f) if w}
     for layout in [x for x in args.layouts.split(",") if x]:
         if layout not in LAYOUTS:
             print("foreign.py: unknown layout %s (have %s)" % (layout, ", ".join(LAYOUTS)), file=sys.stderr)
@@ -321,6 +322,9 @@ def prepare(args):
                 why = (r.stderr or r.stdout).strip().splitlines()
                 _log(args, "note", "%s: this sluice does not read %s (%s): row skipped"
                      % (layout, path, why[-1] if why else "rc %d" % r.returncode))
+                if args.manifest:
+                    with open(args.manifest, "a") as f:
+                        f.write("skip %s\n" % layout)
                 continue
         if args.manifest:
             with open(args.manifest, "a") as f:
