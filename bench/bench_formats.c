@@ -1,7 +1,12 @@
 /* bench_formats: `sluice pack` throughput with 1 and 2 threads, and the time
- * to open (index) a 1,000,000-sample file in each format, and in the two
- * foreign LMDB layouts (Caffe Datums, image-file values, written here with
- * liblmdb as other tools write them), and of h5py-written chunked pixel
+ * to open (index) a 1,000,000-sample file in each format, and in the four
+ * foreign LMDB layouts (Caffe Datums and image-file values, written here
+ * with liblmdb as other tools write them; folder2lmdb's pickled
+ * (png, label) tuples and tensorpack's msgpack [png, label] arrays, written
+ * by PYTHON with py-lmdb + pickle / msgpack as those tools write them, with
+ * their __keys__ / __len__ entries; skipped without them), with the heap
+ * bytes the open keeps per sample (mallinfo2 while the source is open),
+ * and of h5py-written chunked pixel
  * arrays of 1,000, 100,000 and 1,000,000 chunks (a v1 B-tree with h5py's
  * default libver, a fixed array with libver='latest', an extensible array
  * with libver='latest' and maxshape=(None, ...); written by
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include <lmdb.h>
+#include <malloc.h>
 
 #include "codecs/codec.h"
 #include "formats/source.h"
@@ -298,26 +304,92 @@ static int write_foreign(const char *path, int images, uint64_t n) {
   return rc ? -1 : 0;
 }
 
-static void bench_open_foreign(const char *dir, uint64_t n) {
-  static const char *const name[2] = {"caffe", "images"};
-  printf("\nforeign LMDB open: %" PRIu64 " entries, best of 5 (page cache "
-         "warm); index %d + 8 (key offset) bytes per sample\n",
-         n, (int)sizeof(sl_sample_info));
-  printf("  %-7s %10s %9s %12s %12s %10s\n", "layout", "file MB", "write s",
-         "open mmap", "open pread", "ns/sample");
-  for (int f = 0; f < 2; f++) {
+/* The same 4x4 PNG as write_foreign's, as hex for a Python literal. */
+static const char k_png_hex[] =
+    "89504e470d0a1a0a0000000d4948445200000004000000040800000000"
+    "7e194b6b0000000b49444154789c63604005000014000"
+    "19d875aec0000000049454e44ae426082";
+
+/* n entries by the real clients, through PYTHON: folder2lmdb.py's layout
+ * (keys str(i), values pickle.dumps((png, label)), __keys__ and __len__
+ * pickled) or tensorpack's LMDBSerializer.save (keys '{:08}'.format(i),
+ * values msgpack.dumps([png, label], use_bin_type=True), __keys__); both a
+ * single-file environment (subdir=False), one write transaction. */
+static int write_foreign_py(const char *python, const char *path, int msgpack,
+                            uint64_t n) {
+  char cmd[3000];
+  snprintf(cmd, sizeof cmd,
+           "'%s' -c 'import lmdb, pickle%s\n"
+           "png = bytes.fromhex(\"%s\")\n"
+           "n = %" PRIu64 "\n"
+           "key = \"%s\".format\n"
+           "dumps = %s\n"
+           "db = lmdb.open(\"%s\", subdir=False, map_size=1 << 36, "
+           "meminit=False, map_async=True)\n"
+           "with db.begin(write=True) as txn:\n"
+           "    for i in range(n):\n"
+           "        txn.put(key(i).encode(\"ascii\"), dumps(i))\n"
+           "keys = [key(i).encode(\"ascii\") for i in range(n)]\n"
+           "with db.begin(write=True) as txn:\n"
+           "    txn.put(b\"__keys__\", %s)\n"
+           "%s"
+           "db.sync()\n"
+           "db.close()'",
+           python, msgpack ? ", msgpack" : "", k_png_hex, n,
+           msgpack ? "{:08}" : "{}",
+           msgpack ? "lambda i: msgpack.dumps([png, i % 1000], "
+                     "use_bin_type=True)"
+                   : "lambda i: pickle.dumps((png, i % 1000))",
+           path,
+           msgpack ? "msgpack.dumps(keys, use_bin_type=True)"
+                   : "pickle.dumps(keys)",
+           msgpack ? "" : "    txn.put(b\"__len__\", pickle.dumps(n))\n");
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Heap bytes in use (malloc's arenas and its own mmaps). */
+static size_t heap_in_use(void) {
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+static void bench_open_foreign(const char *dir, const char *python,
+                               uint64_t n) {
+  static const char *const name[4] = {"caffe", "images", "pickle", "msgpack"};
+  static const char *const writer[4] = {"liblmdb", "liblmdb", "py-lmdb",
+                                        "py-lmdb"};
+  printf("\nforeign LMDB open: %" PRIu64 " samples, best of 5 (page cache "
+         "warm); index %d + 8 (key offset) bytes per sample expected;\n"
+         "heap B/sample: the heap the open source keeps, measured "
+         "(mallinfo2); pickle and msgpack written by %s\n",
+         n, (int)sizeof(sl_sample_info), python);
+  printf("  %-7s %-8s %10s %9s %12s %12s %10s %14s\n", "layout", "writer",
+         "file MB", "write s", "open mmap", "open pread", "ns/sample",
+         "heap B/sample");
+  for (int f = 0; f < 4; f++) {
     char path[1100], lock[1200];
     snprintf(path, sizeof path, "%s/bench-open-%s.mdb", dir, name[f]);
     snprintf(lock, sizeof lock, "%s-lock", path);
     double t0 = now();
-    if (write_foreign(path, f, n))
+    if (f < 2 ? write_foreign(path, f, n)
+              : write_foreign_py(python, path, f == 3, n)) {
+      if (f >= 2)
+        fprintf(stderr,
+                "bench_formats: writing %s with %s failed (py-lmdb, "
+                "msgpack?): %s layout skipped\n",
+                path, python, name[f]);
+      unlink(path);
+      unlink(lock);
       continue;
+    }
     double wt = now() - t0, best[2] = {1e30, 1e30};
     uint64_t size = 0;
+    double kept = -1;
     for (int rep = 0; rep < 5; rep++)
       for (int io = 0; io < 2; io++) {
         sl_err err = {0};
         sl_source *s;
+        size_t h0 = heap_in_use();
         double a = now();
         if (sl_source_open(&s, path, SL_FORMAT_AUTO,
                            io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP,
@@ -328,6 +400,8 @@ static void bench_open_foreign(const char *dir, uint64_t n) {
           return;
         }
         double b = now() - a;
+        if (kept < 0)
+          kept = (double)(heap_in_use() - h0) / (double)n;
         size = sl_source_file_size(s);
         if (sl_source_count(s) != n ||
             strcmp(sl_source_layout_name(s), name[f]) != 0)
@@ -336,9 +410,9 @@ static void bench_open_foreign(const char *dir, uint64_t n) {
         if (b < best[io])
           best[io] = b;
       }
-    printf("  %-7s %10.1f %9.2f %9.1f ms %9.1f ms %10.1f\n", name[f],
-           (double)size / 1e6, wt, best[0] * 1e3, best[1] * 1e3,
-           best[0] * 1e9 / (double)n);
+    printf("  %-7s %-8s %10.1f %9.2f %9.1f ms %9.1f ms %10.1f %14.1f\n",
+           name[f], writer[f], (double)size / 1e6, wt, best[0] * 1e3,
+           best[1] * 1e3, best[0] * 1e9 / (double)n, kept);
     unlink(path);
     unlink(lock);
   }
@@ -437,7 +511,7 @@ int main(int argc, char **argv) {
   if (samples > 0)
     bench_open(dir, samples);
   if (samples > 0)
-    bench_open_foreign(dir, samples);
+    bench_open_foreign(dir, python, samples);
   if (h5_chunks[0] && strcmp(h5_chunks, "0") != 0)
     bench_open_h5chunks(dir, python, h5_chunks);
   return 0;

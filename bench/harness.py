@@ -46,6 +46,8 @@ PEER_LABEL = {
 # Which install-status entries a peer needs (bench/venv/peer-status/<name>).
 PEER_NEEDS = {"torch_pil": ["torch", "torchvision", "pillow"], "torch_tvio": ["torch", "torchvision"],
               "dali_cpu": ["dali"], "ffcv": ["ffcv", "torch", "torchvision"]}
+# The sections of one run, in the order they run (--rows picks some).
+SECTIONS = ["decode", "loader", "recipes", "drift", "efficiency", "binding", "formats", "foreign"]
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "16777216", "MALLOC_TRIM_THRESHOLD_": "134217728"}
 
 
@@ -234,6 +236,61 @@ def paired_ratio(a, b):
     return (statistics.median(rs), len(rs)) if rs else (None, 0)
 
 
+def module_check(python, modules):
+    """None when `python` imports every module, else the error's last line."""
+    if not python or not os.path.exists(python):
+        return "no interpreter %s" % python
+    r = subprocess.run([python, "-c", "import " + ", ".join(modules)], capture_output=True, text=True)
+    return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["rc %d" % r.returncode])[-1]
+
+
+def run_foreign(args, sc, res, workers, env, vpy, status, record, result, log):
+    """The foreign-layout rows: for each layout of the manifest and each
+    worker count, sluice in place against the layout's peer (run with the
+    torch_pil peer's interpreter, when that one also imports the layout's
+    client modules; otherwise sluice's row runs alone, with a note)."""
+    import foreign  # bench/peers: the layouts' writers, readers and client modules
+
+    layouts = sluice_cases.read_manifest(args.foreign_manifest)
+    if not layouts:
+        result["notes"].append("foreign: no foreign-layout file was prepared (see the prepare notes)")
+        return []
+    if not sc.lib:
+        result["errors"].append("foreign: libsluice.so was not built")
+        return []
+    out = []
+    for layout, path in layouts.items():
+        peer_py = None
+        if status.get("torch_pil", {}).get("status") == "ok":
+            py = status["torch_pil"].get("python", vpy)
+            why = module_check(py, ["torch", "torchvision", "PIL"] + foreign.LAYOUTS[layout]["modules"])
+            if why is None:
+                peer_py = py
+            else:
+                result["notes"].append("foreign %s: peer %s not run: %s: %s" % (
+                    layout, sluice_cases.FOREIGN_BY_LAYOUT[layout]["peer"], py, why))
+        else:
+            result["notes"].append("foreign %s: peer not run: torch/torchvision not installed" % layout)
+        for w in workers:
+            cont = sluice_cases.foreign_contenders(sc.lib, layout, path, peer_py, res, w, args.batch)
+            log("foreign %s res=%d workers=%d: %s" % (layout, res, w, ", ".join(c["name"] for c in cont)))
+
+            def one(c, rnd, w=w):
+                e = record("foreign", c["name"], rnd, res, w, run_process(c["cmd"], env, args.timeout, log))
+                rec = next((x for x in e["records"] if "images_per_s" in x), None)
+                if rec is None:
+                    return None
+                return {"rate": float(rec["images_per_s"]), "cpu_rate": rec.get("images_per_cpu_s"),
+                        "pss": e["peak_pss_mb"]}
+
+            got = rounds_of(cont, args.rounds, one, log)
+            row = sluice_cases.foreign_summary(layout, res, w, got)
+            row["peak_pss_mb"] = {c["name"]: median_or_none([g and g["pss"] for g in got[c["name"]]])
+                                  for c in cont}
+            out.append(row)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="sluice Release build dir")
@@ -264,11 +321,19 @@ def main():
     ap.add_argument("--baseline-label", default="baseline", help="its rows' name, e.g. sluice@57efa62")
     ap.add_argument("--baseline-lmdb", help="the images packed to LMDB by the baseline's own sluice pack")
     ap.add_argument("--baseline-lmdb-levels", help="the same with levels, packed by the baseline")
+    ap.add_argument("--foreign-manifest",
+                    help="`LAYOUT PATH` lines from bench/peers/foreign.py prepare: the foreign-layout rows")
+    ap.add_argument("--rows", default="all",
+                    help="sections to run, comma-separated, of: %s (default all)" % ",".join(SECTIONS))
     args = ap.parse_args()
 
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
+    sections = SECTIONS if args.rows == "all" else [x for x in args.rows.split(",") if x]
+    bad = [x for x in sections if x not in SECTIONS]
+    if bad:
+        ap.error("--rows: unknown section(s) %s (have %s)" % (", ".join(bad), ", ".join(SECTIONS)))
     resolutions = [int(x) for x in args.res.split(",") if x]
     peer_res = [int(x) for x in (args.peer_res or args.res).split(",") if x]
     workers = [int(x) for x in args.workers.split(",") if x]
@@ -289,7 +354,7 @@ def main():
                            "workers": workers, "batch": args.batch, "rounds": args.rounds,
                            "transform": "random-resized-crop scale (0.08, 1) ratio (3/4, 4/3), "
                                         "flip 0.5, uint8 output",
-                           "env": env, "nice": 5, "images": args.images,
+                           "env": env, "nice": 5, "images": args.images, "rows": sections,
                            "image_count": sum(len(fs) for _, _, fs in os.walk(args.images)),
                            "image_bytes": sum(os.path.getsize(os.path.join(d, f))
                                               for d, _, fs in os.walk(args.images) for f in fs)},
@@ -337,7 +402,7 @@ def main():
     # 1, 2: decode ceiling and sluice decode+augment, single thread; the
     # program alternates (a) and (b) over its own rounds.
     dec_rounds = max(5, args.rounds) if args.mode != "smoke" else 1
-    dec = sc.decode_contenders(dec_rounds)
+    dec = sc.decode_contenders(dec_rounds) if "decode" in sections else None
     if dec:
         log("decode: bench_decode")
         r = run_process(dec[0]["cmd"], env, args.timeout, log)
@@ -349,7 +414,7 @@ def main():
         if r["rc"] == 0 and not rows:
             result["errors"].append("decode: bench_decode printed nothing the harness can read")
         summary["decode"] = rows
-    else:
+    elif "decode" in sections:
         note_missing("decode", "decode")
     # The baseline's bench_decode, right after: its rates per thread-CPU-second
     # against the current build's give the decode speedup of this run.
@@ -364,7 +429,7 @@ def main():
         summary["baseline_decode"] = {"label": args.baseline_label, "rows": brows}
 
     # 3, 4: loaders end to end, sluice's and the peers', same res and workers.
-    for res in resolutions:
+    for res in resolutions if "loader" in sections else []:
         for w in workers:
             cont = sc.loader_contenders(res, w)
             if base:
@@ -449,7 +514,7 @@ def main():
     # doing the same, and against its own rrc.
     rres = 224 if 224 in resolutions else max(resolutions)
     rw = min(workers)
-    rcont = sc.recipe_contenders(rres, rw)
+    rcont = sc.recipe_contenders(rres, rw) if "recipes" in sections else None
     if rcont:
         for p in [p for p in peers if p in ("torch_pil", "torch_tvio", "dali_cpu")]:
             for rc in sluice_cases.RECIPES:
@@ -465,7 +530,7 @@ def main():
 
         got = rounds_of(rcont, args.rounds, one_recipe, log)
         summary["recipes"] = sluice_cases.recipe_summary(got, rres, rw)
-    else:
+    elif "recipes" in sections:
         note_missing("recipes", "loader")
 
     # 4c: detection: the images with boxes (bench/det_data.py), RandomResized
@@ -495,26 +560,26 @@ def main():
         note_missing("detection", "loader")
 
     # 5: sluice RSS over epochs.
-    drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift)
+    drift = sc.drift_contender(max(resolutions), max(workers), args.epochs_drift) if "drift" in sections else None
     if drift:
         log("drift: %s" % drift["name"])
         r = run_process(drift["cmd"], env, args.timeout, log)
         record("drift", drift["name"], 0, max(resolutions), max(workers), r)
         summary["drift"] = sc.summarize_drift(r)
-    else:
+    elif "drift" in sections:
         note_missing("drift", "drift")
 
     # End to end vs single thread, as the loader's own bench measures it.
-    for c in sc.efficiency_contenders(resolutions):
+    for c in sc.efficiency_contenders(resolutions) if "efficiency" in sections else []:
         log("efficiency: %s" % c["name"])
         r = run_process(c["cmd"], env, args.timeout, log)
         record("efficiency", c["name"], 0, c["res"], None, r)
         summary["efficiency"] += sc.parse_efficiency(r["records"])
-    if not sc.bench_loader:
+    if not sc.bench_loader and "efficiency" in sections:
         note_missing("efficiency", "efficiency")
 
     # The Python package against the C loader, in one process.
-    bc = sc.binding_contender(max(resolutions), max(workers))
+    bc = sc.binding_contender(max(resolutions), max(workers)) if "binding" in sections else None
     if bc:
         log("binding: %s" % bc["name"])
         benv = dict(env)
@@ -522,18 +587,24 @@ def main():
         r = run_process(bc["cmd"], benv, args.timeout, log)
         record("binding", bc["name"], 0, max(resolutions), max(workers), r)
         summary["binding"] = sc.parse_binding(r["records"])
-    else:
+    elif "binding" in sections:
         result["notes"].append("binding: not run (no build/python package, dataset or NumPy)")
 
     # Formats: pack throughput and index-open time, reported as printed.
-    fc = sc.formats_contender(args.formats_dir or tempfile.gettempdir())
+    fc = sc.formats_contender(args.formats_dir or tempfile.gettempdir()) if "formats" in sections else None
     if fc:
         log("formats: bench_formats")
         r = run_process(fc["cmd"], env, args.timeout, log)
         record("formats", "bench_formats", 0, None, None, r, need_records=False)
         summary["formats"] = {"rc": r["rc"], "stdout": r["stdout"][-6000:]}
-    elif args.mode != "smoke":
+    elif args.mode != "smoke" and "formats" in sections:
         note_missing("formats", "formats")
+
+    # Foreign layouts (issue 27): sluice reading each file in place against
+    # the reader that layout's users run, at the recipes' resolution (224 or
+    # the largest) with each worker count, rounds alternated and paired.
+    if "foreign" in sections:
+        summary["foreign"] = run_foreign(args, sc, rres, workers, env, vpy, status, record, result, log)
 
     summary["goals"] = sluice_cases.goals(summary, workers)
     result["summary"] = summary

@@ -199,11 +199,32 @@ def detection_table(su):
     return L + [""]
 
 
+def foreign_table(su):
+    """The foreign-layout rows: sluice reading each layout in place against
+    the reader its users run, images/s per core (÷ workers) and per
+    CPU-second, sluice ÷ peer (median of paired rounds)."""
+    rows = su.get("foreign") or []
+    if not rows:
+        return []
+    L = ["### Foreign layouts read in place: images/s per core (sluice ÷ the reader its users run)", "",
+         "The same images written by each layout's own client (bench/peers/foreign.py); both loaders "
+         "random-resized-crop + flip to uint8 with the same workers and batch.", "",
+         "| layout | res | W | sluice | reader | per core | per CPU-second | sluice ÷ reader |",
+         "|---|---|---|---|---|---|---|---|"]
+    for x in rows:
+        L.append("| %s | %d | %d | in place, io=mmap | %s | %s vs %s | %s vs %s | %s%s |" % (
+            x["label"], x["res"], x["workers"], x["peer_label"],
+            fmt(x["sluice_per_core"]), fmt(x["peer_per_core"]),
+            fmt(x["sluice_per_cpu_s"]), fmt(x["peer_per_cpu_s"]),
+            fmt(x["ratio"], "%.2f×"), " (%d pairs)" % x["pairs"] if x["pairs"] else ""))
+    return L + [""]
+
+
 def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + baseline_table(su) + levels_table(su) + recipes_table(su) + detection_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + baseline_table(su) + levels_table(su) + recipes_table(su) + detection_table(su) + foreign_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
         fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])

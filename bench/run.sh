@@ -3,7 +3,7 @@
 #
 #   bench/run.sh [--smoke] [--data DIR] [--count N] [--rounds N] [--res LIST]
 #                [--workers LIST] [--batch N] [--peers LIST] [--no-setup]
-#                [--keep-benchmarks] [--baseline REV]
+#                [--keep-benchmarks] [--baseline REV] [--rows LIST] [--layouts LIST]
 #
 # 1. Builds sluice in Release (SLUICE_BENCH_BUILD, default build-bench/).
 # 2. Data: DIR (or SLUICE_BENCH_DATA), a folder of class subfolders of JPEGs;
@@ -29,6 +29,16 @@
 #    torch DataLoader with the same box-aware transforms (peers/peer.py
 #    torch_det: transforms.v2 where torchvision has them); peak memory of
 #    each; sluice RSS over 5 epochs.
+#    The foreign-layout rows (issue 27), at 224 px (or the largest --res)
+#    with each worker count: the same images written by each layout's own
+#    client (bench/peers/foreign.py prepare: folder2lmdb's pickled LMDB by
+#    py-lmdb + pickle, tensorpack's msgpack LMDB, a TFRecord file by the
+#    `tfrecord` package, WebDataset shards by webdataset's ShardWriter),
+#    sluice reading each in place against the reader its users run
+#    (folder2lmdb's ImageFolderLMDB, a msgpack Dataset, tfrecord's
+#    TFRecordDataset, webdataset's WebLoader), same transforms and workers.
+#    A layout whose client package is missing, or that this sluice does
+#    not read yet, is skipped with a note.
 # 5. Writes bench/results/<date>-<host>.json, .md and .png plots and updates
 #    BENCHMARKS.md (bench/report.py).
 #
@@ -49,15 +59,19 @@
 # its bench_decode and its sluice loader rows (LMDB io=mmap, levels below
 # 224 px) in the same rounds as the current build's, labelled sluice@REV:
 # every speed claim against REV is a ratio measured in one run.
+# --rows LIST: only these sections (harness.py --rows): decode, loader,
+# recipes, drift, efficiency, binding, formats, foreign; e.g. --rows foreign.
+# --layouts LIST: the foreign layouts to prepare (default pickle,msgpack,
+# tfrecord,webdataset).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SLUICE_BENCH_BUILD:-$root/build-bench}
 venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
-smoke=0 setup=1 keep=0 baseline="" count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
+smoke=0 setup=1 keep=0 baseline="" rows=all layouts=pickle,msgpack,tfrecord,webdataset count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,65p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
@@ -71,6 +85,8 @@ while [ $# -gt 0 ]; do
     --no-setup) setup=0 ;;
     --keep-benchmarks) keep=1 ;;
     --baseline) baseline=$2; shift ;;
+    --rows) rows=$2; shift ;;
+    --layouts) layouts=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -285,6 +301,27 @@ if [ -f "$lib" ]; then
   [ -f "$cache/det.done" ] && det_lmdb=$cache/det.lmdb det_json=$cache/det.json
 fi
 
+# The foreign layouts, written by their own clients: bench/venv's
+# interpreter first, then Debian's for what it lacks (foreign.py skips a
+# layout already listed; --last notes what none could write).
+manifest=$cache/foreign.manifest
+: >"$manifest"
+if [ "$rows" = all ] || [[ ",$rows," == *,foreign,* ]]; then
+  say "data: foreign layouts ($layouts)"
+  fpys=()
+  [ -x "$vpy" ] && fpys+=("$vpy")
+  [ -x /usr/bin/python3 ] && [ "$vpy" != /usr/bin/python3 ] && fpys+=(/usr/bin/python3)
+  n=${#fpys[@]}
+  for i in "${!fpys[@]}"; do
+    last=""
+    [ $((i + 1)) = "$n" ] && last=--last
+    nice "${fpys[$i]}" "$here/peers/foreign.py" prepare --data "$images" --cache "$cache" \
+      --layouts "$layouts" --sluice "$sluice" --manifest "$manifest" --prep-log "$prep" $last >&2 ||
+      echo "error foreign.py prepare with ${fpys[$i]} failed" >>"$prep"
+  done
+  [ "$n" = 0 ] && echo "note foreign: no Python interpreter to write the foreign layouts" >>"$prep"
+fi
+
 # ---------------------------------------------------------------- run
 stamp=$(date -u +%Y-%m-%d)-$(hostname -s)
 if [ $smoke = 1 ]; then
@@ -301,7 +338,7 @@ rc=0
   ${det_lmdb:+--det-lmdb "$det_lmdb"} ${det_json:+--det-json "$det_json"} --venv "$venv" --out "$json" --res "$res" \
   --peer-res "$peer_res" --workers "$workers" --batch "$batch" --rounds "$rounds" --peers "$peers" \
   --mode "$([ $smoke = 1 ] && echo smoke || echo full)" --prep-log "$prep" \
-  --formats-dir "$build/bench-formats" \
+  --formats-dir "$build/bench-formats" --rows "$rows" --foreign-manifest "$manifest" \
   ${base_build:+--baseline-build "$base_build" --baseline-label "$base_label"} \
   ${base_lmdb:+--baseline-lmdb "$base_lmdb"} ${base_levels:+--baseline-lmdb-levels "$base_levels"} \
   ${SLUICE_BENCH_HARNESS_ARGS:-} || rc=$?

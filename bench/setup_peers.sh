@@ -6,7 +6,9 @@
 # silently dropped; run.sh reports it as "not installed: <error>".
 #
 #   bench/setup_peers.sh            install everything (torch, torchvision, pillow,
-#                                   numpy, matplotlib, nvidia-dali, ffcv)
+#                                   numpy, matplotlib, nvidia-dali, ffcv, and the
+#                                   foreign layouts' lmdb, msgpack, tfrecord,
+#                                   webdataset)
 #   bench/setup_peers.sh --minimal  only what the smoke mode needs (pillow, numpy)
 #
 # Environment: SLUICE_BENCH_PYTHON  interpreter to build the venv from (default:
@@ -65,6 +67,12 @@ try numpy 'import numpy; v=numpy.__version__' numpy
 
 try matplotlib 'import matplotlib; v=matplotlib.__version__' matplotlib
 try psutil 'import psutil; v=psutil.__version__' psutil
+# The foreign-layout rows' clients (bench/peers/foreign.py): they write the
+# layouts and are the readers those layouts' users run.
+try lmdb 'import lmdb; v=lmdb.__version__' lmdb
+try msgpack 'import msgpack, importlib.metadata as m; v=m.version("msgpack")' msgpack
+try tfrecord 'import tfrecord, importlib.metadata as m; v=m.version("tfrecord")' tfrecord
+try webdataset 'import webdataset, importlib.metadata as m; v=m.version("webdataset")' webdataset
 
 # torch: from SLUICE_BENCH_TORCH_INDEX (a CPU-only wheel index, if you have one
 # reachable) else plain PyPI, whose wheels pull the CUDA runtime wheels too:

@@ -22,6 +22,11 @@ Programs print their measurements as lines
   the loader with 1 and 2 workers on the same dataset in one process, and
   sluice_loader.py over 5 epochs for the RSS per epoch.
 - formats: bench_formats (pack throughput, index-open time), reported as is.
+- foreign (issue 27): one row per foreign layout (FOREIGN below): sluice
+  reading the file in place (sluice_loader.py on it, io mmap) against the
+  reader that layout's users run (bench/peers/peer.py PEER --path FILE), the
+  same images (written from the bench's folder by the layout's own client,
+  bench/peers/foreign.py prepare), transforms, workers and batch.
 - binding (goal "binding >= 0.95 x the C loader"): bench/bench_binding.py,
   the Python package against the C API in one process, alternating epochs,
   and the binding's RSS over 5 epochs.
@@ -263,6 +268,84 @@ class Cases:
         if self.sluice:
             cmd += ["--bin", self.sluice]
         return {"name": "bench_formats", "cmd": cmd}
+
+
+# ---------------------------------------------------------------- foreign
+
+# One row per foreign layout: sluice reading the file in place against the
+# reader its users run today (a peer of bench/peers/peer.py, whose Dataset is
+# in bench/peers/foreign.py's LAYOUTS with the layout's writer). To add a
+# layout: its writer and Dataset in foreign.py, an entry here.
+FOREIGN = [
+    {"layout": "pickle", "peer": "torch_folder2lmdb",
+     "label": "folder2lmdb LMDB (pickled (jpeg, label))",
+     "peer_label": "folder2lmdb's ImageFolderLMDB: py-lmdb + pickle.loads + PIL, DataLoader"},
+    {"layout": "msgpack", "peer": "torch_msgpack_lmdb",
+     "label": "tensorpack LMDB (msgpack [jpeg, label])",
+     "peer_label": "torch Dataset: py-lmdb + msgpack.loads + PIL, DataLoader"},
+    {"layout": "tfrecord", "peer": "torch_tfrecord",
+     "label": "TFRecord (tf.train.Example, image/encoded)",
+     "peer_label": "tfrecord package's TFRecordDataset + PIL, DataLoader"},
+    {"layout": "webdataset", "peer": "wds_webloader",
+     "label": "WebDataset tar shards (jpg, cls)",
+     "peer_label": "webdataset's WebDataset + decode('pil'), WebLoader"},
+]
+FOREIGN_BY_LAYOUT = {f["layout"]: f for f in FOREIGN}
+
+
+def read_manifest(path):
+    """{layout: path} from foreign.py prepare's manifest (`LAYOUT PATH` lines),
+    in FOREIGN's order; unknown layouts are ignored."""
+    got = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                layout, _, p = line.strip().partition(" ")
+                if layout in FOREIGN_BY_LAYOUT and p:
+                    got[layout] = p
+    return {f["layout"]: got[f["layout"]] for f in FOREIGN if f["layout"] in got}
+
+
+def foreign_contenders(lib, layout, path, peer_python, res, workers, batch):
+    """[sluice in place, the peer] for one layout (the peer left out when
+    peer_python is None: its packages are missing)."""
+    f = FOREIGN_BY_LAYOUT[layout]
+    out = [{"name": "sluice_%s" % layout, "kind": "sluice", "layout": layout,
+            "label": "sluice, %s in place, io=mmap" % f["label"],
+            "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"), lib, path,
+                    "--res", str(res), "--workers", str(workers), "--batch", str(batch), "--io", "mmap"]}]
+    if peer_python:
+        out.append({"name": f["peer"], "kind": "peer", "layout": layout, "label": f["peer_label"],
+                    "cmd": [peer_python, os.path.join(HERE, "peers", "peer.py"), f["peer"], "--path", path,
+                            "--res", str(res), "--workers", str(workers), "--batch", str(batch)]})
+    return out
+
+
+def foreign_summary(layout, res, workers, got):
+    """One row: both loaders' median images/s and per core (÷ workers), per
+    CPU-second, and sluice ÷ peer as the median of the paired rounds."""
+    f = FOREIGN_BY_LAYOUT[layout]
+    s = got.get("sluice_%s" % layout, [])
+    p = got.get(f["peer"], [])
+
+    def med(key, xs):
+        v = _median([x and x.get(key) for x in xs])
+        return v
+
+    def paired(key):
+        rs = [a[key] / b[key] for a, b in zip(s, p) if a and b and a.get(key) and b.get(key)]
+        return (statistics.median(rs), len(rs)) if rs else (None, 0)
+
+    ratio, n = paired("rate")
+    cpu_ratio, _ = paired("cpu_rate")
+    rate_s, rate_p = med("rate", s), med("rate", p)
+    return {"layout": layout, "label": f["label"], "peer": f["peer"], "peer_label": f["peer_label"],
+            "res": res, "workers": workers,
+            "sluice_images_per_s": rate_s, "peer_images_per_s": rate_p,
+            "sluice_per_core": rate_s / workers if rate_s else None,
+            "peer_per_core": rate_p / workers if rate_p else None,
+            "sluice_per_cpu_s": med("cpu_rate", s), "peer_per_cpu_s": med("cpu_rate", p),
+            "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n}
 
 
 # ---------------------------------------------------------------- goals

@@ -13,6 +13,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
 import cputime  # noqa: E402
+import foreign  # noqa: E402
 import harness  # noqa: E402
 import report  # noqa: E402
 import sluice_cases  # noqa: E402
@@ -207,6 +208,95 @@ class Parsers(unittest.TestCase):
         self.assertIn("--levels 3/4,1/2", text)
         self.assertIn("| 160 | 1 | 200 | 100 (2.00×) | 50 (4.00×) |", text)
         self.assertEqual(report.levels_table({"loader": su["loader"][:1]}), [])
+
+
+class Foreign(unittest.TestCase):
+    """The foreign-layout rows: the table, the manifest, the commands, the
+    paired summary, the report's table, the --rows filter, and the writers'
+    bytes (with the real clients, when this interpreter has them)."""
+
+    def test_table_matches_the_peers_and_writers(self):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "peer.py")) as f:
+            peer_src = f.read()
+        for f in sluice_cases.FOREIGN:
+            self.assertIn(f["layout"], foreign.LAYOUTS)
+            self.assertEqual(foreign.LAYOUTS[f["layout"]]["peer"], f["peer"])
+            self.assertIn('"%s"' % f["peer"], peer_src)  # one of peer.py's choices
+        self.assertIn("foreign", harness.SECTIONS)
+
+    def test_manifest_contenders_and_summary(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = os.path.join(d, "manifest")
+            with open(m, "w") as f:
+                f.write("msgpack /a/m.lmdb\nbogus /x\nskip tfrecord\npickle /a/p.lmdb\n\n")
+            self.assertEqual(list(sluice_cases.read_manifest(m).items()),
+                             [("pickle", "/a/p.lmdb"), ("msgpack", "/a/m.lmdb")])
+        self.assertEqual(sluice_cases.read_manifest("/nonexistent"), {})
+        c = sluice_cases.foreign_contenders("/b/libsluice.so", "pickle", "/a/p.lmdb", "/v/python", 224, 2, 64)
+        self.assertEqual([x["name"] for x in c], ["sluice_pickle", "torch_folder2lmdb"])
+        self.assertIn("/a/p.lmdb", c[0]["cmd"])
+        self.assertEqual(c[1]["cmd"][0], "/v/python")
+        self.assertEqual(c[1]["cmd"][c[1]["cmd"].index("--path") + 1], "/a/p.lmdb")
+        self.assertEqual(c[1]["cmd"][c[1]["cmd"].index("--workers") + 1], "2")
+        self.assertEqual(len(sluice_cases.foreign_contenders("/b/l.so", "pickle", "/p", None, 224, 1, 64)), 1)
+        got = {"sluice_pickle": [{"rate": 600.0, "cpu_rate": 700.0}, {"rate": 400.0, "cpu_rate": 500.0}, None],
+               "torch_folder2lmdb": [{"rate": 100.0, "cpu_rate": 100.0}, {"rate": 100.0, "cpu_rate": 125.0},
+                                     {"rate": 90.0, "cpu_rate": None}]}
+        row = sluice_cases.foreign_summary("pickle", 224, 2, got)
+        self.assertEqual((row["ratio"], row["pairs"]), (5.0, 2))  # median of 6 and 4
+        self.assertAlmostEqual(row["cpu_ratio"], (7.0 + 4.0) / 2)
+        self.assertEqual(row["sluice_per_core"], 250.0)
+        self.assertEqual(row["peer_per_core"], 50.0)
+        text = "\n".join(report.foreign_table({"foreign": [row]}))
+        self.assertIn("| 224 | 2 | in place, io=mmap |", text)
+        self.assertIn("| 250 vs 50 | 600 vs 112 | 5.00× (2 pairs) |", text)
+        self.assertEqual(report.foreign_table({}), [])
+
+    def test_rows_filter(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            base = [sys.executable, harness.__file__, "--build", d, "--images", d, "--venv", d, "--out", out]
+            r = subprocess.run(base + ["--rows", "foreign,nope"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("nope", r.stderr)
+            subprocess.run(base + ["--rows", "foreign", "--mode", "smoke"], capture_output=True, text=True)
+            with open(out) as f:
+                res = json.load(f)
+            self.assertEqual(res["settings"]["rows"], ["foreign"])
+            self.assertEqual([x["section"] for x in res["runs"]], [])  # nothing else ran
+            self.assertTrue(any(n.startswith("foreign: no foreign-layout file") for n in res["notes"]))
+
+    def test_writers_write_what_the_tools_write(self):
+        try:
+            import lmdb
+            import msgpack
+        except ImportError:
+            self.skipTest("py-lmdb or msgpack not in %s" % sys.executable)
+        import pickle
+        with tempfile.TemporaryDirectory() as d:
+            for c, names in (("b", ["y.jpg", "x.jpg"]), ("a", ["z.png", "notes.txt"])):
+                os.makedirs(os.path.join(d, "img", c))
+                for n in names:
+                    with open(os.path.join(d, "img", c, n), "wb") as f:
+                        f.write(b"bytes of " + n.encode())
+            samples = foreign.image_folder(os.path.join(d, "img"))
+            self.assertEqual([(os.path.basename(p), lb) for p, lb in samples],
+                             [("z.png", 0), ("x.jpg", 1), ("y.jpg", 1)])
+            p = foreign.write_pickle_lmdb(samples, os.path.join(d, "p.lmdb"))
+            env = lmdb.open(p, subdir=False, readonly=True, lock=False)
+            with env.begin() as txn:
+                self.assertEqual(pickle.loads(txn.get(b"__len__")), 3)
+                self.assertEqual(pickle.loads(txn.get(b"__keys__")), [b"0", b"1", b"2"])
+                self.assertEqual(pickle.loads(txn.get(b"2")), (b"bytes of y.jpg", 1))
+                self.assertEqual(txn.stat()["entries"], 5)
+            env.close()
+            m = foreign.write_msgpack_lmdb(samples, os.path.join(d, "m.lmdb"))
+            env = lmdb.open(m, subdir=False, readonly=True, lock=False)
+            with env.begin() as txn:
+                self.assertEqual(msgpack.loads(txn.get(b"__keys__")), [b"00000000", b"00000001", b"00000002"])
+                self.assertEqual(msgpack.loads(txn.get(b"00000000")), [b"bytes of z.png", 0])
+            env.close()
 
 
 class Processes(unittest.TestCase):

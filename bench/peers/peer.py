@@ -31,6 +31,14 @@ Peers:
                   Batches: images stacked, targets a list, as detection
                   references collate.
 
+Foreign-layout peers (bench/peers/foreign.py; --path is the file that
+`foreign.py prepare` wrote): the reader each layout's users run, as a torch
+Dataset with PIL decode and the torch_pil transforms:
+  torch_folder2lmdb   folder2lmdb's ImageFolderLMDB (py-lmdb + pickle.loads)
+  torch_msgpack_lmdb  the same over a tensorpack LMDB (msgpack.loads)
+  torch_tfrecord      the `tfrecord` package's TFRecordDataset
+  wds_webloader       webdataset's WebDataset pipeline in its WebLoader
+
 Same parameters for all: scale (0.08, 1), ratio (3/4, 4/3), flip 0.5, bilinear
 (antialiased) resize, uint8.
 
@@ -117,6 +125,45 @@ def torch_loader(args, decoder):
             mark(i, x.shape[0])
 
     return epoch, "torch %s torchvision %s" % (torch.__version__, torchvision.__version__)
+
+
+def foreign_loader(args):
+    """A foreign-layout peer: foreign.py's Dataset for the layout, the
+    torch_pil transforms, a DataLoader (webdataset: its WebLoader) with the
+    same workers, batch and prefetch as torch_pil's."""
+    import torch
+    import torchvision
+    from torch.utils.data import DataLoader
+    from torchvision import transforms as T
+
+    import foreign
+
+    torch.set_num_threads(1)
+    layout = foreign.PEERS[args.peer]
+    tf = T.Compose([T.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO),
+                    T.RandomHorizontalFlip(), T.PILToTensor()])
+    ds, shuffle = foreign.LAYOUTS[layout]["dataset"](args.path, tf)
+
+    def init(_):
+        torch.set_num_threads(1)
+
+    kw = dict(batch_size=args.batch, num_workers=args.workers, persistent_workers=args.workers > 0,
+              drop_last=False, worker_init_fn=init, prefetch_factor=2 if args.workers > 0 else None)
+    if layout == "webdataset":
+        import webdataset as wds
+
+        dl = wds.WebLoader(ds, **kw)
+    else:
+        dl = DataLoader(ds, shuffle=shuffle, **kw)
+
+    def epoch(mark):
+        for i, (x, y) in enumerate(dl):
+            assert x.dtype == torch.uint8 and x.shape[-1] == args.res
+            mark(i, x.shape[0])
+
+    from importlib.metadata import version
+    client = ", ".join("%s %s" % (m, version(m)) for m in foreign.LAYOUTS[layout]["modules"])
+    return epoch, "torch %s torchvision %s %s" % (torch.__version__, torchvision.__version__, client)
 
 
 def dali_random_erasing(images, p):
@@ -344,13 +391,15 @@ def torch_det_loader(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "torch_det"])
-    ap.add_argument("--data", required=True, help="folder of class subfolders of JPEGs")
+    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "torch_det", "torch_folder2lmdb",
+                                     "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"])
+    ap.add_argument("--data", help="folder of class subfolders of JPEGs (all but the foreign-layout peers)")
     ap.add_argument("--res", type=int, default=224)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     ap.add_argument("--beton", help="ffcv: dataset file (written if missing)")
+    ap.add_argument("--path", help="foreign-layout peers: the file foreign.py prepare wrote")
     ap.add_argument("--recipe", default="rrc", choices=["rrc", "tv", "timm"],
                     help="torch peers: the transforms after the crop (see above)")
     ap.add_argument("--coco", help="torch_det: COCO instances JSON (file_name relative to --data)")
@@ -363,7 +412,15 @@ def main():
         ap.error("--workers must be >= 1")
     if args.recipe != "rrc" and args.peer == "ffcv":
         ap.error("--recipe %s: FFCV has none of these ops" % args.recipe)
-    if args.peer == "torch_pil":
+    if args.recipe != "rrc" and args.path:
+        ap.error("--recipe %s: the foreign-layout peers run rrc only" % args.recipe)
+    if args.peer in ("torch_folder2lmdb", "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"):
+        if not args.path:
+            ap.error("%s needs --path" % args.peer)
+        epoch, version = foreign_loader(args)
+    elif not args.data:
+        ap.error("%s needs --data" % args.peer)
+    elif args.peer == "torch_pil":
         epoch, version = torch_loader(args, "pil")
     elif args.peer == "torch_tvio":
         epoch, version = torch_loader(args, "tvio")
