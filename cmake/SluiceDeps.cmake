@@ -29,6 +29,8 @@ sluice_pkg(zlib zlib zlib1g-dev)
 # Blosc 1 (blosclz, lz4, zlib, zstd codecs): the HDF5 filter 32001 PyTables
 # and hdf5plugin write.
 sluice_pkg(blosc blosc libblosc-dev)
+# Intel's ISA-L: CRC-32C (crc32_iscsi) for TFRecord's record checksums.
+sluice_pkg(isal libisal libisal-dev)
 
 # Debian's liblzf ships neither a .pc file nor a CMake package.
 find_path(LIBLZF_INCLUDE_DIR liblzf/lzf.h)
@@ -58,7 +60,7 @@ target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
   sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::webp
   sluice::dep::inih
   sluice::dep::uring sluice::dep::zlib sluice::dep::lzf sluice::dep::blosc
-  sluice::dep::yuv
+  sluice::dep::isal sluice::dep::yuv
   Threads::Threads m)
 
 if(SLUICE_BUILD_TESTS)

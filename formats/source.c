@@ -15,8 +15,10 @@
 
 #include "common/mem.h"
 #include "common/pread_full.h"
+#include "formats/crc32c.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
+#include "formats/recordio.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
                "index entries are 24 bytes");
@@ -80,6 +82,9 @@ void sl_source_close(sl_source *src) {
   }
   free(src->h5f);
   free(src->name_off);
+  free(src->image_key);
+  free(src->label_key);
+  free(src->joins);
   free(src->path);
   free(src);
 }
@@ -148,10 +153,31 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 }
 
 const char *sl_source_format_name(const sl_source *src) {
-  return src->fmt == SL_FORMAT_LMDB ? "lmdb" : "hdf5";
+  switch (src->fmt) {
+  case SL_FORMAT_LMDB:
+    return "lmdb";
+  case SL_FORMAT_TFRECORD:
+    return "tfrecord";
+  case SL_FORMAT_RECORDIO:
+    return "recordio";
+  default:
+    return "hdf5";
+  }
+}
+
+uint64_t sl_source_input_bytes(const sl_source *src, uint64_t i) {
+  const sl_sample_info *e = &src->index[i];
+  if (src->h5f)
+    return (uint64_t)e->width * e->height * e->channels;
+  const sl_recio_join *j = src->njoins ? sl_recio_find_join(src, i) : NULL;
+  return j ? j->bytes : e->length;
 }
 
 const char *sl_source_layout_name(const sl_source *src) {
+  if (src->fmt == SL_FORMAT_TFRECORD)
+    return "example";
+  if (src->fmt == SL_FORMAT_RECORDIO)
+    return "irheader";
   switch (src->entry_layout) {
   case SL_ENTRIES_CAFFE:
     return "caffe";
@@ -430,7 +456,15 @@ static sl_status open_common(sl_source **out, const char *path,
   src->max_fill =
       opts->max_fill_samples ? opts->max_fill_samples : SL_SOURCE_MAX_FILL;
   src->label_argmax = opts->label_argmax;
-  if ((opts->label_file && opts->label_file[0] &&
+  src->label_offset = opts->label_offset;
+  /* The default keys (set or not) keep TFDS's names as the fallback. */
+  bool own_image = opts->image_key && opts->image_key[0] &&
+                   strcmp(opts->image_key, "image/encoded") != 0;
+  bool own_label = opts->label_key && opts->label_key[0] &&
+                   strcmp(opts->label_key, "image/class/label") != 0;
+  if ((own_image && !(src->image_key = strdup(opts->image_key))) ||
+      (own_label && !(src->label_key = strdup(opts->label_key))) ||
+      (opts->label_file && opts->label_file[0] &&
        !(src->label_file = strdup(opts->label_file))) ||
       (opts->lmdb_db && opts->lmdb_db[0] &&
        !(src->lmdb_db = strdup(opts->lmdb_db))) ||
@@ -471,6 +505,21 @@ static sl_status open_common(sl_source **out, const char *path,
                     "%s: dataset.images/labels/targets/labels_path/lengths/"
                     "label_from are for HDF5 arrays; this is LMDB",
                     path);
+  bool records = fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO;
+  if (st == SL_OK && records && src->entry_layout != SL_ENTRIES_AUTO)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.layout is for LMDB and HDF5 files; this is "
+                    "%s",
+                    path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
+  if (st == SL_OK && records &&
+      (src->images || src->labels || src->targets_name || src->labels_path ||
+       src->lengths_name || src->label_argmax || src->lmdb_db ||
+       src->label_file))
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.images/labels/targets/labels_path/lengths/"
+                    "label_from/lmdb_db/label_file are for LMDB and HDF5 "
+                    "files; this is %s",
+                    path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.lmdb_db = %s names an LMDB sub-database; "
@@ -495,7 +544,9 @@ static sl_status open_common(sl_source **out, const char *path,
   if (st == SL_OK)
     st = fmt == SL_FORMAT_LMDB
              ? sl_source_index_lmdb(src, env_path, subdir, err)
-             : sl_source_index_hdf5(src, err);
+         : fmt == SL_FORMAT_TFRECORD ? sl_source_index_tfrecord(src, err)
+         : fmt == SL_FORMAT_RECORDIO ? sl_source_index_recordio(src, err)
+                                     : sl_source_index_hdf5(src, err);
   if (st == SL_OK && !src->keep_map) {
     munmap(src->map, (size_t)src->file_size);
     src->map = NULL;
@@ -559,9 +610,27 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
       is_hdf5 = true;
   }
   bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
+  /* RecordIO starts with its magic; a TFRecord with a record header whose
+   * length CRC holds (1 in 2^32 by chance). */
+  bool is_recordio = n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC;
+  bool is_tfrecord =
+      n >= 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8);
+  bool is_gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+  if (is_gzip && (*fmt == SL_FORMAT_AUTO || *fmt == SL_FORMAT_TFRECORD))
+    return sl_err_set(
+        err, SL_EUNSUPPORTED,
+        "%s: a gzip-compressed file (a TFRecord written with "
+        "compression_type GZIP?): sluice reads TFRecords in place and not "
+        "compressed ones; `gunzip -c FILE > FILE.tfrecord` (or write them "
+        "uncompressed) and read that",
+        file);
   if (*fmt == SL_FORMAT_AUTO) {
     if (is_hdf5)
       *fmt = SL_FORMAT_HDF5;
+    else if (is_recordio)
+      *fmt = SL_FORMAT_RECORDIO;
+    else if (is_tfrecord)
+      *fmt = SL_FORMAT_TFRECORD;
     else if (is_lmdb)
       *fmt = SL_FORMAT_LMDB;
     else if (sl_sniff_magic(head, (size_t)n) != SL_SNIFF_NONE)
@@ -574,14 +643,26 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
       return sl_err_set(
           err, SL_EFORMAT,
           "%s: %s; sluice reads LMDB files (its own, Caffe Datums, "
-          "image-file values) and HDF5 files (its own, and h5py-style "
-          "arrays of pixels or of encoded images)",
-          file, n == 0 ? "file is empty" : "neither an LMDB nor an HDF5 file");
+          "image-file values), HDF5 files (its own, and h5py-style "
+          "arrays of pixels or of encoded images), TFRecord files of "
+          "tf.train.Example and MXNet RecordIO files",
+          file,
+          n == 0 ? "file is empty"
+                 : "not an LMDB, HDF5, TFRecord or RecordIO file");
   } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
     return sl_err_set(err, SL_EFORMAT,
                       "%s: not an HDF5 file (no HDF5 "
                       "signature at offset 0)",
                       file);
+  } else if (*fmt == SL_FORMAT_RECORDIO && !is_recordio) {
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: not an MXNet RecordIO file (no magic ced7230a at "
+                      "offset 0)",
+                      file);
+  } else if (*fmt == SL_FORMAT_TFRECORD && !is_tfrecord) {
+    return sl_err_set(err, SL_EFORMAT, "%s: not a TFRecord file (%s)", file,
+                      n < 12 ? "shorter than a record header"
+                             : "the first record's length CRC does not hold");
   } else if (*fmt == SL_FORMAT_LMDB && !is_lmdb) {
     return sl_err_set(err, SL_EFORMAT,
                       "%s: not an LMDB file (no LMDB magic "

@@ -163,9 +163,8 @@ static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
 
 /* ---- one value ----------------------------------------------------------- */
 
-/* Fills entry e for an image file at file offset off; NULL or a reason. */
-static const char *take_image(const uint8_t *p, size_t len, uint64_t off,
-                              sl_sample_info *e, char *why, size_t cap) {
+const char *sl_source_take_image(const uint8_t *p, size_t len, uint64_t off,
+                                 sl_sample_info *e, char *why, size_t cap) {
   sl_sniff s;
   int rc = sl_sniff_image(p, len, &s);
   if (s.kind == SL_SNIFF_NONE) {
@@ -285,7 +284,7 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
     snprintf(why, sizeof why, "value of %zu bytes (at most 4 GiB)", size);
     bad = why;
   } else if (src->entry_layout == SL_ENTRIES_IMAGES) {
-    bad = take_image(p, size, off, e, why, sizeof why);
+    bad = sl_source_take_image(p, size, off, e, why, sizeof why);
   } else if (sl_datum_parse(p, size, &d, why, sizeof why) != 0) {
     bad = why;
   } else {
@@ -295,8 +294,8 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
       snprintf(why, sizeof why, "encoded Datum without data bytes");
       bad = why;
     } else if (d.encoded) {
-      bad = take_image(p + d.data_off, d.data_len, off + d.data_off, e, why,
-                       sizeof why);
+      bad = sl_source_take_image(p + d.data_off, d.data_len, off + d.data_off,
+                                 e, why, sizeof why);
     } else {
       bad = take_raw(&d, src->order, off, e, why, sizeof why);
     }

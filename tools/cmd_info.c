@@ -190,16 +190,33 @@ int sl_cmd_info(int argc, char **argv) {
   else
     printf("format:      %s, layout %s (%s)\n", sl_dataset_format(ds), layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
-           : strcmp(layout, "array")    ? "each value an image file, in key "
-                                          "order"
-                                        : "an h5py-style pixel array");
+           : strcmp(layout, "example") == 0
+               ? "tf.train.Example records, in file order"
+           : strcmp(layout, "irheader") == 0
+               ? "image records with an IRHeader, in index or file order"
+           : strcmp(layout, "array") ? "each value an image file, in key "
+                                       "order"
+                                     : "an h5py-style pixel array");
   bool array = strcmp(layout, "array") == 0;
   if (array) {
     printf("datasets:    %s\n", sl_dataset_description(ds));
     printf("reads:       each sample's bytes by (offset, length) located at "
            "open, by mmap/pread;\n             no HDF5 call after open\n");
   }
-  if (foreign && !array) {
+  bool records =
+      strcmp(layout, "example") == 0 || strcmp(layout, "irheader") == 0;
+  if (records) {
+    uint64_t sk = sl_dataset_skipped_entries(ds);
+    if (sk)
+      printf("skipped:     %" PRIu64 " record%s without image bytes "
+             "(InsightFace's header and identity records)\n",
+             sk, sk == 1 ? "" : "s");
+    printf("reads:       each sample's image bytes by (offset, length) inside "
+           "its record,\n             located at open (opening reads every "
+           "record%s)\n",
+           layout[0] == 'e' ? " and checks its CRCs" : "");
+  }
+  if (foreign && !array && !records) {
     uint64_t sk = sl_dataset_skipped_entries(ds),
              an = sl_dataset_annotated_count(ds);
     printf("skipped:     %" PRIu64 " entr%s that are not samples%s\n", sk,
