@@ -50,8 +50,9 @@ static int fail(const ex *x, const char *msg, size_t at) {
   for (size_t q = 0; q < n; q++)
     k[q] = isprint(x->key[q]) ? (char)x->key[q] : '?';
   k[n] = '\0';
-  snprintf(x->why, x->cap, "Example feature '%s%s': %s (byte %zu of the record)",
-           k, n < x->klen ? "..." : "", msg, at);
+  snprintf(x->why, x->cap,
+           "Example feature '%s%s': %s (byte %zu of the record)", k,
+           n < x->klen ? "..." : "", msg, at);
   return -1;
 }
 

@@ -40,11 +40,11 @@ typedef enum sl_feature_kind {
 
 typedef struct sl_feature {
   sl_feature_kind kind;
-  uint64_t count;        /* values in the list (0 for an empty list) */
-  size_t first_off;      /* BYTES: the first value is */
-  size_t first_len;      /*   record[first_off, +first_len) */
-  int64_t first_int;     /* INT64: the first value */
-  float first_float;     /* FLOAT: the first value */
+  uint64_t count;    /* values in the list (0 for an empty list) */
+  size_t first_off;  /* BYTES: the first value is */
+  size_t first_len;  /*   record[first_off, +first_len) */
+  int64_t first_int; /* INT64: the first value */
+  float first_float; /* FLOAT: the first value */
 } sl_feature;
 
 /* Parses the Example in record[0, n) and reports, for each of the nkeys

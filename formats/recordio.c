@@ -51,13 +51,13 @@ const char *sl_recio_walk(const uint8_t *p, uint64_t avail, sl_recio_rec *r,
     if (bad) {
       if (bad[0] == 'm')
         snprintf(why, why_cap,
-                 "RecordIO part %" PRIu64 " at +%" PRIu64
-                 ": magic %08" PRIx32 ", not ced7230a",
+                 "RecordIO part %" PRIu64 " at +%" PRIu64 ": magic %08" PRIx32
+                 ", not ced7230a",
                  r->parts, pos, m);
       else if (bad[0] == 'c' && bad[1] == 'f')
         snprintf(why, why_cap,
-                 "RecordIO part %" PRIu64 " at +%" PRIu64
-                 ": cflag %" PRIu32 " (0 to 3)",
+                 "RecordIO part %" PRIu64 " at +%" PRIu64 ": cflag %" PRIu32
+                 " (0 to 3)",
                  r->parts, pos, cflag);
       else if (bad[0] == 's')
         snprintf(why, why_cap,
@@ -67,14 +67,12 @@ const char *sl_recio_walk(const uint8_t *p, uint64_t avail, sl_recio_rec *r,
       else if (bad[0] == 'c')
         snprintf(why, why_cap,
                  "RecordIO part %" PRIu64 " at +%" PRIu64
-                 " is a %s part (cflag %" PRIu32
-                 ") inside a multi-part record",
+                 " is a %s part (cflag %" PRIu32 ") inside a multi-part record",
                  r->parts, pos, part_name(cflag), cflag);
       else
         snprintf(why, why_cap,
-                 "RecordIO part %" PRIu64 " at +%" PRIu64
-                 ": length %" PRIu32 " runs past the end of the file (%" PRIu64
-                 " bytes left)",
+                 "RecordIO part %" PRIu64 " at +%" PRIu64 ": length %" PRIu32
+                 " runs past the end of the file (%" PRIu64 " bytes left)",
                  r->parts, pos, len, avail - pos - 8);
       return why;
     }

@@ -41,10 +41,10 @@ const char *sl_recio_walk(const uint8_t *p, uint64_t avail, sl_recio_rec *r,
                           uint8_t *out, size_t cap, char *why, size_t why_cap);
 
 typedef struct sl_irheader {
-  uint32_t flag;   /* 0: label below; else flag float labels follow */
+  uint32_t flag; /* 0: label below; else flag float labels follow */
   float label;
   uint64_t id, id2;
-  uint64_t bytes;  /* 24 + 4 × flag: where the image starts */
+  uint64_t bytes; /* 24 + 4 × flag: where the image starts */
 } sl_irheader;
 
 /* Parses the IRHeader at the start of payload[0, n). Returns NULL or a

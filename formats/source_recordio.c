@@ -119,9 +119,8 @@ sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
     char why[200];
     while (st == SL_OK && pos < f->size) {
       sl_recio_rec r;
-      const char *bad =
-          sl_recio_walk(f->map + pos, f->size - pos, &r, NULL, 0, why,
-                        sizeof why);
+      const char *bad = sl_recio_walk(f->map + pos, f->size - pos, &r, NULL, 0,
+                                      why, sizeof why);
       if (bad && !src->on_bad) {
         st = sl_err_set(err, SL_EFORMAT,
                         "%s: RecordIO record %" PRIu64 " at offset %" PRIu64
@@ -258,8 +257,8 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
   sl_irheader h = {0};
   const uint8_t *pl = NULL;
   if (off >= f->size) {
-    snprintf(why, sizeof why, "offset past the end of the file (%" PRIu64
-             " bytes)", f->size);
+    snprintf(why, sizeof why,
+             "offset past the end of the file (%" PRIu64 " bytes)", f->size);
     bad = why;
   } else if (!(bad = sl_recio_walk(f->map + off, f->size - off, &r, NULL, 0,
                                    why, sizeof why))) {
@@ -321,8 +320,8 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
 sl_status sl_recordio_append(sl_source *src, const sl_rec_file *f,
                              const uint64_t *offsets, uint64_t records,
                              uint64_t capacity, sl_err *err) {
-  rio_walk w = {src, f, capacity, NULL, 0, src->njoins,
-                src->count > 0 || src->targets};
+  rio_walk w = {
+      src, f, capacity, NULL, 0, src->njoins, src->count > 0 || src->targets};
   sl_status st = SL_OK;
   for (uint64_t k = 0; k < records && st == SL_OK; k++)
     st = take_record(&w, k, offsets[k], err);
@@ -350,8 +349,7 @@ static sl_status idx_beside(const char *path, char *buf, size_t cap,
                             bool *found, sl_err *err) {
   size_t n = strlen(path);
   bool rec = n >= 4 && strcmp(path + n - 4, ".rec") == 0;
-  if (snprintf(buf, cap, "%.*s.idx", (int)(rec ? n - 4 : n), path) >=
-      (int)cap)
+  if (snprintf(buf, cap, "%.*s.idx", (int)(rec ? n - 4 : n), path) >= (int)cap)
     return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
   struct stat sb;
   *found = stat(buf, &sb) == 0 && S_ISREG(sb.st_mode);
@@ -387,9 +385,9 @@ sl_status sl_source_index_recordio(sl_source *src, sl_err *err) {
   return st;
 }
 
-sl_status sl_recio_unfilter(const sl_source *src, uint64_t i,
-                            const uint8_t *in, size_t len, uint8_t *scratch,
-                            const uint8_t **out, size_t *out_len, sl_err *err) {
+sl_status sl_recio_unfilter(const sl_source *src, uint64_t i, const uint8_t *in,
+                            size_t len, uint8_t *scratch, const uint8_t **out,
+                            size_t *out_len, sl_err *err) {
   const sl_recio_join *j = sl_recio_find_join(src, i);
   if (!j) {
     *out = in;

@@ -20,10 +20,12 @@
 #include "formats/source_impl.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "formats/crc32c.h"
 #include "formats/example.h"
@@ -77,8 +79,8 @@ static void where_of(const sl_source *src, const sl_rec_file *f, uint64_t k,
   if (strcmp(f->path, src->path) == 0)
     snprintf(buf, cap, "record %" PRIu64 " at offset %" PRIu64, k, pos);
   else
-    snprintf(buf, cap, "%s: record %" PRIu64 " at offset %" PRIu64, f->path,
-             k, pos);
+    snprintf(buf, cap, "%s: record %" PRIu64 " at offset %" PRIu64, f->path, k,
+             pos);
 }
 
 sl_status sl_tfrecord_count(sl_source *src, const sl_rec_file *f,
@@ -124,7 +126,7 @@ static const char *take_example(sl_source *src, uint64_t i, const uint8_t *rec,
                                 size_t cap) {
   const char *ik = src->image_key ? src->image_key : TFR_DEFAULT_IMAGE;
   const char *lk = src->label_key ? src->label_key : TFR_DEFAULT_LABEL;
-  const char *keys[NK] = {ik, lk, "image", "label", "image/filename",
+  const char *keys[NK] = {ik,         lk, "image", "label", "image/filename",
                           "file_name"};
   sl_feature fs[NK];
   if (sl_example_parse(rec, (size_t)n, keys, NK, fs, why, cap) != 0)
@@ -144,7 +146,8 @@ static const char *take_example(sl_source *src, uint64_t i, const uint8_t *rec,
     return why;
   }
   if (im->kind != SL_FEATURE_BYTES || im->count == 0) {
-    snprintf(why, cap, "image feature '%s' is %s %s, not a BytesList of the "
+    snprintf(why, cap,
+             "image feature '%s' is %s %s, not a BytesList of the "
              "image file",
              ik, im->count == 0 ? "an empty" : "a",
              sl_feature_kind_name(im->kind));
@@ -182,8 +185,7 @@ static const char *take_example(sl_source *src, uint64_t i, const uint8_t *rec,
   }
   e->label = (int32_t)label;
   take_name(src, i,
-            fs[K_NAME].kind != SL_FEATURE_NONE ? &fs[K_NAME]
-                                               : &fs[K_TFDS_NAME],
+            fs[K_NAME].kind != SL_FEATURE_NONE ? &fs[K_NAME] : &fs[K_TFDS_NAME],
             rec, rec_off);
   return NULL;
 }
@@ -245,5 +247,13 @@ sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err) {
   if (st != SL_OK)
     return st;
   src->count = 0; /* records appended so far */
-  return sl_tfrecord_append(src, &f, n, err);
+  /* The data CRCs read the whole file in order: read-ahead while they do
+   * (the map is MADV_RANDOM otherwise: 4 KiB faults, ~20x slower cold). */
+  (void)madvise(src->map, (size_t)src->file_size, MADV_SEQUENTIAL);
+  st = sl_tfrecord_append(src, &f, n, err);
+  if (madvise(src->map, (size_t)src->file_size, MADV_RANDOM) != 0 &&
+      st == SL_OK)
+    st =
+        sl_err_errno(err, SL_EIO, errno, "%s: madvise(MADV_RANDOM)", src->path);
+  return st;
 }
