@@ -4,12 +4,14 @@
 # parser for DATUM_SECONDS (default 10), then the LMDB structural check,
 # the INI config parser, the JPEG restart-layout rewriter and window
 # builder, pack's EXIF readers, the HDF5 index checks, the HDF5 chunk index
-# parser, the HDF5 chunk filters and the copy of a row of chunks into place
+# parser, the HDF5 chunk filters, the copy of a row of chunks into place,
+# the TFRecord Example parser and the RecordIO framing and IRHeader
 # for PARSER_SECONDS each (default 8),
 # each starting from its committed seed corpus (fuzz/corpus,
 # fuzz/corpus_datum, fuzz/corpus_lmdb, fuzz/corpus_config, fuzz/corpus_jpeg,
 # fuzz/corpus_exif, fuzz/corpus_hdf5, fuzz/corpus_h5chunk,
-# fuzz/corpus_h5filter, fuzz/corpus_h5tiles). New inputs go to
+# fuzz/corpus_h5filter, fuzz/corpus_h5tiles, fuzz/corpus_example,
+# fuzz/corpus_recordio). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
 #   fuzz/run.sh [SECONDS [DATUM_SECONDS [PARSER_SECONDS]]]
@@ -27,7 +29,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter \
-  fuzz_h5tiles
+  fuzz_h5tiles fuzz_example fuzz_recordio
 cd build-fuzz
 # fuzz TARGET SECONDS MAX_LEN CORPUS: new inputs go to build-fuzz/CORPUS,
 # the seeds are fuzz/CORPUS.
@@ -48,3 +50,5 @@ fuzz fuzz_hdf5_index "$parser_secs" 2048 corpus_hdf5
 fuzz fuzz_h5chunk "$parser_secs" 32768 corpus_h5chunk
 fuzz fuzz_h5filter "$parser_secs" 16384 corpus_h5filter
 fuzz fuzz_h5tiles "$parser_secs" 16384 corpus_h5tiles
+fuzz fuzz_example "$parser_secs" 16384 corpus_example
+fuzz fuzz_recordio "$parser_secs" 16384 corpus_recordio
