@@ -80,9 +80,9 @@ static void make_image(int i, const char *dir, FILE *list) {
     tjhandle tc = tjInitCompress(), td = tjInitDecompress();
     unsigned char *out = NULL;
     unsigned long len = 0;
-    assert_int_equal(tjCompress2(tc, src, S, 0, S, TJPF_RGB, &out, &len,
-                                 TJSAMP_420, 85, 0),
-                     0);
+    assert_int_equal(
+        tjCompress2(tc, src, S, 0, S, TJPF_RGB, &out, &len, TJSAMP_420, 85, 0),
+        0);
     write_file(path, out, len);
     assert_int_equal(
         tjDecompress2(td, out, len, g_ref[i], S, 0, S, TJPF_RGB, 0), 0);
@@ -141,15 +141,20 @@ static int teardown(void **state) {
 /* ---- the fixtures ---------------------------------------------------------
  */
 
-typedef enum fixture { F_TF, F_TFDS, F_CUSTOM, F_IM, F_MULTI, F_INSIGHT } fixture;
+typedef enum fixture {
+  F_TF,
+  F_TFDS,
+  F_CUSTOM,
+  F_IM,
+  F_MULTI,
+  F_INSIGHT
+} fixture;
 
 static const char *file_of(fixture f) {
-  static const char *names[] = {"tf.tfrecord",
-                                "tfds.tfrecord-00000-of-00001",
-                                "custom.tfrecord",
-                                "im.rec",
-                                "multi.rec",
-                                "insight.rec"};
+  static const char *names[] = {
+      "tf.tfrecord",     "tfds.tfrecord-00000-of-00001",
+      "custom.tfrecord", "im.rec",
+      "multi.rec",       "insight.rec"};
   return names[f];
 }
 
