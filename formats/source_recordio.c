@@ -242,7 +242,7 @@ static int add_join(rio_walk *w, uint64_t i, uint64_t skip, uint64_t bytes) {
 /* The record at off: its sample appended, or skipped without image bytes.
  * *fatal gets an error that is not the record's (no memory). */
 static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
-                             sl_err *err) {
+                             uint64_t limit, sl_err *err) {
   sl_source *src = w->src;
   const sl_rec_file *f = w->f;
   char why[300], where[600];
@@ -260,8 +260,11 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
     snprintf(why, sizeof why,
              "offset past the end of the file (%" PRIu64 " bytes)", f->size);
     bad = why;
-  } else if (!(bad = sl_recio_walk(f->map + off, f->size - off, &r, NULL, 0,
-                                   why, sizeof why))) {
+  } else if (limit <= off) {
+    snprintf(why, sizeof why, "offset listed twice in the index");
+    bad = why;
+  } else if (!(bad = sl_recio_walk(f->map + off, limit - off, &r, NULL, 0, why,
+                                   sizeof why))) {
     if (r.parts == 1) {
       pl = f->map + off + r.data;
     } else {
@@ -275,7 +278,7 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
         w->tmp = t;
         w->tmp_cap = (size_t)r.joined;
       }
-      bad = sl_recio_walk(f->map + off, f->size - off, &r, w->tmp, w->tmp_cap,
+      bad = sl_recio_walk(f->map + off, limit - off, &r, w->tmp, w->tmp_cap,
                           why, sizeof why);
       pl = w->tmp;
     }
@@ -317,14 +320,47 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
   return sl_source_check_entry(src, i, where, err);
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The first index of v[0, n) not below x. */
+static uint64_t lower_bound(const uint64_t *v, uint64_t n, uint64_t x) {
+  uint64_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 sl_status sl_recordio_append(sl_source *src, const sl_rec_file *f,
                              const uint64_t *offsets, uint64_t records,
                              uint64_t capacity, sl_err *err) {
   rio_walk w = {
       src, f, capacity, NULL, 0, src->njoins, src->count > 0 || src->targets};
+  /* Each record is walked only up to the next offset listed (an .idx may
+   * list them in any order): records that overlap are damage, and the
+   * walks read each byte of the file once at most, however hostile the
+   * index. Memory: a sorted copy of the offsets while appending. */
+  uint64_t *sorted = malloc(records ? (size_t)records * 8 : 1);
+  if (!sorted)
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " record offsets", f->path,
+                      records);
+  memcpy(sorted, offsets, (size_t)records * 8);
+  qsort(sorted, (size_t)records, 8, cmp_u64);
   sl_status st = SL_OK;
-  for (uint64_t k = 0; k < records && st == SL_OK; k++)
-    st = take_record(&w, k, offsets[k], err);
+  for (uint64_t k = 0; k < records && st == SL_OK; k++) {
+    uint64_t p = lower_bound(sorted, records, offsets[k]);
+    uint64_t limit = p + 1 < records ? sorted[p + 1] : f->size;
+    st = take_record(&w, k, offsets[k], limit < f->size ? limit : f->size, err);
+  }
+  free(sorted);
   free(w.tmp);
   return st;
 }

@@ -363,6 +363,16 @@ static void test_recordio(void **state) {
   check_samples(ds, F_IM, 10);
   sl_dataset_close(ds);
 
+  /* An .idx in another order than the file's: its order. */
+  ds = open_with("reversed.rec", NULL);
+  assert_int_equal(sl_dataset_count(ds), NIMG);
+  for (uint64_t i = 0; i < NIMG; i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.label, NIMG - 1 - (int)i);
+  }
+  sl_dataset_close(ds);
+
   ds = open_fixture(F_INSIGHT);
   assert_int_equal(sl_dataset_skipped_entries(ds), 3);
   check_samples(ds, F_INSIGHT, 0);
@@ -511,6 +521,7 @@ static void test_damaged(void **state) {
       {"trunc.rec", "runs past the end of the file", NIMG - 1, NIMG},
       {"badidx.rec", "magic 00000000", 3, NIMG},
       {"badrec.rec", "IRHeader flag 1000", 1, NIMG},
+      {"dupidx.rec", "offset listed twice in the index", 2, NIMG},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     char p[700], rec[64];
@@ -532,6 +543,10 @@ static void test_damaged(void **state) {
       assert_int_equal(b.calls, 3);
       assert_int_equal(b.index, 5);
       assert_non_null(strstr(b.reason, "label 2.5 is not a class index"));
+    } else if (strcmp(cases[c].file, "dupidx.rec") == 0) {
+      assert_int_equal(b.calls, 2); /* both lines of the offset */
+      assert_int_equal(b.index, 4);
+      assert_non_null(strstr(b.reason, cases[c].why));
     } else {
       assert_int_equal(b.calls, 1);
       assert_int_equal(b.index, cases[c].record);

@@ -170,3 +170,14 @@ for i, b in enumerate(images):
         p = mxrecordio.pack(2.5, b)
     w.write_idx(i, p)
 w.close()
+
+# im.rec's .idx in reverse order (sample i is record N-1-i), and one that
+# lists record 2's offset again as line 4.
+for name in ("reversed", "dupidx"):
+    damaged(name + ".rec", rio)
+with open(path("reversed.idx"), "w") as f:
+    for k in reversed(range(len(offs))):
+        f.write("%d\t%d\n" % (k, offs[k]))
+with open(path("dupidx.idx"), "w") as f:
+    for k, o in enumerate(offs):
+        f.write("%d\t%d\n" % (k, offs[2] if k == 4 else o))
