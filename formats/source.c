@@ -457,6 +457,7 @@ static sl_status open_common(sl_source **out, const char *path,
       opts->max_fill_samples ? opts->max_fill_samples : SL_SOURCE_MAX_FILL;
   src->label_argmax = opts->label_argmax;
   src->label_offset = opts->label_offset;
+  src->length_crc_only = opts->length_crc_only && !on_bad;
   /* The default keys (set or not) keep TFDS's names as the fallback. */
   bool own_image = opts->image_key && opts->image_key[0] &&
                    strcmp(opts->image_key, "image/encoded") != 0;

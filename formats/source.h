@@ -104,6 +104,9 @@ typedef struct sl_source_opts {
    * ImageNet converter stores 1..1000, 0 for background: -1 gives
    * 0..999); a result below -1 is a bad sample, -1 is unlabelled. */
   int32_t label_offset;
+  /* TFRecord: check only the length CRCs at open, not the data's (which
+   * reads the whole file); verify mode checks both regardless. */
+  bool length_crc_only;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536

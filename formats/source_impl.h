@@ -79,6 +79,7 @@ struct sl_source {
   uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
   char *image_key, *label_key; /* TFRecord: NULL for the defaults */
   int32_t label_offset;        /* TFRecord, RecordIO: added to labels */
+  bool length_crc_only;        /* TFRecord: data CRCs not checked at open */
   sl_recio_join *joins;        /* RecordIO multi-part records (NULL: none) */
   uint64_t njoins;
   uint64_t join_scratch;   /* the largest multi-part record's joined bytes */
@@ -181,7 +182,8 @@ typedef struct sl_rec_file {
 sl_status sl_tfrecord_count(sl_source *src, const sl_rec_file *f,
                             uint64_t *records, sl_err *err);
 /* Appends f's `records` records (as counted) to the index: each record's
- * data CRC checked and its Example parsed (src->image_key, label_key). */
+ * data CRC checked (unless src->length_crc_only) and its Example parsed
+ * (src->image_key, label_key). */
 sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
                              uint64_t records, sl_err *err);
 sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err);

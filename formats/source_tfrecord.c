@@ -9,7 +9,8 @@
  * at a time (sl_rec_file: a source of many shards calls them per shard):
  * sl_tfrecord_count walks the framing, checking every length CRC (16
  * bytes read a record); sl_tfrecord_append checks every record's data CRC
- * (so opening reads the whole file once) and parses its Example
+ * (so opening reads the whole file once; dataset.record_crc = length skips
+ * it outside verify mode) and parses its Example
  * (formats/example.c). The index entry points at the image feature's first
  * value inside the record, so reads after open fetch the image file and
  * nothing else. The label is the label feature's first Int64List value,
@@ -205,7 +206,9 @@ sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
     }
     const uint8_t *d = f->map + pos + 12;
     uint32_t stored = le32(d + len),
-             crc = sl_crc32c_mask(sl_crc32c(d, (size_t)len));
+             crc = src->length_crc_only
+                       ? stored
+                       : sl_crc32c_mask(sl_crc32c(d, (size_t)len));
     if (stored != crc) {
       snprintf(why, sizeof why,
                "data CRC mismatch (stored %08" PRIx32 ", computed %08" PRIx32
@@ -249,7 +252,8 @@ sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err) {
   src->count = 0; /* records appended so far */
   /* The data CRCs read the whole file in order: read-ahead while they do
    * (the map is MADV_RANDOM otherwise: 4 KiB faults, ~20x slower cold). */
-  (void)madvise(src->map, (size_t)src->file_size, MADV_SEQUENTIAL);
+  if (!src->length_crc_only)
+    (void)madvise(src->map, (size_t)src->file_size, MADV_SEQUENTIAL);
   st = sl_tfrecord_append(src, &f, n, err);
   if (madvise(src->map, (size_t)src->file_size, MADV_RANDOM) != 0 &&
       st == SL_OK)

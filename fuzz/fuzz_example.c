@@ -17,8 +17,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const char *const keys[] = {"image/encoded", "image/class/label",
-                                     "image", "label", "", "image/filename"};
+  static const char *const keys[] = {
+      "image/encoded", "image/class/label", "image", "label", "",
+      "image/filename"};
   enum { NK = sizeof keys / sizeof keys[0] };
   sl_feature f[NK];
   char why[256];

@@ -27,16 +27,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
       return 0;
     }
-    if (r.next == 0 || r.next > size - pos || r.span > r.next ||
-        r.parts == 0 || r.data != 8 || r.joined > r.span)
+    if (r.next == 0 || r.next > size - pos || r.span > r.next || r.parts == 0 ||
+        r.data != 8 || r.joined > r.span)
       abort(); /* progress, and every byte inside the file */
     uint8_t *joined = malloc(r.joined ? (size_t)r.joined : 1);
     if (!joined)
       return 0;
     sl_recio_rec again;
     /* The span alone (as the workers read it) joins to the same bytes. */
-    if (sl_recio_walk(data + pos, r.span, &again, joined, (size_t)r.joined,
-                      why, sizeof why) ||
+    if (sl_recio_walk(data + pos, r.span, &again, joined, (size_t)r.joined, why,
+                      sizeof why) ||
         again.joined != r.joined || again.parts != r.parts)
       abort();
     if (r.parts == 1 && memcmp(joined, data + pos + 8, (size_t)r.joined) != 0)

@@ -529,6 +529,14 @@ static void test_damaged(void **state) {
     snprintf(rec, sizeof rec, "record %llu at offset ",
              (unsigned long long)cases[c].record);
     sl_dataset *ds;
+    if (strcmp(cases[c].file, "bad_datacrc.tfrecord") == 0) {
+      /* dataset.record_crc = length: opens, the damage unseen (the
+       * flipped byte lies in a feature's key) */
+      const char *kv[] = {"dataset.record_crc", "length", NULL};
+      ds = open_with(cases[c].file, kv);
+      assert_int_equal(sl_dataset_count(ds), NIMG + 1);
+      sl_dataset_close(ds);
+    }
     assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
     const char *msg = sl_dataset_errmsg(ds);
     if (!strstr(msg, p) || !strstr(msg, rec) || !strstr(msg, cases[c].why))
