@@ -600,22 +600,23 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
   if (n < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s: read", file);
   bool is_hdf5 = n >= 8 && memcmp(head, k_hdf5_sig, 8) == 0;
-  /* After a userblock (MATLAB v7.3 writes 512 bytes) the signature sits at
-   * 512, 1024, 2048, ...: HDF5 itself looks there. */
-  for (uint64_t at = 512; !is_hdf5 && n >= 20 && at + 8 <= src->file_size &&
-                          sl_get_le32(head + 16) != LMDB_MAGIC;
-       at *= 2) {
-    uint8_t sig[8];
-    if (pread(src->fd, sig, 8, (off_t)at) == 8 &&
-        memcmp(sig, k_hdf5_sig, 8) == 0)
-      is_hdf5 = true;
-  }
   bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
   /* RecordIO starts with its magic; a TFRecord with a record header whose
    * length CRC holds (1 in 2^32 by chance). */
   bool is_recordio = n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC;
   bool is_tfrecord =
       n >= 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8);
+  /* After a userblock (MATLAB v7.3 writes 512 bytes) the signature sits at
+   * 512, 1024, 2048, ...: HDF5 itself looks there (not in a file that
+   * starts as a record file: its images may hold anything). */
+  for (uint64_t at = 512; !is_hdf5 && n >= 20 && at + 8 <= src->file_size &&
+                          !is_lmdb && !is_recordio && !is_tfrecord;
+       at *= 2) {
+    uint8_t sig[8];
+    if (pread(src->fd, sig, 8, (off_t)at) == 8 &&
+        memcmp(sig, k_hdf5_sig, 8) == 0)
+      is_hdf5 = true;
+  }
   bool is_gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
   if (is_gzip && (*fmt == SL_FORMAT_AUTO || *fmt == SL_FORMAT_TFRECORD))
     return sl_err_set(
