@@ -434,6 +434,34 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
   return sl_source_bad_entry(src, i, where, why, err);
 }
 
+static char *put_u64(char *p, uint64_t v) {
+  char d[20];
+  int n = 0;
+  do
+    d[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    *p++ = d[--n];
+  return p;
+}
+
+void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
+                  uint64_t off, char *buf, size_t cap) {
+  size_t head = 0;
+  if (f->path != src->path && strcmp(f->path, src->path) != 0)
+    head = (size_t)snprintf(buf, cap, "%s: ", f->path);
+  if (head + 64 > cap) { /* a long path: cut to leave room */
+    head = cap > 64 ? cap - 64 : 0;
+    buf[head] = '\0';
+  }
+  char *p = buf + head;
+  memcpy(p, "record ", 7);
+  p = put_u64(p + 7, k);
+  memcpy(p, " at offset ", 11);
+  p = put_u64(p + 11, off);
+  *p = '\0';
+}
+
 /* ---- open ---------------------------------------------------------------- */
 
 static sl_status open_common(sl_source **out, const char *path,

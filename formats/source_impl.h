@@ -176,6 +176,13 @@ typedef struct sl_rec_file {
   uint64_t base; /* added to the file's offsets in the index (0: one file) */
 } sl_rec_file;
 
+/* "record K at offset OFF" into buf (cap >= 64 bytes), prefixed with
+ * "PATH: " when f is not the source's own file: the record files' `where`,
+ * made for every record at open, so without snprintf (a sixth of a
+ * TFRecord's open time with it). */
+void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
+                  uint64_t off, char *buf, size_t cap);
+
 /* TFRecord: the records of f, their framing and length CRCs checked (a
  * bad one is SL_EFORMAT naming file, record and offset; in verify mode it
  * ends the file, counted as one more, bad, record). */

@@ -246,12 +246,7 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
   sl_source *src = w->src;
   const sl_rec_file *f = w->f;
   char why[300], where[600];
-  if (strcmp(f->path, src->path) == 0)
-    snprintf(where, sizeof where, "record %" PRIu64 " at offset %" PRIu64, k,
-             f->base + off);
-  else
-    snprintf(where, sizeof where, "%s: record %" PRIu64 " at offset %" PRIu64,
-             f->path, k, f->base + off);
+  sl_rec_where(src, f, k, f->base + off, where, sizeof where);
   const char *bad = NULL;
   sl_recio_rec r = {0};
   sl_irheader h = {0};

@@ -75,15 +75,6 @@ static const char *frame(const sl_rec_file *f, uint64_t pos, uint64_t *len,
   return NULL;
 }
 
-static void where_of(const sl_source *src, const sl_rec_file *f, uint64_t k,
-                     uint64_t pos, char *buf, size_t cap) {
-  if (strcmp(f->path, src->path) == 0)
-    snprintf(buf, cap, "record %" PRIu64 " at offset %" PRIu64, k, pos);
-  else
-    snprintf(buf, cap, "%s: record %" PRIu64 " at offset %" PRIu64, f->path, k,
-             pos);
-}
-
 sl_status sl_tfrecord_count(sl_source *src, const sl_rec_file *f,
                             uint64_t *records, sl_err *err) {
   uint64_t pos = 0, n = 0, len = 0;
@@ -198,7 +189,7 @@ sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
   for (uint64_t k = 0; k < records; k++) {
     uint64_t i = src->count++;
     sl_sample_info *e = &src->index[i];
-    where_of(src, f, k, f->base + pos, where, sizeof where);
+    sl_rec_where(src, f, k, f->base + pos, where, sizeof where);
     const char *bad = frame(f, pos, &len, why, sizeof why);
     if (bad) { /* verify mode only (counted as the last record) */
       memset(e, 0, sizeof *e);

@@ -531,7 +531,7 @@ static void test_damaged(void **state) {
     sl_dataset *ds;
     if (strcmp(cases[c].file, "bad_datacrc.tfrecord") == 0) {
       /* dataset.record_crc = length: opens, the damage unseen (the
-       * flipped byte lies in a feature's key) */
+       * flipped byte lies in the image's entropy-coded data) */
       const char *kv[] = {"dataset.record_crc", "length", NULL};
       ds = open_with(cases[c].file, kv);
       assert_int_equal(sl_dataset_count(ds), NIMG + 1);

@@ -90,8 +90,12 @@ def flip(data, at):
     return bytes(b)
 
 
-# Record 2: a data byte flipped (its data CRC fails).
-damaged("bad_datacrc.tfrecord", flip(raw, frames[2][0] + 12 + 20))
+# Record 2: a byte of its image's entropy-coded data flipped (its data CRC
+# fails; the Example, whose map order protobuf does not fix, still parses).
+o2, l2 = frames[2]
+img2 = raw.find(images[2], o2 + 12, o2 + 12 + l2)
+assert img2 > 0
+damaged("bad_datacrc.tfrecord", flip(raw, img2 + len(images[2]) - 10))
 # Record 3: its length CRC flipped (the framing stops there).
 damaged("bad_lencrc.tfrecord", flip(raw, frames[3][0] + 9))
 # The last record cut short.
