@@ -34,6 +34,8 @@ sluice_pkg(blosc blosc libblosc-dev)
 # (the command only).
 sluice_pkg(cjson libcjson libcjson-dev)
 sluice_pkg(expat expat libexpat1-dev)
+# Intel's ISA-L: CRC-32C (crc32_iscsi) for TFRecord's record checksums.
+sluice_pkg(isal libisal libisal-dev)
 
 # Debian's liblzf ships neither a .pc file nor a CMake package.
 find_path(LIBLZF_INCLUDE_DIR liblzf/lzf.h)
@@ -63,7 +65,7 @@ target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
   sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::webp
   sluice::dep::inih
   sluice::dep::uring sluice::dep::zlib sluice::dep::lzf sluice::dep::blosc
-  sluice::dep::cjson sluice::dep::yuv
+  sluice::dep::cjson sluice::dep::isal sluice::dep::yuv
   Threads::Threads m)
 
 if(SLUICE_BUILD_TESTS)

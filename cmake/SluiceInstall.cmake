@@ -2,7 +2,7 @@
 include(CMakePackageConfigHelpers)
 
 # The static library's private dependencies must reach the consumer's link line.
-set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng libwebp inih liburing zlib blosc libcjson")
+set(SLUICE_PC_REQUIRES_PRIVATE "lmdb hdf5-serial libjpeg libturbojpeg libpng libwebp inih liburing zlib blosc libcjson libisal")
 set(SLUICE_PC_LIBS_PRIVATE "-lyuv -llzf -lpthread -lm")
 
 install(TARGETS sluice EXPORT sluiceTargets

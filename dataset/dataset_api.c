@@ -240,10 +240,9 @@ sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
   out->channels = e->channels;
   out->target_width = sl_source_target_width(ds->src);
   out->targets = e->codec ? sl_source_targets(ds->src, i) : NULL;
-  /* Filtered HDF5 chunks: sl_dataset_read gives the raw pixels. */
-  out->stored_bytes = sl_source_unfilter_bytes(ds->src) > 0
-                          ? (uint64_t)e->width * e->height * e->channels
-                          : e->length;
+  /* Filtered HDF5 chunks: sl_dataset_read gives the raw pixels; a
+   * multi-part RecordIO record, the image joined. */
+  out->stored_bytes = sl_source_input_bytes(ds->src, i);
   out->name_bytes = e->name_len;
   sl_source_boxes(ds->src, i, &out->box_count);
   return SL_OK;
@@ -284,11 +283,12 @@ sl_status sl_dataset_name(sl_dataset *ds, uint64_t i, char *buf, size_t cap) {
 }
 
 /* HDF5 arrays of filtered chunks: sample i's raw pixels, its chunk read
- * and its filters undone (memory: the chunk and the scratch, freed here). */
+ * and its filters undone; RecordIO: a multi-part record's image, its parts
+ * joined (memory: the stored bytes and the scratch, freed here). */
 static sl_status read_unfiltered(sl_dataset *ds, uint64_t i,
                                  const sl_sample_info *e, void *buf, size_t cap,
                                  size_t *len) {
-  size_t raw = (size_t)e->width * e->height * e->channels;
+  size_t raw = (size_t)sl_source_input_bytes(ds->src, i);
   *len = raw;
   if (!buf || cap < raw)
     return failf(ds, SL_ETOOBIG,

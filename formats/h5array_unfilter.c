@@ -1,4 +1,5 @@
-/* The worker side of HDF5 arrays of filtered or image-cutting chunks
+/* The worker side of HDF5 arrays of filtered or image-cutting chunks (and
+ * the dispatch to RecordIO's joins of multi-part records)
  * (formats/source.h: sl_source_unfilter and its kin): the chunk a sample
  * lies in, its filters undone (formats/h5filter.c) or its tiles copied into
  * place (formats/h5tiles.c), from what formats/source_h5array.c recorded
@@ -10,8 +11,8 @@
 
 uint64_t sl_source_unfilter_bytes(const sl_source *src) {
   const sl_h5_filtered *f = src->h5f;
-  if (!f)
-    return 0;
+  if (!f) /* RecordIO: multi-part records are joined in the scratch */
+    return src->njoins ? src->join_scratch : 0;
   if (f->tiled) /* one chunk undone, and the sample copied out */
     return sl_h5_tiles_scratch(&f->pipe) + f->sample_bytes;
   uint64_t sc = f->pipe.n ? sl_h5_filter_scratch(&f->pipe) : 0;
@@ -94,6 +95,8 @@ sl_status sl_source_unfilter(const sl_source *src, uint64_t i,
                              const uint8_t **out, size_t *out_len,
                              uint64_t *unfilters, sl_err *err) {
   const sl_h5_filtered *f = src->h5f;
+  if (!f && src->njoins)
+    return sl_recio_unfilter(src, i, in, len, scratch, out, out_len, err);
   if (!f) {
     *out = in;
     *out_len = len;

@@ -16,8 +16,10 @@
 #include "common/mem.h"
 #include "common/pread_full.h"
 #include "formats/boxes.h"
+#include "formats/crc32c.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
+#include "formats/recordio.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
                "index entries are 24 bytes");
@@ -73,7 +75,6 @@ void sl_source_close(sl_source *src) {
   free(src->file_first);
   free(src->file_name);
   free(src->names);
-  free(src->label_key);
   free(src->targets_ext);
   free(src->index);
   free(src->targets);
@@ -96,6 +97,9 @@ void sl_source_close(sl_source *src) {
   }
   free(src->h5f);
   free(src->name_off);
+  free(src->image_key);
+  free(src->label_key);
+  free(src->joins);
   free(src->path);
   free(src);
 }
@@ -200,12 +204,28 @@ const char *sl_source_format_name(const sl_source *src) {
     return "webdataset";
   case SL_FORMAT_FOLDER:
     return "folder";
+  case SL_FORMAT_TFRECORD:
+    return "tfrecord";
+  case SL_FORMAT_RECORDIO:
+    return "recordio";
   default:
     return "hdf5";
   }
 }
 
+uint64_t sl_source_input_bytes(const sl_source *src, uint64_t i) {
+  const sl_sample_info *e = &src->index[i];
+  if (src->h5f)
+    return (uint64_t)e->width * e->height * e->channels;
+  const sl_recio_join *j = src->njoins ? sl_recio_find_join(src, i) : NULL;
+  return j ? j->bytes : e->length;
+}
+
 const char *sl_source_layout_name(const sl_source *src) {
+  if (src->fmt == SL_FORMAT_TFRECORD)
+    return "example";
+  if (src->fmt == SL_FORMAT_RECORDIO)
+    return "irheader";
   switch (src->entry_layout) {
   case SL_ENTRIES_CAFFE:
     return "caffe";
@@ -531,6 +551,34 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
   return sl_source_bad_entry(src, i, where, why, err);
 }
 
+static char *put_u64(char *p, uint64_t v) {
+  char d[20];
+  int n = 0;
+  do
+    d[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    *p++ = d[--n];
+  return p;
+}
+
+void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
+                  uint64_t off, char *buf, size_t cap) {
+  size_t head = 0;
+  if (f->path != src->path && strcmp(f->path, src->path) != 0)
+    head = (size_t)snprintf(buf, cap, "%s: ", f->path);
+  if (head + 64 > cap) { /* a long path: cut to leave room */
+    head = cap > 64 ? cap - 64 : 0;
+    buf[head] = '\0';
+  }
+  char *p = buf + head;
+  memcpy(p, "record ", 7);
+  p = put_u64(p + 7, k);
+  memcpy(p, " at offset ", 11);
+  p = put_u64(p + 11, off);
+  *p = '\0';
+}
+
 /* ---- open ---------------------------------------------------------------- */
 
 static sl_status open_common(sl_source **out, const char *path,
@@ -554,7 +602,16 @@ static sl_status open_common(sl_source **out, const char *path,
   src->max_fill =
       opts->max_fill_samples ? opts->max_fill_samples : SL_SOURCE_MAX_FILL;
   src->label_argmax = opts->label_argmax;
-  if ((opts->label_file && opts->label_file[0] &&
+  src->label_offset = opts->label_offset;
+  src->length_crc_only = opts->length_crc_only && !on_bad;
+  /* The default keys (set or not) keep TFDS's names as the fallback. */
+  bool own_image = opts->image_key && opts->image_key[0] &&
+                   strcmp(opts->image_key, "image/encoded") != 0;
+  bool own_label = opts->label_key && opts->label_key[0] &&
+                   strcmp(opts->label_key, "image/class/label") != 0;
+  if ((own_image && !(src->image_key = strdup(opts->image_key))) ||
+      (own_label && !(src->label_key = strdup(opts->label_key))) ||
+      (opts->label_file && opts->label_file[0] &&
        !(src->label_file = strdup(opts->label_file))) ||
       (opts->lmdb_db && opts->lmdb_db[0] &&
        !(src->lmdb_db = strdup(opts->lmdb_db))) ||
@@ -568,8 +625,6 @@ static sl_status open_common(sl_source **out, const char *path,
        !(src->labels_path = strdup(opts->labels_path))) ||
       (opts->lengths && opts->lengths[0] &&
        !(src->lengths_name = strdup(opts->lengths))) ||
-      (opts->label_key && opts->label_key[0] &&
-       !(src->label_key = strdup(opts->label_key))) ||
       (opts->targets_ext && opts->targets_ext[0] &&
        !(src->targets_ext = strdup(opts->targets_ext)))) {
     sl_source_close(src);
@@ -618,6 +673,21 @@ static sl_status open_common(sl_source **out, const char *path,
                     "%s: dataset.images/labels/targets/labels_path/lengths/"
                     "label_from are for HDF5 arrays; this is LMDB",
                     path);
+  bool records = fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO;
+  if (st == SL_OK && records && src->entry_layout != SL_ENTRIES_AUTO)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.layout is for LMDB and HDF5 files; this is "
+                    "%s",
+                    path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
+  if (st == SL_OK && records &&
+      (src->images || src->labels || src->targets_name || src->labels_path ||
+       src->lengths_name || src->label_argmax || src->lmdb_db ||
+       src->label_file))
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.images/labels/targets/labels_path/lengths/"
+                    "label_from/lmdb_db/label_file are for LMDB and HDF5 "
+                    "files; this is %s",
+                    path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.lmdb_db = %s names an LMDB sub-database; "
@@ -642,7 +712,9 @@ static sl_status open_common(sl_source **out, const char *path,
   if (st == SL_OK)
     st = fmt == SL_FORMAT_LMDB
              ? sl_source_index_lmdb(src, env_path, subdir, err)
-             : sl_source_index_hdf5(src, err);
+         : fmt == SL_FORMAT_TFRECORD ? sl_source_index_tfrecord(src, err)
+         : fmt == SL_FORMAT_RECORDIO ? sl_source_index_recordio(src, err)
+                                     : sl_source_index_hdf5(src, err);
   if (st == SL_OK && !src->keep_map) {
     munmap(src->map, (size_t)src->file_size);
     src->map = NULL;
@@ -748,20 +820,39 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
   if (n < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s: read", file);
   bool is_hdf5 = n >= 8 && memcmp(head, k_hdf5_sig, 8) == 0;
+  bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
+  /* RecordIO starts with its magic; a TFRecord with a record header whose
+   * length CRC holds (1 in 2^32 by chance). */
+  bool is_recordio = n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC;
+  bool is_tfrecord =
+      n >= 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8);
   /* After a userblock (MATLAB v7.3 writes 512 bytes) the signature sits at
-   * 512, 1024, 2048, ...: HDF5 itself looks there. */
+   * 512, 1024, 2048, ...: HDF5 itself looks there (not in a file that
+   * starts as a record file: its images may hold anything). */
   for (uint64_t at = 512; !is_hdf5 && n >= 20 && at + 8 <= src->file_size &&
-                          sl_get_le32(head + 16) != LMDB_MAGIC;
+                          !is_lmdb && !is_recordio && !is_tfrecord;
        at *= 2) {
     uint8_t sig[8];
     if (pread(src->fd, sig, 8, (off_t)at) == 8 &&
         memcmp(sig, k_hdf5_sig, 8) == 0)
       is_hdf5 = true;
   }
-  bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
+  bool is_gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+  if (is_gzip && (*fmt == SL_FORMAT_AUTO || *fmt == SL_FORMAT_TFRECORD))
+    return sl_err_set(
+        err, SL_EUNSUPPORTED,
+        "%s: a gzip-compressed file (a TFRecord written with "
+        "compression_type GZIP?): sluice reads TFRecords in place and not "
+        "compressed ones; `gunzip -c FILE > FILE.tfrecord` (or write them "
+        "uncompressed) and read that",
+        file);
   if (*fmt == SL_FORMAT_AUTO) {
     if (is_hdf5)
       *fmt = SL_FORMAT_HDF5;
+    else if (is_recordio)
+      *fmt = SL_FORMAT_RECORDIO;
+    else if (is_tfrecord)
+      *fmt = SL_FORMAT_TFRECORD;
     else if (is_lmdb)
       *fmt = SL_FORMAT_LMDB;
     else if (sl_sniff_magic(head, (size_t)n) != SL_SNIFF_NONE)
@@ -774,14 +865,26 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
       return sl_err_set(
           err, SL_EFORMAT,
           "%s: %s; sluice reads LMDB files (its own, Caffe Datums, "
-          "image-file values) and HDF5 files (its own, and h5py-style "
-          "arrays of pixels or of encoded images)",
-          file, n == 0 ? "file is empty" : "neither an LMDB nor an HDF5 file");
+          "image-file values), HDF5 files (its own, and h5py-style "
+          "arrays of pixels or of encoded images), TFRecord files of "
+          "tf.train.Example and MXNet RecordIO files",
+          file,
+          n == 0 ? "file is empty"
+                 : "not an LMDB, HDF5, TFRecord or RecordIO file");
   } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
     return sl_err_set(err, SL_EFORMAT,
                       "%s: not an HDF5 file (no HDF5 "
                       "signature at offset 0)",
                       file);
+  } else if (*fmt == SL_FORMAT_RECORDIO && !is_recordio) {
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: not an MXNet RecordIO file (no magic ced7230a at "
+                      "offset 0)",
+                      file);
+  } else if (*fmt == SL_FORMAT_TFRECORD && !is_tfrecord) {
+    return sl_err_set(err, SL_EFORMAT, "%s: not a TFRecord file (%s)", file,
+                      n < 12 ? "shorter than a record header"
+                             : "the first record's length CRC does not hold");
   } else if (*fmt == SL_FORMAT_LMDB && !is_lmdb) {
     return sl_err_set(err, SL_EFORMAT,
                       "%s: not an LMDB file (no LMDB magic "

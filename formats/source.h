@@ -1,4 +1,5 @@
-/* A dataset source: one open LMDB or HDF5 file, indexed once at open.
+/* A dataset source: one open LMDB, HDF5, TFRecord or MXNet RecordIO file,
+ * indexed once at open.
  *
  * After sl_source_open returns, no LMDB transaction and no HDF5 call is
  * made: every sample's bytes sit at a known offset of the file, read either
@@ -43,7 +44,9 @@ typedef enum sl_format_kind {
   SL_FORMAT_LMDB,
   SL_FORMAT_HDF5,
   SL_FORMAT_WEBDATASET, /* tar shards (source_wds.c) */
-  SL_FORMAT_FOLDER      /* an ImageFolder directory (source_folder.c) */
+  SL_FORMAT_FOLDER,     /* an ImageFolder directory (source_folder.c) */
+  SL_FORMAT_TFRECORD,   /* tf.train.Example records (source_tfrecord.c) */
+  SL_FORMAT_RECORDIO    /* MXNet RecordIO image records (source_recordio.c) */
 } sl_format_kind;
 
 /* The entry layout: what a file's entries hold (dataset.layout; not the
@@ -110,11 +113,21 @@ typedef struct sl_source_opts {
    * most such chunks (dataset.max_fill_samples); 0: the default,
    * SL_SOURCE_MAX_FILL. */
   uint64_t max_fill_samples;
-  /* WebDataset: the integer field of a sample's .json member that is its
-   * label (NULL or "": "label"), and the extension of a member holding
-   * float32 targets ("npy", or NULL/"" for none). */
-  const char *label_key;
+  /* The label's key: WebDataset, the integer field of a sample's .json
+   * member (NULL or "": "label"); TFRecord, the Example feature (NULL or
+   * "": image/class/label, TFDS's label when absent). TFRecord: the image's
+   * feature (NULL or "": image/encoded, TFDS's image when absent).
+   * WebDataset: the extension of a member holding float32 targets ("npy",
+   * or NULL/"" for none). */
+  const char *image_key, *label_key;
   const char *targets_ext;
+  /* TFRecord and RecordIO: added to every stored label (TensorFlow's
+   * ImageNet converter stores 1..1000, 0 for background: -1 gives
+   * 0..999); a result below -1 is a bad sample, -1 is unlabelled. */
+  int32_t label_offset;
+  /* TFRecord: check only the length CRCs at open, not the data's (which
+   * reads the whole file); verify mode checks both regardless. */
+  bool length_crc_only;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536
@@ -176,9 +189,14 @@ uint32_t sl_source_max_length(const sl_source *src);
  * bytes are its codec's input (all but HDF5 arrays of filtered chunks, or
  * of samples that span chunks). */
 uint64_t sl_source_unfilter_bytes(const sl_source *src);
+/* Bytes of sample i's codec input, what sl_source_unfilter gives: its
+ * pixels for HDF5 arrays of filtered chunks, the image once joined for a
+ * multi-part RecordIO record, else its index entry's length. */
+uint64_t sl_source_input_bytes(const sl_source *src, uint64_t i);
 /* Sample i's codec input from its stored bytes in[0..len) (as read at its
- * index entry's offset and length): for filtered HDF5 chunks, the chunk's
- * filters undone into scratch (sl_source_unfilter_bytes) and sample i's
+ * index entry's offset and length): for a multi-part RecordIO record, its
+ * parts joined into scratch and the image in it; for filtered HDF5 chunks, the
+ * chunk's filters undone into scratch (sl_source_unfilter_bytes) and sample i's
  * H·W·C bytes in it; for samples that span chunks, its group's chunks
  * undone one by one and its bytes copied out into scratch; the fill value
  * for a chunk never written; else in itself. Adds 1 to *unfilters when
@@ -228,15 +246,18 @@ uint64_t sl_source_box_total(const sl_source *src);
  * name_len + 1), SL_EIO (the read failed: message names file and sample). */
 sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
                          size_t cap, sl_err *err);
-/* "lmdb" or "hdf5", and the on-disk layout version. */
+/* "lmdb", "hdf5", "tfrecord" or "recordio", and the on-disk layout
+ * version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
-/* The entries' layout: "sluice", "caffe", "images", "array",
- * "pickle" or "msgpack". */
+/* The entries' layout: "sluice", "caffe", "images", "array", "pickle",
+ * "msgpack", "example" (TFRecord's tf.train.Example) or "irheader"
+ * (RecordIO image records). */
 const char *sl_source_layout_name(const sl_source *src);
 /* Foreign layouts: entries that were not samples (`__keys__`, `__len__`,
- * `num-samples`, keys ending in `.meta`), skipped; Datums that were SSD
- * AnnotatedDatums (their boxes are not read). */
+ * `num-samples`, keys ending in `.meta`; RecordIO records without image
+ * bytes, as InsightFace's header and identity records), skipped; Datums that
+ * were SSD AnnotatedDatums (their boxes are not read). */
 uint64_t sl_source_skipped(const sl_source *src);
 uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other

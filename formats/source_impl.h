@@ -31,6 +31,15 @@ typedef struct sl_h5_filtered {
   char dset[256];        /* the dataset's name, for messages */
 } sl_h5_filtered;
 
+/* A multi-part RecordIO record (formats/recordio.h): its index entry spans
+ * the parts from the first one's header, and the workers join them
+ * (sl_source_unfilter). 16 bytes per such record, sorted by sample. */
+typedef struct sl_recio_join {
+  uint64_t sample;
+  uint32_t skip;  /* IRHeader bytes before the image, once joined */
+  uint32_t bytes; /* the image's bytes */
+} sl_recio_join;
+
 struct sl_source {
   char *path;         /* as given to open */
   int fd;             /* the data file, O_RDONLY */
@@ -73,6 +82,13 @@ struct sl_source {
   bool levels_layout; /* LMDB 4 / HDF5 3: codec 7 samples allowed */
   uint32_t nlevels;   /* levels the writer recorded (0: none) */
   uint64_t level_images[SL_LEVELS_MAX], level_bytes[SL_LEVELS_MAX];
+  char *image_key, *label_key; /* TFRecord, WebDataset (label_key): NULL
+                                  for the format's default */
+  int32_t label_offset;        /* TFRecord, RecordIO: added to labels */
+  bool length_crc_only;        /* TFRecord: data CRCs not checked at open */
+  sl_recio_join *joins;        /* RecordIO multi-part records (NULL: none) */
+  uint64_t njoins;
+  uint64_t join_scratch;   /* the largest multi-part record's joined bytes */
   sl_source_bad_fn on_bad; /* verify mode: report bad samples, keep going */
   void *on_bad_user;
   /* Many files (source_files.c); nfiles 0: the one file fd. */
@@ -85,7 +101,7 @@ struct sl_source {
   int dirfd;            /* lazy files' paths are relative to it (-1: none) */
   bool names_are_files; /* sample i's name is file i's path (a folder) */
   sl_file_set files;    /* over spans, once sl_source_files_done */
-  char *label_key, *targets_ext; /* WebDataset: NULL = default, none */
+  char *targets_ext; /* WebDataset: NULL = none (label_key: above) */
 };
 
 /* Allocates the index for n samples (zeroed), and the targets when
@@ -136,8 +152,9 @@ static inline void sl_source_entry_from_sniff(sl_sample_info *e, uint64_t off,
   e->channels = s->channels;
 }
 
-/* Fills entry e for an image file of len bytes p at file offset off
- * (JPEG, PNG or WebP, sides up to 65535): NULL, or a reason in why. */
+/* Fills entry e for an image file at p[0, len), file offset off; NULL or
+ * a reason (not an image, BMP, a malformed header, sides over 65535).
+ * Label, name and the rest are the caller's. */
 const char *sl_source_take_image(const uint8_t *p, size_t len, uint64_t off,
                                  sl_sample_info *e, char *why, size_t cap);
 
@@ -190,6 +207,59 @@ bool sl_wds_path_like(const char *path);
 bool sl_folder_like(const char *dir);
 /* Whether dir holds an LMDB environment (data.mdb). */
 bool sl_lmdb_env_dir(const char *dir);
+
+/* TFRecord and RecordIO (source_tfrecord.c, source_recordio.c) index one
+ * file at a time, so that a source of many files (shards) can call them
+ * once per file: the file's records are appended to src's index at
+ * src->count (the index allocated for all of them beforehand), its
+ * offsets plus base. path names the file in messages. */
+typedef struct sl_rec_file {
+  const char *path;
+  const uint8_t *map; /* the whole file, read-only */
+  uint64_t size;
+  uint64_t base; /* added to the file's offsets in the index (0: one file) */
+} sl_rec_file;
+
+/* "record K at offset OFF" into buf (cap >= 64 bytes), prefixed with
+ * "PATH: " when f is not the source's own file: the record files' `where`,
+ * made for every record at open, so without snprintf (a sixth of a
+ * TFRecord's open time with it). */
+void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
+                  uint64_t off, char *buf, size_t cap);
+
+/* TFRecord: the records of f, their framing and length CRCs checked (a
+ * bad one is SL_EFORMAT naming file, record and offset; in verify mode it
+ * ends the file, counted as one more, bad, record). */
+sl_status sl_tfrecord_count(sl_source *src, const sl_rec_file *f,
+                            uint64_t *records, sl_err *err);
+/* Appends f's `records` records (as counted) to the index: each record's
+ * data CRC checked (unless src->length_crc_only) and its Example parsed
+ * (src->image_key, label_key). */
+sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
+                             uint64_t records, sl_err *err);
+sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err);
+
+/* RecordIO: the offsets of f's records, from idx_path (lines `key\toffset`
+ * as MXIndexedRecordIO writes; NULL: none) or a scan of the framing;
+ * *offsets is malloc'd (8 bytes a record, freed by the caller). */
+sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
+                              const char *idx_path, uint64_t **offsets,
+                              uint64_t *records, sl_err *err);
+/* Appends the image records at those offsets (records without image bytes
+ * are skipped and counted); multi-part ones are added to src->joins.
+ * capacity: the index entries allocated, for the targets' allocation by
+ * the first sample. */
+sl_status sl_recordio_append(sl_source *src, const sl_rec_file *f,
+                             const uint64_t *offsets, uint64_t records,
+                             uint64_t capacity, sl_err *err);
+sl_status sl_source_index_recordio(sl_source *src, sl_err *err);
+/* Sample i's multi-part record, or NULL. */
+const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i);
+/* sl_source_unfilter for RecordIO: a multi-part record's parts joined into
+ * scratch (src->join_scratch bytes) and its image; else in itself. */
+sl_status sl_recio_unfilter(const sl_source *src, uint64_t i, const uint8_t *in,
+                            size_t len, uint8_t *scratch, const uint8_t **out,
+                            size_t *out_len, sl_err *err);
 
 #define SL_REPACK_HINT "re-create the file with `sluice pack`"
 

@@ -7,13 +7,14 @@
 # builder, pack's EXIF readers, the HDF5 index checks, the HDF5 chunk index
 # parser, the HDF5 chunk filters, the copy of a row of chunks into place,
 # the box chunk parser with its LMDB reader, pack's COCO/VOC annotation
-# readers and the WebDataset tar walker (with the .npy header parser) for
+# readers, the WebDataset tar walker (with the .npy header parser), the
+# TFRecord Example parser and the RecordIO framing and IRHeader for
 # PARSER_SECONDS each (default 8), each starting from its committed seed
 # corpus (fuzz/corpus, fuzz/corpus_datum, fuzz/corpus_pickle,
 # fuzz/corpus_lmdb, fuzz/corpus_config, fuzz/corpus_jpeg, fuzz/corpus_exif,
 # fuzz/corpus_hdf5, fuzz/corpus_h5chunk, fuzz/corpus_h5filter,
 # fuzz/corpus_h5tiles, fuzz/corpus_boxes, fuzz/corpus_pack_detect,
-# fuzz/corpus_tar). New inputs go to
+# fuzz/corpus_tar, fuzz/corpus_example, fuzz/corpus_recordio). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
 #   fuzz/run.sh [SECONDS [DATUM_SECONDS [PARSER_SECONDS]]]
@@ -31,7 +32,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
   -DSLUICE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_pickle fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter \
-  fuzz_h5tiles fuzz_boxes fuzz_pack_detect fuzz_tar
+  fuzz_h5tiles fuzz_boxes fuzz_pack_detect fuzz_tar fuzz_example fuzz_recordio
 cd build-fuzz
 # fuzz TARGET SECONDS MAX_LEN CORPUS: new inputs go to build-fuzz/CORPUS,
 # the seeds are fuzz/CORPUS.
@@ -59,3 +60,5 @@ fuzz fuzz_boxes "$parser_secs" 8192 corpus_boxes
 # Writes the input as a COCO JSON or a VOC XML (under TMPDIR).
 fuzz fuzz_pack_detect "$parser_secs" 8192 corpus_pack_detect
 fuzz fuzz_tar "$parser_secs" 16384 corpus_tar
+fuzz fuzz_example "$parser_secs" 16384 corpus_example
+fuzz fuzz_recordio "$parser_secs" 16384 corpus_recordio

@@ -625,9 +625,11 @@ SL_API sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
 
 /* ---- Datasets ---------------------------------------------------------------
  * A dataset is one file written by `sluice pack` or by an sl_writer (LMDB or
- * HDF5), or an LMDB that other tools wrote (Caffe Datums, values that are
- * JPEG/PNG files, pickled or msgpack (image, label) records:
- * sl_dataset_layout_name), opened for random access, as
+ * HDF5), or a file that other tools wrote (an LMDB of Caffe Datums, of
+ * JPEG/PNG files or of pickled or msgpack (image, label) records, an h5py
+ * array, WebDataset shards, an ImageFolder, a TFRecord of
+ * tf.train.Example, an MXNet RecordIO .rec: sl_dataset_layout_name),
+ * opened for random access, as
  * mdb_get is for LMDB:
  *
  *   sl_dataset *ds;
@@ -733,12 +735,13 @@ typedef struct sl_sample_meta {
 } sl_sample_meta;
 
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
- * detects LMDB or HDF5; dataset.layout, .channel_order, .label_file and
- * .lmdb_db say how to read an LMDB other tools wrote; .images, .labels,
- * .targets, .labels_path, .label_from, .lengths and .array_layout an
- * HDF5 array file, docs/FORMATS.md; .chunk_cache is the loader's: a
- * dataset undoes a filtered chunk on each read and keeps no cache). cfg is
- * only read: several threads may open datasets from one config at once.
+ * detects LMDB, HDF5, TFRecord or RecordIO; .image_key, .label_key and
+ * .label_offset say how to read a TFRecord's Examples; dataset.layout,
+ * .channel_order, .label_file and .lmdb_db say how to read an LMDB other tools
+ * wrote; .images, .labels, .targets, .labels_path, .label_from, .lengths and
+ * .array_layout an HDF5 array file, docs/FORMATS.md; .chunk_cache is the
+ * loader's: a dataset undoes a filtered chunk on each read and keeps no cache).
+ * cfg is only read: several threads may open datasets from one config at once.
  * Errors: SL_ECONFIG (no dataset.path, a layout option that does not fit
  * the file), SL_EIO (cannot open or read the file or the label file),
  * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
@@ -785,7 +788,8 @@ SL_API uint32_t sl_dataset_class_count(const sl_dataset *ds);
 SL_API const char *sl_dataset_class_name(const sl_dataset *ds, uint32_t label);
 SL_API uint32_t sl_dataset_target_width(const sl_dataset *ds);
 
-/* The file: "lmdb" or "hdf5"; its on-disk layout version; its size in bytes
+/* The file: "lmdb", "hdf5", "tfrecord" or "recordio"; its on-disk layout
+ * version (0 for TFRecord and RecordIO); its size in bytes
  * at open; and the writer's settings as recorded ("" when none). */
 SL_API const char *sl_dataset_format(const sl_dataset *ds);
 SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
@@ -802,10 +806,13 @@ SL_API uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
  * "caffe" (Caffe Datums: labels as stored,
  * float_data as targets, no class names), "images" (each value a JPEG or
  * PNG file; labels from dataset.label_file, else -1), "pickle" (each value
- * pickle.dumps((image bytes, label)), as folder2lmdb.py writes) or
+ * pickle.dumps((image bytes, label)), as folder2lmdb.py writes),
  * "msgpack" (each value msgpack [image bytes, label], as tensorpack's
- * LMDBSerializer writes): labels as stored, else -1. "" for a handle that
- * did not open. */
+ * LMDBSerializer writes): labels as stored, else -1; "example" (TFRecord:
+ * tf.train.Example records, the image from dataset.image_key, the label
+ * from dataset.label_key as stored, plus dataset.label_offset) or
+ * "irheader" (MXNet RecordIO image records: the IRHeader's label, or its
+ * flag float labels as targets). "" for a handle that did not open. */
 SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
 /* Layout "array" (an HDF5 file h5py or MATLAB wrote: a uint8 pixel array
  * (N,H,W), (N,H,W,C) or (N,C,H,W), contiguous, beside optional labels and

@@ -130,8 +130,11 @@ static void read_source(sl_source_opts *o, const sl_config *cfg) {
   o->label_argmax = sl_cfg_enum(cfg, SL_OPT_DATASET_LABEL_FROM) == 1;
   o->max_fill_samples =
       (uint64_t)sl_cfg_int(cfg, SL_OPT_DATASET_MAX_FILL_SAMPLES);
+  o->image_key = sl_cfg_str(cfg, SL_OPT_DATASET_IMAGE_KEY);
   o->label_key = sl_cfg_str(cfg, SL_OPT_DATASET_LABEL_KEY);
   o->targets_ext = sl_cfg_str(cfg, SL_OPT_DATASET_TARGETS_EXT);
+  o->label_offset = (int32_t)sl_cfg_int(cfg, SL_OPT_DATASET_LABEL_OFFSET);
+  o->length_crc_only = sl_cfg_enum(cfg, SL_OPT_DATASET_RECORD_CRC) == 1;
 }
 
 static void read_io(sl_io_opts *o, const sl_config *cfg, unsigned batch_size) {

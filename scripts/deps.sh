@@ -18,6 +18,7 @@ packages=(
   zlib1g-dev liblzf-dev            # HDF5 arrays: gzip and LZF chunks
   libblosc-dev                     # HDF5 arrays: Blosc chunks (filter 32001)
   libcjson-dev libexpat1-dev       # WebDataset .json labels and pack --coco (JSON); pack --voc (XML)
+  libisal-dev                      # CRC-32C of TFRecord records (Intel ISA-L)
   libcmocka-dev                    # tests
   python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
   python3-dev                      # the Python module (CPython headers, libpython3-dev)
@@ -25,6 +26,7 @@ packages=(
   python3-numpy python3-pytest     # the Python module's tests (/usr/bin/python3)
   python3-h5py python3-pil         # test_h5array's fixtures (h5py, /usr/bin/python3)
   python3-tables                   # test_h5array's Blosc fixtures (PyTables, /usr/bin/python3)
+  python3-protobuf python3-crc32c  # the tfrecord package's needs (test_records' fixtures)
 )
 if [[ "${1:-}" == "--extra" ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang

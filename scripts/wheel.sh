@@ -5,7 +5,7 @@
 # The wheel is built from the sdist with scikit-build-core (as `pip install`
 # of the sdist would), then auditwheel copies every library it needs beyond
 # glibc (libjpeg-turbo, LMDB, HDF5, libpng, libwebp, libyuv, inih, liburing,
-# zlib, liblzf, blosc, cJSON, and the bundled `sluice` command's
+# zlib, liblzf, blosc, cJSON, ISA-L, and the bundled `sluice` command's
 # libexpat...) into sluice.libs/ under mangled names and retags it
 # for the oldest glibc its symbols allow. The CUDA runtime is the one thing
 # left out: libsluice_cuda.so opens the runtime that is there at run time

@@ -251,6 +251,10 @@ int sl_cmd_info(int argc, char **argv) {
                ? "each value a pickled (image bytes, label), in key order"
            : strcmp(layout, "msgpack") == 0
                ? "each value msgpack [image bytes, label], in key order"
+           : strcmp(layout, "example") == 0
+               ? "tf.train.Example records, in file order"
+           : strcmp(layout, "irheader") == 0
+               ? "image records with an IRHeader, in index or file order"
            : strcmp(layout, "array") ? "each value an image file, in key "
                                        "order"
                                      : "an h5py-style pixel array");
@@ -276,7 +280,20 @@ int sl_cmd_info(int argc, char **argv) {
     printf("reads:       each sample's bytes by (offset, length) located at "
            "open, by mmap/pread;\n             no HDF5 call after open\n");
   }
-  if (foreign && !array) {
+  bool records =
+      strcmp(layout, "example") == 0 || strcmp(layout, "irheader") == 0;
+  if (records) {
+    uint64_t sk = sl_dataset_skipped_entries(ds);
+    if (sk)
+      printf("skipped:     %" PRIu64 " record%s without image bytes "
+             "(InsightFace's header and identity records)\n",
+             sk, sk == 1 ? "" : "s");
+    printf("reads:       each sample's image bytes by (offset, length) inside "
+           "its record,\n             located at open (opening reads every "
+           "record%s)\n",
+           layout[0] == 'e' ? " and checks its CRCs" : "");
+  }
+  if (foreign && !array && !records) {
     uint64_t sk = sl_dataset_skipped_entries(ds),
              an = sl_dataset_annotated_count(ds);
     printf("skipped:     %" PRIu64 " entr%s that are not samples%s\n", sk,

@@ -662,7 +662,7 @@ static void test_folder_and_image_named(void **state) {
   path_in(p, sizeof p, "img/list.txt");
   assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
   msg = sl_dataset_errmsg(ds);
-  if (!strstr(msg, "neither an LMDB nor an HDF5 file") ||
+  if (!strstr(msg, "not an LMDB, HDF5, TFRecord or RecordIO file") ||
       !strstr(msg, "h5py-style arrays") || strstr(msg, "made by `sluice pack`"))
     fail_msg("text: %s", msg);
   sl_dataset_close(ds);

@@ -393,7 +393,7 @@ static void test_empty_files(void **state) {
   assert_int_equal(
       sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err),
       SL_EFORMAT);
-  assert_non_null(strstr(err.msg, "neither an LMDB nor an HDF5"));
+  assert_non_null(strstr(err.msg, "not an LMDB, HDF5, TFRecord or RecordIO"));
   assert_int_equal(
       sl_source_open(&src, p, SL_FORMAT_HDF5, SL_SOURCE_MMAP, &err),
       SL_EFORMAT);
