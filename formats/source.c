@@ -640,14 +640,6 @@ static sl_status open_common(sl_source **out, const char *path,
   }
   if (fmt == SL_FORMAT_WEBDATASET || fmt == SL_FORMAT_FOLDER)
     return open_many(out, src, path, fmt, err);
-  if (src->label_key || src->targets_ext) {
-    sl_status st = sl_err_set(err, SL_ECONFIG,
-                              "%s: dataset.label_key/targets_ext are for "
-                              "WebDataset shards",
-                              path);
-    sl_source_close(src);
-    return st;
-  }
   char env_path[PATH_MAX];
   bool subdir = false;
   sl_status st =
@@ -688,6 +680,14 @@ static sl_status open_common(sl_source **out, const char *path,
                     "label_from/lmdb_db/label_file are for LMDB and HDF5 "
                     "files; this is %s",
                     path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
+  if (st == SL_OK && src->targets_ext)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.targets_ext is for WebDataset shards", path);
+  if (st == SL_OK && fmt != SL_FORMAT_TFRECORD && src->label_key)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: dataset.label_key is for WebDataset shards and "
+                    "TFRecord files",
+                    path);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.lmdb_db = %s names an LMDB sub-database; "

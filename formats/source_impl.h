@@ -101,7 +101,7 @@ struct sl_source {
   int dirfd;            /* lazy files' paths are relative to it (-1: none) */
   bool names_are_files; /* sample i's name is file i's path (a folder) */
   sl_file_set files;    /* over spans, once sl_source_files_done */
-  char *targets_ext; /* WebDataset: NULL = none (label_key: above) */
+  char *targets_ext;    /* WebDataset: NULL = none (label_key: above) */
 };
 
 /* Allocates the index for n samples (zeroed), and the targets when
