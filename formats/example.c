@@ -148,7 +148,7 @@ static int bytes_list(rd r, const ex *x, sl_feature *f) {
         return -1;
       continue;
     }
-    rd v;
+    rd v = {0};
     if (wt != WT_LEN)
       return fail(x, "BytesList value is not length-delimited", at);
     if (sub(&r, x, "BytesList value", &v) != 0)
@@ -180,7 +180,7 @@ static int float_list(rd r, const ex *x, sl_feature *f) {
         f->first_float = le_float(r.b + r.pos);
       r.pos += 4;
     } else if (wt == WT_LEN) {
-      rd v;
+      rd v = {0};
       if (sub(&r, x, "FloatList packed values", &v) != 0)
         return -1;
       if ((v.end - v.pos) % 4)
@@ -279,7 +279,7 @@ static int entry(rd r, ex *x, const char *const *keys, size_t nkeys,
     if (tag(&scan, x, "feature map entry", &field, &wt) != 0)
       return -1;
     if (field == 1 || field == 2) {
-      rd v;
+      rd v = {0};
       if (wt != WT_LEN)
         return fail(x,
                     field == 1 ? "feature key is not length-delimited"
@@ -299,7 +299,7 @@ static int entry(rd r, ex *x, const char *const *keys, size_t nkeys,
   while (r.pos < r.end) { /* the structure was checked above */
     uint64_t field;
     unsigned wt;
-    rd v;
+    rd v = {0};
     if (tag(&r, x, "feature map entry", &field, &wt) != 0)
       return -1;
     if (field != 2) {
