@@ -4,63 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+#include "formats/protowire.h"
 
-typedef struct rd {
-  const uint8_t *base;
-  size_t pos, end;
-} rd;
-
-/* A varint of at most 10 bytes inside [pos, end). */
-static int varint(rd *r, uint64_t *v) {
-  uint64_t x = 0;
-  for (int i = 0; i < 10; i++) {
-    if (r->pos >= r->end)
-      return -1;
-    uint8_t b = r->base[r->pos++];
-    if (i == 9 && b > 1)
-      return -1; /* more than 64 bits */
-    x |= (uint64_t)(b & 0x7f) << (7 * i);
-    if (!(b & 0x80)) {
-      *v = x;
-      return 0;
-    }
-  }
-  return -1;
-}
+typedef sl_pw rd;
 
 static int fail(char *why, size_t cap, const char *what, int field, size_t at) {
   snprintf(why, cap, "Datum %s (field %d, byte %zu of the value)", what, field,
            at);
   return -1;
-}
-
-/* Skips a value of wire type wt; the length of a WT_LEN is checked. */
-static int skip(rd *r, unsigned wt, size_t *len_out) {
-  uint64_t v;
-  switch (wt) {
-  case WT_VARINT:
-    return varint(r, &v);
-  case WT_I64:
-    if (r->end - r->pos < 8)
-      return -1;
-    r->pos += 8;
-    return 0;
-  case WT_I32:
-    if (r->end - r->pos < 4)
-      return -1;
-    r->pos += 4;
-    return 0;
-  case WT_LEN:
-    if (varint(r, &v) != 0 || v > r->end - r->pos)
-      return -1;
-    if (len_out)
-      *len_out = (size_t)v;
-    r->pos += (size_t)v;
-    return 0;
-  default:
-    return -1;
-  }
 }
 
 static int parse_datum(const uint8_t *base, size_t pos, size_t end, sl_datum *d,
@@ -69,7 +20,7 @@ static int parse_datum(const uint8_t *base, size_t pos, size_t end, sl_datum *d,
   while (r.pos < r.end) {
     size_t at = r.pos;
     uint64_t tag, v;
-    if (varint(&r, &tag) != 0)
+    if (sl_pw_varint(&r, &tag) != 0)
       return fail(why, cap, "tag runs past the end", 0, at);
     unsigned wt = (unsigned)(tag & 7);
     uint64_t field = tag >> 3;
@@ -81,9 +32,9 @@ static int parse_datum(const uint8_t *base, size_t pos, size_t end, sl_datum *d,
     bool scalar =
         field == 1 || field == 2 || field == 3 || field == 5 || field == 7;
     if (scalar) {
-      if (wt != WT_VARINT)
+      if (wt != SL_WT_VARINT)
         return fail(why, cap, "scalar field is not a varint", f, at);
-      if (varint(&r, &v) != 0)
+      if (sl_pw_varint(&r, &v) != 0)
         return fail(why, cap, "varint runs past the end", f, at);
       int64_t s = (int64_t)v;
       switch (field) {
@@ -105,21 +56,21 @@ static int parse_datum(const uint8_t *base, size_t pos, size_t end, sl_datum *d,
       }
     } else if (field == 4) {
       size_t len = 0;
-      if (wt != WT_LEN)
+      if (wt != SL_WT_LEN)
         return fail(why, cap, "data is not length-delimited", f, at);
-      if (skip(&r, WT_LEN, &len) != 0)
+      if (sl_pw_skip(&r, SL_WT_LEN, &len) != 0)
         return fail(why, cap, "data length runs past the end", f, at);
       d->has_data = true;
       d->data_off = r.pos - len;
       d->data_len = len;
     } else if (field == 6) {
       size_t len = 0;
-      if (wt == WT_I32) {
-        if (skip(&r, wt, NULL) != 0)
+      if (wt == SL_WT_I32) {
+        if (sl_pw_skip(&r, wt, NULL) != 0)
           return fail(why, cap, "float runs past the end", f, at);
         d->floats++;
-      } else if (wt == WT_LEN) {
-        if (skip(&r, wt, &len) != 0)
+      } else if (wt == SL_WT_LEN) {
+        if (sl_pw_skip(&r, wt, &len) != 0)
           return fail(why, cap, "packed floats run past the end", f, at);
         if (len % 4)
           return fail(why, cap, "packed floats are not 4-byte aligned", f, at);
@@ -127,7 +78,7 @@ static int parse_datum(const uint8_t *base, size_t pos, size_t end, sl_datum *d,
       } else {
         return fail(why, cap, "float_data has a bad wire type", f, at);
       }
-    } else if (skip(&r, wt, NULL) != 0) {
+    } else if (sl_pw_skip(&r, wt, NULL) != 0) {
       return fail(why, cap, "unknown field runs past the end", f, at);
     }
   }
@@ -151,15 +102,15 @@ int sl_datum_parse(const uint8_t *value, size_t n, sl_datum *d, char *why,
   while (r.pos < r.end) {
     size_t at = r.pos;
     uint64_t tag;
-    if (varint(&r, &tag) != 0)
+    if (sl_pw_varint(&r, &tag) != 0)
       return fail(why, cap, "(annotated) tag runs past the end", 0, at);
     unsigned wt = (unsigned)(tag & 7);
     int f = (tag >> 3) > 1000000 ? -1 : (int)(tag >> 3);
     size_t l = 0;
-    if (skip(&r, wt, &l) != 0)
+    if (sl_pw_skip(&r, wt, &l) != 0)
       return fail(why, cap, "(annotated) field is malformed", f, at);
     if ((tag >> 3) == 1) {
-      if (wt != WT_LEN)
+      if (wt != SL_WT_LEN)
         return fail(why, cap, "(annotated) datum is not a message", f, at);
       if (parse_datum(value, r.pos - l, r.pos, d, why, cap) != 0)
         return -1;
@@ -172,33 +123,25 @@ int sl_datum_parse(const uint8_t *value, size_t n, sl_datum *d, char *why,
   return 0;
 }
 
-static float le_float(const uint8_t *p) {
-  uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-               (uint32_t)p[3] << 24;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 static uint64_t floats_in(const uint8_t *base, size_t pos, size_t end,
                           float *out, uint64_t count) {
   rd r = {base, pos, end};
   uint64_t got = 0;
   while (r.pos < r.end && got < count) {
     uint64_t tag;
-    if (varint(&r, &tag) != 0)
+    if (sl_pw_varint(&r, &tag) != 0)
       break;
     unsigned wt = (unsigned)(tag & 7);
     size_t start = r.pos, len = 0;
-    if (skip(&r, wt, &len) != 0)
+    if (sl_pw_skip(&r, wt, &len) != 0)
       break;
     if ((tag >> 3) != 6)
       continue;
-    if (wt == WT_I32)
-      out[got++] = le_float(base + start);
-    else if (wt == WT_LEN)
+    if (wt == SL_WT_I32)
+      out[got++] = sl_pw_float(base + start);
+    else if (wt == SL_WT_LEN)
       for (size_t q = r.pos - len; q + 4 <= r.pos && got < count; q += 4)
-        out[got++] = le_float(base + q);
+        out[got++] = sl_pw_float(base + q);
   }
   return got;
 }
@@ -214,9 +157,10 @@ uint64_t sl_datum_floats(const uint8_t *value, size_t n, float *out,
   while (r.pos < r.end && got < count) {
     uint64_t tag;
     size_t l = 0;
-    if (varint(&r, &tag) != 0 || skip(&r, (unsigned)(tag & 7), &l) != 0)
+    if (sl_pw_varint(&r, &tag) != 0 ||
+        sl_pw_skip(&r, (unsigned)(tag & 7), &l) != 0)
       break;
-    if ((tag >> 3) == 1 && (tag & 7) == WT_LEN) /* each Datum, in order */
+    if ((tag >> 3) == 1 && (tag & 7) == SL_WT_LEN) /* each Datum, in order */
       got += floats_in(value, r.pos - l, r.pos, out + got, count - got);
   }
   return got;

@@ -6,12 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+#include "formats/protowire.h"
 
-typedef struct rd {
-  const uint8_t *b;
-  size_t pos, end;
-} rd;
+typedef sl_pw rd;
 
 /* Where a message is: the reason's buffer and the feature's key (NULL
  * outside a feature). */
@@ -21,24 +18,6 @@ typedef struct ex {
   const uint8_t *key;
   size_t klen;
 } ex;
-
-/* A varint of at most 10 bytes inside [pos, end). */
-static int varint(rd *r, uint64_t *v) {
-  uint64_t x = 0;
-  for (int i = 0; i < 10; i++) {
-    if (r->pos >= r->end)
-      return -1;
-    uint8_t c = r->b[r->pos++];
-    if (i == 9 && c > 1)
-      return -1; /* more than 64 bits */
-    x |= (uint64_t)(c & 0x7f) << (7 * i);
-    if (!(c & 0x80)) {
-      *v = x;
-      return 0;
-    }
-  }
-  return -1;
-}
 
 static int fail(const ex *x, const char *msg, size_t at) {
   if (!x->key) {
@@ -56,39 +35,13 @@ static int fail(const ex *x, const char *msg, size_t at) {
   return -1;
 }
 
-/* Skips a value of wire type wt (0, 1, 2 or 5); a length is checked. */
-static int skip(rd *r, unsigned wt) {
-  uint64_t v;
-  switch (wt) {
-  case WT_VARINT:
-    return varint(r, &v);
-  case WT_I64:
-    if (r->end - r->pos < 8)
-      return -1;
-    r->pos += 8;
-    return 0;
-  case WT_I32:
-    if (r->end - r->pos < 4)
-      return -1;
-    r->pos += 4;
-    return 0;
-  case WT_LEN:
-    if (varint(r, &v) != 0 || v > r->end - r->pos)
-      return -1;
-    r->pos += (size_t)v;
-    return 0;
-  default:
-    return -1;
-  }
-}
-
 /* The next tag of message `what`: its field and wire type. */
 static int tag(rd *r, const ex *x, const char *what, uint64_t *field,
                unsigned *wt) {
   size_t at = r->pos;
   uint64_t t;
   char msg[96];
-  if (varint(r, &t) != 0) {
+  if (sl_pw_varint(r, &t) != 0) {
     snprintf(msg, sizeof msg, "%s: tag runs past the end", what);
     return fail(x, msg, at);
   }
@@ -109,7 +62,7 @@ static int tag(rd *r, const ex *x, const char *what, uint64_t *field,
 static int sub(rd *r, const ex *x, const char *what, rd *out) {
   size_t at = r->pos;
   uint64_t len;
-  if (varint(r, &len) != 0 || len > r->end - r->pos) {
+  if (sl_pw_varint(r, &len) != 0 || len > r->end - r->pos) {
     char msg[96];
     snprintf(msg, sizeof msg, "%s: length runs past the end", what);
     return fail(x, msg, at);
@@ -121,19 +74,11 @@ static int sub(rd *r, const ex *x, const char *what, rd *out) {
 
 static int skip_unknown(rd *r, const ex *x, const char *what, unsigned wt,
                         size_t at) {
-  if (skip(r, wt) == 0)
+  if (sl_pw_skip(r, wt, NULL) == 0)
     return 0;
   char msg[96];
   snprintf(msg, sizeof msg, "%s: unknown field runs past the end", what);
   return fail(x, msg, at);
-}
-
-static float le_float(const uint8_t *p) {
-  uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-               (uint32_t)p[3] << 24;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
 }
 
 static int bytes_list(rd r, const ex *x, sl_feature *f) {
@@ -149,7 +94,7 @@ static int bytes_list(rd r, const ex *x, sl_feature *f) {
       continue;
     }
     rd v = {0};
-    if (wt != WT_LEN)
+    if (wt != SL_WT_LEN)
       return fail(x, "BytesList value is not length-delimited", at);
     if (sub(&r, x, "BytesList value", &v) != 0)
       return -1;
@@ -173,20 +118,20 @@ static int float_list(rd r, const ex *x, sl_feature *f) {
         return -1;
       continue;
     }
-    if (wt == WT_I32) {
+    if (wt == SL_WT_I32) {
       if (r.end - r.pos < 4)
         return fail(x, "FloatList value runs past the end", at);
       if (f->count++ == 0)
-        f->first_float = le_float(r.b + r.pos);
+        f->first_float = sl_pw_float(r.b + r.pos);
       r.pos += 4;
-    } else if (wt == WT_LEN) {
+    } else if (wt == SL_WT_LEN) {
       rd v = {0};
       if (sub(&r, x, "FloatList packed values", &v) != 0)
         return -1;
       if ((v.end - v.pos) % 4)
         return fail(x, "FloatList packed values are not 4-byte floats", at);
       if (f->count == 0 && v.end > v.pos)
-        f->first_float = le_float(r.b + v.pos);
+        f->first_float = sl_pw_float(r.b + v.pos);
       f->count += (v.end - v.pos) / 4;
     } else {
       return fail(x, "FloatList value has a bad wire type", at);
@@ -207,18 +152,18 @@ static int int64_list(rd r, const ex *x, sl_feature *f) {
         return -1;
       continue;
     }
-    if (wt == WT_VARINT) {
-      if (varint(&r, &v) != 0)
+    if (wt == SL_WT_VARINT) {
+      if (sl_pw_varint(&r, &v) != 0)
         return fail(x, "Int64List value runs past the end", at);
       if (f->count++ == 0)
         f->first_int = (int64_t)v;
-    } else if (wt == WT_LEN) {
+    } else if (wt == SL_WT_LEN) {
       rd p;
       if (sub(&r, x, "Int64List packed values", &p) != 0)
         return -1;
       while (p.pos < p.end) {
         size_t vat = p.pos;
-        if (varint(&p, &v) != 0) /* past the run's end, or too long */
+        if (sl_pw_varint(&p, &v) != 0) /* past the run's end, or too long */
           return fail(x, "Int64List packed varint runs past its run", vat);
         if (f->count++ == 0)
           f->first_int = (int64_t)v;
@@ -247,7 +192,7 @@ static int feature(rd r, const ex *x, sl_feature *f) {
     sl_feature_kind k = field == 1   ? SL_FEATURE_BYTES
                         : field == 2 ? SL_FEATURE_FLOAT
                                      : SL_FEATURE_INT64;
-    if (wt != WT_LEN)
+    if (wt != SL_WT_LEN)
       return fail(x, "Feature list is not length-delimited", at);
     rd l;
     if (sub(&r, x, sl_feature_kind_name(k), &l) != 0)
@@ -280,7 +225,7 @@ static int entry(rd r, ex *x, const char *const *keys, size_t nkeys,
       return -1;
     if (field == 1 || field == 2) {
       rd v = {0};
-      if (wt != WT_LEN)
+      if (wt != SL_WT_LEN)
         return fail(x,
                     field == 1 ? "feature key is not length-delimited"
                                : "Feature is not length-delimited",
@@ -303,7 +248,7 @@ static int entry(rd r, ex *x, const char *const *keys, size_t nkeys,
     if (tag(&r, x, "feature map entry", &field, &wt) != 0)
       return -1;
     if (field != 2) {
-      (void)skip(&r, wt);
+      (void)sl_pw_skip(&r, wt, NULL);
       continue;
     }
     if (sub(&r, x, "Feature", &v) != 0 || feature(v, x, &f) != 0)
@@ -330,7 +275,7 @@ static int features(rd r, ex *x, const char *const *keys, size_t nkeys,
       continue;
     }
     rd e;
-    if (wt != WT_LEN)
+    if (wt != SL_WT_LEN)
       return fail(x, "Features map entry is not length-delimited", at);
     if (sub(&r, x, "Features map entry", &e) != 0 ||
         entry(e, x, keys, nkeys, out) != 0)
@@ -356,7 +301,7 @@ int sl_example_parse(const uint8_t *record, size_t n, const char *const *keys,
       continue;
     }
     rd f;
-    if (wt != WT_LEN)
+    if (wt != SL_WT_LEN)
       return fail(&x, "features is not length-delimited", at);
     if (sub(&r, &x, "features", &f) != 0 ||
         features(f, &x, keys, nkeys, out) != 0)
