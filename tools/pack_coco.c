@@ -28,9 +28,7 @@ static const id_ref *find_id(const id_ref *v, size_t n, int64_t id) {
   return bsearch(&key, v, n, sizeof *v, cmp_id);
 }
 
-static int failf(char *msg, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int failf(char *msg, size_t cap, const char *fmt, ...) {
+int sl_pack_failf(char *msg, size_t cap, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, cap, fmt, ap);
@@ -42,7 +40,7 @@ char *sl_pack_read_text(const char *path, size_t *len, char *msg,
                         size_t msg_len) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    failf(msg, msg_len, "%s: %s", path, strerror(errno));
+    sl_pack_failf(msg, msg_len, "%s: %s", path, strerror(errno));
     return NULL;
   }
   char *buf = NULL;
@@ -50,11 +48,12 @@ char *sl_pack_read_text(const char *path, size_t *len, char *msg,
   if (fseek(f, 0, SEEK_END) == 0)
     size = ftell(f);
   if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    failf(msg, msg_len, "%s: cannot tell its size: %s", path, strerror(errno));
+    sl_pack_failf(msg, msg_len, "%s: cannot tell its size: %s", path,
+                  strerror(errno));
   } else if (!(buf = malloc((size_t)size + 1))) {
-    failf(msg, msg_len, "%s: no memory for its %ld bytes", path, size);
+    sl_pack_failf(msg, msg_len, "%s: no memory for its %ld bytes", path, size);
   } else if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-    failf(msg, msg_len, "%s: read failed", path);
+    sl_pack_failf(msg, msg_len, "%s: read failed", path);
     free(buf);
     buf = NULL;
   } else {
@@ -112,48 +111,50 @@ static int take_categories(sl_pack_inputs *in, const cJSON *root,
                            char *msg, size_t cap) {
   const cJSON *cats = cJSON_GetObjectItemCaseSensitive(root, "categories");
   if (!cJSON_IsArray(cats))
-    return failf(msg, cap,
-                 "%s: no \"categories\" array (not a COCO "
-                 "instances file?)",
-                 json);
+    return sl_pack_failf(msg, cap,
+                         "%s: no \"categories\" array (not a COCO "
+                         "instances file?)",
+                         json);
   size_t n = (size_t)cJSON_GetArraySize(cats), k = 0;
   if (n == 0)
-    return failf(msg, cap, "%s: \"categories\" is empty", json);
+    return sl_pack_failf(msg, cap, "%s: \"categories\" is empty", json);
   id_ref *v = calloc(n, sizeof *v);
   if (!v)
-    return failf(msg, cap, "%s: no memory", json);
+    return sl_pack_failf(msg, cap, "%s: no memory", json);
   *cats_out = v;
   const cJSON *c;
   cJSON_ArrayForEach(c, cats) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
     if (!get_int(c, "id", &v[k].id) || !cJSON_IsString(name))
-      return failf(msg, cap,
-                   "%s: categories[%zu] lacks an integer \"id\" or a string "
-                   "\"name\"",
-                   json, k);
+      return sl_pack_failf(
+          msg, cap,
+          "%s: categories[%zu] lacks an integer \"id\" or a string "
+          "\"name\"",
+          json, k);
     size_t len = strlen(name->valuestring);
     if (len == 0 || len > SL_CLASS_NAME_MAX ||
         strpbrk(name->valuestring, "\r\n"))
-      return failf(msg, cap,
-                   "%s: categories[%zu] (id %" PRId64 "): name of %zu bytes "
-                   "(1..%d, no line break)",
-                   json, k, v[k].id, len, SL_CLASS_NAME_MAX);
+      return sl_pack_failf(msg, cap,
+                           "%s: categories[%zu] (id %" PRId64
+                           "): name of %zu bytes "
+                           "(1..%d, no line break)",
+                           json, k, v[k].id, len, SL_CLASS_NAME_MAX);
     v[k].at = k;
     k++;
   }
   qsort(v, n, sizeof *v, cmp_id);
   for (size_t i = 1; i < n; i++)
     if (v[i].id == v[i - 1].id)
-      return failf(msg, cap, "%s: category id %" PRId64 " appears twice", json,
-                   v[i].id);
+      return sl_pack_failf(
+          msg, cap, "%s: category id %" PRId64 " appears twice", json, v[i].id);
   in->classes = calloc(n, sizeof *in->classes);
   if (!in->classes)
-    return failf(msg, cap, "%s: no memory", json);
+    return sl_pack_failf(msg, cap, "%s: no memory", json);
   for (size_t i = 0; i < n; i++) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetArrayItem(cats, (int)v[i].at), "name");
     if (!(in->classes[i] = strdup(name->valuestring)))
-      return failf(msg, cap, "%s: no memory", json);
+      return sl_pack_failf(msg, cap, "%s: no memory", json);
     in->nclasses = (uint32_t)(i + 1);
     v[i].at = i; /* now: the label */
   }
@@ -167,14 +168,14 @@ static int take_images(sl_pack_inputs *in, const cJSON *root, const char *json,
                        size_t cap) {
   const cJSON *imgs = cJSON_GetObjectItemCaseSensitive(root, "images");
   if (!cJSON_IsArray(imgs))
-    return failf(msg, cap,
-                 "%s: no \"images\" array (not a COCO instances "
-                 "file?)",
-                 json);
+    return sl_pack_failf(msg, cap,
+                         "%s: no \"images\" array (not a COCO instances "
+                         "file?)",
+                         json);
   size_t n = (size_t)cJSON_GetArraySize(imgs), k = 0;
   id_ref *v = calloc(n ? n : 1, sizeof *v);
   if (!v)
-    return failf(msg, cap, "%s: no memory", json);
+    return sl_pack_failf(msg, cap, "%s: no memory", json);
   *imgs_out = v;
   size_t dl = strlen(dir);
   const char *sep = dl && dir[dl - 1] == '/' ? "" : "/";
@@ -185,24 +186,25 @@ static int take_images(sl_pack_inputs *in, const cJSON *root, const char *json,
     if (!get_int(im, "id", &v[k].id) || !cJSON_IsString(fn) ||
         !fn->valuestring[0] || !get_int(im, "width", &w) ||
         !get_int(im, "height", &h) || w < 1 || h < 1 || w > 65535 || h > 65535)
-      return failf(msg, cap,
-                   "%s: images[%zu] lacks an integer \"id\", a \"file_name\" "
-                   "or a \"width\" and \"height\" of 1..65535",
-                   json, k);
+      return sl_pack_failf(
+          msg, cap,
+          "%s: images[%zu] lacks an integer \"id\", a \"file_name\" "
+          "or a \"width\" and \"height\" of 1..65535",
+          json, k);
     if (strlen(fn->valuestring) > SL_SAMPLE_NAME_MAX)
-      return failf(msg, cap,
-                   "%s: images[%zu] (id %" PRId64 "): file_name too "
-                   "long",
-                   json, k, v[k].id);
+      return sl_pack_failf(msg, cap,
+                           "%s: images[%zu] (id %" PRId64 "): file_name too "
+                           "long",
+                           json, k, v[k].id);
     size_t plen = dl + strlen(sep) + strlen(fn->valuestring) + 1;
     char *path = malloc(plen);
     if (!path)
-      return failf(msg, cap, "%s: no memory", json);
+      return sl_pack_failf(msg, cap, "%s: no memory", json);
     snprintf(path, plen, "%s%s%s", dir, sep, fn->valuestring);
     int rc = sl_pack_inputs_add(in, path, dl + strlen(sep), -1, NULL);
     free(path);
     if (rc)
-      return failf(msg, cap, "%s: no memory", json);
+      return sl_pack_failf(msg, cap, "%s: no memory", json);
     in->items[in->n - 1].want_w = (uint32_t)w;
     in->items[in->n - 1].want_h = (uint32_t)h;
     v[k].at = k;
@@ -211,8 +213,8 @@ static int take_images(sl_pack_inputs *in, const cJSON *root, const char *json,
   qsort(v, n, sizeof *v, cmp_id);
   for (size_t i = 1; i < n; i++)
     if (v[i].id == v[i - 1].id)
-      return failf(msg, cap, "%s: image id %" PRId64 " appears twice", json,
-                   v[i].id);
+      return sl_pack_failf(msg, cap, "%s: image id %" PRId64 " appears twice",
+                           json, v[i].id);
   return 0;
 }
 
@@ -225,26 +227,28 @@ static int read_annotation(const cJSON *a, size_t k, const char *json,
   id_text(a, idt, sizeof idt);
   int64_t image_id, cat_id, crowd = 0;
   if (!get_int(a, "image_id", &image_id) || !get_int(a, "category_id", &cat_id))
-    return failf(msg, cap,
-                 "%s: annotations[%zu]%s lacks an integer \"image_id\" or "
-                 "\"category_id\"",
-                 json, k, idt);
+    return sl_pack_failf(
+        msg, cap,
+        "%s: annotations[%zu]%s lacks an integer \"image_id\" or "
+        "\"category_id\"",
+        json, k, idt);
   const cJSON *ic = cJSON_GetObjectItemCaseSensitive(a, "iscrowd");
   if (ic && (!get_int(a, "iscrowd", &crowd) || crowd < 0 || crowd > 1))
-    return failf(msg, cap, "%s: annotations[%zu]%s: \"iscrowd\" is not 0 or 1",
-                 json, k, idt);
+    return sl_pack_failf(msg, cap,
+                         "%s: annotations[%zu]%s: \"iscrowd\" is not 0 or 1",
+                         json, k, idt);
   const id_ref *im = find_id(imgs, nimgs, image_id);
   if (!im)
-    return failf(msg, cap,
-                 "%s: annotations[%zu]%s names image_id %" PRId64
-                 ", which is not in \"images\"",
-                 json, k, idt, image_id);
+    return sl_pack_failf(msg, cap,
+                         "%s: annotations[%zu]%s names image_id %" PRId64
+                         ", which is not in \"images\"",
+                         json, k, idt, image_id);
   const id_ref *cat = find_id(cats, ncats, cat_id);
   if (!cat)
-    return failf(msg, cap,
-                 "%s: annotations[%zu]%s names category_id %" PRId64
-                 ", which is not in \"categories\"",
-                 json, k, idt, cat_id);
+    return sl_pack_failf(msg, cap,
+                         "%s: annotations[%zu]%s names category_id %" PRId64
+                         ", which is not in \"categories\"",
+                         json, k, idt, cat_id);
   const cJSON *bb = cJSON_GetObjectItemCaseSensitive(a, "bbox");
   double v[4];
   int nv = 0;
@@ -259,10 +263,11 @@ static int read_annotation(const cJSON *a, size_t k, const char *json,
     }
   if (nv != 4 || v[2] < 0 || v[3] < 0 || !isfinite((float)(v[0] + v[2])) ||
       !isfinite((float)(v[1] + v[3])))
-    return failf(msg, cap,
-                 "%s: annotations[%zu]%s: \"bbox\" is not [x, y, width, "
-                 "height] of finite numbers with width, height >= 0",
-                 json, k, idt);
+    return sl_pack_failf(
+        msg, cap,
+        "%s: annotations[%zu]%s: \"bbox\" is not [x, y, width, "
+        "height] of finite numbers with width, height >= 0",
+        json, k, idt);
   *item = im->at;
   box->x0 = (float)v[0];
   box->y0 = (float)v[1];
@@ -286,7 +291,7 @@ static int take_annotations(sl_pack_inputs *in, const cJSON *root,
   if (!anns)
     return 0; /* image info only (COCO's test files): no boxes */
   if (!cJSON_IsArray(anns))
-    return failf(msg, cap, "%s: \"annotations\" is not an array", json);
+    return sl_pack_failf(msg, cap, "%s: \"annotations\" is not an array", json);
   const cJSON *a;
   sl_box box;
   size_t k = 0, item;
@@ -295,15 +300,15 @@ static int take_annotations(sl_pack_inputs *in, const cJSON *root,
                         cap))
       return -1;
     if (++in->items[item].nboxes > SL_BOXES_MAX)
-      return failf(msg, cap, "%s: image %s has more than %d annotations", json,
-                   in->items[item].path + in->items[item].name_off,
-                   SL_BOXES_MAX);
+      return sl_pack_failf(
+          msg, cap, "%s: image %s has more than %d annotations", json,
+          in->items[item].path + in->items[item].name_off, SL_BOXES_MAX);
     k++;
   }
   for (size_t i = 0; i < in->n; i++) {
     sl_pack_item *it = &in->items[i];
     if (it->nboxes && !(it->boxes = malloc(it->nboxes * sizeof *it->boxes)))
-      return failf(msg, cap, "%s: no memory for the boxes", json);
+      return sl_pack_failf(msg, cap, "%s: no memory for the boxes", json);
     it->nboxes = 0; /* counts again as they are stored */
   }
   k = 0;
@@ -338,8 +343,8 @@ int sl_pack_scan_coco(sl_pack_inputs *in, const char *json,
     for (; nl < sizeof near - 1 && at + nl < len && text[at + nl] != '\n'; nl++)
       near[nl] = (unsigned char)text[at + nl] < 0x20 ? '?' : text[at + nl];
     near[nl] = '\0';
-    failf(msg, msg_len, "%s:%zu: not valid JSON (near '%s'%s)", json, line,
-          near, at >= len ? ", at the end of the file" : "");
+    sl_pack_failf(msg, msg_len, "%s:%zu: not valid JSON (near '%s'%s)", json,
+                  line, near, at >= len ? ", at the end of the file" : "");
     free(text);
     return -1;
   }
@@ -347,8 +352,8 @@ int sl_pack_scan_coco(sl_pack_inputs *in, const char *json,
   size_t ncats = 0;
   int rc = -1;
   if (!cJSON_IsObject(root))
-    failf(msg, msg_len, "%s: not a JSON object (a COCO instances file is)",
-          json);
+    sl_pack_failf(msg, msg_len,
+                  "%s: not a JSON object (a COCO instances file is)", json);
   else if (take_categories(in, root, json, &cats, &ncats, msg, msg_len) == 0 &&
            take_images(in, root, json, images_dir, &imgs, msg, msg_len) == 0 &&
            take_annotations(in, root, json, imgs, cats, ncats, msg, msg_len) ==

@@ -54,4 +54,9 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
 char *sl_pack_read_text(const char *path, size_t *len, char *msg,
                         size_t msg_len);
 
+/* Formats a message into msg (cap bytes) and returns -1: the scanners'
+ * one way to fail. */
+int sl_pack_failf(char *msg, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

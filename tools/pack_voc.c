@@ -19,16 +19,6 @@ static const char *const k_voc20[20] = {
     "diningtable", "dog",     "horse", "motorbike", "person",
     "pottedplant", "sheep",   "sofa",  "train",     "tvmonitor"};
 
-static int failf(char *msg, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int failf(char *msg, size_t cap, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, cap, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 /* One object as parsed: its class name (an index into the names seen),
  * box in VOC's 1-based pixels, difficult flag. */
 typedef struct voc_obj {
@@ -252,7 +242,7 @@ static int parse_file(voc_parse *s, const char *path, char *msg, size_t cap) {
   XML_Parser p = XML_ParserCreate(NULL);
   if (!p) {
     free(text);
-    return failf(msg, cap, "%s: no memory for an XML parser", path);
+    return sl_pack_failf(msg, cap, "%s: no memory for an XML parser", path);
   }
   s->p = p;
   s->file = path;
@@ -261,16 +251,16 @@ static int parse_file(voc_parse *s, const char *path, char *msg, size_t cap) {
   XML_SetCharacterDataHandler(p, on_text);
   int rc = 0;
   if (len > (size_t)INT32_MAX) {
-    rc = failf(msg, cap, "%s: larger than 2 GiB", path);
+    rc = sl_pack_failf(msg, cap, "%s: larger than 2 GiB", path);
   } else if (XML_Parse(p, text, (int)len, XML_TRUE) == XML_STATUS_ERROR) {
     if (s->err[0])
-      rc = failf(msg, cap, "%s", s->err);
+      rc = sl_pack_failf(msg, cap, "%s", s->err);
     else
-      rc = failf(msg, cap, "%s:%lu: not valid XML: %s", path,
-                 (unsigned long)XML_GetCurrentLineNumber(p),
-                 XML_ErrorString(XML_GetErrorCode(p)));
+      rc = sl_pack_failf(msg, cap, "%s:%lu: not valid XML: %s", path,
+                         (unsigned long)XML_GetCurrentLineNumber(p),
+                         XML_ErrorString(XML_GetErrorCode(p)));
   } else if (s->err[0]) {
-    rc = failf(msg, cap, "%s", s->err);
+    rc = sl_pack_failf(msg, cap, "%s", s->err);
   }
   XML_ParserFree(p);
   free(text);
@@ -307,7 +297,7 @@ static int list_ids(const char *vocdir, const char *split, char ***ids,
         if (v)
           *ids = v;
         free(text);
-        return failf(msg, cap, "%s: no memory", path);
+        return sl_pack_failf(msg, cap, "%s: no memory", path);
       }
       *ids = v;
       (*n)++;
@@ -318,10 +308,10 @@ static int list_ids(const char *vocdir, const char *split, char ***ids,
   snprintf(path, sizeof path, "%s/Annotations", vocdir);
   DIR *d = opendir(path);
   if (!d)
-    return failf(msg, cap,
-                 "%s: %s (not a VOCdevkit year folder like "
-                 "VOCdevkit/VOC2007?)",
-                 path, strerror(errno));
+    return sl_pack_failf(msg, cap,
+                         "%s: %s (not a VOCdevkit year folder like "
+                         "VOCdevkit/VOC2007?)",
+                         path, strerror(errno));
   struct dirent *e;
   int rc = 0;
   while ((e = readdir(d)) != NULL) {
@@ -332,7 +322,7 @@ static int list_ids(const char *vocdir, const char *split, char ***ids,
     if (!v || !(v[*n] = strndup(e->d_name, l - 4))) {
       if (v)
         *ids = v;
-      rc = failf(msg, cap, "%s: no memory", path);
+      rc = sl_pack_failf(msg, cap, "%s: no memory", path);
       break;
     }
     *ids = v;
@@ -389,7 +379,7 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
   voc_obj **objs = NULL; /* per item, until the labels are known */
   int rc = list_ids(vocdir, split, &ids, &nids, msg, msg_len);
   if (rc == 0 && !(objs = calloc(nids ? nids : 1, sizeof *objs)))
-    rc = failf(msg, msg_len, "%s: no memory", vocdir);
+    rc = sl_pack_failf(msg, msg_len, "%s: no memory", vocdir);
   size_t dl = strlen(vocdir);
   const char *sep = dl && vocdir[dl - 1] == '/' ? "" : "/";
   for (size_t i = 0; rc == 0 && i < nids; i++) {
@@ -398,7 +388,7 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
                  ids[i]) >= (int)sizeof xml ||
         snprintf(img, sizeof img, "%s%sJPEGImages/%s.jpg", vocdir, sep,
                  ids[i]) >= (int)sizeof img) {
-      rc = failf(msg, msg_len, "%s: path too long", vocdir);
+      rc = sl_pack_failf(msg, msg_len, "%s: path too long", vocdir);
       break;
     }
     voc_parse s;
@@ -408,9 +398,10 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
     s.names_cap = &names_cap;
     rc = parse_file(&s, xml, msg, msg_len);
     if (rc == 0 && s.nobj > SL_BOXES_MAX)
-      rc = failf(msg, msg_len, "%s: more than %d objects", xml, SL_BOXES_MAX);
+      rc = sl_pack_failf(msg, msg_len, "%s: more than %d objects", xml,
+                         SL_BOXES_MAX);
     if (rc == 0 && sl_pack_inputs_add(in, img, dl + strlen(sep), -1, NULL))
-      rc = failf(msg, msg_len, "%s: no memory", vocdir);
+      rc = sl_pack_failf(msg, msg_len, "%s: no memory", vocdir);
     if (rc == 0) {
       sl_pack_item *it = &in->items[in->n - 1];
       it->want_w = (uint32_t)s.width; /* 0 (no <size>): not checked */
@@ -427,7 +418,7 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
   bool standard = false;
   if (rc == 0 && (!(label_of = calloc(nnames ? nnames : 1, sizeof *label_of)) ||
                   choose_classes(in, names, nnames, label_of, &standard)))
-    rc = failf(msg, msg_len, "%s: no memory", vocdir);
+    rc = sl_pack_failf(msg, msg_len, "%s: no memory", vocdir);
   /* The boxes, in pixel edges: 1-based inclusive xmin..xmax covers
    * [xmin - 1, xmax). */
   for (size_t i = 0; rc == 0 && i < in->n; i++) {
@@ -435,7 +426,7 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
     if (!it->nboxes)
       continue;
     if (!(it->boxes = malloc(it->nboxes * sizeof *it->boxes))) {
-      rc = failf(msg, msg_len, "%s: no memory", vocdir);
+      rc = sl_pack_failf(msg, msg_len, "%s: no memory", vocdir);
       break;
     }
     for (uint32_t k = 0; k < it->nboxes; k++) {
