@@ -47,7 +47,7 @@ PEER_LABEL = {
 PEER_NEEDS = {"torch_pil": ["torch", "torchvision", "pillow"], "torch_tvio": ["torch", "torchvision"],
               "dali_cpu": ["dali"], "ffcv": ["ffcv", "torch", "torchvision"]}
 # The sections of one run, in the order they run (--rows picks some).
-SECTIONS = ["decode", "loader", "recipes", "drift", "efficiency", "binding", "formats", "foreign"]
+SECTIONS = ["decode", "loader", "recipes", "detection", "drift", "efficiency", "binding", "formats", "foreign"]
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "16777216", "MALLOC_TRIM_THRESHOLD_": "134217728"}
 
 
@@ -537,7 +537,8 @@ def main():
     # or RandomIoUCrop + flip with the boxes moved, at the recipes'
     # resolution on one worker, one run: sluice against a torch DataLoader
     # doing the same box-aware transforms (peer.py torch_det).
-    dcont = sluice_cases.detection_contenders(sc.lib, args.det_lmdb, rres, rw, args.batch)
+    dcont = (sluice_cases.detection_contenders(sc.lib, args.det_lmdb, rres, rw, args.batch)
+             if "detection" in sections else None)
     if dcont:
         tpeer = next((p for p in ("torch_tvio", "torch_pil") if p in peers), None)
         if tpeer and args.det_json:
@@ -556,7 +557,7 @@ def main():
 
         got = rounds_of(dcont, 1, one_det, log)
         summary["detection"] = sluice_cases.detection_summary(got, rres, rw)
-    elif args.det_lmdb:
+    elif args.det_lmdb and "detection" in sections:
         note_missing("detection", "loader")
 
     # 5: sluice RSS over epochs.

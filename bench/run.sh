@@ -60,7 +60,8 @@
 # 224 px) in the same rounds as the current build's, labelled sluice@REV:
 # every speed claim against REV is a ratio measured in one run.
 # --rows LIST: only these sections (harness.py --rows): decode, loader,
-# recipes, drift, efficiency, binding, formats, foreign; e.g. --rows foreign.
+# recipes, detection, drift, efficiency, binding, formats, foreign; e.g.
+# --rows foreign.
 # --layouts LIST: the foreign layouts to prepare (default pickle,msgpack,
 # tfrecord,webdataset).
 set -euo pipefail
@@ -287,7 +288,7 @@ fi
 # again by every new libsluice, as the packs above).
 det_lmdb="" det_json=""
 lib=$build/libsluice.so
-if [ -f "$lib" ]; then
+if [ -f "$lib" ] && { [ "$rows" = all ] || [[ ",$rows," == *,detection,* ]]; }; then
   packer=$(cksum <"$lib" | cut -d' ' -f1)
   if [ "$(cat "$cache/det.done" 2>/dev/null)" != "$packer" ]; then
     say "data: detection boxes (bench/det_data.py)"
