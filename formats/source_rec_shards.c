@@ -35,8 +35,8 @@
 #include "formats/shard_paths.h"
 
 /* Shard k mapped read-only (NULL for an empty one) as an sl_rec_file. */
-static sl_status map_shard(sl_source *src, size_t k, int advice,
-                           sl_rec_file *f, sl_err *err) {
+static sl_status map_shard(sl_source *src, size_t k, int advice, sl_rec_file *f,
+                           sl_err *err) {
   const sl_file_span *s = &src->spans[k];
   *f = (sl_rec_file){sl_source_file_path(src, k), NULL, s->size, s->base};
   if (s->size == 0)
@@ -81,12 +81,11 @@ static sl_status count_all(sl_source *src, shard_recs *r, uint64_t *total,
     if (st != SL_OK)
       break;
     st = tf ? sl_tfrecord_count(src, &f, &r->records[k], err)
-            : sl_recordio_offsets(src, &f, has_idx ? idx : NULL,
-                                  &r->offsets[k], &r->records[k], err);
+            : sl_recordio_offsets(src, &f, has_idx ? idx : NULL, &r->offsets[k],
+                                  &r->records[k], err);
     unmap_shard(&f);
     if (st == SL_OK && *total > UINT64_MAX - r->records[k])
-      st = sl_err_set(err, SL_ETOOBIG, "%s: more than 2^64 records",
-                      src->path);
+      st = sl_err_set(err, SL_ETOOBIG, "%s: more than 2^64 records", src->path);
     if (st == SL_OK)
       *total += r->records[k];
   }
@@ -94,12 +93,11 @@ static sl_status count_all(sl_source *src, shard_recs *r, uint64_t *total,
 }
 
 /* The second pass: each shard's records appended at its base. */
-static sl_status append_all(sl_source *src, const shard_recs *r,
-                            uint64_t total, sl_err *err) {
+static sl_status append_all(sl_source *src, const shard_recs *r, uint64_t total,
+                            sl_err *err) {
   bool tf = src->fmt == SL_FORMAT_TFRECORD;
   /* TFRecord's data CRCs read a shard whole, in order: read-ahead. */
-  int advice =
-      tf && !src->length_crc_only ? MADV_SEQUENTIAL : MADV_RANDOM;
+  int advice = tf && !src->length_crc_only ? MADV_SEQUENTIAL : MADV_RANDOM;
   sl_status st = SL_OK;
   src->count = 0; /* samples appended so far */
   for (size_t k = 0; st == SL_OK && k < src->nfiles; k++) {
@@ -140,8 +138,8 @@ sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
   if (st == SL_OK)
     st = sl_source_alloc_index(src, total, err);
   if (st == SL_OK && tf && !(src->name_off = calloc((size_t)total, 8)))
-    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names",
-                    path, total);
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names", path,
+                    total);
   if (st == SL_OK)
     st = append_all(src, &r, total, err);
   if (st == SL_OK && src->count == 0)
@@ -174,8 +172,7 @@ static sl_format_kind sniff(const char *p, int *why) {
   close(fd);
   if (n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC)
     return SL_FORMAT_RECORDIO;
-  if (n == 12 &&
-      sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8))
+  if (n == 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8))
     return SL_FORMAT_TFRECORD;
   return SL_FORMAT_AUTO;
 }
@@ -184,8 +181,7 @@ sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
                                bool *shards, sl_err *err) {
   *shards = false;
   bool forced = *fmt != SL_FORMAT_AUTO;
-  bool pattern = sl_shard_is_pattern(path),
-       list = sl_shard_is_list_name(path);
+  bool pattern = sl_shard_is_pattern(path), list = sl_shard_is_list_name(path);
   struct stat sb;
   bool exists = stat(path, &sb) == 0;
   unsigned tfds = 0;
@@ -213,13 +209,13 @@ sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
     *shards = true;
     *fmt = k;
   } else if (pattern || tfds) {
-    st = why ? sl_err_errno(err, SL_EIO, why, "%s: first shard %s", path,
-                            l.blob)
-             : sl_err_set(err, SL_EFORMAT,
-                          "%s: its first shard %s is not a TFRecord or "
-                          "RecordIO file (nor a .tar: WebDataset shards are "
-                          "named .tar)",
-                          path, l.blob);
+    st =
+        why ? sl_err_errno(err, SL_EIO, why, "%s: first shard %s", path, l.blob)
+            : sl_err_set(err, SL_EFORMAT,
+                         "%s: its first shard %s is not a TFRecord or "
+                         "RecordIO file (nor a .tar: WebDataset shards are "
+                         "named .tar)",
+                         path, l.blob);
   }
   sl_shard_list_free(&l);
   return st;

@@ -7,7 +7,8 @@
  * pixels and labels against what the writer stored through the dataset
  * API and the loader on every io backend, in shard order, quasi_random
  * blocks being whole shards; an empty shard; a multi-part RecordIO record
- * inside a later shard; a damaged record in shard k naming that shard,
+ * inside a later shard (joined back), .idx files beside some shards and
+ * not others; a damaged record in shard k naming that shard,
  * the record and its offset in it; `sluice info`, `verify`, `extract`. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,9 +170,9 @@ static void expect_file_first(const char *name, const uint64_t *first,
 /* The loader's batches (crop none, 16x16 u8 HWC) against the references,
  * with loader.io = io; with quasi_random (a block per shard, a window of
  * one) each shard's samples come together. */
-static void check_loader(const char *name, const char *refname,
-                         const char *io, const char *order,
-                         const uint64_t *first, size_t nfiles) {
+static void check_loader(const char *name, const char *refname, const char *io,
+                         const char *order, const uint64_t *first,
+                         size_t nfiles) {
   char path[700];
   path_in(path, sizeof path, name);
   size_t n;
@@ -282,17 +283,20 @@ static void check_damaged(const char *name, const char *badname,
   snprintf(bp, sizeof bp, "%s/%s.bad", g_dir, badname);
   FILE *f = fopen(bp, "r");
   assert_non_null(f);
-  assert_int_equal(fscanf(f, "%299s %llu %llu %llu", shard, &rec, &off, &sample),
-                   4);
+  assert_int_equal(
+      fscanf(f, "%299s %llu %llu %llu", shard, &rec, &off, &sample), 4);
   fclose(f);
   path_in(p, sizeof p, name);
-  snprintf(want, sizeof want, "%s/%s: record %llu at offset %llu", g_dir,
-           shard, rec, off);
+  snprintf(want, sizeof want, "%s/%s: record %llu at offset %llu", g_dir, shard,
+           rec, off);
   sl_dataset *ds;
   assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
   const char *msg = sl_dataset_errmsg(ds);
-  if (!strstr(msg, shard) || !strstr(msg, want + strlen(g_dir) + 1) ||
-      !strstr(msg, why))
+  /* the framing's damage is found counting, the rest appending: both
+   * name the shard, then the record and its offset in it */
+  const char *rec_at = strstr(want, ": record ") + 2;
+  const char *in_msg = strstr(msg, shard);
+  if (!in_msg || !strstr(in_msg, rec_at) || !strstr(msg, why))
     fail_msg("%s: '%s' lacks '%s' or '%s'", name, msg, want, why);
   sl_dataset_close(ds);
   bad_seen b = {0};
@@ -305,11 +309,10 @@ static void check_damaged(const char *name, const char *badname,
   sl_sample_meta m;
   assert_int_equal(sl_dataset_info(ds, sample, &m), SL_OK);
   assert_int_equal(m.codec, 0);
-  assert_int_equal(sl_dataset_info(ds, sample + 1 < sl_dataset_count(ds)
-                                           ? sample + 1
-                                           : 0,
-                                   &m),
-                   SL_OK);
+  assert_int_equal(
+      sl_dataset_info(ds, sample + 1 < sl_dataset_count(ds) ? sample + 1 : 0,
+                      &m),
+      SL_OK);
   assert_int_not_equal(m.codec, 0);
   sl_dataset_close(ds);
 }
@@ -394,6 +397,48 @@ static void test_tf_damaged(void **state) {
   sl_dataset_close(ds);
 }
 
+/* ---- RecordIO ------------------------------------------------------------ */
+
+static const uint64_t k_rio_first[] = {0, 3, 5};
+
+static void test_rio(void **state) {
+  (void)state;
+  /* part-0 and part-2 with their .idx, part-1 scanned */
+  check_dataset("rio/part-{0..2}.rec", "rio", "recordio", NULL);
+  check_dataset("rio/list.txt", "rio", "recordio", NULL);
+  const char *kv[] = {"dataset.format", "recordio", NULL};
+  check_dataset("rio/part-{0..2}.rec", "rio", "recordio", kv);
+  expect_file_first("rio/part-{0..2}.rec", k_rio_first, 3);
+  /* sample 4, part-1's record 1, was split by the writer: joined back */
+  char p[700];
+  path_in(p, sizeof p, "commented.jpg");
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  uint8_t want[8192], got[8192];
+  size_t n = fread(want, 1, sizeof want, f), len = 0;
+  fclose(f);
+  assert_true(n > 0 && n < sizeof want);
+  path_in(p, sizeof p, "rio/part-{0..2}.rec");
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+  if (sl_dataset_read(ds, 4, got, sizeof got, &len) != SL_OK)
+    fail_msg("%s", sl_dataset_errmsg(ds));
+  assert_int_equal(len, n);
+  assert_memory_equal(got, want, n);
+  sl_dataset_close(ds);
+  check_every_io("rio/part-{0..2}.rec", "rio", k_rio_first, 3);
+  /* a label_key is TFRecord's and WebDataset's */
+  const char *lk[] = {"dataset.label_key", "cls", NULL};
+  assert_int_equal(try_open(&ds, p, lk), SL_ECONFIG);
+  sl_dataset_close(ds);
+}
+
+static void test_rio_damaged(void **state) {
+  (void)state;
+  check_damaged("riobad/part-{0..2}.rec", "riobad",
+                "magic ced7630a, not ced7230a");
+}
+
 /* ---- the command line ---------------------------------------------------- */
 
 static void test_cli(void **state) {
@@ -405,6 +450,7 @@ static void test_cli(void **state) {
   } info[] = {
       {"tf/train-{00000..00003}.tfrecord", "format:      tfrecord"},
       {"tfds/mnist-train.tfrecord", "samples:     7"},
+      {"rio/list.txt", "format:      recordio"},
   };
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
     snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].path);
@@ -412,8 +458,7 @@ static void test_cli(void **state) {
       fail_msg("%s:\n%s", args, out);
     if (!strstr(out, info[c].want))
       fail_msg("%s: no '%s' in:\n%s", args, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir,
-             info[c].path);
+    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].path);
     if (cli_run(args, out, sizeof out) != 0)
       fail_msg("%s:\n%s", args, out);
   }
@@ -421,7 +466,7 @@ static void test_cli(void **state) {
            g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);
   if (!strstr(out, "sample 3: ") || !strstr(out, "train-00001.tfrecord: "
-                                                  "record 1 at offset"))
+                                                 "record 1 at offset"))
     fail_msg("%s:\n%s", args, out);
   /* extract: sample 6 (the last shard's last record) as the writer gave */
   snprintf(args, sizeof args,
@@ -438,10 +483,9 @@ static void test_cli(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tf_pattern),
-      cmocka_unit_test(test_tfds),
-      cmocka_unit_test(test_tf_damaged),
-      cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_tf_pattern),  cmocka_unit_test(test_tfds),
+      cmocka_unit_test(test_tf_damaged),  cmocka_unit_test(test_rio),
+      cmocka_unit_test(test_rio_damaged), cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

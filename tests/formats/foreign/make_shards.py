@@ -146,6 +146,7 @@ for k, n in enumerate([3, 2, 3]):
             data = (data[:2] + b"\xff\xfe" + struct.pack(">H", 2 + len(com)) +
                     com + data[2:])
             rgb = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+            open(os.path.join(out, "commented.jpg"), "wb").write(data)
         w.write_idx(j, mxrecordio.pack(float(j % 5), data, id=j))
         rows.append((j % 5, kind, rgb))
         j += 1
