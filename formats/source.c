@@ -584,6 +584,11 @@ void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
   *p = '\0';
 }
 
+static bool is_dir(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 /* Options a TFRecord or RecordIO source (one file or shards) refuses. */
 static sl_status check_record_opts(const sl_source *src, const char *path,
                                    sl_format_kind fmt, sl_err *err) {
@@ -660,6 +665,8 @@ static sl_status open_common(sl_source **out, const char *path,
       fmt = SL_FORMAT_WEBDATASET;
     else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
              !sl_lmdb_env_dir(path) && sl_folder_like(path))
+      fmt = SL_FORMAT_FOLDER;
+    else if (sl_folder_list_like(path)) /* PATH LABEL lines, im2rec's .lst */
       fmt = SL_FORMAT_FOLDER;
   }
   bool shards = false;
@@ -785,7 +792,8 @@ static sl_status open_many(sl_source **out, sl_source *src, const char *path,
   if (st == SL_OK)
     st = records ? sl_source_index_rec_shards(src, path, err)
          : fmt == SL_FORMAT_WEBDATASET ? sl_source_index_wds(src, path, err)
-                                       : sl_source_index_folder(src, path, err);
+         : is_dir(path)                ? sl_source_index_folder(src, path, err)
+                        : sl_source_index_folder_list(src, path, err);
   if (st == SL_OK && src->keep_map && src->files.lazy)
     src->keep_map = false; /* files opened per read: pread, buf needed */
   if (st == SL_OK && src->keep_map) {

@@ -211,6 +211,21 @@ sl_status sl_source_index_folder(sl_source *src, const char *path, sl_err *err);
 /* Whether path names WebDataset shards by its form (.tar, a brace pattern
  * with .tar, a .txt/.shards list whose first line names a .tar). */
 bool sl_wds_path_like(const char *path);
+/* An image folder read through a list file (source_folder_list.c,
+ * formats/image_list.h): path the list, its paths relative to its folder
+ * (src->dirfd). */
+sl_status sl_source_index_folder_list(sl_source *src, const char *path,
+                                      sl_err *err);
+/* Whether path is such a list by its name (.txt, .lst) and first image
+ * line (PATH LABEL or im2rec's INDEX<TAB>LABEL<TAB>PATH, the path an
+ * image's name). */
+bool sl_folder_list_like(const char *path);
+/* Folder file i's header read into entry i (kind, size, channels; buf
+ * HEAD_BYTES of scratch), the entry checked; line (NULL: none) prefixes
+ * where it was listed in messages. */
+#define SL_FOLDER_HEAD_BYTES (64u << 10)
+sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
+                              const char *line, sl_err *err);
 /* Whether dir is an ImageFolder: a class subfolder holding an image. */
 bool sl_folder_like(const char *dir);
 /* Whether dir holds an LMDB environment (data.mdb). */

@@ -9,7 +9,10 @@
  * blocks being whole shards; an empty shard; a multi-part RecordIO record
  * inside a later shard (joined back), .idx files beside some shards and
  * not others; a damaged record in shard k naming that shard,
- * the record and its offset in it; `sluice info`, `verify`, `extract`. */
+ * the record and its offset in it. And an image folder read through a
+ * list file (PATH LABEL lines; im2rec's .lst, written by a copy of its
+ * write_list), images PIL wrote: labels, targets, names, every io
+ * backend, bad lines named. `sluice info`, `verify`, `extract` on all. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -439,6 +442,65 @@ static void test_rio_damaged(void **state) {
                 "magic ced7630a, not ced7230a");
 }
 
+/* ---- image lists --------------------------------------------------------- */
+
+static void test_lists(void **state) {
+  (void)state;
+  check_dataset("lists/train.txt", "list", "folder", NULL);
+  check_dataset("lists/train.lst", "list", "folder", NULL);
+  const char *kv[] = {"dataset.format", "folder", NULL};
+  check_dataset("lists/train.txt", "list", "folder", kv);
+  check_dataset("lists/multi.lst", "list", "folder", NULL);
+  char p[1400], name[700], want[700];
+  path_in(p, sizeof p, "lists/multi.lst");
+  sl_dataset *ds;
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+  assert_int_equal(sl_dataset_target_width(ds), 2);
+  assert_int_equal(sl_dataset_class_count(ds), 0);
+  for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_true(m.targets[0] == (float)m.label);
+    assert_true(m.targets[1] == (float)m.label / 4.0f);
+  }
+  sl_dataset_close(ds);
+  /* a sample's name is its path as listed: relative, or absolute */
+  path_in(p, sizeof p, "lists/train.txt");
+  assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+  assert_int_equal(sl_dataset_target_width(ds), 0);
+  assert_int_equal(sl_dataset_name(ds, 1, name, sizeof name), SL_OK);
+  assert_string_equal(name, "img/b c/1.png");
+  assert_int_equal(sl_dataset_name(ds, 3, name, sizeof name), SL_OK);
+  snprintf(want, sizeof want, "%s/lists/img/b c/3.png", g_dir);
+  assert_string_equal(name, want);
+  sl_dataset_close(ds);
+  const char *ios[] = {"mmap", "pread", "uring"};
+  for (int q = 0; q < 3; q++)
+    check_loader("lists/train.lst", "list", ios[q], "random", NULL, 0);
+  /* a bad line fails the open naming the list and the line */
+  static const char *const bad[] = {"badlabel.txt", "missing.txt",
+                                    "notimage.txt"};
+  for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+    char lp[1200], line[64];
+    snprintf(lp, sizeof lp, "%s/%s.line", g_dir, bad[b]);
+    FILE *f = fopen(lp, "r");
+    assert_non_null(f);
+    int n = 0;
+    assert_int_equal(fscanf(f, "%d", &n), 1);
+    fclose(f);
+    snprintf(line, sizeof line, "line %d", n);
+    char rel[64];
+    snprintf(rel, sizeof rel, "lists/%s", bad[b]);
+    path_in(p, sizeof p, rel);
+    sl_status st = try_open(&ds, p, kv);
+    assert_true(st == SL_EFORMAT || st == SL_EIO);
+    const char *msg = sl_dataset_errmsg(ds);
+    if (!strstr(msg, p) || !strstr(msg, line))
+      fail_msg("%s: '%s' names no '%s'", bad[b], msg, line);
+    sl_dataset_close(ds);
+  }
+}
+
 /* ---- the command line ---------------------------------------------------- */
 
 static void test_cli(void **state) {
@@ -451,6 +513,8 @@ static void test_cli(void **state) {
       {"tf/train-{00000..00003}.tfrecord", "format:      tfrecord"},
       {"tfds/mnist-train.tfrecord", "samples:     7"},
       {"rio/list.txt", "format:      recordio"},
+      {"lists/train.lst", "an image list"},
+      {"lists/multi.lst", "targets:     2 floats per sample"},
   };
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
     snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].path);
@@ -485,7 +549,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tf_pattern),  cmocka_unit_test(test_tfds),
       cmocka_unit_test(test_tf_damaged),  cmocka_unit_test(test_rio),
-      cmocka_unit_test(test_rio_damaged), cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_rio_damaged), cmocka_unit_test(test_lists),
+      cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

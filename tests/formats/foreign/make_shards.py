@@ -168,3 +168,58 @@ raw[offs[1] + 1] ^= 0x40
 open(p, "wb").write(bytes(raw))
 with open(os.path.join(out, "riobad.bad"), "w") as f:
     f.write("riobad/part-2.rec 1 %d 6\n" % offs[1])
+
+# ---- Image lists: lists/train.txt (PATH LABEL, as torchvision-style and
+# Caffe ImageData lists have them: a path with a space, an absolute path, a
+# comment and a blank line), lists/train.lst (the same images as im2rec's
+# write_list writes them) and lists/multi.lst (two float labels a line).
+lists = sub("lists")
+for c in ("a", "b c"):
+    sub(os.path.join("lists", "img", c))
+items, rows = [], []
+for i in range(7):
+    kind = ["jpg", "png"][i % 2]
+    data, rgb = image(kind)
+    rel = "img/%s/%d.%s" % (["a", "b c"][i % 2], i, kind)
+    open(os.path.join(lists, rel), "wb").write(data)
+    items.append((rel, (i * 5) % 9))
+    rows.append(((i * 5) % 9, kind, rgb))
+ref_write("list", rows)
+with open(os.path.join(lists, "train.txt"), "w") as f:
+    f.write("# PATH LABEL\n")
+    for i, (rel, label) in enumerate(items):
+        if i == 3:
+            rel = os.path.abspath(os.path.join(lists, rel))
+            f.write("\n")
+        f.write("%s %d\n" % (rel, label))
+
+
+def im2rec_write_list(path_out, image_list):
+    """mxnet tools/im2rec.py's write_list: items (index, path, label...)."""
+    with open(path_out, "w") as fout:
+        for i, item in enumerate(image_list):
+            line = "%d\t" % item[0]
+            for j in item[2:]:
+                line += "%f\t" % j
+            line += "%s\n" % item[1]
+            fout.write(line)
+
+
+im2rec_write_list(os.path.join(lists, "train.lst"),
+                  [(i, rel, float(label)) for i, (rel, label) in
+                   enumerate(items)])
+im2rec_write_list(os.path.join(lists, "multi.lst"),
+                  [(i, rel, float(label), label / 4.0) for i, (rel, label) in
+                   enumerate(items)])
+# Damaged lists, each naming its bad line in NAME.line.
+bad_lists = {
+    "badlabel.txt": (items[:2] + [(items[2][0], "three")], 3),
+    "missing.txt": ([items[0], ("img/a/none.jpg", 1)], 2),
+    "notimage.txt": ([items[0], items[1], ("img/notes.jpg", 0)], 3),
+}
+open(os.path.join(lists, "img", "notes.jpg"), "w").write("not an image\n")
+for name, (its, line) in bad_lists.items():
+    with open(os.path.join(lists, name), "w") as f:
+        for rel, label in its:
+            f.write("%s %s\n" % (rel, label))
+    open(os.path.join(out, name + ".line"), "w").write("%d\n" % line)
