@@ -32,9 +32,9 @@ typedef enum sl_list_form {
 } sl_list_form;
 
 typedef struct sl_list_line {
-  const char *path; /* inside the line given; NOT NUL-terminated */
-  size_t path_len;  /* 0: a blank or comment line (nothing else set) */
-  int32_t label;    /* -1: none */
+  const char *path;  /* inside the line given; NOT NUL-terminated */
+  size_t path_len;   /* 0: a blank or comment line (nothing else set) */
+  int32_t label;     /* -1: none */
   uint32_t ntargets; /* im2rec with K > 1 labels: K, written to targets */
 } sl_list_line;
 

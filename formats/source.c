@@ -796,7 +796,7 @@ static sl_status open_many(sl_source **out, sl_source *src, const char *path,
                         : sl_source_index_folder_list(src, path, err);
   if (st == SL_OK && src->keep_map && src->files.lazy)
     src->keep_map = false; /* files opened per read: pread, buf needed */
-  if (st == SL_OK && src->keep_map) {
+  if (st == SL_OK && src->keep_map && !src->map) { /* not mapped already */
     size_t len;
     st = sl_file_set_map(&src->files, &src->map, &len, err);
     if (st != SL_OK)

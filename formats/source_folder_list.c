@@ -77,9 +77,9 @@ static int grow(listed *ls) {
   uint32_t *n = realloc(ls->line, (size_t)cap * sizeof *n);
   if (n)
     ls->line = n;
-  float *t = ls->width ? realloc(ls->targets, (size_t)cap * ls->width *
-                                                  sizeof *t)
-                       : ls->targets;
+  float *t = ls->width
+                 ? realloc(ls->targets, (size_t)cap * ls->width * sizeof *t)
+                 : ls->targets;
   if (t)
     ls->targets = t;
   if (!l || !n || (ls->width && !t))
@@ -123,11 +123,10 @@ static sl_status read_list(sl_source *src, const char *path, FILE *f,
       bad = why;
     }
     if (bad) {
-      st = sl_err_set(err, SL_EFORMAT, "%s: line %" PRIu64 ": %s (%s)", path,
-                      lineno, bad,
-                      form == SL_LIST_IM2REC
-                          ? "an im2rec .lst: INDEX<TAB>LABEL...<TAB>PATH"
-                          : "a list of PATH LABEL lines");
+      st = sl_err_set(
+          err, SL_EFORMAT, "%s: line %" PRIu64 ": %s (%s)", path, lineno, bad,
+          form == SL_LIST_IM2REC ? "an im2rec .lst: INDEX<TAB>LABEL...<TAB>PATH"
+                                 : "a list of PATH LABEL lines");
       break;
     }
     if (!ls->width_known) {

@@ -7,9 +7,10 @@
  * base: a first pass counts each shard's records (TFRecord: its framing
  * walked; RecordIO: its .idx read, or its framing walked), the index is
  * allocated once for all of them, and a second pass appends each shard's
- * records, mapping one shard at a time. Sample order is shard order, then
- * record order; file_first[k] is shard k's first sample, so
- * loader.order = quasi_random reads whole shards (loader/sampler.c).
+ * records. Both read the shards through one map of the set (every shard
+ * at its base, common/file_span.h), which a mapped source keeps. Sample order
+ * is shard order, then record order; file_first[k] is shard k's first sample,
+ * so loader.order = quasi_random reads whole shards (loader/sampler.c).
  *
  * Memory at open, freed before it returns: 8 bytes a shard (its record
  * count) and, for RecordIO, 8 bytes a record (the offsets). Kept: the
@@ -34,27 +35,17 @@
 #include "formats/recordio.h"
 #include "formats/shard_paths.h"
 
-/* Shard k mapped read-only (NULL for an empty one) as an sl_rec_file. */
-static sl_status map_shard(sl_source *src, size_t k, int advice, sl_rec_file *f,
-                           sl_err *err) {
+/* Shard k inside the set's map (every shard at its base: one map for
+ * both passes, so the second does not fault the pages in again), advised
+ * for the pass; an empty shard has no bytes. */
+static sl_rec_file shard_at(const sl_source *src, const uint8_t *map, size_t k,
+                            int advice) {
   const sl_file_span *s = &src->spans[k];
-  *f = (sl_rec_file){sl_source_file_path(src, k), NULL, s->size, s->base};
-  if (s->size == 0)
-    return SL_OK;
-  if ((uint64_t)(size_t)s->size != s->size)
-    return sl_err_set(err, SL_ETOOBIG, "%s: too large to map", f->path);
-  void *m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_SHARED, s->fd, 0);
-  if (m == MAP_FAILED)
-    return sl_err_errno(err, SL_EIO, errno, "%s: mmap", f->path);
-  (void)madvise(m, (size_t)s->size, advice); /* advisory */
-  f->map = m;
-  return SL_OK;
-}
-
-static void unmap_shard(sl_rec_file *f) {
-  if (f->map)
-    munmap((void *)(uintptr_t)f->map, (size_t)f->size); /* mapped here */
-  f->map = NULL;
+  sl_rec_file f = {sl_source_file_path(src, k), s->size ? map + s->base : NULL,
+                   s->size, s->base};
+  if (s->size) /* advisory; the base is page-aligned */
+    (void)madvise((void *)(uintptr_t)f.map, (size_t)s->size, advice);
+  return f;
 }
 
 /* Per shard: its record count and (RecordIO) its records' offsets. */
@@ -64,26 +55,22 @@ typedef struct shard_recs {
 } shard_recs;
 
 /* The first pass: every shard's records counted; *total their sum. */
-static sl_status count_all(sl_source *src, shard_recs *r, uint64_t *total,
-                           sl_err *err) {
+static sl_status count_all(sl_source *src, const uint8_t *map, shard_recs *r,
+                           uint64_t *total, sl_err *err) {
   bool tf = src->fmt == SL_FORMAT_TFRECORD;
   *total = 0;
   sl_status st = SL_OK;
   for (size_t k = 0; st == SL_OK && k < src->nfiles; k++) {
-    sl_rec_file f;
     char idx[PATH_MAX];
     bool has_idx = false;
-    if (!tf)
-      st = sl_recordio_idx_beside(sl_source_file_path(src, k), idx, sizeof idx,
-                                  &has_idx, err);
-    if (st == SL_OK)
-      st = map_shard(src, k, MADV_RANDOM, &f, err);
-    if (st != SL_OK)
+    if (!tf &&
+        (st = sl_recordio_idx_beside(sl_source_file_path(src, k), idx,
+                                     sizeof idx, &has_idx, err)) != SL_OK)
       break;
+    sl_rec_file f = shard_at(src, map, k, MADV_RANDOM);
     st = tf ? sl_tfrecord_count(src, &f, &r->records[k], err)
             : sl_recordio_offsets(src, &f, has_idx ? idx : NULL, &r->offsets[k],
                                   &r->records[k], err);
-    unmap_shard(&f);
     if (st == SL_OK && *total > UINT64_MAX - r->records[k])
       st = sl_err_set(err, SL_ETOOBIG, "%s: more than 2^64 records", src->path);
     if (st == SL_OK)
@@ -93,8 +80,8 @@ static sl_status count_all(sl_source *src, shard_recs *r, uint64_t *total,
 }
 
 /* The second pass: each shard's records appended at its base. */
-static sl_status append_all(sl_source *src, const shard_recs *r, uint64_t total,
-                            sl_err *err) {
+static sl_status append_all(sl_source *src, const uint8_t *map,
+                            const shard_recs *r, uint64_t total, sl_err *err) {
   bool tf = src->fmt == SL_FORMAT_TFRECORD;
   /* TFRecord's data CRCs read a shard whole, in order: read-ahead. */
   int advice = tf && !src->length_crc_only ? MADV_SEQUENTIAL : MADV_RANDOM;
@@ -102,13 +89,12 @@ static sl_status append_all(sl_source *src, const shard_recs *r, uint64_t total,
   src->count = 0; /* samples appended so far */
   for (size_t k = 0; st == SL_OK && k < src->nfiles; k++) {
     src->file_first[k] = src->count;
-    sl_rec_file f;
-    if ((st = map_shard(src, k, advice, &f, err)) != SL_OK)
-      break;
+    sl_rec_file f = shard_at(src, map, k, advice);
     st = tf ? sl_tfrecord_append(src, &f, r->records[k], err)
             : sl_recordio_append(src, &f, r->offsets[k], r->records[k], total,
                                  err);
-    unmap_shard(&f);
+    if (f.map) /* back to random access: what a mapped source reads */
+      (void)madvise((void *)(uintptr_t)f.map, (size_t)f.size, MADV_RANDOM);
   }
   return st;
 }
@@ -129,9 +115,14 @@ sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
                   tf ? NULL : calloc(src->nfiles, sizeof *r.offsets)};
   if (!r.records || (!tf && !r.offsets))
     st = sl_err_set(err, SL_ENOMEM, "%s: %zu shards", path, src->nfiles);
+  uint8_t *map = NULL;
+  size_t map_len = 0;
+  if (st == SL_OK &&
+      (st = sl_file_set_map(&src->files, &map, &map_len, err)) != SL_OK)
+    sl_err_prefix(err, "%s: ", path);
   uint64_t total = 0;
   if (st == SL_OK)
-    st = count_all(src, &r, &total, err);
+    st = count_all(src, map, &r, &total, err);
   if (st == SL_OK && total == 0)
     st = sl_err_set(err, SL_EFORMAT, "%s: no records in its %zu %s shard%s",
                     path, src->nfiles, what, src->nfiles == 1 ? "" : "s");
@@ -141,12 +132,16 @@ sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names", path,
                     total);
   if (st == SL_OK)
-    st = append_all(src, &r, total, err);
+    st = append_all(src, map, &r, total, err);
   if (st == SL_OK && src->count == 0)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: no image records among the %" PRIu64
                     " records of its %zu shards",
                     path, total, src->nfiles);
+  if (st == SL_OK && src->keep_map)
+    src->map = map; /* the mapped source's, kept (open_many sees it) */
+  else if (map)
+    munmap(map, map_len);
   for (size_t k = 0; r.offsets && k < src->nfiles; k++)
     free(r.offsets[k]);
   free(r.offsets);
