@@ -12,7 +12,8 @@
  * the record and its offset in it. And an image folder read through a
  * list file (PATH LABEL lines; im2rec's .lst, written by a copy of its
  * write_list), images PIL wrote: labels, targets, names, every io
- * backend, bad lines named. `sluice info`, `verify`, `extract` on all. */
+ * backend, bad lines named. `sluice info`, `verify`, `extract` and
+ * `pack --from` on all. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -543,6 +544,34 @@ static void test_cli(void **state) {
   struct stat sb;
   if (stat(p, &sb) != 0)
     fail_msg("extract wrote no %s:\n%s", p, out);
+  /* pack --from: the shards (and a list) rewritten in sluice's layout,
+   * labels as the writer stored them */
+  static const struct {
+    const char *from, *ref;
+  } pack[] = {{"tfds/mnist-train.tfrecord", "tfds"},
+              {"rio/part-{0..2}.rec", "rio"},
+              {"lists/train.lst", "list"}};
+  for (size_t c = 0; c < sizeof pack / sizeof pack[0]; c++) {
+    snprintf(args, sizeof args, "pack --from '%s/%s' '%s/packed%zu.lmdb'",
+             g_dir, pack[c].from, g_dir, c);
+    if (cli_run(args, out, sizeof out) != 0)
+      fail_msg("%s:\n%s", args, out);
+    char name[64];
+    snprintf(name, sizeof name, "packed%zu.lmdb", c);
+    size_t n;
+    ref *r = load_ref(pack[c].ref, &n);
+    path_in(p, sizeof p, name);
+    sl_dataset *ds;
+    assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+    assert_int_equal(sl_dataset_count(ds), n);
+    for (uint64_t i = 0; i < n; i++) {
+      sl_sample_meta m;
+      assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+      assert_int_equal(m.label, r[i].label);
+    }
+    sl_dataset_close(ds);
+    free(r);
+  }
 }
 
 int main(void) {
