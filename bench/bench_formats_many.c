@@ -119,8 +119,8 @@ static int time_open(const char *path, uint64_t n, int reps, double best[2],
       double b = bench_now() - a;
       *files = sl_source_file_count(s);
       if (sl_source_count(s) != n)
-        fprintf(stderr, "bench_formats: %s: %" PRIu64 " samples, not %" PRIu64
-                        "\n",
+        fprintf(stderr,
+                "bench_formats: %s: %" PRIu64 " samples, not %" PRIu64 "\n",
                 path, sl_source_count(s), n);
       sl_source_close(s);
       if (b < best[io])
@@ -131,8 +131,7 @@ static int time_open(const char *path, uint64_t n, int reps, double best[2],
 
 void bench_open_many(const char *dir, uint64_t n, unsigned shards,
                      uint64_t folder_files) {
-  static const char *const name[4] = {"tfrecord", "recordio", "wds",
-                                      "folder"};
+  static const char *const name[4] = {"tfrecord", "recordio", "wds", "folder"};
   printf("\nMany files: open (index) time of n samples of a 4x4 PNG in "
          "%u shards (TFRecord, RecordIO with .idx, WebDataset ustar),\n"
          "and an ImageFolder (1,000 classes); best of 3 (the folder: one "

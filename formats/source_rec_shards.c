@@ -152,8 +152,8 @@ sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
 /* ---- detection --------------------------------------------------------- */
 
 /* The kind of record file p is by its first bytes (AUTO: neither); *why
- * gets errno when it cannot be read. */
-static sl_format_kind sniff(const char *p, int *why) {
+ * gets errno when it cannot be read; *gzip whether it is gzip data. */
+static sl_format_kind sniff(const char *p, int *why, bool *gzip) {
   int fd = open(p, O_RDONLY | O_CLOEXEC);
   *why = 0;
   if (fd < 0) {
@@ -165,6 +165,7 @@ static sl_format_kind sniff(const char *p, int *why) {
   if (n < 0)
     *why = errno;
   close(fd);
+  *gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
   if (n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC)
     return SL_FORMAT_RECORDIO;
   if (n == 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8))
@@ -197,7 +198,8 @@ sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
   if (st != SL_OK) /* a .txt that is no list: another kind of file */
     return list && !forced ? SL_OK : st;
   int why = 0;
-  sl_format_kind k = sniff(l.blob, &why);
+  bool gzip = false;
+  sl_format_kind k = sniff(l.blob, &why, &gzip);
   if (forced) {
     *shards = true; /* the indexer names a shard that is not one */
   } else if (k != SL_FORMAT_AUTO) {
@@ -206,11 +208,18 @@ sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
   } else if (pattern || tfds) {
     st =
         why ? sl_err_errno(err, SL_EIO, why, "%s: first shard %s", path, l.blob)
-            : sl_err_set(err, SL_EFORMAT,
-                         "%s: its first shard %s is not a TFRecord or "
-                         "RecordIO file (nor a .tar: WebDataset shards are "
-                         "named .tar)",
-                         path, l.blob);
+        : gzip ? sl_err_set(err, SL_EUNSUPPORTED,
+                            "%s: its first shard %s is gzip-compressed (a "
+                            "TFRecord written with compression_type GZIP?): "
+                            "sluice reads TFRecords in place and not "
+                            "compressed ones; gunzip the shards (or write "
+                            "them uncompressed) and read those",
+                            path, l.blob)
+               : sl_err_set(err, SL_EFORMAT,
+                            "%s: its first shard %s is not a TFRecord or "
+                            "RecordIO file (nor a .tar: WebDataset shards are "
+                            "named .tar)",
+                            path, l.blob);
   }
   sl_shard_list_free(&l);
   return st;

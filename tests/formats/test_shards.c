@@ -381,6 +381,15 @@ static void test_tf_damaged(void **state) {
   (void)state;
   check_damaged("tfbad/train-{00000..00003}.tfrecord", "tfbad",
                 "data CRC mismatch");
+  /* gzip-compressed shards are refused as such */
+  char gz[700];
+  path_in(gz, sizeof gz, "tfgz/train-{00000..00001}.tfrecord");
+  sl_dataset *gds;
+  assert_int_equal(sl_dataset_open_file(&gds, gz), SL_EUNSUPPORTED);
+  if (!strstr(sl_dataset_errmsg(gds), "gzip-compressed") ||
+      !strstr(sl_dataset_errmsg(gds), "train-00000.tfrecord"))
+    fail_msg("%s", sl_dataset_errmsg(gds));
+  sl_dataset_close(gds);
   /* a missing shard of a pattern names itself */
   char p[700];
   path_in(p, sizeof p, "tf/train-{00000..00004}.tfrecord");

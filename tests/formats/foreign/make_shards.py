@@ -16,6 +16,7 @@ Writes, beside the fixtures, what the tests compare against:
                  (under OUTDIR), the bad record's number and byte offset in
                  it, and its sample number in the whole set
 """
+import gzip
 import io
 import os
 import shutil
@@ -102,6 +103,13 @@ raw[off + 12 + n] ^= 0x40
 open(p, "wb").write(bytes(raw))
 with open(os.path.join(out, "tfbad.bad"), "w") as f:
     f.write("tfbad/train-00001.tfrecord 1 %d 3\n" % off)
+
+# gzip-compressed copies (compression_type GZIP): refused by name.
+gz = sub("tfgz")
+for k in range(2):
+    src = open(os.path.join(tf, "train-%05d.tfrecord" % k), "rb").read()
+    open(os.path.join(gz, "train-%05d.tfrecord" % k), "wb").write(
+        gzip.compress(src))
 
 # ---- TFDS: tfds/mnist-train.tfrecord-0000{0..2}-of-00003 (TFDS's feature
 # names image, label, file_name), 3, 2 and 2 records.
