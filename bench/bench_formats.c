@@ -17,7 +17,12 @@
  * Ratios (2 threads / 1 thread) are measured in one run.
  *
  *   bench_formats [--dir DIR] [--images N] [--samples N] [--bin SLUICE]
- *                 [--h5-chunks N,N,...] [--python PYTHON]
+ *                 [--h5-chunks N,N,...] [--python PYTHON] [--shards N]
+ *                 [--folder-files N]
+ *
+ * Then (bench_formats_many.c) the same samples as shards (default 64) of
+ * TFRecord, RecordIO and WebDataset, and an ImageFolder of N files
+ * (default 100,000; 0 skips it).
  *
  * DIR (default $TMPDIR or /tmp) receives the inputs and outputs, removed at
  * the end. */
@@ -44,9 +49,11 @@
 #include "formats/source.h"
 #include "formats/writer.h"
 
+#include "bench/bench_formats.h"
+
 extern char **environ;
 
-static double now(void) {
+double bench_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -110,7 +117,7 @@ static double run_pack(const char *bin, const char *src, const char *out,
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  double t0 = now();
+  double t0 = bench_now();
   int rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)(uintptr_t)argv,
                        environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -118,7 +125,7 @@ static double run_pack(const char *bin, const char *src, const char *out,
     return -1;
   int st;
   waitpid(pid, &st, 0);
-  double t = now() - t0;
+  double t = bench_now() - t0;
   return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
 }
 
@@ -217,24 +224,24 @@ static void bench_open(const char *dir, uint64_t n) {
   for (int f = 0; f < 2; f++) {
     char path[1100];
     snprintf(path, sizeof path, "%s/bench-open.%s", dir, ext[f]);
-    double t0 = now();
+    double t0 = bench_now();
     if (write_many(path, kinds[f], n))
       continue;
-    double wt = now() - t0;
+    double wt = bench_now() - t0;
     double best[2] = {1e30, 1e30};
     uint64_t size = 0;
     for (int rep = 0; rep < 5; rep++)
       for (int io = 0; io < 2; io++) {
         sl_err err = {0};
         sl_source *s;
-        double a = now();
+        double a = bench_now();
         if (sl_source_open(&s, path, SL_FORMAT_AUTO,
                            io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP,
                            &err) != SL_OK) {
           fprintf(stderr, "bench_formats: %s\n", err.msg);
           return;
         }
-        double b = now() - a;
+        double b = bench_now() - a;
         size = sl_source_file_size(s);
         if (sl_source_count(s) != n)
           fprintf(stderr, "bench_formats: count mismatch\n");
@@ -374,7 +381,7 @@ static void bench_open_foreign(const char *dir, const char *python,
     char path[1100], lock[1200];
     snprintf(path, sizeof path, "%s/bench-open-%s.mdb", dir, name[f]);
     snprintf(lock, sizeof lock, "%s-lock", path);
-    double t0 = now();
+    double t0 = bench_now();
     if (f < 2 ? write_foreign(path, f, n)
               : write_foreign_py(python, path, f == 3, n)) {
       if (f >= 2)
@@ -386,7 +393,7 @@ static void bench_open_foreign(const char *dir, const char *python,
       unlink(lock);
       continue;
     }
-    double wt = now() - t0, best[2] = {1e30, 1e30};
+    double wt = bench_now() - t0, best[2] = {1e30, 1e30};
     uint64_t size = 0;
     double kept = -1;
     for (int rep = 0; rep < 5; rep++)
@@ -394,7 +401,7 @@ static void bench_open_foreign(const char *dir, const char *python,
         sl_err err = {0};
         sl_source *s;
         size_t h0 = heap_in_use();
-        double a = now();
+        double a = bench_now();
         if (sl_source_open(&s, path, SL_FORMAT_AUTO,
                            io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP,
                            &err) != SL_OK) {
@@ -403,7 +410,7 @@ static void bench_open_foreign(const char *dir, const char *python,
           unlink(lock);
           return;
         }
-        double b = now() - a;
+        double b = bench_now() - a;
         if (kept < 0)
           kept = (double)(heap_in_use() - h0) / (double)n;
         size = sl_source_file_size(s);
@@ -428,7 +435,8 @@ static void bench_open_foreign(const char *dir, const char *python,
  * as dmlc's RecordIOWriter writes mxnet's image records (magic, lrecord,
  * IRHeader with label i % 1000, the PNG, padding), with the .idx
  * MXIndexedRecordIO writes beside it when idx. */
-static int write_records(const char *path, int recordio, bool idx, uint64_t n) {
+int bench_write_records(const char *path, int recordio, bool idx, uint64_t n,
+                        uint64_t first) {
   static const uint8_t png[] = {
       0x89, 'P',  'N', 'G', '\r', '\n', 0x1a, '\n', 0,    0,    0,    13,
       'I',  'H',  'D', 'R', 0,    0,    0,    4,    0,    0,    0,    4,
@@ -449,7 +457,8 @@ static int write_records(const char *path, int recordio, bool idx, uint64_t n) {
     return -1;
   }
   uint64_t pos = 0;
-  for (uint64_t i = 0; i < n; i++) {
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t i = first + k;
     uint8_t rec[256], *p = rec;
     if (recordio) {
       uint32_t len = 24 + sizeof png, pad = (4 - len % 4) % 4;
@@ -464,7 +473,7 @@ static int write_records(const char *path, int recordio, bool idx, uint64_t n) {
       memcpy(p, png, sizeof png), p += sizeof png;
       memset(p, 0, pad), p += pad;
       if (fi)
-        fprintf(fi, "%" PRIu64 "\t%" PRIu64 "\n", i, pos);
+        fprintf(fi, "%" PRIu64 "\t%" PRIu64 "\n", k, pos);
     } else { /* Example{features{feature{key, Feature{...}}}} */
       uint8_t ex[200], *q = ex;
       uint32_t label = (uint32_t)(i % 1000 + 1);
@@ -530,17 +539,17 @@ static void bench_open_records(const char *dir, uint64_t n) {
     snprintf(path, sizeof path, "%s/bench-open-%d.%s", dir, f,
              rio ? "rec" : "tfrecord");
     snprintf(ipath, sizeof ipath, "%s/bench-open-%d.idx", dir, f);
-    double t0 = now();
-    if (write_records(path, rio, f == 2, n))
+    double t0 = bench_now();
+    if (bench_write_records(path, rio, f == 2, n, 0))
       continue;
-    double wt = now() - t0, best[2] = {1e30, 1e30};
+    double wt = bench_now() - t0, best[2] = {1e30, 1e30};
     uint64_t size = 0;
     sl_source_opts o = {.length_crc_only = f == 1};
     for (int rep = 0; rep < 5; rep++)
       for (int io = 0; io < 2; io++) {
         sl_err err = {0};
         sl_source *s;
-        double a = now();
+        double a = bench_now();
         if (sl_source_open_opts(&s, path, &o,
                                 io ? SL_SOURCE_PREAD : SL_SOURCE_MMAP,
                                 &err) != SL_OK) {
@@ -549,7 +558,7 @@ static void bench_open_records(const char *dir, uint64_t n) {
           unlink(ipath);
           return;
         }
-        double b = now() - a;
+        double b = bench_now() - a;
         size = sl_source_file_size(s);
         if (sl_source_count(s) != n)
           fprintf(stderr, "bench_formats: count mismatch\n");
@@ -590,7 +599,7 @@ static void bench_open_h5chunks(const char *dir, const char *python,
                "    f.create_dataset(\"images\", data=np.zeros((%" PRIu64
                ", 2, 2, 3), np.uint8), chunks=(1, 2, 2, 3)%s)'",
                python, path, libver[v], n, maxshape[v]);
-      double t0 = now();
+      double t0 = bench_now();
       if (system(cmd) != 0) {
         fprintf(stderr,
                 "bench_formats: %s failed (h5py for %s?): h5py "
@@ -598,19 +607,19 @@ static void bench_open_h5chunks(const char *dir, const char *python,
                 python, python);
         return;
       }
-      double wt = now() - t0, best = 1e30;
+      double wt = bench_now() - t0, best = 1e30;
       uint64_t size = 0;
       for (int rep = 0; rep < 3; rep++) {
         sl_err err = {0};
         sl_source *s;
-        double a = now();
+        double a = bench_now();
         if (sl_source_open(&s, path, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err) !=
             SL_OK) {
           fprintf(stderr, "bench_formats: %s\n", err.msg);
           unlink(path);
           return;
         }
-        double b = now() - a;
+        double b = bench_now() - a;
         size = sl_source_file_size(s);
         if (sl_source_count(s) != n)
           fprintf(stderr, "bench_formats: count mismatch\n");
@@ -631,6 +640,8 @@ int main(int argc, char **argv) {
   int images = 400;
   uint64_t samples = 1000000;
   const char *python = "/usr/bin/python3", *h5_chunks = "1000,100000,1000000";
+  unsigned shards = 64;
+  uint64_t folder_files = 100000;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--dir"))
       dir = argv[i + 1];
@@ -644,10 +655,14 @@ int main(int argc, char **argv) {
       h5_chunks = argv[i + 1];
     else if (!strcmp(argv[i], "--python"))
       python = argv[i + 1];
+    else if (!strcmp(argv[i], "--shards"))
+      shards = (unsigned)strtoul(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--folder-files"))
+      folder_files = strtoull(argv[i + 1], NULL, 10);
     else {
       fprintf(stderr, "usage: bench_formats [--dir DIR] [--images N] "
                       "[--samples N] [--bin SLUICE] [--h5-chunks N,N,...] "
-                      "[--python PYTHON]\n");
+                      "[--python PYTHON] [--shards N] [--folder-files N]\n");
       return 2;
     }
   }
@@ -663,5 +678,7 @@ int main(int argc, char **argv) {
     bench_open_records(dir, samples);
   if (h5_chunks[0] && strcmp(h5_chunks, "0") != 0)
     bench_open_h5chunks(dir, python, h5_chunks);
+  if (samples > 0 || folder_files > 0)
+    bench_open_many(dir, samples, shards, folder_files);
   return 0;
 }

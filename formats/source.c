@@ -565,11 +565,16 @@ static char *put_u64(char *p, uint64_t v) {
 void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
                   uint64_t off, char *buf, size_t cap) {
   size_t head = 0;
-  if (f->path != src->path && strcmp(f->path, src->path) != 0)
-    head = (size_t)snprintf(buf, cap, "%s: ", f->path);
-  if (head + 64 > cap) { /* a long path: cut to leave room */
-    head = cap > 64 ? cap - 64 : 0;
-    buf[head] = '\0';
+  if (f->path != src->path && strcmp(f->path, src->path) != 0) {
+    /* a shard: its path first (cut to leave room for the rest) */
+    size_t l = strlen(f->path);
+    head = cap > 66 ? cap - 66 : 0;
+    head = l < head ? l : head;
+    memcpy(buf, f->path, head);
+    if (head + 2 <= cap) {
+      memcpy(buf + head, ": ", 2);
+      head += 2;
+    }
   }
   char *p = buf + head;
   memcpy(p, "record ", 7);
@@ -577,6 +582,30 @@ void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
   memcpy(p, " at offset ", 11);
   p = put_u64(p + 11, off);
   *p = '\0';
+}
+
+static bool is_dir(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Options a TFRecord or RecordIO source (one file or shards) refuses. */
+static sl_status check_record_opts(const sl_source *src, const char *path,
+                                   sl_format_kind fmt, sl_err *err) {
+  const char *what = fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO";
+  if (src->entry_layout != SL_ENTRIES_AUTO)
+    return sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.layout is for LMDB and HDF5 files; this "
+                      "is %s",
+                      path, what);
+  if (src->images || src->labels || src->targets_name || src->labels_path ||
+      src->lengths_name || src->label_argmax || src->lmdb_db || src->label_file)
+    return sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.images/labels/targets/labels_path/lengths/"
+                      "label_from/lmdb_db/label_file are for LMDB and HDF5 "
+                      "files; this is %s",
+                      path, what);
+  return SL_OK;
 }
 
 /* ---- open ---------------------------------------------------------------- */
@@ -637,13 +666,21 @@ static sl_status open_common(sl_source **out, const char *path,
     else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
              !sl_lmdb_env_dir(path) && sl_folder_like(path))
       fmt = SL_FORMAT_FOLDER;
+    else if (sl_folder_list_like(path)) /* PATH LABEL lines, im2rec's .lst */
+      fmt = SL_FORMAT_FOLDER;
   }
-  if (fmt == SL_FORMAT_WEBDATASET || fmt == SL_FORMAT_FOLDER)
+  bool shards = false;
+  sl_status st = SL_OK;
+  if (fmt == SL_FORMAT_AUTO || fmt == SL_FORMAT_TFRECORD ||
+      fmt == SL_FORMAT_RECORDIO) /* record files: one, or shards */
+    st = sl_rec_shards_detect(path, &fmt, &shards, err);
+  if (st == SL_OK &&
+      (shards || fmt == SL_FORMAT_WEBDATASET || fmt == SL_FORMAT_FOLDER))
     return open_many(out, src, path, fmt, err);
   char env_path[PATH_MAX];
   bool subdir = false;
-  sl_status st =
-      detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
+  if (st == SL_OK)
+    st = detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
   if (st == SL_OK && fmt == SL_FORMAT_HDF5 &&
       (src->entry_layout == SL_ENTRIES_CAFFE ||
        src->entry_layout == SL_ENTRIES_IMAGES ||
@@ -665,21 +702,8 @@ static sl_status open_common(sl_source **out, const char *path,
                     "%s: dataset.images/labels/targets/labels_path/lengths/"
                     "label_from are for HDF5 arrays; this is LMDB",
                     path);
-  bool records = fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO;
-  if (st == SL_OK && records && src->entry_layout != SL_ENTRIES_AUTO)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.layout is for LMDB and HDF5 files; this is "
-                    "%s",
-                    path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
-  if (st == SL_OK && records &&
-      (src->images || src->labels || src->targets_name || src->labels_path ||
-       src->lengths_name || src->label_argmax || src->lmdb_db ||
-       src->label_file))
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.images/labels/targets/labels_path/lengths/"
-                    "label_from/lmdb_db/label_file are for LMDB and HDF5 "
-                    "files; this is %s",
-                    path, fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO");
+  if (st == SL_OK && (fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO))
+    st = check_record_opts(src, path, fmt, err);
   if (st == SL_OK && src->targets_ext)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.targets_ext is for WebDataset shards", path);
@@ -732,11 +756,22 @@ static sl_status open_common(sl_source **out, const char *path,
 static sl_status open_many(sl_source **out, sl_source *src, const char *path,
                            sl_format_kind fmt, sl_err *err) {
   src->fmt = fmt;
+  bool records = fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO;
   const char *what =
       fmt == SL_FORMAT_WEBDATASET ? "WebDataset shards" : "an image folder";
   sl_status st = SL_OK;
-  if (src->entry_layout != SL_ENTRIES_AUTO &&
-      src->entry_layout != SL_ENTRIES_IMAGES)
+  if (records) {
+    st = check_record_opts(src, path, fmt, err);
+    if (st == SL_OK && src->targets_ext)
+      st = sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.targets_ext is for WebDataset shards", path);
+    if (st == SL_OK && fmt == SL_FORMAT_RECORDIO && src->label_key)
+      st = sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.label_key is for WebDataset shards and "
+                      "TFRecord files",
+                      path);
+  } else if (src->entry_layout != SL_ENTRIES_AUTO &&
+             src->entry_layout != SL_ENTRIES_IMAGES)
     st = sl_err_set(err, SL_ECONFIG,
                     "%s: dataset.layout must be auto or images for %s", path,
                     what);
@@ -755,11 +790,13 @@ static sl_status open_many(sl_source **out, sl_source *src, const char *path,
                     path);
   src->entry_layout = SL_ENTRIES_IMAGES;
   if (st == SL_OK)
-    st = fmt == SL_FORMAT_WEBDATASET ? sl_source_index_wds(src, path, err)
-                                     : sl_source_index_folder(src, path, err);
+    st = records ? sl_source_index_rec_shards(src, path, err)
+         : fmt == SL_FORMAT_WEBDATASET ? sl_source_index_wds(src, path, err)
+         : is_dir(path)                ? sl_source_index_folder(src, path, err)
+                        : sl_source_index_folder_list(src, path, err);
   if (st == SL_OK && src->keep_map && src->files.lazy)
     src->keep_map = false; /* files opened per read: pread, buf needed */
-  if (st == SL_OK && src->keep_map) {
+  if (st == SL_OK && src->keep_map && !src->map) { /* not mapped already */
     size_t len;
     st = sl_file_set_map(&src->files, &src->map, &len, err);
     if (st != SL_OK)

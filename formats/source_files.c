@@ -2,11 +2,14 @@
  * the readers (sl_source_read here, io/ through the loader) search. */
 #include "formats/source_impl.h"
 
+#include "formats/shard_paths.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static sl_status grow(sl_source *src, size_t path_len, sl_err *err) {
@@ -109,4 +112,31 @@ uint64_t sl_source_file_count(const sl_source *src) {
 
 uint64_t sl_source_file_first(const sl_source *src, uint64_t k) {
   return src->nfiles && k < src->nfiles ? src->file_first[k] : 0;
+}
+
+sl_status sl_source_add_shards(sl_source *src, const sl_shard_list *l,
+                               const char *path, sl_err *err) {
+  sl_status st = sl_file_set_reserve_fds(l->n, path, err);
+  const char *p = l->blob;
+  for (size_t k = 0; st == SL_OK && k < l->n; k++, p += strlen(p) + 1) {
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0) {
+      st = sl_err_errno(err, SL_EIO, errno, "%s: shard %zu of %zu (%s)", p,
+                        k + 1, l->n, path);
+      break;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+      st = sl_err_set(err, SL_EIO, "%s: not a regular file (shard of %s)", p,
+                      path);
+      close(fd);
+      break;
+    }
+    st = sl_source_add_file(src, p, fd, (uint64_t)sb.st_size, err);
+    if (st != SL_OK)
+      close(fd);
+  }
+  if (st == SL_OK)
+    sl_source_files_done(src);
+  return st;
 }

@@ -29,7 +29,7 @@
 
 #include "common/pread_full.h"
 
-#define HEAD_BYTES (64u << 10)
+#define HEAD_BYTES SL_FOLDER_HEAD_BYTES
 #define HEAD_MAX (16u << 20)
 #define MAX_DEPTH 32
 
@@ -174,12 +174,12 @@ bool sl_folder_like(const char *dir) {
   return like;
 }
 
-/* Reads file k's header into the entry (kind, size, channels). */
-static sl_status scan_file(sl_source *src, uint64_t i, uint8_t *buf,
-                           sl_err *err) {
+sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
+                              const char *line, sl_err *err) {
   const char *rel = sl_source_file_path(src, (size_t)i);
-  char where[PATH_MAX + 16];
-  snprintf(where, sizeof where, "file %s", rel);
+  char where[PATH_MAX + 64];
+  snprintf(where, sizeof where, "%s%sfile %s", line ? line : "",
+           line ? ": " : "", rel);
   int fd = openat(src->dirfd, rel, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s/%s", src->path, rel);
@@ -308,7 +308,7 @@ sl_status sl_source_index_folder(sl_source *src, const char *path,
     st = sl_err_set(err, SL_ENOMEM, "%s: header buffer", path);
   for (size_t c = 0; st == SL_OK && c < classes.n; c++)
     for (uint64_t i = first_of[c]; st == SL_OK && i < first_of[c + 1]; i++) {
-      st = scan_file(src, i, buf, err);
+      st = sl_folder_scan_file(src, i, buf, NULL, err);
       if (st == SL_OK && src->index[i].codec != 0)
         src->index[i].label = (int32_t)c;
     }

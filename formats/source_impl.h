@@ -196,6 +196,14 @@ void sl_source_files_done(sl_source *src);
 /* File k's path (as added). */
 const char *sl_source_file_path(const sl_source *src, size_t k);
 
+/* Opens every shard of l (kept open: RLIMIT_NOFILE raised as
+ * sl_file_set_reserve_fds says), adds it, and calls sl_source_files_done.
+ * path (dataset.path) names the set in messages; a shard that cannot be
+ * opened is SL_EIO naming it. */
+typedef struct sl_shard_list sl_shard_list;
+sl_status sl_source_add_shards(sl_source *src, const sl_shard_list *l,
+                               const char *path, sl_err *err);
+
 /* The many-file indexers: WebDataset tar shards (path: a shard, a brace
  * pattern or a list file) and an ImageFolder directory. */
 sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err);
@@ -203,6 +211,21 @@ sl_status sl_source_index_folder(sl_source *src, const char *path, sl_err *err);
 /* Whether path names WebDataset shards by its form (.tar, a brace pattern
  * with .tar, a .txt/.shards list whose first line names a .tar). */
 bool sl_wds_path_like(const char *path);
+/* An image folder read through a list file (source_folder_list.c,
+ * formats/image_list.h): path the list, its paths relative to its folder
+ * (src->dirfd). */
+sl_status sl_source_index_folder_list(sl_source *src, const char *path,
+                                      sl_err *err);
+/* Whether path is such a list by its name (.txt, .lst) and first image
+ * line (PATH LABEL or im2rec's INDEX<TAB>LABEL<TAB>PATH, the path an
+ * image's name). */
+bool sl_folder_list_like(const char *path);
+/* Folder file i's header read into entry i (kind, size, channels; buf
+ * HEAD_BYTES of scratch), the entry checked; line (NULL: none) prefixes
+ * where it was listed in messages. */
+#define SL_FOLDER_HEAD_BYTES (64u << 10)
+sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
+                              const char *line, sl_err *err);
 /* Whether dir is an ImageFolder: a class subfolder holding an image. */
 bool sl_folder_like(const char *dir);
 /* Whether dir holds an LMDB environment (data.mdb). */
@@ -253,6 +276,26 @@ sl_status sl_recordio_append(sl_source *src, const sl_rec_file *f,
                              const uint64_t *offsets, uint64_t records,
                              uint64_t capacity, sl_err *err);
 sl_status sl_source_index_recordio(sl_source *src, sl_err *err);
+/* PREFIX.idx beside PREFIX.rec (FILE.idx beside another name) into buf;
+ * *found tells whether it is there (a regular file). */
+sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
+                                 bool *found, sl_err *err);
+
+/* TFRecord or RecordIO shards (source_rec_shards.c): path a brace
+ * pattern, a list file or TFDS's naming (formats/shard_paths.h); src->fmt
+ * says which. Every shard is counted, the index allocated once, then each
+ * shard's records appended at its base. */
+sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
+                                     sl_err *err);
+/* Whether path names TFRecord or RecordIO shards rather than one file: a
+ * brace pattern, a list file (.txt, .shards), or TFDS's naming of more
+ * than one shard (or of a prefix). *fmt: in, dataset.format (AUTO,
+ * TFRECORD or RECORDIO); out, the shards' format, from the first shard's
+ * first bytes when AUTO. *shards false: a one-file source (or another
+ * kind), left to the one-file open. Errors (SL_EIO, SL_ECONFIG,
+ * SL_EFORMAT) only where path can be nothing but shards. */
+sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
+                               bool *shards, sl_err *err);
 /* Sample i's multi-part record, or NULL. */
 const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i);
 /* sl_source_unfilter for RecordIO: a multi-part record's parts joined into

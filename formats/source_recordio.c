@@ -246,7 +246,7 @@ static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
   sl_source *src = w->src;
   const sl_rec_file *f = w->f;
   char why[300], where[600];
-  sl_rec_where(src, f, k, f->base + off, where, sizeof where);
+  sl_rec_where(src, f, k, off, where, sizeof where);
   const char *bad = NULL;
   sl_recio_rec r = {0};
   sl_irheader h = {0};
@@ -376,8 +376,8 @@ const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i) {
 
 /* PREFIX.idx beside PREFIX.rec (FILE.idx beside another name), when it is
  * there. */
-static sl_status idx_beside(const char *path, char *buf, size_t cap,
-                            bool *found, sl_err *err) {
+sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
+                                 bool *found, sl_err *err) {
   size_t n = strlen(path);
   bool rec = n >= 4 && strcmp(path + n - 4, ".rec") == 0;
   if (snprintf(buf, cap, "%.*s.idx", (int)(rec ? n - 4 : n), path) >= (int)cap)
@@ -394,7 +394,8 @@ sl_status sl_source_index_recordio(sl_source *src, sl_err *err) {
   src->entry_layout = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
   char idx[PATH_MAX];
   bool has_idx = false;
-  sl_status st = idx_beside(src->path, idx, sizeof idx, &has_idx, err);
+  sl_status st =
+      sl_recordio_idx_beside(src->path, idx, sizeof idx, &has_idx, err);
   uint64_t *off = NULL, n = 0;
   if (st == SL_OK)
     st = sl_recordio_offsets(src, &f, has_idx ? idx : NULL, &off, &n, err);

@@ -189,7 +189,7 @@ sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
   for (uint64_t k = 0; k < records; k++) {
     uint64_t i = src->count++;
     sl_sample_info *e = &src->index[i];
-    sl_rec_where(src, f, k, f->base + pos, where, sizeof where);
+    sl_rec_where(src, f, k, pos, where, sizeof where);
     const char *bad = frame(f, pos, &len, why, sizeof why);
     if (bad) { /* verify mode only (counted as the last record) */
       memset(e, 0, sizeof *e);

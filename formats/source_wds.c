@@ -33,8 +33,8 @@
 
 #include "common/endian.h"
 #include "formats/npy.h"
+#include "formats/shard_paths.h"
 #include "formats/tar.h"
-#include "formats/wds_paths.h"
 
 typedef struct part {
   bool set;
@@ -61,30 +61,6 @@ typedef struct build {
 } build;
 
 /* ---- the shard list ---------------------------------------------------- */
-
-typedef struct paths {
-  char *blob;
-  size_t len, cap, n;
-} paths;
-
-static sl_status collect(void *ctx, const char *p, sl_err *err) {
-  paths *ps = ctx;
-  size_t l = strlen(p) + 1;
-  if (ps->cap - ps->len < l) {
-    size_t cap = ps->cap ? ps->cap * 2 : 4096;
-    while (cap - ps->len < l)
-      cap *= 2;
-    char *b = realloc(ps->blob, cap);
-    if (!b)
-      return sl_err_set(err, SL_ENOMEM, "%s: shard names", p);
-    ps->blob = b;
-    ps->cap = cap;
-  }
-  memcpy(ps->blob + ps->len, p, l);
-  ps->len += l;
-  ps->n++;
-  return SL_OK;
-}
 
 static bool ends_with(const char *s, const char *suf) {
   size_t a = strlen(s), b = strlen(suf);
@@ -117,7 +93,7 @@ static bool list_names_tar(const char *path) {
 bool sl_wds_path_like(const char *path) {
   if (ends_with(path, ".tar"))
     return true;
-  if (sl_wds_is_list_name(path))
+  if (sl_shard_is_list_name(path))
     return list_names_tar(path);
   return false;
 }
@@ -385,34 +361,13 @@ sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
                       "%s: dataset.targets_ext = %s: only npy (a float32 "
                       "1-D array) is read",
                       path, src->targets_ext);
-  paths ps = {0};
-  sl_status st =
-      sl_wds_expand(path, sl_wds_is_list_name(path), collect, &ps, err);
+  sl_shard_list ps;
+  sl_status st = sl_shard_list_of(path, false, &ps, err);
   if (st == SL_OK)
-    st = sl_file_set_reserve_fds(ps.n, path, err);
-  const char *p = ps.blob;
-  for (size_t k = 0; st == SL_OK && k < ps.n; k++, p += strlen(p) + 1) {
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0) {
-      st = sl_err_errno(err, SL_EIO, errno, "%s: shard %zu of %zu (%s)", p,
-                        k + 1, ps.n, path);
-      break;
-    }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-      st = sl_err_set(err, SL_EIO, "%s: not a regular file (shard of %s)", p,
-                      path);
-      close(fd);
-      break;
-    }
-    st = sl_source_add_file(src, p, fd, (uint64_t)sb.st_size, err);
-    if (st != SL_OK)
-      close(fd);
-  }
-  free(ps.blob);
+    st = sl_source_add_shards(src, &ps, path, err);
+  sl_shard_list_free(&ps);
   if (st != SL_OK)
     return st;
-  sl_source_files_done(src);
   build *b = calloc(1, sizeof *b);
   if (!b)
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sluice.h"
 #include "tools/cli.h"
@@ -241,6 +242,11 @@ int sl_cmd_info(int argc, char **argv) {
   if (wds)
     printf("format:      webdataset (tar shards; a sample is the members "
            "sharing a key)\n");
+  struct stat sb;
+  bool listed = folder && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+  if (listed)
+    printf("format:      folder (an image list: PATH LABEL lines, or "
+           "im2rec's .lst;\n             paths from the list's folder)\n");
   else if (folder)
     printf("format:      folder (ImageFolder: class subfolders of image "
            "files)\n");
@@ -261,9 +267,10 @@ int sl_cmd_info(int argc, char **argv) {
   bool array = strcmp(layout, "array") == 0;
   if (wds || folder) {
     uint64_t sk = sl_dataset_skipped_entries(ds);
-    printf("skipped:     %" PRIu64 " %s\n", sk,
-           wds ? "runs of members without a .jpg/.jpeg/.png/.webp image"
-               : "image files sluice does not decode (bmp, ppm, pgm, tif)");
+    if (!listed) /* a list names each file: none is skipped */
+      printf("skipped:     %" PRIu64 " %s\n", sk,
+             wds ? "runs of members without a .jpg/.jpeg/.png/.webp image"
+                 : "image files sluice does not decode (bmp, ppm, pgm, tif)");
     printf("reads:       %s\n",
            wds ? "each sample's image member in place, by (offset, length) "
                  "from the tar\n             headers walked at open; no tar "

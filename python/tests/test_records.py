@@ -57,6 +57,45 @@ def test_tfrecord(tmp_path):
     loader.close()
 
 
+def test_tfrecord_tfds_shards(tmp_path):
+    """TFDS's NAME-train.tfrecord-0000K-of-00003: the prefix names all
+    three shards, read as one dataset in shard order."""
+    tfrecord = pytest.importorskip("tfrecord")
+    imgs = _pngs(5)
+    split = [[0, 1], [2], [3, 4]]
+    for k, idx in enumerate(split):
+        w = tfrecord.TFRecordWriter(
+            str(tmp_path / ("mnist-train.tfrecord-%05d-of-00003" % k)))
+        for i in idx:
+            w.write({"image": (imgs[i][1], "byte"), "label": (i * 2, "int")})
+        w.close()
+    ds = sluice.Dataset(str(tmp_path / "mnist-train.tfrecord"))
+    assert len(ds) == 5
+    for i, (px, _) in enumerate(imgs):
+        got, label, _ = ds[i]
+        assert label == i * 2
+        assert np.array_equal(got, px)
+    os.remove(tmp_path / "mnist-train.tfrecord-00001-of-00003")
+    with pytest.raises(sluice.Error, match="shard 1 of 3 is missing"):
+        sluice.Dataset(str(tmp_path / "mnist-train.tfrecord"))
+
+
+def test_folder_list(tmp_path):
+    """An image folder through a PATH LABEL list, paths from its folder."""
+    imgs = _pngs(3)
+    (tmp_path / "img").mkdir()
+    with open(tmp_path / "train.txt", "w") as f:
+        for i, (_, png) in enumerate(imgs):
+            (tmp_path / "img" / ("%d.png" % i)).write_bytes(png)
+            f.write("img/%d.png %d\n" % (i, 7 - i))
+    ds = sluice.Dataset(str(tmp_path / "train.txt"))
+    assert len(ds) == 3
+    for i, (px, _) in enumerate(imgs):
+        got, label, _ = ds[i]
+        assert label == 7 - i
+        assert np.array_equal(got, px)
+
+
 def test_recordio_multipart(tmp_path):
     import mxrecordio
     imgs = _pngs(3)

@@ -1,5 +1,5 @@
 /* The WebDataset helpers on hand-made input: brace patterns and shard
- * lists (formats/wds_paths.c), tar headers the fixtures of test_wds do
+ * lists (formats/shard_paths.c), tar headers the fixtures of test_wds do
  * not carry (GNU base-256 sizes, a signed-sum checksum, a ustar prefix),
  * and the .npy header parser's refusals (formats/npy.c). */
 #include <setjmp.h>
@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "formats/npy.h"
+#include "formats/shard_paths.h"
 #include "formats/tar.h"
-#include "formats/wds_paths.h"
 
 typedef struct got {
   char all[4096];
@@ -34,7 +34,7 @@ static sl_status add(void *ctx, const char *p, sl_err *err) {
 static void expands(const char *pattern, const char *want) {
   got g = {{0}, 0};
   sl_err err = {0};
-  if (sl_wds_expand(pattern, false, add, &g, &err) != SL_OK)
+  if (sl_shard_expand(pattern, false, add, &g, &err) != SL_OK)
     fail_msg("%s: %s", pattern, err.msg);
   if (strcmp(g.all, want) != 0)
     fail_msg("%s: '%s', expected '%s'", pattern, g.all, want);
@@ -53,7 +53,7 @@ static void test_braces(void **state) {
   for (int i = 0; i < 4; i++) {
     got g = {{0}, 0};
     sl_err err = {0};
-    assert_int_equal(sl_wds_expand(bad[i], false, add, &g, &err), SL_ECONFIG);
+    assert_int_equal(sl_shard_expand(bad[i], false, add, &g, &err), SL_ECONFIG);
     assert_non_null(strstr(err.msg, bad[i]));
   }
 }
@@ -70,7 +70,7 @@ static void test_list(void **state) {
   fclose(f);
   got g = {{0}, 0};
   sl_err err = {0};
-  assert_int_equal(sl_wds_expand(p, true, add, &g, &err), SL_OK);
+  assert_int_equal(sl_shard_expand(p, true, add, &g, &err), SL_OK);
   char want[1024];
   snprintf(want, sizeof want, "%s/a-0.tar %s/a-1.tar /abs/b.tar", dir, dir);
   assert_string_equal(g.all, want);
@@ -79,7 +79,7 @@ static void test_list(void **state) {
   fputs("# nothing\n", f);
   fclose(f);
   g = (got){{0}, 0};
-  assert_int_equal(sl_wds_expand(p, true, add, &g, &err), SL_ECONFIG);
+  assert_int_equal(sl_shard_expand(p, true, add, &g, &err), SL_ECONFIG);
   assert_non_null(strstr(err.msg, "without shards"));
   unlink(p);
 }
