@@ -429,6 +429,8 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     free(c);
     return st;
   }
+  if (sl_io_backend(c->io) == SL_IO_URING && io.direct)
+    c->level_only = false; /* O_DIRECT reads whole blocks: whole records */
   uint64_t cb = 0, nchunks = 0;
   for (uint64_t i = 0, ch, off, b; i < sl_source_count(c->src); i++)
     if (sl_source_chunk_of(c->src, i, &ch, &off, &b)) {
