@@ -159,21 +159,30 @@ static sl_status resize_exact(sl_pipeline *pl, const sl_decoded *dec, double u0,
 
 /* A level record's sample: the crop of level 0 (box) decoded from the
  * level sl_aug_level_plan picks and resized to out_w x out_h. */
-static sl_status run_levels(sl_pipeline *pl, const sl_encoded *in,
-                            const sl_levels *lv, const sl_crop_box *box,
-                            int out_h, int out_w, enum FilterMode f,
-                            sl_decoded *dec, int *level, sl_err *err) {
+static sl_status run_levels(sl_pipeline *pl, const sl_levels *lv, int view,
+                            const sl_crop_box *box, int out_h, int out_w,
+                            enum FilterMode f, sl_decoded *dec, int *level,
+                            sl_err *err) {
   int lw[SL_LEVELS_MAX], lh[SL_LEVELS_MAX];
   for (int k = 0; k < lv->n; k++)
     lw[k] = lv->level[k].width, lh[k] = lv->level[k].height;
   int W = lw[0], H = lh[0], m;
   sl_aug_level_plan(box, W, H, lw, lh, lv->n, out_w, out_h, level, &m);
   int k = *level;
-  sl_status st;
+  if (view >= 0 && k != view) /* the reader chose from other facts: a bug */
+    return sl_err_set(err, SL_ESTATE,
+                      "jpeg levels: the reader read level %d, the crop "
+                      "needs level %d",
+                      view, k);
+  sl_encoded jp;
+  sl_image_info info;
+  sl_status st = sl_decoder_level_of(pl->dec, lv, k, &jp, &info, err);
+  if (st != SL_OK)
+    return st;
   if (k == 0) { /* as a plain JPEG: the same pixels as without levels */
     sl_decode_req req = {box->x, box->y, box->w, box->h,
                          m,      out_w,  out_h,  pl->ch};
-    st = sl_decoder_decode(pl->dec, in, &req, dec, err);
+    st = sl_decoder_decode(pl->dec, &jp, &req, dec, err);
     if (st != SL_OK)
       return st;
     if (pl->ch == 1) {
@@ -195,11 +204,7 @@ static sl_status run_levels(sl_pipeline *pl, const sl_encoded *in,
   rx1 = rx1 > lw[k] ? lw[k] : rx1 <= rx0 ? rx0 + 1 : rx1;
   ry1 = ry1 > lh[k] ? lh[k] : ry1 <= ry0 ? ry0 + 1 : ry1;
   sl_decode_req req = {rx0, ry0, rx1 - rx0, ry1 - ry0, m, out_w, out_h, pl->ch};
-  sl_encoded jp;
-  sl_image_info info;
-  st = sl_decoder_level(pl->dec, in, k, &jp, &info, err);
-  if (st == SL_OK)
-    st = sl_decoder_decode(pl->dec, &jp, &req, dec, err);
+  st = sl_decoder_decode(pl->dec, &jp, &req, dec, err);
   if (st != SL_OK)
     return st;
   return resize_exact(
@@ -238,11 +243,37 @@ sl_status sl_pipeline_run(sl_pipeline *pl, const uint8_t *bytes, size_t len,
                                err);
 }
 
+int sl_aug_levels_pick(const sl_aug_params *p, const sl_levels *lv,
+                       const float *boxes, size_t stride, uint32_t n,
+                       uint64_t seed, uint64_t epoch, uint64_t index, int out_h,
+                       int out_w) {
+  int lw[SL_LEVELS_MAX], lh[SL_LEVELS_MAX], k, m;
+  for (int i = 0; i < lv->n; i++)
+    lw[i] = lv->level[i].width, lh[i] = lv->level[i].height;
+  sl_aug_geom g;
+  sl_aug_sample_geom(p, boxes, stride, n, lw[0], lh[0], out_h, out_w, seed,
+                     epoch, index, &g);
+  sl_aug_level_plan(&g.crop, lw[0], lh[0], lw, lh, lv->n, g.place_w, g.place_h,
+                    &k, &m);
+  return k;
+}
+
 sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
                                 size_t len, int codec, int raw_h, int raw_w,
                                 int raw_c, uint64_t seed, uint64_t epoch,
                                 uint64_t sample_index, int out_h, int out_w,
                                 void *dst, sl_aug_boxes *bx, sl_err *err) {
+  return sl_pipeline_run_view(pl, bytes, len, codec, -1, raw_h, raw_w, raw_c,
+                              seed, epoch, sample_index, out_h, out_w, dst, bx,
+                              err);
+}
+
+sl_status sl_pipeline_run_view(sl_pipeline *pl, const uint8_t *bytes,
+                               size_t len, int codec, int view, int raw_h,
+                               int raw_w, int raw_c, uint64_t seed,
+                               uint64_t epoch, uint64_t sample_index, int out_h,
+                               int out_w, void *dst, sl_aug_boxes *bx,
+                               sl_err *err) {
   if (out_h < 1 || out_w < 1 || out_h > pl->max_side || out_w > pl->max_side ||
       !dst)
     return sl_err_set(err, SL_EINVAL,
@@ -257,7 +288,8 @@ sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
   sl_status st;
   sl_levels lv;
   if (codec == SL_IMAGE_JPEG_LEVELS) {
-    st = sl_decoder_levels(&in, &lv, err);
+    const char *why = sl_levels_parse_view(bytes, len, view, &lv);
+    st = why ? sl_err_set(err, SL_EDECODE, "jpeg levels: %s", why) : SL_OK;
     W = lv.n > 0 ? lv.level[0].width : 0, H = lv.n > 0 ? lv.level[0].height : 0;
   } else {
     sl_image_info info;
@@ -274,7 +306,7 @@ sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
   int tw = g->place_w, th = g->place_h; /* the crop's size in the output */
   uint64_t t1;
   if (codec == SL_IMAGE_JPEG_LEVELS) {
-    st = run_levels(pl, &in, &lv, &box, th, tw, f, &dec, &level, err);
+    st = run_levels(pl, &lv, view, &box, th, tw, f, &dec, &level, err);
     if (st != SL_OK)
       return st;
     t1 = sl_now_ns();

@@ -240,6 +240,32 @@ sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
                                 uint64_t sample_index, int out_h, int out_w,
                                 void *dst, sl_aug_boxes *bx, sl_err *err);
 
+/* sl_pipeline_run_boxes on a level record (SL_IMAGE_JPEG_LEVELS) of which
+ * only the header, the directory and level `view` were read, each at its
+ * own offset of bytes[0..len) (formats/levels.h's sl_levels_parse_view;
+ * the reader chose the level with sl_aug_levels_pick). view < 0, or
+ * another codec: the whole payload, as sl_pipeline_run_boxes. The crop
+ * then picks level `view` (the same function of the same facts); if it
+ * did not, SL_ESTATE, never a decode of bytes that were not read. */
+sl_status sl_pipeline_run_view(sl_pipeline *pl, const uint8_t *bytes,
+                               size_t len, int codec, int view, int raw_h,
+                               int raw_w, int raw_c, uint64_t seed,
+                               uint64_t epoch, uint64_t sample_index, int out_h,
+                               int out_w, void *dst, sl_aug_boxes *bx,
+                               sl_err *err);
+
+/* The level sl_pipeline_run_boxes decodes a level record's sample from,
+ * from its parsed directory alone (lv: sl_levels_parse_dir) and the
+ * sample's boxes as sl_aug_sample_geom takes them: the crop of the
+ * sample's stream (seed, epoch, index), placed at out_h x out_w, through
+ * sl_aug_level_plan. A pure function: a reader calls it before the read
+ * to fetch only that level's bytes. */
+struct sl_levels;
+int sl_aug_levels_pick(const sl_aug_params *p, const struct sl_levels *lv,
+                       const float *boxes, size_t stride, uint32_t n,
+                       uint64_t seed, uint64_t epoch, uint64_t index, int out_h,
+                       int out_w);
+
 /* Per-stage nanoseconds accumulated by this pipeline (for loader stats). */
 typedef struct sl_pipeline_times {
   uint64_t decode_ns;

@@ -151,6 +151,10 @@ sl_status sl_decoder_levels(const sl_encoded *in, struct sl_levels *lv,
  * size the directory says, SL_EINVAL for k out of range. */
 sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
                            sl_encoded *jp, sl_image_info *info, sl_err *err);
+/* As sl_decoder_level, from a record already parsed into lv (whole, or a
+ * level view of level k: formats/levels.h's sl_levels_parse_view). */
+sl_status sl_decoder_level_of(sl_decoder *d, const struct sl_levels *lv, int k,
+                              sl_encoded *jp, sl_image_info *info, sl_err *err);
 
 /* The scaled size libjpeg produces for a side of n pixels at M/8. */
 static inline int sl_scaled_side(int n, int m) {

@@ -69,12 +69,17 @@ sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
                            sl_encoded *jp, sl_image_info *info, sl_err *err) {
   sl_levels lv;
   sl_status st = sl_decoder_levels(in, &lv, err);
-  if (st != SL_OK)
-    return st;
-  if (k < 0 || k >= lv.n)
-    return sl_err_set(err, SL_EINVAL, "jpeg levels: level %d of %d", k, lv.n);
-  sl_encoded e = {lv.level[k].bytes, lv.level[k].len, SL_IMAGE_JPEG, 0, 0, 0};
+  return st == SL_OK ? sl_decoder_level_of(d, &lv, k, jp, info, err) : st;
+}
+
+sl_status sl_decoder_level_of(sl_decoder *d, const sl_levels *lv, int k,
+                              sl_encoded *jp, sl_image_info *info,
+                              sl_err *err) {
+  if (k < 0 || k >= lv->n)
+    return sl_err_set(err, SL_EINVAL, "jpeg levels: level %d of %d", k, lv->n);
+  sl_encoded e = {lv->level[k].bytes, lv->level[k].len, SL_IMAGE_JPEG, 0, 0, 0};
   *jp = e;
+  sl_status st;
   if (d->pending == e.bytes && d->pending_len == e.len) {
     *info = d->pending_info;
   } else {
@@ -82,12 +87,12 @@ sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
     if (st != SL_OK)
       return sl_err_prefix(err, "jpeg levels: level %d: ", k);
   }
-  if (info->width != lv.level[k].width || info->height != lv.level[k].height)
+  if (info->width != lv->level[k].width || info->height != lv->level[k].height)
     return sl_err_set(err, SL_EDECODE,
                       "jpeg levels: level %d is a %dx%d JPEG, its record "
                       "says %ux%u (damaged level record)",
-                      k, info->width, info->height, lv.level[k].width,
-                      lv.level[k].height);
+                      k, info->width, info->height, lv->level[k].width,
+                      lv->level[k].height);
   return SL_OK;
 }
 

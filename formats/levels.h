@@ -29,27 +29,37 @@
 #define SL_LEVELS_HDR 8u
 #define SL_LEVELS_ENTRY 8u
 
+/* The most bytes of a record's header and directory: what a reader takes
+ * first to learn where each level lies. */
+#define SL_LEVELS_HEAD_MAX (SL_LEVELS_HDR + SL_LEVELS_MAX * SL_LEVELS_ENTRY)
+
 typedef struct sl_levels {
   int n;
   struct {
-    const uint8_t *bytes;
-    uint32_t len;
+    const uint8_t *bytes; /* p + off */
+    uint32_t off, len;    /* the level's JPEG: [off, off + len) of the record */
     uint16_t height, width;
   } level[SL_LEVELS_MAX];
 } sl_levels;
 
-/* Parses a level container of len bytes. Returns NULL and fills lv, or a
- * static string saying what is wrong (a cut or damaged record). */
-static inline const char *sl_levels_parse(const uint8_t *p, size_t len,
-                                          sl_levels *lv) {
+/* Parses the header and directory of a level record of len bytes from its
+ * first avail bytes (avail >= min(len, SL_LEVELS_HEAD_MAX) holds all of
+ * them): every level's place and size, checked against each other and
+ * len, but none of the JPEGs (they need not have been read). Returns NULL
+ * and fills lv (bytes pointing into p at the levels' offsets), or a static
+ * string saying what is wrong (a cut or damaged record). */
+static inline const char *sl_levels_parse_dir(const uint8_t *p, size_t avail,
+                                              size_t len, sl_levels *lv) {
   memset(lv, 0, sizeof *lv);
-  if (len < SL_LEVELS_HDR || memcmp(p, SL_LEVELS_MAGIC, 4) != 0)
+  if (avail > len)
+    avail = len;
+  if (avail < SL_LEVELS_HDR || memcmp(p, SL_LEVELS_MAGIC, 4) != 0)
     return "level record: bad magic (not SLV1)";
   int n = p[4];
   if (n < 1 || n > SL_LEVELS_MAX || p[5] || p[6] || p[7])
     return "level record: bad level count or reserved bytes";
   size_t off = SL_LEVELS_HDR + (size_t)n * SL_LEVELS_ENTRY;
-  if (off > len)
+  if (off > avail)
     return "level record: directory cut short";
   for (int k = 0; k < n; k++) {
     const uint8_t *e = p + SL_LEVELS_HDR + (size_t)k * SL_LEVELS_ENTRY;
@@ -61,9 +71,8 @@ static inline const char *sl_levels_parse(const uint8_t *p, size_t len,
         (k > 0 &&
          (h >= lv->level[k - 1].height || w >= lv->level[k - 1].width)))
       return "level record: a level's size is zero or not below the previous";
-    if (p[off] != 0xFF || p[off + 1] != 0xD8)
-      return "level record: a level is not a JPEG";
     lv->level[k].bytes = p + off;
+    lv->level[k].off = (uint32_t)off;
     lv->level[k].len = l;
     lv->level[k].height = h;
     lv->level[k].width = w;
@@ -73,6 +82,35 @@ static inline const char *sl_levels_parse(const uint8_t *p, size_t len,
     return "level record: the levels do not fill the record";
   lv->n = n;
   return NULL;
+}
+
+/* A level view: a record of len bytes at p of which only the header, the
+ * directory and level `only` were read (the rest of p[0..len) is not the
+ * file's). Parses the directory and checks that level `only` is a JPEG;
+ * only < 0: the whole record, every level checked. Returns as
+ * sl_levels_parse_dir. */
+static inline const char *sl_levels_parse_view(const uint8_t *p, size_t len,
+                                               int only, sl_levels *lv) {
+  const char *why = sl_levels_parse_dir(p, len, len, lv);
+  if (why)
+    return why;
+  if (only >= lv->n) {
+    lv->n = 0;
+    return "level record: fewer levels than the reader chose from";
+  }
+  for (int k = only < 0 ? 0 : only; k < (only < 0 ? lv->n : only + 1); k++)
+    if (lv->level[k].bytes[0] != 0xFF || lv->level[k].bytes[1] != 0xD8) {
+      lv->n = 0;
+      return "level record: a level is not a JPEG";
+    }
+  return NULL;
+}
+
+/* Parses a whole level container of len bytes. Returns NULL and fills lv,
+ * or a static string saying what is wrong (a cut or damaged record). */
+static inline const char *sl_levels_parse(const uint8_t *p, size_t len,
+                                          sl_levels *lv) {
+  return sl_levels_parse_view(p, len, -1, lv);
 }
 
 #endif

@@ -13,6 +13,12 @@
  * and the middle quarter (which a restart-laid-out JPEG decodes through a
  * window of its segments).
  *
+ * A level record is also run as the loader reads it: its directory parsed
+ * from the first bytes (formats/levels.h), the level sl_aug_levels_pick
+ * chooses, and the pipeline on a copy of the record in which every other
+ * byte is scrambled (the bytes a level view never reads); the pipeline
+ * must pick that same level (SL_ESTATE is a failure).
+ *
  * Every outcome but a crash, a sanitizer report or a leak is fine: bad
  * input must come back as an error status. */
 #include <stdint.h>
@@ -21,6 +27,7 @@
 
 #include "augment/pipeline.h"
 #include "codecs/codec.h"
+#include "formats/levels.h"
 
 enum { k_side = 64, k_npipes = 8 };
 
@@ -137,5 +144,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             size, oh, ow, g_out, &bx, &err) == SL_OK &&
       (bx.n_out > bx.cap || bx.n_out > bx.kept || bx.kept > nb))
     abort();
+  sl_levels lv;
+  uint8_t *view = NULL;
+  if (codec == SL_IMAGE_JPEG_LEVELS &&
+      !sl_levels_parse_dir(data, SL_LEVELS_HEAD_MAX, size, &lv) &&
+      (view = malloc(size))) {
+    sl_aug_params p = params(i);
+    int k = sl_aug_levels_pick(&p, &lv, bin, 16, nb, 1, 0, size, oh, ow);
+    size_t head = size < SL_LEVELS_HEAD_MAX ? size : SL_LEVELS_HEAD_MAX;
+    memset(view, 0xA5, size);
+    memcpy(view, data, head);
+    memcpy(view + lv.level[k].off, data + lv.level[k].off, lv.level[k].len);
+    bx.kept = bx.n_out = 0;
+    if (sl_pipeline_run_view(g_pipes[i], view, size, codec, k, 0, 0, 0, 1, 0,
+                             size, oh, ow, g_out, &bx, &err) == SL_ESTATE)
+      abort(); /* the reader's level is not the pipeline's */
+    free(view);
+  }
   return 0;
 }

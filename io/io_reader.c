@@ -82,6 +82,7 @@ static sl_status open_uring(sl_io *io, sl_err *err) {
                      .max_length = io->o.max_length,
                      .locate = io->o.locate,
                      .locate_ctx = io->o.locate_ctx,
+                     .parts = io->o.parts,
                      .queue_depth = io->o.queue_depth,
                      .pool_bytes = io->o.pool_bytes,
                      .direct = io->o.direct,
@@ -203,7 +204,24 @@ size_t sl_io_buffer_bytes(const sl_io *io) {
   return io->o.max_length; /* mmap: the guarded copy's destination */
 }
 
-/* mmap: asks the kernel to read position seq's sample now. Advisory. */
+/* The head of sample's payload to read first (0: the payload whole). */
+static uint32_t part_head(const sl_io *io, uint64_t sample, uint32_t len) {
+  uint32_t h = io->o.parts.head ? io->o.parts.head(io->o.parts.ctx, sample) : 0;
+  return h < len ? h : 0; /* a head of the whole payload: read it whole */
+}
+
+/* The range after a head of n bytes (io_uring.h's sl_io_parts): rest's
+ * answer, or [n, len) when it declines or answers outside the payload. */
+static void part_rest(const sl_io_parts *pp, uint64_t sample,
+                      const uint8_t *bytes, uint32_t n, uint32_t len,
+                      uint32_t *off, uint32_t *plen) {
+  if (!pp->rest(pp->ctx, sample, bytes, n, off, plen) || *off < n ||
+      *off > len || *plen > len - *off)
+    *off = n, *plen = len - n;
+}
+
+/* mmap: asks the kernel to read position seq's sample now (a payload read
+ * in part: its head only). Advisory. */
 static void hint(sl_io *io, uint64_t seq) {
   if (seq >= io->end)
     return;
@@ -213,8 +231,33 @@ static void hint(sl_io *io, uint64_t seq) {
   uint64_t off;
   uint32_t len;
   io->o.locate(io->o.locate_ctx, i, &off, &len);
-  if (off <= io->map_len && len <= io->map_len - off)
-    (void)sl_hint_willneed(io->map + off, len, NULL);
+  if (off > io->map_len || len > io->map_len - off)
+    return;
+  uint32_t h = part_head(io, i, len);
+  (void)sl_hint_willneed(io->map + off, h ? h : len, NULL);
+}
+
+/* mmap: position seq's range after its head, once the head is in (its
+ * hint went out `ahead` positions earlier): the head is read under the
+ * guard, and a head that cannot be read hints nothing. Advisory. */
+static void hint_rest(sl_io *io, uint64_t seq) {
+  if (seq >= io->end || !atomic_load(&io->guarded))
+    return;
+  uint64_t i = io->order ? io->order(io->order_ctx, seq) : seq;
+  if (i >= io->o.count)
+    return;
+  uint64_t off;
+  uint32_t len;
+  io->o.locate(io->o.locate_ctx, i, &off, &len);
+  uint32_t h = part_head(io, i, len);
+  uint8_t head[256];
+  size_t at;
+  if (!h || h > sizeof head || off > io->map_len || len > io->map_len - off ||
+      !sl_guard_copy(head, io->map + off, h, &at))
+    return;
+  uint32_t po, pl;
+  part_rest(&io->o.parts, i, head, h, len, &po, &pl);
+  (void)sl_hint_willneed(io->map + off + po, pl, NULL);
 }
 
 sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
@@ -259,8 +302,11 @@ sl_status sl_io_start_epoch(sl_io *io, sl_io_order_fn order,
   io->end = end;
   atomic_store(&io->active, true);
   if (io->kind == SL_IO_MMAP)
-    for (uint64_t s = first; s < first + io->ahead && s < end; s++)
+    for (uint64_t s = first; s < first + 2 * io->ahead && s < end; s++) {
       hint(io, s);
+      if (s < first + io->ahead && io->o.parts.head)
+        hint_rest(io, s);
+    }
   return SL_OK;
 }
 
@@ -343,6 +389,16 @@ static sl_status copy_mapped(sl_io *io, uint64_t sample, uint64_t off,
       (unsigned long long)(k >= 0 ? io->set->f[k].size : io->o.file_size));
 }
 
+/* Bytes [rel, rel + n) of the payload at off into buf + rel: out of the
+ * map under the guard, else by pread. */
+static sl_status read_span(sl_io *io, uint64_t sample, uint64_t off,
+                           uint32_t rel, uint32_t n, uint8_t *buf,
+                           sl_err *err) {
+  if (io->kind == SL_IO_MMAP && atomic_load(&io->guarded))
+    return copy_mapped(io, sample, off + rel, n, buf + rel, err);
+  return read_full(io, sample, off + rel, n, buf + rel, err);
+}
+
 sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
                      const uint8_t **data, size_t *len, sl_err *err) {
   *data = NULL;
@@ -366,11 +422,16 @@ sl_status sl_io_read(sl_io *io, uint64_t sample, void *buf, size_t cap,
     return sl_err_set(err, SL_EINVAL,
                       "%s: sample %llu: buffer of %zu bytes < %u", io->name,
                       (unsigned long long)sample, cap, l);
-  sl_status st;
-  if (io->kind == SL_IO_MMAP && atomic_load(&io->guarded))
-    st = copy_mapped(io, sample, off, l, buf, err);
-  else
-    st = read_full(io, sample, off, l, buf, err);
+  /* A payload read in part: its head, then the one range rest gives, each
+   * at its own offset of buf. */
+  uint32_t h = part_head(io, sample, l), po = 0, pl = l;
+  if (h)
+    pl = h;
+  sl_status st = read_span(io, sample, off, 0, pl, buf, err);
+  if (st == SL_OK && h) {
+    part_rest(&io->o.parts, sample, buf, h, l, &po, &pl);
+    st = read_span(io, sample, off, po, pl, buf, err);
+  }
   if (st != SL_OK)
     return st;
   *data = l ? buf : (const uint8_t *)"";
@@ -389,8 +450,13 @@ static sl_status position(sl_io *io, uint64_t seq, uint64_t *sample,
         io->name, (unsigned long long)seq, (unsigned long long)io->first,
         (unsigned long long)io->end - 1);
   *sample = io->order ? io->order(io->order_ctx, seq) : seq;
-  if (io->kind == SL_IO_MMAP && io->ahead)
-    hint(io, seq + io->ahead);
+  if (io->kind == SL_IO_MMAP && io->ahead) {
+    /* A payload read in part: the head two distances ahead, its range
+     * one distance ahead (the head is in by then). */
+    hint(io, seq + (io->o.parts.head ? 2 : 1) * io->ahead);
+    if (io->o.parts.head)
+      hint_rest(io, seq + io->ahead);
+  }
   return SL_OK;
 }
 

@@ -69,6 +69,12 @@ typedef struct sl_io_opts {
   uint32_t max_length;
   sl_io_locate_fn locate;
   const void *locate_ctx;
+  /* Payloads read in part (io_uring.h; NULL head: whole): each backend
+   * reads the head, then the one range rest gives, into the payload's own
+   * offsets of the buffer (mmap copies just those out of the map and
+   * hints only them ahead: the head page 2 x readahead positions ahead,
+   * the range once the head is in). */
+  sl_io_parts parts;
   unsigned batch_size;        /* loader.batch_size (mmap hint distance) */
   unsigned readahead_batches; /* io.readahead_batches (mmap) */
   unsigned queue_depth;       /* io.queue_depth */

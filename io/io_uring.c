@@ -68,7 +68,9 @@ typedef struct slot {
   size_t need;       /* bytes that must arrive: skip + length */
   size_t got;        /* bytes arrived so far */
   size_t skip;       /* payload starts this far into the buffer */
+  size_t dst;        /* the read in flight lands this far into the buffer */
   uint32_t length;   /* payload bytes */
+  uint32_t head;     /* parts: the head in flight (0: the range, or whole) */
   int state;
   int error; /* errno of a failed read; 0: end of file; -1: bad sample */
   int fd;    /* a lazy file opened for this read until it ends; else -1 */
@@ -482,7 +484,7 @@ static int open_file(sl_uring *u, slot *s) {
 
 /* Prepares the read of what s still lacks. */
 static bool prep_read(sl_uring *u, slot *s, size_t index) {
-  uint8_t *dst = u->pool + s->arena_off + s->got;
+  uint8_t *dst = u->pool + s->arena_off + s->dst + s->got;
   unsigned len = (unsigned)(s->want - s->got);
   uint64_t off = s->file_off + s->got;
   int fd = u->fd;
@@ -531,6 +533,11 @@ static void queue_reads(sl_uring *u) {
       end = (end + SL_URING_ALIGN - 1) / SL_URING_ALIGN * SL_URING_ALIGN;
     }
     size_t want = (size_t)(end - start);
+    uint32_t head = valid && !u->o.direct && u->o.parts.head
+                        ? u->o.parts.head(u->o.parts.ctx, sample)
+                        : 0;
+    if (head >= length)
+      head = 0; /* all of it: read it whole */
     size_t at;
     if (!pool_alloc(u, round_up(want ? want : 1, u->align), &at)) {
       u->st.pool_full++;
@@ -543,10 +550,11 @@ static void queue_reads(sl_uring *u) {
                 .offset = off,
                 .file_off = start,
                 .arena_off = at,
-                .want = want,
-                .need = (size_t)(off - start) + length,
+                .want = head ? head : want,
+                .need = head ? head : (size_t)(off - start) + length,
                 .skip = (size_t)(off - start),
                 .length = length,
+                .head = head,
                 .state = SLOT_INFLIGHT,
                 .fd = -1};
     u->next_seq++;
@@ -585,7 +593,26 @@ static void complete(sl_uring *u, uint64_t index, int res) {
   }
   s->got += (size_t)res;
   u->st.bytes += (uint64_t)res;
-  if (s->got >= s->need) {
+  if (s->got >= s->need && s->head) {
+    /* The head is in: read the one range it says (sl_io_parts), at its
+     * own offset of the buffer. */
+    const uint8_t *b = u->pool + s->arena_off;
+    uint32_t n = s->head, po, pl;
+    if (!u->o.parts.rest(u->o.parts.ctx, s->sample, b, n, &po, &pl) || po < n ||
+        po > s->length || pl > s->length - po)
+      po = n, pl = s->length - n;
+    s->head = 0;
+    s->file_off = s->offset + po;
+    s->dst = po;
+    s->got = 0;
+    s->want = s->need = pl;
+    if (pl == 0) {
+      s->state = SLOT_READY;
+      done_file(s);
+    } else {
+      prep_read(u, s, (size_t)index);
+    }
+  } else if (s->got >= s->need) {
     s->state = SLOT_READY;
     done_file(s);
   } else if (res == 0 || (u->o.direct && s->got % SL_URING_ALIGN != 0)) {

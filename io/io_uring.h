@@ -51,6 +51,24 @@ typedef void (*sl_io_locate_fn)(const void *ctx, uint64_t sample,
  * sl_sampler_at). Called from the reader thread during the epoch. */
 typedef uint64_t (*sl_io_order_fn)(const void *ctx, uint64_t seq);
 
+/* Optional: payloads read in part (NULL head: every payload whole). For
+ * sample i, head(ctx, i) is how many bytes at the payload's start to read
+ * first (0: the payload is read whole; at most its length); rest(ctx, i,
+ * bytes, n) then gives, from those n bytes, the one range of the payload
+ * still to read, [*off, *off + *len) with n <= *off and *off + *len within
+ * the payload (false: the rest of the payload, [n, length)). A get then
+ * hands out the payload's length with each part at its own offset: bytes
+ * outside [0, n) and the range were not read (their contents are
+ * undefined). Both must be safe to call from the reader thread while
+ * workers run. Not with direct (O_DIRECT reads whole blocks: whole
+ * payloads). */
+typedef struct sl_io_parts {
+  uint32_t (*head)(const void *ctx, uint64_t sample);
+  bool (*rest)(const void *ctx, uint64_t sample, const uint8_t *bytes, size_t n,
+               uint32_t *off, uint32_t *len);
+  const void *ctx;
+} sl_io_parts;
+
 /* Test hook (tests/io): the nth read of a reader (1-based, counted from
  * open over every epoch: pread calls, mmap copies, io_uring completions)
  * fails, with errno err, or as a short read (end of file) when err is 0.
@@ -74,6 +92,7 @@ typedef struct sl_uring_opts {
   uint32_t max_length;    /* largest payload */
   sl_io_locate_fn locate; /* sample → (offset, length) */
   const void *locate_ctx;
+  sl_io_parts parts;     /* ignored with direct */
   unsigned queue_depth;  /* reads in flight, 1..4096 (io.queue_depth) */
   size_t pool_bytes;     /* buffer pool (io.pool_size) */
   bool direct;           /* O_DIRECT (io.direct) */
@@ -83,7 +102,7 @@ typedef struct sl_uring_opts {
 
 typedef struct sl_uring_stats {
   uint64_t reads;     /* read requests submitted (short reads resubmit) */
-  uint64_t bytes;     /* bytes read from the file */
+  uint64_t bytes;     /* bytes read from the file (parts: only those) */
   uint64_t waits;     /* gets that had to block for their read */
   uint64_t pool_full; /* times the reader stopped for want of pool space */
 } sl_uring_stats;

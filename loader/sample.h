@@ -94,7 +94,8 @@ typedef struct sl_sample_src {
   /* Frees ctx. May be NULL. */
   void (*close)(void *ctx);
   /* Optional (NULL: none), for a source that reads ahead in the epoch's
-   * order (loader.io = uring, mmap hints). epoch_start: positions
+   * order (loader.io = uring, mmap hints). epoch_start: epoch `epoch` at
+   * resolution res (what every load of it is passed); positions
    * [first, end) of the epoch, in the order sampler gives (sl_sampler_at),
    * are about to be claimed; called while no worker runs; a failure is the
    * source's to report from load. epoch_stop: the epoch ends; called before
@@ -102,7 +103,7 @@ typedef struct sl_sample_src {
    * position: worker state ws's next load is position pos (not called for
    * replacements of a bad sample). */
   void (*epoch_start)(void *ctx, const struct sl_sampler *sampler,
-                      uint64_t first, uint64_t end);
+                      uint64_t epoch, int res, uint64_t first, uint64_t end);
   void (*epoch_stop)(void *ctx);
   void (*position)(void *ctx, void *ws, uint64_t pos);
   /* Optional (NULL: none): batch-level augmentation (Mixup/CutMix, soft

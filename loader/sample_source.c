@@ -39,10 +39,62 @@ typedef struct ss_ctx {
   uint64_t seed;
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
+  bool level_only;       /* io.level_only and the file has level records */
   uint32_t box_capacity; /* 0: no boxes in the batches */
   uint64_t *file_first;  /* shards: each one's first sample (8 B a shard) */
+  /* The epoch and resolution being read (set by epoch_start while no
+   * worker or read runs): a level record's reader picks its level by them. */
+  uint64_t epoch;
+  int res;
   char path[512];
 } ss_ctx;
+
+/* Level records (codec 7) under io.level_only: the reader takes a
+ * record's header and directory, then only the level the sample's crop
+ * decodes from. The level comes from sl_aug_levels_pick, the function the
+ * pipeline runs, of the same facts (the augment parameters, the sample's
+ * boxes, seed, epoch, index and resolution; the crop is drawn from the
+ * sample's own stream, not a worker's), so the batches are those of a
+ * whole-record read, for any number of workers. */
+static uint32_t ss_part_head(const void *ctx, uint64_t i) {
+  const ss_ctx *c = ctx;
+  const sl_sample_info *e = sl_source_info(c->src, i);
+  if (e->codec != SL_IMAGE_JPEG_LEVELS)
+    return 0;
+  return e->length < SL_LEVELS_HEAD_MAX ? e->length : SL_LEVELS_HEAD_MAX;
+}
+
+/* The level sample i decodes from, from the first n bytes of its level
+ * record, and *lv its directory; -1 when the directory is damaged (then
+ * the record is read whole, and the pipeline's parse says what is
+ * wrong). */
+static int ss_level_of(const ss_ctx *c, uint64_t i, const uint8_t *bytes,
+                       size_t n, sl_levels *lv) {
+  const sl_sample_info *e = sl_source_info(c->src, i);
+  if (e->codec != SL_IMAGE_JPEG_LEVELS ||
+      sl_levels_parse_dir(bytes, n, e->length, lv))
+    return -1;
+  uint32_t nb = 0;
+  const sl_box *boxes = sl_source_boxes(c->src, i, &nb);
+  return sl_aug_levels_pick(&c->p, lv, (const float *)boxes, sizeof(sl_box), nb,
+                            c->seed, c->epoch, i, c->res, c->res);
+}
+
+static bool ss_part_rest(const void *ctx, uint64_t i, const uint8_t *bytes,
+                         size_t n, uint32_t *off, uint32_t *len) {
+  sl_levels lv;
+  int k = ss_level_of(ctx, i, bytes, n, &lv);
+  if (k < 0)
+    return false;
+  uint32_t o = lv.level[k].off, l = lv.level[k].len;
+  if (o < n) { /* level 0 starts inside the head: its rest */
+    l -= (uint32_t)n - o < l ? (uint32_t)n - o : l;
+    o = (uint32_t)n;
+  }
+  *off = o;
+  *len = l;
+  return true;
+}
 
 typedef struct ss_worker {
   sl_pipeline *pl;
@@ -170,7 +222,19 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
       sl_io_put(c->io, w->pos);
     return st;
   }
-  t->bytes_read += len;
+  /* A level record read in part (ss_part_head): its level, and the bytes
+   * the reader took (the head and that level's). */
+  int view = -1;
+  size_t got = len;
+  if (c->level_only && info->codec == SL_IMAGE_JPEG_LEVELS &&
+      epoch == c->epoch && res == c->res) {
+    sl_levels lv;
+    uint32_t h = ss_part_head(c, index), po, pl;
+    if (h < len && (view = ss_level_of(c, index, data, h, &lv)) >= 0 &&
+        ss_part_rest(c, index, data, h, &po, &pl))
+      got = (size_t)h + pl;
+  }
+  t->bytes_read += got;
   if (cached_chunk && !early)
     slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
   sl_pipeline_times before, after;
@@ -209,9 +273,9 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   sl_aug_boxes ab = {
       (const float *)boxes, sizeof(sl_box),   nb, bx ? bx->xyxy : NULL,
       w->box_src,           bx ? bx->cap : 0, 0,  0};
-  st = sl_pipeline_run_boxes(w->pl, data, len, info->codec, info->height,
-                             info->width, info->channels, c->seed, epoch, index,
-                             res, res, dst, bx || nb ? &ab : NULL, err);
+  st = sl_pipeline_run_view(w->pl, data, len, info->codec, view, info->height,
+                            info->width, info->channels, c->seed, epoch, index,
+                            res, res, dst, bx || nb ? &ab : NULL, err);
   if (st == SL_OK && bx)
     write_box_labels(bx, &ab, boxes);
   sl_pipeline_times_get(w->pl, &after);
@@ -241,8 +305,11 @@ static uint64_t ss_order_at(const void *sampler, uint64_t pos) {
 }
 
 static void ss_epoch_start(void *ctx, const struct sl_sampler *sampler,
-                           uint64_t first, uint64_t end) {
+                           uint64_t epoch, int res, uint64_t first,
+                           uint64_t end) {
   ss_ctx *c = ctx;
+  c->epoch = epoch;
+  c->res = res;
   sl_err_clear(&c->start_err);
   if (sl_io_start_epoch(c->io, ss_order_at, sampler, first, end,
                         &c->start_err) == SL_OK)
@@ -353,11 +420,17 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
             (unsigned long long)sl_source_file_count(c->src));
   sl_io_opts io = s->io;
   sl_io_opts_from_source(&io, c->src, c->path);
+  uint64_t lvi[SL_LEVELS_MAX], lvb[SL_LEVELS_MAX];
+  c->level_only = s->level_only && sl_source_levels(c->src, lvi, lvb) > 0;
+  if (c->level_only)
+    io.parts = (sl_io_parts){ss_part_head, ss_part_rest, c};
   if ((st = sl_io_open(&c->io, &io, err)) != SL_OK) {
     sl_source_close(c->src);
     free(c);
     return st;
   }
+  if (sl_io_backend(c->io) == SL_IO_URING && io.direct)
+    c->level_only = false; /* O_DIRECT reads whole blocks: whole records */
   uint64_t cb = 0, nchunks = 0;
   for (uint64_t i = 0, ch, off, b; i < sl_source_count(c->src); i++)
     if (sl_source_chunk_of(c->src, i, &ch, &off, &b)) {

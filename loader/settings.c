@@ -179,6 +179,7 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->chunk_cache = sl_cfg_size(cfg, SL_OPT_DATASET_CHUNK_CACHE);
   read_source(&s->source, cfg);
   read_io(&s->io, cfg, (unsigned)s->batch_size);
+  s->level_only = sl_cfg_bool(cfg, SL_OPT_IO_LEVEL_ONLY);
   read_device(&s->device, cfg);
   sl_cfg_log(cfg, &s->log, &s->log_user);
 }

@@ -78,6 +78,7 @@ typedef struct sl_settings {
    * log callback; batch_size is loader.batch_size); the file part comes
    * from sl_io_opts_from_source once the dataset is open. */
   sl_io_opts io;
+  bool level_only; /* io.level_only: a level record's chosen level only */
   sl_device_settings device;
   sl_log_fn log; /* sl_config_set_log's callback (NULL: none) */
   void *log_user;

@@ -5,7 +5,8 @@ epoch, timed from the end of its first --skip batches to its last batch,
 random-resized-crop to RES + flip 0.5, uint8 NCHW output on the host.
 
 Prints `RESULT {"case": "loader", "res", "workers", "images", "seconds",
-"images_per_s", ...}`, and with --epochs E > 1 one `RESULT {"case": "rss",
+"images_per_s", "bytes_read" (the dataset bytes the epoch read), ...}`, and
+with --epochs E > 1 one `RESULT {"case": "rss",
 "epoch": e, "rss_kb": ...}` line at the end of each epoch (the timed figure
 is then the last epoch's).
 
@@ -69,7 +70,21 @@ def bind(path):
     lib.sl_config_destroy.argtypes = [C.c_void_p]
     lib.sl_config_errmsg.argtypes = [C.c_void_p]
     lib.sl_loader_errmsg.argtypes = [C.c_void_p]
+    lib.sl_loader_stats_get.argtypes = [C.c_void_p, C.c_void_p]
     return lib
+
+
+# sl_loader_stats (include/sluice.h): 360 bytes, bytes_read at offset 176
+# (after epoch, batches, samples, skipped, failed, bad[16], nbad + pad).
+STATS_BYTES, STATS_BYTES_READ = 360, 176
+
+
+def bytes_read(lib, ld):
+    """The loader's bytes_read counter: dataset bytes the workers read."""
+    buf = (C.c_uint8 * 4096)()  # room for a larger struct of a newer build
+    if lib.sl_loader_stats_get(ld, buf) != SL_OK:
+        return None
+    return int.from_bytes(bytes(buf[STATS_BYTES_READ:STATS_BYTES_READ + 8]), "little")
 
 
 def rss_kb():
@@ -128,6 +143,7 @@ def main():
 
     b = Batch()
     out = None
+    read0 = 0
     for epoch in range(args.epochs):
         lib.sl_loader_start_epoch(ld, epoch)
         i, n, t0, c0, nbox = 0, 0, None, 0.0, 0
@@ -161,6 +177,10 @@ def main():
                "io": args.io, "filter": args.filter, "images": n, "seconds": round(t1 - t0, 4),
                "images_per_s": round(n / (t1 - t0), 2), "cpu_s": round(cpu, 3),
                "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None}
+        read1 = bytes_read(lib, ld)
+        if read1 is not None:  # the epoch's, with what the next prefetched
+            out["bytes_read"] = read1 - read0
+            read0 = read1
         if args.detect:
             out.update({"crop": args.detect, "boxes": nbox})
         if args.epochs > 1:

@@ -381,6 +381,81 @@ static void test_levels_same_samples_and_batches(void **state) {
   unlink(lvh);
 }
 
+/* io.level_only: each backend reads a level record's directory and the
+ * one level its crop decodes from, so the bytes read per epoch fall below
+ * the records' total (which a whole read takes, exactly, as does uring
+ * with io.direct, which reads whole blocks), and the batches are bit for
+ * bit those of whole reads, for 1 and 2 workers. */
+static void test_levels_read_only_chosen_level(void **state) {
+  char lv[512], lvh[512];
+  sl_test_tmp_path(lv, sizeof lv, "levels_part", "lmdb");
+  sl_test_tmp_path(lvh, sizeof lvh, "levels_part", "h5");
+  sl_test_set set = levels_set(SL_LEVEL_SCALE(4));
+  sl_test_write_set(lv, &set, 0);
+  set = levels_set(SL_LEVEL_SCALE(4) | SL_LEVEL_SCALE(2));
+  sl_test_write_set(lvh, &set, 0);
+  const char *paths[2] = {lv, lvh};
+  const char *ios[4] = {"mmap", "pread", "uring", "uring"}; /* last: direct */
+  for (int f = 0; f < 2; f++) {
+    sl_dataset *ds;
+    assert_int_equal(sl_dataset_open_file(&ds, paths[f]), SL_OK);
+    uint64_t total = 0; /* the records' bytes: what one epoch of whole reads
+                           takes */
+    for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
+      sl_sample_meta m;
+      assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+      assert_int_equal(m.codec, SL_IMAGE_JPEG_LEVELS);
+      total += m.stored_bytes;
+    }
+    sl_dataset_close(ds);
+    uint64_t h0 = 0;
+    for (int io = 0; io < 4; io++)
+      for (int only = 0; only < 2; only++)
+        for (int nw = 1; nw <= 2; nw++) {
+          const char *kv[] = {"loader.io",
+                              ios[io],
+                              "io.direct",
+                              io == 3 ? "true" : "false",
+                              "io.level_only",
+                              only ? "true" : "false",
+                              "loader.workers",
+                              nw == 1 ? "1" : "2",
+                              NULL};
+          sl_loader *ld = open_on(paths[f], kv);
+          uint64_t h = run(ld, 0, 3, 1);
+          sl_loader_stats s;
+          assert_int_equal(sl_loader_stats_get(ld, &s), SL_OK);
+          assert_int_equal(s.samples, 3 * NSAMPLES);
+          if (io == 0 && only == 0 && nw == 1)
+            h0 = h;
+          if (h != h0)
+            fail_msg("%s: io %s%s, level_only %d, %d workers: other batches",
+                     paths[f], ios[io], io == 3 ? " direct" : "", only, nw);
+          int whole = !only || io == 3;
+          if (whole && s.bytes_read != 3 * total)
+            fail_msg("%s: io %s%s whole records: %llu bytes read, records "
+                     "%llu",
+                     paths[f], ios[io], io == 3 ? " direct" : "",
+                     (unsigned long long)s.bytes_read,
+                     (unsigned long long)(3 * total));
+          /* 24..48 px crops of 140+ px images come nearly all from a level
+           * of a quarter (1/2 scale) or a sixteenth of level 0's pixels. */
+          if (!whole && s.bytes_read * 2 > 3 * total)
+            fail_msg("%s: io %s level_only: %llu bytes read, records %llu",
+                     paths[f], ios[io], (unsigned long long)s.bytes_read,
+                     (unsigned long long)(3 * total));
+          if (!whole && nw == 1)
+            print_message("%s %s: %llu of %llu bytes read\n",
+                          f ? "hdf5" : "lmdb", ios[io],
+                          (unsigned long long)s.bytes_read,
+                          (unsigned long long)(3 * total));
+          sl_loader_close(ld);
+        }
+  }
+  sl_test_unlink_lmdb(lv);
+  unlink(lvh);
+}
+
 /* A level record damaged in the file (level 1's width in its directory
  * made larger than level 0's) fails the sample with a message naming the
  * file, the sample and the level record, in the loader and in
@@ -581,6 +656,7 @@ int main(void) {
       cmocka_unit_test(test_resume_refuses_other_data),
       cmocka_unit_test(test_restart_layout_same_batches),
       cmocka_unit_test(test_levels_same_samples_and_batches),
+      cmocka_unit_test(test_levels_read_only_chosen_level),
       cmocka_unit_test(test_levels_damaged),
       cmocka_unit_test(test_corrupt_fail),
       cmocka_unit_test(test_corrupt_skip),
