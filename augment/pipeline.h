@@ -69,6 +69,10 @@ typedef struct sl_aug_params {
                            meets the IoU drawn (mmdet's MinIoURandomCrop);
                            0: at least one does (torchvision) */
   int letterbox_fill;   /* letterbox: the pad's value, 0..255 */
+  int jpeg_planes;      /* augment.jpeg_planes: JPEGs decode to planes
+                           (libjpeg's raw YCbCr), each resized to the
+                           output, colour converted there (RGB output, box
+                           filter; others as RGBX) */
 } sl_aug_params;
 
 /* A crop in full-size image pixels. */
@@ -246,6 +250,7 @@ typedef struct sl_pipeline_times {
   uint64_t augment_ns;
   uint64_t jpeg_decodes;  /* JPEG samples decoded */
   uint64_t jpeg_windowed; /* of which only the crop's restart segments */
+  uint64_t jpeg_planes;   /* of which decoded to planes (jpeg_planes) */
   uint64_t
       level_decodes[SL_LEVELS_MAX_PUBLIC]; /* level-record samples, by level */
 } sl_pipeline_times;

@@ -493,6 +493,19 @@ def main():
                 summary.setdefault("baseline_ratios", []).append(
                     {"sluice": b["pairs_with"], "vs": b["name"], "label": args.baseline_label,
                      "res": res, "workers": w, "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
+            # augment.jpeg_planes against the same row without it (paired).
+            for c in [c for c in cont if c.get("kind") == "sluice_planes"]:
+                if c["pairs_with"] not in got or c["name"] not in got:
+                    continue
+                ratio, n = paired_ratio([g["rate"] for g in got[c["name"]]],
+                                        [g["rate"] for g in got[c["pairs_with"]]])
+                cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[c["name"]]],
+                                            [g["cpu_rate"] for g in got[c["pairs_with"]]])
+                summary.setdefault("planes_ratios", []).append(
+                    {"sluice": c["pairs_with"], "planes": c["name"], "res": res, "workers": w,
+                     "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
+                log("planes: %s / %s at %d px, %d workers: %.3f (cpu %.3f, %d pairs)"
+                    % (c["name"], c["pairs_with"], res, w, ratio or 0, cpu_ratio or 0, n))
             # The levels file against the peers (on the original files) and
             # against sluice's own file without levels.
             for lv in [c for c in cont if c.get("kind") == "sluice_levels"]:

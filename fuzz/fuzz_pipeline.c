@@ -99,7 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          1 + (int)(size % 8),
                          1 + last % 40,
                          1 + last % 50,
-                         (last & 1) ? 4 : 1};
+                         (last & 1) ? 4 : 1,
+                         0};
     sl_decoded out;
     if (sl_decoder_decode(g_dec, &in, &req, &out, &err) == SL_OK) {
       volatile uint8_t sink = 0; /* touch every decoded byte */
@@ -117,7 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          req.scale,
                          0,
                          0,
-                         req.channels};
+                         req.channels,
+                         0};
     if (sl_decoder_decode(g_dec, &in, &mid, &out, &err) == SL_OK && out.w > 0)
       (void)*(volatile const uint8_t *)(out.pixels +
                                         (size_t)(out.h - 1) * out.stride);
