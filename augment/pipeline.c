@@ -150,19 +150,6 @@ static sl_status resize_planes(sl_pipeline *pl, const sl_decoded *dec,
   size_t n = (size_t)tw * (size_t)th;
   for (int c = 0; c < p->n; c++) {
     double sx = p->sub_x[c], sy = p->sub_y[c];
-    if (getenv("SL_PLANES_LIBYUV")) {
-      double u0 = X0 * k / sx - p->x0[c], u1 = X1 * k / sx - p->x0[c];
-      double v0 = Y0 * k / sy - p->y0[c], v1 = Y1 * k / sy - p->y0[c];
-      long x0 = lround(u0), x1 = lround(u1), y0 = lround(v0), y1 = lround(v1);
-      x0 = x0 < 0 ? 0 : x0 > p->w[c] - 1 ? p->w[c] - 1 : x0;
-      y0 = y0 < 0 ? 0 : y0 > p->h[c] - 1 ? p->h[c] - 1 : y0;
-      x1 = x1 <= x0 ? x0 + 1 : x1 > p->w[c] ? p->w[c] : x1;
-      y1 = y1 <= y0 ? y0 + 1 : y1 > p->h[c] ? p->h[c] : y1;
-      ScalePlane(p->px[c] + (size_t)y0 * p->stride[c] + (size_t)x0,
-                 (int)p->stride[c], (int)(x1 - x0), (int)(y1 - y0),
-                 pl->planes + (size_t)c * n, tw, tw, th, kFilterBox);
-      continue;
-    }
     if (sl_resample_area(pl->rs1, p->px[c], p->stride[c], p->w[c], p->h[c],
                          X0 * k / sx - p->x0[c], X1 * k / sx - p->x0[c],
                          Y0 * k / sy - p->y0[c], Y1 * k / sy - p->y0[c],

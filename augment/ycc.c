@@ -44,17 +44,21 @@ void sl_ycc_to_rgbx_c(const uint8_t *y, const uint8_t *cb, const uint8_t *cr,
 
 #if SL_YCC_AVX2
 /* 8 pixels a step in 32-bit lanes: the C arithmetic exactly. */
-__attribute__((target("avx2"))) static size_t
-ycc_avx2(const uint8_t *y, const uint8_t *cb, const uint8_t *cr, size_t n,
-         uint8_t *out) {
+__attribute__((target("avx2"))) static size_t ycc_avx2(const uint8_t *y,
+                                                       const uint8_t *cb,
+                                                       const uint8_t *cr,
+                                                       size_t n, uint8_t *out) {
   const __m256i c128 = _mm256_set1_epi32(128), half = _mm256_set1_epi32(k_half);
-  const __m256i cr_r = _mm256_set1_epi32(k_cr_r), cb_b = _mm256_set1_epi32(k_cb_b);
-  const __m256i cb_g = _mm256_set1_epi32(-k_cb_g), cr_g = _mm256_set1_epi32(-k_cr_g);
+  const __m256i cr_r = _mm256_set1_epi32(k_cr_r),
+                cb_b = _mm256_set1_epi32(k_cb_b);
+  const __m256i cb_g = _mm256_set1_epi32(-k_cb_g),
+                cr_g = _mm256_set1_epi32(-k_cr_g);
   const __m256i zero = _mm256_setzero_si256(), max = _mm256_set1_epi32(255);
   const __m256i alpha = _mm256_set1_epi32((int)0xff000000u);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256i vy = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + i)));
+    __m256i vy =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(y + i)));
     __m256i xb = _mm256_sub_epi32(
         _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(cb + i))), c128);
     __m256i xr = _mm256_sub_epi32(
@@ -74,9 +78,9 @@ ycc_avx2(const uint8_t *y, const uint8_t *cb, const uint8_t *cr, size_t n,
     r = _mm256_min_epi32(_mm256_max_epi32(r, zero), max);
     g = _mm256_min_epi32(_mm256_max_epi32(g, zero), max);
     b = _mm256_min_epi32(_mm256_max_epi32(b, zero), max);
-    __m256i px = _mm256_or_si256(
-        _mm256_or_si256(r, _mm256_slli_epi32(g, 8)),
-        _mm256_or_si256(_mm256_slli_epi32(b, 16), alpha));
+    __m256i px =
+        _mm256_or_si256(_mm256_or_si256(r, _mm256_slli_epi32(g, 8)),
+                        _mm256_or_si256(_mm256_slli_epi32(b, 16), alpha));
     _mm256_storeu_si256((__m256i *)(out + 4 * i), px);
   }
   return i;

@@ -55,8 +55,8 @@ int sl_jpeg_planes_plan(sl_decoder *d, const sl_region *g, int m, int windowed,
     pp->sub_y[c] = sub_factor(j->max_v_samp_factor, j->min_DCT_scaled_size,
                               cp->v_samp_factor, cp->DCT_scaled_size);
     ok = pp->sub_x[c] && pp->sub_y[c] && pp->rows[c] <= SL_STRIP_ROWS &&
-         pp->width[c] <= d->strip_w && (c > 0 || (pp->sub_x[0] == 1 &&
-                                                  pp->sub_y[0] == 1));
+         pp->width[c] <= d->strip_w &&
+         (c > 0 || (pp->sub_x[0] == 1 && pp->sub_y[0] == 1));
     if (!ok)
       break;
     /* The region in plane pixels: every plane pixel that touches it. */
@@ -95,8 +95,8 @@ sl_status sl_jpeg_planes_body(sl_decoder *d, const sl_region *g,
   uint8_t *at = d->region;
   for (int c = 0; c < pp->n; c++) {
     for (int r = 0; r < pp->rows[c]; r++)
-      rows[c][r] = d->strip + ((size_t)c * SL_STRIP_ROWS + (size_t)r) *
-                                  (size_t)d->strip_w;
+      rows[c][r] = d->strip +
+                   ((size_t)c * SL_STRIP_ROWS + (size_t)r) * (size_t)d->strip_w;
     bufs[c] = rows[c];
     /* Rows 64-byte aligned; the planes fit the region buffer, which holds
      * (cap_w + 32) * cap_h * 4 bytes, as the region is at most cap_w x

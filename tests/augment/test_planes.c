@@ -138,9 +138,8 @@ static void check_region(sl_decoder *d, const blob *b, const uint8_t *yfull,
 
 static void test_plane_regions(void **state) {
   (void)state;
-  static const sl_synth_color colors[] = {SL_SYNTH_420, SL_SYNTH_422,
-                                          SL_SYNTH_444, SL_SYNTH_GRAY,
-                                          SL_SYNTH_440};
+  static const sl_synth_color colors[] = {
+      SL_SYNTH_420, SL_SYNTH_422, SL_SYNTH_444, SL_SYNTH_GRAY, SL_SYNTH_440};
   static const int sizes[][2] = {{1, 1}, {17, 13}, {250, 3}, {333, 199}};
   sl_decoder *d;
   sl_err err;
@@ -153,20 +152,17 @@ static void test_plane_regions(void **state) {
         blob b = jpeg(30 + si, W, H, colors[ci], 0, rs);
         for (int m = 1; m <= 8; m++) {
           int sw, sh, nc;
-          uint8_t *ycc = libjpeg_decode(&b, m, colors[ci] == SL_SYNTH_GRAY
-                                                   ? JCS_GRAYSCALE
-                                                   : JCS_YCbCr,
-                                        &sw, &sh, &nc);
+          uint8_t *ycc = libjpeg_decode(
+              &b, m, colors[ci] == SL_SYNTH_GRAY ? JCS_GRAYSCALE : JCS_YCbCr,
+              &sw, &sh, &nc);
           uint8_t *yf = malloc((size_t)sw * (size_t)sh);
           for (size_t i = 0; i < (size_t)sw * (size_t)sh; i++)
             yf[i] = ycc[i * (size_t)nc];
           /* whole, 1-pixel corners, edge strips, an odd interior crop */
-          int regions[][4] = {{0, 0, W, H},
-                              {0, 0, 1, 1},
-                              {W - 1, H - 1, 1, 1},
-                              {W - 1, 0, 1, H},
-                              {0, H - 1, W, 1},
-                              {W / 3, H / 5, (W + 1) / 2, (H + 2) / 3}};
+          int regions[][4] = {
+              {0, 0, W, H},         {0, 0, 1, 1},
+              {W - 1, H - 1, 1, 1}, {W - 1, 0, 1, H},
+              {0, H - 1, W, 1},     {W / 3, H / 5, (W + 1) / 2, (H + 2) / 3}};
           for (int r = 0; r < 6; r++)
             check_region(d, &b, yf, sw, regions[r][0], regions[r][1],
                          regions[r][2], regions[r][3], m, &got);
@@ -203,8 +199,8 @@ static double mean_psnr(sl_synth_color color, int res, int on, int *planes) {
     assert_non_null(full);
     for (int k = 0; k < 6; k++) {
       uint64_t idx = (uint64_t)(i * 6 + k);
-      if (sl_pipeline_run(pl, b.p, b.n, JPEG, 0, 0, 0, 5, 0, idx, res, res,
-                          out, &err) != SL_OK)
+      if (sl_pipeline_run(pl, b.p, b.n, JPEG, 0, 0, 0, 5, 0, idx, res, res, out,
+                          &err) != SL_OK)
         fail_msg("%s", err.msg);
       sl_crop_box box;
       int flip;
@@ -266,7 +262,8 @@ static void test_planes_small(void **state) {
     for (int c = 0; c < 4; c++) {
       static const sl_synth_color colors[] = {SL_SYNTH_420, SL_SYNTH_422,
                                               SL_SYNTH_444, SL_SYNTH_GRAY};
-      blob b = jpeg(50 + (uint64_t)s, sizes[s][0], sizes[s][1], colors[c], 0, 0);
+      blob b =
+          jpeg(50 + (uint64_t)s, sizes[s][0], sizes[s][1], colors[c], 0, 0);
       for (int o = 0; o < 3; o++) {
         int R = outs[o];
         assert_int_equal(sl_pipeline_run(on, b.p, b.n, JPEG, 0, 0, 0, 1, 0, 0,
@@ -277,8 +274,8 @@ static void test_planes_small(void **state) {
                          SL_OK);
         double q = tu_psnr_u8(a, b2, (size_t)R * R * 3);
         if (q < 28.0)
-          fail_msg("%dx%d colour %d to %d: planes vs RGBX %.2f dB",
-                   sizes[s][0], sizes[s][1], c, R, q);
+          fail_msg("%dx%d colour %d to %d: planes vs RGBX %.2f dB", sizes[s][0],
+                   sizes[s][1], c, R, q);
       }
       free(b.p);
     }
