@@ -2,13 +2,15 @@
  * small fixed workload for instruction counts (valgrind --tool=callgrind),
  * which the machine's load does not change, unlike a time.
  *
- *   bench_photos [--res R] [--rounds N] [--levels] [--seed S] FILE...
+ *   bench_photos [--res R] [--rounds N] [--levels] [--planes] [--seed S]
+ *                FILE...
  *
  * Each file is stored as `sluice pack` stores it (sl_jpeg_rewrite: restart
  * layout), or with --levels as `sluice pack --levels 3/4,1/2` does (a level
  * record), then N rounds run sl_pipeline_run over every file at R x R
  * (random-resized crop + flip, u8 NCHW; fresh crops per round, the same
- * crops in every run of the same arguments). Prints one line
+ * crops in every run of the same arguments); --planes sets
+ * augment.jpeg_planes (decode to YCbCr planes). Prints one line
  *   RESULT {"case": "photos", "res": R, "levels": L, "images": I, ...}
  * with images per thread-CPU-second (meaningless under valgrind: read the
  * instruction counts there). See BENCHMARKS.md, "Instruction counts". */
@@ -49,7 +51,7 @@ static uint8_t *slurp(const char *path, size_t *len) {
 }
 
 int main(int argc, char **argv) {
-  int res = 128, rounds = 1, levels = 0, seed = 1, first = argc;
+  int res = 128, rounds = 1, levels = 0, seed = 1, planes = 0, first = argc;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--res") == 0 && i + 1 < argc)
       res = atoi(argv[++i]);
@@ -59,6 +61,8 @@ int main(int argc, char **argv) {
       seed = atoi(argv[++i]);
     else if (strcmp(argv[i], "--levels") == 0)
       levels = 1;
+    else if (strcmp(argv[i], "--planes") == 0)
+      planes = 1;
     else {
       first = i;
       break;
@@ -67,7 +71,7 @@ int main(int argc, char **argv) {
   int n = argc - first;
   if (n <= 0 || res < 16 || res > 512 || rounds < 1) {
     fprintf(stderr, "usage: bench_photos [--res R] [--rounds N] [--levels] "
-                    "[--seed S] FILE...\n");
+                    "[--planes] [--seed S] FILE...\n");
     return 2;
   }
   uint8_t **rec = calloc((size_t)n, sizeof *rec);
@@ -106,6 +110,7 @@ int main(int argc, char **argv) {
   }
   sl_jpeg_rewriter_destroy(rw);
   sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
+  p.jpeg_planes = planes;
   sl_pipeline *pl;
   if (sl_pipeline_create(&pl, &p, res, &err) != SL_OK) {
     fprintf(stderr, "bench_photos: %s\n", err.msg);
@@ -123,9 +128,13 @@ int main(int argc, char **argv) {
       }
     }
   double dt = now_s() - t0;
+  sl_pipeline_times t;
+  sl_pipeline_times_get(pl, &t);
   printf("RESULT {\"case\": \"photos\", \"res\": %d, \"levels\": %d, "
-         "\"images\": %d, \"rounds\": %d, \"images_per_s\": %.1f}\n",
-         res, levels, n, rounds, (double)n * rounds / dt);
+         "\"planes\": %llu, \"images\": %d, \"rounds\": %d, "
+         "\"images_per_s\": %.1f}\n",
+         res, levels, (unsigned long long)t.jpeg_planes, n, rounds,
+         (double)n * rounds / dt);
   sl_pipeline_destroy(pl);
   for (int i = 0; i < n; i++)
     free(rec[i]);

@@ -472,11 +472,11 @@ def main():
                     "peak_anon_mb": median_or_none([g["anon"] for g in got[c["name"]]])})
             primary = next((c["name"] for c in cont if c.get("kind", "sluice") == "sluice"), None)
             if primary:
-                base = [g["rate"] for g in got[primary]]
+                prim_rates = [g["rate"] for g in got[primary]]
                 for c in cont:
                     if c["name"] == primary:
                         continue
-                    ratio, n = paired_ratio(base, [g["rate"] for g in got[c["name"]]])
+                    ratio, n = paired_ratio(prim_rates, [g["rate"] for g in got[c["name"]]])
                     cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[primary]],
                                                 [g["cpu_rate"] for g in got[c["name"]]])
                     summary.setdefault("ratios", []).append(

@@ -150,7 +150,7 @@ static void test_plane_regions(void **state) {
       for (int rs = 0; rs < 2; rs++) {
         int W = sizes[si][0], H = sizes[si][1];
         blob b = jpeg(30 + si, W, H, colors[ci], 0, rs);
-        for (int m = 1; m <= 8; m++) {
+        for (int m = 1; m <= 8; m += m < 4 ? 1 : 2) { /* 1 2 3 4 6 8 */
           int sw, sh, nc;
           uint8_t *ycc = libjpeg_decode(
               &b, m, colors[ci] == SL_SYNTH_GRAY ? JCS_GRAYSCALE : JCS_YCbCr,
@@ -170,53 +170,60 @@ static void test_plane_regions(void **state) {
         }
         free(b.p);
       }
-  print_message("%d of %d regions decoded to planes\n", got, 5 * 4 * 2 * 8 * 6);
-  assert_true(got > 200);
+  print_message("%d of %d regions decoded to planes\n", got, 5 * 4 * 2 * 6 * 6);
+  assert_true(got > 150);
   sl_decoder_destroy(d);
 }
 
 /* Mean PSNR against the float reference (test_augment's quality test)
- * of n random-resized crops at res, with planes on or off; *planes gets
- * how many decoded to planes. */
-static double mean_psnr(sl_synth_color color, int res, int on, int *planes) {
+ * of random-resized crops at res, with planes off (psnr[0]) and on
+ * (psnr[1]); planes[k] gets how many decoded to planes. */
+static void mean_psnr(sl_synth_color color, int res, double psnr[2],
+                      int planes[2]) {
   sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NHWC);
   p.flip = 0;
-  p.jpeg_planes = on;
-  sl_pipeline *pl;
+  sl_pipeline *pl[2];
   sl_err err;
-  assert_int_equal(sl_pipeline_create(&pl, &p, 256, &err), SL_OK);
+  for (int k = 0; k < 2; k++) {
+    p.jpeg_planes = k;
+    assert_int_equal(sl_pipeline_create(&pl[k], &p, 256, &err), SL_OK);
+  }
   static const int sizes[][2] = {{500, 375}, {375, 500}, {640, 480},
                                  {320, 240}, {391, 359}, {500, 333}};
   uint8_t *out = malloc((size_t)res * res * 3);
   float *ref = malloc(sizeof(float) * res * res * 3);
-  double sum = 0;
+  double sum[2] = {0, 0};
   int n = 0;
-  for (int i = 0; i < 12; i++) {
+  for (int i = 0; i < 8; i++) {
     int W = sizes[i % 6][0], H = sizes[i % 6][1];
     blob b = jpeg(200 + (uint64_t)i, W, H, color, i % 6 == 5, i % 2 == 0);
     int tw, th;
     uint8_t *full = tu_tj_decode(b.p, b.n, 3, &tw, &th);
     assert_non_null(full);
-    for (int k = 0; k < 6; k++) {
-      uint64_t idx = (uint64_t)(i * 6 + k);
-      if (sl_pipeline_run(pl, b.p, b.n, JPEG, 0, 0, 0, 5, 0, idx, res, res, out,
-                          &err) != SL_OK)
-        fail_msg("%s", err.msg);
+    for (int c = 0; c < 5; c++) {
+      uint64_t idx = (uint64_t)(i * 5 + c);
       sl_crop_box box;
       int flip;
       sl_aug_sample_crop(&p, W, H, res, res, 5, 0, idx, &box, &flip);
       tu_area_resample(full, W, 3, box.x, box.y, box.w, box.h, res, res, ref);
-      sum += tu_psnr(out, ref, (size_t)res * res * 3);
+      for (int k = 0; k < 2; k++) {
+        if (sl_pipeline_run(pl[k], b.p, b.n, JPEG, 0, 0, 0, 5, 0, idx, res,
+                            res, out, &err) != SL_OK)
+          fail_msg("%s", err.msg);
+        sum[k] += tu_psnr(out, ref, (size_t)res * res * 3);
+      }
       n++;
     }
     free(full), free(b.p);
   }
-  sl_pipeline_times t;
-  sl_pipeline_times_get(pl, &t);
-  *planes = (int)t.jpeg_planes;
+  for (int k = 0; k < 2; k++) {
+    sl_pipeline_times t;
+    sl_pipeline_times_get(pl[k], &t);
+    planes[k] = (int)t.jpeg_planes;
+    psnr[k] = sum[k] / n;
+    sl_pipeline_destroy(pl[k]);
+  }
   free(out), free(ref);
-  sl_pipeline_destroy(pl);
-  return sum / n;
 }
 
 static void test_planes_quality(void **state) {
@@ -227,17 +234,17 @@ static void test_planes_quality(void **state) {
   static const int res[] = {224, 160, 128};
   for (int c = 0; c < 4; c++)
     for (int r = 0; r < 3; r++) {
-      int n_off, n_on;
-      double off = mean_psnr(colors[c], res[r], 0, &n_off);
-      double on = mean_psnr(colors[c], res[r], 1, &n_on);
+      double q[2];
+      int np[2];
+      mean_psnr(colors[c], res[r], q, np);
       print_message("%s at %d: RGBX %.2f dB, planes %.2f dB (%+.2f; %d of "
-                    "72 crops as planes)\n",
-                    names[c], res[r], off, on, on - off, n_on);
-      assert_int_equal(n_off, 0);
-      assert_true(n_on > 0);
-      if (on < off - 0.5)
+                    "40 crops as planes)\n",
+                    names[c], res[r], q[0], q[1], q[1] - q[0], np[1]);
+      assert_int_equal(np[0], 0);
+      assert_true(np[1] > 0);
+      if (q[1] < q[0] - 0.5)
         fail_msg("%s at %d: planes %.2f dB < RGBX %.2f dB - 0.5", names[c],
-                 res[r], on, off);
+                 res[r], q[1], q[0]);
     }
 }
 
