@@ -289,6 +289,16 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
     _mm_storeu_si128((__m128i *)(void *)(o + i), lo);
     _mm_storeu_si128((__m128i *)(void *)(o + i + 8), hi);
   }
+  for (; i + 8 <= cnt; i += 8) { /* 1-byte planes: most of the tail */
+    __m128i lo = z;
+    for (int t = 0; t < n; t++) {
+      __m128i v = _mm_loadl_epi64(
+          (const __m128i *)(const void *)(p + (size_t)t * stride + i));
+      lo = _mm_add_epi16(lo, _mm_mullo_epi16(_mm_unpacklo_epi8(v, z), wv[t]));
+    }
+    lo = _mm_srli_epi16(_mm_add_epi16(lo, one), 1);
+    _mm_storeu_si128((__m128i *)(void *)(o + i), lo);
+  }
 #endif
   for (; i < cnt; i++) {
     uint32_t acc = 0;

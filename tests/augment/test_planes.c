@@ -207,8 +207,8 @@ static void mean_psnr(sl_synth_color color, int res, double psnr[2],
       sl_aug_sample_crop(&p, W, H, res, res, 5, 0, idx, &box, &flip);
       tu_area_resample(full, W, 3, box.x, box.y, box.w, box.h, res, res, ref);
       for (int k = 0; k < 2; k++) {
-        if (sl_pipeline_run(pl[k], b.p, b.n, JPEG, 0, 0, 0, 5, 0, idx, res,
-                            res, out, &err) != SL_OK)
+        if (sl_pipeline_run(pl[k], b.p, b.n, JPEG, 0, 0, 0, 5, 0, idx, res, res,
+                            out, &err) != SL_OK)
           fail_msg("%s", err.msg);
         sum[k] += tu_psnr(out, ref, (size_t)res * res * 3);
       }
