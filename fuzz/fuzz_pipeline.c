@@ -45,7 +45,8 @@ static sl_aug_params params(int i) {
                      .max_pixels = 4u << 20,
                      .box_min_area = i % 2 ? 0.25 : 0,
                      .iou_all = i % 4 == 3,
-                     .letterbox_fill = 114};
+                     .letterbox_fill = 114,
+                     .jpeg_planes = i % 3 != 1};
   if (i == 6) { /* the recipe's warps move boxes too */
     p.recipe.policy.policy = SL_AUTO_RANDAUGMENT;
     p.recipe.policy.num_ops = 3;
@@ -119,10 +120,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          0,
                          0,
                          req.channels,
-                         0};
+                         (last >> 1) & 1}; /* planes where they fit */
     if (sl_decoder_decode(g_dec, &in, &mid, &out, &err) == SL_OK && out.w > 0)
       (void)*(volatile const uint8_t *)(out.pixels +
                                         (size_t)(out.h - 1) * out.stride);
+    for (int c = 0; c < out.planes.n; c++) { /* every byte of each plane */
+      volatile uint8_t sink = 0;
+      for (int r = 0; r < out.planes.h[c]; r++)
+        for (int x = 0; x < out.planes.w[c]; x++)
+          sink ^=
+              out.planes.px[c][(size_t)r * out.planes.stride[c] + (size_t)x];
+      (void)sink;
+    }
   }
   int i = (int)((size + last) % k_npipes);
   if (!g_pipes[i]) {
