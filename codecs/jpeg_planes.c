@@ -71,6 +71,13 @@ int sl_jpeg_planes_plan(sl_decoder *d, const sl_region *g, int m, int windowed,
       pp->cy1[c] = (int)cp->downsampled_height;
     ok = pp->cx0[c] < pp->cx1[c] && pp->cy0[c] < pp->cy1[c];
   }
+  if (ok) { /* the planes' bytes, as sl_jpeg_planes_body lays them out */
+    size_t used = 0;
+    for (int c = 0; c < nc; c++)
+      used += ((size_t)(pp->cx1[c] - pp->cx0[c]) + 63) / 64 * 64 *
+              (size_t)(pp->cy1[c] - pp->cy0[c]);
+    ok = used <= d->region_cap;
+  }
   if (ok) {
     /* The raw decode: whole iMCU rows down to the region's last. */
     int imcu = (g->y0 + g->rh + pp->lines - 1) / pp->lines;
@@ -92,22 +99,23 @@ sl_status sl_jpeg_planes_body(sl_decoder *d, const sl_region *g,
   JSAMPARRAY bufs[3];
   uint8_t *dst[3];
   size_t stride[3];
-  uint8_t *at = d->region;
+  size_t used = 0, off[3];
   for (int c = 0; c < pp->n; c++) {
     for (int r = 0; r < pp->rows[c]; r++)
       rows[c][r] = d->strip +
                    ((size_t)c * SL_STRIP_ROWS + (size_t)r) * (size_t)d->strip_w;
     bufs[c] = rows[c];
-    /* Rows 64-byte aligned; the planes fit the region buffer, which holds
-     * (cap_w + 32) * cap_h * 4 bytes, as the region is at most cap_w x
-     * cap_h luma pixels and chroma planes are no larger. */
+    /* Rows 64-byte aligned, in the region buffer ((cap_w + 32) * cap_h * 4
+     * bytes; sl_jpeg_planes_plan declined planes that would not fit). */
     stride[c] = ((size_t)(pp->cx1[c] - pp->cx0[c]) + 63) / 64 * 64;
-    dst[c] = at;
-    at += stride[c] * (size_t)(pp->cy1[c] - pp->cy0[c]);
+    off[c] = used;
+    used += stride[c] * (size_t)(pp->cy1[c] - pp->cy0[c]);
   }
-  if (at > d->region + d->region_cap)
+  if (used > d->region_cap)
     return sl_err_set(err, SL_ETOOBIG, "jpeg: planes of %dx%d exceed scratch",
                       g->rw, g->rh);
+  for (int c = 0; c < pp->n; c++)
+    dst[c] = d->region + off[c];
   for (int k = 0;; k++) {
     int more = 0;
     for (int c = 0; c < pp->n; c++)

@@ -291,6 +291,18 @@ static void test_planes_small(void **state) {
   assert_true(t.jpeg_planes > 0);
   sl_pipeline_destroy(on);
   sl_pipeline_destroy(off);
+  /* A pipeline for 1-pixel outputs: scratch too small for padded planes,
+   * so the crops decode to RGBX instead (no error). */
+  p.jpeg_planes = 1;
+  p.crop = SL_CROP_RANDOM_RESIZED;
+  assert_int_equal(sl_pipeline_create(&on, &p, 1, &err), SL_OK);
+  blob b = jpeg(60, 40, 30, SL_SYNTH_420, 0, 1);
+  for (uint64_t i = 0; i < 8; i++)
+    if (sl_pipeline_run(on, b.p, b.n, JPEG, 0, 0, 0, 1, 0, i, 1, 1, a, &err) !=
+        SL_OK)
+      fail_msg("%s", err.msg);
+  free(b.p);
+  sl_pipeline_destroy(on);
 }
 
 /* A sample's pixels do not depend on what the pipeline decoded before
