@@ -13,6 +13,7 @@
 #include "augment/boxes.h"
 #include "augment/convert.h"
 #include "augment/resample.h"
+#include "augment/ycc.h"
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
@@ -27,11 +28,17 @@ struct sl_pipeline {
   sl_decoder *dec;
   uint8_t *resized; /* max_side^2 * ch */
   sl_resampler *rs; /* crops of resolution levels */
+  /* JPEG planes (augment.jpeg_planes): a 1-byte resampler and the three
+   * resized planes, 3 * max_side^2 bytes; NULL without planes. */
+  sl_resampler *rs1;
+  uint8_t *planes;
   sl_convert_tables tables;
   sl_op_scratch ops; /* the recipe's u8 ops; empty without them */
   sl_pipeline_times times;
   sl_aug_geom geom; /* the current sample's (large for the stack) */
 };
+
+static int use_planes(const sl_pipeline *pl);
 
 static sl_status check_params(const sl_aug_params *p, sl_err *err) {
   if (p->channels != 1 && p->channels != 3)
@@ -87,6 +94,11 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
   size_t n = (size_t)max_out_side * (size_t)max_out_side * (size_t)pl->ch;
   pl->resized = sl_alloc_touched(n, 64);
   pl->rs = sl_resampler_create(max_out_side, 2 * max_out_side + 64, pl->ch);
+  int want_planes = use_planes(pl);
+  if (want_planes) {
+    pl->rs1 = sl_resampler_create(max_out_side, 2 * max_out_side + 64, 1);
+    pl->planes = sl_alloc_touched(3 * (size_t)max_out_side * max_out_side, 64);
+  }
   if (sl_recipe_has_pixel_ops(&p->recipe)) {
     pl->ops.pixels = (size_t)max_out_side * (size_t)max_out_side;
     pl->ops.img = sl_alloc_touched(pl->ops.pixels * 4, 64);
@@ -95,7 +107,7 @@ sl_status sl_pipeline_create(sl_pipeline **out, const sl_aug_params *p,
     pl->ops.line =
         sl_alloc_touched(sl_op_line_floats(pl->ops.line_w) * sizeof(float), 64);
   }
-  if (!pl->resized || !pl->rs ||
+  if (!pl->resized || !pl->rs || (want_planes && (!pl->rs1 || !pl->planes)) ||
       (pl->ops.pixels && (!pl->ops.img || !pl->ops.rows || !pl->ops.line))) {
     sl_pipeline_destroy(pl);
     return sl_err_set(err, SL_ENOMEM, "augment: out of memory for %zu bytes",
@@ -115,7 +127,43 @@ void sl_pipeline_destroy(sl_pipeline *pl) {
   sl_free_aligned(pl->ops.rows);
   sl_free_aligned(pl->ops.line);
   sl_resampler_destroy(pl->rs);
+  sl_resampler_destroy(pl->rs1);
+  sl_free_aligned(pl->planes);
   free(pl);
+}
+
+/* JPEGs may decode to planes: RGB output with the box (area) filter. */
+static int use_planes(const sl_pipeline *pl) {
+  return pl->p.jpeg_planes && pl->ch == 4 && pl->p.filter == SL_FILTER_BOX;
+}
+
+/* Resizes a planes decode (dec->planes) so that the crop [X0, X1) x [Y0,
+ * Y1) of the image it was decoded from (full-size pixels; the DCT scale
+ * dec->scale/8) fills tw x th, each plane by the area resampler from its
+ * own pixels (chroma through its subsampling, the box model of JFIF's
+ * centred chroma), then converts to RGBX at the output size. */
+static sl_status resize_planes(sl_pipeline *pl, const sl_decoded *dec,
+                               double X0, double X1, double Y0, double Y1,
+                               int tw, int th, sl_err *err) {
+  const sl_planes *p = &dec->planes;
+  double k = dec->scale / 8.0;
+  size_t n = (size_t)tw * (size_t)th;
+  for (int c = 0; c < p->n; c++) {
+    double sx = p->sub_x[c], sy = p->sub_y[c];
+    if (sl_resample_area(pl->rs1, p->px[c], p->stride[c], p->w[c], p->h[c],
+                         X0 * k / sx - p->x0[c], X1 * k / sx - p->x0[c],
+                         Y0 * k / sy - p->y0[c], Y1 * k / sy - p->y0[c],
+                         pl->planes + (size_t)c * n, tw, th) != 0)
+      return sl_err_set(err, SL_EINVAL,
+                        "augment: cannot resample plane %d (%dx%d) to %dx%d", c,
+                        p->w[c], p->h[c], tw, th);
+  }
+  if (p->n == 3)
+    sl_ycc_to_rgbx(pl->planes, pl->planes + n, pl->planes + 2 * n, n,
+                   pl->resized);
+  else
+    sl_gray_to_rgbx(pl->planes, n, pl->resized);
+  return SL_OK;
 }
 
 /* The crop [c0, c1) of a level, in level pixels, as a coordinate of the
@@ -180,12 +228,15 @@ static sl_status run_levels(sl_pipeline *pl, const sl_levels *lv, int view,
   if (st != SL_OK)
     return st;
   if (k == 0) { /* as a plain JPEG: the same pixels as without levels */
-    sl_decode_req req = {box->x, box->y, box->w, box->h,
-                         m,      out_w,  out_h,  pl->ch};
+    sl_decode_req req = {box->x, box->y, box->w, box->h,        m,
+                         out_w,  out_h,  pl->ch, use_planes(pl)};
     st = sl_decoder_decode(pl->dec, &jp, &req, dec, err);
     if (st != SL_OK)
       return st;
-    if (pl->ch == 1) {
+    if (dec->planes.n > 0) {
+      st = resize_planes(pl, dec, box->x, box->x + box->w, box->y,
+                         box->y + box->h, out_w, out_h, err);
+    } else if (pl->ch == 1) {
       ScalePlane(dec->pixels, (int)dec->stride, dec->w, dec->h, pl->resized,
                  out_w, out_w, out_h, f);
     } else if (ARGBScale(dec->pixels, (int)dec->stride, dec->w, dec->h,
@@ -203,10 +254,13 @@ static sl_status run_levels(sl_pipeline *pl, const sl_levels *lv, int view,
   int rx1 = (int)ceil(X1), ry1 = (int)ceil(Y1);
   rx1 = rx1 > lw[k] ? lw[k] : rx1 <= rx0 ? rx0 + 1 : rx1;
   ry1 = ry1 > lh[k] ? lh[k] : ry1 <= ry0 ? ry0 + 1 : ry1;
-  sl_decode_req req = {rx0, ry0, rx1 - rx0, ry1 - ry0, m, out_w, out_h, pl->ch};
+  sl_decode_req req = {rx0,   ry0,   rx1 - rx0, ry1 - ry0,     m,
+                       out_w, out_h, pl->ch,    use_planes(pl)};
   st = sl_decoder_decode(pl->dec, &jp, &req, dec, err);
   if (st != SL_OK)
     return st;
+  if (dec->planes.n > 0)
+    return resize_planes(pl, dec, X0, X1, Y0, Y1, out_w, out_h, err);
   return resize_exact(
       pl, dec, to_decoded(X0, m, dec->x0, dec->kx),
       to_decoded(X1, m, dec->x0, dec->kx), to_decoded(Y0, m, dec->y0, dec->ky),
@@ -311,14 +365,21 @@ sl_status sl_pipeline_run_view(sl_pipeline *pl, const uint8_t *bytes,
       return st;
     t1 = sl_now_ns();
   } else {
-    sl_decode_req req = {box.x, box.y, box.w, box.h, 8, tw, th, pl->ch};
-    if (codec == SL_IMAGE_JPEG)
+    sl_decode_req req = {box.x, box.y, box.w, box.h, 8, tw, th, pl->ch, 0};
+    if (codec == SL_IMAGE_JPEG) {
       req.scale = sl_aug_dct_scale(box.w, box.h, tw, th);
+      req.planes = use_planes(pl);
+    }
     st = sl_decoder_decode(pl->dec, &in, &req, &dec, err);
     if (st != SL_OK)
       return st;
     t1 = sl_now_ns();
-    if (pl->ch == 4) {
+    if (dec.planes.n > 0) {
+      st = resize_planes(pl, &dec, box.x, box.x + box.w, box.y, box.y + box.h,
+                         tw, th, err);
+      if (st != SL_OK)
+        return st;
+    } else if (pl->ch == 4) {
       if (ARGBScale(dec.pixels, (int)dec.stride, dec.w, dec.h, pl->resized,
                     tw * 4, tw, th, f) != 0)
         return sl_err_set(err, SL_EINVAL,
@@ -355,6 +416,7 @@ sl_status sl_pipeline_run_view(sl_pipeline *pl, const uint8_t *bytes,
   if (codec == SL_IMAGE_JPEG || codec == SL_IMAGE_JPEG_LEVELS) {
     pl->times.jpeg_decodes++;
     pl->times.jpeg_windowed += (uint64_t)dec.windowed;
+    pl->times.jpeg_planes += dec.planes.n > 0;
   }
   if (codec == SL_IMAGE_JPEG_LEVELS)
     pl->times.level_decodes[level]++;

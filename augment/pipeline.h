@@ -19,10 +19,13 @@
  * Memory: sl_pipeline_create allocates all of sluice's scratch once, sized
  * from max_out_side S (the schedule's largest resolution): the decoder's
  * (codecs/codec.h: (2S + 32) * 2S * 4 bytes of region, 256 KiB of row,
- * 1.5 MiB of PNG arena, 1 MiB of JPEG window) + 4*S^2 bytes for the
- * resized crop + 6 KiB of conversion tables + the area resampler of
- * resolution levels ((2S + 80) * 8 bytes of row, 32 * S bytes of weights):
- * ~3.9 MiB at S = 224, ~8 MiB at S = 512; with the recipe's u8 ops, their
+ * 1.5 MiB of PNG arena, 1 MiB of JPEG window, 48 * (4S + 64) bytes of
+ * plane strip) + 4*S^2 bytes for the resized crop + 6 KiB of conversion
+ * tables + the area resampler of resolution levels ((2S + 80) * 8 bytes of
+ * row, 32 * S bytes of weights): ~3.9 MiB at S = 224, ~8 MiB at S = 512;
+ * with augment.jpeg_planes, 3 * S^2 bytes of resized planes and a 1-byte
+ * resampler ((2S + 80) * 16 + 4S + 16 bytes, 32 * S of weights: 0.2 MiB
+ * at 224); with the recipe's u8 ops, their
  * scratch (sl_op_scratch_bytes: 20 * S^2 + 32 * S bytes + 8 KiB: 1 MiB at
  * 224, 5 MiB at 512). sluice itself
  * allocates nothing per sample; the libraries do a little: libjpeg's
@@ -69,6 +72,10 @@ typedef struct sl_aug_params {
                            meets the IoU drawn (mmdet's MinIoURandomCrop);
                            0: at least one does (torchvision) */
   int letterbox_fill;   /* letterbox: the pad's value, 0..255 */
+  int jpeg_planes;      /* augment.jpeg_planes: JPEGs decode to planes
+                           (libjpeg's raw YCbCr), each resized to the
+                           output, colour converted there (RGB output, box
+                           filter; others as RGBX) */
 } sl_aug_params;
 
 /* A crop in full-size image pixels. */
@@ -272,6 +279,7 @@ typedef struct sl_pipeline_times {
   uint64_t augment_ns;
   uint64_t jpeg_decodes;  /* JPEG samples decoded */
   uint64_t jpeg_windowed; /* of which only the crop's restart segments */
+  uint64_t jpeg_planes;   /* of which decoded to planes (jpeg_planes) */
   uint64_t
       level_decodes[SL_LEVELS_MAX_PUBLIC]; /* level-record samples, by level */
 } sl_pipeline_times;

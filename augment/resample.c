@@ -24,13 +24,21 @@ typedef struct axis {
   int16_t *w;
   uint32_t *pair; /* w as (w[t], w[t + 1]) pairs, zero past n: T / 2 each */
   int T;          /* taps of every output rounded up to even: 2, 4 or 6 */
+  /* The arguments of the plan held (valid: set): planes of one image
+   * that share their geometry reuse it. */
+  double c0, c1;
+  int side, out, valid;
 } axis;
 
 struct sl_resampler {
   int max_out, max_src, ch;
   int avx2; /* the CPU runs the AVX2 passes */
   axis ax, ay;
-  int16_t *row; /* (max_src + 16) * ch: the vertical pass, Q7 */
+  int16_t *row; /* (max_src + 16) * 4: the vertical pass, Q7 */
+  /* ch 1 with AVX2: four output rows at a time as the channels of one
+   * 4-channel row, so the 4-channel horizontal pass does them. */
+  int16_t *rows4; /* 4 * (max_src + 16) */
+  uint8_t *out4;  /* max_out * 4 + 16 */
 };
 
 static int axis_alloc(axis *a, int n) {
@@ -60,8 +68,13 @@ sl_resampler *sl_resampler_create(int max_out, int max_src, int ch) {
 #if SL_RESAMPLE_AVX2
   r->avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
 #endif
-  r->row = malloc(sizeof(int16_t) * ((size_t)max_src + 16) * (size_t)ch);
-  if (!r->row || axis_alloc(&r->ax, max_out) || axis_alloc(&r->ay, max_out)) {
+  r->row = calloc(((size_t)max_src + 16) * 4, sizeof(int16_t));
+  if (ch == 1) {
+    r->rows4 = calloc(((size_t)max_src + 16) * 4, sizeof(int16_t));
+    r->out4 = calloc((size_t)max_out * 4 + 16, 1);
+  }
+  if (!r->row || (ch == 1 && (!r->rows4 || !r->out4)) ||
+      axis_alloc(&r->ax, max_out) || axis_alloc(&r->ay, max_out)) {
     sl_resampler_destroy(r);
     return NULL;
   }
@@ -78,6 +91,8 @@ void sl_resampler_destroy(sl_resampler *r) {
   axis_free(&r->ax);
   axis_free(&r->ay);
   free(r->row);
+  free(r->rows4);
+  free(r->out4);
   free(r);
 }
 
@@ -92,6 +107,10 @@ static int axis_plan(axis *a, double c0, double c1, int side, int out) {
   c1 = c1 > side ? side : c1;
   if (!(c1 > c0))
     return -1;
+  if (a->valid && a->c0 == c0 && a->c1 == c1 && a->side == side &&
+      a->out == out)
+    return 0;
+  a->valid = 0;
   double s = (c1 - c0) / out;
   int nmax = 1;
   for (int o = 0; o < out; o++) {
@@ -126,6 +145,7 @@ static int axis_plan(axis *a, double c0, double c1, int side, int out) {
       a->pair[(size_t)o * (a->T / 2) + (size_t)t / 2] = lo | hi << 16;
     }
   }
+  a->c0 = c0, a->c1 = c1, a->side = side, a->out = out, a->valid = 1;
   return 0;
 }
 
@@ -231,7 +251,7 @@ horizontal4_avx2(const int16_t *row, const int *first, const uint32_t *pair,
  * [x0, x1), then zeros for 8 pixels (the horizontal pass reads in pairs).
  * Q8 weights (their sum exactly 256): 16-bit products, 8 lanes at once. */
 static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
-                     int oy, int x0, int x1) {
+                     int oy, int x0, int x1, int16_t *o) {
   const axis *a = &r->ay;
   const int16_t *w14 = a->w + (size_t)oy * SL_RESAMPLE_TAPS;
   int n = a->n[oy];
@@ -245,7 +265,6 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
   w[big] = (uint16_t)(w[big] + 256 - sum);
   size_t cnt = (size_t)(x1 - x0) * (size_t)r->ch;
   const uint8_t *p = src + (size_t)a->first[oy] * stride + (size_t)x0 * r->ch;
-  int16_t *o = r->row;
   size_t i = 0;
 #if SL_RESAMPLE_AVX2
   if (r->avx2)
@@ -269,6 +288,16 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
     hi = _mm_srli_epi16(_mm_add_epi16(hi, one), 1);
     _mm_storeu_si128((__m128i *)(void *)(o + i), lo);
     _mm_storeu_si128((__m128i *)(void *)(o + i + 8), hi);
+  }
+  for (; i + 8 <= cnt; i += 8) { /* 1-byte planes: most of the tail */
+    __m128i lo = z;
+    for (int t = 0; t < n; t++) {
+      __m128i v = _mm_loadl_epi64(
+          (const __m128i *)(const void *)(p + (size_t)t * stride + i));
+      lo = _mm_add_epi16(lo, _mm_mullo_epi16(_mm_unpacklo_epi8(v, z), wv[t]));
+    }
+    lo = _mm_srli_epi16(_mm_add_epi16(lo, one), 1);
+    _mm_storeu_si128((__m128i *)(void *)(o + i), lo);
   }
 #endif
   for (; i < cnt; i++) {
@@ -331,6 +360,47 @@ static void horizontal1(const sl_resampler *r, int x0, uint8_t *o, int out_w) {
   }
 }
 
+#if SL_RESAMPLE_AVX2
+/* Rows a, b, c, d (span apart) of n Q7 values as n 4-channel pixels. */
+__attribute__((target("avx2"))) static void
+interleave4(const int16_t *rows, size_t span, size_t n, int16_t *out) {
+  const int16_t *a = rows, *b = rows + span, *c = rows + 2 * span,
+                *d = rows + 3 * span;
+  for (size_t i = 0; i < n; i += 8) { /* the rows hold n rounded up to 8 */
+    __m128i va = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+    __m128i vb = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+    __m128i vc = _mm_loadu_si128((const __m128i *)(const void *)(c + i));
+    __m128i vd = _mm_loadu_si128((const __m128i *)(const void *)(d + i));
+    __m128i ab0 = _mm_unpacklo_epi16(va, vb), ab1 = _mm_unpackhi_epi16(va, vb);
+    __m128i cd0 = _mm_unpacklo_epi16(vc, vd), cd1 = _mm_unpackhi_epi16(vc, vd);
+    __m128i *o = (__m128i *)(void *)(out + 4 * i);
+    _mm_storeu_si128(o, _mm_unpacklo_epi32(ab0, cd0));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(ab0, cd0));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(ab1, cd1));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(ab1, cd1));
+  }
+}
+
+/* w 4-byte pixels back to `rows` rows (1..4) of w bytes, stride apart. */
+__attribute__((target("avx2"))) static void
+deinterleave4(const uint8_t *px, int w, uint8_t *dst, size_t stride, int rows) {
+  const __m128i shuf =
+      _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  int x = 0;
+  for (; x + 4 <= w; x += 4) {
+    __m128i v = _mm_shuffle_epi8(
+        _mm_loadu_si128((const __m128i *)(const void *)(px + 4 * x)), shuf);
+    uint32_t q[4];
+    _mm_storeu_si128((__m128i *)(void *)q, v);
+    for (int k = 0; k < rows; k++)
+      memcpy(dst + (size_t)k * stride + (size_t)x, &q[k], 4);
+  }
+  for (; x < w; x++)
+    for (int k = 0; k < rows; k++)
+      dst[(size_t)k * stride + (size_t)x] = px[4 * x + k];
+}
+#endif
+
 int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride, int sw,
                      int sh, double u0, double u1, double v0, double v1,
                      uint8_t *dst, int out_w, int out_h) {
@@ -343,8 +413,24 @@ int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride, int sw,
   int x0 = ax->first[0];
   int x1 = ax->first[out_w - 1] + ax->n[out_w - 1];
   size_t ch = (size_t)r->ch;
+#if SL_RESAMPLE_AVX2
+  if (ch == 1 && r->avx2) {
+    size_t span = (size_t)r->max_src + 16, cnt = (size_t)(x1 - x0) + 8;
+    for (int oy = 0; oy < out_h; oy += 4) {
+      int rows = out_h - oy < 4 ? out_h - oy : 4;
+      for (int k = 0; k < 4; k++) /* a short last group repeats a row */
+        vertical(r, src, stride, oy + (k < rows ? k : rows - 1), x0, x1,
+                 r->rows4 + (size_t)k * span);
+      interleave4(r->rows4, span, cnt, r->row);
+      horizontal4(r, x0, r->out4, out_w);
+      deinterleave4(r->out4, out_w, dst + (size_t)oy * (size_t)out_w,
+                    (size_t)out_w, rows);
+    }
+    return 0;
+  }
+#endif
   for (int oy = 0; oy < out_h; oy++) {
-    vertical(r, src, stride, oy, x0, x1);
+    vertical(r, src, stride, oy, x0, x1, r->row);
     uint8_t *o = dst + (size_t)oy * (size_t)out_w * ch;
     if (ch == 4)
       horizontal4(r, x0, o, out_w);

@@ -8,7 +8,9 @@
  *
  * Thread safety: an sl_resampler is one worker's scratch. Memory, at
  * create: for outputs up to max_out on a side and sources up to max_src
- * pixels wide, (max_src + 16) * ch * 2 bytes of row plus 2 * max_out *
+ * pixels wide, (max_src + 16) * 8 bytes of row (ch 1: twice that, and
+ * max_out * 4 + 16 bytes of output rows: 1-byte images go four output rows
+ * at a time through the 4-channel pass) plus 2 * max_out *
  * (SL_RESAMPLE_TAPS * 2 + 4) bytes of weights. */
 #ifndef SLUICE_AUGMENT_RESAMPLE_H
 #define SLUICE_AUGMENT_RESAMPLE_H

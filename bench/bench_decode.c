@@ -25,6 +25,10 @@
  *        decoded from the smallest level that covers it; (L') the same
  *        with levels 3/4 and 1/2. Both print the level mix, the bytes per
  *        image and the time to make the levels (the pack cost);
+ *   (P)  (b), (s) and (L1) with augment.jpeg_planes (decode to YCbCr
+ *        planes, resize each, convert at the output size) in the same
+ *        rounds; P/b is the planes path's speed-up over RGBX (the other
+ *        rows run with planes off, the RGBX path);
  *   (h)  the same crops as (b), decoded (windowed) at 1/8 scale with no
  *        resize: the entropy decoding and per-image costs alone, with
  *        almost no inverse DCT, colour conversion or resize. h/a is the
@@ -34,6 +38,10 @@
  * images per thread-CPU-second of each and the medians of the per-round
  * ratios. The goal is b/a >= 1.2 at 224 and >= 2.0 at 128. Not a
  * test: no thresholds, and it never fails on speed.
+ *
+ * --profile rgbx|planes|both [--res N] runs only (b) at N px (128), with
+ * the RGBX path, the planes path or both in alternating rounds (then the
+ * median of the per-round ratios planes/rgbx), for perf record/stat.
  *
  * --scale-costs measures instead the constants of the DCT scale cost model
  * (augment/crop.c): the random-resized crops of (b) at each resolution,
@@ -156,7 +164,7 @@ static double floor_round(sl_decoder *dec, const sl_aug_params *p,
       goto fail;
     sl_aug_sample_crop(p, info.width, info.height, res, res, (uint64_t)seed, 0,
                        idx, &box, &flip);
-    sl_decode_req req = {box.x, box.y, box.w, box.h, 1, 0, 0, 4};
+    sl_decode_req req = {box.x, box.y, box.w, box.h, 1, 0, 0, 4, 0};
     if (sl_decoder_decode(dec, &in, &req, &out, &err) != SL_OK)
       goto fail;
   }
@@ -196,7 +204,7 @@ static double policy_round(sl_decoder *dec, const sl_aug_params *p,
                        idx, &box, &flip);
     int m = model ? sl_aug_dct_scale(box.w, box.h, res, res)
                   : smallest_cover(box.w, box.h, res);
-    sl_decode_req req = {box.x, box.y, box.w, box.h, m, res, res, 4};
+    sl_decode_req req = {box.x, box.y, box.w, box.h, m, res, res, 4, 0};
     if (sl_decoder_decode(dec, &in, &req, &d, &err) != SL_OK)
       goto fail;
     if (ARGBScale(d.pixels, (int)d.stride, d.w, d.h, out, res * 4, res, res,
@@ -248,7 +256,7 @@ static int scale_costs(uint8_t **jpg, const size_t *len, int n, int rounds,
                              (uint64_t)seed, 0, idx, &box, &flip);
           /* Unreduced (the IDCT and colour conversion), then reduced as
            * the pipeline asks (plus the box filter, row by row). */
-          sl_decode_req req = {box.x, box.y, box.w, box.h, m, 0, 0, 4};
+          sl_decode_req req = {box.x, box.y, box.w, box.h, m, 0, 0, 4, 0};
           double t0 = now_s();
           if (sl_decoder_decode(dec, &in, &req, &d, &err) != SL_OK)
             goto fail;
@@ -350,6 +358,7 @@ fail:
 
 int main(int argc, char **argv) {
   int n = 64, rounds = 7, seed = 1, texture = 2, costs = 0;
+  int profile = -1, profile_res = 128; /* --profile rgbx|planes */
   for (int i = 1; i < argc; i++) {
     int ok = i + 1 < argc;
     if (strcmp(argv[i], "--scale-costs") == 0)
@@ -362,12 +371,22 @@ int main(int argc, char **argv) {
       ok = parse_int(argv[++i], 0, 1 << 30, &seed);
     else if (ok && strcmp(argv[i], "--texture") == 0)
       ok = parse_int(argv[++i], 0, 3, &texture);
+    else if (ok && strcmp(argv[i], "--profile") == 0) {
+      i++;
+      profile = strcmp(argv[i], "planes") == 0 ? 1
+                : strcmp(argv[i], "rgbx") == 0 ? 0
+                : strcmp(argv[i], "both") == 0 ? 2
+                                               : -1;
+      ok = profile >= 0;
+    } else if (ok && strcmp(argv[i], "--res") == 0)
+      ok = parse_int(argv[++i], 8, 224, &profile_res);
     else
       ok = 0;
     if (!ok) {
       fprintf(stderr,
               "usage: bench_decode [--images N] [--rounds R<=%d] "
-              "[--seed S] [--texture 0..3] [--scale-costs]\n",
+              "[--seed S] [--texture 0..3] [--scale-costs]\n"
+              "       [--profile rgbx|planes|both [--res N]]\n",
               k_max_rounds);
       return 2;
     }
@@ -423,6 +442,44 @@ int main(int argc, char **argv) {
     free(rgb), free(out);
     return rc;
   }
+  if (profile >= 0) { /* only (b) at one resolution: for perf */
+    sl_aug_params pp = sl_test_aug_params(SL_LAYOUT_NCHW);
+    sl_pipeline *pr, *pq;
+    pp.jpeg_planes = 0;
+    if (sl_pipeline_create(&pr, &pp, 224, &err) != SL_OK)
+      return 1;
+    pp.jpeg_planes = 1;
+    if (sl_pipeline_create(&pq, &pp, 224, &err) != SL_OK)
+      return 1;
+    double x[k_max_rounds], y[k_max_rounds], q[k_max_rounds];
+    for (int r = 0; r < rounds; r++) {
+      x[r] = profile != 1
+                 ? sluice_round(pr, pk, pk_len, n, r, seed, profile_res, out, 1)
+                 : 1;
+      y[r] = profile != 0
+                 ? sluice_round(pq, pk, pk_len, n, r, seed, profile_res, out, 1)
+                 : 1;
+      q[r] = y[r] / x[r];
+    }
+    printf("at %d: rgbx %.0f, planes %.0f images/s (medians of %d rounds); "
+           "planes/rgbx %.3f (median of per-round ratios)\n",
+           profile_res, median(x, rounds), median(y, rounds), rounds,
+           median(q, rounds));
+    sl_pipeline_times tr, tq;
+    sl_pipeline_times_get(pr, &tr);
+    sl_pipeline_times_get(pq, &tq);
+    if (tr.jpeg_decodes && tq.jpeg_decodes)
+      printf("per image: rgbx decode %.1f us, resize+convert %.1f us; planes "
+             "decode %.1f us, resize+convert %.1f us; %.0f%% as planes\n",
+             (double)tr.decode_ns / 1e3 / (double)tr.jpeg_decodes,
+             (double)tr.augment_ns / 1e3 / (double)tr.jpeg_decodes,
+             (double)tq.decode_ns / 1e3 / (double)tq.jpeg_decodes,
+             (double)tq.augment_ns / 1e3 / (double)tq.jpeg_decodes,
+             100.0 * (double)tq.jpeg_planes / (double)tq.jpeg_decodes);
+    sl_pipeline_destroy(pr);
+    sl_pipeline_destroy(pq);
+    return 0;
+  }
   /* The level records, and the time to make them from the packed files. */
   uint8_t **lv[k_nlv];
   size_t *lv_len[k_nlv], lv_total[k_nlv] = {0};
@@ -447,7 +504,14 @@ int main(int argc, char **argv) {
   tjhandle tj = tjInitDecompress();
   sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
   sl_pipeline *pl, *pl_stream, *pl_lv[k_nlv];
+  sl_pipeline *pp_b, *pp_s, *pp_l; /* planes: (b), (s), (L1) */
   sl_decoder *dec;
+  sl_aug_params pp = p;
+  pp.jpeg_planes = 1;
+  if (sl_pipeline_create(&pp_b, &pp, 224, &err) != SL_OK ||
+      sl_pipeline_create(&pp_s, &pp, 224, &err) != SL_OK ||
+      sl_pipeline_create(&pp_l, &pp, 224, &err) != SL_OK)
+    return 1;
   for (int s = 0; s < k_nlv; s++)
     if (sl_pipeline_create(&pl_lv[s], &p, 224, &err) != SL_OK)
       return 1;
@@ -472,6 +536,8 @@ int main(int argc, char **argv) {
   double L[k_nlv][k_nres][k_max_rounds], rL[k_nlv][k_nres][k_max_rounds];
   double rLb[k_nlv][k_nres][k_max_rounds];
   uint64_t mix[k_nlv][k_nres][4] = {{{0}}};
+  double Pb[k_nres][k_max_rounds], Ps[k_nres][k_max_rounds];
+  double Pl[k_nres][k_max_rounds];
   for (int r = 0; r < rounds; r++) {
     a[r] = tj_round(tj, jpg, len, n, rgb);
     a2[r] = tj_round(tj, pk, pk_len, n, rgb);
@@ -497,6 +563,13 @@ int main(int argc, char **argv) {
         rL[s][k][r] = L[s][k][r] / a[r];
         rLb[s][k][r] = L[s][k][r] / b[k][r];
       }
+      Pb[k][r] = sluice_round(pp_b, pk, pk_len, n, r, seed, k_res[k], out, 1) /
+                 b[k][r];
+      Ps[k][r] =
+          sluice_round(pp_s, jpg, len, n, r, seed, k_res[k], out, 1) / sr[k][r];
+      Pl[k][r] = sluice_round(pp_l, lv[1], lv_len[1], n, r, seed, k_res[k], out,
+                              SL_IMAGE_JPEG_LEVELS) /
+                 L[1][k][r];
       h[k][r] = floor_round(dec, &p, pk, pk_len, n, r, seed, k_res[k]);
       if (b[k][r] <= 0 || sr[k][r] <= 0 || h[k][r] <= 0)
         return 1;
@@ -546,6 +619,13 @@ int main(int argc, char **argv) {
     printf("RESULT {\"case\": \"sluice_stream\", \"res\": %d, "
            "\"images_per_s\": %.1f, \"ratio\": %.4f}\n",
            k_res[k], sm, rsm);
+    snprintf(name, sizeof name, "(P)  planes at %d: P/b, P/s, P/L1", k_res[k]);
+    printf("%-50s %.2f  %.2f  %.2f\n", name, median(Pb[k], rounds),
+           median(Ps[k], rounds), median(Pl[k], rounds));
+    printf("RESULT {\"case\": \"sluice_planes\", \"res\": %d, \"ratio_b\": "
+           "%.4f, \"ratio_s\": %.4f, \"ratio_l1\": %.4f}\n",
+           k_res[k], median(Pb[k], rounds), median(Ps[k], rounds),
+           median(Pl[k], rounds));
     double hm = median(h[k], rounds), rhm = median(rh[k], rounds);
     snprintf(name, sizeof name, "(h)  the same windows at 1/8, no resize, %d",
              k_res[k]);
@@ -597,6 +677,18 @@ int main(int argc, char **argv) {
          100.0 * (double)t.decode_ns / (double)(t.decode_ns + t.augment_ns),
          100.0 * (double)t.augment_ns / (double)(t.decode_ns + t.augment_ns),
          100.0 * (double)t.jpeg_windowed / (double)t.jpeg_decodes);
+  sl_pipeline_times_get(pp_b, &t);
+  uint64_t pb = t.jpeg_planes, nb = t.jpeg_decodes;
+  sl_pipeline_times_get(pp_s, &t);
+  uint64_t ps = t.jpeg_planes, ns = t.jpeg_decodes;
+  sl_pipeline_times_get(pp_l, &t);
+  printf("planes rows: %.0f%% of (b)'s, %.0f%% of (s)'s, %.0f%% of (L1)'s "
+         "decodes as planes\n",
+         100.0 * (double)pb / (double)nb, 100.0 * (double)ps / (double)ns,
+         100.0 * (double)t.jpeg_planes / (double)t.jpeg_decodes);
+  sl_pipeline_destroy(pp_b);
+  sl_pipeline_destroy(pp_s);
+  sl_pipeline_destroy(pp_l);
   sl_pipeline_destroy(pl);
   sl_pipeline_destroy(pl_stream);
   for (int s = 0; s < k_nlv; s++) {

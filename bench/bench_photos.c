@@ -2,13 +2,18 @@
  * small fixed workload for instruction counts (valgrind --tool=callgrind),
  * which the machine's load does not change, unlike a time.
  *
- *   bench_photos [--res R] [--rounds N] [--levels] [--seed S] FILE...
+ *   bench_photos [--res R] [--rounds N] [--levels] [--planes] [--seed S]
+ *                FILE...
  *
  * Each file is stored as `sluice pack` stores it (sl_jpeg_rewrite: restart
  * layout), or with --levels as `sluice pack --levels 3/4,1/2` does (a level
  * record), then N rounds run sl_pipeline_run over every file at R x R
  * (random-resized crop + flip, u8 NCHW; fresh crops per round, the same
- * crops in every run of the same arguments). Prints one line
+ * crops in every run of the same arguments); --planes sets
+ * augment.jpeg_planes (decode to YCbCr planes). --psnr (not with
+ * --levels) prints instead the mean PSNR of the same crops, unflipped,
+ * against the float area average of a full TurboJPEG decode (the quality
+ * test's reference, tests/codecs/img_util.h). Prints one line
  *   RESULT {"case": "photos", "res": R, "levels": L, "images": I, ...}
  * with images per thread-CPU-second (meaningless under valgrind: read the
  * instruction counts there). See BENCHMARKS.md, "Instruction counts". */
@@ -19,6 +24,7 @@
 
 #include "augment/pipeline.h"
 #include "codecs/codec.h"
+#include "codecs/img_util.h"
 #include "codecs/jpeg_levels.h"
 #include "codecs/jpeg_rewrite.h"
 #include "support/aug_params.h"
@@ -49,7 +55,8 @@ static uint8_t *slurp(const char *path, size_t *len) {
 }
 
 int main(int argc, char **argv) {
-  int res = 128, rounds = 1, levels = 0, seed = 1, first = argc;
+  int res = 128, rounds = 1, levels = 0, seed = 1, planes = 0, psnr = 0;
+  int first = argc;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--res") == 0 && i + 1 < argc)
       res = atoi(argv[++i]);
@@ -59,15 +66,19 @@ int main(int argc, char **argv) {
       seed = atoi(argv[++i]);
     else if (strcmp(argv[i], "--levels") == 0)
       levels = 1;
+    else if (strcmp(argv[i], "--planes") == 0)
+      planes = 1;
+    else if (strcmp(argv[i], "--psnr") == 0)
+      psnr = 1;
     else {
       first = i;
       break;
     }
   }
   int n = argc - first;
-  if (n <= 0 || res < 16 || res > 512 || rounds < 1) {
+  if (n <= 0 || res < 16 || res > 512 || rounds < 1 || (psnr && levels)) {
     fprintf(stderr, "usage: bench_photos [--res R] [--rounds N] [--levels] "
-                    "[--seed S] FILE...\n");
+                    "[--planes] [--psnr] [--seed S] FILE...\n");
     return 2;
   }
   uint8_t **rec = calloc((size_t)n, sizeof *rec);
@@ -106,12 +117,50 @@ int main(int argc, char **argv) {
   }
   sl_jpeg_rewriter_destroy(rw);
   sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
+  p.jpeg_planes = planes;
   sl_pipeline *pl;
   if (sl_pipeline_create(&pl, &p, res, &err) != SL_OK) {
     fprintf(stderr, "bench_photos: %s\n", err.msg);
     return 1;
   }
   int codec = levels ? SL_IMAGE_JPEG_LEVELS : 1;
+  if (psnr) {
+    sl_pipeline_destroy(pl);
+    p.layout = SL_LAYOUT_NHWC;
+    p.flip = 0;
+    float *ref = malloc(sizeof(float) * (size_t)res * (size_t)res * 3);
+    if (!ref || sl_pipeline_create(&pl, &p, res, &err) != SL_OK)
+      return 1;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+      int W, H;
+      uint8_t *full = tu_tj_decode(rec[i], len[i], 3, &W, &H);
+      if (!full)
+        return 1;
+      for (int r = 0; r < rounds; r++) {
+        uint64_t idx = (uint64_t)r * (uint64_t)n + (uint64_t)i;
+        sl_crop_box box;
+        int flip;
+        if (sl_pipeline_run(pl, rec[i], len[i], codec, 0, 0, 0, (uint64_t)seed,
+                            0, idx, res, res, out, &err) != SL_OK)
+          return 1;
+        sl_aug_sample_crop(&p, W, H, res, res, (uint64_t)seed, 0, idx, &box,
+                           &flip);
+        tu_area_resample(full, W, 3, box.x, box.y, box.w, box.h, res, res, ref);
+        sum += tu_psnr(out, ref, (size_t)res * (size_t)res * 3);
+      }
+      free(full);
+    }
+    sl_pipeline_times t;
+    sl_pipeline_times_get(pl, &t);
+    printf("RESULT {\"case\": \"photos_psnr\", \"res\": %d, \"planes\": "
+           "%llu, \"crops\": %d, \"psnr_db\": %.3f}\n",
+           res, (unsigned long long)t.jpeg_planes, n * rounds,
+           sum / (n * rounds));
+    free(ref);
+    sl_pipeline_destroy(pl);
+    return 0;
+  }
   double t0 = now_s();
   for (int r = 0; r < rounds; r++)
     for (int i = 0; i < n; i++) {
@@ -123,9 +172,13 @@ int main(int argc, char **argv) {
       }
     }
   double dt = now_s() - t0;
+  sl_pipeline_times t;
+  sl_pipeline_times_get(pl, &t);
   printf("RESULT {\"case\": \"photos\", \"res\": %d, \"levels\": %d, "
-         "\"images\": %d, \"rounds\": %d, \"images_per_s\": %.1f}\n",
-         res, levels, n, rounds, (double)n * rounds / dt);
+         "\"planes\": %llu, \"images\": %d, \"rounds\": %d, "
+         "\"images_per_s\": %.1f}\n",
+         res, levels, (unsigned long long)t.jpeg_planes, n, rounds,
+         (double)n * rounds / dt);
   sl_pipeline_destroy(pl);
   for (int i = 0; i < n; i++)
     free(rec[i]);

@@ -472,11 +472,11 @@ def main():
                     "peak_anon_mb": median_or_none([g["anon"] for g in got[c["name"]]])})
             primary = next((c["name"] for c in cont if c.get("kind", "sluice") == "sluice"), None)
             if primary:
-                base = [g["rate"] for g in got[primary]]
+                prim_rates = [g["rate"] for g in got[primary]]
                 for c in cont:
                     if c["name"] == primary:
                         continue
-                    ratio, n = paired_ratio(base, [g["rate"] for g in got[c["name"]]])
+                    ratio, n = paired_ratio(prim_rates, [g["rate"] for g in got[c["name"]]])
                     cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[primary]],
                                                 [g["cpu_rate"] for g in got[c["name"]]])
                     summary.setdefault("ratios", []).append(
@@ -493,6 +493,19 @@ def main():
                 summary.setdefault("baseline_ratios", []).append(
                     {"sluice": b["pairs_with"], "vs": b["name"], "label": args.baseline_label,
                      "res": res, "workers": w, "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
+            # augment.jpeg_planes against the same row without it (paired).
+            for c in [c for c in cont if c.get("kind") == "sluice_planes"]:
+                if c["pairs_with"] not in got or c["name"] not in got:
+                    continue
+                ratio, n = paired_ratio([g["rate"] for g in got[c["name"]]],
+                                        [g["rate"] for g in got[c["pairs_with"]]])
+                cpu_ratio, _ = paired_ratio([g["cpu_rate"] for g in got[c["name"]]],
+                                            [g["cpu_rate"] for g in got[c["pairs_with"]]])
+                summary.setdefault("planes_ratios", []).append(
+                    {"sluice": c["pairs_with"], "planes": c["name"], "res": res, "workers": w,
+                     "ratio": ratio, "cpu_ratio": cpu_ratio, "pairs": n})
+                log("planes: %s / %s at %d px, %d workers: %.3f (cpu %.3f, %d pairs)"
+                    % (c["name"], c["pairs_with"], res, w, ratio or 0, cpu_ratio or 0, n))
             # The levels file against the peers (on the original files) and
             # against sluice's own file without levels.
             for lv in [c for c in cont if c.get("kind") == "sluice_levels"]:

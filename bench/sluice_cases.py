@@ -138,6 +138,27 @@ class Cases:
                                     "--batch", str(self.batch), "--io", io]})
         if self.levels and res < 224:
             out.append(self.levels_contender(res, workers))
+        out.extend(self.planes_contenders(res, workers))
+        return out
+
+    def planes_contenders(self, res, workers):
+        """augment.jpeg_planes (issue 24) against the RGBX path in the same
+        rounds: the primary row (first dataset, io mmap) and the levels row
+        with --planes, kind "sluice_planes", each with `pairs_with`."""
+        if self.smoke or not self.datasets:
+            return []
+        kind, path = self.datasets[0]
+        out = [{"name": "sluice_%s_planes_mmap" % kind, "kind": "sluice_planes",
+                "label": "sluice loader, %s, io=mmap, jpeg_planes" % kind.upper(),
+                "pairs_with": "sluice_%s_mmap" % kind,
+                "cmd": [sys.executable, os.path.join(HERE, "peers", "sluice_loader.py"),
+                        self.lib, path, "--res", str(res), "--workers", str(workers),
+                        "--batch", str(self.batch), "--io", "mmap", "--planes"]}]
+        if self.levels and res < 224:
+            lv = self.levels_contender(res, workers)
+            out.append(dict(lv, name="sluice_lmdb_levels_planes_mmap", kind="sluice_planes",
+                            label=lv["label"] + ", jpeg_planes", pairs_with=lv["name"],
+                            cmd=lv["cmd"] + ["--planes"]))
         return out
 
     def baseline_contenders(self, res, workers, label):

@@ -29,6 +29,8 @@
  *   one row        65568 * 4 bytes, plus cap_w * 16 bytes of sums
  *   PNG arena      2 * 65535 * 8 + 512 KiB (libpng and zlib state)
  *   JPEG window    1 MiB (a larger window falls back to the whole stream)
+ *   plane strip    3 * 16 * (2 * cap_w + 64) bytes: one iMCU row of each
+ *                  component for planes (wider images decode to RGBX)
  * libjpeg's own working memory comes from its allocator: small tables, plus
  * for progressive JPEGs the coefficients of the whole image (about 2 bytes
  * per pixel and component), bounded through max_pixels. Decoding is
@@ -95,7 +97,23 @@ typedef struct sl_decode_req {
   int min_w, min_h; /* box-reduce while the output stays >= this;
                        0: never reduce */
   int channels;     /* output bytes per pixel: 4 (RGBX) or 1 (gray) */
+  int planes;       /* JPEG, channels 4: may answer with planes (sl_decoded
+                       nplanes) instead of RGBX, where they fit */
 } sl_decode_req;
+
+/* A decoded region as planes: libjpeg's raw output (jpeg_read_raw_data),
+ * before chroma upsampling and colour conversion. Plane c's pixel i covers
+ * pixels [(x0[c] + i) * sub_x[c], (x0[c] + i + 1) * sub_x[c]) of the image
+ * scaled by scale/8 (the luma plane: sub 1), rows likewise: the box model
+ * of JFIF's centred chroma. */
+typedef struct sl_planes {
+  int n;                  /* 1 (gray: Y) or 3 (Y, Cb, Cr) */
+  const uint8_t *px[3];   /* first pixel of each plane */
+  size_t stride[3];       /* bytes from one row to the next */
+  int w[3], h[3];         /* pixels of each plane */
+  int x0[3], y0[3];       /* first pixel in the plane's own coordinates */
+  int sub_x[3], sub_y[3]; /* scaled pixels per plane pixel: 1 or 2 */
+} sl_planes;
 
 /* Where the decoded region lies: valid until the decoder's next call. */
 typedef struct sl_decoded {
@@ -110,6 +128,9 @@ typedef struct sl_decoded {
                             scaled by scale/8 (before box reduction): the
                             output's pixel i covers scaled pixels
                             [x0 + i * kx, x0 + (i + 1) * kx) */
+  sl_planes planes;      /* planes.n > 0: the region as planes (only when
+                            req->planes); pixels, stride, w, h, x0, y0 then
+                            describe the luma plane, kx = ky = 1 */
 } sl_decoded;
 
 typedef struct sl_decoder sl_decoder;

@@ -70,7 +70,22 @@ struct sl_decoder {
   int pending_windowable; /* pending_grid is usable for windows */
   sl_jpeg_grid pending_grid;
   uint8_t *window; /* SL_WINDOW_BYTES */
+  uint8_t *strip;  /* 3 * SL_STRIP_ROWS * strip_w: planes' iMCU row */
+  int strip_w;     /* 2 * cap_w + 64 */
 };
+
+/* Rows of one component in one iMCU row of a raw decode: v_samp *
+ * DCT_scaled_size, at most 2 * 8 for luma and 1 * 16 for 4:2:0 chroma at
+ * 5/8..7/8 (libjpeg-turbo decodes it at twice the scale). */
+enum { SL_STRIP_ROWS = 16 };
+
+/* A planes decode's geometry, from sl_jpeg_planes_plan. */
+typedef struct sl_planes_plan {
+  int n;
+  int lines; /* luma rows per jpeg_read_raw_data */
+  int rows[3], width[3], sub_x[3], sub_y[3];
+  int cx0[3], cx1[3], cy0[3], cy1[3]; /* the region in plane pixels */
+} sl_planes_plan;
 
 /* The region [x0,x0+rw) x [y0,y0+rh) of the image scaled by M/8, and the
  * box factors kx, ky that reduce it for min_w/min_h. */
@@ -109,6 +124,19 @@ sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
 sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
                          const sl_image_info *info, const sl_decode_req *req,
                          sl_decoded *out, sl_err *err);
+/* Whether region g at m/8 of the JPEG whose header d->jd holds decodes to
+ * planes (codecs/jpeg_planes.c): 3-component YCbCr with a chroma
+ * subsampling of 1 or 2 per axis, or grayscale, unreduced, the iMCU rows
+ * within the strip, and the raw decode (no column crop, no row skip) not
+ * much more work than the region. 1 with *pp filled and d->jd set for raw
+ * output; 0 with d->jd as it was. Called with the longjmp target set. */
+int sl_jpeg_planes_plan(sl_decoder *d, const sl_region *g, int m, int windowed,
+                        sl_planes_plan *pp);
+/* Decodes the region to planes in d->region (after sl_jpeg_planes_plan
+ * said 1). Called with the longjmp target set. */
+sl_status sl_jpeg_planes_body(sl_decoder *d, const sl_region *g,
+                              const sl_planes_plan *pp, int m, sl_decoded *out,
+                              sl_err *err);
 /* Drops the pending header (the decompressor is aborted). */
 void sl_jpeg_forget(sl_decoder *d);
 sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,

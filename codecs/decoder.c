@@ -35,8 +35,11 @@ sl_status sl_decoder_create(sl_decoder **out, uint64_t max_pixels, int cap_w,
   d->arena.cap = 2 * (size_t)SL_CODEC_MAX_SIDE * 8 + k_arena_extra;
   d->arena.base = sl_alloc_touched(d->arena.cap, 64);
   d->window = sl_alloc_touched(SL_WINDOW_BYTES, 64);
+  d->strip_w = 2 * cap_w + 64;
+  d->strip =
+      sl_alloc_touched((size_t)3 * SL_STRIP_ROWS * (size_t)d->strip_w, 64);
   if (!d->region || !d->row || !d->acc || !d->rowptr || !d->arena.base ||
-      !d->window) {
+      !d->window || !d->strip) {
     size_t total = d->region_cap + d->arena.cap + SL_WINDOW_BYTES;
     sl_decoder_destroy(d);
     return sl_err_set(err, SL_ENOMEM,
@@ -56,6 +59,7 @@ void sl_decoder_destroy(sl_decoder *d) {
   sl_free_aligned(d->acc);
   sl_free_aligned(d->arena.base);
   sl_free_aligned(d->window);
+  sl_free_aligned(d->strip);
   free(d->rowptr);
   free(d);
 }

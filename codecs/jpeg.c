@@ -239,31 +239,62 @@ static int open_window(sl_decoder *d, const sl_encoded *in, const sl_region *g,
   return 1;
 }
 
+/* The region for planes: every scaled pixel the request touches (the
+ * caller resamples the exact crop from it), box factors as g's. */
+static sl_region planes_region(const sl_region *g, const sl_decode_req *req,
+                               const sl_image_info *info, int m) {
+  sl_region r = *g;
+  int sw = sl_scaled_side(info->width, m), sh = sl_scaled_side(info->height, m);
+  int x1 = (int)(((int64_t)(req->x + req->w) * m + 7) / 8);
+  int y1 = (int)(((int64_t)(req->y + req->h) * m + 7) / 8);
+  r.x0 = (int)((int64_t)req->x * m / 8);
+  r.y0 = (int)((int64_t)req->y * m / 8);
+  r.x0 = r.x0 > sw - 1 ? sw - 1 : r.x0;
+  r.y0 = r.y0 > sh - 1 ? sh - 1 : r.y0;
+  r.rw = (x1 > sw ? sw : x1) - r.x0;
+  r.rh = (y1 > sh ? sh : y1) - r.y0;
+  r.rw = r.rw < 1 ? 1 : r.rw;
+  r.rh = r.rh < 1 ? 1 : r.rh;
+  return r;
+}
+
 sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
                          const sl_image_info *info, const sl_decode_req *req,
                          sl_decoded *out, sl_err *err) {
   sl_region g;
-  sl_status st = sl_region_plan(d, "jpeg", req, info->width, info->height,
-                                req->scale, &g, err);
+  int m = req->scale;
+  sl_status st =
+      sl_region_plan(d, "jpeg", req, info->width, info->height, m, &g, err);
   if (st == SL_OK) {
     if (setjmp(d->je.jb))
       return fail(d, err);
+    int planes = req->planes && req->channels == 4;
+    sl_region gp = planes ? planes_region(&g, req, info, m) : g;
     sl_jpeg_window win;
-    int windowed =
-        d->pending_windowable && open_window(d, in, &g, req->scale, &win);
-    if (windowed) { /* the region, in the window's coordinates */
+    /* gp contains g: a window for it serves both */
+    int windowed = d->pending_windowable && open_window(d, in, &gp, m, &win);
+    int offx = 0, offy = 0; /* the window's origin in scaled pixels */
+    if (windowed) {
       const sl_jpeg_grid *lo = &d->pending_grid;
-      g.x0 -= win.mcu_x * (lo->mcu_w * req->scale / 8);
-      g.y0 -= win.mcu_y * (lo->mcu_h * req->scale / 8);
+      offx = win.mcu_x * (lo->mcu_w * m / 8);
+      offy = win.mcu_y * (lo->mcu_h * m / 8);
+      g.x0 -= offx, g.y0 -= offy;
+      gp.x0 -= offx, gp.y0 -= offy;
     }
-    st = decode_body(d, info, &g, req->scale, req->channels, out, err);
+    sl_planes_plan pp;
+    if (planes && sl_jpeg_planes_plan(d, &gp, m, windowed, &pp)) {
+      st = sl_jpeg_planes_body(d, &gp, &pp, m, out, err);
+      g = gp;
+      for (int c = 0; c < out->planes.n; c++) {
+        out->planes.x0[c] += offx / out->planes.sub_x[c];
+        out->planes.y0[c] += offy / out->planes.sub_y[c];
+      }
+    } else {
+      st = decode_body(d, info, &g, m, req->channels, out, err);
+    }
     out->windowed = windowed;
-    out->x0 = windowed
-                  ? g.x0 + win.mcu_x * (d->pending_grid.mcu_w * req->scale / 8)
-                  : g.x0;
-    out->y0 = windowed
-                  ? g.y0 + win.mcu_y * (d->pending_grid.mcu_h * req->scale / 8)
-                  : g.y0;
+    out->x0 = g.x0 + offx;
+    out->y0 = g.y0 + offy;
   }
   sl_jpeg_forget(d);
   return st;

@@ -421,8 +421,8 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
     dec = NULL;
     st = sl_decoder_create(&dec, DECODE_MAX_PIXELS, e->width, e->height, &err);
   }
-  sl_decode_req q = {0, 0, e->width, e->height,
-                     8, 0, 0,        e->channels == 1 ? 1 : 4};
+  sl_decode_req q = {
+      0, 0, e->width, e->height, 8, 0, 0, e->channels == 1 ? 1 : 4, 0};
   sl_decoded d;
   if (st == SL_OK)
     st = sl_decoder_decode(dec, &in, &q, &d, &err);
@@ -437,7 +437,7 @@ sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf, size_t cap,
       sl_encoded jp;
       sl_image_info li;
       st = sl_decoder_level(dec, &in, k, &jp, &li, &err);
-      sl_decode_req lq = {0, 0, li.width, li.height, 8, 0, 0, 4};
+      sl_decode_req lq = {0, 0, li.width, li.height, 8, 0, 0, 4, 0};
       sl_decoded ld;
       if (st == SL_OK)
         st = sl_decoder_decode(dec, &jp, &lq, &ld, &err);

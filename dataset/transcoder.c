@@ -71,7 +71,8 @@ sl_status sl_transcode_jpeg(sl_transcoder *t, const uint8_t *in, size_t len,
                        8,
                        0,
                        0,
-                       4};
+                       4,
+                       0};
     sl_decoded d;
     st = sl_decoder_decode(t->dec, &e, &q, &d, err);
   }

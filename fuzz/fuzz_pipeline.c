@@ -52,7 +52,8 @@ static sl_aug_params params(int i) {
                      .max_pixels = 4u << 20,
                      .box_min_area = i % 2 ? 0.25 : 0,
                      .iou_all = i % 4 == 3,
-                     .letterbox_fill = 114};
+                     .letterbox_fill = 114,
+                     .jpeg_planes = i % 3 != 1};
   if (i == 6) { /* the recipe's warps move boxes too */
     p.recipe.policy.policy = SL_AUTO_RANDAUGMENT;
     p.recipe.policy.num_ops = 3;
@@ -106,7 +107,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          1 + (int)(size % 8),
                          1 + last % 40,
                          1 + last % 50,
-                         (last & 1) ? 4 : 1};
+                         (last & 1) ? 4 : 1,
+                         0};
     sl_decoded out;
     if (sl_decoder_decode(g_dec, &in, &req, &out, &err) == SL_OK) {
       volatile uint8_t sink = 0; /* touch every decoded byte */
@@ -124,10 +126,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                          req.scale,
                          0,
                          0,
-                         req.channels};
+                         req.channels,
+                         (last >> 1) & 1}; /* planes where they fit */
     if (sl_decoder_decode(g_dec, &in, &mid, &out, &err) == SL_OK && out.w > 0)
       (void)*(volatile const uint8_t *)(out.pixels +
                                         (size_t)(out.h - 1) * out.stride);
+    for (int c = 0; c < out.planes.n; c++) { /* every byte of each plane */
+      volatile uint8_t sink = 0;
+      for (int r = 0; r < out.planes.h[c]; r++)
+        for (int x = 0; x < out.planes.w[c]; x++)
+          sink ^=
+              out.planes.px[c][(size_t)r * out.planes.stride[c] + (size_t)x];
+      (void)sink;
+    }
   }
   int i = (int)((size + last) % k_npipes);
   if (!g_pipes[i]) {

@@ -142,6 +142,8 @@ void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *st) {
   for (int i = 0; i < 3; i++)
     h = mix_double(mix_double(h, st->mean[i]), st->std[i]);
   h = mix(h, (uint64_t)a->filter);
+  if (a->jpeg_planes) /* off (the default) keeps old blobs valid */
+    h = mix(h, 0x706c616e6573u);
   ld->augment_fp = st->eval ? h : mix_recipe(h, st);
 }
 

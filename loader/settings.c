@@ -90,6 +90,7 @@ static void read_aug(sl_aug_params *p, const sl_settings *s,
   p->dtype = s->dtype;
   p->layout = s->layout;
   p->filter = (sl_filter)sl_cfg_enum(cfg, SL_OPT_AUGMENT_FILTER);
+  p->jpeg_planes = sl_cfg_bool(cfg, SL_OPT_AUGMENT_JPEG_PLANES);
   p->max_pixels = (uint64_t)sl_cfg_int(cfg, SL_OPT_DECODE_MAX_PIXELS);
   read_recipe(&p->recipe, cfg);
   if (s->eval) {

@@ -108,6 +108,8 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--io", default="auto")
     ap.add_argument("--filter", default="box", help="augment.filter: box | bilinear")
+    ap.add_argument("--planes", action="store_true",
+                    help="augment.jpeg_planes = true (decode JPEGs to YCbCr planes)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--recipe", default="rrc", choices=sorted(RECIPES),
                     help="the ops after the crop: " + "; ".join(
@@ -128,6 +130,7 @@ def main():
                 "resolution.max": args.res, "augment.crop": "random_resized",
                 "augment.scale": "0.08, 1.0", "augment.ratio": "0.75, 1.3333333", "augment.flip": "0.5",
                 "augment.dtype": "u8", "augment.layout": "nchw", "augment.filter": args.filter,
+                "augment.jpeg_planes": "true" if args.planes else "false",
                 "device.backend": "host"}
     settings.update(RECIPES[args.recipe])
     if args.detect:
@@ -174,7 +177,7 @@ def main():
                      % (i, args.skip))
         out = {"case": "detection" if args.detect else "loader", "recipe": args.recipe, "res": args.res, "workers": args.workers,
                "batch": args.batch,
-               "io": args.io, "filter": args.filter, "images": n, "seconds": round(t1 - t0, 4),
+               "io": args.io, "filter": args.filter, "planes": args.planes, "images": n, "seconds": round(t1 - t0, 4),
                "images_per_s": round(n / (t1 - t0), 2), "cpu_s": round(cpu, 3),
                "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None}
         read1 = bytes_read(lib, ld)

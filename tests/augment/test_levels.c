@@ -311,12 +311,14 @@ static void test_resampler_same_bytes(void **state) {
     sl_resampler *r2 = sl_resampler_create(256, 600, ch);
     assert_true(r1 && r2);
     sl_resampler_baseline(r2);
-    static const double win[4][4] = {{0.3, 300.2, 0.7, 256.9},
-                                     {10.5, 211.25, 3.1, 150.6},
-                                     {0, 301, 0, 257},
-                                     {50.9, 151.1, 20.2, 119.8}};
-    static const int outs[4][2] = {{150, 128}, {128, 97}, {255, 256}, {64, 64}};
-    for (int k = 0; k < 4; k++) {
+    /* reductions, an upscale (JPEG chroma planes), 1 and odd outputs */
+    static const double win[6][4] = {
+        {0.3, 300.2, 0.7, 256.9}, {10.5, 211.25, 3.1, 150.6},
+        {0, 301, 0, 257},         {50.9, 151.1, 20.2, 119.8},
+        {5.5, 20.25, 7.1, 12.9},  {299.5, 301, 0, 1.5}};
+    static const int outs[6][2] = {{150, 128}, {128, 97}, {255, 256},
+                                   {64, 64},   {57, 33},  {1, 3}};
+    for (int k = 0; k < 6; k++) {
       int ow = outs[k][0], oh = outs[k][1];
       assert_int_equal(sl_resample_area(r1, src, (size_t)SW * ch, SW, SH,
                                         win[k][0], win[k][1], win[k][2],

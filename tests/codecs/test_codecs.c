@@ -41,7 +41,7 @@ static sl_decoder *new_decoder(uint64_t max_pixels, int cap) {
 static uint8_t *decode(sl_decoder *d, const sl_encoded *in, int x, int y, int w,
                        int h, int scale, int min_w, int min_h, int ch,
                        sl_decoded *out, sl_status *st, sl_err *err) {
-  sl_decode_req req = {x, y, w, h, scale, min_w, min_h, ch};
+  sl_decode_req req = {x, y, w, h, scale, min_w, min_h, ch, 0};
   *st = sl_decoder_decode(d, in, &req, out, err);
   if (*st != SL_OK)
     return NULL;
@@ -298,7 +298,7 @@ static void test_jpeg_scaled_and_reduced(void **state) {
     }
   }
   /* The region must fit the caps when no reduction is asked for. */
-  sl_decode_req big = {0, 0, W, H, 8, 0, 0, 4};
+  sl_decode_req big = {0, 0, W, H, 8, 0, 0, 4, 0};
   sl_decoded out;
   sl_err err;
   assert_int_equal(sl_decoder_decode(d, &in, &big, &out, &err), SL_ETOOBIG);
@@ -405,15 +405,15 @@ static void test_png_and_raw_exact(void **state) {
       assert_int_equal(g[i], gray[i]);
     free(g);
     in.len--; /* wrong size */
-    assert_int_equal(sl_decoder_decode(d, &in,
-                                       &(sl_decode_req){0, 0, W, H, 8, 0, 0, 4},
-                                       &out, &err),
-                     SL_EDECODE);
+    assert_int_equal(
+        sl_decoder_decode(d, &in, &(sl_decode_req){0, 0, W, H, 8, 0, 0, 4, 0},
+                          &out, &err),
+        SL_EDECODE);
   }
   /* A region larger than the decoder's scratch (and not reduced): PNG and
    * raw refuse it as JPEG does, naming the codec. */
   sl_decoder *tiny = new_decoder(100000000, 16);
-  sl_decode_req whole = {0, 0, W, H, 8, 0, 0, 4};
+  sl_decode_req whole = {0, 0, W, H, 8, 0, 0, 4, 0};
   sl_decoded out;
   sl_err err;
   blob p;
@@ -506,7 +506,7 @@ static sl_status decode_all(sl_decoder *d, const uint8_t *p, size_t n,
   sl_status st = sl_decoder_probe(d, &in, &info, err);
   if (st != SL_OK)
     return st;
-  sl_decode_req req = {0, 0, info.width, info.height, 8, 16, 16, 4};
+  sl_decode_req req = {0, 0, info.width, info.height, 8, 16, 16, 4, 0};
   sl_decoded out;
   return sl_decoder_decode(d, &in, &req, &out, err);
 }
@@ -593,11 +593,11 @@ static void test_bad_jpeg(void **state) {
   assert_int_equal(decode_all(d, NULL, 0, JPEG, &err), SL_EDECODE);
   assert_int_equal(decode_all(d, g.p, g.n, 77, &err), SL_EUNSUPPORTED);
   /* A region outside the image, a bad scale: SL_EINVAL. */
-  sl_decode_req r1 = {60, 0, 10, 10, 8, 0, 0, 4};
+  sl_decode_req r1 = {60, 0, 10, 10, 8, 0, 0, 4, 0};
   assert_int_equal(sl_decoder_decode(d, &gin, &r1, &out, &err), SL_EINVAL);
-  sl_decode_req r2 = {0, 0, 10, 10, 9, 0, 0, 4};
+  sl_decode_req r2 = {0, 0, 10, 10, 9, 0, 0, 4, 0};
   assert_int_equal(sl_decoder_decode(d, &gin, &r2, &out, &err), SL_EINVAL);
-  sl_decode_req r3 = {0, 0, 10, 10, 8, 0, 0, 3};
+  sl_decode_req r3 = {0, 0, 10, 10, 8, 0, 0, 3, 0};
   assert_int_equal(sl_decoder_decode(d, &gin, &r3, &out, &err), SL_EINVAL);
   assert_still_works(d, expect);
   /* The decompression-bomb guard. */

@@ -42,7 +42,7 @@ static sl_decoder *new_decoder(void) {
 
 static void decode(sl_decoder *d, const sl_encoded *in, int x, int y, int w,
                    int h, int min_w, int min_h, int ch, sl_decoded *out) {
-  sl_decode_req q = {x, y, w, h, 8, min_w, min_h, ch};
+  sl_decode_req q = {x, y, w, h, 8, min_w, min_h, ch, 0};
   sl_err err;
   if (sl_decoder_decode(d, in, &q, out, &err) != SL_OK)
     fail_msg("%s", err.msg);
@@ -139,7 +139,7 @@ static void test_webp_lossy(void **state) {
   }
   /* Damage: a truncated file is an error, and the decoder goes on. */
   sl_encoded cut = {bytes, len / 2, SL_IMAGE_WEBP, 0, 0, 0};
-  sl_decode_req q = {0, 0, W, H, 8, 0, 0, 4};
+  sl_decode_req q = {0, 0, W, H, 8, 0, 0, 4, 0};
   sl_decoded o;
   sl_err err;
   assert_int_equal(sl_decoder_decode(d, &cut, &q, &o, &err), SL_EDECODE);

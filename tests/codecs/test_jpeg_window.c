@@ -291,7 +291,7 @@ static void test_decoder_same_bytes(void **state) {
       int m = 1 << sl_rng_below(&r, 4);
       int ch = t % 5 == 4 ? 1 : 4;
       int mins = t % 3 == 0 ? 0 : 16 + (int)sl_rng_below(&r, 64);
-      sl_decode_req req = {x, y, w, h, m, mins, mins, ch};
+      sl_decode_req req = {x, y, w, h, m, mins, mins, ch, 0};
       sl_decoded ol, op;
       assert_int_equal(sl_decoder_decode(d, &ep, &req, &op, &err), SL_OK);
       assert_false(op.windowed);
@@ -362,7 +362,8 @@ static void test_decoder_damage(void **state) {
                          4,
                          0,
                          0,
-                         4};
+                         4,
+                         0};
     sl_decoded o;
     sl_status st = sl_decoder_decode(d, &e, &req, &o, &err);
     assert_true(st == SL_OK || st == SL_EDECODE);
@@ -371,7 +372,7 @@ static void test_decoder_damage(void **state) {
   assert_true(failed > 0);
   /* Still a working decoder. */
   sl_encoded e = {b.p, b.n, 1, 0, 0, 0};
-  sl_decode_req req = {100, 100, 64, 48, 4, 0, 0, 4};
+  sl_decode_req req = {100, 100, 64, 48, 4, 0, 0, 4, 0};
   sl_decoded o;
   assert_int_equal(sl_decoder_decode(d, &e, &req, &o, &err), SL_OK);
   assert_true(o.windowed);

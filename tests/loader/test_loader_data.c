@@ -93,7 +93,8 @@ static uint64_t run(sl_loader *ld, uint64_t e0, uint64_t e1, int start) {
       h = sl_test_hash(h, b.data, b.bytes);
       assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
     }
-    assert_int_equal(st, SL_END);
+    if (st != SL_END)
+      fail_msg("%s", sl_loader_errmsg(ld));
   }
   return h;
 }
@@ -117,6 +118,18 @@ static void test_deterministic_over_workers(void **state) {
   sl_loader *ld = open_on(g_h5, kv);
   assert_true(run(ld, 0, 3, 1) != h[0]);
   sl_loader_close(ld);
+  /* JPEGs decoded to planes: other pixels, the same for any worker count */
+  uint64_t hp[2];
+  const char *pw[] = {"1", "8"};
+  for (int i = 0; i < 2; i++) {
+    const char *kp[] = {"loader.workers", pw[i], "augment.jpeg_planes", "true",
+                        NULL};
+    sl_loader *lq = open_on(g_h5, kp);
+    hp[i] = run(lq, 0, 3, 1);
+    sl_loader_close(lq);
+  }
+  assert_int_equal(hp[0], hp[1]);
+  assert_true(hp[0] != h[0]);
 }
 
 /* The recipe's per-sample ops and batch mixing: the same batches and soft
@@ -245,10 +258,11 @@ static void test_resume_refuses_other_data(void **state) {
   const char *const changed[][2] = {{"resolution.max", "160"},
                                     {"augment.flip", "0"},
                                     {"augment.dtype", "fp32"},
-                                    {"loader.mode", "eval"}};
+                                    {"loader.mode", "eval"},
+                                    {"augment.jpeg_planes", "true"}};
   const char *const named[] = {"resolution", "augment", "augment.dtype",
-                               "loader.mode"};
-  for (int i = 0; i < 4; i++) {
+                               "loader.mode", "augment"};
+  for (int i = 0; i < 5; i++) {
     const char *kv2[] = {"resolution.schedule", "constant", changed[i][0],
                          changed[i][1], NULL};
     ld = open_on(g_h5, kv2);

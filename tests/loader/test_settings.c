@@ -32,13 +32,16 @@ static void test_aug_params_from_config(void **state) {
   assert_int_equal(p.dtype, SL_DTYPE_BF16);
   assert_int_equal(p.layout, SL_LAYOUT_NCHW);
   assert_int_equal(p.filter, SL_FILTER_BOX);
+  assert_int_equal(p.jpeg_planes, 0);
   assert_int_equal(p.max_pixels, 100000000);
   assert_int_equal(sl_aug_sample_bytes(&p, 224, 160), 224 * 160 * 3 * 2);
   assert_int_equal(sl_config_set(cfg, "augment.crop", "none"), SL_OK);
   assert_int_equal(sl_config_set(cfg, "augment.filter", "bilinear"), SL_OK);
   assert_int_equal(sl_config_set(cfg, "augment.layout", "nhwc"), SL_OK);
+  assert_int_equal(sl_config_set(cfg, "augment.jpeg_planes", "true"), SL_OK);
   sl_settings_read(&s, cfg);
   p = s.aug;
+  assert_int_equal(p.jpeg_planes, 1);
   assert_int_equal(p.crop, SL_CROP_NONE);
   assert_int_equal(p.filter, SL_FILTER_BILINEAR);
   assert_int_equal(p.layout, SL_LAYOUT_NHWC);
