@@ -130,8 +130,9 @@ def main():
                 "resolution.max": args.res, "augment.crop": "random_resized",
                 "augment.scale": "0.08, 1.0", "augment.ratio": "0.75, 1.3333333", "augment.flip": "0.5",
                 "augment.dtype": "u8", "augment.layout": "nchw", "augment.filter": args.filter,
-                "augment.jpeg_planes": "true" if args.planes else "false",
                 "device.backend": "host"}
+    if args.planes:  # only when asked: a --baseline build older than the option rejects the key
+        settings["augment.jpeg_planes"] = "true"
     settings.update(RECIPES[args.recipe])
     if args.detect:
         settings.update({"augment.crop": "random_resized" if args.detect == "rrc" else "iou_crop",
