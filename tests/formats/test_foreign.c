@@ -37,6 +37,7 @@
 #include <webp/encode.h>
 
 #include "sluice.h"
+#include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
@@ -213,33 +214,10 @@ static void reference(fixture f, uint64_t i, int32_t label, uint8_t *rgb,
   }
 }
 
-static void expect_pixels(const uint8_t *got, const uint8_t *want, size_t n,
-                          int lossy, const char *what, uint64_t i) {
-  for (size_t q = 0; q < n; q++) {
-    int d = (int)got[q] - (int)want[q];
-    if (d > lossy || d < -lossy)
-      fail_msg("%s: sample %llu byte %zu: %d, reference %d", what,
-               (unsigned long long)i, q, got[q], want[q]);
-  }
-}
-
 /* ---- opening ------------------------------------------------------------- */
 
 static sl_dataset *open_with(const char *file, const char *const *kv) {
-  char p[700];
-  path_in(p, sizeof p, file);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  for (; kv && kv[0]; kv += 2)
-    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_dataset *ds;
-  sl_status st = sl_dataset_open(&ds, cfg);
-  sl_config_destroy(cfg);
-  if (st != SL_OK)
-    fail_msg("%s: %s", file, sl_dataset_errmsg(ds));
-  return ds;
+  return sl_test_open_kv(g_dir, file, kv);
 }
 
 static sl_dataset *open_fixture(fixture f) {
@@ -265,22 +243,15 @@ static sl_dataset *open_fixture(fixture f) {
 
 /* Every sample's sl_dataset_decode against the reference. */
 static void check_decode(sl_dataset *ds, fixture f, int side) {
-  uint8_t got[S * S * 3], want[S * S * 3];
+  uint8_t want[S * S * 3];
   for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
     sl_sample_meta m;
     assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
     assert_int_equal(m.width, side);
     assert_int_equal(m.height, side);
-    size_t len;
-    if (sl_dataset_decode(ds, i, got, sizeof got, &len) != SL_OK)
-      fail_msg("%s", sl_dataset_errmsg(ds));
-    assert_int_equal(len, (size_t)side * side * m.channels);
     int lossy;
     reference(f, i, m.label, want, &lossy);
-    if (m.channels == 1) /* gray: compare with the reference's R */
-      for (int p = 0; p < side * side; p++)
-        want[p] = want[p * 3];
-    expect_pixels(got, want, len, lossy, "decode", i);
+    sl_test_expect_decode(ds, i, want, side, lossy, "decode");
   }
 }
 
@@ -471,9 +442,7 @@ static void loader_run(fixture f, const char *workers, const char *io) {
   int side = f == F_MNIST ? M : S;
   char res[16];
   snprintf(res, sizeof res, "%d", side);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *kv[][2] = {
+  const char *const kv[][2] = {
       {"dataset.path", p},
       {"dataset.channel_order", f == F_RAW_RGB ? "rgb" : "bgr"},
       {"dataset.label_file", f == F_LSUN ? labels : ""},
@@ -488,21 +457,15 @@ static void loader_run(fixture f, const char *workers, const char *io) {
       {"augment.flip", "0"},
       {"resolution.min", "8"},
       {"resolution.max", res}};
-  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
-    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_loader *ld;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
-    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
-    sl_loader_close(ld);
+  sl_config *cfg = sl_test_config_pairs(kv, sizeof kv / sizeof kv[0]);
+  sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file);
+  if (!ld) {
     sl_config_destroy(cfg);
     return;
   }
-  if (st != SL_OK)
-    fail_msg("%s", sl_loader_errmsg(ld));
   g_after_open = atomic_load(&g_mdb_calls);
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_status st;
   sl_batch b;
   uint64_t seen = 0;
   uint8_t want[S * S * 3];
@@ -512,8 +475,8 @@ static void loader_run(fixture f, const char *workers, const char *io) {
     assert_int_equal(b.width, side);
     int lossy;
     reference(f, b.indices[0], b.labels[0], want, &lossy);
-    expect_pixels(b.data, want, (size_t)side * side * 3, lossy, file,
-                  b.indices[0]);
+    sl_test_expect_pixels(b.data, want, (size_t)side * side * 3, lossy, file,
+                          b.indices[0]);
     if (f == F_RAW || f == F_RAW_RGB)
       assert_int_equal(b.labels[0], k_raw_labels[b.indices[0]]);
     seen++;
@@ -530,24 +493,10 @@ static void loader_run(fixture f, const char *workers, const char *io) {
 
 static void test_loader_batches(void **state) {
   (void)state;
-  const char *ios[] = {"mmap", "pread", "uring"};
   for (int f = F_RAW; f <= F_FOLDER; f++)
     for (int w = 1; w <= 2; w++)
-      for (int q = 0; q < 3; q++)
-        loader_run((fixture)f, w == 1 ? "1" : "2", ios[q]);
-}
-
-typedef struct bad_seen {
-  int calls;
-  uint64_t index;
-  char reason[400];
-} bad_seen;
-
-static void on_bad(void *user, uint64_t index, const char *reason) {
-  bad_seen *b = user;
-  b->calls++;
-  b->index = index;
-  snprintf(b->reason, sizeof b->reason, "%s", reason);
+      for (int q = 0; q < SL_TEST_IO_COUNT; q++)
+        loader_run((fixture)f, w == 1 ? "1" : "2", sl_test_io_backends[q]);
 }
 
 /* Each damaged value: SL_EFORMAT naming its key, with a reason; verify
@@ -574,26 +523,8 @@ static void test_damaged(void **state) {
     snprintf(file, sizeof file, "bad_%s.mdb", cases[c].name);
     snprintf(key, sizeof key, "00000001_bad_%s", cases[c].name);
     path_in(p, sizeof p, file);
-    sl_dataset *ds;
-    assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
-    const char *msg = sl_dataset_errmsg(ds);
-    if (!strstr(msg, key) || !strstr(msg, cases[c].why))
-      fail_msg("%s: message '%s' lacks '%s' or '%s'", file, msg, key,
-               cases[c].why);
-    sl_dataset_close(ds);
-    bad_seen b = {0};
-    if (sl_dataset_open_verify(&ds, p, on_bad, &b) != SL_OK)
-      fail_msg("%s verify: %s", file, sl_dataset_errmsg(ds));
-    assert_int_equal(b.calls, 1);
-    assert_int_equal(b.index, 1);
-    assert_non_null(strstr(b.reason, key));
-    assert_int_equal(sl_dataset_count(ds), 3);
-    sl_sample_meta m;
-    assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);
-    assert_int_equal(m.codec, 0);
-    assert_int_equal(sl_dataset_info(ds, 2, &m), SL_OK);
-    assert_int_not_equal(m.codec, 0);
-    sl_dataset_close(ds);
+    const char *want[] = {key, cases[c].why, NULL};
+    sl_test_expect_one_bad_sample(p, file, want, 1, 2, 3);
   }
 }
 
@@ -672,21 +603,16 @@ static void test_folder_and_image_named(void **state) {
  * sluice's own fails with a message that says why. */
 static void test_forced_layout(void **state) {
   (void)state;
-  char p[700];
-  path_in(p, sizeof p, "caffe_raw.mdb");
   const char *cases[][2] = {{"images", "00000000_train/img0.png"},
                             {"sluice", "sluice.meta"}};
   for (int c = 0; c < 2; c++) {
-    sl_config *cfg;
-    assert_int_equal(sl_config_create(&cfg), SL_OK);
-    assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-    assert_int_equal(sl_config_set(cfg, "dataset.layout", cases[c][0]), SL_OK);
+    const char *layout[] = {"dataset.layout", cases[c][0], NULL};
     sl_dataset *ds;
-    assert_int_equal(sl_dataset_open(&ds, cfg), SL_EFORMAT);
+    assert_int_equal(sl_test_try_open_kv(&ds, g_dir, "caffe_raw.mdb", layout),
+                     SL_EFORMAT);
     if (!strstr(sl_dataset_errmsg(ds), cases[c][1]))
       fail_msg("layout %s: '%s'", cases[c][0], sl_dataset_errmsg(ds));
     sl_dataset_close(ds);
-    sl_config_destroy(cfg);
   }
   /* Forced caffe on the right file works. */
   const char *kv[] = {"dataset.layout", "caffe", NULL};
@@ -715,15 +641,12 @@ static void test_named_subdb(void **state) {
   assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "dataset.lmdb_db"));
   sl_dataset_close(ds);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.lmdb_db", "test"), SL_OK);
-  assert_int_equal(sl_dataset_open(&ds, cfg), SL_EFORMAT);
+  const char *missing[] = {"dataset.lmdb_db", "test", NULL};
+  assert_int_equal(sl_test_try_open_kv(&ds, g_dir, "named.mdb", missing),
+                   SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "no LMDB sub-database named "
                                                 "'test'"));
   sl_dataset_close(ds);
-  sl_config_destroy(cfg);
 }
 
 /* ---- no liblmdb call after open -------------------------------------------
@@ -783,11 +706,10 @@ static void test_no_lmdb_after_open(void **state) {
   assert_int_equal(atomic_load(&g_mdb_calls), opened);
   sl_dataset_close(ds);
   assert_int_equal(atomic_load(&g_mdb_calls), opened);
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++) {
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++) {
     long n0 = atomic_load(&g_mdb_calls);
     g_after_open = -1;
-    loader_run(F_RAW, "2", ios[q]);
+    loader_run(F_RAW, "2", sl_test_io_backends[q]);
     if (g_after_open >= 0) { /* the loader opened: none after that */
       assert_true(g_after_open > n0);
       assert_int_equal(atomic_load(&g_mdb_calls), g_after_open);

@@ -1,0 +1,191 @@
+/* The format tests' shared dataset and loader checks (dataset_checks.h). */
+#include "tests/support/dataset_checks.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sl_test_io_backends[SL_TEST_IO_COUNT] = {"mmap", "pread",
+                                                           "uring"};
+
+void sl_test_expect_pixels(const uint8_t *got, const uint8_t *want, size_t n,
+                           int tolerance, const char *what, uint64_t sample) {
+  for (size_t q = 0; q < n; q++) {
+    int d = (int)got[q] - (int)want[q];
+    if (d > tolerance || d < -tolerance)
+      fail_msg("%s: sample %llu byte %zu: %d, reference %d", what,
+               (unsigned long long)sample, q, got[q], want[q]);
+  }
+}
+
+void sl_test_expect_decode(sl_dataset *ds, uint64_t i, const uint8_t *rgb,
+                           int side, int tolerance, const char *what) {
+  size_t px = (size_t)side * side, len;
+  sl_sample_meta m;
+  assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+  uint8_t *got = malloc(px * 3), *want = malloc(px * 3);
+  assert_non_null(got);
+  assert_non_null(want);
+  if (sl_dataset_decode(ds, i, got, px * 3, &len) != SL_OK)
+    fail_msg("%s: sample %llu: %s", what, (unsigned long long)i,
+             sl_dataset_errmsg(ds));
+  assert_int_equal(len, px * m.channels);
+  memcpy(want, rgb, px * 3);
+  if (m.channels == 1) /* gray: compare with the reference's R */
+    for (size_t p = 0; p < px; p++)
+      want[p] = want[p * 3];
+  sl_test_expect_pixels(got, want, len, tolerance, what, i);
+  free(got);
+  free(want);
+}
+
+sl_config *sl_test_config_kv(const char *const *kv) {
+  sl_config *cfg;
+  assert_int_equal(sl_config_create(&cfg), SL_OK);
+  for (; kv && kv[0]; kv += 2)
+    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
+      fail_msg("%s = %s: %s", kv[0], kv[1], sl_config_errmsg(cfg));
+  return cfg;
+}
+
+sl_config *sl_test_config_pairs(const char *const kv[][2], size_t n) {
+  sl_config *cfg = sl_test_config_kv(NULL);
+  for (size_t k = 0; k < n; k++)
+    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
+      fail_msg("%s = %s: %s", kv[k][0], kv[k][1], sl_config_errmsg(cfg));
+  return cfg;
+}
+
+sl_status sl_test_try_open_kv(sl_dataset **ds, const char *dir,
+                              const char *file, const char *const *kv) {
+  char path[1024];
+  if (dir)
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+  else
+    snprintf(path, sizeof path, "%s", file);
+  sl_config *cfg = sl_test_config_kv(NULL);
+  if (sl_config_set(cfg, "dataset.path", path) != SL_OK)
+    fail_msg("dataset.path = %s: %s", path, sl_config_errmsg(cfg));
+  for (; kv && kv[0]; kv += 2)
+    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
+      fail_msg("%s = %s: %s", kv[0], kv[1], sl_config_errmsg(cfg));
+  sl_status st = sl_dataset_open(ds, cfg);
+  sl_config_destroy(cfg);
+  return st;
+}
+
+sl_dataset *sl_test_open_kv(const char *dir, const char *file,
+                            const char *const *kv) {
+  sl_dataset *ds;
+  if (sl_test_try_open_kv(&ds, dir, file, kv) != SL_OK)
+    fail_msg("%s: %s", file, sl_dataset_errmsg(ds));
+  return ds;
+}
+
+sl_loader *sl_test_loader_open_or_skip(sl_config *cfg, const char *io,
+                                       const char *what) {
+  sl_loader *ld;
+  sl_status st = sl_loader_open(&ld, cfg);
+  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
+    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
+    sl_loader_close(ld);
+    return NULL;
+  }
+  if (st != SL_OK)
+    fail_msg("%s (io %s): %s", what, io, sl_loader_errmsg(ld));
+  return ld;
+}
+
+void sl_test_on_bad(void *user, uint64_t index, const char *reason) {
+  sl_test_bad_seen *b = user;
+  b->calls++;
+  b->index = index;
+  snprintf(b->reason, sizeof b->reason, "%s", reason);
+}
+
+void sl_test_expect_open_refused(const char *path, sl_status status,
+                                 const char *what, const char *const *want) {
+  sl_dataset *ds;
+  sl_status st = sl_dataset_open_file(&ds, path);
+  if (st != status)
+    fail_msg("%s: open gave status %d, not %d: %s", what, (int)st, (int)status,
+             st == SL_OK ? "(opened)" : sl_dataset_errmsg(ds));
+  const char *msg = sl_dataset_errmsg(ds);
+  for (; *want; want++)
+    if (!strstr(msg, *want))
+      fail_msg("%s: message '%s' lacks '%s'", what, msg, *want);
+  sl_dataset_close(ds);
+}
+
+sl_dataset *sl_test_open_verify(const char *path, const char *what,
+                                sl_test_bad_seen *seen) {
+  sl_dataset *ds;
+  if (sl_dataset_open_verify(&ds, path, sl_test_on_bad, seen) != SL_OK)
+    fail_msg("%s verify: %s", what, sl_dataset_errmsg(ds));
+  return ds;
+}
+
+void sl_test_expect_skipped(sl_dataset *ds, uint64_t count, uint64_t bad,
+                            uint64_t good) {
+  assert_int_equal(sl_dataset_count(ds), count);
+  sl_sample_meta m;
+  assert_int_equal(sl_dataset_info(ds, bad, &m), SL_OK);
+  assert_int_equal(m.codec, 0);
+  assert_int_equal(sl_dataset_info(ds, good, &m), SL_OK);
+  assert_int_not_equal(m.codec, 0);
+}
+
+void sl_test_expect_one_bad_sample(const char *path, const char *what,
+                                   const char *const *want, uint64_t bad,
+                                   uint64_t good, uint64_t count) {
+  sl_test_expect_open_refused(path, SL_EFORMAT, what, want);
+  sl_test_bad_seen b = {0};
+  sl_dataset *ds = sl_test_open_verify(path, what, &b);
+  if (b.calls != 1 || b.index != bad)
+    fail_msg("%s verify: %d bad samples, the last %llu; sample %llu alone "
+             "expected",
+             what, b.calls, (unsigned long long)b.index,
+             (unsigned long long)bad);
+  if (!strstr(b.reason, want[0]))
+    fail_msg("%s verify: '%s' lacks '%s'", what, b.reason, want[0]);
+  sl_test_expect_skipped(ds, count, bad, good);
+  sl_dataset_close(ds);
+}
+
+sl_test_ref *sl_test_load_refs(const char *dir, const char *name, size_t *n) {
+  char p[1024];
+  snprintf(p, sizeof p, "%s/%s.ref", dir, name);
+  FILE *f = fopen(p, "rb");
+  if (!f)
+    fail_msg("%s: cannot open", p);
+  sl_test_ref *r = calloc(SL_TEST_REF_MAX, sizeof *r);
+  assert_non_null(r);
+  size_t k = 0;
+  while (k < SL_TEST_REF_MAX && fread(&r[k].label, 4, 1, f) == 1) {
+    assert_int_equal(fread(&r[k].lossy, 4, 1, f), 1);
+    assert_int_equal(fread(r[k].rgb, sizeof r[k].rgb, 1, f), 1);
+    k++;
+  }
+  fclose(f);
+  *n = k;
+  return r;
+}
+
+void sl_test_expect_ref_pixels(const uint8_t *got, const sl_test_ref *r,
+                               const char *what, uint64_t sample) {
+  int worst = 0;
+  for (size_t b = 0; b < sizeof r->rgb; b++) {
+    int d = abs((int)got[b] - (int)r->rgb[b]);
+    if (d > worst)
+      worst = d;
+  }
+  if (worst > (r->lossy ? 6 : 0))
+    fail_msg("%s: sample %llu: pixels differ by up to %d from the writer's",
+             what, (unsigned long long)sample, worst);
+}
