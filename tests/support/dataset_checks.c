@@ -189,3 +189,24 @@ void sl_test_expect_ref_pixels(const uint8_t *got, const sl_test_ref *r,
     fail_msg("%s: sample %llu: pixels differ by up to %d from the writer's",
              what, (unsigned long long)sample, worst);
 }
+
+void sl_test_expect_refs(sl_dataset *ds, const char *format,
+                         const sl_test_ref *r, size_t n, const char *what) {
+  assert_string_equal(sl_dataset_format(ds), format);
+  assert_int_equal(sl_dataset_count(ds), n);
+  uint8_t px[sizeof r->rgb];
+  for (uint64_t i = 0; i < n; i++) {
+    sl_sample_meta m;
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    if (m.label != r[i].label)
+      fail_msg("%s: sample %llu: label %d, the writer stored %d", what,
+               (unsigned long long)i, (int)m.label, (int)r[i].label);
+    assert_int_equal(m.width, SL_TEST_REF_SIDE);
+    assert_int_equal(m.height, SL_TEST_REF_SIDE);
+    size_t len = 0;
+    if (sl_dataset_decode(ds, i, px, sizeof px, &len) != SL_OK)
+      fail_msg("%s: %s", what, sl_dataset_errmsg(ds));
+    assert_int_equal(len, sizeof px);
+    sl_test_expect_ref_pixels(px, &r[i], what, i);
+  }
+}

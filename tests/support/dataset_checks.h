@@ -104,4 +104,10 @@ sl_test_ref *sl_test_load_refs(const char *dir, const char *name, size_t *n);
 void sl_test_expect_ref_pixels(const uint8_t *got, const sl_test_ref *r,
                                const char *what, uint64_t sample);
 
+/* Fails unless ds is of format format and holds r's n samples in order:
+ * labels, 16x16 sides and decoded pixels as sl_test_expect_ref_pixels;
+ * names what and the sample. */
+void sl_test_expect_refs(sl_dataset *ds, const char *format,
+                         const sl_test_ref *r, size_t n, const char *what);
+
 #endif
