@@ -36,7 +36,6 @@
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
 #endif
 
-#define S 16
 static char g_dir[512];
 
 static void path_in(char *out, size_t cap, const char *name) {
