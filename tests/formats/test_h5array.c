@@ -151,10 +151,7 @@ static void *slurp(const char *name, const char *ext, size_t want) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/h5array-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  if (mkdir(g_dir, 0755) != 0)
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "h5array") != 0)
     return -1;
   char arg[1100];
   snprintf(arg, sizeof arg, "'%s'", g_dir);

@@ -99,12 +99,11 @@ static int make_image(int i, const char *dir, FILE *list) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/pickle-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
   char img[600], cmd[2048], lp[700];
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "pickle") != 0)
+    return -1;
   path_in(img, sizeof img, "img");
-  if (mkdir(g_dir, 0755) != 0 || mkdir(img, 0755) != 0)
+  if (mkdir(img, 0755) != 0)
     return -1;
   snprintf(lp, sizeof lp, "%s/list.txt", img);
   FILE *list = fopen(lp, "w");

@@ -44,10 +44,7 @@ static void path_in(char *out, size_t cap, const char *name) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/shards-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  if (mkdir(g_dir, 0755) != 0)
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "shards") != 0)
     return -1;
   char arg[600];
   snprintf(arg, sizeof arg, "'%s'", g_dir);

@@ -102,13 +102,6 @@ sl_loader *sl_test_loader_open_or_skip(sl_config *cfg, const char *io,
   return ld;
 }
 
-void sl_test_on_bad(void *user, uint64_t index, const char *reason) {
-  sl_test_bad_seen *b = user;
-  b->calls++;
-  b->index = index;
-  snprintf(b->reason, sizeof b->reason, "%s", reason);
-}
-
 void sl_test_expect_open_refused(const char *path, sl_status status,
                                  const char *what, const char *const *want) {
   sl_dataset *ds;

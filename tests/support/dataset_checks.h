@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sluice.h"
+#include "tests/support/bad_seen.h"
 
 /* The loader.io backends every format is read through, in order. */
 enum { SL_TEST_IO_COUNT = 3 };
@@ -51,16 +52,6 @@ sl_dataset *sl_test_open_kv(const char *dir, const char *file,
  * refusal fails naming what, io and the loader's message. */
 sl_loader *sl_test_loader_open_or_skip(sl_config *cfg, const char *io,
                                        const char *what);
-
-/* What verify mode reported: how many bad samples, and the last one. */
-typedef struct sl_test_bad_seen {
-  int calls;
-  uint64_t index;
-  char reason[600];
-} sl_test_bad_seen;
-
-/* The sl_dataset_bad_fn that fills the sl_test_bad_seen user points to. */
-void sl_test_on_bad(void *user, uint64_t index, const char *reason);
 
 /* Fails unless opening path is refused with status and the message holds
  * each phrase of want (NULL-terminated), naming what and the phrase. */
