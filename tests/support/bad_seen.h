@@ -11,11 +11,11 @@
 #include <stdio.h>
 
 typedef struct sl_test_bad_seen {
-  int calls;            /* bad samples reported */
-  uint64_t first;       /* the first reported */
+  int calls;      /* bad samples reported */
+  uint64_t first; /* the first reported */
   char first_reason[600];
-  uint64_t index;       /* the last reported */
-  char reason[600];     /* the last one's reason */
+  uint64_t index;   /* the last reported */
+  char reason[600]; /* the last one's reason */
 } sl_test_bad_seen;
 
 /* The bad-sample callback that fills the sl_test_bad_seen user points to
