@@ -441,22 +441,15 @@ static void loader_run(fixture f, const char *workers, const char *io) {
   int side = f == F_MNIST ? M : S;
   char res[16];
   snprintf(res, sizeof res, "%d", side);
-  const char *const kv[][2] = {
-      {"dataset.path", p},
-      {"dataset.channel_order", f == F_RAW_RGB ? "rgb" : "bgr"},
-      {"dataset.label_file", f == F_LSUN ? labels : ""},
-      {"loader.batch_size", "1"},
-      {"loader.workers", workers},
-      {"loader.order", "random"},
-      {"loader.io", io},
-      {"device.backend", "host"},
-      {"augment.dtype", "u8"},
-      {"augment.layout", "nhwc"},
-      {"augment.crop", "none"},
-      {"augment.flip", "0"},
-      {"resolution.min", "8"},
-      {"resolution.max", res}};
-  sl_config *cfg = sl_test_config_pairs(kv, sizeof kv / sizeof kv[0]);
+  const char *kv[] = {"dataset.path",
+                      p,
+                      "dataset.channel_order",
+                      f == F_RAW_RGB ? "rgb" : "bgr",
+                      "dataset.label_file",
+                      f == F_LSUN ? labels : "",
+                      NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, workers, "random", io, res);
   sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file);
   if (!ld) {
     sl_config_destroy(cfg);

@@ -281,36 +281,15 @@ static void loader_run_range(const fixture *f, const char *workers,
   snprintf(res, sizeof res, "%u", f->w);
   const char *kv[] = {"dataset.channel_order",
                       bgr ? "bgr" : "auto",
-                      "loader.batch_size",
-                      "1",
-                      "loader.workers",
-                      workers,
-                      "loader.order",
-                      g_order,
                       "loader.quasi_block",
                       "50",
                       "loader.quasi_window",
                       "2",
-                      "loader.io",
-                      io,
-                      "device.backend",
-                      "host",
-                      "augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "augment.crop",
-                      "none",
-                      "augment.flip",
-                      "0",
-                      "resolution.min",
-                      "8",
-                      "resolution.max",
-                      res,
                       "dataset.chunk_cache",
                       cache,
                       NULL};
   sl_config *cfg = config_for(f, kv);
+  sl_test_set_native_batches(cfg, workers, g_order, io, res);
   sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, f->name);
   if (!ld) {
     sl_config_destroy(cfg);

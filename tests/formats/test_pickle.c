@@ -177,14 +177,9 @@ static void test_read(void **state) {
 static void loader_run(const char *file, const char *io) {
   char p[700];
   path_in(p, sizeof p, file);
-  const char *const kv[][2] = {
-      {"dataset.path", p},      {"loader.batch_size", "1"},
-      {"loader.workers", "2"},  {"loader.order", "random"},
-      {"loader.io", io},        {"device.backend", "host"},
-      {"augment.dtype", "u8"},  {"augment.layout", "nhwc"},
-      {"augment.crop", "none"}, {"augment.flip", "0"},
-      {"resolution.min", "8"},  {"resolution.max", "32"}};
-  sl_config *cfg = sl_test_config_pairs(kv, sizeof kv / sizeof kv[0]);
+  const char *kv[] = {"dataset.path", p, NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", "random", io, "32");
   sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file);
   if (!ld) {
     sl_config_destroy(cfg);

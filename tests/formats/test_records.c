@@ -388,22 +388,15 @@ static void loader_run(fixture f, const char *workers, const char *io) {
   path_in(p, sizeof p, file_of(f));
   char res[16];
   snprintf(res, sizeof res, "%d", S);
-  const char *const kv[][2] = {
-      {"dataset.path", p},
-      {"dataset.image_key", f == F_CUSTOM ? "jpg" : ""},
-      {"dataset.label_key", f == F_CUSTOM ? "cls" : ""},
-      {"loader.batch_size", "1"},
-      {"loader.workers", workers},
-      {"loader.order", "random"},
-      {"loader.io", io},
-      {"device.backend", "host"},
-      {"augment.dtype", "u8"},
-      {"augment.layout", "nhwc"},
-      {"augment.crop", "none"},
-      {"augment.flip", "0"},
-      {"resolution.min", "8"},
-      {"resolution.max", res}};
-  sl_config *cfg = sl_test_config_pairs(kv, sizeof kv / sizeof kv[0]);
+  const char *kv[] = {"dataset.path",
+                      p,
+                      "dataset.image_key",
+                      f == F_CUSTOM ? "jpg" : "",
+                      "dataset.label_key",
+                      f == F_CUSTOM ? "cls" : "",
+                      NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, workers, "random", io, res);
   sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file_of(f));
   if (!ld) {
     sl_config_destroy(cfg);

@@ -114,34 +114,9 @@ static void check_loader(const char *name, const char *refname, const char *io,
   path_in(path, sizeof path, name);
   size_t n;
   sl_test_ref *r = sl_test_load_refs(g_dir, refname, &n);
-  const char *kv[] = {"dataset.path",
-                      path,
-                      "loader.batch_size",
-                      "1",
-                      "loader.workers",
-                      "2",
-                      "loader.order",
-                      order,
-                      "loader.quasi_window",
-                      "1",
-                      "loader.io",
-                      io,
-                      "device.backend",
-                      "host",
-                      "augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "augment.crop",
-                      "none",
-                      "augment.flip",
-                      "0",
-                      "resolution.min",
-                      "8",
-                      "resolution.max",
-                      "16",
-                      NULL};
+  const char *kv[] = {"dataset.path", path, "loader.quasi_window", "1", NULL};
   sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", order, io, "16");
   sl_loader *ld;
   sl_status st = sl_loader_open(&ld, cfg);
   if (st != SL_OK)

@@ -81,34 +81,9 @@ static void check_loader(const char *path, const char *refname, const char *io,
                          const char *order) {
   size_t n;
   sl_test_ref *r = sl_test_load_refs(g_dir, refname, &n);
-  const char *kv[] = {"dataset.path",
-                      path,
-                      "loader.batch_size",
-                      "1",
-                      "loader.workers",
-                      "2",
-                      "loader.order",
-                      order,
-                      "loader.quasi_window",
-                      "1",
-                      "loader.io",
-                      io,
-                      "device.backend",
-                      "host",
-                      "augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "augment.crop",
-                      "none",
-                      "augment.flip",
-                      "0",
-                      "resolution.min",
-                      "8",
-                      "resolution.max",
-                      "16",
-                      NULL};
+  const char *kv[] = {"dataset.path", path, "loader.quasi_window", "1", NULL};
   sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", order, io, "16");
   g_log[0] = '\0';
   sl_config_set_log(cfg, log_line, NULL);
   sl_loader *ld;

@@ -54,12 +54,35 @@ sl_config *sl_test_config_kv(const char *const *kv) {
   return cfg;
 }
 
-sl_config *sl_test_config_pairs(const char *const kv[][2], size_t n) {
-  sl_config *cfg = sl_test_config_kv(NULL);
-  for (size_t k = 0; k < n; k++)
-    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
-      fail_msg("%s = %s: %s", kv[k][0], kv[k][1], sl_config_errmsg(cfg));
-  return cfg;
+void sl_test_set_native_batches(sl_config *cfg, const char *workers,
+                                const char *order, const char *io,
+                                const char *max_side) {
+  const char *kv[] = {"loader.batch_size",
+                      "1",
+                      "loader.workers",
+                      workers,
+                      "loader.order",
+                      order,
+                      "loader.io",
+                      io,
+                      "device.backend",
+                      "host",
+                      "augment.dtype",
+                      "u8",
+                      "augment.layout",
+                      "nhwc",
+                      "augment.crop",
+                      "none",
+                      "augment.flip",
+                      "0",
+                      "resolution.min",
+                      "8",
+                      "resolution.max",
+                      max_side,
+                      NULL};
+  for (const char *const *p = kv; p[0]; p += 2)
+    if (sl_config_set(cfg, p[0], p[1]) != SL_OK)
+      fail_msg("%s = %s: %s", p[0], p[1], sl_config_errmsg(cfg));
 }
 
 sl_status sl_test_try_open_kv(sl_dataset **ds, const char *dir,

@@ -33,8 +33,12 @@ void sl_test_expect_decode(sl_dataset *ds, uint64_t i, const uint8_t *rgb,
  * set; a refused pair fails with the config's message. */
 sl_config *sl_test_config_kv(const char *const *kv);
 
-/* A config with the n key, value pairs of kv set, as sl_test_config_kv. */
-sl_config *sl_test_config_pairs(const char *const kv[][2], size_t n);
+/* Sets cfg for the loader's batches of one sample each at its native size
+ * (up to max_side; crop none, no flip, u8 NHWC on the host), with workers,
+ * order and io as given; fails naming a refused key. */
+void sl_test_set_native_batches(sl_config *cfg, const char *workers,
+                                const char *order, const char *io,
+                                const char *max_side);
 
 /* sl_dataset_open on dataset.path = dir/file (file alone where dir is
  * NULL) and the pairs of kv. Returns its status; *ds as sl_dataset_open
