@@ -23,7 +23,6 @@
 
 #include <dlfcn.h>
 #include <lmdb.h>
-#include <png.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,12 +30,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <turbojpeg.h>
 #include <unistd.h>
 #include <webp/decode.h>
 #include <webp/encode.h>
 
 #include "sluice.h"
+#include "tests/formats/test_images.h"
 #include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
@@ -61,13 +60,6 @@ static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-static void write_file(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(p, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 /* Image i: a texture, JPEG for even i < 6 (gray for i == 2), PNG for odd
  * i < 6 (gray for i == 3), lossy WebP for 6, lossless WebP with alpha for
  * 7. The reference is TurboJPEG's or libwebp's decode, or the PNG's
@@ -76,12 +68,7 @@ static void make_image(int i, const char *dir, FILE *list) {
   bool gray = i == 2 || i == 3, jpeg = i % 2 == 0 && i < 6, webp = i >= 6;
   int ch = gray ? 1 : 3;
   uint8_t src[S * S * 3];
-  for (int y = 0; y < S; y++)
-    for (int x = 0; x < S; x++)
-      for (int c = 0; c < ch; c++)
-        src[(y * S + x) * ch + c] =
-            (uint8_t)((x * (7 + c) + y * (3 + 2 * c) + i * 40 + (x ^ y) * c) &
-                      255);
+  ti_texture(i, S, ch, src);
   char name[32], path[700];
   snprintf(name, sizeof name, "img%d.%s", i,
            webp   ? "webp"
@@ -99,7 +86,7 @@ static void make_image(int i, const char *dir, FILE *list) {
     size_t len = i == 6 ? WebPEncodeRGB(src, S, S, S * 3, 80.0f, &out)
                         : WebPEncodeLosslessRGBA(rgba, S, S, S * 4, &out);
     assert_true(len > 0);
-    write_file(path, out, len);
+    assert_int_equal(ti_write(path, out, len), 0);
     uint8_t dec[S * S * 4];
     assert_non_null(WebPDecodeRGBAInto(out, len, dec, sizeof dec, S * 4));
     for (int p = 0; p < S * S; p++)
@@ -110,39 +97,12 @@ static void make_image(int i, const char *dir, FILE *list) {
     g_lossy[i] = i == 6;
     return;
   }
-  if (jpeg) {
-    tjhandle tc = tjInitCompress(), td = tjInitDecompress();
-    unsigned char *out = NULL;
-    unsigned long len = 0;
-    assert_int_equal(tjCompress2(tc, src, S, 0, S, gray ? TJPF_GRAY : TJPF_RGB,
-                                 &out, &len, gray ? TJSAMP_GRAY : TJSAMP_420,
-                                 i == 4 ? 95 : 85, 0),
+  if (jpeg)
+    assert_int_equal(ti_jpeg_of(path, src, S, gray, i == 4 ? 95 : 85, g_ref[i]),
                      0);
-    write_file(path, out, len);
-    assert_int_equal(
-        tjDecompress2(td, out, len, g_ref[i], S, 0, S, TJPF_RGB, 0), 0);
-    tjFree(out);
-    tjDestroy(tc);
-    tjDestroy(td);
-    g_lossy[i] = 1;
-    return;
-  }
-  png_image img;
-  memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  img.width = S;
-  img.height = S;
-  img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-  png_alloc_size_t len = 0;
-  assert_true(png_image_write_to_memory(&img, NULL, &len, 0, src, 0, NULL));
-  void *mem = malloc(len);
-  assert_non_null(mem);
-  assert_true(png_image_write_to_memory(&img, mem, &len, 0, src, 0, NULL));
-  write_file(path, mem, len);
-  free(mem);
-  for (int p = 0; p < S * S; p++)
-    for (int c = 0; c < 3; c++)
-      g_ref[i][p * 3 + c] = src[p * ch + (gray ? 0 : c)];
+  else
+    assert_int_equal(ti_png_of(path, src, S, gray, g_ref[i]), 0);
+  g_lossy[i] = jpeg;
 }
 
 static int setup(void **state) {

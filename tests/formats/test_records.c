@@ -26,16 +26,15 @@
 
 #include <cmocka.h>
 
-#include <png.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <turbojpeg.h>
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/formats/test_images.h"
 #include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
@@ -54,61 +53,21 @@ static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-static void write_file(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(p, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 /* Image i: a texture, JPEG for even i, PNG for odd i (gray for i == 3).
  * The reference is TurboJPEG's decode, or the PNG's pixels. */
 static void make_image(int i, const char *dir, FILE *list) {
   bool gray = i == 3, jpeg = i % 2 == 0;
-  int ch = gray ? 1 : 3;
   uint8_t src[S * S * 3];
-  for (int y = 0; y < S; y++)
-    for (int x = 0; x < S; x++)
-      for (int c = 0; c < ch; c++)
-        src[(y * S + x) * ch + c] =
-            (uint8_t)((x * (7 + c) + y * (3 + 2 * c) + i * 40 + (x ^ y) * c) &
-                      255);
+  ti_texture(i, S, gray ? 1 : 3, src);
   char name[32], path[700];
   snprintf(name, sizeof name, "img%d.%s", i, jpeg ? "jpg" : "png");
   snprintf(path, sizeof path, "%s/%s", dir, name);
   fprintf(list, "%s\n", name);
-  if (jpeg) {
-    tjhandle tc = tjInitCompress(), td = tjInitDecompress();
-    unsigned char *out = NULL;
-    unsigned long len = 0;
-    assert_int_equal(
-        tjCompress2(tc, src, S, 0, S, TJPF_RGB, &out, &len, TJSAMP_420, 85, 0),
-        0);
-    write_file(path, out, len);
-    assert_int_equal(
-        tjDecompress2(td, out, len, g_ref[i], S, 0, S, TJPF_RGB, 0), 0);
-    tjFree(out);
-    tjDestroy(tc);
-    tjDestroy(td);
-    g_lossy[i] = 1;
-    return;
-  }
-  png_image img;
-  memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  img.width = S;
-  img.height = S;
-  img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-  png_alloc_size_t len = 0;
-  assert_true(png_image_write_to_memory(&img, NULL, &len, 0, src, 0, NULL));
-  void *mem = malloc(len);
-  assert_non_null(mem);
-  assert_true(png_image_write_to_memory(&img, mem, &len, 0, src, 0, NULL));
-  write_file(path, mem, len);
-  free(mem);
-  for (int p = 0; p < S * S; p++)
-    for (int c = 0; c < 3; c++)
-      g_ref[i][p * 3 + c] = src[p * ch + (gray ? 0 : c)];
+  if (jpeg)
+    assert_int_equal(ti_jpeg_of(path, src, S, 0, 85, g_ref[i]), 0);
+  else
+    assert_int_equal(ti_png_of(path, src, S, gray, g_ref[i]), 0);
+  g_lossy[i] = jpeg;
 }
 
 static int setup(void **state) {
