@@ -490,15 +490,8 @@ static void test_cli(void **state) {
               {"im.rec", "format:      recordio, layout irheader"},
               {"multi.rec", "targets:     2 floats per sample"},
               {"insight.rec", "skipped:     3 records without image bytes"}};
-  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
-    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
-    assert_int_equal(cli_run(args, out, sizeof out), 0);
-    if (!strstr(out, info[c].want))
-      fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("verify %s:\n%s", info[c].file, out);
-  }
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
+    sl_test_expect_cli_info(g_dir, info[c].file, info[c].want);
   snprintf(args, sizeof args, "verify '%s/bad_datacrc.tfrecord'", g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);
   assert_non_null(strstr(out, "sample 2: record 2 at offset"));

@@ -412,16 +412,8 @@ static void test_cli(void **state) {
       {"lists/train.lst", "an image list"},
       {"lists/multi.lst", "targets:     2 floats per sample"},
   };
-  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
-    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].path);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("%s:\n%s", args, out);
-    if (!strstr(out, info[c].want))
-      fail_msg("%s: no '%s' in:\n%s", args, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].path);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("%s:\n%s", args, out);
-  }
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
+    sl_test_expect_cli_info(g_dir, info[c].path, info[c].want);
   snprintf(args, sizeof args, "verify '%s/tfbad/train-{00000..00003}.tfrecord'",
            g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/tools/cli_run.h"
+
 const char *const sl_test_io_backends[SL_TEST_IO_COUNT] = {"mmap", "pread",
                                                            "uring"};
 
@@ -225,4 +227,21 @@ void sl_test_expect_refs(sl_dataset *ds, const char *format,
     assert_int_equal(len, sizeof px);
     sl_test_expect_ref_pixels(px, &r[i], what, i);
   }
+}
+
+void sl_test_expect_cli_info(const char *dir, const char *file,
+                             const char *want) {
+  enum { OUT_CAP = 1 << 16 };
+  char args[2048], *out = malloc(OUT_CAP);
+  assert_non_null(out);
+  snprintf(args, sizeof args, "info '%s/%s'", dir, file);
+  int rc = cli_run(args, out, OUT_CAP);
+  if (rc != 0)
+    fail_msg("info %s: exit %d:\n%s", file, rc, out);
+  if (!strstr(out, want))
+    fail_msg("info %s: no '%s' in:\n%s", file, want, out);
+  snprintf(args, sizeof args, "verify --decode '%s/%s'", dir, file);
+  if (cli_run(args, out, OUT_CAP) != 0)
+    fail_msg("verify %s:\n%s", file, out);
+  free(out);
 }

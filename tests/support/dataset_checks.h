@@ -105,4 +105,10 @@ void sl_test_expect_ref_pixels(const uint8_t *got, const sl_test_ref *r,
 void sl_test_expect_refs(sl_dataset *ds, const char *format,
                          const sl_test_ref *r, size_t n, const char *what);
 
+/* `sluice info DIR/FILE` exits 0 printing want, and `sluice verify
+ * --decode DIR/FILE` exits 0 (the built command, tests/tools/cli_run.h);
+ * fails naming the file with the command's output. */
+void sl_test_expect_cli_info(const char *dir, const char *file,
+                             const char *want);
+
 #endif
