@@ -1,8 +1,9 @@
 /* Checks the format tests make on datasets and loaders through the public
  * API (include/sluice.h): opening with config pairs, pixels against a
- * reference, damaged files refused and then skipped in verify mode, and the
- * loader on each io backend. Each failure is a cmocka failure whose message
- * names what was checked (the `what` argument: usually the file) and where.
+ * reference, damaged files refused and then skipped in verify mode, the
+ * loader on each io backend, and `sluice info` / `verify` on a file. Each
+ * failure is a cmocka failure whose message names what was checked (the
+ * `what` argument: usually the file) and where.
  *
  * Thread safety: call from the test's main thread (cmocka's fail_msg). */
 #ifndef SLUICE_TESTS_SUPPORT_DATASET_CHECKS_H
