@@ -4,6 +4,7 @@
  * message) for sluice/augment.py to raise as the matching sluice.Error. */
 #include "module.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int get_double(PyObject *d, const char *key, double *out) {
@@ -97,6 +98,25 @@ static PyObject *failure(sl_status st, const char *msg) {
   return Py_BuildValue("(is)", (int)st, msg);
 }
 
+/* params read into *a, and buf's writable C-contiguous bytes into *view,
+ * which must be want bytes long (else a ValueError saying they are not
+ * enough for what). Returns 0, or -1 with the Python error set. */
+static int args_and_buffer(PyObject *params, sl_augment_args *a, PyObject *buf,
+                           size_t want, const char *what, Py_buffer *view) {
+  memset(a, 0, sizeof *a);
+  if (args_from_dict(params, a) != 0)
+    return -1;
+  if (PyObject_GetBuffer(buf, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+    return -1;
+  if ((size_t)view->len != want) {
+    Py_ssize_t len = view->len;
+    PyBuffer_Release(view);
+    PyErr_Format(PyExc_ValueError, "buffer of %zd bytes for %s", len, what);
+    return -1;
+  }
+  return 0;
+}
+
 /* _augment_apply(op, buffer, height, width, channels, params) */
 PyObject *py_augment_apply(PyObject *m, PyObject *args) {
   (void)m;
@@ -106,19 +126,12 @@ PyObject *py_augment_apply(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "sOIIIO!", &op, &buf, &h, &w, &c, &PyDict_Type,
                         &params))
     return NULL;
+  char what[64];
+  snprintf(what, sizeof what, "%ux%ux%u pixels", h, w, c);
   sl_augment_args a;
-  memset(&a, 0, sizeof a);
-  if (args_from_dict(params, &a) != 0)
-    return NULL;
   Py_buffer view;
-  if (PyObject_GetBuffer(buf, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+  if (args_and_buffer(params, &a, buf, (size_t)h * w * c, what, &view) != 0)
     return NULL;
-  if ((size_t)view.len != (size_t)h * w * c) {
-    PyBuffer_Release(&view);
-    PyErr_Format(PyExc_ValueError, "buffer of %zd bytes for %ux%ux%u pixels",
-                 view.len, h, w, c);
-    return NULL;
-  }
   char msg[512];
   sl_status st;
   Py_BEGIN_ALLOW_THREADS st =
@@ -138,19 +151,13 @@ PyObject *py_augment_boxes(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "sOIIIO!", &op, &buf, &n, &h, &w, &PyDict_Type,
                         &params))
     return NULL;
+  char what[32];
+  snprintf(what, sizeof what, "%u boxes", n);
   sl_augment_args a;
-  memset(&a, 0, sizeof a);
-  if (args_from_dict(params, &a) != 0)
-    return NULL;
   Py_buffer view;
-  if (PyObject_GetBuffer(buf, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0)
+  if (args_and_buffer(params, &a, buf, (size_t)n * 4 * sizeof(float), what,
+                      &view) != 0)
     return NULL;
-  if ((size_t)view.len != (size_t)n * 4 * sizeof(float)) {
-    PyBuffer_Release(&view);
-    PyErr_Format(PyExc_ValueError, "buffer of %zd bytes for %u boxes", view.len,
-                 n);
-    return NULL;
-  }
   char msg[512];
   sl_status st = sl_augment_boxes(op, &a, view.buf, n, h, w, msg, sizeof msg);
   PyBuffer_Release(&view);

@@ -21,6 +21,7 @@
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"
+#include "tests/support/bad_seen.h"
 #include "tests/support/test_dir.h"
 
 static char g_dir[512];
@@ -31,10 +32,7 @@ static void path_in(char *buf, size_t cap, const char *name) {
 
 static int setup_dir(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/formats-boxes-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  mkdir(g_dir, 0755);
+  (void)sl_test_make_dir(g_dir, sizeof g_dir, "formats-boxes");
   return 0;
 }
 
@@ -167,10 +165,18 @@ static void test_round_trip(void **state) {
   }
 }
 
-static void on_bad_count(void *user, uint64_t index, const char *reason) {
-  (void)index;
-  (void)reason;
-  ++*(int *)user;
+/* Opens p in verify mode (mmap), failing unless no sample is bad. */
+static sl_source *open_verify_clean(const char *p) {
+  sl_test_bad_seen bad = {0};
+  sl_err err = {0};
+  sl_source *src = NULL;
+  if (sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP, sl_test_on_bad,
+                                 &bad, &err) != SL_OK)
+    fail_msg("%s", err.msg);
+  if (bad.calls != 0)
+    fail_msg("%s: %d bad samples, the first %llu: %s", p, bad.calls,
+             (unsigned long long)bad.first, bad.first_reason);
+  return src;
 }
 
 /* Verify mode reads every record header: layout 5's carry 3 (or 4 with
@@ -181,13 +187,7 @@ static void test_verify_accepts(void **state) {
     char p[600];
     path_in(p, sizeof p, f ? "verify.h5" : "verify.lmdb");
     write_file(p, 40, true);
-    int bad = 0;
-    sl_err err = {0};
-    sl_source *src = NULL;
-    if (sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP, on_bad_count,
-                                   &bad, &err) != SL_OK)
-      fail_msg("%s", err.msg);
-    assert_int_equal(bad, 0);
+    sl_source *src = open_verify_clean(p);
     check_boxes(src, 40);
     sl_source_close(src);
   }
@@ -251,12 +251,7 @@ static void test_levels_and_boxes(void **state) {
     }
     if (sl_fwriter_commit(w, NCLASSES, k_classes, "", false, &err) != SL_OK)
       fail_msg("%s", err.msg);
-    int bad = 0;
-    sl_source *src = NULL;
-    if (sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP, on_bad_count,
-                                   &bad, &err) != SL_OK)
-      fail_msg("%s", err.msg);
-    assert_int_equal(bad, 0);
+    sl_source *src = open_verify_clean(p);
     assert_int_equal(sl_source_layout_version(src),
                      f ? SL_HDF5_LAYOUT_BOXES : SL_LMDB_LAYOUT_BOXES);
     uint64_t images[SL_LEVELS_MAX], bytes[SL_LEVELS_MAX];
@@ -518,19 +513,6 @@ static void test_damage(void **state) {
   }
 }
 
-typedef struct bad_log {
-  int n;
-  uint64_t index;
-  char reason[400];
-} bad_log;
-
-static void on_bad_log(void *user, uint64_t index, const char *reason) {
-  bad_log *l = user;
-  l->n++;
-  l->index = index;
-  snprintf(l->reason, sizeof l->reason, "%s", reason);
-}
-
 /* Verify mode: a sample with a damaged box is reported and unusable (no
  * boxes), the others keep theirs. */
 static void test_verify_damage(void **state) {
@@ -544,13 +526,13 @@ static void test_verify_damage(void **state) {
     patch_nan(b, len);
     spit(p, b, len);
     free(b);
-    bad_log log = {0};
+    sl_test_bad_seen log = {0};
     sl_err err = {0};
     sl_source *src = NULL;
-    if (sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP, on_bad_log,
-                                   &log, &err) != SL_OK)
+    if (sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP,
+                                   sl_test_on_bad, &log, &err) != SL_OK)
       fail_msg("%s", err.msg);
-    assert_int_equal(log.n, 1);
+    assert_int_equal(log.calls, 1);
     assert_int_equal(log.index, 7);
     assert_non_null(strstr(log.reason, "not finite"));
     uint32_t n = 9;

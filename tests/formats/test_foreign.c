@@ -23,7 +23,6 @@
 
 #include <dlfcn.h>
 #include <lmdb.h>
-#include <png.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,12 +30,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <turbojpeg.h>
 #include <unistd.h>
 #include <webp/decode.h>
 #include <webp/encode.h>
 
 #include "sluice.h"
+#include "tests/formats/test_images.h"
+#include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
@@ -60,13 +60,6 @@ static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-static void write_file(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(p, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 /* Image i: a texture, JPEG for even i < 6 (gray for i == 2), PNG for odd
  * i < 6 (gray for i == 3), lossy WebP for 6, lossless WebP with alpha for
  * 7. The reference is TurboJPEG's or libwebp's decode, or the PNG's
@@ -75,12 +68,7 @@ static void make_image(int i, const char *dir, FILE *list) {
   bool gray = i == 2 || i == 3, jpeg = i % 2 == 0 && i < 6, webp = i >= 6;
   int ch = gray ? 1 : 3;
   uint8_t src[S * S * 3];
-  for (int y = 0; y < S; y++)
-    for (int x = 0; x < S; x++)
-      for (int c = 0; c < ch; c++)
-        src[(y * S + x) * ch + c] =
-            (uint8_t)((x * (7 + c) + y * (3 + 2 * c) + i * 40 + (x ^ y) * c) &
-                      255);
+  ti_texture(i, S, ch, src);
   char name[32], path[700];
   snprintf(name, sizeof name, "img%d.%s", i,
            webp   ? "webp"
@@ -98,7 +86,7 @@ static void make_image(int i, const char *dir, FILE *list) {
     size_t len = i == 6 ? WebPEncodeRGB(src, S, S, S * 3, 80.0f, &out)
                         : WebPEncodeLosslessRGBA(rgba, S, S, S * 4, &out);
     assert_true(len > 0);
-    write_file(path, out, len);
+    assert_int_equal(ti_write(path, out, len), 0);
     uint8_t dec[S * S * 4];
     assert_non_null(WebPDecodeRGBAInto(out, len, dec, sizeof dec, S * 4));
     for (int p = 0; p < S * S; p++)
@@ -109,49 +97,21 @@ static void make_image(int i, const char *dir, FILE *list) {
     g_lossy[i] = i == 6;
     return;
   }
-  if (jpeg) {
-    tjhandle tc = tjInitCompress(), td = tjInitDecompress();
-    unsigned char *out = NULL;
-    unsigned long len = 0;
-    assert_int_equal(tjCompress2(tc, src, S, 0, S, gray ? TJPF_GRAY : TJPF_RGB,
-                                 &out, &len, gray ? TJSAMP_GRAY : TJSAMP_420,
-                                 i == 4 ? 95 : 85, 0),
+  if (jpeg)
+    assert_int_equal(ti_jpeg_of(path, src, S, gray, i == 4 ? 95 : 85, g_ref[i]),
                      0);
-    write_file(path, out, len);
-    assert_int_equal(
-        tjDecompress2(td, out, len, g_ref[i], S, 0, S, TJPF_RGB, 0), 0);
-    tjFree(out);
-    tjDestroy(tc);
-    tjDestroy(td);
-    g_lossy[i] = 1;
-    return;
-  }
-  png_image img;
-  memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  img.width = S;
-  img.height = S;
-  img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-  png_alloc_size_t len = 0;
-  assert_true(png_image_write_to_memory(&img, NULL, &len, 0, src, 0, NULL));
-  void *mem = malloc(len);
-  assert_non_null(mem);
-  assert_true(png_image_write_to_memory(&img, mem, &len, 0, src, 0, NULL));
-  write_file(path, mem, len);
-  free(mem);
-  for (int p = 0; p < S * S; p++)
-    for (int c = 0; c < 3; c++)
-      g_ref[i][p * 3 + c] = src[p * ch + (gray ? 0 : c)];
+  else
+    assert_int_equal(ti_png_of(path, src, S, gray, g_ref[i]), 0);
+  g_lossy[i] = jpeg;
 }
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/foreign-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
   char img[600], cmd[2048];
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "foreign") != 0)
+    return -1;
   path_in(img, sizeof img, "img");
-  if (mkdir(g_dir, 0755) != 0 || mkdir(img, 0755) != 0)
+  if (mkdir(img, 0755) != 0)
     return -1;
   char lp[700];
   snprintf(lp, sizeof lp, "%s/list.txt", img);
@@ -213,33 +173,10 @@ static void reference(fixture f, uint64_t i, int32_t label, uint8_t *rgb,
   }
 }
 
-static void expect_pixels(const uint8_t *got, const uint8_t *want, size_t n,
-                          int lossy, const char *what, uint64_t i) {
-  for (size_t q = 0; q < n; q++) {
-    int d = (int)got[q] - (int)want[q];
-    if (d > lossy || d < -lossy)
-      fail_msg("%s: sample %llu byte %zu: %d, reference %d", what,
-               (unsigned long long)i, q, got[q], want[q]);
-  }
-}
-
 /* ---- opening ------------------------------------------------------------- */
 
 static sl_dataset *open_with(const char *file, const char *const *kv) {
-  char p[700];
-  path_in(p, sizeof p, file);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  for (; kv && kv[0]; kv += 2)
-    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_dataset *ds;
-  sl_status st = sl_dataset_open(&ds, cfg);
-  sl_config_destroy(cfg);
-  if (st != SL_OK)
-    fail_msg("%s: %s", file, sl_dataset_errmsg(ds));
-  return ds;
+  return sl_test_open_kv(g_dir, file, kv);
 }
 
 static sl_dataset *open_fixture(fixture f) {
@@ -265,22 +202,15 @@ static sl_dataset *open_fixture(fixture f) {
 
 /* Every sample's sl_dataset_decode against the reference. */
 static void check_decode(sl_dataset *ds, fixture f, int side) {
-  uint8_t got[S * S * 3], want[S * S * 3];
+  uint8_t want[S * S * 3];
   for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
     sl_sample_meta m;
     assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
     assert_int_equal(m.width, side);
     assert_int_equal(m.height, side);
-    size_t len;
-    if (sl_dataset_decode(ds, i, got, sizeof got, &len) != SL_OK)
-      fail_msg("%s", sl_dataset_errmsg(ds));
-    assert_int_equal(len, (size_t)side * side * m.channels);
     int lossy;
     reference(f, i, m.label, want, &lossy);
-    if (m.channels == 1) /* gray: compare with the reference's R */
-      for (int p = 0; p < side * side; p++)
-        want[p] = want[p * 3];
-    expect_pixels(got, want, len, lossy, "decode", i);
+    sl_test_expect_decode(ds, i, want, side, lossy, "decode");
   }
 }
 
@@ -471,38 +401,23 @@ static void loader_run(fixture f, const char *workers, const char *io) {
   int side = f == F_MNIST ? M : S;
   char res[16];
   snprintf(res, sizeof res, "%d", side);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *kv[][2] = {
-      {"dataset.path", p},
-      {"dataset.channel_order", f == F_RAW_RGB ? "rgb" : "bgr"},
-      {"dataset.label_file", f == F_LSUN ? labels : ""},
-      {"loader.batch_size", "1"},
-      {"loader.workers", workers},
-      {"loader.order", "random"},
-      {"loader.io", io},
-      {"device.backend", "host"},
-      {"augment.dtype", "u8"},
-      {"augment.layout", "nhwc"},
-      {"augment.crop", "none"},
-      {"augment.flip", "0"},
-      {"resolution.min", "8"},
-      {"resolution.max", res}};
-  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
-    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_loader *ld;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
-    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
-    sl_loader_close(ld);
+  const char *kv[] = {"dataset.path",
+                      p,
+                      "dataset.channel_order",
+                      f == F_RAW_RGB ? "rgb" : "bgr",
+                      "dataset.label_file",
+                      f == F_LSUN ? labels : "",
+                      NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, workers, "random", io, res);
+  sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file);
+  if (!ld) {
     sl_config_destroy(cfg);
     return;
   }
-  if (st != SL_OK)
-    fail_msg("%s", sl_loader_errmsg(ld));
   g_after_open = atomic_load(&g_mdb_calls);
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_status st;
   sl_batch b;
   uint64_t seen = 0;
   uint8_t want[S * S * 3];
@@ -512,8 +427,8 @@ static void loader_run(fixture f, const char *workers, const char *io) {
     assert_int_equal(b.width, side);
     int lossy;
     reference(f, b.indices[0], b.labels[0], want, &lossy);
-    expect_pixels(b.data, want, (size_t)side * side * 3, lossy, file,
-                  b.indices[0]);
+    sl_test_expect_pixels(b.data, want, (size_t)side * side * 3, lossy, file,
+                          b.indices[0]);
     if (f == F_RAW || f == F_RAW_RGB)
       assert_int_equal(b.labels[0], k_raw_labels[b.indices[0]]);
     seen++;
@@ -530,24 +445,10 @@ static void loader_run(fixture f, const char *workers, const char *io) {
 
 static void test_loader_batches(void **state) {
   (void)state;
-  const char *ios[] = {"mmap", "pread", "uring"};
   for (int f = F_RAW; f <= F_FOLDER; f++)
     for (int w = 1; w <= 2; w++)
-      for (int q = 0; q < 3; q++)
-        loader_run((fixture)f, w == 1 ? "1" : "2", ios[q]);
-}
-
-typedef struct bad_seen {
-  int calls;
-  uint64_t index;
-  char reason[400];
-} bad_seen;
-
-static void on_bad(void *user, uint64_t index, const char *reason) {
-  bad_seen *b = user;
-  b->calls++;
-  b->index = index;
-  snprintf(b->reason, sizeof b->reason, "%s", reason);
+      for (int q = 0; q < SL_TEST_IO_COUNT; q++)
+        loader_run((fixture)f, w == 1 ? "1" : "2", sl_test_io_backends[q]);
 }
 
 /* Each damaged value: SL_EFORMAT naming its key, with a reason; verify
@@ -574,26 +475,8 @@ static void test_damaged(void **state) {
     snprintf(file, sizeof file, "bad_%s.mdb", cases[c].name);
     snprintf(key, sizeof key, "00000001_bad_%s", cases[c].name);
     path_in(p, sizeof p, file);
-    sl_dataset *ds;
-    assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
-    const char *msg = sl_dataset_errmsg(ds);
-    if (!strstr(msg, key) || !strstr(msg, cases[c].why))
-      fail_msg("%s: message '%s' lacks '%s' or '%s'", file, msg, key,
-               cases[c].why);
-    sl_dataset_close(ds);
-    bad_seen b = {0};
-    if (sl_dataset_open_verify(&ds, p, on_bad, &b) != SL_OK)
-      fail_msg("%s verify: %s", file, sl_dataset_errmsg(ds));
-    assert_int_equal(b.calls, 1);
-    assert_int_equal(b.index, 1);
-    assert_non_null(strstr(b.reason, key));
-    assert_int_equal(sl_dataset_count(ds), 3);
-    sl_sample_meta m;
-    assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);
-    assert_int_equal(m.codec, 0);
-    assert_int_equal(sl_dataset_info(ds, 2, &m), SL_OK);
-    assert_int_not_equal(m.codec, 0);
-    sl_dataset_close(ds);
+    const char *want[] = {key, cases[c].why, NULL};
+    sl_test_expect_one_bad_sample(p, file, want, 1, 2, 3);
   }
 }
 
@@ -672,21 +555,16 @@ static void test_folder_and_image_named(void **state) {
  * sluice's own fails with a message that says why. */
 static void test_forced_layout(void **state) {
   (void)state;
-  char p[700];
-  path_in(p, sizeof p, "caffe_raw.mdb");
   const char *cases[][2] = {{"images", "00000000_train/img0.png"},
                             {"sluice", "sluice.meta"}};
   for (int c = 0; c < 2; c++) {
-    sl_config *cfg;
-    assert_int_equal(sl_config_create(&cfg), SL_OK);
-    assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-    assert_int_equal(sl_config_set(cfg, "dataset.layout", cases[c][0]), SL_OK);
+    const char *layout[] = {"dataset.layout", cases[c][0], NULL};
     sl_dataset *ds;
-    assert_int_equal(sl_dataset_open(&ds, cfg), SL_EFORMAT);
+    assert_int_equal(sl_test_try_open_kv(&ds, g_dir, "caffe_raw.mdb", layout),
+                     SL_EFORMAT);
     if (!strstr(sl_dataset_errmsg(ds), cases[c][1]))
       fail_msg("layout %s: '%s'", cases[c][0], sl_dataset_errmsg(ds));
     sl_dataset_close(ds);
-    sl_config_destroy(cfg);
   }
   /* Forced caffe on the right file works. */
   const char *kv[] = {"dataset.layout", "caffe", NULL};
@@ -715,15 +593,12 @@ static void test_named_subdb(void **state) {
   assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "dataset.lmdb_db"));
   sl_dataset_close(ds);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.lmdb_db", "test"), SL_OK);
-  assert_int_equal(sl_dataset_open(&ds, cfg), SL_EFORMAT);
+  const char *missing[] = {"dataset.lmdb_db", "test", NULL};
+  assert_int_equal(sl_test_try_open_kv(&ds, g_dir, "named.mdb", missing),
+                   SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "no LMDB sub-database named "
                                                 "'test'"));
   sl_dataset_close(ds);
-  sl_config_destroy(cfg);
 }
 
 /* ---- no liblmdb call after open -------------------------------------------
@@ -783,11 +658,10 @@ static void test_no_lmdb_after_open(void **state) {
   assert_int_equal(atomic_load(&g_mdb_calls), opened);
   sl_dataset_close(ds);
   assert_int_equal(atomic_load(&g_mdb_calls), opened);
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++) {
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++) {
     long n0 = atomic_load(&g_mdb_calls);
     g_after_open = -1;
-    loader_run(F_RAW, "2", ios[q]);
+    loader_run(F_RAW, "2", sl_test_io_backends[q]);
     if (g_after_open >= 0) { /* the loader opened: none after that */
       assert_true(g_after_open > n0);
       assert_int_equal(atomic_load(&g_mdb_calls), g_after_open);
@@ -809,15 +683,8 @@ static void test_cli(void **state) {
               {"lsun.mdb", "webp 2"},
               {"folder.mdb", "skipped:     4 entries"},
               {"caffe_enc.mdb", "e.g. sample 0: 00000000_img0.jpg"}};
-  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
-    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
-    assert_int_equal(cli_run(args, out, sizeof out), 0);
-    if (!strstr(out, info[c].want))
-      fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("verify %s:\n%s", info[c].file, out);
-  }
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
+    sl_test_expect_cli_info(g_dir, info[c].file, info[c].want);
   snprintf(args, sizeof args, "verify '%s/bad_rawsize.mdb'", g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);
   assert_non_null(strstr(out, "00000001_bad_rawsize"));

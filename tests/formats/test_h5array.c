@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
@@ -150,10 +151,7 @@ static void *slurp(const char *name, const char *ext, size_t want) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/h5array-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  if (mkdir(g_dir, 0755) != 0)
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "h5array") != 0)
     return -1;
   char arg[1100];
   snprintf(arg, sizeof arg, "'%s'", g_dir);
@@ -194,14 +192,6 @@ static void expected(const fixture *f, const uint8_t *rgb, uint64_t i, bool bgr,
   for (size_t q = 0; q < px; q++)
     for (int c = 0; c < 3; c++)
       out[q * 3 + c] = s[q * 3 + (bgr ? 2 - c : c)];
-}
-
-static void check_bytes(const uint8_t *got, const uint8_t *want, size_t n,
-                        int lossy, const char *what, uint64_t i) {
-  for (size_t q = 0; q < n; q++)
-    if (got[q] - want[q] > lossy || want[q] - got[q] > lossy)
-      fail_msg("%s: sample %llu byte %zu: %d, numpy %d", what,
-               (unsigned long long)i, q, got[q], want[q]);
 }
 
 /* The class names make_h5.py wrote as NAME.cls (one a line), against
@@ -267,7 +257,7 @@ static void test_open_and_decode(void **state) {
       if (f->ch == 1)
         for (size_t q = 0; q < px; q++)
           want[q] = want[q * 3];
-      check_bytes(got, want, len, f->lossy, f->name, i);
+      sl_test_expect_pixels(got, want, len, f->lossy, f->name, i);
     }
     free(got);
     free(want);
@@ -291,46 +281,20 @@ static void loader_run_range(const fixture *f, const char *workers,
   snprintf(res, sizeof res, "%u", f->w);
   const char *kv[] = {"dataset.channel_order",
                       bgr ? "bgr" : "auto",
-                      "loader.batch_size",
-                      "1",
-                      "loader.workers",
-                      workers,
-                      "loader.order",
-                      g_order,
                       "loader.quasi_block",
                       "50",
                       "loader.quasi_window",
                       "2",
-                      "loader.io",
-                      io,
-                      "device.backend",
-                      "host",
-                      "augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "augment.crop",
-                      "none",
-                      "augment.flip",
-                      "0",
-                      "resolution.min",
-                      "8",
-                      "resolution.max",
-                      res,
                       "dataset.chunk_cache",
                       cache,
                       NULL};
   sl_config *cfg = config_for(f, kv);
-  sl_loader *ld;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
-    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
-    sl_loader_close(ld);
+  sl_test_set_native_batches(cfg, workers, g_order, io, res);
+  sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, f->name);
+  if (!ld) {
     sl_config_destroy(cfg);
     return;
   }
-  if (st != SL_OK)
-    fail_msg("%s: %s", f->name, sl_loader_errmsg(ld));
   g_after_open = atomic_load(&g_h5_calls);
   size_t px = (size_t)f->h * f->w;
   uint8_t *rgb = slurp(f->name, ".rgb", f->n * px * 3);
@@ -338,6 +302,7 @@ static void loader_run_range(const fixture *f, const char *workers,
   uint8_t *want = malloc(px * 3);
   assert_non_null(want);
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_status st;
   sl_batch b;
   uint64_t seen = 0;
   while ((st = sl_loader_next(ld, &b)) == SL_OK) {
@@ -347,7 +312,7 @@ static void loader_run_range(const fixture *f, const char *workers,
     assert_int_equal(b.height, f->h);
     uint64_t i = b.indices[0];
     expected(f, rgb, i, bgr, want);
-    check_bytes(b.data, want, px * 3, f->lossy, f->name, i);
+    sl_test_expect_pixels(b.data, want, px * 3, f->lossy, f->name, i);
     assert_int_equal(b.labels[0], lab[i]);
     seen++;
     assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
@@ -390,14 +355,14 @@ static const fixture *fixture_named(const char *name);
 
 static void test_loader_batches(void **state) {
   (void)state;
-  const char *ios[] = {"mmap", "pread", "uring"};
   for (int x = 0; x < NFIX; x++) {
     /* crop none resizes to a square of at least resolution.min = 8 */
     if (k_fix[x].w != k_fix[x].h || k_fix[x].w < 8)
       continue;
     for (int w = 1; w <= 2; w++)
-      for (int q = 0; q < 3; q++)
-        loader_run(&k_fix[x], w == 1 ? "1" : "2", ios[q], false);
+      for (int q = 0; q < SL_TEST_IO_COUNT; q++)
+        loader_run(&k_fix[x], w == 1 ? "1" : "2", sl_test_io_backends[q],
+                   false);
   }
   /* NCHW planes read as BGR come out swapped. */
   loader_run(&k_fix[1], "2", "pread", true);
@@ -594,11 +559,10 @@ static void test_no_hdf5_after_open(void **state) {
   }
   sl_dataset_close(ds);
   assert_int_equal(atomic_load(&g_h5_calls), opened);
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++) {
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++) {
     long n0 = atomic_load(&g_h5_calls);
     g_after_open = -1;
-    loader_run(&k_fix[1], "2", ios[q], false);
+    loader_run(&k_fix[1], "2", sl_test_io_backends[q], false);
     if (g_after_open >= 0) {
       assert_true(g_after_open > n0);
       assert_int_equal(atomic_load(&g_h5_calls), g_after_open);
@@ -626,7 +590,7 @@ static void check_packed(const fixture *f, const char *packed) {
     assert_int_equal(sl_dataset_decode(ds, i, got, px * 3, &len), SL_OK);
     assert_int_equal(len, px * 3);
     expected(f, rgb, i, false, want);
-    check_bytes(got, want, len, 0, packed, i);
+    sl_test_expect_pixels(got, want, len, 0, packed, i);
   }
   free(got);
   free(want);

@@ -230,3 +230,52 @@ int ti_png(const char *path, int w, int h, int gray, int alpha) {
   free(base);
   return rc;
 }
+
+void ti_texture(int i, int side, int ch, uint8_t *out) {
+  for (int y = 0; y < side; y++)
+    for (int x = 0; x < side; x++)
+      for (int c = 0; c < ch; c++)
+        out[(y * side + x) * ch + c] =
+            (uint8_t)((x * (7 + c) + y * (3 + 2 * c) + i * 40 + (x ^ y) * c) &
+                      255);
+}
+
+int ti_jpeg_of(const char *path, const uint8_t *px, int side, int gray,
+               int quality, uint8_t *ref_rgb) {
+  tjhandle tc = tjInitCompress(), td = tjInitDecompress();
+  unsigned char *out = NULL;
+  unsigned long len = 0;
+  int rc =
+      tc && td &&
+              tjCompress2(tc, px, side, 0, side, gray ? TJPF_GRAY : TJPF_RGB,
+                          &out, &len, gray ? TJSAMP_GRAY : TJSAMP_420, quality,
+                          0) == 0 &&
+              ti_write(path, out, len) == 0 &&
+              tjDecompress2(td, out, len, ref_rgb, side, 0, side, TJPF_RGB,
+                            0) == 0
+          ? 0
+          : -1;
+  tjFree(out);
+  if (tc)
+    tjDestroy(tc);
+  if (td)
+    tjDestroy(td);
+  return rc;
+}
+
+int ti_png_of(const char *path, const uint8_t *px, int side, int gray,
+              uint8_t *ref_rgb) {
+  png_image img;
+  memset(&img, 0, sizeof img);
+  img.version = PNG_IMAGE_VERSION;
+  img.width = (png_uint_32)side;
+  img.height = (png_uint_32)side;
+  img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  if (!png_image_write_to_file(&img, path, 0, px, 0, NULL))
+    return -1;
+  int ch = gray ? 1 : 3;
+  for (int p = 0; p < side * side; p++)
+    for (int c = 0; c < 3; c++)
+      ref_rgb[p * 3 + c] = px[p * ch + (gray ? 0 : c)];
+  return 0;
+}

@@ -35,6 +35,7 @@
 
 #include "sluice.h"
 #include "tests/formats/test_images.h"
+#include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
@@ -98,12 +99,11 @@ static int make_image(int i, const char *dir, FILE *list) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/pickle-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
   char img[600], cmd[2048], lp[700];
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "pickle") != 0)
+    return -1;
   path_in(img, sizeof img, "img");
-  if (mkdir(g_dir, 0755) != 0 || mkdir(img, 0755) != 0)
+  if (mkdir(img, 0755) != 0)
     return -1;
   snprintf(lp, sizeof lp, "%s/list.txt", img);
   FILE *list = fopen(lp, "w");
@@ -127,29 +127,9 @@ static int teardown(void **state) {
   return sl_test_remove_dir(g_dir);
 }
 
-static void expect_pixels(const uint8_t *got, const uint8_t *want, size_t n,
-                          int lossy, const char *what, uint64_t i) {
-  for (size_t q = 0; q < n; q++) {
-    int d = (int)got[q] - (int)want[q];
-    if (d > lossy || d < -lossy)
-      fail_msg("%s: sample %llu byte %zu: %d, reference %d", what,
-               (unsigned long long)i, q, got[q], want[q]);
-  }
-}
-
 static sl_status open_kv(sl_dataset **ds, const char *file,
                          const char *const *kv) {
-  char p[700];
-  path_in(p, sizeof p, file);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  for (; kv && kv[0]; kv += 2)
-    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_status st = sl_dataset_open(ds, cfg);
-  sl_config_destroy(cfg);
-  return st;
+  return sl_test_try_open_kv(ds, g_dir, file, kv);
 }
 
 /* The readable fixtures: each holds image i with label 10 + i. */
@@ -180,16 +160,7 @@ static void test_read(void **state) {
       assert_int_equal(m.width, S);
       assert_int_equal(m.height, S);
       assert_int_equal(m.channels, i == 2 ? 1 : 3);
-      uint8_t got[S * S * 3], want[S * S * 3];
-      size_t len;
-      if (sl_dataset_decode(ds, i, got, sizeof got, &len) != SL_OK)
-        fail_msg("%s: %s", k_good[c].file, sl_dataset_errmsg(ds));
-      assert_int_equal(len, (size_t)S * S * m.channels);
-      memcpy(want, g_ref[i], sizeof want);
-      if (m.channels == 1)
-        for (int p = 0; p < S * S; p++)
-          want[p] = want[p * 3];
-      expect_pixels(got, want, len, g_lossy[i], k_good[c].file, i);
+      sl_test_expect_decode(ds, i, g_ref[i], S, g_lossy[i], k_good[c].file);
       char name[64];
       assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
       char key[16];
@@ -206,27 +177,15 @@ static void test_read(void **state) {
 static void loader_run(const char *file, const char *io) {
   char p[700];
   path_in(p, sizeof p, file);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *kv[][2] = {{"dataset.path", p},      {"loader.batch_size", "1"},
-                         {"loader.workers", "2"},  {"loader.order", "random"},
-                         {"loader.io", io},        {"device.backend", "host"},
-                         {"augment.dtype", "u8"},  {"augment.layout", "nhwc"},
-                         {"augment.crop", "none"}, {"augment.flip", "0"},
-                         {"resolution.min", "8"},  {"resolution.max", "32"}};
-  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
-    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_loader *ld;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
-    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
-    sl_loader_close(ld);
+  const char *kv[] = {"dataset.path", p, NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", "random", io, "32");
+  sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file);
+  if (!ld) {
     sl_config_destroy(cfg);
     return;
   }
-  if (st != SL_OK)
-    fail_msg("%s: %s", file, sl_loader_errmsg(ld));
+  sl_status st;
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
   sl_batch b;
   uint64_t seen = 0;
@@ -237,7 +196,7 @@ static void loader_run(const char *file, const char *io) {
     uint64_t i = b.indices[0];
     assert_true(i < NIMG);
     assert_int_equal(b.labels[0], 10 + (int32_t)i);
-    expect_pixels(b.data, g_ref[i], S * S * 3, g_lossy[i], file, i);
+    sl_test_expect_pixels(b.data, g_ref[i], S * S * 3, g_lossy[i], file, i);
     seen++;
     assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
   }
@@ -250,25 +209,11 @@ static void loader_run(const char *file, const char *io) {
 
 static void test_loader(void **state) {
   (void)state;
-  const char *ios[] = {"mmap", "pread", "uring"};
   const char *files[] = {"pk_default.mdb", "pk5.mdb", "tp_bin.mdb",
                          "tp_numpy.mdb"};
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++)
-    for (int q = 0; q < 3; q++)
-      loader_run(files[f], ios[q]);
-}
-
-typedef struct bad_seen {
-  int calls;
-  uint64_t index;
-  char reason[512];
-} bad_seen;
-
-static void on_bad(void *user, uint64_t index, const char *reason) {
-  bad_seen *b = user;
-  b->calls++;
-  b->index = index;
-  snprintf(b->reason, sizeof b->reason, "%s", reason);
+    for (int q = 0; q < SL_TEST_IO_COUNT; q++)
+      loader_run(files[f], sl_test_io_backends[q]);
 }
 
 /* File bad_NAME.mdb / evil_NAME.mdb: sample 1 (key 00000001_bad_NAME) is
@@ -279,28 +224,14 @@ static void expect_refused(const char *file, const char *name,
   char p[700], key[64];
   path_in(p, sizeof p, file);
   snprintf(key, sizeof key, "key '00000001_bad_%s'", name);
-  sl_dataset *ds;
-  assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
-  const char *msg = sl_dataset_errmsg(ds);
-  if (!strstr(msg, key) || !strstr(msg, "sample 1"))
-    fail_msg("%s: message '%s' lacks '%s'", file, msg, key);
-  for (; *want; want++)
-    if (!strstr(msg, *want))
-      fail_msg("%s: message '%s' lacks '%s'", file, msg, *want);
-  sl_dataset_close(ds);
-  bad_seen b = {0};
-  if (sl_dataset_open_verify(&ds, p, on_bad, &b) != SL_OK)
-    fail_msg("%s verify: %s", file, sl_dataset_errmsg(ds));
-  assert_int_equal(b.calls, 1);
-  assert_int_equal(b.index, 1);
-  assert_non_null(strstr(b.reason, key));
-  assert_int_equal(sl_dataset_count(ds), 3);
-  sl_sample_meta m;
-  assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);
-  assert_int_equal(m.codec, 0);
-  assert_int_equal(sl_dataset_info(ds, 2, &m), SL_OK);
-  assert_int_not_equal(m.codec, 0);
-  sl_dataset_close(ds);
+  const char *phrases[8] = {key, "sample 1"};
+  size_t n = 2;
+  for (; *want; want++) {
+    assert_true(n + 1 < sizeof phrases / sizeof phrases[0]);
+    phrases[n++] = *want;
+  }
+  phrases[n] = NULL;
+  sl_test_expect_one_bad_sample(p, file, phrases, 1, 2, 3);
 }
 
 /* The payloads pickle.dumps makes for code: refused naming the opcode and
@@ -397,15 +328,8 @@ static void test_cli(void **state) {
   } info[] = {{"pk4.mdb", "layout pickle"},
               {"pk4.mdb", "skipped:     2 entries"},
               {"tp_numpy.mdb", "layout msgpack"}};
-  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
-    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
-    assert_int_equal(cli_run(args, out, sizeof out), 0);
-    if (!strstr(out, info[c].want))
-      fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("verify %s:\n%s", info[c].file, out);
-  }
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
+    sl_test_expect_cli_info(g_dir, info[c].file, info[c].want);
   snprintf(args, sizeof args, "verify '%s/evil_reduce4.mdb'", g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);
   if (!strstr(out, "00000001_bad_reduce4") || !strstr(out, "STACK_GLOBAL"))

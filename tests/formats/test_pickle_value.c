@@ -19,12 +19,19 @@
 
 #define PK(s) (const uint8_t *)(s), sizeof(s) - 1
 
-static void pk_ok(const uint8_t *v, size_t n, size_t off, size_t len,
-                  int has_label, int64_t label) {
+/* sl_pickle_parse or sl_msgpack_parse. */
+typedef int (*value_parser)(const uint8_t *value, size_t n, sl_value_record *r,
+                            char *why, size_t cap);
+
+/* parse (named what) reads v's n bytes as an image of len bytes at off,
+ * with label when has_label. */
+static void expect_read(value_parser parse, const char *what, const uint8_t *v,
+                        size_t n, size_t off, size_t len, int has_label,
+                        int64_t label) {
   sl_value_record r;
   char why[256];
-  if (sl_pickle_parse(v, n, &r, why, sizeof why) != 0)
-    fail_msg("refused: %s", why);
+  if (parse(v, n, &r, why, sizeof why) != 0)
+    fail_msg("%s refused: %s", what, why);
   assert_int_equal(r.image_off, off);
   assert_int_equal(r.image_len, len);
   assert_int_equal(r.has_label, has_label);
@@ -32,12 +39,23 @@ static void pk_ok(const uint8_t *v, size_t n, size_t off, size_t len,
     assert_int_equal(r.label, label);
 }
 
-static void pk_bad(const uint8_t *v, size_t n, const char *want) {
+/* parse (named what) refuses v's n bytes with a reason holding want. */
+static void expect_refused(value_parser parse, const char *what,
+                           const uint8_t *v, size_t n, const char *want) {
   sl_value_record r;
   char why[256];
-  assert_int_equal(sl_pickle_parse(v, n, &r, why, sizeof why), -1);
+  assert_int_equal(parse(v, n, &r, why, sizeof why), -1);
   if (!strstr(why, want))
-    fail_msg("reason '%s' lacks '%s'", why, want);
+    fail_msg("%s: reason '%s' lacks '%s'", what, why, want);
+}
+
+static void pk_ok(const uint8_t *v, size_t n, size_t off, size_t len,
+                  int has_label, int64_t label) {
+  expect_read(sl_pickle_parse, "pickle", v, n, off, len, has_label, label);
+}
+
+static void pk_bad(const uint8_t *v, size_t n, const char *want) {
+  expect_refused(sl_pickle_parse, "pickle", v, n, want);
 }
 
 static void test_pickle_opcodes(void **state) {
@@ -180,23 +198,11 @@ static void test_pickle_bounds(void **state) {
 
 static void mp_ok(const uint8_t *v, size_t n, size_t off, size_t len,
                   int has_label, int64_t label) {
-  sl_value_record r;
-  char why[256];
-  if (sl_msgpack_parse(v, n, &r, why, sizeof why) != 0)
-    fail_msg("refused: %s", why);
-  assert_int_equal(r.image_off, off);
-  assert_int_equal(r.image_len, len);
-  assert_int_equal(r.has_label, has_label);
-  if (has_label)
-    assert_int_equal(r.label, label);
+  expect_read(sl_msgpack_parse, "msgpack", v, n, off, len, has_label, label);
 }
 
 static void mp_bad(const uint8_t *v, size_t n, const char *want) {
-  sl_value_record r;
-  char why[256];
-  assert_int_equal(sl_msgpack_parse(v, n, &r, why, sizeof why), -1);
-  if (!strstr(why, want))
-    fail_msg("reason '%s' lacks '%s'", why, want);
+  expect_refused(sl_msgpack_parse, "msgpack", v, n, want);
 }
 
 static void test_msgpack(void **state) {

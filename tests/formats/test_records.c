@@ -26,16 +26,16 @@
 
 #include <cmocka.h>
 
-#include <png.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <turbojpeg.h>
 #include <unistd.h>
 
 #include "sluice.h"
+#include "tests/formats/test_images.h"
+#include "tests/support/dataset_checks.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 
@@ -53,71 +53,30 @@ static void path_in(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", g_dir, name);
 }
 
-static void write_file(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(p, 1, n, f), n);
-  assert_int_equal(fclose(f), 0);
-}
-
 /* Image i: a texture, JPEG for even i, PNG for odd i (gray for i == 3).
  * The reference is TurboJPEG's decode, or the PNG's pixels. */
 static void make_image(int i, const char *dir, FILE *list) {
   bool gray = i == 3, jpeg = i % 2 == 0;
-  int ch = gray ? 1 : 3;
   uint8_t src[S * S * 3];
-  for (int y = 0; y < S; y++)
-    for (int x = 0; x < S; x++)
-      for (int c = 0; c < ch; c++)
-        src[(y * S + x) * ch + c] =
-            (uint8_t)((x * (7 + c) + y * (3 + 2 * c) + i * 40 + (x ^ y) * c) &
-                      255);
+  ti_texture(i, S, gray ? 1 : 3, src);
   char name[32], path[700];
   snprintf(name, sizeof name, "img%d.%s", i, jpeg ? "jpg" : "png");
   snprintf(path, sizeof path, "%s/%s", dir, name);
   fprintf(list, "%s\n", name);
-  if (jpeg) {
-    tjhandle tc = tjInitCompress(), td = tjInitDecompress();
-    unsigned char *out = NULL;
-    unsigned long len = 0;
-    assert_int_equal(
-        tjCompress2(tc, src, S, 0, S, TJPF_RGB, &out, &len, TJSAMP_420, 85, 0),
-        0);
-    write_file(path, out, len);
-    assert_int_equal(
-        tjDecompress2(td, out, len, g_ref[i], S, 0, S, TJPF_RGB, 0), 0);
-    tjFree(out);
-    tjDestroy(tc);
-    tjDestroy(td);
-    g_lossy[i] = 1;
-    return;
-  }
-  png_image img;
-  memset(&img, 0, sizeof img);
-  img.version = PNG_IMAGE_VERSION;
-  img.width = S;
-  img.height = S;
-  img.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
-  png_alloc_size_t len = 0;
-  assert_true(png_image_write_to_memory(&img, NULL, &len, 0, src, 0, NULL));
-  void *mem = malloc(len);
-  assert_non_null(mem);
-  assert_true(png_image_write_to_memory(&img, mem, &len, 0, src, 0, NULL));
-  write_file(path, mem, len);
-  free(mem);
-  for (int p = 0; p < S * S; p++)
-    for (int c = 0; c < 3; c++)
-      g_ref[i][p * 3 + c] = src[p * ch + (gray ? 0 : c)];
+  if (jpeg)
+    assert_int_equal(ti_jpeg_of(path, src, S, 0, 85, g_ref[i]), 0);
+  else
+    assert_int_equal(ti_png_of(path, src, S, gray, g_ref[i]), 0);
+  g_lossy[i] = jpeg;
 }
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/records-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
   char img[600], lp[700], cmd[2048];
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "records") != 0)
+    return -1;
   path_in(img, sizeof img, "img");
-  if (mkdir(g_dir, 0755) != 0 || mkdir(img, 0755) != 0)
+  if (mkdir(img, 0755) != 0)
     return -1;
   snprintf(lp, sizeof lp, "%s/list.txt", img);
   FILE *list = fopen(lp, "w");
@@ -186,36 +145,13 @@ static int32_t label_of(fixture f, uint64_t i) {
   }
 }
 
-static void expect_pixels(const uint8_t *got, const uint8_t *want, size_t n,
-                          int lossy, const char *what, uint64_t i) {
-  for (size_t q = 0; q < n; q++) {
-    int d = (int)got[q] - (int)want[q];
-    if (d > lossy || d < -lossy)
-      fail_msg("%s: sample %llu byte %zu: %d, reference %d", what,
-               (unsigned long long)i, q, got[q], want[q]);
-  }
-}
-
 static sl_status try_open(sl_dataset **ds, const char *file,
                           const char *const *kv) {
-  char p[700];
-  path_in(p, sizeof p, file);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  for (; kv && kv[0]; kv += 2)
-    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_status st = sl_dataset_open(ds, cfg);
-  sl_config_destroy(cfg);
-  return st;
+  return sl_test_try_open_kv(ds, g_dir, file, kv);
 }
 
 static sl_dataset *open_with(const char *file, const char *const *kv) {
-  sl_dataset *ds;
-  if (try_open(&ds, file, kv) != SL_OK)
-    fail_msg("%s: %s", file, sl_dataset_errmsg(ds));
-  return ds;
+  return sl_test_open_kv(g_dir, file, kv);
 }
 
 static const char *const k_custom[] = {"dataset.image_key", "jpg",
@@ -228,7 +164,6 @@ static sl_dataset *open_fixture(fixture f) {
 /* Labels, codecs and every sample's sl_dataset_decode. */
 static void check_samples(sl_dataset *ds, fixture f, int32_t offset) {
   assert_int_equal(sl_dataset_count(ds), count_of(f));
-  uint8_t got[S * S * 3], want[S * S * 3];
   for (uint64_t i = 0; i < sl_dataset_count(ds); i++) {
     sl_sample_meta m;
     assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
@@ -239,15 +174,7 @@ static void check_samples(sl_dataset *ds, fixture f, int32_t offset) {
     assert_int_equal(m.width, S);
     assert_int_equal(m.height, S);
     assert_int_equal(m.channels, k == 3 ? 1 : 3);
-    size_t len;
-    if (sl_dataset_decode(ds, i, got, sizeof got, &len) != SL_OK)
-      fail_msg("%s", sl_dataset_errmsg(ds));
-    assert_int_equal(len, (size_t)S * S * m.channels);
-    memcpy(want, g_ref[k], sizeof want);
-    if (m.channels == 1)
-      for (int p = 0; p < S * S; p++)
-        want[p] = want[p * 3];
-    expect_pixels(got, want, len, g_lossy[k], file_of(f), i);
+    sl_test_expect_decode(ds, i, g_ref[k], S, g_lossy[k], file_of(f));
   }
 }
 
@@ -420,35 +347,21 @@ static void loader_run(fixture f, const char *workers, const char *io) {
   path_in(p, sizeof p, file_of(f));
   char res[16];
   snprintf(res, sizeof res, "%d", S);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  const char *kv[][2] = {{"dataset.path", p},
-                         {"dataset.image_key", f == F_CUSTOM ? "jpg" : ""},
-                         {"dataset.label_key", f == F_CUSTOM ? "cls" : ""},
-                         {"loader.batch_size", "1"},
-                         {"loader.workers", workers},
-                         {"loader.order", "random"},
-                         {"loader.io", io},
-                         {"device.backend", "host"},
-                         {"augment.dtype", "u8"},
-                         {"augment.layout", "nhwc"},
-                         {"augment.crop", "none"},
-                         {"augment.flip", "0"},
-                         {"resolution.min", "8"},
-                         {"resolution.max", res}};
-  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
-    if (sl_config_set(cfg, kv[k][0], kv[k][1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_loader *ld;
-  sl_status st = sl_loader_open(&ld, cfg);
-  if (st != SL_OK && strcmp(io, "uring") == 0) { /* no io_uring here */
-    print_message("loader.io = uring unavailable: %s\n", sl_loader_errmsg(ld));
-    sl_loader_close(ld);
+  const char *kv[] = {"dataset.path",
+                      p,
+                      "dataset.image_key",
+                      f == F_CUSTOM ? "jpg" : "",
+                      "dataset.label_key",
+                      f == F_CUSTOM ? "cls" : "",
+                      NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, workers, "random", io, res);
+  sl_loader *ld = sl_test_loader_open_or_skip(cfg, io, file_of(f));
+  if (!ld) {
     sl_config_destroy(cfg);
     return;
   }
-  if (st != SL_OK)
-    fail_msg("%s", sl_loader_errmsg(ld));
+  sl_status st;
   assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
   sl_batch b;
   uint64_t seen = 0;
@@ -462,8 +375,8 @@ static void loader_run(fixture f, const char *workers, const char *io) {
     hit[i] = true;
     assert_int_equal(b.labels[0], label_of(f, i));
     int k = image_of(f, i);
-    expect_pixels(b.data, g_ref[k], (size_t)S * S * 3, g_lossy[k], file_of(f),
-                  i);
+    sl_test_expect_pixels(b.data, g_ref[k], (size_t)S * S * 3, g_lossy[k],
+                          file_of(f), i);
     seen++;
     assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
   }
@@ -478,28 +391,14 @@ static void loader_run(fixture f, const char *workers, const char *io) {
 
 static void test_loader_batches(void **state) {
   (void)state;
-  const char *ios[] = {"mmap", "pread", "uring"};
   for (int f = F_TF; f <= F_INSIGHT; f++)
     for (int w = 1; w <= 2; w++)
-      for (int q = 0; q < 3; q++)
-        loader_run((fixture)f, w == 1 ? "1" : "2", ios[q]);
+      for (int q = 0; q < SL_TEST_IO_COUNT; q++)
+        loader_run((fixture)f, w == 1 ? "1" : "2", sl_test_io_backends[q]);
 }
 
 /* ---- damage ---------------------------------------------------------------
  */
-
-typedef struct bad_seen {
-  int calls;
-  uint64_t index;
-  char reason[400];
-} bad_seen;
-
-static void on_bad(void *user, uint64_t index, const char *reason) {
-  bad_seen *b = user;
-  b->calls++;
-  b->index = index;
-  snprintf(b->reason, sizeof b->reason, "%s", reason);
-}
 
 /* Each damaged file: SL_EFORMAT naming the file, the record and its
  * offset, with a reason; verify mode reports that record as a bad sample
@@ -537,15 +436,10 @@ static void test_damaged(void **state) {
       assert_int_equal(sl_dataset_count(ds), NIMG + 1);
       sl_dataset_close(ds);
     }
-    assert_int_equal(sl_dataset_open_file(&ds, p), SL_EFORMAT);
-    const char *msg = sl_dataset_errmsg(ds);
-    if (!strstr(msg, p) || !strstr(msg, rec) || !strstr(msg, cases[c].why))
-      fail_msg("%s: message '%s' lacks the file, '%s' or '%s'", cases[c].file,
-               msg, rec, cases[c].why);
-    sl_dataset_close(ds);
-    bad_seen b = {0};
-    if (sl_dataset_open_verify(&ds, p, on_bad, &b) != SL_OK)
-      fail_msg("%s verify: %s", cases[c].file, sl_dataset_errmsg(ds));
+    const char *want[] = {p, rec, cases[c].why, NULL};
+    sl_test_expect_open_refused(p, SL_EFORMAT, cases[c].file, want);
+    sl_test_bad_seen b = {0};
+    ds = sl_test_open_verify(p, cases[c].file, &b);
     if (strcmp(cases[c].file, "badrec.rec") == 0) {
       /* also record 4 (not an image) and 5 (label 2.5): the last seen */
       assert_int_equal(b.calls, 3);
@@ -561,12 +455,7 @@ static void test_damaged(void **state) {
       assert_non_null(strstr(b.reason, rec));
       assert_non_null(strstr(b.reason, cases[c].why));
     }
-    assert_int_equal(sl_dataset_count(ds), cases[c].count);
-    sl_sample_meta m;
-    assert_int_equal(sl_dataset_info(ds, cases[c].record, &m), SL_OK);
-    assert_int_equal(m.codec, 0);
-    assert_int_equal(sl_dataset_info(ds, 0, &m), SL_OK);
-    assert_int_not_equal(m.codec, 0);
+    sl_test_expect_skipped(ds, cases[c].count, cases[c].record, 0);
     uint8_t px[S * S * 3];
     size_t len;
     assert_int_equal(sl_dataset_decode(ds, 0, px, sizeof px, &len), SL_OK);
@@ -601,15 +490,8 @@ static void test_cli(void **state) {
               {"im.rec", "format:      recordio, layout irheader"},
               {"multi.rec", "targets:     2 floats per sample"},
               {"insight.rec", "skipped:     3 records without image bytes"}};
-  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
-    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].file);
-    assert_int_equal(cli_run(args, out, sizeof out), 0);
-    if (!strstr(out, info[c].want))
-      fail_msg("info %s: no '%s' in:\n%s", info[c].file, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].file);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("verify %s:\n%s", info[c].file, out);
-  }
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
+    sl_test_expect_cli_info(g_dir, info[c].file, info[c].want);
   snprintf(args, sizeof args, "verify '%s/bad_datacrc.tfrecord'", g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);
   assert_non_null(strstr(out, "sample 2: record 2 at offset"));

@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "../support/dataset_checks.h"
 #include "../support/test_dir.h"
 #include "../tools/cli_run.h"
 #include "formats/source.h"
@@ -35,7 +36,6 @@
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
 #endif
 
-#define S 16
 static char g_dir[512];
 
 static void path_in(char *out, size_t cap, const char *name) {
@@ -44,10 +44,7 @@ static void path_in(char *out, size_t cap, const char *name) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/shards-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  if (mkdir(g_dir, 0755) != 0)
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "shards") != 0)
     return -1;
   char arg[600];
   snprintf(arg, sizeof arg, "'%s'", g_dir);
@@ -65,56 +62,6 @@ static int teardown(void **state) {
 
 /* ---- references ---------------------------------------------------------- */
 
-typedef struct ref {
-  int32_t label, lossy;
-  uint8_t rgb[S * S * 3];
-} ref;
-
-static ref *load_ref(const char *name, size_t *n) {
-  char p[700];
-  snprintf(p, sizeof p, "%s/%s.ref", g_dir, name);
-  FILE *f = fopen(p, "rb");
-  assert_non_null(f);
-  ref *r = calloc(64, sizeof *r);
-  assert_non_null(r);
-  size_t k = 0;
-  while (k < 64 && fread(&r[k].label, 4, 1, f) == 1) {
-    assert_int_equal(fread(&r[k].lossy, 4, 1, f), 1);
-    assert_int_equal(fread(r[k].rgb, sizeof r[k].rgb, 1, f), 1);
-    k++;
-  }
-  fclose(f);
-  *n = k;
-  return r;
-}
-
-/* Exact for PNG; JPEG within what two IDCTs differ by. */
-static void check_pixels(const uint8_t *got, const ref *r, const char *what,
-                         uint64_t i) {
-  int worst = 0;
-  for (size_t b = 0; b < sizeof r->rgb; b++) {
-    int d = abs((int)got[b] - (int)r->rgb[b]);
-    if (d > worst)
-      worst = d;
-  }
-  if (worst > (r->lossy ? 6 : 0))
-    fail_msg("%s: sample %llu: pixels differ by up to %d from the writer's",
-             what, (unsigned long long)i, worst);
-}
-
-static sl_status try_open(sl_dataset **ds, const char *path,
-                          const char *const *kv) {
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", path), SL_OK);
-  for (; kv && kv[0]; kv += 2)
-    if (sl_config_set(cfg, kv[0], kv[1]) != SL_OK)
-      fail_msg("%s", sl_config_errmsg(cfg));
-  sl_status st = sl_dataset_open(ds, cfg);
-  sl_config_destroy(cfg);
-  return st;
-}
-
 /* Opens path (under the fixtures) through the dataset API and checks
  * every sample against refname's references, in order. */
 static void check_dataset(const char *name, const char *refname,
@@ -122,27 +69,13 @@ static void check_dataset(const char *name, const char *refname,
   char path[700];
   path_in(path, sizeof path, name);
   size_t n;
-  ref *r = load_ref(refname, &n);
-  sl_dataset *ds;
-  if (try_open(&ds, path, kv) != SL_OK)
-    fail_msg("%s: %s", path, sl_dataset_errmsg(ds));
-  assert_string_equal(sl_dataset_format(ds), format);
-  assert_int_equal(sl_dataset_count(ds), n);
-  uint8_t px[S * S * 3];
+  sl_test_ref *r = sl_test_load_refs(g_dir, refname, &n);
+  sl_dataset *ds = sl_test_open_kv(NULL, path, kv);
+  sl_test_expect_refs(ds, format, r, n, path);
   for (uint64_t i = 0; i < n; i++) {
     sl_sample_meta m;
     assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
-    if (m.label != r[i].label)
-      fail_msg("%s: sample %llu: label %d, the writer stored %d", path,
-               (unsigned long long)i, (int)m.label, (int)r[i].label);
-    assert_int_equal(m.width, S);
-    assert_int_equal(m.height, S);
     assert_int_equal(m.codec, r[i].lossy ? SL_IMAGE_JPEG : SL_IMAGE_PNG);
-    size_t len = 0;
-    if (sl_dataset_decode(ds, i, px, sizeof px, &len) != SL_OK)
-      fail_msg("%s: %s", path, sl_dataset_errmsg(ds));
-    assert_int_equal(len, sizeof px);
-    check_pixels(px, &r[i], path, i);
   }
   sl_dataset_close(ds);
   free(r);
@@ -180,38 +113,10 @@ static void check_loader(const char *name, const char *refname, const char *io,
   char path[700];
   path_in(path, sizeof path, name);
   size_t n;
-  ref *r = load_ref(refname, &n);
-  const char *kv[] = {"dataset.path",
-                      path,
-                      "loader.batch_size",
-                      "1",
-                      "loader.workers",
-                      "2",
-                      "loader.order",
-                      order,
-                      "loader.quasi_window",
-                      "1",
-                      "loader.io",
-                      io,
-                      "device.backend",
-                      "host",
-                      "augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "augment.crop",
-                      "none",
-                      "augment.flip",
-                      "0",
-                      "resolution.min",
-                      "8",
-                      "resolution.max",
-                      "16",
-                      NULL};
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  for (const char *const *p = kv; p[0]; p += 2)
-    assert_int_equal(sl_config_set(cfg, p[0], p[1]), SL_OK);
+  sl_test_ref *r = sl_test_load_refs(g_dir, refname, &n);
+  const char *kv[] = {"dataset.path", path, "loader.quasi_window", "1", NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", order, io, "16");
   sl_loader *ld;
   sl_status st = sl_loader_open(&ld, cfg);
   if (st != SL_OK)
@@ -224,7 +129,7 @@ static void check_loader(const char *name, const char *refname, const char *io,
     assert_int_equal(b.n, 1);
     uint64_t i = b.indices[0];
     assert_true(i < n);
-    check_pixels(b.data, &r[i], path, i);
+    sl_test_expect_ref_pixels(b.data, &r[i], path, i);
     assert_int_equal(b.labels[0], r[i].label);
     assert_true(seen < n);
     order_seen[seen++] = i;
@@ -257,29 +162,16 @@ static void check_loader(const char *name, const char *refname, const char *io,
 
 static void check_every_io(const char *name, const char *refname,
                            const uint64_t *first, size_t nfiles) {
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++) {
-    check_loader(name, refname, ios[q], "random", first, nfiles);
-    check_loader(name, refname, ios[q], "quasi_random", first, nfiles);
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++) {
+    const char *io = sl_test_io_backends[q];
+    check_loader(name, refname, io, "random", first, nfiles);
+    check_loader(name, refname, io, "quasi_random", first, nfiles);
   }
 }
 
 /* A damaged set (NAME.bad: shard, record, offset, sample): the open fails
  * naming the shard, the record and its offset in that shard; verify mode
  * reports the sample and opens the rest. */
-typedef struct bad_seen {
-  int calls;
-  uint64_t index;
-  char reason[600];
-} bad_seen;
-
-static void on_bad(void *user, uint64_t index, const char *reason) {
-  bad_seen *b = user;
-  b->calls++;
-  b->index = index;
-  snprintf(b->reason, sizeof b->reason, "%s", reason);
-}
-
 static void check_damaged(const char *name, const char *badname,
                           const char *why) {
   char p[700], bp[700], shard[300], want[1024];
@@ -303,21 +195,15 @@ static void check_damaged(const char *name, const char *badname,
   if (!in_msg || !strstr(in_msg, rec_at) || !strstr(msg, why))
     fail_msg("%s: '%s' lacks '%s' or '%s'", name, msg, want, why);
   sl_dataset_close(ds);
-  bad_seen b = {0};
-  if (sl_dataset_open_verify(&ds, p, on_bad, &b) != SL_OK)
-    fail_msg("%s verify: %s", name, sl_dataset_errmsg(ds));
+  sl_test_bad_seen b = {0};
+  ds = sl_test_open_verify(p, name, &b);
   assert_int_equal(b.calls, 1);
   assert_int_equal(b.index, sample);
   if (!strstr(b.reason, want) || !strstr(b.reason, why))
     fail_msg("%s verify: '%s' lacks '%s'", name, b.reason, want);
-  sl_sample_meta m;
-  assert_int_equal(sl_dataset_info(ds, sample, &m), SL_OK);
-  assert_int_equal(m.codec, 0);
-  assert_int_equal(
-      sl_dataset_info(ds, sample + 1 < sl_dataset_count(ds) ? sample + 1 : 0,
-                      &m),
-      SL_OK);
-  assert_int_not_equal(m.codec, 0);
+  uint64_t count = sl_dataset_count(ds);
+  sl_test_expect_skipped(ds, count, sample,
+                         sample + 1 < count ? sample + 1 : 0);
   sl_dataset_close(ds);
 }
 
@@ -344,7 +230,7 @@ static void test_tf_pattern(void **state) {
   /* the converter's 1-based labels shifted, across shards */
   const char *off[] = {"dataset.label_offset", "-1", NULL};
   path_in(p, sizeof p, "tf/train-{00000..00003}.tfrecord");
-  assert_int_equal(try_open(&ds, p, off), SL_OK);
+  assert_int_equal(sl_test_try_open_kv(&ds, NULL, p, off), SL_OK);
   sl_sample_meta m;
   assert_int_equal(sl_dataset_info(ds, 5, &m), SL_OK);
   assert_int_equal(m.label, (5 * 3) % 7);
@@ -400,13 +286,13 @@ static void test_tf_damaged(void **state) {
   /* shards of another kind forced as TFRecord: the shard is named */
   const char *kv[] = {"dataset.format", "tfrecord", NULL};
   path_in(p, sizeof p, "rio/part-{0..2}.rec");
-  assert_int_equal(try_open(&ds, p, kv), SL_EFORMAT);
+  assert_int_equal(sl_test_try_open_kv(&ds, NULL, p, kv), SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "part-0.rec"));
   sl_dataset_close(ds);
   /* options for other formats are refused as for one file */
   const char *lay[] = {"dataset.layout", "caffe", NULL};
   path_in(p, sizeof p, "tf/list.txt");
-  assert_int_equal(try_open(&ds, p, lay), SL_ECONFIG);
+  assert_int_equal(sl_test_try_open_kv(&ds, NULL, p, lay), SL_ECONFIG);
   sl_dataset_close(ds);
 }
 
@@ -442,7 +328,7 @@ static void test_rio(void **state) {
   check_every_io("rio/part-{0..2}.rec", "rio", k_rio_first, 3);
   /* a label_key is TFRecord's and WebDataset's */
   const char *lk[] = {"dataset.label_key", "cls", NULL};
-  assert_int_equal(try_open(&ds, p, lk), SL_ECONFIG);
+  assert_int_equal(sl_test_try_open_kv(&ds, NULL, p, lk), SL_ECONFIG);
   sl_dataset_close(ds);
 }
 
@@ -484,9 +370,9 @@ static void test_lists(void **state) {
   snprintf(want, sizeof want, "%s/lists/img/b c/3.png", g_dir);
   assert_string_equal(name, want);
   sl_dataset_close(ds);
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++)
-    check_loader("lists/train.lst", "list", ios[q], "random", NULL, 0);
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++)
+    check_loader("lists/train.lst", "list", sl_test_io_backends[q], "random",
+                 NULL, 0);
   /* a bad line fails the open naming the list and the line */
   static const char *const bad[] = {"badlabel.txt", "missing.txt",
                                     "notimage.txt"};
@@ -502,7 +388,7 @@ static void test_lists(void **state) {
     char rel[64];
     snprintf(rel, sizeof rel, "lists/%s", bad[b]);
     path_in(p, sizeof p, rel);
-    sl_status st = try_open(&ds, p, kv);
+    sl_status st = sl_test_try_open_kv(&ds, NULL, p, kv);
     assert_true(st == SL_EFORMAT || st == SL_EIO);
     const char *msg = sl_dataset_errmsg(ds);
     if (!strstr(msg, p) || !strstr(msg, line))
@@ -526,16 +412,8 @@ static void test_cli(void **state) {
       {"lists/train.lst", "an image list"},
       {"lists/multi.lst", "targets:     2 floats per sample"},
   };
-  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++) {
-    snprintf(args, sizeof args, "info '%s/%s'", g_dir, info[c].path);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("%s:\n%s", args, out);
-    if (!strstr(out, info[c].want))
-      fail_msg("%s: no '%s' in:\n%s", args, info[c].want, out);
-    snprintf(args, sizeof args, "verify --decode '%s/%s'", g_dir, info[c].path);
-    if (cli_run(args, out, sizeof out) != 0)
-      fail_msg("%s:\n%s", args, out);
-  }
+  for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
+    sl_test_expect_cli_info(g_dir, info[c].path, info[c].want);
   snprintf(args, sizeof args, "verify '%s/tfbad/train-{00000..00003}.tfrecord'",
            g_dir);
   assert_int_equal(cli_run(args, out, sizeof out), 1);
@@ -568,7 +446,7 @@ static void test_cli(void **state) {
     char name[64];
     snprintf(name, sizeof name, "packed%zu.lmdb", c);
     size_t n;
-    ref *r = load_ref(pack[c].ref, &n);
+    sl_test_ref *r = sl_test_load_refs(g_dir, pack[c].ref, &n);
     path_in(p, sizeof p, name);
     sl_dataset *ds;
     assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);

@@ -21,6 +21,7 @@
 #include "formats/layout.h"
 #include "formats/source.h"
 #include "formats/writer.h"
+#include "tests/support/bad_seen.h"
 #include "tests/support/test_dir.h"
 
 static char g_dir[512];
@@ -33,10 +34,7 @@ static void path_in(char *buf, size_t cap, const char *name) {
 }
 
 static int setup_dir(void **state) {
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/formats-src-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  mkdir(g_dir, 0755);
+  (void)sl_test_make_dir(g_dir, sizeof g_dir, "formats-src");
   return 0;
 }
 
@@ -145,12 +143,18 @@ static void check_file(const char *path, uint64_t n, sl_source_mode io) {
   sl_source_close(src);
 }
 
+/* n samples written to path (its format from the name) and read back with
+ * both source backends. */
+static void write_and_read_back(const char *path, uint64_t n) {
+  write_file(path, SL_FORMAT_AUTO, n);
+  check_file(path, n, SL_SOURCE_MMAP);
+  check_file(path, n, SL_SOURCE_PREAD);
+}
+
 static void test_round_trip_lmdb(void **state) {
   char p[600];
   path_in(p, sizeof p, "rt.lmdb");
-  write_file(p, SL_FORMAT_AUTO, 500);
-  check_file(p, 500, SL_SOURCE_MMAP);
-  check_file(p, 500, SL_SOURCE_PREAD);
+  write_and_read_back(p, 500);
   /* No replace without asking. */
   sl_err err = {0};
   sl_fwriter *w;
@@ -205,9 +209,7 @@ static void test_writer_bad_meta(void **state) {
 static void test_round_trip_hdf5(void **state) {
   char p[600];
   path_in(p, sizeof p, "rt.h5");
-  write_file(p, SL_FORMAT_AUTO, 500);
-  check_file(p, 500, SL_SOURCE_MMAP);
-  check_file(p, 500, SL_SOURCE_PREAD);
+  write_and_read_back(p, 500);
   /* Replacing works. */
   sl_err err = {0};
   sl_fwriter *w;
@@ -512,21 +514,6 @@ static void test_damaged_hdf5(void **state) {
   damage("dmg.h5", SL_FORMAT_HDF5);
 }
 
-/* Verify mode reports each bad sample and keeps going. */
-typedef struct bad_log {
-  int n;
-  uint64_t first;
-  char reason[400];
-} bad_log;
-
-static void on_bad(void *user, uint64_t i, const char *reason) {
-  bad_log *l = user;
-  if (l->n++ == 0) {
-    l->first = i;
-    snprintf(l->reason, sizeof l->reason, "%s", reason);
-  }
-}
-
 /* HDF5: a damaged offsets[i + 1] is the end of sample i and the start of
  * sample i + 1: verify reports both, and the samples after them read as
  * they were written. */
@@ -549,13 +536,13 @@ static void test_verify_mode_hdf5(void **state) {
   H5Sclose(fs);
   H5Dclose(d);
   H5Fclose(f);
-  bad_log log = {0};
+  sl_test_bad_seen log = {0};
   sl_err err = {0};
   sl_source *src;
   assert_int_equal(sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_PREAD,
-                                              on_bad, &log, &err),
+                                              sl_test_on_bad, &log, &err),
                    SL_OK);
-  assert_int_equal(log.n, 2);
+  assert_int_equal(log.calls, 2);
   assert_int_equal(log.first, 5);
   assert_int_equal(sl_source_info(src, 5)->codec, 0);
   assert_int_equal(sl_source_info(src, 6)->codec, 0);
@@ -604,13 +591,13 @@ static void test_verify_mode_lmdb(void **state) {
       SL_EFORMAT);
   assert_non_null(strstr(err.msg, "sample 7"));
   assert_non_null(strstr(err.msg, "label 99"));
-  bad_log log = {0};
+  sl_test_bad_seen log = {0};
   assert_int_equal(sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_MMAP,
-                                              on_bad, &log, &err),
+                                              sl_test_on_bad, &log, &err),
                    SL_OK);
-  assert_int_equal(log.n, 2);
+  assert_int_equal(log.calls, 2);
   assert_int_equal(log.first, 7);
-  assert_non_null(strstr(log.reason, "key 0000000000000007"));
+  assert_non_null(strstr(log.first_reason, "key 0000000000000007"));
   const uint8_t *d;
   size_t dl;
   assert_int_equal(sl_source_read(src, 7, NULL, 0, &d, &dl, &err), SL_EFORMAT);

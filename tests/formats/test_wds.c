@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "../support/dataset_checks.h"
 #include "../support/test_dir.h"
 #include "../tools/cli_run.h"
 #include "formats/source.h"
@@ -29,7 +30,6 @@
 #define SLUICE_TEST_PYTHON "/usr/bin/python3"
 #endif
 
-#define S 16
 static char g_dir[512];
 
 static void path_in(char *out, size_t cap, const char *name) {
@@ -38,10 +38,7 @@ static void path_in(char *out, size_t cap, const char *name) {
 
 static int setup(void **state) {
   (void)state;
-  const char *tmp = getenv("SLUICE_TEST_TMP");
-  snprintf(g_dir, sizeof g_dir, "%s/wds-%ld", tmp ? tmp : "/tmp",
-           (long)getpid());
-  if (mkdir(g_dir, 0755) != 0)
+  if (sl_test_make_dir(g_dir, sizeof g_dir, "wds") != 0)
     return -1;
   char arg[600];
   snprintf(arg, sizeof arg, "'%s' >/dev/null", g_dir);
@@ -58,74 +55,13 @@ static int teardown(void **state) {
 
 /* ---- references ---------------------------------------------------------- */
 
-typedef struct ref {
-  int32_t label, lossy;
-  uint8_t rgb[S * S * 3];
-} ref;
-
-static ref *load_ref(const char *name, size_t *n) {
-  char p[700];
-  snprintf(p, sizeof p, "%s/%s.ref", g_dir, name);
-  FILE *f = fopen(p, "rb");
-  assert_non_null(f);
-  ref *r = calloc(64, sizeof *r);
-  assert_non_null(r);
-  size_t k = 0;
-  while (k < 64 && fread(&r[k].label, 4, 1, f) == 1) {
-    assert_int_equal(fread(&r[k].lossy, 4, 1, f), 1);
-    assert_int_equal(fread(r[k].rgb, sizeof r[k].rgb, 1, f), 1);
-    k++;
-  }
-  fclose(f);
-  *n = k;
-  return r;
-}
-
-/* Exact for PNG and lossless WebP; JPEG within what two IDCTs differ by. */
-static void check_pixels(const uint8_t *got, const ref *r, const char *what,
-                         uint64_t i) {
-  int worst = 0;
-  for (size_t b = 0; b < sizeof r->rgb; b++) {
-    int d = abs((int)got[b] - (int)r->rgb[b]);
-    if (d > worst)
-      worst = d;
-  }
-  if (worst > (r->lossy ? 6 : 0))
-    fail_msg("%s: sample %llu: pixels differ by up to %d from the writer's",
-             what, (unsigned long long)i, worst);
-}
-
 /* Opens path through the dataset API and checks every sample. */
 static void check_dataset(const char *path, const char *refname,
                           const char *format, const char *const *kv) {
   size_t n;
-  ref *r = load_ref(refname, &n);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", path), SL_OK);
-  for (; kv && kv[0]; kv += 2)
-    assert_int_equal(sl_config_set(cfg, kv[0], kv[1]), SL_OK);
-  sl_dataset *ds;
-  if (sl_dataset_open(&ds, cfg) != SL_OK)
-    fail_msg("%s: %s", path, sl_dataset_errmsg(ds));
-  sl_config_destroy(cfg);
-  assert_string_equal(sl_dataset_format(ds), format);
-  assert_int_equal(sl_dataset_count(ds), n);
-  uint8_t px[S * S * 3];
-  for (uint64_t i = 0; i < n; i++) {
-    sl_sample_meta m;
-    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
-    if (m.label != r[i].label)
-      fail_msg("%s: sample %llu: label %d, the writer stored %d", path,
-               (unsigned long long)i, (int)m.label, (int)r[i].label);
-    assert_int_equal(m.width, S);
-    assert_int_equal(m.height, S);
-    size_t len = 0;
-    if (sl_dataset_decode(ds, i, px, sizeof px, &len) != SL_OK)
-      fail_msg("%s: %s", path, sl_dataset_errmsg(ds));
-    assert_int_equal(len, sizeof px);
-    check_pixels(px, &r[i], path, i);
-  }
+  sl_test_ref *r = sl_test_load_refs(g_dir, refname, &n);
+  sl_dataset *ds = sl_test_open_kv(NULL, path, kv);
+  sl_test_expect_refs(ds, format, r, n, path);
   sl_dataset_close(ds);
   free(r);
 }
@@ -144,38 +80,10 @@ static void log_line(void *user, sl_log_level level, const char *msg) {
 static void check_loader(const char *path, const char *refname, const char *io,
                          const char *order) {
   size_t n;
-  ref *r = load_ref(refname, &n);
-  const char *kv[] = {"dataset.path",
-                      path,
-                      "loader.batch_size",
-                      "1",
-                      "loader.workers",
-                      "2",
-                      "loader.order",
-                      order,
-                      "loader.quasi_window",
-                      "1",
-                      "loader.io",
-                      io,
-                      "device.backend",
-                      "host",
-                      "augment.dtype",
-                      "u8",
-                      "augment.layout",
-                      "nhwc",
-                      "augment.crop",
-                      "none",
-                      "augment.flip",
-                      "0",
-                      "resolution.min",
-                      "8",
-                      "resolution.max",
-                      "16",
-                      NULL};
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  for (const char *const *p = kv; p[0]; p += 2)
-    assert_int_equal(sl_config_set(cfg, p[0], p[1]), SL_OK);
+  sl_test_ref *r = sl_test_load_refs(g_dir, refname, &n);
+  const char *kv[] = {"dataset.path", path, "loader.quasi_window", "1", NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", order, io, "16");
   g_log[0] = '\0';
   sl_config_set_log(cfg, log_line, NULL);
   sl_loader *ld;
@@ -190,7 +98,7 @@ static void check_loader(const char *path, const char *refname, const char *io,
     assert_int_equal(b.n, 1);
     uint64_t i = b.indices[0];
     assert_true(i < n);
-    check_pixels(b.data, &r[i], path, i);
+    sl_test_expect_ref_pixels(b.data, &r[i], path, i);
     assert_int_equal(b.labels[0], r[i].label);
     order_seen[seen++] = i;
     assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
@@ -211,18 +119,18 @@ static void test_wds_pattern(void **state) {
   char p[700];
   path_in(p, sizeof p, "train-{000000..000003}.tar");
   check_dataset(p, "train", "webdataset", NULL);
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++) {
-    check_loader(p, "train", ios[q], "random");
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++) {
+    const char *io = sl_test_io_backends[q];
+    check_loader(p, "train", io, "random");
     /* each io names the backend it read with; uring may be refused by the
      * kernel (then pread, said) */
     if (!strstr(g_log, q == 0   ? "reading with mmap"
                        : q == 1 ? "reading with pread"
                                 : "reading with "))
-      fail_msg("io %s: %s", ios[q], g_log);
+      fail_msg("io %s: %s", io, g_log);
     print_message("%s", strstr(g_log, "reading with"));
     assert_non_null(strstr(g_log, "`sluice pack` decode crops faster"));
-    check_loader(p, "train", ios[q], "quasi_random");
+    check_loader(p, "train", io, "quasi_random");
   }
 }
 
@@ -241,15 +149,10 @@ static void test_wds_list_and_format(void **state) {
   const char *kv[] = {"dataset.format", "webdataset", NULL};
   /* .list is not a list's name: forced, a list is still only .txt/.shards;
    * the path itself is then a shard (and not a tar) */
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", q), SL_OK);
-  assert_int_equal(sl_config_set(cfg, kv[0], kv[1]), SL_OK);
   sl_dataset *ds;
-  assert_int_equal(sl_dataset_open(&ds, cfg), SL_EFORMAT);
+  assert_int_equal(sl_test_try_open_kv(&ds, NULL, q, kv), SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "other.list"));
   sl_dataset_close(ds);
-  sl_config_destroy(cfg);
   path_in(q, sizeof q, "lists/two.shards");
   f = fopen(q, "w");
   assert_non_null(f);
@@ -280,10 +183,8 @@ static void test_wds_targets(void **state) {
   float want[15];
   assert_int_equal(fread(want, sizeof want, 1, f), 1);
   fclose(f);
-  sl_config *cfg;
-  assert_int_equal(sl_config_create(&cfg), SL_OK);
-  assert_int_equal(sl_config_set(cfg, "dataset.path", p), SL_OK);
-  assert_int_equal(sl_config_set(cfg, kv[0], kv[1]), SL_OK);
+  const char *path_kv[] = {"dataset.path", p, kv[0], kv[1], NULL};
+  sl_config *cfg = sl_test_config_kv(path_kv);
   sl_dataset *ds;
   if (sl_dataset_open(&ds, cfg) != SL_OK)
     fail_msg("%s", sl_dataset_errmsg(ds));
@@ -467,9 +368,9 @@ static void test_folder(void **state) {
   assert_int_equal(sl_dataset_name(ds, 0, name, sizeof name), SL_OK);
   assert_string_equal(name, "c0/img0000.png");
   sl_dataset_close(ds);
-  const char *ios[] = {"mmap", "pread", "uring"};
-  for (int q = 0; q < 3; q++) {
-    check_loader(p, "folder", ios[q], "random");
+  for (int q = 0; q < SL_TEST_IO_COUNT; q++) {
+    const char *io = sl_test_io_backends[q];
+    check_loader(p, "folder", io, "random");
     /* mmap cannot map files opened per read: pread, said; uring opens
      * each in its reader thread (or is refused by the kernel: said) */
     if (q == 0 && !strstr(g_log, "falling back to pread"))

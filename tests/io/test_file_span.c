@@ -116,39 +116,55 @@ static void locate(const void *ctx, uint64_t i, uint64_t *off, uint32_t *len) {
   *len = (uint32_t)k_off[i][2];
 }
 
+/* An io reader of kind over files for the samples of k_off; fails naming
+ * the backend's index q. */
+static sl_io *open_samples(sl_io_kind kind, const char *name,
+                           const sl_file_set *files, unsigned queue_depth,
+                           int q) {
+  sl_io_opts o = {.kind = kind,
+                  .name = name,
+                  .count = NS,
+                  .max_length = 65904,
+                  .locate = locate,
+                  .files = files,
+                  .batch_size = 1,
+                  .readahead_batches = 1,
+                  .queue_depth = queue_depth,
+                  .pool_bytes = 1 << 20,
+                  .mem_available = 1ull << 30};
+  sl_io *io;
+  sl_err err;
+  if (sl_io_open(&io, &o, &err) != SL_OK)
+    fail_msg("%d: %s", q, err.msg);
+  return io;
+}
+
+/* An epoch of io over every sample: each of its bytes (every step-th)
+ * as the file holds it; fails naming the backend's index q. */
+static void expect_epoch(sl_io *io, uint64_t step, int q) {
+  sl_err err;
+  assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, NS, &err), SL_OK);
+  uint8_t *buf = malloc(65904);
+  assert_non_null(buf);
+  for (uint64_t s = 0; s < NS; s++) {
+    const uint8_t *d;
+    size_t n;
+    if (sl_io_get(io, s, buf, 65904, &d, &n, &err) != SL_OK)
+      fail_msg("%d: %s", q, err.msg);
+    assert_int_equal(n, k_off[s][2]);
+    for (uint64_t i = 0; i < n; i += step)
+      assert_int_equal(d[i], byte_of((int)k_off[s][0], k_off[s][1] + i));
+    sl_io_put(io, s);
+  }
+  free(buf);
+}
+
 static void test_backends(void **state) {
   (void)state;
   const sl_io_kind kinds[] = {SL_IO_MMAP, SL_IO_PREAD, SL_IO_URING};
   for (int q = 0; q < 3; q++) {
-    sl_io_opts o = {.kind = kinds[q],
-                    .name = "span",
-                    .count = NS,
-                    .max_length = 65904,
-                    .locate = locate,
-                    .files = &g_set,
-                    .batch_size = 1,
-                    .readahead_batches = 1,
-                    .queue_depth = 4,
-                    .pool_bytes = 1 << 20,
-                    .mem_available = 1ull << 30};
-    sl_io *io;
-    sl_err err;
-    if (sl_io_open(&io, &o, &err) != SL_OK)
-      fail_msg("%d: %s", q, err.msg);
-    assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, NS, &err), SL_OK);
-    uint8_t *buf = malloc(65904);
-    assert_non_null(buf);
-    for (uint64_t s = 0; s < NS; s++) {
-      const uint8_t *d;
-      size_t n;
-      if (sl_io_get(io, s, buf, 65904, &d, &n, &err) != SL_OK)
-        fail_msg("%d: %s", q, err.msg);
-      assert_int_equal(n, k_off[s][2]);
-      for (uint64_t i = 0; i < n; i++)
-        assert_int_equal(d[i], byte_of((int)k_off[s][0], k_off[s][1] + i));
-      sl_io_put(io, s);
-    }
-    free(buf);
+    sl_io *io = open_samples(kinds[q], "span", &g_set, 4, q);
+    expect_epoch(io, 1, q);
     sl_io_close(io);
   }
 }
@@ -183,45 +199,18 @@ static void test_lazy(void **state) {
   const sl_io_kind kinds[] = {SL_IO_MMAP, SL_IO_PREAD, SL_IO_URING};
   int fds = open_fds();
   for (int q = 0; q < 3; q++) {
-    sl_io_opts o = {.kind = kinds[q],
-                    .name = "lazy",
-                    .count = NS,
-                    .max_length = 65904,
-                    .locate = locate,
-                    .files = &set,
-                    .batch_size = 1,
-                    .readahead_batches = 1,
-                    .queue_depth = 2,
-                    .pool_bytes = 1 << 20,
-                    .mem_available = 1ull << 30};
-    sl_io *io;
-    sl_err err;
-    if (sl_io_open(&io, &o, &err) != SL_OK)
-      fail_msg("%d: %s", q, err.msg);
+    sl_io *io = open_samples(kinds[q], "lazy", &set, 2, q);
     if (q == 0) {
       assert_int_equal(sl_io_backend(io), SL_IO_PREAD);
       assert_non_null(strstr(sl_io_why(io), "falling back to pread"));
     }
-    for (int round = 0; round < 2; round++) { /* the descriptors come back */
-      assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, NS, &err), SL_OK);
-      uint8_t *buf = malloc(65904);
-      assert_non_null(buf);
-      for (uint64_t s = 0; s < NS; s++) {
-        const uint8_t *d;
-        size_t n;
-        if (sl_io_get(io, s, buf, 65904, &d, &n, &err) != SL_OK)
-          fail_msg("%d: %s", q, err.msg);
-        assert_int_equal(n, k_off[s][2]);
-        for (uint64_t i = 0; i < n; i += 13)
-          assert_int_equal(d[i], byte_of((int)k_off[s][0], k_off[s][1] + i));
-        sl_io_put(io, s);
-      }
-      free(buf);
-    }
+    for (int round = 0; round < 2; round++) /* the descriptors come back */
+      expect_epoch(io, 13, q);
     /* a file gone: its sample fails naming it, the others read */
     char moved[300];
     snprintf(moved, sizeof moved, "%s.moved", g_path[3]);
     assert_int_equal(rename(g_path[3], moved), 0);
+    sl_err err;
     assert_int_equal(sl_io_start_epoch(io, NULL, NULL, 0, NS, &err), SL_OK);
     uint8_t *buf = malloc(65904);
     assert_non_null(buf);

@@ -1,5 +1,5 @@
-/* What the test files that work in a scratch folder share: removing the
- * folder at the end, and running the Python script that makes their
+/* What the test files that work in a scratch folder share: making it,
+ * removing it at the end, and running the Python script that makes their
  * fixtures. Header-only.
  *
  * Thread safety: call from the test's main thread (system()). */
@@ -8,6 +8,19 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Names this process's scratch folder, $SLUICE_TEST_TMP/NAME-PID (/tmp
+ * without that variable), into dir and makes it. Returns 0, or -1 (the
+ * name is too long for cap, or mkdir failed). */
+static inline int sl_test_make_dir(char *dir, size_t cap, const char *name) {
+  const char *tmp = getenv("SLUICE_TEST_TMP");
+  if ((size_t)snprintf(dir, cap, "%s/%s-%ld", tmp ? tmp : "/tmp", name,
+                       (long)getpid()) >= cap)
+    return -1;
+  return mkdir(dir, 0755) == 0 ? 0 : -1;
+}
 
 /* rm -rf dir (a path without single quotes). Returns 0, or -1. */
 static inline int sl_test_remove_dir(const char *dir) {
