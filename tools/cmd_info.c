@@ -322,7 +322,7 @@ int sl_cmd_info(int argc, char **argv) {
   else if (folder)
     printf("format:      folder (ImageFolder: class subfolders of image "
            "files)\n");
-  else if (foreign)
+  else if (foreign && !wds)
     printf("format:      %s, layout %s (%s)\n", fmt, layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
            : strcmp(layout, "pickle") == 0
