@@ -97,16 +97,41 @@ static int run_once(const char *path, const char *const *kv, uint64_t count,
                                  two more are decoded than timed */
   snprintf(world, sizeof world, "%" PRIu64, ranks < 1048576 ? ranks : 1048576);
   snprintf(r, sizeof r, "%lld", res);
-  const char *const fixed[] = {
-      "dataset.path",       path,  "loader.workers",     "1",
-      "loader.batch_size",  bs,    "loader.world_size",  world,
-      "loader.rank",        "0",   "loader.drop_last",   "true",
-      "loader.order",       "random", "loader.seed",     "1",
-      "resolution.schedule", "constant", "resolution.min", r,
-      "resolution.max",     r,     "augment.crop",       "random_resized",
-      "augment.flip",       "0.5", "augment.dtype",      "u8",
-      "device.backend",     "host", "device.prefetch",   "1",
-      "device.staging",     "1",   NULL};
+  const char *const fixed[] = {"dataset.path",
+                               path,
+                               "loader.workers",
+                               "1",
+                               "loader.batch_size",
+                               bs,
+                               "loader.world_size",
+                               world,
+                               "loader.rank",
+                               "0",
+                               "loader.drop_last",
+                               "true",
+                               "loader.order",
+                               "random",
+                               "loader.seed",
+                               "1",
+                               "resolution.schedule",
+                               "constant",
+                               "resolution.min",
+                               r,
+                               "resolution.max",
+                               r,
+                               "augment.crop",
+                               "random_resized",
+                               "augment.flip",
+                               "0.5",
+                               "augment.dtype",
+                               "u8",
+                               "device.backend",
+                               "host",
+                               "device.prefetch",
+                               "1",
+                               "device.staging",
+                               "1",
+                               NULL};
   sl_config *cfg;
   if (sl_config_create(&cfg) != SL_OK) {
     fprintf(stderr, "sluice info: out of memory\n");
@@ -203,8 +228,7 @@ int sl_info_speed(sl_dataset *ds, const char *path, const char *const *kv,
           dir);
   uint64_t jpegs = 0;
   int rc = pack_subset(ds, path, out, n, &jpegs);
-  double ratio_cpu[ROUNDS], ratio_wall[ROUNDS], cpu[2][ROUNDS],
-      wall[2][ROUNDS];
+  double ratio_cpu[ROUNDS], ratio_wall[ROUNDS], cpu[2][ROUNDS], wall[2][ROUNDS];
   if (rc == 0 && jpegs == 0) {
     printf("speed:       none of the %" PRIu64 " sampled images is a JPEG: "
            "packing speeds up\n             JPEG crops only; not measured\n",

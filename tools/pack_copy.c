@@ -79,4 +79,3 @@ int sl_pack_copy_sample(const char *cmd, sl_dataset *ds, sl_writer *w,
                                    m.label, m.targets, name);
   return st == SL_OK ? 0 : fail_w(cmd, w);
 }
-

@@ -63,8 +63,7 @@ static void test_folder_speed(void **state) {
   (void)state;
   char args[1200], tmp[500];
   snprintf(tmp, sizeof tmp, "%s/tmp", g_dir);
-  snprintf(args, sizeof args, "'%s/img' --speed --samples 16 --res 64",
-           g_dir);
+  snprintf(args, sizeof args, "'%s/img' --speed --samples 16 --res 64", g_dir);
   /* the command inherits this process's environment */
   assert_int_equal(setenv("TMPDIR", tmp, 1), 0);
   int rc = info(args);
@@ -94,8 +93,7 @@ static void test_packed_and_plain(void **state) {
   if (!strstr(g_out, "speed:       read in place") ||
       !strstr(g_out, "`sluice info PATH --speed` measures it on this"))
     fail_msg("no speed note: %s", g_out);
-  snprintf(args, sizeof args, "pack --from '%s/img' '%s/p.lmdb'", g_dir,
-           g_dir);
+  snprintf(args, sizeof args, "pack --from '%s/img' '%s/p.lmdb'", g_dir, g_dir);
   assert_int_equal(cli_run(args, g_out, sizeof g_out), 0);
   snprintf(args, sizeof args, "'%s/p.lmdb'", g_dir);
   assert_int_equal(info(args), 0);
@@ -108,12 +106,12 @@ static void test_packed_and_plain(void **state) {
 
 static void test_usage_errors(void **state) {
   (void)state;
-  const char *bad[] = {"--speed --samples 0",  "--speed --samples -3",
-                       "--speed --samples x",  "--speed --samples 65537",
-                       "--speed --samples",    "--speed --res 7",
-                       "--speed --res 8193",   "--speed --res 1.5",
-                       "--samples 16",         "--res 64",
-                       "--speed --set foo=1",  "--speed --classes",
+  const char *bad[] = {"--speed --samples 0", "--speed --samples -3",
+                       "--speed --samples x", "--speed --samples 65537",
+                       "--speed --samples",   "--speed --res 7",
+                       "--speed --res 8193",  "--speed --res 1.5",
+                       "--samples 16",        "--res 64",
+                       "--speed --set foo=1", "--speed --classes",
                        "--set dataset.nope=1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[1200];
