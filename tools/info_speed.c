@@ -45,10 +45,28 @@ static void remove_dir(const char *dir) {
             strerror(errno));
 }
 
-/* Writes samples floor(k * count / n), k < n, of ds to out; counts the
- * JPEGs among them into *jpegs. Returns 0, or 1 after printing why. */
+/* Sample k < n of the n spread evenly over count: floor(k * count / n),
+ * without overflow (k, n <= 65536). */
+static uint64_t spread_index(uint64_t k, uint64_t count, uint64_t n) {
+  return k * (count / n) + k * (count % n) / n;
+}
+
+/* JPEGs among the n samples spread over ds. */
+static uint64_t count_jpegs(sl_dataset *ds, uint64_t n) {
+  uint64_t count = sl_dataset_count(ds), jpegs = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    sl_sample_meta m;
+    if (sl_dataset_info(ds, spread_index(k, count, n), &m) == SL_OK &&
+        (m.codec == SL_IMAGE_JPEG || m.codec == SL_IMAGE_JPEG_LEVELS))
+      jpegs++;
+  }
+  return jpegs;
+}
+
+/* Writes the n samples spread over ds to out, as `pack --from` would.
+ * Returns 0, or 1 after printing why. */
 static int pack_subset(sl_dataset *ds, const char *from, const char *out,
-                       uint64_t n, uint64_t *jpegs) {
+                       uint64_t n) {
   uint64_t count = sl_dataset_count(ds);
   sl_writer_options wo = {0};
   wo.target_width = sl_dataset_target_width(ds);
@@ -62,16 +80,9 @@ static int pack_subset(sl_dataset *ds, const char *from, const char *out,
   uint8_t *buf = NULL;
   size_t cap = 0;
   int rc = 0;
-  *jpegs = 0;
-  for (uint64_t k = 0; k < n && rc == 0; k++) {
-    /* floor(k * count / n) without overflow: k, n <= 65536 */
-    uint64_t i = k * (count / n) + k * (count % n) / n;
-    sl_sample_meta m;
-    if (sl_dataset_info(ds, i, &m) == SL_OK &&
-        (m.codec == SL_IMAGE_JPEG || m.codec == SL_IMAGE_JPEG_LEVELS))
-      ++*jpegs;
-    rc = sl_pack_copy_sample("info", ds, w, i, &buf, &cap, from);
-  }
+  for (uint64_t k = 0; k < n && rc == 0; k++)
+    rc = sl_pack_copy_sample("info", ds, w, spread_index(k, count, n), &buf,
+                             &cap, from);
   free(buf);
   if (rc == 0 && sl_writer_commit(w) != SL_OK) {
     fprintf(stderr, "sluice info: %s\n", sl_writer_errmsg(w));
@@ -200,6 +211,48 @@ static void print_ratio(double ratio) {
     printf("%.2fx slower", 1.0 / ratio);
 }
 
+/* The rounds, alternating in place (path, with kv) and packed (out), and
+ * the speed line. Returns 0, or 1 after printing why. */
+static int measure(const char *path, const char *const *kv, const char *out,
+                   uint64_t count, uint64_t n, long long res, uint64_t jpegs) {
+  double ratio_cpu[ROUNDS], ratio_wall[ROUNDS], cpu[2][ROUNDS], wall[2][ROUNDS];
+  int rc = 0;
+  fprintf(stderr,
+          "sluice info: timing %d rounds of %" PRIu64 " crops, in place "
+          "then packed ...\n",
+          ROUNDS, n);
+  for (int k = 0; k < ROUNDS && rc == 0; k++) {
+    rc = run_once(path, kv, count, n, res, &cpu[0][k], &wall[0][k]);
+    if (rc == 0)
+      rc = run_once(out, NULL, n, n, res, &cpu[1][k], &wall[1][k]);
+    if (rc == 0 && !(cpu[1][k] > 0 && wall[1][k] > 0)) {
+      fprintf(stderr, "sluice info: the clock did not advance\n");
+      rc = 1;
+    }
+    if (rc == 0) {
+      ratio_cpu[k] = cpu[0][k] / cpu[1][k];
+      ratio_wall[k] = wall[0][k] / wall[1][k];
+    }
+  }
+  if (rc == 0) {
+    double rc_med = median(ratio_cpu), rw_med = median(ratio_wall);
+    printf("speed:       packed (sluice pack) decodes these crops ");
+    print_ratio(rc_med);
+    printf(" per CPU-second than read in place\n             (%" PRIu64
+           " samples, %lld px random-resized crops, one worker, median of "
+           "%d rounds;\n             wall time ",
+           n, res, ROUNDS);
+    print_ratio(rw_med);
+    printf("; CPU seconds a round in place %.3f, packed %.3f)\n",
+           median(cpu[0]), median(cpu[1]));
+    if (jpegs < n)
+      printf("             %" PRIu64 " of the %" PRIu64
+             " sampled images are JPEGs (only they gain)\n",
+             jpegs, n);
+  }
+  return rc;
+}
+
 int sl_info_speed(sl_dataset *ds, const char *path, const char *const *kv,
                   long long samples, long long res) {
   if (!strcmp(sl_dataset_layout_name(ds), "sluice")) {
@@ -213,6 +266,13 @@ int sl_info_speed(sl_dataset *ds, const char *path, const char *const *kv,
     return 0;
   }
   uint64_t n = (uint64_t)samples < count ? (uint64_t)samples : count;
+  uint64_t jpegs = count_jpegs(ds, n);
+  if (jpegs == 0) {
+    printf("speed:       none of the %" PRIu64 " sampled images is a JPEG: "
+           "packing speeds up\n             JPEG crops only; not measured\n",
+           n);
+    return 0;
+  }
   const char *tmp = getenv("TMPDIR");
   char dir[4096], out[4200];
   snprintf(dir, sizeof dir, "%s/sluice-speed-XXXXXX",
@@ -226,48 +286,9 @@ int sl_info_speed(sl_dataset *ds, const char *path, const char *const *kv,
   fflush(stdout);
   fprintf(stderr, "sluice info: packing %" PRIu64 " samples into %s ...\n", n,
           dir);
-  uint64_t jpegs = 0;
-  int rc = pack_subset(ds, path, out, n, &jpegs);
-  double ratio_cpu[ROUNDS], ratio_wall[ROUNDS], cpu[2][ROUNDS], wall[2][ROUNDS];
-  if (rc == 0 && jpegs == 0) {
-    printf("speed:       none of the %" PRIu64 " sampled images is a JPEG: "
-           "packing speeds up\n             JPEG crops only; not measured\n",
-           n);
-  } else if (rc == 0) {
-    fprintf(stderr,
-            "sluice info: timing %d rounds of %" PRIu64 " crops, in place "
-            "then packed ...\n",
-            ROUNDS, n);
-    for (int k = 0; k < ROUNDS && rc == 0; k++) {
-      rc = run_once(path, kv, count, n, res, &cpu[0][k], &wall[0][k]);
-      if (rc == 0)
-        rc = run_once(out, NULL, n, n, res, &cpu[1][k], &wall[1][k]);
-      if (rc == 0 && !(cpu[1][k] > 0 && wall[1][k] > 0)) {
-        fprintf(stderr, "sluice info: the clock did not advance\n");
-        rc = 1;
-      }
-      if (rc == 0) {
-        ratio_cpu[k] = cpu[0][k] / cpu[1][k];
-        ratio_wall[k] = wall[0][k] / wall[1][k];
-      }
-    }
-    if (rc == 0) {
-      double rc_med = median(ratio_cpu), rw_med = median(ratio_wall);
-      printf("speed:       packed (sluice pack) decodes these crops ");
-      print_ratio(rc_med);
-      printf(" per CPU-second than read in place\n             (%" PRIu64
-             " samples, %lld px random-resized crops, one worker, median of "
-             "%d rounds;\n             wall time ",
-             n, res, ROUNDS);
-      print_ratio(rw_med);
-      printf("; CPU seconds a round in place %.3f, packed %.3f)\n",
-             median(cpu[0]), median(cpu[1]));
-      if (jpegs < n)
-        printf("             %" PRIu64 " of the %" PRIu64
-               " sampled images are JPEGs (only they gain)\n",
-               jpegs, n);
-    }
-  }
+  int rc = pack_subset(ds, path, out, n);
+  if (rc == 0)
+    rc = measure(path, kv, out, count, n, res, jpegs);
   remove_dir(dir);
   return rc;
 }
