@@ -8,8 +8,14 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
+#include "tools/info_speed.h"
 
-enum { NBUCKETS = 9, SHOW_CLASSES = 10, LAYOUT_SAMPLES = 256 };
+enum {
+  NBUCKETS = 9,
+  SHOW_CLASSES = 10,
+  LAYOUT_SAMPLES = 256,
+  MAX_SETS = 32 /* --set pairs */
+};
 
 /* Binary units (KiB, MiB), as `sluice schedule` and the loader's log. */
 static void human(char *buf, size_t cap, double bytes) {
@@ -138,7 +144,8 @@ static void print_names(sl_dataset *ds, uint64_t first) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: sluice info FILE [--classes]\n\n"
+  fprintf(f, "usage: sluice info FILE [--classes] [--set KEY=VALUE]...\n"
+             "                   [--speed [--samples N] [--res R]]\n\n"
              "Prints a dataset file's format, layout version, sample count, "
              "classes,\ntargets, sample names, sizes, resolution histogram and "
              "codec mix, "
@@ -146,7 +153,21 @@ static void usage(FILE *f) {
              "that lets crops skip data, and its boxes\n(detection "
              "annotations): how many, and a histogram of boxes a sample.\n"
              "  --classes  print only the class names, one 'label<TAB>name' "
-             "line each\n             (labels are the values batches carry)\n");
+             "line each\n             (labels are the values batches carry)\n"
+             "  --set KEY=VALUE  a dataset.* option for reading FILE, as for "
+             "`pack --from`\n                   (repeatable)\n"
+             "  --speed    for a dataset read in place (WebDataset, image "
+             "folder or list,\n             TFRecord, RecordIO, a foreign "
+             "LMDB): how much faster its crops\n             decode once "
+             "packed. Writes N samples spread over FILE with\n"
+             "             `sluice pack`'s writer into a temporary directory "
+             "under $TMPDIR\n             (or /tmp, removed after), then "
+             "times a one-worker loader taking\n             N R-px "
+             "random-resized crops (flip, u8) from FILE in place and from\n"
+             "             the packed sample, 3 rounds alternating; prints the "
+             "median ratio\n             of CPU time (and of wall time)\n"
+             "  --samples N  images per run, 1..65536 (default 256)\n"
+             "  --res R    crop size in px, 8..8192 (default 224)\n");
 }
 
 /* label<TAB>name per class: the mapping a model's outputs need. */
@@ -160,13 +181,45 @@ static void print_classes(const sl_dataset *ds) {
 
 int sl_cmd_info(int argc, char **argv) {
   const char *path = NULL;
-  bool classes_only = false;
+  bool classes_only = false, speed = false, sized = false;
+  long long samples = 256, res = 224;
+  const char *kv[2 * MAX_SETS + 1] = {NULL};
+  char sets[MAX_SETS][1024];
+  int nsets = 0;
   for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return 0;
     } else if (!strcmp(argv[i], "--classes")) {
       classes_only = true;
+    } else if (!strcmp(argv[i], "--speed")) {
+      speed = true;
+    } else if (!strcmp(argv[i], "--samples")) {
+      if (!v || !sl_cli_parse_int(v, 1, 65536, &samples))
+        return sl_cli_usage_error("info", "--samples needs a number 1..65536");
+      sized = true;
+      i++;
+    } else if (!strcmp(argv[i], "--res")) {
+      if (!v || !sl_cli_parse_int(v, 8, 8192, &res))
+        return sl_cli_usage_error("info", "--res needs pixels 8..8192");
+      sized = true;
+      i++;
+    } else if (!strcmp(argv[i], "--set")) {
+      char *eq = v ? strchr(v, '=') : NULL;
+      if (!v || !eq || strncmp(v, "dataset.", 8) != 0 ||
+          (size_t)(eq - v) >= sizeof sets[0])
+        return sl_cli_usage_error("info",
+                                  "--set wants dataset.KEY=VALUE, "
+                                  "not '%s'",
+                                  v ? v : "");
+      if (nsets == MAX_SETS)
+        return sl_cli_usage_error("info", "at most %d --set", MAX_SETS);
+      snprintf(sets[nsets], sizeof sets[0], "%.*s", (int)(eq - v), v);
+      kv[2 * nsets] = sets[nsets];
+      kv[2 * nsets + 1] = eq + 1;
+      nsets++;
+      i++;
     } else if (argv[i][0] == '-') {
       return sl_cli_usage_error("info", "unknown option '%s'", argv[i]);
     } else if (!path) {
@@ -179,8 +232,27 @@ int sl_cmd_info(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if (sized && !speed)
+    return sl_cli_usage_error("info", "--samples and --res go with --speed");
+  if (speed && classes_only)
+    return sl_cli_usage_error("info", "--speed or --classes, not both");
+  sl_config *cfg;
+  if (sl_config_create(&cfg) != SL_OK) {
+    fprintf(stderr, "sluice info: out of memory\n");
+    return 1;
+  }
+  sl_status st = sl_config_set(cfg, "dataset.path", path);
+  for (int i = 0; st == SL_OK && kv[i]; i += 2)
+    st = sl_config_set(cfg, kv[i], kv[i + 1]);
+  if (st != SL_OK) {
+    int rc = sl_cli_usage_error("info", "%s", sl_config_errmsg(cfg));
+    sl_config_destroy(cfg);
+    return rc;
+  }
   sl_dataset *ds;
-  if (sl_dataset_open_file(&ds, path) != SL_OK) {
+  st = sl_dataset_open(&ds, cfg);
+  sl_config_destroy(cfg);
+  if (st != SL_OK) {
     fprintf(stderr, "sluice info: %s\n", sl_dataset_errmsg(ds));
     sl_dataset_close(ds);
     return 1;
@@ -250,7 +322,7 @@ int sl_cmd_info(int argc, char **argv) {
   else if (folder)
     printf("format:      folder (ImageFolder: class subfolders of image "
            "files)\n");
-  else if (foreign)
+  else if (foreign && !wds)
     printf("format:      %s, layout %s (%s)\n", fmt, layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
            : strcmp(layout, "pickle") == 0
@@ -277,9 +349,6 @@ int sl_cmd_info(int argc, char **argv) {
                  "call after open"
                : "each image file opened per read (pread or uring), indexed at "
                  "open\n             with its header's size and kind");
-    printf("speed:       read in place, crops decode from the JPEG's first "
-           "row; `sluice pack`\n             writes the restart layout and "
-           "DCT-scaled crops decode faster (BENCHMARKS.md)\n");
   }
   foreign = foreign && !wds && !folder;
   if (array) {
@@ -314,6 +383,17 @@ int sl_cmd_info(int argc, char **argv) {
       printf("annotated:   %" PRIu64 " SSD AnnotatedDatums (their boxes are "
              "not read)\n",
              an);
+  }
+  if (strcmp(layout, "sluice") != 0 && !array && !speed) {
+    if (codecs[1] + codecs[7])
+      printf("speed:       read in place, JPEG crops decode from the image's "
+             "first row; `sluice\n             pack` writes the restart "
+             "layout and DCT-scaled crops decode faster\n             "
+             "(BENCHMARKS.md); `sluice info PATH --speed` measures it on this "
+             "data\n");
+    else
+      printf("speed:       no JPEGs: packing would not make crops decode "
+             "faster\n");
   }
   printf("file size:   %s\n", a);
   printf("samples:     %" PRIu64 "\n", n);
@@ -375,6 +455,7 @@ int sl_cmd_info(int argc, char **argv) {
   print_boxes(ds, n);
   const char *wr = sl_dataset_writer_settings(ds);
   printf("writer:      %s\n", *wr ? wr : "(not recorded)");
+  int rc = speed ? sl_info_speed(ds, path, kv, samples, res) : 0;
   sl_dataset_close(ds);
-  return 0;
+  return rc;
 }

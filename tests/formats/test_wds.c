@@ -129,7 +129,8 @@ static void test_wds_pattern(void **state) {
                                 : "reading with "))
       fail_msg("io %s: %s", io, g_log);
     print_message("%s", strstr(g_log, "reading with"));
-    assert_non_null(strstr(g_log, "`sluice pack` decode crops faster"));
+    assert_non_null(strstr(g_log, "`sluice pack` decode JPEG crops faster"));
+    assert_non_null(strstr(g_log, "--speed` measures by how much"));
     check_loader(p, "train", io, "quasi_random");
   }
 }
