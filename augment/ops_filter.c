@@ -4,6 +4,9 @@
  * product of the same 1-D kernels, so only the summation order differs). */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "augment/ops.h"
 
@@ -29,6 +32,48 @@ static inline uint8_t sat_u8(float v) { /* v already integral */
   return (uint8_t)v;
 }
 
+#if defined(__SSE2__)
+/* Eight bytes of one lane group as floats: (lo, hi). */
+static inline void u16_to_ps(__m128i v, __m128 *lo, __m128 *hi) {
+  const __m128i z = _mm_setzero_si128();
+  *lo = _mm_cvtepi32_ps(_mm_unpacklo_epi16(v, z));
+  *hi = _mm_cvtepi32_ps(_mm_unpackhi_epi16(v, z));
+}
+
+/* round_even then sat_u8 of four floats, as int32 lanes. */
+static inline __m128i round_sat_epi32(__m128 v) {
+  const __m128 magic = _mm_set1_ps(12582912.0f);
+  v = _mm_sub_ps(_mm_add_ps(v, magic), magic);
+  v = _mm_min_ps(_mm_max_ps(v, _mm_setzero_ps()), _mm_set1_ps(255.0f));
+  return _mm_cvttps_epi32(v);
+}
+
+/* Eight smoothed bytes at r1 + k: the scalar loop's float ops, in the same
+ * order (a product each, then one add), four lanes at a time. */
+static inline __m128i smooth8(const uint8_t *r0, const uint8_t *r1,
+                              const uint8_t *r2, size_t k, size_t c) {
+  const __m128i z = _mm_setzero_si128();
+#define LD8(p) _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(p)), z)
+  __m128i ring = _mm_add_epi16(
+      _mm_add_epi16(_mm_add_epi16(LD8(r0 + k - c), LD8(r0 + k)),
+                    _mm_add_epi16(LD8(r0 + k + c), LD8(r1 + k - c))),
+      _mm_add_epi16(_mm_add_epi16(LD8(r1 + k + c), LD8(r2 + k - c)),
+                    _mm_add_epi16(LD8(r2 + k), LD8(r2 + k + c))));
+  __m128i mid8 = LD8(r1 + k);
+#undef LD8
+  __m128 rl, rh, ml, mh;
+  u16_to_ps(ring, &rl, &rh);
+  u16_to_ps(mid8, &ml, &mh);
+  const __m128 side = _mm_set1_ps(1.0f / 13.0f),
+               mid = _mm_set1_ps(5.0f / 13.0f);
+  __m128i lo =
+      round_sat_epi32(_mm_add_ps(_mm_mul_ps(side, rl), _mm_mul_ps(mid, ml)));
+  __m128i hi =
+      round_sat_epi32(_mm_add_ps(_mm_mul_ps(side, rh), _mm_mul_ps(mid, mh)));
+  return _mm_packs_epi32(lo, hi); /* 8 x u16, each 0..255 */
+}
+#endif
+
 void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
   int w = im->w, h = im->h, ch = im->ch;
   if (w <= 2 || h <= 2)
@@ -42,17 +87,46 @@ void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
     const uint8_t *restrict r0 = im->px + (size_t)(y - 1) * stride;
     const uint8_t *restrict r1 = r0 + stride, *restrict r2 = r1 + stride;
     uint8_t *restrict d = deg + (size_t)y * stride;
-    for (size_t k = c; k < end; k++) { /* X bytes too: never read */
+    size_t k = c;
+#if defined(__SSE2__)
+    for (; k + 16 <= end; k += 16) { /* reads up to k + 15 + c < stride */
+      __m128i a = smooth8(r0, r1, r2, k, c);
+      __m128i b = smooth8(r0, r1, r2, k + 8, c);
+      _mm_storeu_si128((__m128i *)(d + k), _mm_packus_epi16(a, b));
+    }
+#endif
+    for (; k < end; k++) { /* X bytes too: never read */
       int ring = r0[k - c] + r0[k] + r0[k + c] + r1[k - c] + r1[k + c] +
                  r2[k - c] + r2[k] + r2[k + c];
       d[k] = sat_u8(round_even(side * (float)ring + mid * (float)r1[k]));
     }
   }
   float a = (float)factor, o = (float)(1.0 - factor);
-  size_t n = stride * (size_t)h;
+  size_t n = stride * (size_t)h, i = 0;
   uint8_t *restrict px = im->px;
   const uint8_t *restrict dg = deg;
-  for (size_t i = 0; i < n; i++) {
+#if defined(__SSE2__)
+  /* a * px + o * deg, clamped and truncated: the scalar loop's float ops. */
+  const __m128 va = _mm_set1_ps(a), vo = _mm_set1_ps(o);
+  const __m128 zero = _mm_setzero_ps(), top = _mm_set1_ps(255.0f);
+  const __m128i z = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    __m128i p8 =
+        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(px + i)), z);
+    __m128i d8 =
+        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(dg + i)), z);
+    __m128 pl, ph, dl, dh;
+    u16_to_ps(p8, &pl, &ph);
+    u16_to_ps(d8, &dl, &dh);
+    __m128 vl = _mm_add_ps(_mm_mul_ps(va, pl), _mm_mul_ps(vo, dl));
+    __m128 vh = _mm_add_ps(_mm_mul_ps(va, ph), _mm_mul_ps(vo, dh));
+    vl = _mm_min_ps(_mm_max_ps(vl, zero), top);
+    vh = _mm_min_ps(_mm_max_ps(vh, zero), top);
+    __m128i q = _mm_packs_epi32(_mm_cvttps_epi32(vl), _mm_cvttps_epi32(vh));
+    _mm_storel_epi64((__m128i *)(px + i), _mm_packus_epi16(q, q));
+  }
+#endif
+  for (; i < n; i++) {
     float v = a * (float)px[i] + o * (float)dg[i];
     v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
     px[i] = (uint8_t)v;
