@@ -418,13 +418,13 @@ def main():
         note_missing("decode", "decode")
     # The baseline's bench_decode, right after: its rates per thread-CPU-second
     # against the current build's give the decode speedup of this run.
-    bdec = base.decode_contenders(dec_rounds) if base else []
+    bdec = base.decode_contenders(dec_rounds) if base and "decode" in sections else []
     if bdec:
         log("decode: %s bench_decode" % args.baseline_label)
         r = run_process(bdec[0]["cmd"], env, args.timeout, log)
         e = record("decode", "%s_bench_decode" % args.baseline_label, 0, None, 1, r, need_records=False)
         e["stdout"] = r["stdout"]
-        brows = sluice_cases.baseline_decode_rows(summary["decode"], base.parse_decode(r["stdout"], r["records"])
+        brows = sluice_cases.baseline_decode_rows(summary.get("decode", []), base.parse_decode(r["stdout"], r["records"])
                                                    if r["rc"] == 0 else [])
         summary["baseline_decode"] = {"label": args.baseline_label, "rows": brows}
 
