@@ -94,6 +94,64 @@ static void shifted_row(const uint8_t *src, uint8_t *out, int w, int h, int ch,
   }
 }
 
+/* A nearest warp, the general case: output pixel (x, y) takes input pixel
+ * (round(ix), round(iy)) or the fill. The coordinates are the scalar
+ * formula's double operations in the same order (a product, then a sum;
+ * round half to even), two columns at a time with SSE2. */
+static void warp_nearest(const uint8_t *src, uint8_t *dst, int w, int h, int ch,
+                         const double m[6], const uint8_t outside[4]) {
+  size_t stride = (size_t)w * (size_t)ch;
+  double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
+  for (int y = 0; y < h; y++) {
+    double yc = (double)y - oy;
+    uint8_t *out = dst + (size_t)y * stride;
+    double bx = m[1] * yc + m[2] + ox, by = m[4] * yc + m[5] + oy;
+    int x = 0;
+#if defined(__SSE2__)
+    const __m128d vm0 = _mm_set1_pd(m[0]), vm3 = _mm_set1_pd(m[3]);
+    const __m128d vbx = _mm_set1_pd(bx), vby = _mm_set1_pd(by);
+    const __m128d vox = _mm_set1_pd(ox),
+                  magic = _mm_set1_pd(6755399441055744.0);
+    /* Clamped to [-1, side] before the int conversion: the inside test
+     * gives the same answer, and no value overflows int32. */
+    const __m128d lo = _mm_set1_pd(-1.0), hx = _mm_set1_pd((double)w),
+                  hy = _mm_set1_pd((double)h);
+    for (; x + 2 <= w; x += 2) {
+      __m128d xc = _mm_sub_pd(_mm_set_pd((double)(x + 1), (double)x), vox);
+      __m128d ix = _mm_add_pd(_mm_mul_pd(vm0, xc), vbx);
+      __m128d iy = _mm_add_pd(_mm_mul_pd(vm3, xc), vby);
+      ix = _mm_sub_pd(_mm_add_pd(ix, magic), magic);
+      iy = _mm_sub_pd(_mm_add_pd(iy, magic), magic);
+      ix = _mm_min_pd(_mm_max_pd(ix, lo), hx);
+      iy = _mm_min_pd(_mm_max_pd(iy, lo), hy);
+      int32_t rx[4], ry[4];
+      _mm_storeu_si128((__m128i *)rx, _mm_cvttpd_epi32(ix));
+      _mm_storeu_si128((__m128i *)ry, _mm_cvttpd_epi32(iy));
+      for (int k = 0; k < 2; k++) {
+        const uint8_t *p = outside;
+        if (rx[k] >= 0 && rx[k] < w && ry[k] >= 0 && ry[k] < h)
+          p = src + (size_t)ry[k] * stride + (size_t)rx[k] * (size_t)ch;
+        uint8_t *o = out + (size_t)(x + k) * (size_t)ch;
+        if (ch == 4)
+          memcpy(o, p, 4); /* X too: never read */
+        else
+          o[0] = p[0];
+      }
+    }
+#endif
+    for (; x < w; x++) {
+      double xc = (double)x - ox;
+      double rx = round_even(m[0] * xc + bx), ry = round_even(m[3] * xc + by);
+      const uint8_t *p = outside;
+      if (rx >= 0 && rx < w && ry >= 0 && ry < h)
+        p = src + (size_t)ry * stride + (size_t)rx * (size_t)ch;
+      uint8_t *o = out + (size_t)x * (size_t)ch;
+      for (int c = 0; c < (ch == 1 ? 1 : 3); c++)
+        o[c] = p[c];
+    }
+  }
+}
+
 void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
                 const double *fill, sl_op_scratch *s) {
   int w = im->w, h = im->h, ch = im->ch, nc = ch == 1 ? 1 : 3;
@@ -130,6 +188,10 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
       return;
     }
   }
+  if (interp == SL_INTERP_NEAREST) {
+    warp_nearest(src, im->px, w, h, ch, m, outside);
+    return;
+  }
   /* Input pixel coordinate of output pixel (x, y): the grid's centered
    * coordinate through m, unnormalised by align_corners = False; it moves
    * by (m[0], m[3]) a column. */
@@ -142,15 +204,6 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
       double xc = (double)x - ox;
       double ix = m[0] * xc + bx, iy = m[3] * xc + by;
       uint8_t *o = out + (size_t)x * (size_t)ch;
-      if (interp == SL_INTERP_NEAREST) {
-        double rx = round_even(ix), ry = round_even(iy);
-        const uint8_t *p = outside;
-        if (rx >= 0 && rx < w && ry >= 0 && ry < h)
-          p = src + (size_t)ry * stride + (size_t)rx * (size_t)ch;
-        for (int c = 0; c < nc; c++)
-          o[c] = p[c];
-        continue;
-      }
       if (!(ix > -2.0 && ix < w + 1.0 && iy > -2.0 && iy < h + 1.0)) {
         for (int c = 0; c < nc; c++) /* no corner inside */
           o[c] = fill ? round_u8(fill[c]) : 0;
