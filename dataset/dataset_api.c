@@ -183,7 +183,11 @@ uint32_t sl_dataset_layout_version(const sl_dataset *ds) {
 }
 
 uint64_t sl_dataset_file_size(const sl_dataset *ds) {
-  return ds && ds->src ? sl_source_file_size(ds->src) : 0;
+  return ds && ds->src ? sl_source_bytes(ds->src) : 0;
+}
+
+uint64_t sl_dataset_file_count(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_file_count(ds->src) : 0;
 }
 
 const char *sl_dataset_description(const sl_dataset *ds) {

@@ -282,6 +282,10 @@ const sl_file_set *sl_source_files(const sl_source *src);
  * file k < that (file k's samples run up to file k+1's first): the blocks
  * an order should keep together to read each file in sequence. */
 uint64_t sl_source_file_count(const sl_source *src);
+/* The bytes of the source's files at open: the file's size, or the sum of
+ * the files' sizes for a source of many files (not their offset space,
+ * which pads each file's base to 64 KiB). */
+uint64_t sl_source_bytes(const sl_source *src);
 uint64_t sl_source_file_first(const sl_source *src, uint64_t k);
 
 /* Gets sample i's payload. With a mapped source *data points into the map

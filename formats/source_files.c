@@ -110,6 +110,15 @@ uint64_t sl_source_file_count(const sl_source *src) {
   return src->nfiles ? src->nfiles : 1;
 }
 
+uint64_t sl_source_bytes(const sl_source *src) {
+  if (!src->nfiles)
+    return src->file_size;
+  uint64_t sum = 0;
+  for (size_t k = 0; k < src->nfiles; k++)
+    sum += src->spans[k].size;
+  return sum;
+}
+
 uint64_t sl_source_file_first(const sl_source *src, uint64_t k) {
   return src->nfiles && k < src->nfiles ? src->file_first[k] : 0;
 }

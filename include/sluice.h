@@ -788,12 +788,16 @@ SL_API uint32_t sl_dataset_class_count(const sl_dataset *ds);
 SL_API const char *sl_dataset_class_name(const sl_dataset *ds, uint32_t label);
 SL_API uint32_t sl_dataset_target_width(const sl_dataset *ds);
 
-/* The file: "lmdb", "hdf5", "tfrecord" or "recordio"; its on-disk layout
- * version (0 for TFRecord and RecordIO); its size in bytes
- * at open; and the writer's settings as recorded ("" when none). */
+/* The file: "lmdb", "hdf5", "tfrecord", "recordio", "webdataset" or
+ * "folder"; its on-disk layout version (0 for the foreign formats); its
+ * size in bytes at open (for a dataset of many files -- shards, a folder
+ * -- the sum of their sizes); the number of files it reads (1 but for
+ * shards and folders); and the writer's settings as recorded ("" when
+ * none). */
 SL_API const char *sl_dataset_format(const sl_dataset *ds);
 SL_API uint32_t sl_dataset_layout_version(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_file_size(const sl_dataset *ds);
+SL_API uint64_t sl_dataset_file_count(const sl_dataset *ds);
 SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
 /* Resolution levels the writer recorded: returns their number (0: the file
  * has none) and, when images/bytes are not NULL (room for

@@ -395,7 +395,11 @@ int sl_cmd_info(int argc, char **argv) {
       printf("speed:       no JPEGs: packing would not make crops decode "
              "faster\n");
   }
-  printf("file size:   %s\n", a);
+  uint64_t nfiles = sl_dataset_file_count(ds);
+  if (nfiles > 1)
+    printf("file size:   %s in %" PRIu64 " files\n", a, nfiles);
+  else
+    printf("file size:   %s\n", a);
   printf("samples:     %" PRIu64 "\n", n);
   uint32_t k = sl_dataset_class_count(ds);
   printf("classes:     %" PRIu32 "%s", k, k ? ":" : "\n");

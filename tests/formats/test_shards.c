@@ -226,6 +226,18 @@ static void test_tf_pattern(void **state) {
   assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
   assert_int_equal(sl_dataset_name(ds, 6, name, sizeof name), SL_OK);
   assert_string_equal(name, "s06.jpg");
+  /* its size is the shards' bytes, not the offset space padding them */
+  uint64_t bytes = 0;
+  for (int k = 0; k < 4; k++) {
+    char sp[64], full[700];
+    struct stat sb;
+    snprintf(sp, sizeof sp, "tf/train-%05d.tfrecord", k);
+    path_in(full, sizeof full, sp);
+    assert_int_equal(stat(full, &sb), 0);
+    bytes += (uint64_t)sb.st_size;
+  }
+  assert_int_equal(sl_dataset_file_count(ds), 4);
+  assert_int_equal(sl_dataset_file_size(ds), bytes);
   sl_dataset_close(ds);
   /* the converter's 1-based labels shifted, across shards */
   const char *off[] = {"dataset.label_offset", "-1", NULL};
