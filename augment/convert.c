@@ -142,19 +142,52 @@ static void put_elem(const sl_aug_params *p, void *dst, size_t at, int c,
   }
 }
 
+/* Bytes of one element of the sample's dtype. */
+static size_t elem_bytes(const sl_aug_params *p) {
+  return p->dtype == SL_DTYPE_U8 ? 1 : p->dtype == SL_DTYPE_FP32 ? 4 : 2;
+}
+
+/* n elements, `step` elements apart from element `at`, set to the element
+ * `one` (elem_bytes(p) bytes). */
+static void fill_elems(const sl_aug_params *p, void *dst, size_t at,
+                       size_t step, int n, const void *one) {
+  size_t eb = elem_bytes(p);
+  uint8_t *d = (uint8_t *)dst + at * eb;
+  if (eb == 1 && step == 1) {
+    memset(d, *(const uint8_t *)one, (size_t)n);
+    return;
+  }
+  for (int k = 0; k < n; k++, d += step * eb)
+    memcpy(d, one, eb);
+}
+
 void sl_convert_erase(const sl_aug_params *p, void *dst, int h, int w,
                       const sl_erase_box *box, int random, sl_rng *rng) {
   if (!box->on)
     return;
   int nch = p->channels == 1 ? 1 : 3;
+  int planar = p->layout == SL_LAYOUT_NCHW || nch == 1;
   size_t plane = (size_t)h * (size_t)w;
-  for (int c = 0; c < nch; c++)
-    for (int y = box->i; y < box->i + box->h && y < h; y++)
-      for (int x = box->j; x < box->j + box->w && x < w; x++) {
-        size_t px = (size_t)y * (size_t)w + (size_t)x;
-        size_t at = p->layout == SL_LAYOUT_NCHW || nch == 1
-                        ? (size_t)c * plane + px
-                        : px * (size_t)nch + (size_t)c;
-        put_elem(p, dst, at, c, random ? sl_rng_normal(rng) : 0.0);
+  int y0 = box->i < 0 ? 0 : box->i, x0 = box->j < 0 ? 0 : box->j;
+  int y1 = box->i + box->h < h ? box->i + box->h : h;
+  int x1 = box->j + box->w < w ? box->j + box->w : w;
+  if (y1 <= y0 || x1 <= x0)
+    return;
+  for (int c = 0; c < nch; c++) {
+    uint8_t one[4]; /* the constant value's element, made once */
+    if (!random)
+      put_elem(p, one, 0, c, 0.0);
+    for (int y = y0; y < y1; y++) {
+      size_t px = (size_t)y * (size_t)w + (size_t)x0;
+      size_t at =
+          planar ? (size_t)c * plane + px : px * (size_t)nch + (size_t)c;
+      size_t step = planar ? 1 : (size_t)nch;
+      if (!random) {
+        fill_elems(p, dst, at, step, x1 - x0, one);
+        continue;
       }
+      for (int x = x0; x < x1; x++, at += step) /* torchvision's draw order */
+        put_elem(p, dst, at, c, sl_rng_normal(rng));
+    }
+  }
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "augment/ops.h"
+#include "augment/pointwise.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -50,13 +51,8 @@ static inline uint8_t clamp_trunc(float v) { /* vectorizable to_u8 */
 /* _blend(img, k, ratio) for a constant k: ratio * v + (1 - ratio) * k. */
 static void blend_const(sl_image *im, double ratio, float k) {
   float r = (float)ratio, o = (float)(1.0 - ratio);
-  uint8_t lut[256]; /* a byte table beats the float loop here */
-  for (int v = 0; v < 256; v++)
-    lut[v] = to_u8(r * (float)v + o * k);
-  uint8_t *restrict p = im->px;
-  size_t n = bytes_of(im);
-  for (size_t i = 0; i < n; i++)
-    p[i] = lut[p[i]];
+  const float a[4] = {r, r, r, 1.0f}, b[4] = {o * k, o * k, o * k, 0.0f};
+  sl_map_channels(im->px, pixels(im), im->ch, SL_MAP_MUL_ADD, a, b);
 }
 
 void sl_op_brightness(sl_image *im, double factor) {
@@ -107,18 +103,7 @@ void sl_op_contrast(sl_image *im, double factor) {
     for (size_t i = 0; i < n; i++)
       sum += im->px[i];
   } else {
-    size_t i = 0;
-#if defined(__SSE2__)
-    for (; i + 4 <= n; i += 4) {
-      __m128i l = _mm_cvttps_epi32(
-          luma4(_mm_loadu_si128((const __m128i *)(im->px + 4 * i))));
-      uint32_t v[4];
-      _mm_storeu_si128((__m128i *)v, l);
-      sum += (uint64_t)v[0] + v[1] + v[2] + v[3];
-    }
-#endif
-    for (; i < n; i++)
-      sum += (uint64_t)luma_f(im->px + 4 * i);
+    sum = sl_luma_sum(im->px, n);
   }
   float mean = n ? (float)((double)sum / (double)n) : 0.0f;
   blend_const(im, factor, mean);
@@ -337,7 +322,9 @@ void sl_op_invert(sl_image *im) {
   sl_op_solarize(im, -1.0);
 }
 
-/* Histograms of the colour channels (one for gray). */
+/* Histograms of the colour channels (one for gray). Even and odd pixels
+ * count into separate 32-bit tables: neighbouring pixels are often equal,
+ * and two increments of one counter in a row wait on each other's store. */
 static void histograms(const sl_image *im, uint64_t hist[3][256]) {
   memset(hist, 0, 3 * 256 * sizeof hist[0][0]);
   size_t n = pixels(im);
@@ -347,31 +334,66 @@ static void histograms(const sl_image *im, uint64_t hist[3][256]) {
       hist[0][p[i]]++;
     return;
   }
-  for (size_t i = 0; i < n; i++, p += 4) {
-    hist[0][p[0]]++;
-    hist[1][p[1]]++;
-    hist[2][p[2]]++;
+  enum { k_block = 1 << 30 }; /* pixels a 32-bit table counts safely */
+  uint32_t t[2][3][256];
+  for (size_t done = 0; done < n;) {
+    size_t m = n - done < k_block ? n - done : k_block, i = 0;
+    memset(t, 0, sizeof t);
+    const uint8_t *q = p + 4 * done;
+    for (; i + 2 <= m; i += 2, q += 8) {
+      t[0][0][q[0]]++, t[0][1][q[1]]++, t[0][2][q[2]]++;
+      t[1][0][q[4]]++, t[1][1][q[5]]++, t[1][2][q[6]]++;
+    }
+    if (i < m)
+      t[0][0][q[0]]++, t[0][1][q[1]]++, t[0][2][q[2]]++;
+    for (int c = 0; c < 3; c++)
+      for (int v = 0; v < 256; v++)
+        hist[c][v] += (uint64_t)t[0][c][v] + t[1][c][v];
+    done += m;
+  }
+}
+
+/* The smallest and largest byte of each colour channel (of channel 0 for
+ * gray); 255 and 0 for an empty image. */
+static void channel_range(const sl_image *im, uint8_t lo[3], uint8_t hi[3]) {
+  size_t n = pixels(im) * (size_t)(im->ch == 1 ? 1 : 4), i = 0;
+  const uint8_t *p = im->px;
+  uint8_t mn[16], mx[16]; /* byte k: channel k % 4 (every byte, for gray) */
+  memset(mn, 255, sizeof mn), memset(mx, 0, sizeof mx);
+#if defined(__SSE2__)
+  __m128i vmn = _mm_set1_epi8((char)0xFF), vmx = _mm_setzero_si128();
+  for (; i + 16 <= n; i += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    vmn = _mm_min_epu8(vmn, x), vmx = _mm_max_epu8(vmx, x);
+  }
+  _mm_storeu_si128((__m128i *)(void *)mn, vmn);
+  _mm_storeu_si128((__m128i *)(void *)mx, vmx);
+#endif
+  for (size_t k = 0; i < n; i++, k = (k + 1) & 15) /* i % 16 == k */
+    mn[k] = p[i] < mn[k] ? p[i] : mn[k], mx[k] = p[i] > mx[k] ? p[i] : mx[k];
+  for (int c = 0; c < 3; c++) {
+    lo[c] = 255, hi[c] = 0;
+    for (int k = 0; k < 16; k++) {
+      if (im->ch == 4 && (k & 3) != c)
+        continue;
+      lo[c] = mn[k] < lo[c] ? mn[k] : lo[c];
+      hi[c] = mx[k] > hi[c] ? mx[k] : hi[c];
+    }
   }
 }
 
 void sl_op_autocontrast(sl_image *im) {
-  uint64_t hist[3][256];
-  histograms(im, hist);
-  uint8_t lut[3][256];
+  uint8_t lo[3], hi[3];
+  channel_range(im, lo, hi);
+  float mn[4] = {0, 0, 0, 0}, scale[4] = {1, 1, 1, 1};
   int nc = im->ch == 1 ? 1 : 3;
-  for (int c = 0; c < nc; c++) {
-    int lo = 0, hi = 255;
-    while (lo < 255 && !hist[c][lo])
-      lo++;
-    while (hi > 0 && !hist[c][hi])
-      hi--;
-    float mn = (float)lo, scale = 255.0f / ((float)hi - (float)lo);
-    if (!isfinite(scale))
-      mn = 0.0f, scale = 1.0f;
-    for (int v = 0; v < 256; v++)
-      lut[c][v] = to_u8(((float)v - mn) * scale);
+  for (int c = 0; c < nc;
+       c++) { /* torchvision: amin, amax, 255 / (max - min) */
+    mn[c] = (float)lo[c], scale[c] = 255.0f / ((float)hi[c] - (float)lo[c]);
+    if (!isfinite(scale[c]))
+      mn[c] = 0.0f, scale[c] = 1.0f;
   }
-  apply_lut3(im, lut);
+  sl_map_channels(im->px, pixels(im), im->ch, SL_MAP_SUB_MUL, scale, mn);
 }
 
 /* torchvision's _scale_channel: PIL's equalize in integers. */

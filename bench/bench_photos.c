@@ -3,14 +3,16 @@
  * which the machine's load does not change, unlike a time.
  *
  *   bench_photos [--res R] [--rounds N] [--levels] [--planes] [--seed S]
- *                FILE...
+ *                [--recipe tv|timm] FILE...
  *
  * Each file is stored as `sluice pack` stores it (sl_jpeg_rewrite: restart
  * layout), or with --levels as `sluice pack --levels 3/4,1/2` does (a level
  * record), then N rounds run sl_pipeline_run over every file at R x R
  * (random-resized crop + flip, u8 NCHW; fresh crops per round, the same
  * crops in every run of the same arguments); --planes sets
- * augment.jpeg_planes (decode to YCbCr planes). --psnr (not with
+ * augment.jpeg_planes (decode to YCbCr planes); --recipe adds bench/run.sh's
+ * recipe rows' ops (tv: TrivialAugmentWide + RandomErasing 0.1; timm:
+ * RandAugment 2 ops m9 mstd 0.5 + RandomErasing 0.25). --psnr (not with
  * --levels) prints instead the mean PSNR of the same crops, unflipped,
  * against the float area average of a full TurboJPEG decode (the quality
  * test's reference, tests/codecs/img_util.h). Prints one line
@@ -23,6 +25,7 @@
 #include <time.h>
 
 #include "augment/pipeline.h"
+#include "augment/recipe.h"
 #include "codecs/codec.h"
 #include "codecs/img_util.h"
 #include "codecs/jpeg_levels.h"
@@ -54,8 +57,27 @@ static uint8_t *slurp(const char *path, size_t *len) {
   return p;
 }
 
+/* The recipe rows' ops, as bench/sluice_loader.py configures them. */
+static void set_recipe(sl_aug_recipe *r, int timm) {
+  memset(r, 0, sizeof *r);
+  r->policy.policy = timm ? SL_AUTO_RANDAUGMENT : SL_AUTO_TRIVIAL;
+  r->policy.num_ops = 2;
+  r->policy.bins = timm ? 11 : 31;
+  r->policy.magnitude = 9;
+  r->policy.magnitude_std = timm ? 0.5 : 0;
+  r->policy.interp = SL_INTERP_NEAREST;
+  if (timm) {
+    r->policy.has_fill = 1;
+    r->policy.fill[0] = 124, r->policy.fill[1] = 116, r->policy.fill[2] = 104;
+  }
+  r->erasing = timm ? 0.25 : 0.1;
+  r->erasing_scale[0] = 0.02, r->erasing_scale[1] = 1.0 / 3;
+  r->erasing_ratio[0] = 0.3, r->erasing_ratio[1] = 3.3;
+}
+
 int main(int argc, char **argv) {
   int res = 128, rounds = 1, levels = 0, seed = 1, planes = 0, psnr = 0;
+  const char *recipe = NULL;
   int first = argc;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--res") == 0 && i + 1 < argc)
@@ -70,15 +92,19 @@ int main(int argc, char **argv) {
       planes = 1;
     else if (strcmp(argv[i], "--psnr") == 0)
       psnr = 1;
+    else if (strcmp(argv[i], "--recipe") == 0 && i + 1 < argc)
+      recipe = argv[++i];
     else {
       first = i;
       break;
     }
   }
   int n = argc - first;
-  if (n <= 0 || res < 16 || res > 512 || rounds < 1 || (psnr && levels)) {
+  if (n <= 0 || res < 16 || res > 512 || rounds < 1 || (psnr && levels) ||
+      (recipe && strcmp(recipe, "tv") != 0 && strcmp(recipe, "timm") != 0)) {
     fprintf(stderr, "usage: bench_photos [--res R] [--rounds N] [--levels] "
-                    "[--planes] [--psnr] [--seed S] FILE...\n");
+                    "[--planes] [--psnr] [--seed S] [--recipe tv|timm] "
+                    "FILE...\n");
     return 2;
   }
   uint8_t **rec = calloc((size_t)n, sizeof *rec);
@@ -118,6 +144,8 @@ int main(int argc, char **argv) {
   sl_jpeg_rewriter_destroy(rw);
   sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
   p.jpeg_planes = planes;
+  if (recipe)
+    set_recipe(&p.recipe, strcmp(recipe, "timm") == 0);
   sl_pipeline *pl;
   if (sl_pipeline_create(&pl, &p, res, &err) != SL_OK) {
     fprintf(stderr, "bench_photos: %s\n", err.msg);

@@ -20,6 +20,7 @@
 #include "augment/mix.h"
 #include "augment/ops.h"
 #include "augment/pipeline.h"
+#include "augment/pointwise.h"
 #include "augment/policy.h"
 #include "augment/recipe.h"
 #include "common/half.h"
@@ -467,10 +468,149 @@ static void test_mix_pixels_and_targets(void **state) {
   assert_non_null(strstr(err.msg, "num_classes"));
 }
 
+/* The vector loops (SSE2, AVX2 where the CPU has it) give the bytes of
+ * their scalar formula, one byte at a time, on every width (tails of 1 to
+ * 31 bytes) and on a 224 x 224 crop; and the ops built on them
+ * (brightness, contrast, autocontrast) the bytes of torchvision's float32
+ * formulas written out here. */
+static void test_pointwise_loops_are_their_formula(void **state) {
+  (void)state;
+  sl_rng r = sl_rng_for(77, 0, 0);
+  const int sizes[][2] = {{1, 1},  {3, 1},  {5, 2},  {7, 3},    {9, 1},
+                          {17, 3}, {31, 2}, {33, 5}, {224, 224}};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+    for (int ch = 1; ch <= 4; ch += 3) {
+      int w = sizes[s][0], h = sizes[s][1];
+      size_t n = (size_t)w * h * ch;
+      uint8_t *img = noise(w, h, ch, 100 + s), *x = malloc(n);
+      assert_non_null(x);
+      for (int form = 0; form < 2; form++) {
+        float a[4], b[4];
+        for (int c = 0; c < 4; c++) {
+          a[c] = (float)(sl_rng_uniform(&r) * 4.0 - 1.0);
+          b[c] = (float)(sl_rng_uniform(&r) * 600.0 - 300.0);
+        }
+        memcpy(x, img, n);
+        sl_map_channels(x, (size_t)w * h, ch, (sl_map_form)form, a, b);
+        for (size_t i = 0; i < n; i++) {
+          int c = ch == 1 ? 0 : (int)(i % 4);
+          uint8_t want = sl_map_one((sl_map_form)form, a[c], b[c], img[i]);
+          if (x[i] != want)
+            fail_msg("map form %d %dx%dx%d byte %zu: %d, formula %d", form, w,
+                     h, ch, i, x[i], want);
+        }
+      }
+      if (ch == 4) {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < (size_t)w * h; i++)
+          sum += (uint8_t)(0.2989f * (float)img[4 * i] +
+                           0.587f * (float)img[4 * i + 1] +
+                           0.114f * (float)img[4 * i + 2]);
+        assert_int_equal(sl_luma_sum(img, (size_t)w * h), sum);
+        /* contrast: _blend(img, mean(grayscale), f), truncated */
+        double f = 0.2 + 1.6 * sl_rng_uniform(&r);
+        float mean = (float)((double)sum / (double)((size_t)w * h));
+        float fr = (float)f, fo = (float)(1.0 - f);
+        memcpy(x, img, n);
+        sl_image im = {x, w, h, 4};
+        sl_op_contrast(&im, f);
+        for (size_t i = 0; i < n; i++) {
+          if (i % 4 == 3)
+            continue;
+          float v = fr * (float)img[i] + fo * mean;
+          uint8_t want = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
+          if (x[i] != want)
+            fail_msg("contrast %g %dx%d byte %zu: %d, formula %d", f, w, h, i,
+                     x[i], want);
+        }
+        /* autocontrast: (v - min) * (255 / (max - min)) per channel */
+        memcpy(x, img, n);
+        sl_op_autocontrast(&im);
+        for (int c = 0; c < 3; c++) {
+          int lo = 255, hi = 0;
+          for (size_t i = (size_t)c; i < n; i += 4)
+            lo = img[i] < lo ? img[i] : lo, hi = img[i] > hi ? img[i] : hi;
+          float scale = 255.0f / ((float)hi - (float)lo), mn = (float)lo;
+          if (!isfinite(scale))
+            scale = 1.0f, mn = 0.0f;
+          for (size_t i = (size_t)c; i < n; i += 4) {
+            float v = ((float)img[i] - mn) * scale;
+            uint8_t want = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
+            if (x[i] != want)
+              fail_msg("autocontrast %dx%d byte %zu: %d, formula %d", w, h, i,
+                       x[i], want);
+          }
+        }
+      }
+      free(img);
+      free(x);
+    }
+  }
+}
+
+/* RandomErasing on converted samples of every dtype, layout and channel
+ * count: exactly the box's elements (clipped to the sample) change, to the
+ * normalized 0 (u8: the mean's byte) or to N(0, 1) draws taken channel by
+ * channel, row by row, as torchvision draws them. */
+static void test_erase_on_every_sample_form(void **state) {
+  (void)state;
+  const sl_dtype dtypes[] = {SL_DTYPE_U8, SL_DTYPE_FP32, SL_DTYPE_FP16,
+                             SL_DTYPE_BF16};
+  int h = 11, w = 13;
+  sl_erase_box box = {.on = 1, .i = 4, .j = 9, .h = 20, .w = 3};
+  for (size_t d = 0; d < 4; d++)
+    for (int layout = 0; layout < 2; layout++)
+      for (int nch = 1; nch <= 3; nch += 2)
+        for (int random = 0; random < 2; random++) {
+          sl_aug_params p =
+              sl_test_aug_params(layout ? SL_LAYOUT_NHWC : SL_LAYOUT_NCHW);
+          p.dtype = dtypes[d], p.channels = nch;
+          size_t bytes = sl_aug_sample_bytes(&p, h, w);
+          size_t eb = bytes / ((size_t)h * w * nch);
+          uint8_t *x = malloc(bytes);
+          assert_non_null(x);
+          memset(x, 0xA5, bytes);
+          sl_rng r = sl_rng_for(5, 0, 0), want_r = r;
+          sl_convert_erase(&p, x, h, w, &box, random, &r);
+          for (int c = 0; c < nch; c++)
+            for (int y = 0; y < h; y++)
+              for (int xx = 0; xx < w; xx++) {
+                int in = y >= 4 && xx >= 9 && xx < 12;
+                size_t px = (size_t)y * w + xx;
+                size_t at = layout == 0 || nch == 1 ? (size_t)c * h * w + px
+                                                    : px * nch + (size_t)c;
+                const uint8_t *e = x + at * eb;
+                if (!in) {
+                  for (size_t k = 0; k < eb; k++)
+                    assert_int_equal(e[k], 0xA5);
+                  continue;
+                }
+                double v = random ? sl_rng_normal(&want_r) : 0.0;
+                if (p.dtype == SL_DTYPE_U8) {
+                  double b = nearbyint((v * p.std[c] + p.mean[c]) * 255.0);
+                  assert_int_equal(e[0], b < 0 ? 0 : b > 255 ? 255 : (int)b);
+                } else if (p.dtype == SL_DTYPE_FP32) {
+                  float f;
+                  memcpy(&f, e, 4);
+                  assert_true(f == (float)v);
+                } else {
+                  uint16_t hv, want = p.dtype == SL_DTYPE_BF16
+                                          ? sl_f32_to_bf16((float)v)
+                                          : sl_f32_to_f16((float)v);
+                  memcpy(&hv, e, 2);
+                  assert_int_equal(hv, want);
+                }
+              }
+          free(x);
+        }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities),
       cmocka_unit_test(test_exact_values),
+      cmocka_unit_test(test_pointwise_loops_are_their_formula),
+      cmocka_unit_test(test_erase_on_every_sample_form),
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
