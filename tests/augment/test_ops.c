@@ -605,12 +605,65 @@ static void test_erase_on_every_sample_form(void **state) {
         }
 }
 
+/* Nearest warps give, pixel for pixel, the formula they implement: input
+ * pixel (round(m0 xc + (m1 yc + m2 + ox)), round(m3 xc + (m4 yc + m5 +
+ * oy))), rounding half to even, or the fill outside; on random rotations,
+ * shears, scales and translations of RGBX and gray images (the AVX2,
+ * SSE2, shifted-row and scalar paths). */
+static void test_nearest_warp_is_its_formula(void **state) {
+  (void)state;
+  sl_rng r = sl_rng_for(91, 0, 0);
+  const int sizes[][2] = {{1, 1}, {2, 3}, {5, 4}, {7, 9}, {31, 17}, {64, 48}};
+  size_t cap = 64 * 48;
+  sl_op_scratch s = {.img = malloc(cap * 4), .pixels = cap};
+  assert_non_null(s.img);
+  for (int t = 0; t < 240; t++) {
+    int w = sizes[t % 6][0], h = sizes[t % 6][1], ch = t % 5 == 4 ? 1 : 4;
+    double m[6];
+    double angle = t % 3 == 0 ? 0.0 : sl_rng_uniform(&r) * 360.0 - 180.0;
+    double tx = t % 2 ? floor(sl_rng_uniform(&r) * 20.0 - 10.0) : 0.0;
+    double shx = t % 4 == 1 ? sl_rng_uniform(&r) * 60.0 - 30.0 : 0.0;
+    double scale = t % 7 == 3 ? 0.5 + sl_rng_uniform(&r) : 1.0;
+    sl_affine_params(w, h, angle, tx, -tx / 2, scale, shx, 0, 0, 0, 0, m);
+    double fill[3] = {7, 200, 99};
+    int with_fill = t % 2;
+    uint8_t *img = noise(w, h, ch, (uint64_t)t),
+            *x = malloc((size_t)w * h * ch);
+    assert_non_null(x);
+    memcpy(x, img, (size_t)w * h * ch);
+    sl_image im = {x, w, h, ch};
+    sl_op_warp(&im, m, SL_INTERP_NEAREST, with_fill ? fill : NULL, &s);
+    double ox = (w - 1) * 0.5, oy = (h - 1) * 0.5;
+    for (int y = 0; y < h; y++)
+      for (int xx = 0; xx < w; xx++) {
+        double xc = xx - ox, yc = y - oy;
+        double bx = m[1] * yc + m[2] + ox, by = m[4] * yc + m[5] + oy;
+        double rx = nearbyint(m[0] * xc + bx), ry = nearbyint(m[3] * xc + by);
+        int in = rx >= 0 && rx < w && ry >= 0 && ry < h;
+        for (int c = 0; c < (ch == 1 ? 1 : 3); c++) {
+          int want = in          ? img[((size_t)ry * w + (size_t)rx) * ch + c]
+                     : with_fill ? (int)fill[c]
+                                 : 0;
+          int got = x[((size_t)y * w + xx) * ch + c];
+          if (got != want)
+            fail_msg("warp %d (%dx%dx%d, angle %g, t %g, shear %g, scale %g) "
+                     "pixel (%d, %d) channel %d: %d, formula %d",
+                     t, w, h, ch, angle, tx, shx, scale, xx, y, c, got, want);
+        }
+      }
+    free(img);
+    free(x);
+  }
+  free(s.img);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities),
       cmocka_unit_test(test_exact_values),
       cmocka_unit_test(test_pointwise_loops_are_their_formula),
       cmocka_unit_test(test_erase_on_every_sample_form),
+      cmocka_unit_test(test_nearest_warp_is_its_formula),
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
