@@ -4,11 +4,15 @@
  * product of the same 1-D kernels, so only the summation order differs). */
 #include <math.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SL_FILTER_AVX2 1
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 #include "augment/ops.h"
+#include "augment/pointwise.h"
 
 size_t sl_op_scratch_bytes(size_t pixels, size_t max_w) {
   return pixels * (4 + 4 * sizeof(float)) +
@@ -74,6 +78,57 @@ static inline __m128i smooth8(const uint8_t *r0, const uint8_t *r1,
 }
 #endif
 
+#if SL_FILTER_AVX2
+/* Sixteen smoothed bytes at r1 + k as 16-bit lanes in order: smooth8's
+ * operations, eight lanes at a time. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+smooth16_avx2(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, size_t k,
+              size_t c) {
+#define LD16(p)                                                                \
+  _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+  __m256i ring = _mm256_add_epi16(
+      _mm256_add_epi16(_mm256_add_epi16(LD16(r0 + k - c), LD16(r0 + k)),
+                       _mm256_add_epi16(LD16(r0 + k + c), LD16(r1 + k - c))),
+      _mm256_add_epi16(_mm256_add_epi16(LD16(r1 + k + c), LD16(r2 + k - c)),
+                       _mm256_add_epi16(LD16(r2 + k), LD16(r2 + k + c))));
+  __m256i mid16 = LD16(r1 + k);
+#undef LD16
+  const __m256 side = _mm256_set1_ps(1.0f / 13.0f),
+               mid = _mm256_set1_ps(5.0f / 13.0f),
+               magic = _mm256_set1_ps(12582912.0f),
+               top = _mm256_set1_ps(255.0f);
+  __m256i half[2];
+  for (int h = 0; h < 2; h++) {
+    __m128i rg =
+        h ? _mm256_extracti128_si256(ring, 1) : _mm256_castsi256_si128(ring);
+    __m128i md =
+        h ? _mm256_extracti128_si256(mid16, 1) : _mm256_castsi256_si128(mid16);
+    __m256 v = _mm256_add_ps(
+        _mm256_mul_ps(side, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(rg))),
+        _mm256_mul_ps(mid, _mm256_cvtepi32_ps(_mm256_cvtepu16_epi32(md))));
+    v = _mm256_sub_ps(_mm256_add_ps(v, magic), magic);
+    v = _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), top);
+    half[h] = _mm256_cvttps_epi32(v);
+  }
+  /* packs works within 128-bit lanes: 64-bit blocks come out 0, 2, 1, 3 */
+  return _mm256_permute4x64_epi64(_mm256_packs_epi32(half[0], half[1]), 0xD8);
+}
+
+/* One row of the smoothing, 32 bytes at a time from k; returns where it
+ * stopped (reads up to k + 31 + c < stride). */
+__attribute__((target("avx2"))) static size_t
+smooth_row_avx2(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,
+                uint8_t *d, size_t k, size_t end, size_t c) {
+  for (; k + 32 <= end; k += 32) {
+    __m256i a = smooth16_avx2(r0, r1, r2, k, c);
+    __m256i b = smooth16_avx2(r0, r1, r2, k + 16, c);
+    __m256i out = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
+    _mm256_storeu_si256((__m256i *)(void *)(d + k), out);
+  }
+  return k;
+}
+#endif
+
 void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
   int w = im->w, h = im->h, ch = im->ch;
   if (w <= 2 || h <= 2)
@@ -83,11 +138,18 @@ void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
   memcpy(deg, im->px, stride * (size_t)h);
   const float side = 1.0f / 13.0f, mid = 5.0f / 13.0f;
   const size_t c = (size_t)ch, end = stride - c;
+#if SL_FILTER_AVX2
+  int avx2 = __builtin_cpu_supports("avx2");
+#endif
   for (int y = 1; y < h - 1; y++) {
     const uint8_t *restrict r0 = im->px + (size_t)(y - 1) * stride;
     const uint8_t *restrict r1 = r0 + stride, *restrict r2 = r1 + stride;
     uint8_t *restrict d = deg + (size_t)y * stride;
     size_t k = c;
+#if SL_FILTER_AVX2
+    if (avx2)
+      k = smooth_row_avx2(r0, r1, r2, d, k, end, c);
+#endif
 #if defined(__SSE2__)
     for (; k + 16 <= end; k += 16) { /* reads up to k + 15 + c < stride */
       __m128i a = smooth8(r0, r1, r2, k, c);
@@ -101,36 +163,9 @@ void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
       d[k] = sat_u8(round_even(side * (float)ring + mid * (float)r1[k]));
     }
   }
-  float a = (float)factor, o = (float)(1.0 - factor);
-  size_t n = stride * (size_t)h, i = 0;
-  uint8_t *restrict px = im->px;
-  const uint8_t *restrict dg = deg;
-#if defined(__SSE2__)
-  /* a * px + o * deg, clamped and truncated: the scalar loop's float ops. */
-  const __m128 va = _mm_set1_ps(a), vo = _mm_set1_ps(o);
-  const __m128 zero = _mm_setzero_ps(), top = _mm_set1_ps(255.0f);
-  const __m128i z = _mm_setzero_si128();
-  for (; i + 8 <= n; i += 8) {
-    __m128i p8 =
-        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(px + i)), z);
-    __m128i d8 =
-        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(dg + i)), z);
-    __m128 pl, ph, dl, dh;
-    u16_to_ps(p8, &pl, &ph);
-    u16_to_ps(d8, &dl, &dh);
-    __m128 vl = _mm_add_ps(_mm_mul_ps(va, pl), _mm_mul_ps(vo, dl));
-    __m128 vh = _mm_add_ps(_mm_mul_ps(va, ph), _mm_mul_ps(vo, dh));
-    vl = _mm_min_ps(_mm_max_ps(vl, zero), top);
-    vh = _mm_min_ps(_mm_max_ps(vh, zero), top);
-    __m128i q = _mm_packs_epi32(_mm_cvttps_epi32(vl), _mm_cvttps_epi32(vh));
-    _mm_storel_epi64((__m128i *)(px + i), _mm_packus_epi16(q, q));
-  }
-#endif
-  for (; i < n; i++) {
-    float v = a * (float)px[i] + o * (float)dg[i];
-    v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v;
-    px[i] = (uint8_t)v;
-  }
+  /* _blend(img, degenerate, factor) */
+  sl_blend_bytes(im->px, deg, stride * (size_t)h, (float)factor,
+                 (float)(1.0 - factor));
 }
 
 /* torchvision's _get_gaussian_kernel1d in float32. k <= 255. */

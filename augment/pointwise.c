@@ -122,6 +122,71 @@ luma_sum_avx2(const uint8_t *p, size_t pixels, uint64_t *sum) {
 }
 #endif
 
+#if SL_MAP_AVX2
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+blend8(const uint8_t *p, const uint8_t *q, __m256 a, __m256 o) {
+  __m256 vp = _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)));
+  __m256 vq = _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)q)));
+  __m256 f = _mm256_add_ps(_mm256_mul_ps(a, vp), _mm256_mul_ps(o, vq));
+  f = _mm256_min_ps(_mm256_max_ps(f, _mm256_setzero_ps()),
+                    _mm256_set1_ps(255.0f));
+  return _mm256_cvttps_epi32(f);
+}
+
+__attribute__((target("avx2"))) static size_t
+blend_avx2(uint8_t *p, const uint8_t *q, size_t n, float a, float o) {
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256 va = _mm256_set1_ps(a), vo = _mm256_set1_ps(o);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i r0 = blend8(p + i, q + i, va, vo),
+            r1 = blend8(p + i + 8, q + i + 8, va, vo);
+    __m256i r2 = blend8(p + i + 16, q + i + 16, va, vo),
+            r3 = blend8(p + i + 24, q + i + 24, va, vo);
+    __m256i out = _mm256_packus_epi16(_mm256_packs_epi32(r0, r1),
+                                      _mm256_packs_epi32(r2, r3));
+    out = _mm256_permutevar8x32_epi32(out, order);
+    _mm256_storeu_si256((__m256i *)(void *)(p + i), out);
+  }
+  return i;
+}
+#endif
+
+void sl_blend_bytes(uint8_t *p, const uint8_t *q, size_t n, float a, float o) {
+  size_t i = 0;
+#if SL_MAP_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    i = blend_avx2(p, q, n, a, o);
+#endif
+#if defined(__SSE2__)
+  const __m128 va = _mm_set1_ps(a), vo = _mm_set1_ps(o);
+  const __m128i z = _mm_setzero_si128();
+  for (; i + 8 <= n; i += 8) {
+    __m128i p8 = _mm_unpacklo_epi8(
+        _mm_loadl_epi64((const __m128i *)(const void *)(p + i)), z);
+    __m128i q8 = _mm_unpacklo_epi8(
+        _mm_loadl_epi64((const __m128i *)(const void *)(q + i)), z);
+    __m128 pl = _mm_cvtepi32_ps(_mm_unpacklo_epi16(p8, z)),
+           ph = _mm_cvtepi32_ps(_mm_unpackhi_epi16(p8, z)),
+           ql = _mm_cvtepi32_ps(_mm_unpacklo_epi16(q8, z)),
+           qh = _mm_cvtepi32_ps(_mm_unpackhi_epi16(q8, z));
+    __m128 vl = _mm_add_ps(_mm_mul_ps(va, pl), _mm_mul_ps(vo, ql));
+    __m128 vh = _mm_add_ps(_mm_mul_ps(va, ph), _mm_mul_ps(vo, qh));
+    const __m128 top = _mm_set1_ps(255.0f);
+    vl = _mm_min_ps(_mm_max_ps(vl, _mm_setzero_ps()), top);
+    vh = _mm_min_ps(_mm_max_ps(vh, _mm_setzero_ps()), top);
+    __m128i r = _mm_packs_epi32(_mm_cvttps_epi32(vl), _mm_cvttps_epi32(vh));
+    _mm_storel_epi64((__m128i *)(void *)(p + i), _mm_packus_epi16(r, r));
+  }
+#endif
+  for (; i < n; i++) {
+    float v = a * (float)p[i] + o * (float)q[i];
+    p[i] = v <= 0.0f ? 0 : v >= 255.0f ? 255 : (uint8_t)v;
+  }
+}
+
 uint64_t sl_luma_sum(const uint8_t *p, size_t pixels) {
   uint64_t sum = 0;
   size_t i = 0;

@@ -21,6 +21,11 @@ typedef enum sl_map_form { SL_MAP_MUL_ADD, SL_MAP_SUB_MUL } sl_map_form;
 void sl_map_channels(uint8_t *p, size_t pixels, int ch, sl_map_form form,
                      const float a[4], const float b[4]);
 
+/* torchvision's _blend(img1, img2, ratio) on n bytes: p[i] becomes
+ * trunc(clamp(a * p[i] + o * q[i], 0, 255)) in float32 (a = ratio,
+ * o = 1 - ratio as floats). */
+void sl_blend_bytes(uint8_t *p, const uint8_t *q, size_t n, float a, float o);
+
 /* The sum over `pixels` RGBX pixels of rgb_to_grayscale's byte,
  * (uint8)(0.2989f r + 0.587f g + 0.114f b) in float32 (contrast's mean). */
 uint64_t sl_luma_sum(const uint8_t *p, size_t pixels);

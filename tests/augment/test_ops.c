@@ -657,6 +657,54 @@ static void test_nearest_warp_is_its_formula(void **state) {
   free(s.img);
 }
 
+/* adjust_sharpness gives torchvision's formula byte for byte: the 3x3
+ * smoothing (1 1 1 / 1 5 1 / 1 1 1, / 13) rounded half to even inside the
+ * one-pixel border, the image on it, then _blend(img, smoothed, factor)
+ * truncated; on widths that leave every tail of the vector loops. */
+static void test_sharpness_is_its_formula(void **state) {
+  (void)state;
+  const int sizes[][2] = {{3, 3}, {4, 5}, {9, 4}, {13, 6}, {37, 5}, {224, 9}};
+  sl_rng r = sl_rng_for(33, 0, 0);
+  size_t cap = 224 * 9;
+  sl_op_scratch s = {.img = malloc(cap * 4), .pixels = cap};
+  assert_non_null(s.img);
+  for (size_t t = 0; t < 2 * sizeof sizes / sizeof sizes[0]; t++) {
+    int w = sizes[t / 2][0], h = sizes[t / 2][1], ch = t % 2 ? 4 : 1;
+    size_t stride = (size_t)w * ch;
+    double f = 2.0 * sl_rng_uniform(&r);
+    uint8_t *img = noise(w, h, ch, 500 + t), *x = malloc(stride * h);
+    assert_non_null(x);
+    memcpy(x, img, stride * h);
+    sl_image im = {x, w, h, ch};
+    sl_op_sharpness(&im, f, &s);
+    float a = (float)f, o = (float)(1.0 - f);
+    for (int y = 0; y < h; y++)
+      for (size_t k = 0; k < stride; k++) {
+        if (ch == 4 && k % 4 == 3)
+          continue;
+        const uint8_t *p = img + (size_t)y * stride + k;
+        float deg = p[0];
+        if (y > 0 && y < h - 1 && k >= (size_t)ch && k < stride - ch) {
+          int ring = p[-stride - ch] + p[-stride] + p[-stride + ch] + p[-ch] +
+                     p[ch] + p[stride - ch] + p[stride] + p[stride + ch];
+          float v = (1.0f / 13.0f) * (float)ring + (5.0f / 13.0f) * (float)p[0];
+          v = nearbyintf(v);
+          deg = v < 0 ? 0 : v > 255 ? 255 : v;
+        }
+        float v = a * (float)p[0] + o * deg;
+        int want = v <= 0 ? 0 : v >= 255 ? 255 : (int)v;
+        int got = x[(size_t)y * stride + k];
+        if (got != want)
+          fail_msg("sharpness %g on %dx%dx%d at row %d byte %zu: %d, formula "
+                   "%d",
+                   f, w, h, ch, y, k, got, want);
+      }
+    free(img);
+    free(x);
+  }
+  free(s.img);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities),
@@ -664,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_pointwise_loops_are_their_formula),
       cmocka_unit_test(test_erase_on_every_sample_form),
       cmocka_unit_test(test_nearest_warp_is_its_formula),
+      cmocka_unit_test(test_sharpness_is_its_formula),
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
