@@ -11,7 +11,10 @@
 #include "augment/ops.h"
 #include "augment/pointwise.h"
 
-#if defined(__SSE2__)
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SL_COLOR_AVX2 1
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -109,12 +112,51 @@ void sl_op_contrast(sl_image *im, double factor) {
   blend_const(im, factor, mean);
 }
 
+#if SL_COLOR_AVX2
+/* sl_op_saturation's loop eight RGBX pixels at a time, the same float32
+ * operations lane by lane; returns the pixels it did. */
+__attribute__((target("avx2"))) static size_t
+saturation_avx2(uint8_t *p, size_t n, float r, float o) {
+  const __m256i m = _mm256_set1_epi32(0xFF),
+                xmask = _mm256_set1_epi32((int)0xFF000000u);
+  const __m256 kr = _mm256_set1_ps(0.2989f), kg = _mm256_set1_ps(0.587f),
+               kb = _mm256_set1_ps(0.114f), vr = _mm256_set1_ps(r),
+               vo = _mm256_set1_ps(o), top = _mm256_set1_ps(255.0f);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i px = _mm256_loadu_si256((const __m256i *)(void *)(p + 4 * i));
+    __m256 c[3];
+    for (int k = 0; k < 3; k++)
+      c[k] =
+          _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(px, 8 * k), m));
+    __m256 l = _mm256_add_ps(
+        _mm256_add_ps(_mm256_mul_ps(kr, c[0]), _mm256_mul_ps(kg, c[1])),
+        _mm256_mul_ps(kb, c[2]));
+    __m256 g = _mm256_mul_ps(
+        vo, _mm256_cvtepi32_ps(_mm256_cvttps_epi32(l))); /* .to(uint8) */
+    __m256i out = _mm256_and_si256(px, xmask);
+    for (int k = 0; k < 3; k++) {
+      __m256 v = _mm256_add_ps(_mm256_mul_ps(vr, c[k]), g);
+      v = _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), top);
+      out = _mm256_or_si256(out,
+                            _mm256_slli_epi32(_mm256_cvttps_epi32(v), 8 * k));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(p + 4 * i), out);
+  }
+  return i;
+}
+#endif
+
 void sl_op_saturation(sl_image *im, double factor) {
   if (im->ch == 1)
     return;
   float r = (float)factor, o = (float)(1.0 - factor);
   size_t n = pixels(im), i0 = 0;
   uint8_t *restrict p = im->px;
+#if SL_COLOR_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    i0 = saturation_avx2(p, n, r, o);
+#endif
 #if defined(__SSE2__)
   const __m128 vr = _mm_set1_ps(r), vo = _mm_set1_ps(o);
   for (; i0 + 4 <= n; i0 += 4) {

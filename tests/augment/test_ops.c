@@ -471,7 +471,7 @@ static void test_mix_pixels_and_targets(void **state) {
 /* The vector loops (SSE2, AVX2 where the CPU has it) give the bytes of
  * their scalar formula, one byte at a time, on every width (tails of 1 to
  * 31 bytes) and on a 224 x 224 crop; and the ops built on them
- * (brightness, contrast, autocontrast) the bytes of torchvision's float32
+ * (contrast, saturation, autocontrast) the bytes of torchvision's float32
  * formulas written out here. */
 static void test_pointwise_loops_are_their_formula(void **state) {
   (void)state;
@@ -521,6 +521,22 @@ static void test_pointwise_loops_are_their_formula(void **state) {
           uint8_t want = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
           if (x[i] != want)
             fail_msg("contrast %g %dx%d byte %zu: %d, formula %d", f, w, h, i,
+                     x[i], want);
+        }
+        /* saturation: _blend(img, grayscale(img), f), truncated */
+        memcpy(x, img, n);
+        sl_op_saturation(&im, f);
+        for (size_t i = 0; i < n; i++) {
+          if (i % 4 == 3)
+            continue;
+          const uint8_t *q = img + i - i % 4;
+          float g = fo * (float)(uint8_t)(0.2989f * (float)q[0] +
+                                          0.587f * (float)q[1] +
+                                          0.114f * (float)q[2]);
+          float v = fr * (float)img[i] + g;
+          uint8_t want = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
+          if (x[i] != want)
+            fail_msg("saturation %g %dx%d byte %zu: %d, formula %d", f, w, h, i,
                      x[i], want);
         }
         /* autocontrast: (v - min) * (255 / (max - min)) per channel */
