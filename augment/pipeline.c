@@ -398,8 +398,9 @@ sl_status sl_pipeline_run_view(sl_pipeline *pl, const uint8_t *bytes,
   int flip = g->flip;
   if (pl->ops.pixels) { /* the flip first, as torchvision's recipes */
     sl_image im = {pl->resized, out_w, out_h, pl->ch};
-    sl_recipe_apply(rc, &g->rd, &im, flip, &pl->ops);
-    flip = 0;
+    int late = sl_recipe_flip_commutes(&g->rd); /* same bytes, one pass less */
+    sl_recipe_apply(rc, &g->rd, &im, flip && !late, &pl->ops);
+    flip = flip && late;
   }
   sl_convert_out(&pl->tables, &pl->p, pl->resized, pl->ch, out_h, out_w, flip,
                  dst);

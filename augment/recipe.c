@@ -182,6 +182,17 @@ static void color_jitter(const sl_aug_recipe *r, const sl_recipe_draw *d,
   }
 }
 
+int sl_recipe_flip_commutes(const sl_recipe_draw *d) {
+  if (d->blur)
+    return 0;
+  for (int i = 0; i < d->n_steps; i++) {
+    double m[6];
+    if (sl_policy_matrix(&d->steps[i], 2, 2, m))
+      return 0;
+  }
+  return 1;
+}
+
 void sl_recipe_apply(const sl_aug_recipe *r, const sl_recipe_draw *d,
                      sl_image *im, int flip, sl_op_scratch *s) {
   if (flip)

@@ -77,6 +77,14 @@ typedef struct sl_recipe_draw {
 void sl_recipe_draw_all(const sl_aug_recipe *r, sl_rng *rng, int w, int h,
                         sl_recipe_draw *d);
 
+/* 1 when mirroring the image after d's u8 ops gives the bytes mirroring
+ * it before would: every op is pointwise or uses statistics a mirror keeps
+ * (means, histograms, the symmetric 3x3 of sharpness, summed exactly).
+ * 0 with a geometric step or a blur (its float sums would run in the
+ * other order). The pipeline then leaves the flip to the conversion, one
+ * pass fewer over the crop. */
+int sl_recipe_flip_commutes(const sl_recipe_draw *d);
+
 /* Flips (when flip) then runs d's u8 ops on im. s must hold im. */
 void sl_recipe_apply(const sl_aug_recipe *r, const sl_recipe_draw *d,
                      sl_image *im, int flip, sl_op_scratch *s);

@@ -721,6 +721,67 @@ static void test_sharpness_is_its_formula(void **state) {
   free(s.img);
 }
 
+/* Where sl_recipe_flip_commutes says so, mirroring after the recipe's ops
+ * gives exactly the bytes of mirroring before (as torchvision orders
+ * them): on draws of all three policies with ColorJitter and grayscale, and
+ * it says no for every draw with a geometric step or a blur. */
+static void test_late_flip_gives_the_same_bytes(void **state) {
+  (void)state;
+  int w = 61, h = 23;
+  size_t n = (size_t)w * h * 4;
+  sl_op_scratch s = {.img = malloc(n),
+                     .rows = malloc(n * sizeof(float)),
+                     .pixels = (size_t)w * h,
+                     .line_w = (size_t)w};
+  s.line = malloc(sl_op_line_floats((size_t)w) * sizeof(float));
+  uint8_t *img = noise(w, h, 4, 8), *a = malloc(n), *b = malloc(n);
+  assert_true(s.img && s.rows && s.line && a && b);
+  const sl_auto_policy pols[] = {SL_AUTO_TRIVIAL, SL_AUTO_RANDAUGMENT,
+                                 SL_AUTO_AUTOAUGMENT};
+  int late = 0, early = 0;
+  for (int t = 0; t < 600; t++) {
+    sl_aug_recipe rc;
+    memset(&rc, 0, sizeof rc);
+    rc.policy.policy = pols[t % 3];
+    rc.policy.num_ops = 2, rc.policy.bins = 31, rc.policy.magnitude = 9;
+    for (int k = 0; k < 4; k++)
+      rc.jitter[k] = t % 4 == 1 ? 0.4 : 0.0;
+    rc.jitter[3] = t % 4 == 1 ? 0.1 : 0.0;
+    rc.jitter_p = 1, rc.grayscale = t % 8 == 3 ? 1.0 : 0.0;
+    rc.blur = t % 16 == 5 ? 1.0 : 0.0, rc.blur_kernel = 5;
+    rc.blur_sigma[0] = 0.1, rc.blur_sigma[1] = 2.0;
+    sl_rng r = sl_recipe_rng(9, 0, (uint64_t)t);
+    sl_recipe_draw d;
+    sl_recipe_draw_all(&rc, &r, w, h, &d);
+    int moves = d.blur;
+    for (int k = 0; k < d.n_steps; k++) {
+      double m[6];
+      moves |= sl_policy_matrix(&d.steps[k], w, h, m);
+    }
+    assert_int_equal(sl_recipe_flip_commutes(&d), !moves);
+    if (moves) {
+      early++;
+      continue;
+    }
+    late++;
+    memcpy(a, img, n), memcpy(b, img, n);
+    sl_image ia = {a, w, h, 4}, ib = {b, w, h, 4};
+    sl_recipe_apply(&rc, &d, &ia, 1, &s);
+    sl_recipe_apply(&rc, &d, &ib, 0, &s);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++)
+        for (int c = 0; c < 3; c++)
+          if (a[((size_t)y * w + x) * 4 + c] !=
+              b[((size_t)y * w + (w - 1 - x)) * 4 + c])
+            fail_msg("draw %d (%s then %d more): flip after differs at (%d, "
+                     "%d)",
+                     t, d.n_steps ? sl_policy_op_name(d.steps[0].op) : "-",
+                     d.n_steps - 1, x, y);
+  }
+  assert_true(late > 100 && early > 100);
+  free(img), free(a), free(b), free(s.img), free(s.rows), free(s.line);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities),
@@ -732,6 +793,7 @@ int main(void) {
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
+      cmocka_unit_test(test_late_flip_gives_the_same_bytes),
       cmocka_unit_test(test_recipe_in_the_pipeline),
       cmocka_unit_test(test_mix_plans),
       cmocka_unit_test(test_mix_pixels_and_targets),
