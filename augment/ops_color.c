@@ -321,6 +321,91 @@ static void hue4(uint8_t *px, __m128 shift) {
 }
 #endif
 
+#if SL_COLOR_AVX2
+__attribute__((target("avx2"), always_inline)) static inline __m256
+sel8(__m256 m, __m256 a, __m256 b) { /* m ? a : b */
+  return _mm256_blendv_ps(b, a, m);
+}
+
+__attribute__((target("avx2"), always_inline)) static inline __m256
+floor8(__m256 v) { /* floor_f lane by lane */
+  __m256 t = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(v));
+  return _mm256_sub_ps(
+      t, _mm256_and_ps(_mm256_cmp_ps(t, v, _CMP_GT_OQ), _mm256_set1_ps(1.0f)));
+}
+
+__attribute__((target("avx2"), always_inline)) static inline __m256
+clamp01_8(__m256 v) {
+  return _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()),
+                       _mm256_set1_ps(1.0f));
+}
+
+/* hue4 on eight RGBX pixels a step; returns the pixels it did. */
+__attribute__((target("avx2"))) static size_t hue_avx2(uint8_t *px, size_t n,
+                                                       float shift_f) {
+  const __m256i m = _mm256_set1_epi32(0xFF);
+  const __m256 k255 = _mm256_set1_ps(255.0f), one = _mm256_set1_ps(1.0f),
+               shift = _mm256_set1_ps(shift_f);
+#define EQ(a, b) _mm256_cmp_ps(a, b, _CMP_EQ_OQ)
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint8_t *p = px + 4 * i;
+    __m256i in = _mm256_loadu_si256((const __m256i *)(void *)p);
+    __m256 r = _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_and_si256(in, m)), k255);
+    __m256 g = _mm256_div_ps(
+        _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(in, 8), m)),
+        k255);
+    __m256 b = _mm256_div_ps(
+        _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(in, 16), m)),
+        k255);
+    __m256 maxc = _mm256_max_ps(_mm256_max_ps(r, g), b),
+           minc = _mm256_min_ps(_mm256_min_ps(r, g), b);
+    __m256 eqc = EQ(maxc, minc), cr = _mm256_sub_ps(maxc, minc);
+    __m256 s = _mm256_div_ps(cr, sel8(eqc, one, maxc));
+    __m256 inv = _mm256_div_ps(one, sel8(eqc, one, cr));
+    __m256 rc = _mm256_mul_ps(_mm256_sub_ps(maxc, r), inv),
+           gc = _mm256_mul_ps(_mm256_sub_ps(maxc, g), inv),
+           bc = _mm256_mul_ps(_mm256_sub_ps(maxc, b), inv);
+    __m256 hr = _mm256_sub_ps(bc, gc);
+    __m256 hg = _mm256_sub_ps(_mm256_add_ps(_mm256_set1_ps(2.0f), rc), bc);
+    __m256 hb = _mm256_sub_ps(_mm256_add_ps(_mm256_set1_ps(4.0f), gc), rc);
+    __m256 h = sel8(EQ(maxc, r), hr, sel8(EQ(maxc, g), hg, hb));
+    h = _mm256_add_ps(_mm256_div_ps(h, _mm256_set1_ps(6.0f)), one);
+    h = _mm256_sub_ps(h, floor8(h));
+    h = _mm256_add_ps(h, shift);
+    h = _mm256_sub_ps(h, floor8(h));
+    __m256 v = maxc, h6 = _mm256_mul_ps(h, _mm256_set1_ps(6.0f));
+    __m256 i6 = floor8(h6), f = _mm256_sub_ps(h6, i6);
+    __m256 pp = clamp01_8(_mm256_mul_ps(v, _mm256_sub_ps(one, s)));
+    __m256 q =
+        clamp01_8(_mm256_mul_ps(v, _mm256_sub_ps(one, _mm256_mul_ps(s, f))));
+    __m256 t = clamp01_8(_mm256_mul_ps(
+        v, _mm256_sub_ps(one, _mm256_mul_ps(s, _mm256_sub_ps(one, f)))));
+    /* i6 in 0..6; 6 is sector 0 */
+    __m256 i0 =
+        _mm256_or_ps(EQ(i6, _mm256_setzero_ps()), EQ(i6, _mm256_set1_ps(6.0f)));
+    __m256 i1 = EQ(i6, one), i2 = EQ(i6, _mm256_set1_ps(2.0f)),
+           i3 = EQ(i6, _mm256_set1_ps(3.0f)), i4 = EQ(i6, _mm256_set1_ps(4.0f));
+    __m256 o[3];
+    o[0] = sel8(i0, v,
+                sel8(i1, q, sel8(_mm256_or_ps(i2, i3), pp, sel8(i4, t, v))));
+    o[1] = sel8(i0, t, sel8(_mm256_or_ps(i1, i2), v, sel8(i3, q, pp)));
+    o[2] = sel8(_mm256_or_ps(i0, i1), pp,
+                sel8(i2, t, sel8(_mm256_or_ps(i3, i4), v, q)));
+    __m256i out = _mm256_and_si256(in, _mm256_set1_epi32((int)0xFF000000u));
+    for (int c = 0; c < 3; c++) {
+      __m256 x = _mm256_min_ps(
+          _mm256_max_ps(_mm256_mul_ps(o[c], k255), _mm256_setzero_ps()), k255);
+      out = _mm256_or_si256(out,
+                            _mm256_slli_epi32(_mm256_cvttps_epi32(x), 8 * c));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)p, out);
+  }
+#undef EQ
+  return i;
+}
+#endif
+
 void sl_op_hue(sl_image *im, double hue_factor) {
   if (im->ch == 1)
     return;
@@ -328,6 +413,10 @@ void sl_op_hue(sl_image *im, double hue_factor) {
   for (int v = 0; v < 256; v++)
     unit[v] = (float)v / 255.0f; /* img.to(float32) / 255.0 */
   size_t n = pixels(im), i = 0;
+#if SL_COLOR_AVX2
+  if (__builtin_cpu_supports("avx2"))
+    i = hue_avx2(im->px, n, shift);
+#endif
 #if defined(__SSE2__)
   for (__m128 vs = _mm_set1_ps(shift); i + 4 <= n; i += 4)
     hue4(im->px + 4 * i, vs);

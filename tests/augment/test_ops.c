@@ -472,7 +472,7 @@ static void test_mix_pixels_and_targets(void **state) {
  * their scalar formula, one byte at a time, on every width (tails of 1 to
  * 31 bytes) and on a 224 x 224 crop; and the ops built on them
  * (contrast, saturation, autocontrast) the bytes of torchvision's float32
- * formulas written out here. */
+ * formulas written out here, hue those of its scalar loop (a 1x1 image). */
 static void test_pointwise_loops_are_their_formula(void **state) {
   (void)state;
   sl_rng r = sl_rng_for(77, 0, 0);
@@ -538,6 +538,20 @@ static void test_pointwise_loops_are_their_formula(void **state) {
           if (x[i] != want)
             fail_msg("saturation %g %dx%d byte %zu: %d, formula %d", f, w, h, i,
                      x[i], want);
+        }
+        /* hue: each pixel as the scalar loop does it on a 1x1 image */
+        double hf = sl_rng_uniform(&r) - 0.5;
+        memcpy(x, img, n);
+        sl_op_hue(&im, hf);
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+          uint8_t one[4];
+          memcpy(one, img + 4 * i, 4);
+          sl_image im1 = {one, 1, 1, 4};
+          sl_op_hue(&im1, hf);
+          for (int c = 0; c < 3; c++)
+            if (x[4 * i + c] != one[c])
+              fail_msg("hue %g %dx%d pixel %zu channel %d: %d, alone %d", hf, w,
+                       h, i, c, x[4 * i + c], one[c]);
         }
         /* autocontrast: (v - min) * (255 / (max - min)) per channel */
         memcpy(x, img, n);
