@@ -139,6 +139,161 @@ row_nearest_avx2(const uint8_t *src, uint8_t *out, int w, int h,
 }
 #endif
 
+/* Output pixel o of a bilinear warp, sampling the input at (ix, iy): the
+ * four neighbours' float32 blend where all four are inside (grid_sample's
+ * arithmetic), else the zero-padded blend in doubles, with torchvision's
+ * mask blend for a fill. */
+static inline void bilinear_pixel(const uint8_t *src, uint8_t *o, int w, int h,
+                                  int ch, double ix, double iy,
+                                  const double *fill) {
+  size_t stride = (size_t)w * (size_t)ch;
+  int nc = ch == 1 ? 1 : 3;
+  if (!(ix > -2.0 && ix < w + 1.0 && iy > -2.0 && iy < h + 1.0)) {
+    for (int c = 0; c < nc; c++) /* no corner inside */
+      o[c] = fill ? round_u8(fill[c]) : 0;
+    return;
+  }
+  double fx = floor_d(ix), fy = floor_d(iy);
+  double ax = ix - fx, ay = iy - fy;
+  if (fx >= 0 && fx + 1 < w && fy >= 0 && fy + 1 < h) { /* inside */
+    /* float32 weights and sums, as grid_sample computes them */
+    float fa = (float)ax, fb = (float)ay;
+    float w0 = (1 - fa) * (1 - fb), w1 = fa * (1 - fb), w2 = (1 - fa) * fb,
+          w3 = fa * fb;
+    const uint8_t *p = src + (size_t)fy * stride + (size_t)fx * (size_t)ch;
+    const uint8_t *q = p + stride;
+#if defined(__SSE2__)
+    if (ch == 4) { /* the four channels at once, the same float ops */
+      __m128 v = _mm_add_ps(
+          _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_set1_ps(w0), px4(p)),
+                                _mm_mul_ps(_mm_set1_ps(w1), px4(p + 4))),
+                     _mm_mul_ps(_mm_set1_ps(w2), px4(q))),
+          _mm_mul_ps(_mm_set1_ps(w3), px4(q + 4)));
+      const __m128 magic = _mm_set1_ps(12582912.0f);
+      v = _mm_sub_ps(_mm_add_ps(v, magic), magic);
+      v = _mm_min_ps(_mm_max_ps(v, _mm_setzero_ps()), _mm_set1_ps(255.0f));
+      __m128i b = _mm_cvttps_epi32(v);
+      b = _mm_packs_epi32(b, b);
+      b = _mm_packus_epi16(b, b);
+      int32_t out4 = _mm_cvtsi128_si32(b);
+      memcpy(o, &out4, 4); /* X too: never read */
+      return;
+    }
+#endif
+    for (int c = 0; c < nc; c++) {
+      float v = w0 * (float)p[c] + w1 * (float)p[ch + c] + w2 * (float)q[c] +
+                w3 * (float)q[ch + c];
+      v = (v + 12582912.0f) - 12582912.0f; /* round half to even */
+      o[c] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+    return;
+  }
+  double wt[4] = {(1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay, ax * ay};
+  double acc[3] = {0, 0, 0}, mask = 0;
+  for (int k = 0; k < 4; k++) {
+    double px = fx + (k & 1), py = fy + (k >> 1);
+    if (px < 0 || px >= w || py < 0 || py >= h)
+      continue;
+    const uint8_t *p = src + (size_t)py * stride + (size_t)px * (size_t)ch;
+    for (int c = 0; c < nc; c++)
+      acc[c] += wt[k] * (double)p[c];
+    mask += wt[k];
+  }
+  for (int c = 0; c < nc; c++) {
+    double v = acc[c];
+    if (fill) /* torchvision: img * mask + (1 - mask) * fill */
+      v = v * mask + (1.0 - mask) * fill[c];
+    o[c] = round_u8(v);
+  }
+}
+
+#if SL_WARP_AVX2
+/* The bilinear blend of one pair of output pixels: lanes 0-3 pixel k,
+ * 4-7 pixel k + 1; corners c[j] (8 bytes: the two pixels' corner j) and
+ * weights w[j] (lanes k, k + 1). The scalar path's float operations, in
+ * its order: ((w0 p00 + w1 p01) + w2 p10) + w3 p11, rounded half to even. */
+__attribute__((target("avx2"), always_inline)) static inline __m256i
+blend_pair(const __m128i c[4], const __m128 w[4], __m256i spread) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int j = 0; j < 4; j++) {
+    __m256 px = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(c[j]));
+    __m256 wj = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(w[j]), spread);
+    __m256 t = _mm256_mul_ps(wj, px);
+    acc = j == 0 ? t : _mm256_add_ps(acc, t);
+  }
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  acc = _mm256_sub_ps(_mm256_add_ps(acc, magic), magic);
+  acc = _mm256_min_ps(_mm256_max_ps(acc, _mm256_setzero_ps()),
+                      _mm256_set1_ps(255.0f));
+  return _mm256_cvttps_epi32(acc);
+}
+
+/* sl_op_warp's bilinear row loop for RGBX, four columns a step: where the
+ * four sampling squares lie inside the image, the scalar path's double and
+ * float operations four at a time with the corners gathered, else
+ * bilinear_pixel for each. Returns the columns it did. */
+__attribute__((target("avx2"))) static int
+row_bilinear_avx2(const uint8_t *src, uint8_t *out, int w, int h,
+                  const double m[6], double bx, double by, double ox,
+                  const double *fill) {
+  const __m256d vm0 = _mm256_set1_pd(m[0]), vm3 = _mm256_set1_pd(m[3]);
+  const __m256d vbx = _mm256_set1_pd(bx), vby = _mm256_set1_pd(by);
+  const __m256d zero = _mm256_setzero_pd(), wl = _mm256_set1_pd((double)w),
+                hl = _mm256_set1_pd((double)h), one = _mm256_set1_pd(1.0);
+  const __m128 onef = _mm_set1_ps(1.0f);
+  const __m128i vw = _mm_set1_epi32(w), i1 = _mm_set1_epi32(1);
+  const __m256i lo2 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1),
+                hi2 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
+  const int *base = (const int *)(const void *)src;
+  __m256d xc =
+      _mm256_sub_pd(_mm256_setr_pd(0.0, 1.0, 2.0, 3.0), _mm256_set1_pd(ox));
+  const __m256d four = _mm256_set1_pd(4.0);
+  int x = 0;
+  for (; x + 4 <= w; x += 4, xc = _mm256_add_pd(xc, four)) {
+    __m256d ix = _mm256_add_pd(_mm256_mul_pd(vm0, xc), vbx);
+    __m256d iy = _mm256_add_pd(_mm256_mul_pd(vm3, xc), vby);
+    __m256d fx = _mm256_floor_pd(ix), fy = _mm256_floor_pd(iy);
+    /* fx >= 0 && fx + 1 < w && fy >= 0 && fy + 1 < h (NaN: no) */
+    __m256d in = _mm256_and_pd(
+        _mm256_and_pd(_mm256_cmp_pd(fx, zero, _CMP_GE_OQ),
+                      _mm256_cmp_pd(_mm256_add_pd(fx, one), wl, _CMP_LT_OQ)),
+        _mm256_and_pd(_mm256_cmp_pd(fy, zero, _CMP_GE_OQ),
+                      _mm256_cmp_pd(_mm256_add_pd(fy, one), hl, _CMP_LT_OQ)));
+    if (_mm256_movemask_pd(in) != 0xF) {
+      double vx[4], vy[4];
+      _mm256_storeu_pd(vx, ix), _mm256_storeu_pd(vy, iy);
+      for (int k = 0; k < 4; k++)
+        bilinear_pixel(src, out + 4 * (size_t)(x + k), w, h, 4, vx[k], vy[k],
+                       fill);
+      continue;
+    }
+    __m128 fa = _mm256_cvtpd_ps(_mm256_sub_pd(ix, fx));
+    __m128 fb = _mm256_cvtpd_ps(_mm256_sub_pd(iy, fy));
+    __m128 ga = _mm_sub_ps(onef, fa), gb = _mm_sub_ps(onef, fb);
+    __m128 wt[4] = {_mm_mul_ps(ga, gb), _mm_mul_ps(fa, gb), _mm_mul_ps(ga, fb),
+                    _mm_mul_ps(fa, fb)};
+    __m128i idx = _mm_add_epi32(_mm_mullo_epi32(_mm256_cvttpd_epi32(fy), vw),
+                                _mm256_cvttpd_epi32(fx));
+    __m128i below = _mm_add_epi32(idx, vw);
+    __m128i c01[4] = {_mm_i32gather_epi32(base, idx, 4),
+                      _mm_i32gather_epi32(base, _mm_add_epi32(idx, i1), 4),
+                      _mm_i32gather_epi32(base, below, 4),
+                      _mm_i32gather_epi32(base, _mm_add_epi32(below, i1), 4)};
+    __m128i c23[4];
+    for (int j = 0; j < 4; j++)
+      c23[j] = _mm_srli_si128(c01[j], 8);
+    __m256i a = blend_pair(c01, wt, lo2), b = blend_pair(c23, wt, hi2);
+    /* 16-bit packs per 128-bit lane: 64-bit blocks px0, px2, px1, px3 */
+    __m256i q = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8);
+    __m256i bytes = _mm256_packus_epi16(q, q); /* px01 px01 | px23 px23 */
+    _mm_storeu_si128(
+        (__m128i *)(void *)(out + 4 * (size_t)x),
+        _mm256_castsi256_si128(_mm256_permute4x64_epi64(bytes, 0x08)));
+  }
+  return x;
+}
+#endif
+
 /* A nearest warp, the general case: output pixel (x, y) takes input pixel
  * (round(ix), round(iy)) or the fill. The coordinates are the scalar
  * formula's double operations in the same order (a product, then a sum;
@@ -208,7 +363,7 @@ static void warp_nearest(const uint8_t *src, uint8_t *dst, int w, int h, int ch,
 
 void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
                 const double *fill, sl_op_scratch *s) {
-  int w = im->w, h = im->h, ch = im->ch, nc = ch == 1 ? 1 : 3;
+  int w = im->w, h = im->h, ch = im->ch;
   size_t stride = (size_t)w * (size_t)ch;
   const uint8_t *src = s->img;
   memcpy(s->img, im->px, stride * (size_t)h);
@@ -247,78 +402,25 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
     return;
   }
   /* Input pixel coordinate of output pixel (x, y): the grid's centered
-   * coordinate through m, unnormalised by align_corners = False; it moves
-   * by (m[0], m[3]) a column. */
+   * coordinate through m, unnormalised by align_corners = False. */
   double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
+#if SL_WARP_AVX2
+  int avx2 = ch == 4 && __builtin_cpu_supports("avx2") &&
+             (size_t)w * (size_t)h <= INT32_MAX / 4 - (size_t)w;
+#endif
   for (int y = 0; y < h; y++) {
     double yc = (double)y - oy;
     uint8_t *out = im->px + (size_t)y * stride;
     double bx = m[1] * yc + m[2] + ox, by = m[4] * yc + m[5] + oy;
-    for (int x = 0; x < w; x++) {
-      double xc = (double)x - ox;
-      double ix = m[0] * xc + bx, iy = m[3] * xc + by;
-      uint8_t *o = out + (size_t)x * (size_t)ch;
-      if (!(ix > -2.0 && ix < w + 1.0 && iy > -2.0 && iy < h + 1.0)) {
-        for (int c = 0; c < nc; c++) /* no corner inside */
-          o[c] = fill ? round_u8(fill[c]) : 0;
-        continue;
-      }
-      double fx = floor_d(ix), fy = floor_d(iy);
-      double ax = ix - fx, ay = iy - fy;
-      if (fx >= 0 && fx + 1 < w && fy >= 0 && fy + 1 < h) { /* inside */
-        /* float32 weights and sums, as grid_sample computes them */
-        float fa = (float)ax, fb = (float)ay;
-        float w0 = (1 - fa) * (1 - fb), w1 = fa * (1 - fb), w2 = (1 - fa) * fb,
-              w3 = fa * fb;
-        const uint8_t *p = src + (size_t)fy * stride + (size_t)fx * (size_t)ch;
-        const uint8_t *q = p + stride;
-#if defined(__SSE2__)
-        if (ch == 4) { /* the four channels at once, the same float ops */
-          __m128 v = _mm_add_ps(
-              _mm_add_ps(_mm_add_ps(_mm_mul_ps(_mm_set1_ps(w0), px4(p)),
-                                    _mm_mul_ps(_mm_set1_ps(w1), px4(p + 4))),
-                         _mm_mul_ps(_mm_set1_ps(w2), px4(q))),
-              _mm_mul_ps(_mm_set1_ps(w3), px4(q + 4)));
-          const __m128 magic = _mm_set1_ps(12582912.0f);
-          v = _mm_sub_ps(_mm_add_ps(v, magic), magic);
-          v = _mm_min_ps(_mm_max_ps(v, _mm_setzero_ps()), _mm_set1_ps(255.0f));
-          __m128i b = _mm_cvttps_epi32(v);
-          b = _mm_packs_epi32(b, b);
-          b = _mm_packus_epi16(b, b);
-          int32_t out4 = _mm_cvtsi128_si32(b);
-          memcpy(o, &out4, 4); /* X too: never read */
-          continue;
-        }
+    int x = 0;
+#if SL_WARP_AVX2
+    if (avx2)
+      x = row_bilinear_avx2(src, out, w, h, m, bx, by, ox, fill);
 #endif
-        for (int c = 0; c < nc; c++) {
-          float v = w0 * (float)p[c] + w1 * (float)p[ch + c] +
-                    w2 * (float)q[c] + w3 * (float)q[ch + c];
-          v = (v + 12582912.0f) - 12582912.0f; /* round half to even */
-          o[c] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-        }
-        continue;
-      }
-      double wt[4] = {(1 - ax) * (1 - ay), ax * (1 - ay), (1 - ax) * ay,
-                      ax * ay};
-      double acc[3] = {0, 0, 0}, mask = 0;
-      {
-        for (int k = 0; k < 4; k++) {
-          double px = fx + (k & 1), py = fy + (k >> 1);
-          if (px < 0 || px >= w || py < 0 || py >= h)
-            continue;
-          const uint8_t *p =
-              src + (size_t)py * stride + (size_t)px * (size_t)ch;
-          for (int c = 0; c < nc; c++)
-            acc[c] += wt[k] * (double)p[c];
-          mask += wt[k];
-        }
-      }
-      for (int c = 0; c < nc; c++) {
-        double v = acc[c];
-        if (fill) /* torchvision: img * mask + (1 - mask) * fill */
-          v = v * mask + (1.0 - mask) * fill[c];
-        o[c] = round_u8(v);
-      }
+    for (; x < w; x++) {
+      double xc = (double)x - ox;
+      bilinear_pixel(src, out + (size_t)x * (size_t)ch, w, h, ch,
+                     m[0] * xc + bx, m[3] * xc + by, fill);
     }
   }
 }
