@@ -873,6 +873,91 @@ static void test_bilinear_warp_is_its_formula(void **state) {
   free(s.img);
 }
 
+/* reflect padding as torch's "reflect", folded again past the image */
+static int reflect_index(int i, int n) {
+  if (n == 1)
+    return 0;
+  int period = 2 * (n - 1);
+  i %= period;
+  i += i < 0 ? period : 0;
+  return i < n ? i : period - i;
+}
+
+/* gaussian_blur gives its formula byte for byte: torchvision's float32
+ * kernel (linspace, exp, normalized), the horizontal then the vertical
+ * pass over reflect-padded rows, each element's products summed in tap
+ * order from 0, rounded half to even; on widths that leave every tail of
+ * the vector loops and kernels wider than the image. */
+static void test_blur_is_its_formula(void **state) {
+  (void)state;
+  const int sizes[][2] = {{1, 1}, {3, 2}, {9, 5}, {13, 7}, {40, 6}, {224, 5}};
+  sl_rng r = sl_rng_for(44, 0, 0);
+  size_t cap = 224 * 7;
+  sl_op_scratch s = {.img = malloc(cap * 4),
+                     .rows = malloc(cap * 4 * sizeof(float)),
+                     .pixels = cap,
+                     .line_w = 224};
+  s.line = malloc(sl_op_line_floats(224) * sizeof(float));
+  float *t = malloc(cap * 4 * sizeof(float));
+  assert_true(s.img && s.rows && s.line && t);
+  for (int n = 0; n < 48; n++) {
+    int w = sizes[n % 6][0], h = sizes[n % 6][1], ch = n % 4 == 3 ? 1 : 4;
+    int kx = 1 + 2 * (int)(sl_rng_uniform(&r) * 12),
+        ky = 1 + 2 * (int)(sl_rng_uniform(&r) * 12);
+    double sx = 0.1 + 3 * sl_rng_uniform(&r), sy = 0.1 + 3 * sl_rng_uniform(&r);
+    size_t stride = (size_t)w * ch;
+    uint8_t *img = noise(w, h, ch, 300 + n), *x = malloc(stride * h);
+    assert_non_null(x);
+    memcpy(x, img, stride * h);
+    sl_image im = {x, w, h, ch};
+    sl_op_gaussian_blur(&im, kx, ky, sx, sy, &s);
+    float kw[2][25];
+    for (int a = 0; a < 2; a++) {
+      int k = a ? ky : kx;
+      float half = (float)(k - 1) * 0.5f, sum = 0, sg = (float)(a ? sy : sx);
+      for (int i = 0; i < k; i++) {
+        float xv =
+            k == 1 ? -half : -half + (float)i * (2.0f * half / (float)(k - 1));
+        float tv = xv / sg;
+        kw[a][i] = expf(-0.5f * tv * tv);
+        sum += kw[a][i];
+      }
+      for (int i = 0; i < k; i++)
+        kw[a][i] /= sum;
+    }
+    for (int y = 0; y < h; y++)
+      for (size_t k = 0; k < stride; k++) {
+        float v = 0.0f;
+        for (int i = 0; i < kx; i++)
+          v += kw[0][i] *
+               (float)img[(size_t)y * stride +
+                          (size_t)reflect_index((int)(k / ch) - kx / 2 + i, w) *
+                              ch +
+                          k % ch];
+        t[(size_t)y * stride + k] = v;
+      }
+    for (int y = 0; y < h; y++)
+      for (size_t k = 0; k < stride; k++) {
+        if (ch == 4 && k % 4 == 3)
+          continue;
+        float v = 0.0f;
+        for (int i = 0; i < ky; i++)
+          v += kw[1][i] *
+               t[(size_t)reflect_index(y - ky / 2 + i, h) * stride + k];
+        v = nearbyintf(v);
+        int want = v < 0 ? 0 : v > 255 ? 255 : (int)v;
+        if (x[(size_t)y * stride + k] != want)
+          fail_msg("blur %dx%d (sigma %g, %g) on %dx%dx%d at row %d byte %zu: "
+                   "%d, formula %d",
+                   kx, ky, sx, sy, w, h, ch, y, k, x[(size_t)y * stride + k],
+                   want);
+      }
+    free(img);
+    free(x);
+  }
+  free(s.img), free(s.rows), free(s.line), free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identities),
@@ -882,6 +967,7 @@ int main(void) {
       cmocka_unit_test(test_nearest_warp_is_its_formula),
       cmocka_unit_test(test_bilinear_warp_is_its_formula),
       cmocka_unit_test(test_sharpness_is_its_formula),
+      cmocka_unit_test(test_blur_is_its_formula),
       cmocka_unit_test(test_every_op_on_edge_sizes),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
