@@ -471,8 +471,9 @@ static void test_mix_pixels_and_targets(void **state) {
 /* The vector loops (SSE2, AVX2 where the CPU has it) give the bytes of
  * their scalar formula, one byte at a time, on every width (tails of 1 to
  * 31 bytes) and on a 224 x 224 crop; and the ops built on them
- * (contrast, saturation, autocontrast) the bytes of torchvision's float32
- * formulas written out here, hue those of its scalar loop (a 1x1 image). */
+ * (contrast, saturation, grayscale, autocontrast) the bytes of torchvision's
+ * float32 formulas written out here, hue those of its scalar loop (a 1x1
+ * image). */
 static void test_pointwise_loops_are_their_formula(void **state) {
   (void)state;
   sl_rng r = sl_rng_for(77, 0, 0);
@@ -538,6 +539,17 @@ static void test_pointwise_loops_are_their_formula(void **state) {
           if (x[i] != want)
             fail_msg("saturation %g %dx%d byte %zu: %d, formula %d", f, w, h, i,
                      x[i], want);
+        }
+        /* rgb_to_grayscale: the luma byte in the three channels */
+        memcpy(x, img, n);
+        sl_op_grayscale(&im);
+        for (size_t i = 0; i < n; i++) {
+          const uint8_t *q = img + i - i % 4;
+          uint8_t want = (uint8_t)(0.2989f * (float)q[0] +
+                                   0.587f * (float)q[1] + 0.114f * (float)q[2]);
+          if (i % 4 != 3 && x[i] != want)
+            fail_msg("grayscale %dx%d byte %zu: %d, formula %d", w, h, i, x[i],
+                     want);
         }
         /* hue: each pixel as the scalar loop does it on a 1x1 image */
         double hf = sl_rng_uniform(&r) - 0.5;
