@@ -174,16 +174,20 @@ void sl_convert_erase(const sl_aug_params *p, void *dst, int h, int w,
   if (y1 <= y0 || x1 <= x0)
     return;
   for (int c = 0; c < nch; c++) {
-    uint8_t one[4]; /* the constant value's element, made once */
+    union {
+      float f;
+      uint16_t h;
+      uint8_t u;
+    } one; /* the constant value's element, made once */
     if (!random)
-      put_elem(p, one, 0, c, 0.0);
+      put_elem(p, &one, 0, c, 0.0);
     for (int y = y0; y < y1; y++) {
       size_t px = (size_t)y * (size_t)w + (size_t)x0;
       size_t at =
           planar ? (size_t)c * plane + px : px * (size_t)nch + (size_t)c;
       size_t step = planar ? 1 : (size_t)nch;
       if (!random) {
-        fill_elems(p, dst, at, step, x1 - x0, one);
+        fill_elems(p, dst, at, step, x1 - x0, &one);
         continue;
       }
       for (int x = x0; x < x1; x++, at += step) /* torchvision's draw order */

@@ -10,13 +10,7 @@
 
 #include "augment/ops.h"
 #include "augment/pointwise.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SL_COLOR_AVX2 1
-#elif defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "augment/simd.h"
 
 static size_t pixels(const sl_image *im) {
   return (size_t)im->w * (size_t)im->h;
@@ -112,7 +106,7 @@ void sl_op_contrast(sl_image *im, double factor) {
   blend_const(im, factor, mean);
 }
 
-#if SL_COLOR_AVX2
+#if SL_AUGMENT_AVX2
 /* sl_op_saturation's loop eight RGBX pixels at a time, the same float32
  * operations lane by lane; returns the pixels it did. */
 __attribute__((target("avx2"))) static size_t
@@ -153,8 +147,8 @@ void sl_op_saturation(sl_image *im, double factor) {
   float r = (float)factor, o = (float)(1.0 - factor);
   size_t n = pixels(im), i0 = 0;
   uint8_t *restrict p = im->px;
-#if SL_COLOR_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i0 = saturation_avx2(p, n, r, o);
 #endif
 #if defined(__SSE2__)
@@ -177,7 +171,7 @@ void sl_op_saturation(sl_image *im, double factor) {
   }
 }
 
-#if SL_COLOR_AVX2
+#if SL_AUGMENT_AVX2
 /* sl_op_grayscale's loop eight RGBX pixels at a time (luma4's float32
  * operations); returns the pixels it did. */
 __attribute__((target("avx2"))) static size_t grayscale_avx2(uint8_t *p,
@@ -211,8 +205,8 @@ void sl_op_grayscale(sl_image *im) {
     return;
   size_t n = pixels(im), i0 = 0;
   uint8_t *restrict p = im->px;
-#if SL_COLOR_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i0 = grayscale_avx2(p, n);
 #endif
 #if defined(__SSE2__)
@@ -354,7 +348,7 @@ static void hue4(uint8_t *px, __m128 shift) {
 }
 #endif
 
-#if SL_COLOR_AVX2
+#if SL_AUGMENT_AVX2
 __attribute__((target("avx2"), always_inline)) static inline __m256
 sel8(__m256 m, __m256 a, __m256 b) { /* m ? a : b */
   return _mm256_blendv_ps(b, a, m);
@@ -446,8 +440,8 @@ void sl_op_hue(sl_image *im, double hue_factor) {
   for (int v = 0; v < 256; v++)
     unit[v] = (float)v / 255.0f; /* img.to(float32) / 255.0 */
   size_t n = pixels(im), i = 0;
-#if SL_COLOR_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i = hue_avx2(im->px, n, shift);
 #endif
 #if defined(__SSE2__)

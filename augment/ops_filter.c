@@ -4,15 +4,10 @@
  * product of the same 1-D kernels, so only the summation order differs). */
 #include <math.h>
 #include <string.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SL_FILTER_AVX2 1
-#elif defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "augment/ops.h"
 #include "augment/pointwise.h"
+#include "augment/simd.h"
 
 size_t sl_op_scratch_bytes(size_t pixels, size_t max_w) {
   return pixels * (4 + 4 * sizeof(float)) +
@@ -78,7 +73,7 @@ static inline __m128i smooth8(const uint8_t *r0, const uint8_t *r1,
 }
 #endif
 
-#if SL_FILTER_AVX2
+#if SL_AUGMENT_AVX2
 /* Sixteen smoothed bytes at r1 + k as 16-bit lanes in order: smooth8's
  * operations, eight lanes at a time. */
 __attribute__((target("avx2"), always_inline)) static inline __m256i
@@ -138,15 +133,15 @@ void sl_op_sharpness(sl_image *im, double factor, sl_op_scratch *s) {
   memcpy(deg, im->px, stride * (size_t)h);
   const float side = 1.0f / 13.0f, mid = 5.0f / 13.0f;
   const size_t c = (size_t)ch, end = stride - c;
-#if SL_FILTER_AVX2
-  int avx2 = __builtin_cpu_supports("avx2");
+#if SL_AUGMENT_AVX2
+  int avx2 = sl_avx2();
 #endif
   for (int y = 1; y < h - 1; y++) {
     const uint8_t *restrict r0 = im->px + (size_t)(y - 1) * stride;
     const uint8_t *restrict r1 = r0 + stride, *restrict r2 = r1 + stride;
     uint8_t *restrict d = deg + (size_t)y * stride;
     size_t k = c;
-#if SL_FILTER_AVX2
+#if SL_AUGMENT_AVX2
     if (avx2)
       k = smooth_row_avx2(r0, r1, r2, d, k, end, c);
 #endif
@@ -197,7 +192,7 @@ static int reflect(int i, int n) {
 
 enum { k_max_kernel = 255 };
 
-#if SL_FILTER_AVX2
+#if SL_AUGMENT_AVX2
 /* The blur's horizontal pass on one padded row, 32 floats a step with the
  * sums in registers: per element the scalar loop's products added in tap
  * order. Returns where it stopped. */
@@ -269,8 +264,8 @@ void sl_op_gaussian_blur(sl_image *im, int kx, int ky, double sigma_x,
   float *tmp = s->rows; /* the horizontal pass, h x stride */
   float *pad = s->line; /* one row, reflect-padded */
   float *acc = s->line + (stride + 2 * (size_t)hx * c); /* one output row */
-#if SL_FILTER_AVX2
-  int avx2 = __builtin_cpu_supports("avx2");
+#if SL_AUGMENT_AVX2
+  int avx2 = sl_avx2();
 #endif
   for (int y = 0; y < h; y++) {
     const uint8_t *row = im->px + (size_t)y * stride;
@@ -281,7 +276,7 @@ void sl_op_gaussian_blur(sl_image *im, int kx, int ky, double sigma_x,
     }
     float *t = tmp + (size_t)y * stride;
     size_t k0 = 0;
-#if SL_FILTER_AVX2
+#if SL_AUGMENT_AVX2
     if (avx2)
       k0 = blur_row_avx2(pad, t, wx, kx, c, stride);
 #endif
@@ -299,7 +294,7 @@ void sl_op_gaussian_blur(sl_image *im, int kx, int ky, double sigma_x,
       rows[i] = tmp + (size_t)reflect(y - hy + i, h) * stride;
     uint8_t *out = im->px + (size_t)y * stride;
     size_t k0 = 0;
-#if SL_FILTER_AVX2
+#if SL_AUGMENT_AVX2
     if (avx2)
       k0 = blur_col_avx2(rows, wy, ky, out, stride);
 #endif

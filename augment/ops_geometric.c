@@ -6,13 +6,7 @@
 #include <string.h>
 
 #include "augment/ops.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SL_WARP_AVX2 1
-#elif defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "augment/simd.h"
 
 static double radians(double deg) {
   return deg * (M_PI / 180.0);
@@ -97,7 +91,7 @@ static void shifted_row(const uint8_t *src, uint8_t *out, int w, int h, int ch,
   }
 }
 
-#if SL_WARP_AVX2
+#if SL_AUGMENT_AVX2
 /* warp_nearest's row loop for RGBX, four columns at a time: the same
  * double operations, then the four pixels (or the fill) gathered at once.
  * Returns the columns it did. */
@@ -207,7 +201,7 @@ static inline void bilinear_pixel(const uint8_t *src, uint8_t *o, int w, int h,
   }
 }
 
-#if SL_WARP_AVX2
+#if SL_AUGMENT_AVX2
 /* The bilinear blend of one pair of output pixels: lanes 0-3 pixel k,
  * 4-7 pixel k + 1; corners c[j] (8 bytes: the two pixels' corner j) and
  * weights w[j] (lanes k, k + 1). The scalar path's float operations, in
@@ -302,17 +296,16 @@ static void warp_nearest(const uint8_t *src, uint8_t *dst, int w, int h, int ch,
                          const double m[6], const uint8_t outside[4]) {
   size_t stride = (size_t)w * (size_t)ch;
   double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
-#if SL_WARP_AVX2
+#if SL_AUGMENT_AVX2
   /* the gather indexes with 32-bit offsets */
-  int avx2 =
-      __builtin_cpu_supports("avx2") && (size_t)w * (size_t)h <= INT32_MAX / 4;
+  int avx2 = sl_avx2() && (size_t)w * (size_t)h <= INT32_MAX / 4;
 #endif
   for (int y = 0; y < h; y++) {
     double yc = (double)y - oy;
     uint8_t *out = dst + (size_t)y * stride;
     double bx = m[1] * yc + m[2] + ox, by = m[4] * yc + m[5] + oy;
     int x = 0;
-#if SL_WARP_AVX2
+#if SL_AUGMENT_AVX2
     if (ch == 4 && avx2)
       x = row_nearest_avx2(src, out, w, h, m, bx, by, ox, outside);
 #endif
@@ -404,8 +397,8 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
   /* Input pixel coordinate of output pixel (x, y): the grid's centered
    * coordinate through m, unnormalised by align_corners = False. */
   double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
-#if SL_WARP_AVX2
-  int avx2 = ch == 4 && __builtin_cpu_supports("avx2") &&
+#if SL_AUGMENT_AVX2
+  int avx2 = ch == 4 && sl_avx2() &&
              (size_t)w * (size_t)h <= INT32_MAX / 4 - (size_t)w;
 #endif
   for (int y = 0; y < h; y++) {
@@ -413,7 +406,7 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
     uint8_t *out = im->px + (size_t)y * stride;
     double bx = m[1] * yc + m[2] + ox, by = m[4] * yc + m[5] + oy;
     int x = 0;
-#if SL_WARP_AVX2
+#if SL_AUGMENT_AVX2
     if (avx2)
       x = row_bilinear_avx2(src, out, w, h, m, bx, by, ox, fill);
 #endif

@@ -3,13 +3,7 @@
  * table would be the obvious loop, but it costs a load, a table load and
  * a store per byte; these are 1.2 instructions a byte (AVX2). */
 #include "augment/pointwise.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SL_MAP_AVX2 1
-#elif defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "augment/simd.h"
 
 #if defined(__SSE2__)
 /* Four bytes' float f, clamped and truncated to 32-bit lanes. */
@@ -42,7 +36,7 @@ map_sse2(uint8_t *p, size_t n, sl_map_form form, __m128 a, __m128 b) {
 }
 #endif
 
-#if SL_MAP_AVX2
+#if SL_AUGMENT_AVX2
 __attribute__((target("avx2"), always_inline)) static inline __m256i
 map8(const uint8_t *p, sl_map_form form, __m256 a, __m256 b) {
   __m128i x = _mm_loadl_epi64((const __m128i *)(const void *)p);
@@ -87,7 +81,7 @@ __attribute__((target("avx2"))) static size_t map_avx2(uint8_t *p, size_t n,
 }
 #endif
 
-#if SL_MAP_AVX2
+#if SL_AUGMENT_AVX2
 /* Eight pixels' lumas per step, summed in 32-bit lanes: a lane takes at
  * most 255 a step, so a block of 2^23 steps cannot overflow it. */
 __attribute__((target("avx2"))) static size_t
@@ -122,7 +116,7 @@ luma_sum_avx2(const uint8_t *p, size_t pixels, uint64_t *sum) {
 }
 #endif
 
-#if SL_MAP_AVX2
+#if SL_AUGMENT_AVX2
 __attribute__((target("avx2"), always_inline)) static inline __m256i
 blend8(const uint8_t *p, const uint8_t *q, __m256 a, __m256 o) {
   __m256 vp = _mm256_cvtepi32_ps(
@@ -156,8 +150,8 @@ blend_avx2(uint8_t *p, const uint8_t *q, size_t n, float a, float o) {
 
 void sl_blend_bytes(uint8_t *p, const uint8_t *q, size_t n, float a, float o) {
   size_t i = 0;
-#if SL_MAP_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i = blend_avx2(p, q, n, a, o);
 #endif
 #if defined(__SSE2__)
@@ -190,8 +184,8 @@ void sl_blend_bytes(uint8_t *p, const uint8_t *q, size_t n, float a, float o) {
 uint64_t sl_luma_sum(const uint8_t *p, size_t pixels) {
   uint64_t sum = 0;
   size_t i = 0;
-#if SL_MAP_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i = luma_sum_avx2(p, pixels, &sum);
 #endif
   for (; i < pixels; i++)
@@ -207,8 +201,8 @@ void sl_map_channels(uint8_t *p, size_t pixels, int ch, sl_map_form form,
     b4[k] = ch == 1 ? b[0] : b[k];
   }
   size_t n = pixels * (size_t)(ch == 1 ? 1 : 4), i = 0;
-#if SL_MAP_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i = map_avx2(p, n, form, a4, b4);
 #endif
 #if defined(__SSE2__)

@@ -5,15 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 /* AVX2 versions of both passes, chosen at create when the CPU has it
  * (the same integer arithmetic as SSE2: the same bytes either way). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SL_RESAMPLE_AVX2 1
-#endif
+#include "augment/simd.h"
 
 enum { k_one = 1 << 14 }; /* Q14 weight of a whole output pixel */
 
@@ -65,8 +59,8 @@ sl_resampler *sl_resampler_create(int max_out, int max_src, int ch) {
   r->max_out = max_out;
   r->max_src = max_src;
   r->ch = ch;
-#if SL_RESAMPLE_AVX2
-  r->avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+#if SL_AUGMENT_AVX2
+  r->avx2 = sl_avx2() ? 1 : 0;
 #endif
   r->row = calloc(((size_t)max_src + 16) * 4, sizeof(int16_t));
   if (ch == 1) {
@@ -149,7 +143,7 @@ static int axis_plan(axis *a, double c0, double c1, int side, int out) {
   return 0;
 }
 
-#if SL_RESAMPLE_AVX2
+#if SL_AUGMENT_AVX2
 /* The AVX2 passes are compiled once per tap count (n, half: constants in
  * each copy), so the tap loops unroll: 30% fewer instructions in the
  * resampler at 128 px with levels, the same bytes (BENCHMARKS.md,
@@ -266,7 +260,7 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
   size_t cnt = (size_t)(x1 - x0) * (size_t)r->ch;
   const uint8_t *p = src + (size_t)a->first[oy] * stride + (size_t)x0 * r->ch;
   size_t i = 0;
-#if SL_RESAMPLE_AVX2
+#if SL_AUGMENT_AVX2
   if (r->avx2)
     i = vertical_avx2(p, stride, w, n, o, cnt);
 #endif
@@ -314,7 +308,7 @@ static void vertical(const sl_resampler *r, const uint8_t *src, size_t stride,
 static void horizontal4(const sl_resampler *r, int x0, uint8_t *o, int out_w) {
   const axis *ax = &r->ax;
   int half = ax->T / 2, ox = 0;
-#if SL_RESAMPLE_AVX2
+#if SL_AUGMENT_AVX2
   if (r->avx2)
     ox = horizontal4_avx2(r->row, ax->first, ax->pair, half, x0, o, out_w);
 #endif
@@ -360,7 +354,7 @@ static void horizontal1(const sl_resampler *r, int x0, uint8_t *o, int out_w) {
   }
 }
 
-#if SL_RESAMPLE_AVX2
+#if SL_AUGMENT_AVX2
 /* Rows a, b, c, d (span apart) of n Q7 values as n 4-channel pixels. */
 __attribute__((target("avx2"))) static void
 interleave4(const int16_t *rows, size_t span, size_t n, int16_t *out) {
@@ -413,7 +407,7 @@ int sl_resample_area(sl_resampler *r, const uint8_t *src, size_t stride, int sw,
   int x0 = ax->first[0];
   int x1 = ax->first[out_w - 1] + ax->n[out_w - 1];
   size_t ch = (size_t)r->ch;
-#if SL_RESAMPLE_AVX2
+#if SL_AUGMENT_AVX2
   if (ch == 1 && r->avx2) {
     size_t span = (size_t)r->max_src + 16, cnt = (size_t)(x1 - x0) + 8;
     for (int oy = 0; oy < out_h; oy += 4) {

@@ -3,10 +3,7 @@
 
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SL_YCC_AVX2 1
-#endif
+#include "augment/simd.h"
 
 /* jdcolor.c's FIX(x) at SCALEBITS 16 and its ONE_HALF. */
 enum {
@@ -42,7 +39,7 @@ void sl_ycc_to_rgbx_c(const uint8_t *y, const uint8_t *cb, const uint8_t *cr,
   }
 }
 
-#if SL_YCC_AVX2
+#if SL_AUGMENT_AVX2
 /* 8 pixels a step in 32-bit lanes: the C arithmetic exactly. */
 __attribute__((target("avx2"))) static size_t ycc_avx2(const uint8_t *y,
                                                        const uint8_t *cb,
@@ -90,8 +87,8 @@ __attribute__((target("avx2"))) static size_t ycc_avx2(const uint8_t *y,
 void sl_ycc_to_rgbx(const uint8_t *y, const uint8_t *cb, const uint8_t *cr,
                     size_t n, uint8_t *out) {
   size_t i = 0;
-#if SL_YCC_AVX2
-  if (__builtin_cpu_supports("avx2"))
+#if SL_AUGMENT_AVX2
+  if (sl_avx2())
     i = ycc_avx2(y, cb, cr, n, out);
 #endif
   sl_ycc_to_rgbx_c(y + i, cb + i, cr + i, n - i, out + 4 * i);

@@ -376,6 +376,63 @@ static void test_recipe_in_the_pipeline(void **state) {
   free(j.p);
 }
 
+/* The pipeline hands the flip to the conversion when the drawn ops commute
+ * with a mirror: a sample drawn with flip = 1 is then the mirror of the same
+ * sample with flip = 0 (the flip's draw is taken either way, so the crop and
+ * the recipe's draws are the same), on u8 NCHW, fp32 NHWC and gray. */
+static void test_pipeline_flips_late_samples_mirrored(void **state) {
+  (void)state;
+  sl_synth_jpeg_opts o = sl_synth_jpeg_defaults();
+  blob j = sl_test_jpeg(12, 120, 90, &o);
+  for (int form = 0; form < 3; form++) {
+    sl_aug_params p =
+        sl_test_aug_params(form == 1 ? SL_LAYOUT_NHWC : SL_LAYOUT_NCHW);
+    p.dtype = form == 1 ? SL_DTYPE_FP32 : SL_DTYPE_U8;
+    p.channels = form == 2 ? 1 : 3;
+    p.recipe.policy = (sl_policy_params){SL_AUTO_TRIVIAL,   1, 31,       0, 0,
+                                         SL_INTERP_NEAREST, 0, {0, 0, 0}};
+    for (int k = 0; k < 4; k++)
+      p.recipe.jitter[k] = k == 3 ? 0.1 : 0.4;
+    p.recipe.jitter_p = 0.5;
+    sl_aug_params q = p;
+    p.flip = 1.0, q.flip = 0.0;
+    sl_pipeline *a = pipeline(&p), *b = pipeline(&q);
+    size_t bytes = sl_aug_sample_bytes(&p, 48, 40);
+    size_t eb = p.dtype == SL_DTYPE_FP32 ? 4 : 1;
+    int nch = p.channels, late = 0;
+    uint8_t *x = malloc(bytes), *y = malloc(bytes);
+    assert_true(x && y);
+    for (uint64_t i = 0; i < 40; i++) {
+      sl_rng r = sl_recipe_rng(3, 0, i);
+      sl_recipe_draw d;
+      sl_recipe_draw_all(&p.recipe, &r, 40, 48, &d);
+      if (!sl_recipe_flip_commutes(&d))
+        continue;
+      late++;
+      run(a, &j, i, x);
+      run(b, &j, i, y);
+      for (int c = 0; c < nch; c++)
+        for (int yy = 0; yy < 48; yy++)
+          for (int xx = 0; xx < 40; xx++) {
+            size_t at = form == 1 ? ((size_t)yy * 40 + xx) * 3 + c
+                                  : (size_t)c * 48 * 40 + (size_t)yy * 40 + xx;
+            size_t mirror =
+                form == 1 ? ((size_t)yy * 40 + (39 - xx)) * 3 + c
+                          : (size_t)c * 48 * 40 + (size_t)yy * 40 + 39 - xx;
+            if (memcmp(x + at * eb, y + mirror * eb, eb) != 0)
+              fail_msg("form %d sample %llu: flipped (%d, %d, %d) is not the "
+                       "mirror",
+                       form, (unsigned long long)i, xx, yy, c);
+          }
+    }
+    assert_true(late >= 15);
+    free(x), free(y);
+    sl_pipeline_destroy(a);
+    sl_pipeline_destroy(b);
+  }
+  free(j.p);
+}
+
 /* Mixup/CutMix plans: Beta(a, a)'s mean and variance, CutMix's lambda
  * from its clipped box, plans a pure function of (seed, epoch, batch). */
 static void test_mix_plans(void **state) {
@@ -509,7 +566,7 @@ static void test_pointwise_loops_are_their_formula(void **state) {
                            0.114f * (float)img[4 * i + 2]);
         assert_int_equal(sl_luma_sum(img, (size_t)w * h), sum);
         /* contrast: _blend(img, mean(grayscale), f), truncated */
-        double f = 0.2 + 1.6 * sl_rng_uniform(&r);
+        double f = 5.0 * sl_rng_uniform(&r); /* clamps on both sides */
         float mean = (float)((double)sum / (double)((size_t)w * h));
         float fr = (float)f, fo = (float)(1.0 - f);
         memcpy(x, img, n);
@@ -645,6 +702,19 @@ static void test_erase_on_every_sample_form(void **state) {
               }
           free(x);
         }
+  /* a box clipped to nothing changes nothing */
+  sl_aug_params p = sl_test_aug_params(SL_LAYOUT_NCHW);
+  size_t bytes = sl_aug_sample_bytes(&p, h, w);
+  uint8_t *x = malloc(bytes), *y = malloc(bytes);
+  assert_true(x && y);
+  memset(x, 0x5A, bytes), memcpy(y, x, bytes);
+  sl_rng r = sl_rng_for(5, 0, 0);
+  const sl_erase_box outside[] = {
+      {1, h, 0, 4, 4}, {1, 0, w, 4, 4}, {1, -9, -9, 5, 5}, {1, 2, 2, 0, 3}};
+  for (int k = 0; k < 4; k++)
+    sl_convert_erase(&p, x, h, w, &outside[k], k & 1, &r);
+  assert_memory_equal(x, y, bytes);
+  free(x), free(y);
 }
 
 /* Nearest warps give, pixel for pixel, the formula they implement: input
@@ -985,6 +1055,7 @@ int main(void) {
       cmocka_unit_test(test_recipe_draws),
       cmocka_unit_test(test_late_flip_gives_the_same_bytes),
       cmocka_unit_test(test_recipe_in_the_pipeline),
+      cmocka_unit_test(test_pipeline_flips_late_samples_mirrored),
       cmocka_unit_test(test_mix_plans),
       cmocka_unit_test(test_mix_pixels_and_targets),
   };
