@@ -70,25 +70,78 @@ static uint8_t round_u8(double v) {
   return v <= 0.0 ? 0 : v >= 255.0 ? 255 : (uint8_t)v;
 }
 
-/* Output row y of a nearest warp whose rows are shifted copies: input row
- * sy (or none) from column x + dx on. */
-static void shifted_row(const uint8_t *src, uint8_t *out, int w, int h, int ch,
-                        int sy, int64_t dx, const uint8_t *outside) {
-  size_t stride = (size_t)w * (size_t)ch;
+/* Pixels [a, b) of a row set to `outside` (X too, for RGBX: never read). */
+static void fill_pixels(uint8_t *row, int64_t a, int64_t b, int ch,
+                        const uint8_t outside[4]) {
+  if (ch == 1) {
+    memset(row + a, outside[0], (size_t)(b - a));
+    return;
+  }
+  for (int64_t x = a; x < b; x++)
+    memcpy(row + 4 * (size_t)x, outside, 4);
+}
+
+/* An output row of a nearest warp whose rows are shifted copies: the input
+ * row `in` (NULL: none) from column x + dx on, `outside` where that falls
+ * off it. in may be out itself (memmove). */
+static void shifted_row(const uint8_t *in, uint8_t *out, int w, int ch,
+                        int64_t dx, const uint8_t outside[4]) {
   int64_t x0 = -dx < 0 ? 0 : -dx > w ? w : -dx;          /* first inside */
   int64_t x1 = w - dx < 0 ? 0 : w - dx > w ? w : w - dx; /* past last */
-  if (sy < 0 || sy >= h)
+  if (!in || x1 <= x0)
     x0 = x1 = 0;
-  for (int64_t x = 0; x < w; x++) {
-    if (x == x0 && x1 > x0) {
-      memcpy(out + (size_t)x * (size_t)ch,
-             src + (size_t)sy * stride + (size_t)(x + dx) * (size_t)ch,
-             (size_t)(x1 - x0) * (size_t)ch);
-      x = x1 - 1;
-      continue;
-    }
-    memcpy(out + (size_t)x * (size_t)ch, outside, (size_t)(ch == 1 ? 1 : 3));
+  if (x1 > x0)
+    memmove(out + (size_t)x0 * (size_t)ch, in + (size_t)(x0 + dx) * (size_t)ch,
+            (size_t)(x1 - x0) * (size_t)ch);
+  fill_pixels(out, 0, x0, ch, outside);
+  fill_pixels(out, x1, w, ch, outside);
+}
+
+/* Where output row y of a shifted warp comes from: the input row (-1: none)
+ * and the column shift (round(x + c) = x + round(c) for an integer x). */
+static int shift_source(int y, int w, int h, const double m[6], int64_t *dx) {
+  double yc = (double)y - (double)(h - 1) * 0.5;
+  double cx = m[1] * yc + m[2], sy = round_even((double)y + m[5]);
+  *dx = (int64_t)round_even(cx < -4.0 * w  ? -4.0 * w
+                            : cx > 4.0 * w ? 4.0 * w
+                                           : cx);
+  return sy < 0 || sy >= h ? -1 : (int)sy;
+}
+
+/* Translations and x-shears with nearest sampling (m = [1 a b; 0 1 c]
+ * with no tie to round): each output row is an input row shifted by whole
+ * pixels, done in place, rows taken in an order that reads each source
+ * row before it is overwritten; returns 0 (nothing done) for other
+ * warps. */
+static int warp_shifted(sl_image *im, const double m[6],
+                        const uint8_t outside[4], sl_op_scratch *s) {
+  int w = im->w, h = im->h, ch = im->ch;
+  if (!(m[0] == 1.0 && m[3] == 0.0 && m[4] == 1.0))
+    return 0;
+  double oy = (double)(h - 1) * 0.5;
+  int down = 0, up = 0; /* some row reads a row below / above itself */
+  for (int y = 0; y < h; y++) {
+    double cx = m[1] * ((double)y - oy) + m[2], cy = m[5];
+    if (cx - floor_d(cx) == 0.5 || cy - floor_d(cy) == 0.5)
+      return 0; /* a tie: the general path rounds each pixel */
+    int64_t dx;
+    int sy = shift_source(y, w, h, m, &dx);
+    down |= sy > y, up |= sy >= 0 && sy < y;
   }
+  size_t stride = (size_t)w * (size_t)ch;
+  const uint8_t *src = im->px;
+  if (down && up) { /* never for an affine shift; a copy keeps it exact */
+    memcpy(s->img, im->px, stride * (size_t)h);
+    src = s->img;
+  }
+  for (int k = 0; k < h; k++) {
+    int y = up && !down ? h - 1 - k : k;
+    int64_t dx;
+    int sy = shift_source(y, w, h, m, &dx);
+    shifted_row(sy < 0 ? NULL : src + (size_t)sy * stride,
+                im->px + (size_t)y * stride, w, ch, dx, outside);
+  }
+  return 1;
 }
 
 #if SL_AUGMENT_AVX2
@@ -358,38 +411,13 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
                 const double *fill, sl_op_scratch *s) {
   int w = im->w, h = im->h, ch = im->ch;
   size_t stride = (size_t)w * (size_t)ch;
-  const uint8_t *src = s->img;
-  memcpy(s->img, im->px, stride * (size_t)h);
   uint8_t outside[4] = {0, 0, 0, 0};
   for (int c = 0; c < 3; c++)
     outside[c] = fill ? round_u8(fill[c]) : 0;
-  /* Translations and x-shears with nearest sampling: each output row is
-   * an input row shifted by whole pixels (round(x + c) = x + round(c) for
-   * an integer x unless c is a tie, which takes the general path). */
-  if (interp == SL_INTERP_NEAREST && m[0] == 1.0 && m[3] == 0.0 &&
-      m[4] == 1.0) {
-    double ox = (double)(w - 1) * 0.5, oy = (double)(h - 1) * 0.5;
-    int rows_ok = 1;
-    for (int y = 0; y < h && rows_ok; y++) {
-      double yc = (double)y - oy;
-      double cx = m[1] * yc + m[2], cy = m[5];
-      rows_ok = cx - floor_d(cx) != 0.5 && cy - floor_d(cy) != 0.5;
-    }
-    if (rows_ok) {
-      for (int y = 0; y < h; y++) {
-        double yc = (double)y - oy;
-        double cx = m[1] * yc + m[2], sy = round_even((double)y + m[5]);
-        (void)ox;
-        shifted_row(src, im->px + (size_t)y * stride, w, h, ch,
-                    sy < -1 || sy > h ? -1 : (int)sy,
-                    (int64_t)round_even(cx < -4.0 * w  ? -4.0 * w
-                                        : cx > 4.0 * w ? 4.0 * w
-                                                       : cx),
-                    outside);
-      }
-      return;
-    }
-  }
+  if (interp == SL_INTERP_NEAREST && warp_shifted(im, m, outside, s))
+    return;
+  const uint8_t *src = s->img;
+  memcpy(s->img, im->px, stride * (size_t)h);
   if (interp == SL_INTERP_NEAREST) {
     warp_nearest(src, im->px, w, h, ch, m, outside);
     return;
