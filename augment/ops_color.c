@@ -56,13 +56,6 @@ void sl_op_brightness(sl_image *im, double factor) {
   blend_const(im, factor, 0.0f);
 }
 
-/* The luma as arithmetic of rgb_to_grayscale, (0.2989 r + 0.587 g + 0.114
- * b).to(uint8), in float32 as torch computes it, which vectorizes. */
-static inline float luma_f(const uint8_t *p) {
-  return (float)(uint8_t)(0.2989f * (float)p[0] + 0.587f * (float)p[1] +
-                          0.114f * (float)p[2]);
-}
-
 #if defined(__SSE2__)
 /* Four RGBX pixels at once, the scalar loop's float32 operations lane by
  * lane (the same bits): channel c of each pixel is byte c of a 32-bit lane. */
@@ -164,7 +157,7 @@ void sl_op_saturation(sl_image *im, double factor) {
 #endif
   for (size_t i = i0; i < n; i++) {
     uint8_t *q = p + 4 * i;
-    float g = o * luma_f(q);
+    float g = o * (float)sl_luma_one(q);
     q[0] = clamp_trunc(r * (float)q[0] + g);
     q[1] = clamp_trunc(r * (float)q[1] + g);
     q[2] = clamp_trunc(r * (float)q[2] + g);
@@ -218,7 +211,7 @@ void sl_op_grayscale(sl_image *im) {
 #endif
   for (size_t i = i0; i < n; i++) {
     uint8_t *q = p + 4 * i;
-    uint8_t g = (uint8_t)luma_f(q);
+    uint8_t g = sl_luma_one(q);
     q[0] = g, q[1] = g, q[2] = g;
   }
 }
@@ -480,9 +473,7 @@ void sl_op_invert(sl_image *im) {
   sl_op_solarize(im, -1.0);
 }
 
-/* Histograms of the colour channels (one for gray). Even and odd pixels
- * count into separate 32-bit tables: neighbouring pixels are often equal,
- * and two increments of one counter in a row wait on each other's store. */
+/* Histograms of the colour channels (one for gray). */
 static void histograms(const sl_image *im, uint64_t hist[3][256]) {
   memset(hist, 0, 3 * 256 * sizeof hist[0][0]);
   size_t n = pixels(im);
@@ -492,22 +483,10 @@ static void histograms(const sl_image *im, uint64_t hist[3][256]) {
       hist[0][p[i]]++;
     return;
   }
-  enum { k_block = 1 << 30 }; /* pixels a 32-bit table counts safely */
-  uint32_t t[2][3][256];
-  for (size_t done = 0; done < n;) {
-    size_t m = n - done < k_block ? n - done : k_block, i = 0;
-    memset(t, 0, sizeof t);
-    const uint8_t *q = p + 4 * done;
-    for (; i + 2 <= m; i += 2, q += 8) {
-      t[0][0][q[0]]++, t[0][1][q[1]]++, t[0][2][q[2]]++;
-      t[1][0][q[4]]++, t[1][1][q[5]]++, t[1][2][q[6]]++;
-    }
-    if (i < m)
-      t[0][0][q[0]]++, t[0][1][q[1]]++, t[0][2][q[2]]++;
-    for (int c = 0; c < 3; c++)
-      for (int v = 0; v < 256; v++)
-        hist[c][v] += (uint64_t)t[0][c][v] + t[1][c][v];
-    done += m;
+  for (size_t i = 0; i < n; i++, p += 4) {
+    hist[0][p[0]]++;
+    hist[1][p[1]]++;
+    hist[2][p[2]]++;
   }
 }
 
@@ -545,8 +524,7 @@ void sl_op_autocontrast(sl_image *im) {
   channel_range(im, lo, hi);
   float mn[4] = {0, 0, 0, 0}, scale[4] = {1, 1, 1, 1};
   int nc = im->ch == 1 ? 1 : 3;
-  for (int c = 0; c < nc;
-       c++) { /* torchvision: amin, amax, 255 / (max - min) */
+  for (int c = 0; c < nc; c++) { /* torchvision: 255 / (amax - amin) */
     mn[c] = (float)lo[c], scale[c] = 255.0f / ((float)hi[c] - (float)lo[c]);
     if (!isfinite(scale[c]))
       mn[c] = 0.0f, scale[c] = 1.0f;

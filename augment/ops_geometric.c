@@ -110,35 +110,32 @@ static int shift_source(int y, int w, int h, const double m[6], int64_t *dx) {
 
 /* Translations and x-shears with nearest sampling (m = [1 a b; 0 1 c]
  * with no tie to round): each output row is an input row shifted by whole
- * pixels, done in place, rows taken in an order that reads each source
- * row before it is overwritten; returns 0 (nothing done) for other
- * warps. */
+ * pixels, done in place. Source rows are round(y + c), nondecreasing in y
+ * and within one of y + c, so they all lie on one side of their output
+ * row (or on it): top to bottom when they lie below, bottom to top when
+ * above, each source row is read before it is overwritten. Returns 0
+ * (nothing done) for other warps. */
 static int warp_shifted(sl_image *im, const double m[6],
-                        const uint8_t outside[4], sl_op_scratch *s) {
+                        const uint8_t outside[4]) {
   int w = im->w, h = im->h, ch = im->ch;
   if (!(m[0] == 1.0 && m[3] == 0.0 && m[4] == 1.0))
     return 0;
   double oy = (double)(h - 1) * 0.5;
-  int down = 0, up = 0; /* some row reads a row below / above itself */
+  int up = 0; /* some row reads a row above itself */
   for (int y = 0; y < h; y++) {
     double cx = m[1] * ((double)y - oy) + m[2], cy = m[5];
     if (cx - floor_d(cx) == 0.5 || cy - floor_d(cy) == 0.5)
       return 0; /* a tie: the general path rounds each pixel */
     int64_t dx;
     int sy = shift_source(y, w, h, m, &dx);
-    down |= sy > y, up |= sy >= 0 && sy < y;
+    up |= sy >= 0 && sy < y;
   }
   size_t stride = (size_t)w * (size_t)ch;
-  const uint8_t *src = im->px;
-  if (down && up) { /* never for an affine shift; a copy keeps it exact */
-    memcpy(s->img, im->px, stride * (size_t)h);
-    src = s->img;
-  }
   for (int k = 0; k < h; k++) {
-    int y = up && !down ? h - 1 - k : k;
+    int y = up ? h - 1 - k : k;
     int64_t dx;
     int sy = shift_source(y, w, h, m, &dx);
-    shifted_row(sy < 0 ? NULL : src + (size_t)sy * stride,
+    shifted_row(sy < 0 ? NULL : im->px + (size_t)sy * stride,
                 im->px + (size_t)y * stride, w, ch, dx, outside);
   }
   return 1;
@@ -414,7 +411,7 @@ void sl_op_warp(sl_image *im, const double m[6], sl_interp interp,
   uint8_t outside[4] = {0, 0, 0, 0};
   for (int c = 0; c < 3; c++)
     outside[c] = fill ? round_u8(fill[c]) : 0;
-  if (interp == SL_INTERP_NEAREST && warp_shifted(im, m, outside, s))
+  if (interp == SL_INTERP_NEAREST && warp_shifted(im, m, outside))
     return;
   const uint8_t *src = s->img;
   memcpy(s->img, im->px, stride * (size_t)h);

@@ -8,7 +8,9 @@
  *   SL_MAP_SUB_MUL  f(v) = (v - b[c]) * a[c]
  * Pixels are RGBX (ch 4: c is the byte's index in its pixel, X included:
  * give it a = 1, b = 0 to keep it) or gray (ch 1: channel 0 for every
- * byte). Thread safety: none; no state, nothing allocated. */
+ * byte). Beside them, the two-image _blend (sharpness) and the luma sum
+ * (contrast's mean), under the same rule. Thread safety: none needed; no
+ * state, nothing allocated. */
 #ifndef SLUICE_AUGMENT_POINTWISE_H
 #define SLUICE_AUGMENT_POINTWISE_H
 
@@ -37,6 +39,8 @@ static inline uint8_t sl_map_one(sl_map_form form, float a, float b,
   return f <= 0.0f ? 0 : f >= 255.0f ? 255 : (uint8_t)f;
 }
 
+/* rgb_to_grayscale's byte for one RGBX pixel: (0.2989 r + 0.587 g + 0.114
+ * b).to(uint8) in float32, as torch computes it. */
 static inline uint8_t sl_luma_one(const uint8_t *px) {
   return (uint8_t)(0.2989f * (float)px[0] + 0.587f * (float)px[1] +
                    0.114f * (float)px[2]);

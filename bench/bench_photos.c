@@ -71,7 +71,7 @@ static void set_recipe(sl_aug_recipe *r, int timm) {
     r->policy.fill[0] = 124, r->policy.fill[1] = 116, r->policy.fill[2] = 104;
   }
   r->erasing = timm ? 0.25 : 0.1;
-  r->erasing_scale[0] = 0.02, r->erasing_scale[1] = 1.0 / 3;
+  r->erasing_scale[0] = 0.02, r->erasing_scale[1] = 0.33; /* the defaults */
   r->erasing_ratio[0] = 0.3, r->erasing_ratio[1] = 3.3;
 }
 

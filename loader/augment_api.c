@@ -1,6 +1,7 @@
 /* The public augmentation calls (include/sluice.h): one named op on one
  * image or on boxes, and the ops a config's policy draws for a sample. Both run
  * the code the workers run (augment/ops.h, augment/policy.h). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +73,37 @@ static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt,
   return st;
 }
 
+/* The geometry and the factors must be finite numbers: a NaN or an
+ * infinity has no pixel to sample and no byte to truncate to. */
+static sl_status check_finite(op_kind k, const sl_augment_args *a, char *msg,
+                              size_t len) {
+  const struct {
+    const char *name;
+    double v;
+  } v[] = {{"angle", a->angle},
+           {"translate", a->translate[0]},
+           {"translate", a->translate[1]},
+           {"scale", a->scale},
+           {"shear", a->shear[0]},
+           {"shear", a->shear[1]},
+           {"center", a->center[0]},
+           {"center", a->center[1]},
+           {"fill", a->fill[0]},
+           {"fill", a->fill[1]},
+           {"fill", a->fill[2]},
+           {"factor", a->factor}};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (!isfinite(v[i].v))
+      return fail(msg, len, SL_EINVAL, "%s: %s %g is not a finite number",
+                  k_ops[k], v[i].name, v[i].v);
+  return SL_OK;
+}
+
 static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
                             size_t len) {
+  sl_status st = check_finite(k, a, msg, len);
+  if (st != SL_OK)
+    return st;
   if ((unsigned)a->interpolation > SL_INTERP_BILINEAR)
     return fail(msg, len, SL_EINVAL,
                 "%s: interpolation %d (0 nearest, 1 "

@@ -244,6 +244,15 @@ def test_bad_parameters_are_refused_with_their_name():
         A.apply("posterize", img, bits=9)
     with pytest.raises(sluice.InvalidArgumentError, match="unknown op"):
         A.apply("sepia", img)
+    # not a finite number: nothing to sample, no byte to truncate to
+    for op, kw in [("rotate", dict(angle=float("nan"))),
+                   ("translate_x", dict(translate=float("inf"))),
+                   ("affine", dict(angle=0.0, translate=(0, 0), scale=float("inf"),
+                                   shear=0.0)),
+                   ("rotate", dict(angle=10.0, fill=(0, float("nan"), 0))),
+                   ("adjust_brightness", dict(brightness_factor=float("inf")))]:
+        with pytest.raises(sluice.InvalidArgumentError, match="not a finite number"):
+            A.apply(op, img, **kw)
     with pytest.raises(TypeError, match="angle"):
         A.apply("invert", img, angle=3)
     with pytest.raises(TypeError, match="uint8"):

@@ -104,6 +104,26 @@ static void test_exact_values(void **state) {
   assert_int_equal(ac[3], 255);
   assert_int_equal(ac[4], 255);
   assert_int_equal(ac[2], 70); /* a flat channel is left alone */
+  /* a NaN or an infinity is refused, named, before any pixel moves */
+  uint8_t keep[4 * 3];
+  memcpy(keep, px, sizeof keep);
+  sl_augment_args nan_angle = {.angle = NAN},
+                  inf_shift = {.translate = {INFINITY, 0}},
+                  inf_factor = {.factor = INFINITY};
+  char msg[256];
+  assert_int_equal(
+      sl_augment_apply("rotate", &nan_angle, px, 1, 4, 3, msg, sizeof msg),
+      SL_EINVAL);
+  assert_non_null(strstr(msg, "angle"));
+  assert_int_equal(
+      sl_augment_apply("translate_x", &inf_shift, px, 1, 4, 3, msg, sizeof msg),
+      SL_EINVAL);
+  assert_non_null(strstr(msg, "translate"));
+  assert_int_equal(sl_augment_apply("adjust_contrast", &inf_factor, px, 1, 4, 3,
+                                    msg, sizeof msg),
+                   SL_EINVAL);
+  assert_non_null(strstr(msg, "not a finite number"));
+  assert_memory_equal(px, keep, sizeof keep);
   /* erase sets exactly its box, clipped to the image */
   int w = 9, h = 7;
   uint8_t *img = noise(w, h, 3, 2), *x = malloc((size_t)w * h * 3);
