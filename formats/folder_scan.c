@@ -71,4 +71,3 @@ out:
   close(fd);
   return st;
 }
-

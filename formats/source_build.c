@@ -265,7 +265,6 @@ void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
   *p = '\0';
 }
 
-
 const char *sl_source_take_image(const uint8_t *p, size_t len, uint64_t off,
                                  sl_sample_info *e, char *why, size_t cap) {
   sl_sniff s;
