@@ -8,16 +8,15 @@
 #include "tools/cli.h"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: sluice index DIR\n\n"
-          "Writes DIR/sluice.index, which lists every shard in DIR (sluice "
-          "LMDB or HDF5\nfiles named *.lmdb, *.mdb, *.h5 or *.hdf5, written "
-          "by `sluice pack`, sl_writer\nor sluice.Writer, by any number of "
-          "processes, in any order) in name order,\nso that DIR reads as "
-          "one dataset (dataset.path = DIR). Run it again after\nadding "
-          "shards: unchanged shards are not read again. Shards must share "
-          "their\nclass names, target width and writer settings; a shard "
-          "still being written\n(or whose writer died) is not listed.\n");
+  fprintf(f, "usage: sluice index DIR\n\n"
+             "Writes DIR/sluice.index, which lists every shard in DIR (sluice "
+             "LMDB or HDF5\nfiles named *.lmdb, *.mdb, *.h5 or *.hdf5, written "
+             "by `sluice pack`, sl_writer\nor sluice.Writer, by any number of "
+             "processes, in any order) in name order,\nso that DIR reads as "
+             "one dataset (dataset.path = DIR). Run it again after\nadding "
+             "shards: unchanged shards are not read again. Shards must share "
+             "their\nclass names, target width and writer settings; a shard "
+             "still being written\n(or whose writer died) is not listed.\n");
 }
 
 int sl_cmd_index(int argc, char **argv) {
@@ -39,7 +38,7 @@ int sl_cmd_index(int argc, char **argv) {
   char b[32];
   printf("%s/sluice.index: %" PRIu64 " shards, %" PRIu64
          " samples, %s of shards (%" PRIu64 " read for checksums)\n",
-         argv[1], r.shards, r.samples, sl_format_bytes(r.shard_bytes, b, sizeof b),
-         r.checksummed);
+         argv[1], r.shards, r.samples,
+         sl_format_bytes(r.shard_bytes, b, sizeof b), r.checksummed);
   return 0;
 }

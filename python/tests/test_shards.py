@@ -218,3 +218,51 @@ def test_pixels_read_back(shard_set):
     px, label, targets = ds[40 + 5]
     want, wl, wt = part[5]
     assert np.array_equal(px, want) and label == wl and targets == wt
+
+
+def run_cli(*args, ok=True):
+    p = subprocess.run([sluice._cli(), *map(str, args)], capture_output=True,
+                       text=True)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_pack_shards_same_for_any_thread_count(tmp_path):
+    img = tmp_path / "img"
+    run_cli("synth", img, "--count", 30, "--classes", 3)
+    run_cli("pack", img, tmp_path / "one.lmdb", "--quiet")
+    for t in (1, 2):
+        out = run_cli("pack", img, tmp_path / ("t%d" % t), "--shards", 4,
+                      "--threads", t, "--quiet").stdout
+        assert "4 shards" in out
+    names = sorted(os.listdir(tmp_path / "t1"))
+    assert names == ["part-0000%d.lmdb" % k for k in range(4)] + \
+        ["sluice.index"]
+    for n in names:
+        assert (tmp_path / "t1" / n).read_bytes() == \
+            (tmp_path / "t2" / n).read_bytes(), n
+    # The set holds the one file's samples, in its order.
+    one, s = sluice.Dataset(str(tmp_path / "one.lmdb")), \
+        sluice.Dataset(str(tmp_path / "t1"))
+    assert len(s) == len(one) == 30 and s.class_names == one.class_names
+    for i in range(30):
+        assert s.read(i) == one.read(i) and \
+            s.info(i)["label"] == one.info(i)["label"]
+
+    # A second pack into the folder: refused, or with --force replaces the
+    # first one whole (no stale shard of it joins the set).
+    bad = run_cli("pack", img, tmp_path / "t1", "--shards", 2, "--quiet",
+                  ok=False)
+    assert bad.returncode == 1 and "t1" in bad.stderr
+    run_cli("pack", img, tmp_path / "t1", "--shards", 2, "--quiet", "--force")
+    assert sorted(os.listdir(tmp_path / "t1")) == \
+        ["part-00000.lmdb", "part-00001.lmdb", "sluice.index"]
+    assert len(sluice.Dataset(str(tmp_path / "t1"))) == 30
+    # Anything else in the folder: refused even with --force.
+    (tmp_path / "t2" / "notes.txt").write_text("mine")
+    bad = run_cli("pack", img, tmp_path / "t2", "--shards", 2, "--quiet",
+                  "--force", ok=False)
+    assert bad.returncode == 1 and "notes.txt" in bad.stderr
+    assert (tmp_path / "t2" / "notes.txt").exists()
+    assert len(sluice.Dataset(str(tmp_path / "t2"))) == 30  # nothing lost
