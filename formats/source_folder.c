@@ -112,8 +112,13 @@ static sl_status list_dir(int root, const char *dir, bool dirs, names *out,
   sl_status st = SL_OK;
   struct dirent *de;
   char rel[PATH_MAX];
-  errno = 0;
-  while (st == SL_OK && (de = readdir(d))) {
+  while (st == SL_OK) {
+    errno = 0; /* readdir sets it only on failure; the fstatat below may */
+    if (!(de = readdir(d))) {
+      if (errno)
+        st = sl_err_errno(err, SL_EIO, errno, "%s/%s: readdir", path, dir);
+      break;
+    }
     if (de->d_name[0] == '.' &&
         (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
       continue;
@@ -130,10 +135,7 @@ static sl_status list_dir(int root, const char *dir, bool dirs, names *out,
       break;
     }
     st = push(out, rel, err);
-    errno = 0;
   }
-  if (st == SL_OK && errno)
-    st = sl_err_errno(err, SL_EIO, errno, "%s/%s: readdir", path, dir);
   closedir(d);
   return st;
 }
