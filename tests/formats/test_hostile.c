@@ -23,6 +23,7 @@
 
 #include "formats/source.h"
 #include "support/test_dir.h"
+#include "tools/pack_scan.h"
 
 static char g_dir[512];
 
@@ -55,6 +56,76 @@ static void write_bytes(const char *path, const void *p, size_t n) {
 static void make_dir(const char *path) {
   if (mkdir(path, 0755) != 0)
     fail_msg("mkdir %s: %s", path, strerror(errno));
+}
+
+/* ---- 1: links that would make a folder walk exponential ------------------ */
+
+/* top/root/c/{a,b} -> top/chain/d0, and each chain/dI holds an image and two
+ * links a, b to chain/dI+1 (the last holds the image only): 2^k paths reach
+ * the last folder, k + 2 images are there. */
+static void make_doubling_chain(const char *top, int k) {
+  char p[900], q[900];
+  make_dir(top);
+  snprintf(p, sizeof p, "%s/chain", top);
+  make_dir(p);
+  for (int i = 0; i <= k; i++) {
+    snprintf(p, sizeof p, "%s/chain/d%d", top, i);
+    make_dir(p);
+    snprintf(p, sizeof p, "%s/chain/d%d/img%d.png", top, i, i);
+    write_bytes(p, k_png, sizeof k_png);
+    for (int l = 0; i < k && l < 2; l++) {
+      snprintf(p, sizeof p, "%s/chain/d%d/%c", top, i, "ab"[l]);
+      snprintf(q, sizeof q, "../d%d", i + 1);
+      assert_int_equal(symlink(q, p), 0);
+    }
+  }
+  snprintf(p, sizeof p, "%s/root", top);
+  make_dir(p);
+  snprintf(p, sizeof p, "%s/root/c", top);
+  make_dir(p);
+  snprintf(p, sizeof p, "%s/root/c/top.png", top);
+  write_bytes(p, k_png, sizeof k_png);
+  for (int l = 0; l < 2; l++) {
+    snprintf(p, sizeof p, "%s/root/c/%c", top, "ab"[l]);
+    assert_int_equal(symlink("../../chain/d0", p), 0);
+  }
+}
+
+/* The library's folder reader walks each folder once: k + 2 images, not
+ * 2^(k+2) - 1 (k = 16: 262,143 before). */
+static void test_folder_links_walked_once(void **state) {
+  (void)state;
+  enum { K = 16 };
+  char top[700], root[800];
+  in_dir(top, sizeof top, "chain-src");
+  make_doubling_chain(top, K);
+  snprintf(root, sizeof root, "%s/root", top);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  sl_status st =
+      sl_source_open(&src, root, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  if (st != SL_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sl_source_count(src), K + 2);
+  sl_source_close(src);
+}
+
+/* pack's scan too: k + 2 inputs, and the second way into each folder
+ * listed as skipped. */
+static void test_pack_links_walked_once(void **state) {
+  (void)state;
+  enum { K = 16 };
+  char top[700], root[800], msg[1024];
+  in_dir(top, sizeof top, "chain-pack");
+  make_doubling_chain(top, K);
+  snprintf(root, sizeof root, "%s/root", top);
+  sl_pack_inputs in;
+  if (sl_pack_scan(&in, root, NULL, msg, sizeof msg) != 0)
+    fail_msg("%s", msg);
+  assert_int_equal(in.n, K + 2);
+  assert_int_equal(in.skipped.n, K + 1);
+  assert_non_null(strstr(in.skipped.v[0].reason, "walked once"));
+  sl_pack_inputs_free(&in);
 }
 
 /* ---- 6: a dangling link last in readdir ---------------------------------- */
@@ -99,6 +170,8 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_folder_links_walked_once),
+      cmocka_unit_test(test_pack_links_walked_once),
       cmocka_unit_test(test_folder_dangling_link_last),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
