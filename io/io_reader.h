@@ -16,7 +16,7 @@
  * Backends (opts.kind = loader.io; auto resolved by io_select.h):
  *   mmap   maps the file read-only with MADV_RANDOM; get copies the payload
  *          out of the map into the worker's buffer under a SIGBUS guard
- *          (io_guard.h: a page of a truncated file is SL_EIO, not death)
+ *          (common/map_guard.h: a page of a truncated file is SL_EIO, not death)
  *          and gives MADV_WILLNEED to the sample readahead_batches *
  *          batch_size positions ahead, so the kernel reads it before a
  *          worker faults on it. Each cold page costs the worker a fault.

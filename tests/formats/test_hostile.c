@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/crc32c.h"
 #include "formats/source.h"
 #include "support/test_dir.h"
 #include "tools/pack_scan.h"
@@ -128,6 +130,123 @@ static void test_pack_links_walked_once(void **state) {
   sl_pack_inputs_free(&in);
 }
 
+/* ---- 5: a shard that shrinks while open walks it ------------------------ */
+
+/* mmap, wrapped (-Wl,--wrap=mmap: every call of the formats' objects linked
+ * here): the first mapping of a file of at least g_shrink_min bytes
+ * truncates g_shrink_path to g_shrink_to right after it is made, so the
+ * walk that follows meets the cut deterministically, as a shard copied
+ * over during `sluice info` would. */
+static const char *g_shrink_path;
+static off_t g_shrink_to;
+static size_t g_shrink_min;
+
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                  off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                  off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd,
+                  off_t off) {
+  void *m = __real_mmap(addr, len, prot, flags, fd, off);
+  if (m != MAP_FAILED && fd >= 0 && g_shrink_path && len >= g_shrink_min) {
+    if (truncate(g_shrink_path, g_shrink_to) != 0)
+      abort();
+    g_shrink_path = NULL;
+  }
+  return m;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* n TFRecord records of len bytes each, framed and CRC'd as TensorFlow
+ * writes them (the data is no Example: the count pass meets the cut
+ * first). */
+static size_t write_tfrecord(const char *path, int n, size_t len) {
+  size_t rec = 16 + len, total = rec * (size_t)n;
+  uint8_t *b = calloc(total, 1);
+  assert_non_null(b);
+  for (int r = 0; r < n; r++) {
+    uint8_t *p = b + rec * (size_t)r;
+    put_le(p, len, 8);
+    put_le(p + 8, sl_crc32c_mask(sl_crc32c(p, 8)), 4);
+    memset(p + 12, r & 0xff, len);
+    put_le(p + 12 + len, sl_crc32c_mask(sl_crc32c(p + 12, len)), 4);
+  }
+  write_bytes(path, b, total);
+  free(b);
+  return total;
+}
+
+/* A ustar header for a member name of size bytes. */
+static void tar_header(uint8_t *h, const char *name, size_t size) {
+  memset(h, 0, 512);
+  snprintf((char *)h, 100, "%s", name);
+  snprintf((char *)h + 100, 8, "%07o", 0644);
+  snprintf((char *)h + 108, 8, "%07o", 0);
+  snprintf((char *)h + 116, 8, "%07o", 0);
+  snprintf((char *)h + 124, 12, "%011zo", size);
+  snprintf((char *)h + 136, 12, "%011o", 0);
+  h[156] = '0';
+  memcpy(h + 257,
+         "ustar\0"
+         "00",
+         8);
+  memset(h + 148, ' ', 8);
+  unsigned sum = 0;
+  for (int i = 0; i < 512; i++)
+    sum += h[i];
+  snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+/* A WebDataset shard of n samples, KEY.png and KEY.cls each. */
+static size_t write_tar(const char *path, int n) {
+  size_t total = (size_t)n * 4 * 512 + 1024;
+  uint8_t *b = calloc(total, 1), *p = b;
+  assert_non_null(b);
+  char name[64];
+  for (int i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "s%05d.png", i);
+    tar_header(p, name, sizeof k_png);
+    memcpy(p + 512, k_png, sizeof k_png);
+    p += 1024;
+    snprintf(name, sizeof name, "s%05d.cls", i);
+    tar_header(p, name, 1);
+    p[512] = '0' + (uint8_t)(i % 10);
+    p += 1024;
+  }
+  write_bytes(path, b, total);
+  free(b);
+  return total;
+}
+
+/* Opening a TFRecord file or a WebDataset shard that is cut to 8 KiB
+ * right after it was mapped: SL_EIO naming the file and the offset read
+ * (past the cut), not SIGBUS (before: the process died with "Bus error"). */
+static void test_shard_shrinks_during_open(void **state) {
+  (void)state;
+  char p[700];
+  for (int kind = 0; kind < 2; kind++) {
+    in_dir(p, sizeof p, kind ? "shrinks.tar" : "shrinks.tfrecord");
+    size_t size = kind ? write_tar(p, 100) : write_tfrecord(p, 200, 1000);
+    g_shrink_path = p;
+    g_shrink_to = 8192;
+    g_shrink_min = size;
+    sl_err err = {0};
+    sl_source *src = NULL;
+    sl_status st =
+        sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+    assert_null(g_shrink_path); /* it was mapped, and cut */
+    const char *at = strstr(err.msg, ": offset ");
+    if (st != SL_EIO || strncmp(err.msg, p, strlen(p)) != 0 || !at ||
+        strtoull(at + 9, NULL, 10) < 8192 || !strstr(err.msg, "SIGBUS"))
+      fail_msg("%s: %d %s", p, st, err.msg);
+    assert_null(src);
+  }
+}
+
 /* ---- 6: a dangling link last in readdir ---------------------------------- */
 
 /* Class "b" holds only dangling links, so whatever order readdir returns,
@@ -172,6 +291,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_links_walked_once),
       cmocka_unit_test(test_pack_links_walked_once),
+      cmocka_unit_test(test_shard_shrinks_during_open),
       cmocka_unit_test(test_folder_dangling_link_last),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
