@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "formats/crc32c.h"
+#include "formats/shard_paths.h"
 #include "formats/source.h"
 #include "support/test_dir.h"
 #include "tools/pack_scan.h"
@@ -128,6 +129,59 @@ static void test_pack_links_walked_once(void **state) {
   assert_int_equal(in.skipped.n, K + 1);
   assert_non_null(strstr(in.skipped.v[0].reason, "walked once"));
   sl_pack_inputs_free(&in);
+}
+
+/* ---- 2: brace patterns that would expand to gigabytes ---------------------
+ */
+
+static sl_status count_path(void *ctx, const char *p, sl_err *err) {
+  (void)p, (void)err;
+  ++*(uint64_t *)ctx;
+  return SL_OK;
+}
+
+/* Each refused before a path is made, naming the bound: 3,000 bytes of
+ * name before {0..99999} (300 MB of paths: before, 300 MB collected, then a
+ * missing shard); {0..1048575} then 2,000 {} (before: 2 * 10^9 brace
+ * steps); 60,000 {} (before: a recursion 60,000 deep, a stack overflow
+ * under ASan). The paths of a pattern within the bounds are all made. */
+static void test_brace_bounds(void **state) {
+  (void)state;
+  size_t cap = 200000;
+  char *pat = malloc(cap);
+  assert_non_null(pat);
+  sl_err err = {0};
+  uint64_t n = 0;
+  memset(pat, 'a', 3000);
+  strcpy(pat + 3000, "{0..99999}.tar");
+  assert_int_equal(sl_shard_expand(pat, false, count_path, &n, &err),
+                   SL_ECONFIG);
+  if (!strstr(err.msg, "MiB of paths"))
+    fail_msg("%s", err.msg);
+  assert_int_equal(n, 0);
+  strcpy(pat, "s{0..1048575}");
+  for (int i = 0; i < 2000; i++)
+    strcat(pat + 13 + 2 * i, "{}");
+  assert_int_equal(sl_shard_expand(pat, false, count_path, &n, &err),
+                   SL_ECONFIG);
+  if (!strstr(err.msg, "braces"))
+    fail_msg("%s",
+             strstr(err.msg, ": more") ? strstr(err.msg, ": more") : err.msg);
+  assert_int_equal(n, 0);
+  for (int i = 0; i < 60000; i++)
+    memcpy(pat + 2 * i, "{}", 2);
+  pat[120000] = '\0';
+  assert_int_equal(sl_shard_expand(pat, false, count_path, &n, &err),
+                   SL_ECONFIG);
+  assert_int_equal(n, 0);
+  /* within the bounds: 64 braces, 2 * 3 * 10 paths */
+  strcpy(pat, "x{a,bb}-{0..2}");
+  for (int i = 0; i < 61; i++)
+    strcat(pat, "{}");
+  strcat(pat, "{00..09}.tar");
+  assert_int_equal(sl_shard_expand(pat, false, count_path, &n, &err), SL_OK);
+  assert_int_equal(n, 60);
+  free(pat);
 }
 
 /* ---- 5: a shard that shrinks while open walks it ------------------------ */
@@ -291,6 +345,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_folder_links_walked_once),
       cmocka_unit_test(test_pack_links_walked_once),
+      cmocka_unit_test(test_brace_bounds),
       cmocka_unit_test(test_shard_shrinks_during_open),
       cmocka_unit_test(test_folder_dangling_link_last),
   };
