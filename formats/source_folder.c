@@ -178,7 +178,7 @@ static sl_status walk(int root, const char *dir, int depth, names *files,
   names sub = {0};
   if (st == SL_OK)
     st = list_dir(root, dir, true, &sub, path, err);
-  if (st == SL_OK)
+  if (st == SL_OK && sub.n) /* qsort of NULL, 0 is undefined */
     qsort(sub.v, sub.n, sizeof *sub.v, by_name);
   for (size_t i = 0; st == SL_OK && i < sub.n; i++)
     st = walk(root, sub.v[i], depth + 1, files, seen, path, err);
