@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/pread_full.h"
 #include "common/map_guard.h"
+#include "common/pread_full.h"
 #include "io/io_hints.h"
 #include "io/io_select.h"
 
