@@ -55,8 +55,7 @@ static bool plain_name(const char *s) {
 static sl_status parse(sl_shard_index *ix, const char *path, sl_err *err) {
   const uint8_t *b = ix->buf;
   size_t len = ix->len;
-  if (len < SL_SHARD_INDEX_HDR + 4 ||
-      memcmp(b, SL_SHARD_INDEX_MAGIC, 8) != 0)
+  if (len < SL_SHARD_INDEX_HDR + 4 || memcmp(b, SL_SHARD_INDEX_MAGIC, 8) != 0)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: not a sluice shard index (no SLUICEIX header)",
                       path);
@@ -82,22 +81,21 @@ static sl_status parse(sl_shard_index *ix, const char *path, sl_err *err) {
                       path, len, stated);
   if (ix->classes > SL_CLASSES_MAX || ix->target_width > SL_TARGETS_MAX ||
       ix->nlevels > SL_LEVELS_MAX || (ix->flags & ~SL_SHARD_FLAG_LEVELS))
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: header out of range (%" PRIu32 " classes, %" PRIu32
-                      " targets, %" PRIu32 " levels, flags %#" PRIx32
-                      ")" REINDEX,
-                      path, ix->classes, ix->target_width, ix->nlevels,
-                      ix->flags);
+    return sl_err_set(
+        err, SL_EFORMAT,
+        "%s: header out of range (%" PRIu32 " classes, %" PRIu32
+        " targets, %" PRIu32 " levels, flags %#" PRIx32 ")" REINDEX,
+        path, ix->classes, ix->target_width, ix->nlevels, ix->flags);
   /* Every section's size from the header, checked against the file's
    * before anything is allocated. */
   uint64_t need = SL_SHARD_INDEX_HDR + 4 + (uint64_t)text;
-  bool ok = add_mul(&need, ix->nshards, SL_SHARD_REC) &&
-            add_mul(&need, ix->nlevels, SL_SHARD_LEVEL_REC) &&
-            add_mul(&need, ix->count, SL_SHARD_SAMPLE_REC) &&
-            add_mul(&need, ix->count, 4ull * ix->target_width) &&
-            (ix->box_total == 0 ||
-             (add_mul(&need, ix->count, 2) &&
-              add_mul(&need, ix->box_total, SL_BOX_BYTES)));
+  bool ok =
+      add_mul(&need, ix->nshards, SL_SHARD_REC) &&
+      add_mul(&need, ix->nlevels, SL_SHARD_LEVEL_REC) &&
+      add_mul(&need, ix->count, SL_SHARD_SAMPLE_REC) &&
+      add_mul(&need, ix->count, 4ull * ix->target_width) &&
+      (ix->box_total == 0 || (add_mul(&need, ix->count, 2) &&
+                              add_mul(&need, ix->box_total, SL_BOX_BYTES)));
   if (!ok || need != len)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: its counts (%" PRIu64 " shards, %" PRIu64
@@ -128,8 +126,8 @@ static sl_status parse(sl_shard_index *ix, const char *path, sl_err *err) {
   }
 
   /* nshards * 32 bytes fit in the file: calloc's count is in range. */
-  if (!(ix->shards = calloc(ix->nshards ? (size_t)ix->nshards : 1,
-                            sizeof *ix->shards)))
+  if (!(ix->shards =
+            calloc(ix->nshards ? (size_t)ix->nshards : 1, sizeof *ix->shards)))
     return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " shards",
                       path, ix->nshards);
   size_t pos = 0;
@@ -162,8 +160,8 @@ static sl_status parse(sl_shard_index *ix, const char *path, sl_err *err) {
   }
   if (samples != ix->count)
     return sl_err_set(err, SL_EFORMAT,
-                      "%s: the shards hold %" PRIu64 " samples, it says %" PRIu64
-                      "" REINDEX,
+                      "%s: the shards hold %" PRIu64
+                      " samples, it says %" PRIu64 "" REINDEX,
                       path, samples, ix->count);
   ix->class_blob = t + pos;
   for (uint32_t c = 0; c < ix->classes; c++)
@@ -263,8 +261,8 @@ sl_status sl_shard_crc(int fd, uint64_t size, bool whole, const char *path,
     size_t run = n - off < cap ? (size_t)(n - off) : cap, got;
     int rc = sl_pread_full(fd, buf, run, off, &got);
     if (rc < 0)
-      st = sl_err_errno(err, SL_EIO, errno, "%s: read at offset %" PRIu64,
-                        path, off);
+      st = sl_err_errno(err, SL_EIO, errno, "%s: read at offset %" PRIu64, path,
+                        off);
     else if (rc > 0)
       st = sl_err_set(err, SL_EIO,
                       "%s: ends at %" PRIu64 " bytes, %" PRIu64 " expected",

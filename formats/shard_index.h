@@ -46,8 +46,9 @@
 #define SL_SHARD_REC 32u
 #define SL_SHARD_LEVEL_REC 16u
 #define SL_SHARD_SAMPLE_REC 24u
-#define SL_SHARD_HEAD_BYTES 8192u /* LMDB's two meta pages; HDF5's
-                                     superblock and root group */
+#define SL_SHARD_HEAD_BYTES                                                    \
+  8192u /* LMDB's two meta pages; HDF5's                                       \
+           superblock and root group */
 #define SL_SHARD_FLAG_LEVELS 1u
 
 enum { SL_SHARD_LMDB = 1, SL_SHARD_HDF5 = 2 };

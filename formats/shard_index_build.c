@@ -162,9 +162,8 @@ static const sl_shard_rec *old_rec(const build *b, const char *name) {
     return NULL;
   sl_shard_rec key = {.name = name};
   const sl_shard_rec *kp = &key;
-  const sl_shard_rec **r =
-      bsearch(&kp, b->old_sorted, (size_t)b->old->nshards,
-              sizeof *b->old_sorted, rec_by_name);
+  const sl_shard_rec **r = bsearch(&kp, b->old_sorted, (size_t)b->old->nshards,
+                                   sizeof *b->old_sorted, rec_by_name);
   return r ? *r : NULL;
 }
 
@@ -284,8 +283,8 @@ static sl_status add_shard(build *b, const char *name, sl_err *err) {
   if (snprintf(path, sizeof path, "%s/%s", b->dir, name) >= (int)sizeof path)
     return sl_err_set(err, SL_EINVAL, "%s/%s: path too long", b->dir, name);
   sl_source *src;
-  sl_status st = sl_source_open(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD,
-                                err);
+  sl_status st =
+      sl_source_open(&src, path, SL_FORMAT_AUTO, SL_SOURCE_PREAD, err);
   if (st != SL_OK)
     return st;
   const char *fmt = sl_source_format_name(src);
@@ -455,8 +454,8 @@ sl_status sl_shard_index_build(const char *dir, sl_shard_index_report *rep,
   /* An old index that cannot be read is rebuilt from scratch. */
   if (sl_shard_index_load(&old, path, &ignored) == SL_OK) {
     b.old = &old;
-    b.old_sorted = malloc((old.nshards ? (size_t)old.nshards : 1) *
-                          sizeof *b.old_sorted);
+    b.old_sorted =
+        malloc((old.nshards ? (size_t)old.nshards : 1) * sizeof *b.old_sorted);
     if (!b.old_sorted)
       st = sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
     for (uint64_t k = 0; st == SL_OK && k < old.nshards; k++)
