@@ -19,8 +19,8 @@ struct sl_pack_out {
   uint32_t nclasses;
   uint32_t shards; /* 0: one file */
   size_t items;
-  uint32_t k;      /* the shard being written */
-  sl_writer *w;    /* its writer */
+  uint32_t k;   /* the shard being written */
+  sl_writer *w; /* its writer */
   uint32_t committed;
   char path[PATH_MAX];
 };
@@ -29,8 +29,7 @@ static const char *ext_of(const char *fmt) {
   return strcmp(fmt, "hdf5") == 0 ? "h5" : "lmdb";
 }
 
-static int shard_path(const sl_pack_out *o, uint32_t k, char *buf,
-                      size_t cap) {
+static int shard_path(const sl_pack_out *o, uint32_t k, char *buf, size_t cap) {
   return snprintf(buf, cap, "%s/part-%05" PRIu32 ".%s", o->out, k,
                   ext_of(o->wo.format)) < (int)cap
              ? 0
@@ -129,7 +128,7 @@ static int walk_folder(const sl_pack_out *o, bool remove, char *msg,
  * a refused folder loses nothing. */
 static int clear_folder(const sl_pack_out *o, char *msg, size_t cap) {
   return walk_folder(o, false, msg, cap) == 0 ? walk_folder(o, true, msg, cap)
-                                               : -1;
+                                              : -1;
 }
 
 int sl_pack_out_open(sl_pack_out **out, const char *path, uint32_t shards,
