@@ -1,5 +1,6 @@
-/* Inside the codecs stage: the decoder's scratch, the row sink that crops
- * and box-reduces streaming rows, and the per-codec entry points. */
+/* Inside the codecs stage: the decoder's scratch, the per-codec entry
+ * points, and the helpers every codec calls (region.c, sink.c): the region
+ * plan and the row sink that crops and box-reduces streaming rows. */
 #ifndef SLUICE_CODECS_CODEC_IMPL_H
 #define SLUICE_CODECS_CODEC_IMPL_H
 
@@ -95,13 +96,14 @@ typedef struct sl_region {
 
 /* The region of req (full-size coordinates) in an img_w x img_h image at
  * M/8. SL_ETOOBIG (message starting with codec) when the region, after box
- * reduction, does not fit the decoder's scratch. */
+ * reduction, does not fit the decoder's scratch. (region.c) */
 sl_status sl_region_plan(const sl_decoder *d, const char *codec,
                          const sl_decode_req *req, int img_w, int img_h, int m,
                          sl_region *r, sl_err *err);
 sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
                            const sl_image_info *info, sl_err *err);
 
+/* The row sink (sink.c). */
 void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
                    int ky);
 /* One input row of rw pixels of s->ch bytes. */
