@@ -1,5 +1,7 @@
-/* The decoder object, the dispatch to the codecs, and the request checks.
- * The codecs' shared helpers lie below, in region.c and sink.c. */
+/* The decoder object and the dispatch: probe and decode walk the codec
+ * table (one const row per codec, each in its codec's file), check the
+ * request, and read level records as their JPEGs. The codecs' shared
+ * helpers lie below, in region.c and sink.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +10,20 @@
 #include "formats/levels.h"
 
 enum { k_arena_extra = 512 * 1024 };
+
+/* The codecs, each row naming the sl_image_codec values it reads. */
+static const sl_codec_row *const k_codecs[] = {&sl_codec_jpeg, &sl_codec_png,
+                                               &sl_codec_webp, &sl_codec_raw};
+
+/* The row that reads codec, or NULL. */
+static const sl_codec_row *codec_row(int codec) {
+  if (codec < 0 || codec > 31)
+    return NULL;
+  for (size_t i = 0; i < sizeof k_codecs / sizeof k_codecs[0]; i++)
+    if (k_codecs[i]->codecs & (1u << codec))
+      return k_codecs[i];
+  return NULL;
+}
 
 sl_status sl_decoder_create(sl_decoder **out, uint64_t max_pixels, int cap_w,
                             int cap_h, sl_err *err) {
@@ -83,7 +99,7 @@ sl_status sl_decoder_level_of(sl_decoder *d, const sl_levels *lv, int k,
   if (d->pending == e.bytes && d->pending_len == e.len) {
     *info = d->pending_info;
   } else {
-    st = sl_jpeg_probe(d, jp, info, err);
+    st = sl_codec_jpeg.probe(d, jp, info, err);
     if (st != SL_OK)
       return sl_err_prefix(err, "jpeg levels: level %d: ", k);
   }
@@ -101,25 +117,28 @@ sl_status sl_decoder_probe(sl_decoder *d, const sl_encoded *in,
   memset(info, 0, sizeof *info);
   if (!in->bytes && in->len)
     return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
-  switch (in->codec) {
-  case SL_IMAGE_JPEG:
-    return sl_jpeg_probe(d, in, info, err);
-  case SL_IMAGE_JPEG_LEVELS: {
+  if (in->codec == SL_IMAGE_JPEG_LEVELS) { /* a record of JPEGs: level 0 */
     sl_encoded jp;
     return sl_decoder_level(d, in, 0, &jp, info, err);
   }
-  case SL_IMAGE_PNG:
-    return sl_png_probe(d, in, info, err);
-  case SL_IMAGE_WEBP:
-    return sl_webp_probe(d, in, info, err);
-  case SL_IMAGE_RAW:
-  case SL_IMAGE_RAW_CHW:
-  case SL_IMAGE_RAW_CHW_BGR:
-    return sl_raw_probe(d, in, info, err);
-  default:
+  const sl_codec_row *c = codec_row(in->codec);
+  if (!c)
     return sl_err_set(err, SL_EUNSUPPORTED, "decoder: unknown codec %d",
                       in->codec);
-  }
+  return c->probe(d, in, info, err);
+}
+
+static sl_status check_request(const sl_decode_req *req,
+                               const sl_image_info *info, sl_err *err) {
+  if (req->w < 1 || req->h < 1 || req->x < 0 || req->y < 0 ||
+      req->x > info->width - req->w || req->y > info->height - req->h)
+    return sl_err_set(
+        err, SL_EINVAL, "decoder: region %dx%d+%d+%d outside the %dx%d image",
+        req->w, req->h, req->x, req->y, info->width, info->height);
+  if (req->scale < 1 || req->scale > 8 || req->min_w < 0 || req->min_h < 0)
+    return sl_err_set(err, SL_EINVAL, "decoder: scale %d/8 (1..8/8)",
+                      req->scale);
+  return SL_OK;
 }
 
 sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
@@ -132,52 +151,32 @@ sl_status sl_decoder_decode(sl_decoder *d, const sl_encoded *in,
   if (!in->bytes && in->len)
     return sl_err_set(err, SL_EINVAL, "decoder: NULL input");
   /* Every codec's decode starts from the header and a request that fits
-   * it: a level record decodes level 0's JPEG, and a JPEG just probed is
-   * not read again. */
+   * it: a level record decodes level 0's JPEG, and a header its codec's
+   * probe kept for these bytes is not read again. */
   sl_encoded jp;
   sl_image_info info;
-  sl_status st;
+  sl_status st = SL_OK;
   if (in->codec == SL_IMAGE_JPEG_LEVELS) {
     st = sl_decoder_level(d, in, 0, &jp, &info, err);
     if (st != SL_OK)
       return st;
     in = &jp;
-  } else if (in->codec == SL_IMAGE_JPEG && d->pending &&
-             d->pending == in->bytes && d->pending_len == in->len) {
-    info = d->pending_info;
-    st = SL_OK;
-  } else {
-    st = sl_decoder_probe(d, in, &info, err);
+  }
+  const sl_codec_row *c = codec_row(in->codec);
+  if (in != &jp) {
+    /* The probe refuses a codec with no row, so c is set past here. */
+    if (c && c->forget && d->pending && d->pending == in->bytes &&
+        d->pending_len == in->len)
+      info = d->pending_info;
+    else
+      st = sl_decoder_probe(d, in, &info, err);
   }
   if (st == SL_OK)
-    st = sl_check_request(d, req, &info, err);
+    st = check_request(req, &info, err);
   if (st != SL_OK) {
-    if (in->codec == SL_IMAGE_JPEG && d->pending)
-      sl_jpeg_forget(d);
+    if (c && c->forget && d->pending)
+      c->forget(d);
     return st;
   }
-  switch (in->codec) {
-  case SL_IMAGE_JPEG:
-    return sl_jpeg_decode(d, in, &info, req, out, err);
-  case SL_IMAGE_PNG:
-    return sl_png_decode(d, in, &info, req, out, err);
-  case SL_IMAGE_WEBP:
-    return sl_webp_decode(d, in, &info, req, out, err);
-  default: /* the probe refused any other codec */
-    return sl_raw_decode(d, in, &info, req, out, err);
-  }
-}
-
-sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
-                           const sl_image_info *info, sl_err *err) {
-  if (req->w < 1 || req->h < 1 || req->x < 0 || req->y < 0 ||
-      req->x > info->width - req->w || req->y > info->height - req->h)
-    return sl_err_set(
-        err, SL_EINVAL, "decoder: region %dx%d+%d+%d outside the %dx%d image",
-        req->w, req->h, req->x, req->y, info->width, info->height);
-  if (req->scale < 1 || req->scale > 8 || req->min_w < 0 || req->min_h < 0)
-    return sl_err_set(err, SL_EINVAL, "decoder: scale %d/8 (1..8/8)",
-                      req->scale);
-  (void)d;
-  return SL_OK;
+  return c->decode(d, in, &info, req, out, err);
 }

@@ -13,8 +13,8 @@
 
 static const uint8_t k_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
-                       sl_image_info *info, sl_err *err) {
+static sl_status probe(sl_decoder *d, const sl_encoded *in, sl_image_info *info,
+                       sl_err *err) {
   const uint8_t *p = in->bytes;
   if (in->len < 33 || memcmp(p, k_sig, 8) != 0 ||
       memcmp(p + 12, "IHDR", 4) != 0 || sl_get_be32(p + 8) != 13)
@@ -106,7 +106,7 @@ static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
   return SL_OK;
 }
 
-sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
+static sl_status decode(sl_decoder *d, const sl_encoded *in,
                         const sl_image_info *info, const sl_decode_req *req,
                         sl_decoded *out, sl_err *err) {
   sl_png_mem x = {in->bytes, in->len, 0, ""};
@@ -128,3 +128,10 @@ sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
   png_destroy_read_struct(&p, &pi, NULL);
   return st;
 }
+
+const sl_codec_row sl_codec_png = {
+    .name = "png",
+    .codecs = 1u << SL_IMAGE_PNG,
+    .probe = probe,
+    .decode = decode,
+};
