@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/dtype.h"
 #include "common/mem.h"
+#include "loader/cuda/device_arith.h"
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
 #include "loader/fingerprint.h"
