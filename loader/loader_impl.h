@@ -32,7 +32,7 @@ struct sl_loader {
   sl_layout layout, src_layout;
   float mean[3], std[3];
   bool skip_bad, eval;
-  uint64_t schedule_fp, augment_fp; /* sl_loader_settings_fingerprints */
+  uint64_t schedule_fp, augment_fp; /* sl_settings_fingerprints */
   sl_loader_plan plan;
   char backend_note[160]; /* why device.backend = auto fell back, or "" */
   /* Parts. */
@@ -52,13 +52,6 @@ struct sl_loader {
   uint64_t consumer_wait_ns;
   uint64_t epoch_t0;
 };
-
-/* Hashes of the settings that decide what a batch holds, for the state
- * blob: the schedule (only the resolution.* values its kind uses, or
- * resolution.eval in eval) and the augmentation (crop and its parameters,
- * flip, mean, std, filter, and the recipe's keys when one of its ops is on;
- * dtype and layout are kept apart). From s alone: the config is not read. */
-void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *s);
 
 /* Starts epoch at batch `first` (0 normally; the resume point on restore). */
 sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first);
