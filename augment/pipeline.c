@@ -17,7 +17,7 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/mem.h"
-#include "formats/levels.h"
+#include "formats/core/levels.h"
 
 enum { k_max_side = 8192 };
 

@@ -249,7 +249,7 @@ sl_status sl_pipeline_run_boxes(sl_pipeline *pl, const uint8_t *bytes,
 
 /* sl_pipeline_run_boxes on a level record (SL_IMAGE_JPEG_LEVELS) of which
  * only the header, the directory and level `view` were read, each at its
- * own offset of bytes[0..len) (formats/levels.h's sl_levels_parse_view;
+ * own offset of bytes[0..len) (formats/core/levels.h's sl_levels_parse_view;
  * the reader chose the level with sl_aug_levels_pick). view < 0, or
  * another codec: the whole payload, as sl_pipeline_run_boxes. The crop
  * then picks level `view` (the same function of the same facts); if it

@@ -45,9 +45,9 @@
 #include <malloc.h>
 
 #include "codecs/codec.h"
-#include "formats/crc32c.h"
-#include "formats/source.h"
-#include "formats/writer.h"
+#include "formats/core/crc32c.h"
+#include "formats/core/source.h"
+#include "formats/core/writer.h"
 
 #include "bench/bench_formats.h"
 

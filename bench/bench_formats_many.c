@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench/bench_formats.h"
-#include "formats/source.h"
+#include "formats/core/source.h"
 
 static const uint8_t k_png[] = {
     0x89, 'P',  'N', 'G', '\r', '\n', 0x1a, '\n', 0,    0,    0,    13,

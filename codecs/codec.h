@@ -45,13 +45,13 @@
 #include "common/error.h"
 
 /* How a sample's payload is encoded: sluice.h's sl_image_codec, whose
- * values are the codec byte of the dataset files (formats/layout.h). To the
- * codecs: SL_IMAGE_RAW is a u8 HWC array of height*width*channels bytes;
+ * values are the codec byte of the dataset files (formats/core/layout.h). To
+ * the codecs: SL_IMAGE_RAW is a u8 HWC array of height*width*channels bytes;
  * SL_IMAGE_RAW_CHW and _BGR u8 planes (channels 1 or 3) of height*width
  * bytes each, as Caffe's raw Datums hold them, in R, G, B or B, G, R order;
  * SL_IMAGE_WEBP lossy or lossless WebP (libwebp), alpha dropped;
  * SL_IMAGE_JPEG_LEVELS one image at several resolutions, each a JPEG (the
- * level record, formats/levels.h): probe and decode read level 0, and
+ * level record, formats/core/levels.h): probe and decode read level 0, and
  * sl_decoder_level gives the others as plain JPEGs. */
 
 /* Chroma subsampling of a JPEG (others report SL_SUB_444 or SL_SUB_GRAY). */
@@ -173,7 +173,7 @@ sl_status sl_decoder_levels(const sl_encoded *in, struct sl_levels *lv,
 sl_status sl_decoder_level(sl_decoder *d, const sl_encoded *in, int k,
                            sl_encoded *jp, sl_image_info *info, sl_err *err);
 /* As sl_decoder_level, from a record already parsed into lv (whole, or a
- * level view of level k: formats/levels.h's sl_levels_parse_view). */
+ * level view of level k: formats/core/levels.h's sl_levels_parse_view). */
 sl_status sl_decoder_level_of(sl_decoder *d, const struct sl_levels *lv, int k,
                               sl_encoded *jp, sl_image_info *info, sl_err *err);
 

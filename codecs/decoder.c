@@ -7,7 +7,7 @@
 
 #include "codecs/codec_impl.h"
 #include "common/mem.h"
-#include "formats/levels.h"
+#include "formats/core/levels.h"
 
 enum { k_arena_extra = 512 * 1024 };
 

@@ -9,7 +9,7 @@
 #include <jpeglib.h>
 
 #include "codecs/jpeg_strict.h"
-#include "formats/levels.h"
+#include "formats/core/levels.h"
 #include "sluice.h"
 
 typedef struct lv_err {

@@ -1,4 +1,4 @@
-/* Resolution levels of one JPEG (the codec-7 record of formats/levels.h):
+/* Resolution levels of one JPEG (the codec-7 record of formats/core/levels.h):
  * the image as given (level 0) plus smaller copies, each made from the
  * full image with an exact area average (level pixel p is the mean of the
  * level-0 pixels under [p * W0 / Wk, (p + 1) * W0 / Wk), fractions of

@@ -1,6 +1,6 @@
 /* Fixed-width integers at byte addresses, in either byte order: the file
- * layouts (formats/layout.h, little-endian fields and big-endian keys), PNG
- * chunks and JPEG markers (big-endian). Any alignment; no state. */
+ * layouts (formats/core/layout.h, little-endian fields and big-endian keys),
+ * PNG chunks and JPEG markers (big-endian). Any alignment; no state. */
 #ifndef SLUICE_COMMON_ENDIAN_H
 #define SLUICE_COMMON_ENDIAN_H
 

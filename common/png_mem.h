@@ -1,5 +1,5 @@
 /* libpng's callbacks for a PNG in memory, one copy for the PNG codec
- * (codecs/png.c), the command's 16-bit PNG reader (tools/pack_image.c) and
+ * (codecs/png.c), the command's 16-bit PNG reader (tools/pack/pack_image.c) and
  * the test-image writer (tools/synth.c): an error handler that keeps
  * libpng's message and longjmps to the caller's setjmp(png_jmpbuf(p)), a
  * warning handler that drops warnings, and a reader of the bytes.

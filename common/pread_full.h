@@ -1,5 +1,5 @@
 /* Reading exactly n bytes at an offset: pread until done, retrying EINTR.
- * Shared by the dataset reader (formats/source.c) and the loader's pread
+ * Shared by the dataset reader (formats/core/source.c) and the loader's pread
  * backend (io/io_reader.c), which phrase their own errors. */
 #ifndef SLUICE_COMMON_PREAD_FULL_H
 #define SLUICE_COMMON_PREAD_FULL_H

@@ -17,8 +17,8 @@
 
 #include "codecs/codec.h"
 #include "dataset/dataset_open.h"
-#include "formats/levels.h"
-#include "formats/source.h"
+#include "formats/core/levels.h"
+#include "formats/core/source.h"
 #include "sluice.h"
 
 /* Pixels a decode may hold: the largest image the index can describe. */

@@ -6,7 +6,7 @@
 #ifndef SLUICE_DATASET_DATASET_OPEN_H
 #define SLUICE_DATASET_DATASET_OPEN_H
 
-#include "formats/source.h"
+#include "formats/core/source.h"
 #include "sluice.h"
 
 /* sl_dataset_open_file with the reader's options so (dataset.format,

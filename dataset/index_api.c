@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/shard_index_build.h"
+#include "formats/shards/shard_index_build.h"
 #include "sluice.h"
 
 sl_status sl_dataset_index(const char *dir, sl_index_report *report, char *msg,

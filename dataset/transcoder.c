@@ -10,7 +10,7 @@
 #include "codecs/jpeg_rewrite.h"
 #include "codecs/jpeg_window.h"
 #include "dataset/transcoder.h"
-#include "formats/levels.h"
+#include "formats/core/levels.h"
 #include "sluice.h"
 
 struct sl_transcoder {

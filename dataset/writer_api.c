@@ -1,7 +1,7 @@
 /* The public writer API (sluice.h, "Writing datasets"): checks what a
  * caller adds, reads each image's header for its size and channels, puts
  * JPEGs into the restart layout, and hands the samples to the formats/
- * file writer (which owns atomicity: see formats/writer.h). */
+ * file writer (which owns atomicity: see formats/core/writer.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 
 #include "codecs/codec.h"
 #include "dataset/transcoder.h"
-#include "formats/levels.h"
-#include "formats/writer.h"
+#include "formats/core/levels.h"
+#include "formats/core/writer.h"
 #include "sluice.h"
 
 struct sl_writer {

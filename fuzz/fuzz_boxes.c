@@ -1,5 +1,5 @@
-/* libFuzzer target: the box record parser (formats/boxes.h) and the LMDB
- * reader's use of it (formats/source_lmdb.c take_box_chunk, the box checks
+/* libFuzzer target: the box record parser (formats/core/boxes.h) and the LMDB
+ * reader's use of it (formats/lmdb/source_lmdb.c take_box_chunk, the box checks
  * of sl_source_check_entry).
  *
  * First byte even: the input is one box chunk; sl_box_chunk_parse must
@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/boxes.h"
-#include "formats/layout.h"
-#include "formats/source.h"
+#include "formats/core/boxes.h"
+#include "formats/core/layout.h"
+#include "formats/core/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

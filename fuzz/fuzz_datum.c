@@ -1,6 +1,6 @@
-/* libFuzzer target: the Caffe Datum parser (formats/datum.c) and the image
+/* libFuzzer target: the Caffe Datum parser (formats/lmdb/datum.c) and the image
  * header sniffer the foreign LMDB reader runs on every value at open
- * (formats/image_sniff.c). Seeds in fuzz/corpus_datum: raw, encoded,
+ * (formats/core/image_sniff.c). Seeds in fuzz/corpus_datum: raw, encoded,
  * AnnotatedDatum, packed and unpacked float_data, negative labels.
  *
  * Every input must parse or be rejected with a reason; a parsed Datum's
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/datum.h"
-#include "formats/image_sniff.h"
+#include "formats/core/image_sniff.h"
+#include "formats/lmdb/datum.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

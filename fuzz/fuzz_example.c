@@ -1,6 +1,6 @@
-/* libFuzzer target: the tf.train.Example parser (formats/example.c) and the
- * image header sniffer the TFRecord reader runs on every record at open
- * (formats/image_sniff.c). Seeds in fuzz/corpus_example: Examples the
+/* libFuzzer target: the tf.train.Example parser (formats/records/tf_example.c)
+ * and the image header sniffer the TFRecord reader runs on every record at open
+ * (formats/core/image_sniff.c). Seeds in fuzz/corpus_example: Examples the
  * `tfrecord` package wrote (TF's ImageNet converter's features, TFDS's),
  * packed and unpacked lists, merged and repeated entries.
  *
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/example.h"
-#include "formats/image_sniff.h"
+#include "formats/core/image_sniff.h"
+#include "formats/records/tf_example.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

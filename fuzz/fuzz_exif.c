@@ -1,5 +1,5 @@
 /* libFuzzer target: the EXIF orientation readers `sluice pack` runs on
- * every photo it packs (tools/pack_exif.c): a JPEG's APP1 segment walk and
+ * every photo it packs (tools/pack/pack_exif.c): a JPEG's APP1 segment walk and
  * a PNG's chunk walk, then the TIFF IFD0 walk. Seeds in fuzz/corpus_exif:
  * JPEGs with little- and big-endian EXIF, a PNG with eXIf before IDAT.
  *
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/pack_image.h"
+#include "tools/pack/pack_image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

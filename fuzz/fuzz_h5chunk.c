@@ -1,4 +1,4 @@
-/* libFuzzer target: the HDF5 chunk index parser (formats/h5chunk.c), which
+/* libFuzzer target: the HDF5 chunk index parser (formats/hdf5/h5chunk.c), which
  * reads object headers, layout messages, v1 B-trees, fixed and extensible
  * arrays from
  * untrusted file bytes at open.
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "common/endian.h"
-#include "formats/h5chunk.h"
+#include "formats/hdf5/h5chunk.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: the HDF5 chunk filters the workers undo
- * (formats/h5filter.c: fletcher32, deflate, LZF, shuffle) on untrusted
+ * (formats/hdf5/h5filter.c: fletcher32, deflate, LZF, shuffle) on untrusted
  * chunk bytes.
  *
  * Input: an 8-byte prefix, then the chunk's stored bytes. Prefix: byte 0
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/h5filter.h"
+#include "formats/hdf5/h5filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /* libFuzzer target: a row of HDF5 chunks copied into its samples' bytes
- * (formats/h5tiles.c), for images that span chunks, on an untrusted chunk
+ * (formats/hdf5/h5tiles.c), for images that span chunks, on an untrusted chunk
  * table and span.
  *
  * Input: a 16-byte prefix, then 5 bytes per chunk of the row (offset and
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/h5tiles.h"
+#include "formats/hdf5/h5tiles.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* libFuzzer target: the HDF5 reader's index checks (formats/source_hdf5.c)
+/* libFuzzer target: the HDF5 reader's index checks (formats/hdf5/source_hdf5.c)
  * on files whose HDF5 structure is sound but whose sluice contents are
  * anything: the input decides the /samples attributes (layout version,
  * count, num_classes, target_width, class names, writer), which index
@@ -22,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/layout.h"
-#include "formats/source.h"
+#include "formats/core/layout.h"
+#include "formats/core/source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

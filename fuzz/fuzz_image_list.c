@@ -1,4 +1,4 @@
-/* libFuzzer target: the image list parser (formats/image_list.c) an image
+/* libFuzzer target: the image list parser (formats/files/image_list.c) an image
  * folder's list file goes through at open: PATH LABEL lines and im2rec's
  * INDEX<TAB>LABEL...<TAB>PATH. Seeds in fuzz/corpus_image_list: a
  * torchvision-style list and .lst files as im2rec's write_list writes
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/image_list.h"
+#include "formats/files/image_list.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

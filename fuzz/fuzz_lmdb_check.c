@@ -1,5 +1,5 @@
 /* libFuzzer target: the structural check the LMDB reader runs on a file's
- * map before liblmdb walks it (formats/lmdb_check.c): meta pages, branch
+ * map before liblmdb walks it (formats/lmdb/lmdb_check.c): meta pages, branch
  * and leaf pages, overflow runs, a named sub-database. Seeds in
  * fuzz/corpus_lmdb (a sluice LMDB). The first input byte picks the mode
  * (thorough or not, main tree or sub-database "images").
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/source_impl.h"
+#include "formats/core/source_impl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* libFuzzer target: what `sluice pack --coco` and `--voc` make of an
- * untrusted annotation file (tools/pack_coco.c over libcjson,
- * tools/pack_voc.c over libexpat): the input, after its first byte, is
+ * untrusted annotation file (tools/pack/pack_coco.c over libcjson,
+ * tools/pack/pack_voc.c over libexpat): the input, after its first byte, is
  * written as a COCO instances JSON (first byte even) or as a VOC
  * Annotations/000001.xml (odd), and scanned (no image is read: the scan
  * only lists them). Checked beyond ASan/UBSan: a refused file says why; an
@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/boxes.h"
-#include "tools/pack_detect.h"
+#include "formats/core/boxes.h"
+#include "tools/pack/pack_detect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

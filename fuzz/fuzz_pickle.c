@@ -1,6 +1,6 @@
 /* libFuzzer target: the pickle and msgpack value readers of the foreign
- * LMDB walk (formats/pickle_value.c, formats/msgpack_value.c) and the
- * value sniffer beside them (formats/value_sniff.c). The first byte picks
+ * LMDB walk (formats/lmdb/pickle_value.c, formats/lmdb/msgpack_value.c) and the
+ * value sniffer beside them (formats/lmdb/value_sniff.c). The first byte picks
  * the reader (even: pickle, odd: msgpack); the rest is the value. Seeds in
  * fuzz/corpus_pickle: what pickle.dumps (protocols 2-5, tuples, lists,
  * bytearrays, __reduce__, numpy arrays) and msgpack / msgpack_numpy wrote
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/msgpack_value.h"
-#include "formats/pickle_value.h"
-#include "formats/value_sniff.h"
+#include "formats/lmdb/msgpack_value.h"
+#include "formats/lmdb/pickle_value.h"
+#include "formats/lmdb/value_sniff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

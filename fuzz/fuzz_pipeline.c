@@ -14,7 +14,7 @@
  * window of its segments).
  *
  * A level record is also run as the loader reads it: its directory parsed
- * from the first bytes (formats/levels.h), the level sl_aug_levels_pick
+ * from the first bytes (formats/core/levels.h), the level sl_aug_levels_pick
  * chooses, and the pipeline on a copy of the record in which every other
  * byte is scrambled (the bytes a level view never reads); the pipeline
  * must pick that same level (SL_ESTATE is a failure).
@@ -27,7 +27,7 @@
 
 #include "augment/pipeline.h"
 #include "codecs/codec.h"
-#include "formats/levels.h"
+#include "formats/core/levels.h"
 
 enum { k_side = 64, k_npipes = 8 };
 
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (size >= 8 && memcmp(data, "\x89PNG", 4) == 0) {
     codec = 2;
   } else if (size >= 8 && memcmp(data, "SLV1", 4) == 0) {
-    codec = SL_IMAGE_JPEG_LEVELS; /* a level record (formats/layout.h) */
+    codec = SL_IMAGE_JPEG_LEVELS; /* a level record (formats/core/layout.h) */
   } else if (size >= 12 && memcmp(data, "RIFF", 4) == 0 &&
              memcmp(data + 8, "WEBP", 4) == 0) {
     codec = SL_IMAGE_WEBP;

@@ -1,8 +1,8 @@
 /* libFuzzer target: MXNet RecordIO's record framing and IRHeader
- * (formats/recordio.c), as the RecordIO reader walks a file at open and as
- * the workers join a multi-part record. Seeds in fuzz/corpus_recordio:
- * files mxrecordio.py wrote (whole records, records split inside the
- * IRHeader and into an empty middle part, flag labels).
+ * (formats/records/recordio.c), as the RecordIO reader walks a file at open and
+ * as the workers join a multi-part record. Seeds in fuzz/corpus_recordio: files
+ * mxrecordio.py wrote (whole records, records split inside the IRHeader and
+ * into an empty middle part, flag labels).
  *
  * The input is a file: its records are walked from offset 0 as a scan
  * does; each record's parts are joined into a buffer of exactly the size
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/image_sniff.h"
-#include "formats/recordio.h"
+#include "formats/core/image_sniff.h"
+#include "formats/records/recordio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* libFuzzer target: the tar member walker of the WebDataset reader
- * (formats/tar.c) and the .npy header parser (formats/npy.c). Seeds in
- * fuzz/corpus_tar: shards webdataset's TarWriter wrote (pax headers), GNU
+ * (formats/files/tar.c) and the .npy header parser (formats/files/npy.c). Seeds
+ * in fuzz/corpus_tar: shards webdataset's TarWriter wrote (pax headers), GNU
  * long names, pax long names, a damaged checksum, a truncated member.
  *
  * Every member handed back must lie inside the input and start on a block
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/npy.h"
-#include "formats/tar.h"
+#include "formats/files/npy.h"
+#include "formats/files/tar.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

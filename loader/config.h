@@ -10,7 +10,7 @@
 
 #include "augment/pipeline.h"
 #include "common/error.h"
-#include "formats/source.h"
+#include "formats/core/source.h"
 #include "io/io_select.h"
 #include "loader/options.def"
 #include "sluice.h"
@@ -24,10 +24,10 @@ typedef enum sl_opt {
 
 /* Enum options: sl_cfg_enum returns the index of the choice in options.def,
  * which is the value of the enum below or of the owning stage's enum:
- *   dataset.format  sl_format_kind  formats/source.h
- *   dataset.layout  sl_entry_layout  formats/source.h
- *   dataset.channel_order  sl_channel_order  formats/source.h
- *   dataset.array_layout  sl_array_layout  formats/source.h
+ *   dataset.format  sl_format_kind  formats/core/source.h
+ *   dataset.layout  sl_entry_layout  formats/core/source.h
+ *   dataset.channel_order  sl_channel_order  formats/core/source.h
+ *   dataset.array_layout  sl_array_layout  formats/core/source.h
  *   loader.io       sl_io_kind      io/io_select.h
  *   augment.crop    sl_crop         augment/pipeline.h
  *   augment.filter  sl_filter       augment/pipeline.h

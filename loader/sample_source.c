@@ -24,7 +24,7 @@
 #include "codecs/codec.h"
 #include "common/clock.h"
 #include "common/rng.h"
-#include "formats/source.h"
+#include "formats/core/source.h"
 #include "io/io_reader.h"
 #include "loader/chunk_cache.h"
 #include "loader/loader_internal.h"

@@ -23,7 +23,7 @@
 #include "augment/mix.h"
 #include "augment/pipeline.h"
 #include "common/error.h"
-#include "formats/source.h"
+#include "formats/core/source.h"
 #include "io/io_reader.h"
 #include "loader/config.h"
 #include "loader/sampler.h"

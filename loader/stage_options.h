@@ -8,7 +8,7 @@
 #ifndef SLUICE_LOADER_STAGE_OPTIONS_H
 #define SLUICE_LOADER_STAGE_OPTIONS_H
 
-#include "formats/source.h"
+#include "formats/core/source.h"
 #include "io/io_reader.h"
 
 /* Fills the file part of o (fd, name, file_size, count, max_length,

@@ -1,7 +1,7 @@
 /* sluice pack SRC OUT: image folder (or list) → LMDB or HDF5 dataset file.
  *
  * Order of work: check options and OUT, list inputs, optionally shuffle,
- * then workers transcode (tools/pack_pool.c) while this thread appends the
+ * then workers transcode (tools/pack/pack_pool.c) while this thread appends the
  * results in input order to an sl_writer, which gives the file its name
  * only at the end. SIGINT/SIGTERM/SIGHUP stop the work and discard what was
  * written; see sluice.h's "Writing datasets" for SIGKILL. The workers put
@@ -26,11 +26,11 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
-#include "tools/pack_detect.h"
-#include "tools/pack_out.h"
-#include "tools/pack_pool.h"
-#include "tools/pack_progress.h"
-#include "tools/pack_scan.h"
+#include "tools/pack/pack_detect.h"
+#include "tools/pack/pack_out.h"
+#include "tools/pack/pack_pool.h"
+#include "tools/pack/pack_progress.h"
+#include "tools/pack/pack_scan.h"
 
 /* SIGINT, SIGTERM and SIGHUP are blocked in every thread while packing (the
  * workers inherit the mask) and polled by the writing thread between

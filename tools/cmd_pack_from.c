@@ -13,7 +13,7 @@
 
 #include "sluice.h"
 #include "tools/cli.h"
-#include "tools/pack_copy.h"
+#include "tools/pack/pack_copy.h"
 
 static void usage(FILE *f) {
   fprintf(f,

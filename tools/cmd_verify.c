@@ -13,7 +13,7 @@
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/grow.h"
-#include "tools/pack_progress.h"
+#include "tools/pack/pack_progress.h"
 
 typedef struct verify_state {
   const char *path;

@@ -14,7 +14,7 @@
 
 #include "sluice.h"
 #include "tools/info_speed.h"
-#include "tools/pack_copy.h"
+#include "tools/pack/pack_copy.h"
 
 enum { ROUNDS = 3 };
 

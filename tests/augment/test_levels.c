@@ -22,7 +22,7 @@
 #include "codecs/codec.h"
 #include "codecs/img_util.h"
 #include "codecs/jpeg_levels.h"
-#include "formats/levels.h"
+#include "formats/core/levels.h"
 #include "support/aug_params.h"
 #include "support/synth_jpeg.h"
 

@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/boxes.h"
-#include "formats/layout.h"
-#include "formats/source.h"
-#include "formats/writer.h"
+#include "formats/core/boxes.h"
+#include "formats/core/layout.h"
+#include "formats/core/source.h"
+#include "formats/core/writer.h"
 #include "tests/support/bad_seen.h"
 #include "tests/support/test_dir.h"
 
@@ -214,7 +214,7 @@ static void test_no_boxes_keeps_layout(void **state) {
   }
 }
 
-/* A minimal level record (formats/levels.h) for a w x h sample. */
+/* A minimal level record (formats/core/levels.h) for a w x h sample. */
 static size_t level_record(uint8_t *out, uint16_t w, uint16_t h) {
   memcpy(out, SL_LEVELS_MAGIC, 4);
   out[4] = 1;

@@ -1,4 +1,4 @@
-/* The Caffe Datum wire-format parser (formats/datum.h) on hand-made bytes:
+/* The Caffe Datum wire-format parser (formats/lmdb/datum.h) on hand-made bytes:
  * 10-byte negative varints, fields in any order, packed and unpacked
  * float_data, unknown fields of every wire type, AnnotatedDatum, and each
  * kind of damage rejected without reading past the value. */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/datum.h"
+#include "formats/lmdb/datum.h"
 
 /* Parses a copy of exactly n bytes on the heap (ASan sees any overread). */
 static int parse(const uint8_t *b, size_t n, sl_datum *d, char *why) {

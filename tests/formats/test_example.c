@@ -1,6 +1,6 @@
-/* The tf.train.Example wire-format parser (formats/example.h) on hand-made
- * bytes: unpacked lists (protobuf's Python writer always packs, so the
- * fixtures of test_records never have them), negative int64s, a key after
+/* The tf.train.Example wire-format parser (formats/records/tf_example.h) on
+ * hand-made bytes: unpacked lists (protobuf's Python writer always packs, so
+ * the fixtures of test_records never have them), negative int64s, a key after
  * its value, a key given twice, a list's occurrences merged and replaced,
  * unknown fields, and each kind of damage rejected with the feature's key
  * and byte offset, without reading past the record. */
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/example.h"
+#include "formats/records/tf_example.h"
 
 /* A small protobuf encoder: bytes appended to a fixed buffer. */
 typedef struct buf {

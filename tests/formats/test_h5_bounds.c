@@ -21,8 +21,8 @@
 
 #include <hdf5.h>
 
-#include "formats/source.h"
-#include "formats/source_impl.h"
+#include "formats/core/source.h"
+#include "formats/core/source_impl.h"
 #include "support/alloc_fail.h"
 #include "tests/support/test_dir.h"
 

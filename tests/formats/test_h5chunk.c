@@ -1,4 +1,4 @@
-/* The chunk index parser (formats/h5chunk.c) against HDF5's own answer:
+/* The chunk index parser (formats/hdf5/h5chunk.c) against HDF5's own answer:
  * files written by h5py (foreign/make_h5chunk.py, /usr/bin/python3) with
  * each chunk index h5py makes (v1 B-trees of one and two levels, paged and
  * unpaged fixed arrays, filtered and not, a single chunk, the implicit
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/h5chunk.h"
+#include "formats/hdf5/h5chunk.h"
 #include "tests/support/test_dir.h"
 
 #ifndef SLUICE_TEST_PYTHON

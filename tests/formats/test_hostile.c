@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "formats/crc32c.h"
-#include "formats/shard_paths.h"
-#include "formats/source.h"
+#include "formats/core/crc32c.h"
+#include "formats/core/source.h"
+#include "formats/files/shard_paths.h"
 #include "support/test_dir.h"
-#include "tools/pack_detect.h"
-#include "tools/pack_scan.h"
+#include "tools/pack/pack_detect.h"
+#include "tools/pack/pack_scan.h"
 
 static char g_dir[512];
 

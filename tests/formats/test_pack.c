@@ -24,8 +24,8 @@
 
 #include "codecs/codec.h"
 #include "codecs/jpeg_layout.h"
-#include "formats/source.h"
-#include "formats/writer.h"
+#include "formats/core/source.h"
+#include "formats/core/writer.h"
 #include "test_images.h"
 #include "tests/support/test_dir.h"
 

@@ -1,5 +1,5 @@
-/* The pickle and msgpack value readers (formats/pickle_value.c,
- * formats/msgpack_value.c) on hand-made bytes: the opcodes real writers
+/* The pickle and msgpack value readers (formats/lmdb/pickle_value.c,
+ * formats/lmdb/msgpack_value.c) on hand-made bytes: the opcodes real writers
  * rarely emit (MARK + TUPLE/LIST, APPEND, LONG_BINPUT, BINGET, LONG1's
  * sign, BININT's), every bound (stack, objects, memo, msgpack nesting) and
  * each refusal's reason. test_pickle has what pickle.dumps, msgpack and
@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/msgpack_value.h"
-#include "formats/pickle_value.h"
+#include "formats/lmdb/msgpack_value.h"
+#include "formats/lmdb/pickle_value.h"
 
 #define PK(s) (const uint8_t *)(s), sizeof(s) - 1
 

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "codecs/codec.h"
-#include "formats/layout.h"
-#include "formats/source.h"
-#include "formats/writer.h"
+#include "formats/core/layout.h"
+#include "formats/core/source.h"
+#include "formats/core/writer.h"
 #include "tests/support/bad_seen.h"
 #include "tests/support/test_dir.h"
 

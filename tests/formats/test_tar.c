@@ -1,7 +1,7 @@
 /* The WebDataset helpers on hand-made input: brace patterns and shard
- * lists (formats/shard_paths.c), tar headers the fixtures of test_wds do
+ * lists (formats/files/shard_paths.c), tar headers the fixtures of test_wds do
  * not carry (GNU base-256 sizes, a signed-sum checksum, a ustar prefix),
- * and the .npy header parser's refusals (formats/npy.c). */
+ * and the .npy header parser's refusals (formats/files/npy.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "formats/npy.h"
-#include "formats/shard_paths.h"
-#include "formats/tar.h"
+#include "formats/files/npy.h"
+#include "formats/files/shard_paths.h"
+#include "formats/files/tar.h"
 
 typedef struct got {
   char all[4096];

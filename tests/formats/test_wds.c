@@ -23,7 +23,7 @@
 #include "../support/dataset_checks.h"
 #include "../support/test_dir.h"
 #include "../tools/cli_run.h"
-#include "formats/source.h"
+#include "formats/core/source.h"
 #include "sluice.h"
 
 #ifndef SLUICE_TEST_PYTHON

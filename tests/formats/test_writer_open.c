@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "formats/writer.h"
+#include "formats/core/writer.h"
 
 static void test_long_path_keeps_fd0(void **state) {
   (void)state;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "codecs/codec.h"
-#include "formats/writer.h"
+#include "formats/core/writer.h"
 #include "io/io_hints.h"
 #include "io/io_synth.h"
 #include "sluice.h"

@@ -13,7 +13,7 @@
 
 #include "codecs/codec.h"
 #include "codecs/jpeg_levels.h"
-#include "formats/writer.h"
+#include "formats/core/writer.h"
 #include "support/loader_data.h"
 #include "tools/synth.h"
 

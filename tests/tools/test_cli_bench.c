@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "codecs/jpeg_rewrite.h"
-#include "formats/writer.h"
+#include "formats/core/writer.h"
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
 #include "tests/support/test_dir.h"

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/layout.h"
-#include "formats/writer.h"
+#include "formats/core/layout.h"
+#include "formats/core/writer.h"
 #include "tests/support/test_dir.h"
 #include "tests/tools/cli_run.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/writer.h"
+#include "formats/core/writer.h"
 #include "sluice.h"
 #include "tests/support/synth_jpeg.h"
 #include "tests/support/test_dir.h"

@@ -1,5 +1,5 @@
 /* EXIF orientation of JPEG (APP1) and PNG (eXIf) inputs to `sluice pack`
- * (tools/pack_exif.c): both byte orders, and every kind of bad input —
+ * (tools/pack/pack_exif.c): both byte orders, and every kind of bad input —
  * cut-off blocks, offsets and counts past the end, values outside 1..8 —
  * gives 1 (upright) without reading outside the bytes (ASan). */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/pack_image.h"
+#include "tools/pack/pack_image.h"
 
 enum { TIFF = 26 };
 

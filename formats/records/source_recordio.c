@@ -1,0 +1,446 @@
+/* Indexing MXNet RecordIO files of image records (formats/records/recordio.h):
+ * im2rec's .rec (with its .idx) and InsightFace's face sets.
+ *
+ * At open, one file at a time (sl_rec_file: a source of many shards calls
+ * these per shard): the records' offsets come from the .idx beside the file
+ * (`PREFIX.idx` for `PREFIX.rec`; lines `key<TAB>offset` as
+ * MXIndexedRecordIO writes them, in their order) or, without one, from a
+ * walk of the framing; then each record is walked from its offset, its
+ * IRHeader parsed and its image's header sniffed. A whole record's index
+ * entry points at the image file inside it, so reads after open fetch the
+ * image and nothing else. A record the writer split into parts (its payload
+ * held the magic at a 4-byte aligned offset) is not contiguous: its entry
+ * spans the parts from the first header, and the workers join them into
+ * their scratch (sl_source_unfilter; 16 bytes a multi-part record in
+ * src->joins). Opening joins each such record once, in a buffer of the
+ * largest one's size (bounded by the file's size), freed before open
+ * returns.
+ *
+ * Labels: IRHeader flag 0: its label, which must be an integer; flag K > 0:
+ * the K float labels are the sample's targets (K must be the same for
+ * every sample) and the first, when an integer, its label (else -1). Plus
+ * dataset.label_offset. Records without image bytes (InsightFace's header
+ * and identity records) are not samples: skipped and counted. */
+#include "formats/core/source_impl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "formats/core/layout.h"
+#include "formats/records/recordio.h"
+
+/* ---- offsets --------------------------------------------------------------
+ */
+
+typedef struct u64vec {
+  uint64_t *v;
+  uint64_t n, cap;
+} u64vec;
+
+static int push(u64vec *a, uint64_t x) {
+  if (a->n == a->cap) {
+    uint64_t cap = a->cap ? a->cap * 2 : 1024;
+    uint64_t *v = cap > SIZE_MAX / 8 ? NULL : realloc(a->v, (size_t)cap * 8);
+    if (!v)
+      return -1;
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n++] = x;
+  return 0;
+}
+
+/* The .idx file: every line `key<whitespace>offset`. Memory: the file's
+ * text while parsing. */
+static sl_status read_idx(const sl_rec_file *f, const char *idx_path,
+                          u64vec *out, sl_err *err) {
+  FILE *fp = fopen(idx_path, "rb");
+  if (!fp)
+    return sl_err_errno(err, SL_EIO, errno, "%s", idx_path);
+  char line[512];
+  uint64_t lineno = 0;
+  sl_status st = SL_OK;
+  while (st == SL_OK && fgets(line, sizeof line, fp)) {
+    lineno++;
+    size_t n = strlen(line);
+    bool whole = n > 0 && line[n - 1] == '\n';
+    if (!whole && !feof(fp)) {
+      st = sl_err_set(err, SL_EFORMAT, "%s: line %" PRIu64 " is too long",
+                      idx_path, lineno);
+      break;
+    }
+    char *p = line;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+      p++;
+    if (!*p)
+      continue; /* an empty line */
+    while (*p && *p != ' ' && *p != '\t')
+      p++; /* the key */
+    while (*p == ' ' || *p == '\t')
+      p++;
+    uint64_t v = 0;
+    size_t digits = 0;
+    while (*p >= '0' && *p <= '9' && v <= (UINT64_MAX - 9) / 10)
+      v = v * 10 + (uint64_t)(*p++ - '0'), digits++;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+      p++;
+    if (!digits || *p)
+      st = sl_err_set(err, SL_EFORMAT,
+                      "%s: line %" PRIu64 " is not `key<TAB>offset` (the "
+                      "index MXIndexedRecordIO writes beside %s)",
+                      idx_path, lineno, f->path);
+    else if (push(out, v) != 0)
+      st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " offsets",
+                      idx_path, lineno);
+  }
+  if (st == SL_OK && ferror(fp))
+    st = sl_err_set(err, SL_EIO, "%s: read error", idx_path);
+  fclose(fp);
+  return st;
+}
+
+sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
+                              const char *idx_path, uint64_t **offsets,
+                              uint64_t *records, sl_err *err) {
+  u64vec a = {0};
+  sl_status st = SL_OK;
+  *offsets = NULL;
+  *records = 0;
+  if (idx_path) {
+    st = read_idx(f, idx_path, &a, err);
+  } else { /* a walk of the framing: 8 bytes read a part */
+    uint64_t pos = 0;
+    char why[200];
+    while (st == SL_OK && pos < f->size) {
+      sl_recio_rec r;
+      const char *bad = sl_recio_walk(f->map + pos, f->size - pos, &r, NULL, 0,
+                                      why, sizeof why);
+      if (bad && !src->on_bad) {
+        st = sl_err_set(err, SL_EFORMAT,
+                        "%s: RecordIO record %" PRIu64 " at offset %" PRIu64
+                        ": %s",
+                        f->path, a.n, pos, bad);
+        break;
+      }
+      if (push(&a, pos) != 0)
+        st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " offsets",
+                        f->path, a.n);
+      if (bad) /* verify: the rest cannot be framed; append reports it */
+        break;
+      pos += r.next;
+    }
+  }
+  if (st != SL_OK) {
+    free(a.v);
+    return st;
+  }
+  *offsets = a.v;
+  *records = a.n;
+  return SL_OK;
+}
+
+/* ---- records --------------------------------------------------------------
+ */
+
+/* A float label as a class index: an integer in int32. */
+static bool class_index(float v, int64_t *out) {
+  if (!isfinite(v) || floorf(v) != v || v < -2147483648.0f ||
+      v >= 2147483648.0f)
+    return false;
+  *out = (int64_t)v;
+  return true;
+}
+
+typedef struct rio_walk {
+  sl_source *src;
+  const sl_rec_file *f;
+  uint64_t capacity; /* index entries allocated */
+  uint8_t *tmp;      /* a multi-part record joined */
+  size_t tmp_cap;
+  uint64_t joins_cap;
+  bool width_known;
+} rio_walk;
+
+/* Labels and targets of sample i from its IRHeader; NULL or a reason. */
+static const char *take_labels(rio_walk *w, uint64_t i, const uint8_t *pl,
+                               const sl_irheader *h, char *why, size_t cap) {
+  sl_source *src = w->src;
+  int64_t label = -1;
+  bool from_file = false;
+  if (!w->width_known) { /* the first sample fixes the width */
+    w->width_known = true;
+    if (h->flag > SL_TARGETS_MAX) {
+      snprintf(why, cap, "%" PRIu32 " float labels (at most %u)", h->flag,
+               (unsigned)SL_TARGETS_MAX);
+      return why;
+    }
+    src->target_width = h->flag;
+    if (h->flag &&
+        !(src->targets = calloc((size_t)w->capacity, (size_t)h->flag * 4))) {
+      snprintf(why, cap, "no memory for %" PRIu64 " x %" PRIu32 " targets",
+               w->capacity, h->flag);
+      return why;
+    }
+  } else if (h->flag != src->target_width) {
+    snprintf(why, cap,
+             "IRHeader flag %" PRIu32 ": %" PRIu32 " float labels where the "
+             "first sample has %" PRIu32 " (every sample must have the same "
+             "count)",
+             h->flag, h->flag, src->target_width);
+    return why;
+  }
+  if (h->flag == 0) {
+    if (!class_index(h->label, &label)) {
+      snprintf(why, cap, "IRHeader label %g is not a class index (an integer)",
+               (double)h->label);
+      return why;
+    }
+    from_file = true;
+  } else {
+    float *t = src->targets + i * src->target_width;
+    for (uint32_t q = 0; q < h->flag; q++)
+      t[q] = sl_irheader_label(pl, q);
+    from_file = class_index(t[0], &label);
+    if (!from_file)
+      label = -1;
+  }
+  if (from_file) {
+    label += src->label_offset;
+    if (label < -1 || label > INT32_MAX) {
+      snprintf(why, cap,
+               "label %" PRId64 " (with dataset.label_offset %" PRId32
+               ") is outside [-1, 2^31)",
+               label, src->label_offset);
+      return why;
+    }
+  }
+  src->index[i].label = (int32_t)label;
+  return NULL;
+}
+
+static int add_join(rio_walk *w, uint64_t i, uint64_t skip, uint64_t bytes) {
+  sl_source *src = w->src;
+  if (src->njoins == w->joins_cap) {
+    uint64_t cap = w->joins_cap ? w->joins_cap * 2 : 16;
+    sl_recio_join *j = realloc(src->joins, (size_t)cap * sizeof *j);
+    if (!j)
+      return -1;
+    src->joins = j;
+    w->joins_cap = cap;
+  }
+  src->joins[src->njoins++] =
+      (sl_recio_join){i, (uint32_t)skip, (uint32_t)bytes};
+  return 0;
+}
+
+/* The record at off: its sample appended, or skipped without image bytes.
+ * *fatal gets an error that is not the record's (no memory). */
+static sl_status take_record(rio_walk *w, uint64_t k, uint64_t off,
+                             uint64_t limit, sl_err *err) {
+  sl_source *src = w->src;
+  const sl_rec_file *f = w->f;
+  char why[300], where[600];
+  sl_rec_where(src, f, k, off, where, sizeof where);
+  const char *bad = NULL;
+  sl_recio_rec r = {0};
+  sl_irheader h = {0};
+  const uint8_t *pl = NULL;
+  if (off >= f->size) {
+    snprintf(why, sizeof why,
+             "offset past the end of the file (%" PRIu64 " bytes)", f->size);
+    bad = why;
+  } else if (limit <= off) {
+    snprintf(why, sizeof why, "offset listed twice in the index");
+    bad = why;
+  } else if (!(bad = sl_recio_walk(f->map + off, limit - off, &r, NULL, 0, why,
+                                   sizeof why))) {
+    if (r.parts == 1) {
+      pl = f->map + off + r.data;
+    } else {
+      if (r.joined > w->tmp_cap) {
+        uint8_t *t = r.joined > SIZE_MAX ? NULL : realloc(w->tmp, r.joined);
+        if (!t)
+          return sl_err_set(err, SL_ENOMEM,
+                            "%s: %s: no memory to join a multi-part record of "
+                            "%" PRIu64 " bytes",
+                            src->path, where, r.joined);
+        w->tmp = t;
+        w->tmp_cap = (size_t)r.joined;
+      }
+      bad = sl_recio_walk(f->map + off, limit - off, &r, w->tmp, w->tmp_cap,
+                          why, sizeof why);
+      pl = w->tmp;
+    }
+  }
+  if (!bad)
+    bad = sl_irheader_parse(pl, (size_t)r.joined, &h, why, sizeof why);
+  if (!bad && r.joined == h.bytes) {
+    src->skipped++; /* no image: InsightFace's header/identity records */
+    return SL_OK;
+  }
+  uint64_t i = src->count++;
+  sl_sample_info *e = &src->index[i];
+  uint64_t ilen = r.joined - h.bytes;
+  if (!bad && (ilen > UINT32_MAX || r.span > UINT32_MAX)) {
+    snprintf(why, sizeof why, "record of %" PRIu64 " bytes (at most 4 GiB)",
+             r.span);
+    bad = why;
+  }
+  if (!bad)
+    bad = sl_source_take_image(pl + h.bytes, (size_t)ilen,
+                               f->base + off + r.data + h.bytes, e, why,
+                               sizeof why);
+  if (!bad)
+    bad = take_labels(w, i, pl, &h, why, sizeof why);
+  if (!bad && r.parts > 1) { /* the entry spans the parts */
+    e->offset = f->base + off;
+    e->length = (uint32_t)r.span;
+    if (add_join(w, i, h.bytes, ilen) != 0)
+      return sl_err_set(err, SL_ENOMEM,
+                        "%s: no memory for %" PRIu64 " multi-part records",
+                        src->path, src->njoins + 1);
+    if (r.joined > src->join_scratch)
+      src->join_scratch = r.joined;
+  }
+  if (bad) {
+    memset(e, 0, sizeof *e);
+    return sl_source_bad_entry(src, i, where, bad, err);
+  }
+  return sl_source_check_entry(src, i, where, err);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The first index of v[0, n) not below x. */
+static uint64_t lower_bound(const uint64_t *v, uint64_t n, uint64_t x) {
+  uint64_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+sl_status sl_recordio_append(sl_source *src, const sl_rec_file *f,
+                             const uint64_t *offsets, uint64_t records,
+                             uint64_t capacity, sl_err *err) {
+  rio_walk w = {
+      src, f, capacity, NULL, 0, src->njoins, src->count > 0 || src->targets};
+  /* Each record is walked only up to the next offset listed (an .idx may
+   * list them in any order): records that overlap are damage, and the
+   * walks read each byte of the file once at most, however hostile the
+   * index. Memory: a sorted copy of the offsets while appending. */
+  uint64_t *sorted = malloc(records ? (size_t)records * 8 : 1);
+  if (!sorted)
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " record offsets", f->path,
+                      records);
+  memcpy(sorted, offsets, (size_t)records * 8);
+  qsort(sorted, (size_t)records, 8, cmp_u64);
+  sl_status st = SL_OK;
+  for (uint64_t k = 0; k < records && st == SL_OK; k++) {
+    uint64_t p = lower_bound(sorted, records, offsets[k]);
+    uint64_t limit = p + 1 < records ? sorted[p + 1] : f->size;
+    st = take_record(&w, k, offsets[k], limit < f->size ? limit : f->size, err);
+  }
+  free(sorted);
+  free(w.tmp);
+  return st;
+}
+
+const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i) {
+  uint64_t lo = 0, hi = src->njoins;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (src->joins[mid].sample == i)
+      return &src->joins[mid];
+    if (src->joins[mid].sample < i)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return NULL;
+}
+
+/* PREFIX.idx beside PREFIX.rec (FILE.idx beside another name), when it is
+ * there. */
+sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
+                                 bool *found, sl_err *err) {
+  size_t n = strlen(path);
+  bool rec = n >= 4 && strcmp(path + n - 4, ".rec") == 0;
+  if (snprintf(buf, cap, "%.*s.idx", (int)(rec ? n - 4 : n), path) >= (int)cap)
+    return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
+  struct stat sb;
+  *found = stat(buf, &sb) == 0 && S_ISREG(sb.st_mode);
+  if (!*found && errno != ENOENT && errno != ENOTDIR)
+    return sl_err_errno(err, SL_EIO, errno, "%s", buf);
+  return SL_OK;
+}
+
+sl_status sl_source_index_recordio(sl_source *src, sl_err *err) {
+  sl_rec_file f = {src->path, src->map, src->file_size, 0};
+  src->entry_layout = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
+  char idx[PATH_MAX];
+  bool has_idx = false;
+  sl_status st =
+      sl_recordio_idx_beside(src->path, idx, sizeof idx, &has_idx, err);
+  uint64_t *off = NULL, n = 0;
+  if (st == SL_OK)
+    st = sl_recordio_offsets(src, &f, has_idx ? idx : NULL, &off, &n, err);
+  if (st == SL_OK && n == 0)
+    st = sl_err_set(err, SL_EFORMAT, "%s: a RecordIO file of no records%s%s",
+                    src->path, has_idx ? " (by its index " : "",
+                    has_idx ? idx : "");
+  if (st == SL_OK)
+    st = sl_source_alloc_index(src, n, err);
+  if (st == SL_OK) {
+    src->count = 0; /* samples appended so far */
+    st = sl_recordio_append(src, &f, off, n, n, err);
+  }
+  if (st == SL_OK && src->count == 0)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: no image records among its %" PRIu64 " records",
+                    src->path, n);
+  free(off);
+  return st;
+}
+
+sl_status sl_recio_unfilter(const sl_source *src, uint64_t i, const uint8_t *in,
+                            size_t len, uint8_t *scratch, const uint8_t **out,
+                            size_t *out_len, sl_err *err) {
+  const sl_recio_join *j = sl_recio_find_join(src, i);
+  if (!j) {
+    *out = in;
+    *out_len = len;
+    return SL_OK;
+  }
+  sl_recio_rec r;
+  char why[200];
+  const char *bad = sl_recio_walk(in, len, &r, scratch,
+                                  (size_t)src->join_scratch, why, sizeof why);
+  if (!bad && r.joined < (uint64_t)j->skip + j->bytes) {
+    snprintf(why, sizeof why, "joins to %" PRIu64 " bytes, not %" PRIu64,
+             r.joined, (uint64_t)j->skip + j->bytes);
+    bad = why;
+  }
+  if (bad)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: sample %" PRIu64 ": multi-part RecordIO record at "
+                      "offset %" PRIu64 ": %s (changed since open?)",
+                      src->path, i, src->index[i].offset, bad);
+  *out = scratch + j->skip;
+  *out_len = j->bytes;
+  return SL_OK;
+}
