@@ -3,7 +3,8 @@
 
 #include <math.h>
 
-void sl_box_place(const sl_aug_geom *g, double b[4]) {
+/* Step 1 on b (no clipping). */
+static void sl_box_place(const sl_aug_geom *g, double b[4]) {
   double sx = (double)g->place_w / g->crop.w,
          sy = (double)g->place_h / g->crop.h;
   b[0] = g->place_x + (b[0] - g->crop.x) * sx;

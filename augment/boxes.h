@@ -30,8 +30,6 @@
 
 #include "augment/pipeline.h"
 
-/* Step 1 on b (no clipping). */
-void sl_box_place(const sl_aug_geom *g, double b[4]);
 /* Step 2 on b for an out_w wide output. */
 void sl_box_flip(double b[4], int out_w);
 /* Step 3's mapping (no clipping): b becomes the enclosing box of its

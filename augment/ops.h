@@ -78,13 +78,6 @@ typedef enum sl_interp {
   SL_INTERP_BILINEAR = 1
 } sl_interp;
 
-/* torchvision's _get_inverse_affine_matrix: the output-to-input map of an
- * affine transform, in coordinates whose origin is the image's center;
- * center is given in those coordinates (torchvision's center_f). angle
- * and shear in degrees, as F.affine takes them (F.rotate passes -angle). */
-void sl_affine_inverse(double cx, double cy, double angle, double tx, double ty,
-                       double scale, double shear_x, double shear_y,
-                       double m[6]);
 /* F.affine's parameters on an image of w x h: the matrix above with
  * center (x, y) in pixel coordinates, or the image's center when
  * has_center is 0. */

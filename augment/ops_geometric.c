@@ -22,9 +22,13 @@ static inline __m128 px4(const uint8_t *p) {
 }
 #endif
 
-void sl_affine_inverse(double cx, double cy, double angle, double tx, double ty,
-                       double scale, double shear_x, double shear_y,
-                       double m[6]) {
+/* torchvision's _get_inverse_affine_matrix: the output-to-input map of an
+ * affine transform, in coordinates whose origin is the image's center;
+ * center is given in those coordinates (torchvision's center_f). angle
+ * and shear in degrees, as F.affine takes them (F.rotate passes -angle). */
+static void sl_affine_inverse(double cx, double cy, double angle, double tx,
+                              double ty, double scale, double shear_x,
+                              double shear_y, double m[6]) {
   double rot = radians(angle), sx = radians(shear_x), sy = radians(shear_y);
   /* RSS without scaling */
   double a = cos(rot - sy) / cos(sy);

@@ -202,13 +202,6 @@ typedef struct sl_shard_list sl_shard_list;
 sl_status sl_source_add_shards(sl_source *src, const sl_shard_list *l,
                                const char *path, sl_err *err);
 
-/* The many-file indexers: WebDataset tar shards (path: a shard, a brace
- * pattern or a list file) and an ImageFolder directory. */
-sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err);
-sl_status sl_source_index_folder(sl_source *src, const char *path, sl_err *err);
-/* Whether path names WebDataset shards by its form (.tar, a brace pattern
- * with .tar, a .txt/.shards list whose first line names a .tar). */
-bool sl_wds_path_like(const char *path);
 /* An image folder read through a list file (source_folder_list.c,
  * formats/files/image_list.h): path the list, its paths relative to its folder
  * (src->dirfd). */
@@ -224,8 +217,6 @@ bool sl_folder_list_like(const char *path);
 #define SL_FOLDER_HEAD_BYTES (64u << 10)
 sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
                               const char *line, sl_err *err);
-/* Whether dir is an ImageFolder: a class subfolder holding an image. */
-bool sl_folder_like(const char *dir);
 
 /* TFRecord and RecordIO (source_tfrecord.c, source_recordio.c) index one
  * file at a time, so that a source of many files (shards) can call them
@@ -277,12 +268,6 @@ sl_status sl_source_index_recordio(sl_source *src, sl_err *err);
 sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
                                  bool *found, sl_err *err);
 
-/* TFRecord or RecordIO shards (source_rec_shards.c): path a brace
- * pattern, a list file or TFDS's naming (formats/files/shard_paths.h); src->fmt
- * says which. Every shard is counted, the index allocated once, then each
- * shard's records appended at its base. */
-sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
-                                     sl_err *err);
 /* Sample i's multi-part record, or NULL. */
 const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i);
 /* sl_source_unfilter for RecordIO: a multi-part record's parts joined into

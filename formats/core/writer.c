@@ -43,13 +43,16 @@ struct sl_fwriter {
 static void split_path(const char *path, char *dir, size_t cap,
                        const char **base);
 static void clean_stale(const char *dir, const char *base);
+static sl_status sl_fsync_path(const char *path, sl_err *err);
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
-sl_format_kind sl_fwriter_format_for(const char *path) {
+/* The format a destination path implies: .lmdb/.mdb → LMDB, .h5/.hdf5 →
+ * HDF5, otherwise SL_FORMAT_AUTO (unknown). */
+static sl_format_kind sl_fwriter_format_for(const char *path) {
   if (ends_with(path, ".lmdb") || ends_with(path, ".mdb"))
     return SL_FORMAT_LMDB;
   if (ends_with(path, ".h5") || ends_with(path, ".hdf5"))
@@ -455,7 +458,8 @@ uint64_t sl_fwriter_count(const sl_fwriter *w) {
   return w->count;
 }
 
-sl_status sl_fsync_path(const char *path, sl_err *err) {
+/* fsync the file at path. */
+static sl_status sl_fsync_path(const char *path, sl_err *err) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", path);

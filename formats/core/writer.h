@@ -34,10 +34,6 @@
 
 typedef struct sl_fwriter sl_fwriter;
 
-/* The format a destination path implies: .lmdb/.mdb → LMDB, .h5/.hdf5 →
- * HDF5, otherwise SL_FORMAT_AUTO (unknown). */
-sl_format_kind sl_fwriter_format_for(const char *path);
-
 /* Starts writing path in format fmt (SL_FORMAT_AUTO: from the extension).
  * Nothing is created at path until commit. Errors: SL_EINVAL (unknown
  * format), SL_EIO (cannot create the temporary file), SL_ENOMEM. */

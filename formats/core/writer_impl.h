@@ -53,7 +53,4 @@ sl_status sl_hdf5_writer_finish(sl_hdf5_writer *w, uint32_t nclasses,
 void sl_hdf5_writer_set_version(sl_hdf5_writer *w, uint32_t v);
 void sl_hdf5_writer_free(sl_hdf5_writer *w);
 
-/* fsync the file at path. */
-sl_status sl_fsync_path(const char *path, sl_err *err);
-
 #endif

@@ -425,8 +425,11 @@ static int tfds_path(char *out, const char *prefix, const tfds_name *t,
   return w < 0 || w >= PATH_MAX ? -1 : 0;
 }
 
-sl_status sl_shard_tfds(const char *path, sl_shard_add_fn add, void *ctx,
-                        sl_err *err) {
+/* Calls add for each of the N shards path names (sl_shard_tfds_count > 0),
+ * in order, after checking every one exists: a missing shard is SL_EIO
+ * naming it ("shard 4 of 1024 is missing"). */
+static sl_status sl_shard_tfds(const char *path, sl_shard_add_fn add, void *ctx,
+                               sl_err *err) {
   char *prefix = malloc(PATH_MAX), *p = malloc(PATH_MAX);
   tfds_name t = {0};
   sl_status st = prefix && p

@@ -49,11 +49,6 @@ bool sl_shard_is_pattern(const char *path);
  * Errors: SL_EIO (the folder cannot be read), SL_ECONFIG (shards of two
  * different counts beside the prefix, N = 0 or over SL_SHARDS_MAX). */
 sl_status sl_shard_tfds_count(const char *path, unsigned *shards, sl_err *err);
-/* Calls add for each of the N shards path names (sl_shard_tfds_count > 0),
- * in order, after checking every one exists: a missing shard is SL_EIO
- * naming it ("shard 4 of 1024 is missing"). */
-sl_status sl_shard_tfds(const char *path, sl_shard_add_fn add, void *ctx,
-                        sl_err *err);
 
 /* Every shard path of path, NUL-terminated back to back in blob (n of
  * them, len bytes): a list file (by its name), a brace pattern, TFDS's

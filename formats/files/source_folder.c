@@ -186,7 +186,8 @@ static sl_status walk(int root, const char *dir, int depth, names *files,
   return st;
 }
 
-bool sl_folder_like(const char *dir) {
+/* Whether dir is an ImageFolder: a class subfolder holding an image. */
+static bool sl_folder_like(const char *dir) {
   int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return false;
@@ -205,8 +206,9 @@ bool sl_folder_like(const char *dir) {
   return like;
 }
 
-sl_status sl_source_index_folder(sl_source *src, const char *path,
-                                 sl_err *err) {
+/* Indexes an ImageFolder directory at path. */
+static sl_status sl_source_index_folder(sl_source *src, const char *path,
+                                        sl_err *err) {
   src->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (src->dirfd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", path);

@@ -94,7 +94,9 @@ static bool list_names_tar(const char *path) {
   return tar;
 }
 
-bool sl_wds_path_like(const char *path) {
+/* Whether path names WebDataset shards by its form (.tar, a brace pattern
+ * with .tar, a .txt/.shards list whose first line names a .tar). */
+static bool sl_wds_path_like(const char *path) {
   if (ends_with(path, ".tar"))
     return true;
   if (sl_shard_is_list_name(path))
@@ -399,7 +401,10 @@ static sl_status walk_shard(build *b, sl_err *err) {
 
 /* ---- open -------------------------------------------------------------- */
 
-sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
+/* Indexes WebDataset tar shards (path: a shard, a brace pattern or a list
+ * file): the format row's index_many. */
+static sl_status sl_source_index_wds(sl_source *src, const char *path,
+                                     sl_err *err) {
   if (src->targets_ext && strcmp(src->targets_ext, "npy") != 0)
     return sl_err_set(err, SL_ECONFIG,
                       "%s: dataset.targets_ext = %s: only npy (a float32 "

@@ -121,7 +121,8 @@ static const struct {
     {0x98, "READONLY_BUFFER"},
 };
 
-const char *sl_pickle_opname(uint8_t op) {
+/* The name of pickle opcode op ("GLOBAL"), or NULL when op is none. */
+static const char *sl_pickle_opname(uint8_t op) {
   for (size_t k = 0; k < sizeof k_names / sizeof k_names[0]; k++)
     if (k_names[k].op == op)
       return k_names[k].name;

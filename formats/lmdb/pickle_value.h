@@ -46,7 +46,4 @@
 int sl_pickle_parse(const uint8_t *value, size_t n, sl_value_record *r,
                     char *why, size_t cap);
 
-/* The name of pickle opcode op ("GLOBAL"), or NULL when op is none. */
-const char *sl_pickle_opname(uint8_t op);
-
 #endif

@@ -100,8 +100,12 @@ static sl_status append_all(sl_source *src, const uint8_t *map,
   return st;
 }
 
-sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
-                                     sl_err *err) {
+/* TFRecord or RecordIO shards (source_rec_shards.c): path a brace
+ * pattern, a list file or TFDS's naming (formats/files/shard_paths.h); src->fmt
+ * says which. Every shard is counted, the index allocated once, then each
+ * shard's records appended at its base. */
+static sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
+                                            sl_err *err) {
   bool tf = src->fmt == SL_FORMAT_TFRECORD;
   const char *what = tf ? "TFRecord" : "RecordIO";
   src->entry_layout = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
