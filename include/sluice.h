@@ -735,8 +735,9 @@ typedef struct sl_sample_meta {
 } sl_sample_meta;
 
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
- * detects LMDB, HDF5, TFRecord or RecordIO; .image_key, .label_key and
- * .label_offset say how to read a TFRecord's Examples; dataset.layout,
+ * detects it from the file's contents or the path's form, docs/FORMATS.md;
+ * .image_key, .label_key and .label_offset say how to read a TFRecord's
+ * Examples; dataset.layout,
  * .channel_order, .label_file and .lmdb_db say how to read an LMDB other tools
  * wrote; .images, .labels, .targets, .labels_path, .label_from, .lengths and
  * .array_layout an HDF5 array file, docs/FORMATS.md; .chunk_cache is the

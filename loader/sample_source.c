@@ -1,4 +1,4 @@
-/* The loader's real sample source: a formats/ source (LMDB or HDF5) whose
+/* The loader's real sample source: a formats/ source (any format) whose
  * bytes come through io/io_reader.h (loader.io: mmap with read-ahead
  * hints, pread, or io_uring reading ahead in the epoch's order), each sample
  * run through an augment/ pipeline.

@@ -1,5 +1,6 @@
 /* A dataset source: one open LMDB, HDF5, TFRecord or MXNet RecordIO file,
- * indexed once at open.
+ * or many files read as one (WebDataset shards, an image folder, record
+ * shards, a sharded dataset), indexed once at open.
  *
  * After sl_source_open returns, no LMDB transaction and no HDF5 call is
  * made: every sample's bytes sit at a known offset of the file, read either

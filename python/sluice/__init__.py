@@ -1,4 +1,4 @@
-"""sluice: feeds training loops from LMDB/HDF5 image datasets, zero copy.
+"""sluice: feeds training loops from image datasets, zero copy.
 
     import sluice
     with sluice.Loader("train.ini", batch_size=256) as loader:
