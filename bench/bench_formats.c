@@ -415,7 +415,7 @@ static void bench_open_foreign(const char *dir, const char *python,
           kept = (double)(heap_in_use() - h0) / (double)n;
         size = sl_source_file_size(s);
         if (sl_source_count(s) != n ||
-            strcmp(sl_source_layout_name(s), name[f]) != 0)
+            strcmp(sl_source_entries_name(s), name[f]) != 0)
           fprintf(stderr, "bench_formats: count or layout mismatch\n");
         sl_source_close(s);
         if (b < best[io])

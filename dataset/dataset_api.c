@@ -163,7 +163,7 @@ const char *sl_dataset_format(const sl_dataset *ds) {
 }
 
 const char *sl_dataset_layout_name(const sl_dataset *ds) {
-  return ds && ds->src ? sl_source_layout_name(ds->src) : "";
+  return ds && ds->src ? sl_source_entries_name(ds->src) : "";
 }
 
 uint64_t sl_dataset_skipped_entries(const sl_dataset *ds) {

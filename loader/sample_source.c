@@ -414,7 +414,7 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
    * Measuring the gain costs a pack and timed runs, so the log names the
    * command that does it rather than doing it at open. */
   const char *fmt = sl_source_format_name(c->src),
-             *layout = sl_source_layout_name(c->src);
+             *layout = sl_source_entries_name(c->src);
   if (strcmp(layout, "sluice") != 0 && strcmp(layout, "array") != 0)
     sl_logf(log, SL_LOG_INFO,
             "%s: %s%s%s read in place (%llu samples in %llu files); files "

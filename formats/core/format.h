@@ -26,7 +26,7 @@ enum {
   SL_FOPT_TARGETS_EXT = 1u << 4, /* dataset.targets_ext */
 };
 
-/* The bit of entry layout k (sl_entry_layout) in sl_format.entries. */
+/* The bit of entry layout k (sl_entry_kind) in sl_format.entries. */
 #define SL_ENTRIES_BIT(k) (1u << (unsigned)(k))
 
 /* A reader of many files claims a path by its form: *mine true when path

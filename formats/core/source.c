@@ -199,7 +199,7 @@ uint64_t sl_source_input_bytes(const sl_source *src, uint64_t i) {
   return j ? j->bytes : e->length;
 }
 
-static const char *entries_name(sl_entry_layout e) {
+static const char *entries_name(sl_entry_kind e) {
   switch (e) {
   case SL_ENTRIES_CAFFE:
     return "caffe";
@@ -216,10 +216,10 @@ static const char *entries_name(sl_entry_layout e) {
   }
 }
 
-const char *sl_source_layout_name(const sl_source *src) {
+const char *sl_source_entries_name(const sl_source *src) {
   if (src->format && src->format->entries_name)
     return src->format->entries_name;
-  return entries_name(src->entry_layout);
+  return entries_name(src->entries);
 }
 
 uint64_t sl_source_skipped(const sl_source *src) {
@@ -395,12 +395,12 @@ static sl_status claim_many(const char *path, const sl_format *row,
 static sl_status check_options(const sl_source *src, const char *path,
                                const sl_format *row, sl_err *err) {
   char list[160];
-  if (!(row->entries & SL_ENTRIES_BIT(src->entry_layout))) {
-    unsigned bit = SL_ENTRIES_BIT(src->entry_layout);
+  if (!(row->entries & SL_ENTRIES_BIT(src->entries))) {
+    unsigned bit = SL_ENTRIES_BIT(src->entries);
     return sl_err_set(err, SL_ECONFIG,
                       "%s: dataset.layout = %s is for %s; "
                       "this is %s",
-                      path, entries_name(src->entry_layout),
+                      path, entries_name(src->entries),
                       row_list(list, sizeof list, BY_ENTRIES, bit), row->what);
   }
   const struct {
@@ -445,9 +445,9 @@ static sl_status open_common(sl_source **out, const char *path,
   src->keep_map = mode == SL_SOURCE_MMAP;
   src->on_bad = on_bad;
   src->on_bad_user = user;
-  src->entry_layout = opts->entry_layout;
+  src->entries = opts->entries;
   src->order = opts->order;
-  src->array_layout = opts->array_layout;
+  src->axis_order = opts->axis_order;
   src->max_fill =
       opts->max_fill_samples ? opts->max_fill_samples : SL_SOURCE_MAX_FILL;
   src->label_argmax = opts->label_argmax;
@@ -529,7 +529,7 @@ static sl_status open_many(sl_source **out, sl_source *src, const char *path,
   src->fmt = row->kind;
   src->format = row;
   sl_status st = check_options(src, path, row, err);
-  src->entry_layout = SL_ENTRIES_IMAGES;
+  src->entries = SL_ENTRIES_IMAGES;
   if (st == SL_OK)
     st = row->index_many(src, path, err);
   if (st == SL_OK && src->keep_map && src->files.lazy)

@@ -51,13 +51,13 @@ typedef enum sl_format_kind {
   SL_FORMAT_SHARDS      /* sluice shards and their index (source_shards.c) */
 } sl_format_kind;
 
-/* The entry layout: what a file's entries hold (dataset.layout; not the
- * layout version of sluice's own files, nor a tensor's sl_layout). Auto:
+/* The entry kind: what a file's entries hold (the dataset.layout key;
+ * "layout" itself means a batch's NCHW/NHWC, sl_layout). Auto:
  * sluice's own when the file holds its "sluice.meta" entry, else from the first
  * sample-like value: an image file's magic means images, anything else is
  * read as a Caffe Datum. An HDF5 file is sluice's when it has the group
  * /samples with a sluice_layout attribute, else an array file. */
-typedef enum sl_entry_layout {
+typedef enum sl_entry_kind {
   SL_ENTRIES_AUTO,
   SL_ENTRIES_SLUICE,
   SL_ENTRIES_CAFFE,  /* values are Caffe Datums (or SSD AnnotatedDatums) */
@@ -65,7 +65,7 @@ typedef enum sl_entry_layout {
   SL_ENTRIES_ARRAY,  /* HDF5: an h5py-style uint8 pixel array (N,H,W[,C]) */
   SL_ENTRIES_PICKLE, /* LMDB values pickle.dumps((image bytes, label)) */
   SL_ENTRIES_MSGPACK /* LMDB values msgpack [image bytes, label] */
-} sl_entry_layout;
+} sl_entry_kind;
 
 /* Plane order of a Caffe raw (not encoded) Datum with 3 channels
  * (dataset.channel_order): BGR is what Caffe's OpenCV-based tools write;
@@ -76,21 +76,22 @@ typedef enum sl_channel_order {
   SL_CHANNELS_RGB
 } sl_channel_order;
 
-/* How an HDF5 pixel array's axes are ordered (dataset.array_layout).
+/* How an HDF5 pixel array's axes are ordered (the dataset.array_layout
+ * key).
  * Auto: NHWC when the last dimension is 1, 3 or 4, else NCHW when the
  * second is. */
-typedef enum sl_array_layout {
-  SL_ARRAY_AUTO,
-  SL_ARRAY_NHWC,
-  SL_ARRAY_NCHW,
-  SL_ARRAY_NWHC,
-  SL_ARRAY_NCWH
-} sl_array_layout;
+typedef enum sl_axis_order {
+  SL_AXES_AUTO,
+  SL_AXES_NHWC,
+  SL_AXES_NCHW,
+  SL_AXES_NWHC,
+  SL_AXES_NCWH
+} sl_axis_order;
 
 /* The typed options of a source (the loader builds them from dataset.*). */
 typedef struct sl_source_opts {
   sl_format_kind fmt;
-  sl_entry_layout entry_layout; /* dataset.layout */
+  sl_entry_kind entries; /* dataset.layout */
   sl_channel_order order;
   /* Foreign layouts: NULL or "" for none, else a text file of lines
    * `key label [t1 ... tK]` giving each key's label and targets. */
@@ -101,7 +102,7 @@ typedef struct sl_source_opts {
   /* HDF5 arrays: the datasets' paths (NULL or "": detected), and the
    * array's axis order. */
   const char *images, *labels, *targets;
-  sl_array_layout array_layout;
+  sl_axis_order axis_order;
   /* HDF5 arrays: NULL or "": labels and targets in the file itself, else
    * the HDF5 file holding them; label_argmax: (N,K) rows also give the
    * label by argmax. */
@@ -252,10 +253,10 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
  * version. */
 const char *sl_source_format_name(const sl_source *src);
 uint32_t sl_source_layout_version(const sl_source *src);
-/* The entries' layout: "sluice", "caffe", "images", "array", "pickle",
+/* The entries' kind: "sluice", "caffe", "images", "array", "pickle",
  * "msgpack", "example" (TFRecord's tf.train.Example) or "irheader"
  * (RecordIO image records). */
-const char *sl_source_layout_name(const sl_source *src);
+const char *sl_source_entries_name(const sl_source *src);
 /* Foreign layouts: entries that were not samples (`__keys__`, `__len__`,
  * `num-samples`, keys ending in `.meta`; RecordIO records without image
  * bytes, as InsightFace's header and identity records), skipped; Datums that

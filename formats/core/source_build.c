@@ -103,10 +103,9 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
              src->target_width * sizeof *src->targets);
     return SL_OK;
   }
-  return sl_err_set(err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s",
-                    src->path, i, where, reason,
-                    src->entry_layout == SL_ENTRIES_SLUICE ? "; " SL_REPACK_HINT
-                                                           : "");
+  return sl_err_set(
+      err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s", src->path, i, where,
+      reason, src->entries == SL_ENTRIES_SLUICE ? "; " SL_REPACK_HINT : "");
 }
 
 /* Targets feed a loss: a NaN or infinity is damage, not data. */
@@ -207,7 +206,7 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
     snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
   else if (e->height == 0 || e->width == 0)
     snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
-  else if (src->entry_layout == SL_ENTRIES_SLUICE &&
+  else if (src->entries == SL_ENTRIES_SLUICE &&
            (e->label < -1 ||
             (e->label >= 0 && (uint32_t)e->label >= src->nclasses)))
     snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",

@@ -56,18 +56,18 @@ struct sl_source {
   float *targets;        /* count × K, NULL when K = 0 */
   uint32_t max_length;
   uint32_t nclasses;
-  char *class_blob;             /* nclasses NUL-terminated names back to back */
-  uint32_t *class_off;          /* nclasses offsets into class_blob */
-  char *writer;                 /* the writer's settings ("" when absent) */
-  sl_entry_layout entry_layout; /* after open: never AUTO */
-  sl_channel_order order;       /* of raw Caffe Datums */
-  char *label_file;             /* NULL: none */
-  char *lmdb_db;                /* named sub-database; NULL: the main one */
+  char *class_blob;       /* nclasses NUL-terminated names back to back */
+  uint32_t *class_off;    /* nclasses offsets into class_blob */
+  char *writer;           /* the writer's settings ("" when absent) */
+  sl_entry_kind entries;  /* after open: never AUTO */
+  sl_channel_order order; /* of raw Caffe Datums */
+  char *label_file;       /* NULL: none */
+  char *lmdb_db;          /* named sub-database; NULL: the main one */
   char *images, *labels, *targets_name; /* HDF5 arrays: NULL = detect */
   char *lengths_name; /* HDF5 fixed-size encoded images: NULL = detect */
   char *labels_path;  /* HDF5 arrays: labels' file (NULL: this one) */
   bool label_argmax;  /* HDF5 arrays: (N,K) rows labelled by argmax */
-  sl_array_layout array_layout;
+  sl_axis_order axis_order;
   uint64_t max_fill;   /* HDF5 chunked arrays: samples (chunks) never written */
   uint64_t heap_steps; /* HDF5 vlen arrays: heap objects stepped at open */
   char *desc;          /* HDF5 arrays: what was read (NULL: none) */

@@ -45,9 +45,9 @@ sl_status sl_h5_describe(sl_source *src, const sl_h5_described *w,
     o = (size_t)snprintf(
         desc, sizeof desc, "images %s %s uint8, %s%s, %s %" PRIu64, img->name,
         sh,
-        img->rank == 3              ? "NHW (gray)"
-        : g->order == SL_ARRAY_NHWC ? "NHWC"
-                                    : "NCHW",
+        img->rank == 3             ? "NHW (gray)"
+        : g->order == SL_AXES_NHWC ? "NHWC"
+                                   : "NCHW",
         g->c == 3 ? (g->codec == SL_IMAGE_RAW_CHW_BGR ? " BGR" : " RGB") : "",
         !g->chunked   ? "contiguous at offset"
         : g->filtered ? filters_text(&g->pipe, ftext, sizeof ftext)

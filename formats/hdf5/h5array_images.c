@@ -287,38 +287,38 @@ sl_status sl_h5_check_images(sl_source *src, const sl_h5_dset *a, hid_t file,
                         src->file_size);
     return SL_OK;
   }
-  sl_array_layout o = src->array_layout;
+  sl_axis_order o = src->axis_order;
   const hsize_t *d = a->dims;
   if (a->rank == 3) {
-    if (o == SL_ARRAY_NWHC || o == SL_ARRAY_NCWH)
+    if (o == SL_AXES_NWHC || o == SL_AXES_NCWH)
       snprintf(why, sizeof why,
                "(shape %s): dataset.array_layout = %s: width-major arrays "
                "are not read yet (transpose with numpy and rewrite)",
-               sh, o == SL_ARRAY_NWHC ? "nwhc" : "ncwh");
-    o = SL_ARRAY_NHWC;
+               sh, o == SL_AXES_NWHC ? "nwhc" : "ncwh");
+    o = SL_AXES_NHWC;
     g->h = (uint32_t)(d[1] > UINT32_MAX ? UINT32_MAX : d[1]);
     g->w = (uint32_t)(d[2] > UINT32_MAX ? UINT32_MAX : d[2]);
     g->c = 1;
   } else {
-    if (o == SL_ARRAY_AUTO) {
+    if (o == SL_AXES_AUTO) {
       if (d[3] == 1 || d[3] == 3 || d[3] == 4)
-        o = SL_ARRAY_NHWC;
+        o = SL_AXES_NHWC;
       else if (d[1] == 1 || d[1] == 3 || d[1] == 4)
-        o = SL_ARRAY_NCHW;
+        o = SL_AXES_NCHW;
       else
         snprintf(why, sizeof why,
                  "has shape %s: no axis of 1, 3 or 4 channels (last or "
                  "second); set dataset.array_layout",
                  sh);
     }
-    if (!why[0] && (o == SL_ARRAY_NWHC || o == SL_ARRAY_NCWH))
+    if (!why[0] && (o == SL_AXES_NWHC || o == SL_AXES_NCWH))
       snprintf(why, sizeof why,
                "(shape %s): dataset.array_layout = %s: width-major arrays "
                "are not read yet (transpose with numpy and rewrite)",
-               sh, o == SL_ARRAY_NWHC ? "nwhc" : "ncwh");
-    hsize_t hh = o == SL_ARRAY_NHWC ? d[1] : d[2];
-    hsize_t ww = o == SL_ARRAY_NHWC ? d[2] : d[3];
-    hsize_t cc = o == SL_ARRAY_NHWC ? d[3] : d[1];
+               sh, o == SL_AXES_NWHC ? "nwhc" : "ncwh");
+    hsize_t hh = o == SL_AXES_NHWC ? d[1] : d[2];
+    hsize_t ww = o == SL_AXES_NHWC ? d[2] : d[3];
+    hsize_t cc = o == SL_AXES_NHWC ? d[3] : d[1];
     g->h = (uint32_t)(hh > UINT32_MAX ? UINT32_MAX : hh);
     g->w = (uint32_t)(ww > UINT32_MAX ? UINT32_MAX : ww);
     g->c = (uint32_t)(cc > UINT32_MAX ? UINT32_MAX : cc);
@@ -326,11 +326,11 @@ sl_status sl_h5_check_images(sl_source *src, const sl_h5_dset *a, hid_t file,
       snprintf(why, sizeof why,
                "has shape %s, read as %s: %" PRIu32 " channels (1 or 3 "
                "read; %s)",
-               sh, o == SL_ARRAY_NHWC ? "NHWC" : "NCHW", g->c,
+               sh, o == SL_AXES_NHWC ? "NHWC" : "NCHW", g->c,
                g->c == 4 ? "dropping a 4th channel is not done yet"
                          : "set dataset.array_layout if the axes are "
                            "other");
-    if (!why[0] && o == SL_ARRAY_NHWC && g->c == 3 &&
+    if (!why[0] && o == SL_AXES_NHWC && g->c == 3 &&
         src->order == SL_CHANNELS_BGR)
       snprintf(why, sizeof why,
                "(shape %s, NHWC): dataset.channel_order = bgr is read for "
@@ -352,7 +352,7 @@ sl_status sl_h5_check_images(sl_source *src, const sl_h5_dset *a, hid_t file,
                       "%s: dataset %s has shape %s: samples of %" PRIu64
                       " bytes (up to 4 GiB read)",
                       src->path, a->name, sh, g->bytes);
-  g->codec = g->c == 1 || o == SL_ARRAY_NHWC ? SL_IMAGE_RAW
+  g->codec = g->c == 1 || o == SL_AXES_NHWC  ? SL_IMAGE_RAW
              : src->order == SL_CHANNELS_BGR ? SL_IMAGE_RAW_CHW_BGR
                                              : SL_IMAGE_RAW_CHW;
   if (g->chunked) /* where its chunks lie: sl_h5_chunk_table */

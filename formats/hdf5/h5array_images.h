@@ -35,7 +35,7 @@ typedef struct sl_h5_geom {
   uint64_t n, addr, bytes;
   uint32_t h, w, c;
   uint8_t codec;
-  sl_array_layout order;
+  sl_axis_order order;
 } sl_h5_geom;
 
 /* Opens the pixel array into a: dataset.images, else the first of the

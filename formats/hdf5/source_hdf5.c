@@ -154,12 +154,12 @@ static sl_status index_open(sl_source *src, h5 *f, sl_err *err) {
   bool own = H5Lexists(f->file, SL_HDF5_GROUP, H5P_DEFAULT) > 0 &&
              H5Aexists_by_name(f->file, SL_HDF5_GROUP, "sluice_layout",
                                H5P_DEFAULT) > 0;
-  if (src->entry_layout == SL_ENTRIES_ARRAY ||
-      (src->entry_layout == SL_ENTRIES_AUTO && !own)) {
-    src->entry_layout = SL_ENTRIES_ARRAY;
+  if (src->entries == SL_ENTRIES_ARRAY ||
+      (src->entries == SL_ENTRIES_AUTO && !own)) {
+    src->entries = SL_ENTRIES_ARRAY;
     return sl_source_index_h5array(src, (int64_t)f->file, err);
   }
-  src->entry_layout = SL_ENTRIES_SLUICE;
+  src->entries = SL_ENTRIES_SLUICE;
   if (src->images || src->labels || src->targets_name || src->labels_path ||
       src->lengths_name || src->label_argmax)
     return sl_err_set(err, SL_ECONFIG,

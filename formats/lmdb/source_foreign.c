@@ -107,8 +107,8 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
                     "%s: no samples among its %" PRIu64 " LMDB entries "
                     "(%" PRIu64 " skipped as not samples)",
                     src->path, entries, src->skipped);
-  if (st == SL_OK && src->entry_layout == SL_ENTRIES_AUTO)
-    src->entry_layout =
+  if (st == SL_OK && src->entries == SL_ENTRIES_AUTO)
+    src->entries =
         SL_ENTRIES_IMAGES; /* unreachable: the first sample decides */
   free_labels(&w.lt);
   return st;
@@ -208,7 +208,7 @@ static const char *take_raw(const sl_datum *d, sl_channel_order order,
 
 /* A pickled or msgpack (image bytes, label) record: the entry points at
  * the image bytes inside the value; the label is the stored int, else -1. */
-static const char *take_record(sl_entry_layout layout, const uint8_t *p,
+static const char *take_record(sl_entry_kind layout, const uint8_t *p,
                                size_t size, uint64_t off, sl_sample_info *e,
                                char *why, size_t cap) {
   sl_value_record r;
@@ -231,7 +231,7 @@ static const char *take_record(sl_entry_layout layout, const uint8_t *p,
  * protocol 2 or more (PROTO opcode); one msgpack array spanning the value
  * (a Datum starts with a field tag, 0x08 or 0x0a, never an array); else a
  * Datum. */
-static sl_entry_layout sniff_layout(const uint8_t *p, size_t size) {
+static sl_entry_kind sniff_layout(const uint8_t *p, size_t size) {
   if (sl_sniff_magic(p, size) != SL_SNIFF_NONE)
     return SL_ENTRIES_IMAGES;
   if (size >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
@@ -287,18 +287,18 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
   key_text(k, w->where, sizeof w->where);
   char why[256];
   const char *bad = NULL;
-  if (src->entry_layout == SL_ENTRIES_AUTO)
-    src->entry_layout = sniff_layout(p, size);
+  if (src->entries == SL_ENTRIES_AUTO)
+    src->entries = sniff_layout(p, size);
   sl_datum d = {0};
   uint64_t nfloats = 0;
   if (size > UINT32_MAX) {
     snprintf(why, sizeof why, "value of %zu bytes (at most 4 GiB)", size);
     bad = why;
-  } else if (src->entry_layout == SL_ENTRIES_IMAGES) {
+  } else if (src->entries == SL_ENTRIES_IMAGES) {
     bad = sl_source_take_image(p, size, off, e, why, sizeof why);
-  } else if (src->entry_layout == SL_ENTRIES_PICKLE ||
-             src->entry_layout == SL_ENTRIES_MSGPACK) {
-    bad = take_record(src->entry_layout, p, size, off, e, why, sizeof why);
+  } else if (src->entries == SL_ENTRIES_PICKLE ||
+             src->entries == SL_ENTRIES_MSGPACK) {
+    bad = take_record(src->entries, p, size, off, e, why, sizeof why);
   } else if (sl_datum_parse(p, size, &d, why, sizeof why) != 0) {
     bad = why;
   } else {
@@ -329,14 +329,14 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
       snprintf(why, sizeof why, "no line in dataset.label_file %s",
                src->label_file);
       bad = why;
-    } else if (src->entry_layout == SL_ENTRIES_IMAGES)
+    } else if (src->entries == SL_ENTRIES_IMAGES)
       e->label = -1;
     if (!bad && nfloats > 0 && w->lt.width > 0) {
       snprintf(why, sizeof why,
                "targets both in float_data and in dataset.label_file");
       bad = why;
     }
-  } else if (!bad && src->entry_layout == SL_ENTRIES_IMAGES) {
+  } else if (!bad && src->entries == SL_ENTRIES_IMAGES) {
     e->label = -1;
   }
   if (!bad)
@@ -344,7 +344,7 @@ static sl_status take_value(fwalk *w, const MDB_val *k, uint64_t off,
   /* The first value tells a file of another serialisation from one of
    * damaged Datums. */
   char kind[64];
-  if (bad && i == 0 && src->entry_layout == SL_ENTRIES_CAFFE && size > 0 &&
+  if (bad && i == 0 && src->entries == SL_ENTRIES_CAFFE && size > 0 &&
       sl_value_sniff(p, size, kind, sizeof kind))
     return sl_err_set(err, SL_EUNSUPPORTED,
                       "%s: sample 0 (%s): the values are %s, not Caffe "

@@ -95,7 +95,7 @@ static sl_status index_lmdb(sl_source *src, const char *env_path, bool subdir,
                     "%s: cannot open as LMDB: %s", src->path, mdb_strerror(rc));
   else
     st = choose_layout(&w, err);
-  if (st == SL_OK && src->entry_layout == SL_ENTRIES_SLUICE)
+  if (st == SL_OK && src->entries == SL_ENTRIES_SLUICE)
     st = walk(&w, entries, err);
   else if (st == SL_OK)
     st = sl_source_index_foreign(src, w.cur, w.base, entries, err);
@@ -104,7 +104,7 @@ static sl_status index_lmdb(sl_source *src, const char *env_path, bool subdir,
   if (w.txn)
     mdb_txn_abort(w.txn);
   mdb_env_close(env);
-  if (st == SL_OK && src->entry_layout == SL_ENTRIES_SLUICE)
+  if (st == SL_OK && src->entries == SL_ENTRIES_SLUICE)
     st = finish_entries(&w, err);
   return st;
 }
@@ -120,13 +120,13 @@ static sl_status choose_layout(lmdb_walk *w, sl_err *err) {
     return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
                       mdb_strerror(rc));
   w->base = (const uint8_t *)v.mv_data - w->first_data;
-  if (src->entry_layout != SL_ENTRIES_AUTO)
+  if (src->entries != SL_ENTRIES_AUTO)
     return SL_OK;
   char meta_key[] = SL_LMDB_META_KEY;
   MDB_val mk = {strlen(meta_key), meta_key};
   rc = mdb_get(w->txn, w->dbi, &mk, &v);
   if (rc == 0)
-    src->entry_layout = SL_ENTRIES_SLUICE;
+    src->entries = SL_ENTRIES_SLUICE;
   else if (rc != MDB_NOTFOUND)
     return sl_err_set(err, SL_EFORMAT, "%s: LMDB: %s", src->path,
                       mdb_strerror(rc));

@@ -108,7 +108,7 @@ static sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
                                             sl_err *err) {
   bool tf = src->fmt == SL_FORMAT_TFRECORD;
   const char *what = tf ? "TFRecord" : "RecordIO";
-  src->entry_layout = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
+  src->entries = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
   sl_shard_list l;
   sl_status st = sl_shard_list_of(path, tf, &l, err);
   if (st == SL_OK)

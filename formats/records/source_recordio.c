@@ -391,7 +391,7 @@ sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
 
 sl_status sl_source_index_recordio(sl_source *src, sl_err *err) {
   sl_rec_file f = {src->path, src->map, src->file_size, 0};
-  src->entry_layout = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
+  src->entries = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
   char idx[PATH_MAX];
   bool has_idx = false;
   sl_status st =

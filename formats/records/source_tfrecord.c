@@ -287,7 +287,7 @@ sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
 sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err) {
   sl_rec_file f = {src->path, src->map, src->file_size, 0};
   uint64_t n = 0;
-  src->entry_layout = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
+  src->entries = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
   sl_status st = sl_tfrecord_count(src, &f, &n, err);
   if (st == SL_OK && n == 0)
     st = sl_err_set(err, SL_EFORMAT, "%s: a TFRecord file of no records",

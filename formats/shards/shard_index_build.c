@@ -291,12 +291,12 @@ static sl_status add_shard(build *b, const char *name, sl_err *err) {
   uint8_t kind = strcmp(fmt, "lmdb") == 0   ? SL_SHARD_LMDB
                  : strcmp(fmt, "hdf5") == 0 ? SL_SHARD_HDF5
                                             : 0;
-  if (!kind || strcmp(sl_source_layout_name(src), "sluice") != 0)
+  if (!kind || strcmp(sl_source_entries_name(src), "sluice") != 0)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: a %s file of %s entries, not a shard (a sluice "
                     "LMDB or HDF5 file, as sl_writer and `sluice pack` "
                     "write)",
-                    path, fmt, sl_source_layout_name(src));
+                    path, fmt, sl_source_entries_name(src));
   if (st == SL_OK)
     st = check_shared(b, src, path, name, err);
   uint64_t size = sl_source_file_size(src);

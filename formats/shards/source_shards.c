@@ -174,7 +174,7 @@ static sl_status shards_index(sl_source *src, const char *path, sl_err *err) {
   sl_status st = sl_shard_index_load(&ix, idx, err);
   if (st != SL_OK)
     return st;
-  src->entry_layout = SL_ENTRIES_SLUICE;
+  src->entries = SL_ENTRIES_SLUICE;
   src->version = SL_SHARD_INDEX_LAYOUT;
   src->target_width = ix.target_width;
   src->levels_layout = (ix.flags & SL_SHARD_FLAG_LEVELS) != 0;
