@@ -113,3 +113,22 @@ def test_spark(images, tmp_path):
         check_set(folder, one, 3)
     finally:
         spark.stop()
+
+
+def test_example_pack_parallel(images, tmp_path):
+    """examples/pack_parallel.py, as the docs run it, with Spark."""
+    pytest.importorskip("pyspark")
+    import sys
+    root, _, one = images
+    ex = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                      "pack_parallel.py")
+    out = tmp_path / "ex"
+    p = subprocess.run([sys.executable, ex, str(root / "img"), str(out),
+                        "--engine", "spark", "--tasks", "2",
+                        ], capture_output=True, text=True,
+                       env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1",
+                                PYSPARK_SUBMIT_ARGS="--master local[2] "
+                                "pyspark-shell"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "2 shards, %d samples" % N_IMAGES in p.stdout
+    check_set(out, one, 2)
