@@ -266,3 +266,24 @@ def test_pack_shards_same_for_any_thread_count(tmp_path):
     assert bad.returncode == 1 and "notes.txt" in bad.stderr
     assert (tmp_path / "t2" / "notes.txt").exists()
     assert len(sluice.Dataset(str(tmp_path / "t2"))) == 30  # nothing lost
+
+
+def test_pack_from_to_shards_and_back(shard_set, tmp_path):
+    sluice.index(shard_set)
+    # Any dataset into shards (here a set itself, HDF5 shards), and a set
+    # into one file: the same samples, in order.
+    run_cli("pack", "--from", shard_set, tmp_path / "h", "--shards", 2,
+            "--format", "hdf5")
+    assert sorted(os.listdir(tmp_path / "h")) == \
+        ["part-00000.h5", "part-00001.h5", "sluice.index"]
+    run_cli("pack", "--from", tmp_path / "h", tmp_path / "one.lmdb")
+    a, b, c = (sluice.Dataset(str(p)) for p in
+               (shard_set, tmp_path / "h", tmp_path / "one.lmdb"))
+    assert len(a) == len(b) == len(c) == 71
+    for i in range(71):
+        assert a.read(i) == b.read(i) == c.read(i)
+        assert a.info(i)["targets"] == c.info(i)["targets"]
+        assert a.name(i) == c.name(i)
+    bad = run_cli("pack", "--from", shard_set, tmp_path / "x", "--shards",
+                  0, ok=False)
+    assert bad.returncode == 2 and "--shards" in bad.stderr
