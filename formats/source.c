@@ -62,6 +62,8 @@ void sl_source_close(sl_source *src) {
       close(src->spans[k].fd);
   if (src->dirfd >= 0)
     close(src->dirfd);
+  sl_remote_close(src->remote);
+  free(src->file_crc);
   free(src->spans);
   free(src->file_first);
   free(src->file_name);
@@ -453,6 +455,7 @@ static sl_status open_common(sl_source **out, const char *path,
   src->label_argmax = opts->label_argmax;
   src->label_offset = opts->label_offset;
   src->length_crc_only = opts->length_crc_only && !on_bad;
+  src->remote_opts = opts->remote;
   /* The default keys (set or not) keep TFDS's names as the fallback. */
   bool own_image = opts->image_key && opts->image_key[0] &&
                    strcmp(opts->image_key, "image/encoded") != 0;

@@ -36,6 +36,7 @@
 #include "common/error.h"
 #include "common/file_span.h"
 #include "formats/levels.h"
+#include "remote/remote.h"
 #include "sluice.h"
 
 /* The file format (dataset.format). */
@@ -129,6 +130,9 @@ typedef struct sl_source_opts {
   /* TFRecord: check only the length CRCs at open, not the data's (which
    * reads the whole file); verify mode checks both regardless. */
   bool length_crc_only;
+  /* A dataset at a URL (s3://, http(s)://): the cache and the server
+   * (io.cache_dir, io.cache_bytes, io.s3_*, io.ca_bundle, io.fetch_*). */
+  sl_remote_opts remote;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536

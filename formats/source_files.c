@@ -72,9 +72,29 @@ const char *sl_source_file_path(const sl_source *src, size_t k) {
   return src->names + src->file_name[k];
 }
 
+/* errno for a remote object that could not be had: what the loader's
+ * message says after the URL. */
+static int remote_errno(sl_status st) {
+  return st == SL_ENOMEM    ? ENOMEM
+         : st == SL_ETOOBIG ? EFBIG
+         : st == SL_EFORMAT ? EBADMSG
+                            : EIO;
+}
+
 static int open_file(const void *ctx, size_t k) {
   const sl_source *src = ctx;
   const char *p = sl_source_file_path(src, k);
+  if (src->remote) {
+    int fd;
+    sl_err e = {0};
+    sl_status st = sl_remote_object(src->remote, p, src->spans[k].size,
+                                    src->file_crc[k], &fd, &e);
+    if (st != SL_OK) {
+      errno = remote_errno(st);
+      return -1;
+    }
+    return fd;
+  }
   return src->dirfd >= 0 ? openat(src->dirfd, p, O_RDONLY | O_CLOEXEC)
                          : open(p, O_RDONLY | O_CLOEXEC);
 }

@@ -104,6 +104,13 @@ struct sl_source {
   bool names_are_files; /* sample i's name is file i's path (a folder) */
   sl_file_set files;    /* over spans, once sl_source_files_done */
   char *targets_ext;    /* WebDataset: NULL = none (label_key: above) */
+  /* A dataset at a URL: its files are objects fetched into the cache as
+   * they are first read (source_files.c's open), checked against their
+   * crc32c (file_crc, nfiles of them). remote_opts: as given to open, its
+   * strings valid during open only. */
+  sl_remote_opts remote_opts;
+  sl_remote *remote;
+  uint32_t *file_crc;
 };
 
 /* Allocates the index for n samples (zeroed), and the targets when

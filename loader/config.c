@@ -1032,7 +1032,9 @@ static int on_ini_entry(void *user, const char *section, const char *name,
   ctx->line_of[id] = ctx->line;
   char joined[PATH_MAX + 256];
   const char *p = skip_space(value);
-  if (is_path_option(id) && ctx->dir[0] && *p && *p != '/') {
+  /* A URL (s3://, https://) is no path to join. */
+  if (is_path_option(id) && ctx->dir[0] && *p && *p != '/' &&
+      !strstr(p, "://")) {
     int n = snprintf(joined, sizeof joined, "%s%s%s", ctx->dir,
                      ctx->dir[strlen(ctx->dir) - 1] == '/' ? "" : "/", p);
     if (n < 0 || (size_t)n >= sizeof joined) {

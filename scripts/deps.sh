@@ -18,6 +18,7 @@ packages=(
   zlib1g-dev liblzf-dev            # HDF5 arrays: gzip and LZF chunks
   libblosc-dev                     # HDF5 arrays: Blosc chunks (filter 32001)
   libcjson-dev libexpat1-dev       # WebDataset .json labels and pack --coco (JSON); pack --voc (XML)
+  libcurl4-openssl-dev             # s3:// and http(s):// datasets (remote/)
   libisal-dev                      # CRC-32C of TFRecord records (Intel ISA-L)
   libcmocka-dev                    # tests
   python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
