@@ -715,3 +715,22 @@ def test_ini_errors_all_in_one_config_error(tmp_path):
         assert "bad.ini:%d: unknown key 'loader.no_such_%02d'" % (6 + i, i) in msg
     assert "augment.scale: the lower bound (0.9)" in msg
     assert "more error" not in msg
+
+
+def test_import_sluice_gives_sluice_augment():
+    # issue 40: the README calls sluice.augment.apply after a plain
+    # `import sluice`; a fresh interpreter, so no test's own import helps.
+    code = ("import sluice, numpy as np\n"
+            "img = np.zeros((4, 4, 3), np.uint8)\n"
+            "out = sluice.augment.apply('hflip', img)\n"
+            "print(out.shape)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "(4, 4, 3)"
+
+
+def test_enum_value_typo_suggests_the_choice(opts):
+    # issue 40: a value typo gets "did you mean" as a key typo does.
+    with pytest.raises(sluice.ConfigError, match=r"did you mean trivial\?"):
+        sluice.Loader(opts(), augment_auto="trivialaugment")
