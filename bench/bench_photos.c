@@ -18,7 +18,8 @@
  * test's reference, tests/codecs/img_util.h). Prints one line
  *   RESULT {"case": "photos", "res": R, "levels": L, "images": I, ...}
  * with images per thread-CPU-second (meaningless under valgrind: read the
- * instruction counts there). See BENCHMARKS.md, "Instruction counts". */
+ * instruction counts there). See bench/results/HISTORY.md, "Instruction
+ * counts". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -19,7 +19,7 @@
  * {"case": "resample", "impl": ..., "ns_per_image":
  * ..., "hash": FNV-1a of every area output, to check that a change of
  * the resampler keeps its bytes} (thread CPU time: meaningless under valgrind,
- * read the counts). See BENCHMARKS.md, "Instruction counts". */
+ * read the counts). See bench/results/HISTORY.md, "Instruction counts". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@ BENCHMARKS.md (between its BEGIN/END markers) with the latest report.
 import argparse
 import json
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -420,11 +421,24 @@ def make_plots(r, stem):
     return out, None
 
 
+# The sections of a run that BENCHMARKS.md shows (the latest tables people
+# quote); every table stays in the run's own report beside its JSON.
+BRIEF = ("### Headline", "### Against", "### With resolution levels", "### Recipes", "### Detection",
+         "### Foreign", "### Goals", "### Peers", "### Not in this tree", "### Failures", "### Plots")
+
+
+def brief_md(md):
+    parts = re.split(r"(?m)^(?=### )", md)
+    return "".join([parts[0]] + [p for p in parts[1:] if p.startswith(BRIEF)])
+
+
 def update_benchmarks(path, r, plots, note, json_path):
     rel = os.path.relpath(os.path.dirname(os.path.abspath(json_path)), os.path.dirname(os.path.abspath(path)))
-    md = report_md(r, plots, rel + "/") + ("\n%s\n" % note if note else "")
-    block = "%s\n\nFrom [`%s`](%s).\n\n%s\n%s" % (BEGIN, os.path.join(rel, os.path.basename(json_path)),
-                                                  os.path.join(rel, os.path.basename(json_path)), md, END)
+    md = brief_md(report_md(r, plots, rel + "/")) + ("\n%s\n" % note if note else "")
+    src = os.path.join(rel, os.path.basename(json_path))
+    full = os.path.join(rel, os.path.splitext(os.path.basename(json_path))[0] + ".md")
+    block = "%s\n\nFrom [`%s`](%s); every table of the run (single thread, loaders, bench_loader, RSS, formats) in [`%s`](%s).\n\n%s\n%s" % (
+        BEGIN, src, src, full, full, md, END)
     text = ""
     if os.path.exists(path):
         with open(path) as f:

@@ -362,6 +362,9 @@ class Report(unittest.TestCase):
             self.assertTrue(text.startswith("# intro") and text.rstrip().endswith("tail"))
             self.assertIn("](bench/results/r-loader.png)", text)
             self.assertIn("boom \\| bad", text)
+            # The latest tables only; every table in the run's own report.
+            self.assertIn("](bench/results/r.md)", text)
+            self.assertNotIn("### Single thread", text)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ def make_model(classes):
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, classes))
 
 
-# The recipes as loader keys (README "Training recipes").
+# The recipes as loader keys (docs/RECIPES.md).
 RECIPES = {
     "plain": {},
     "torchvision": {"augment.auto": "trivial", "augment.erasing": 0.1,

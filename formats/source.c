@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +14,19 @@
 
 #include "common/mem.h"
 #include "common/pread_full.h"
-#include "formats/boxes.h"
-#include "formats/crc32c.h"
+#include "formats/format.h"
 #include "formats/image_sniff.h"
-#include "formats/layout.h"
-#include "formats/recordio.h"
 
 _Static_assert(sizeof(sl_sample_info) == SL_SAMPLE_INFO_BYTES,
                "index entries are 24 bytes");
 
-static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
-                                      '\r', '\n', 0x1a, '\n'};
-#define LMDB_MAGIC 0xBEEFC0DEu
-
 static sl_status open_common(sl_source **out, const char *path,
                              const sl_source_opts *opts, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err);
-static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
-                        char *lmdb_env, size_t env_cap, bool *subdir,
+static sl_status detect(sl_source *src, const char *path, const sl_format **row,
                         sl_err *err);
 static sl_status open_many(sl_source **out, sl_source *src, const char *path,
-                           sl_format_kind fmt, sl_err *err);
+                           const sl_format *row, sl_err *err);
 
 sl_status sl_source_open(sl_source **out, const char *path, sl_format_kind fmt,
                          sl_source_mode mode, sl_err *err) {
@@ -197,20 +188,7 @@ sl_status sl_source_name(const sl_source *src, uint64_t i, char *buf,
 }
 
 const char *sl_source_format_name(const sl_source *src) {
-  switch (src->fmt) {
-  case SL_FORMAT_LMDB:
-    return "lmdb";
-  case SL_FORMAT_WEBDATASET:
-    return "webdataset";
-  case SL_FORMAT_FOLDER:
-    return "folder";
-  case SL_FORMAT_TFRECORD:
-    return "tfrecord";
-  case SL_FORMAT_RECORDIO:
-    return "recordio";
-  default:
-    return "hdf5";
-  }
+  return src->format->name;
 }
 
 uint64_t sl_source_input_bytes(const sl_source *src, uint64_t i) {
@@ -221,12 +199,8 @@ uint64_t sl_source_input_bytes(const sl_source *src, uint64_t i) {
   return j ? j->bytes : e->length;
 }
 
-const char *sl_source_layout_name(const sl_source *src) {
-  if (src->fmt == SL_FORMAT_TFRECORD)
-    return "example";
-  if (src->fmt == SL_FORMAT_RECORDIO)
-    return "irheader";
-  switch (src->entry_layout) {
+static const char *entries_name(sl_entry_layout e) {
+  switch (e) {
   case SL_ENTRIES_CAFFE:
     return "caffe";
   case SL_ENTRIES_IMAGES:
@@ -240,6 +214,12 @@ const char *sl_source_layout_name(const sl_source *src) {
   default:
     return "sluice";
   }
+}
+
+const char *sl_source_layout_name(const sl_source *src) {
+  if (src->format && src->format->entries_name)
+    return src->format->entries_name;
+  return entries_name(src->entry_layout);
 }
 
 uint64_t sl_source_skipped(const sl_source *src) {
@@ -323,135 +303,6 @@ sl_status sl_source_read(const sl_source *src, uint64_t i, void *buf,
   return SL_OK;
 }
 
-/* ---- helpers for the format modules ------------------------------------ */
-
-sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
-  size_t bytes;
-  if (n > SIZE_MAX / SL_SAMPLE_INFO_BYTES ||
-      !sl_mul_size((size_t)n, sizeof(sl_sample_info), &bytes))
-    return sl_err_set(err, SL_EFORMAT, "%s: %" PRIu64 " samples is too many",
-                      src->path, n);
-  src->index = calloc(n ? (size_t)n : 1, sizeof(sl_sample_info));
-  if (!src->index)
-    return sl_err_set(err, SL_ENOMEM,
-                      "%s: no memory for the index of %" PRIu64
-                      " samples (%zu bytes)",
-                      src->path, n, bytes);
-  src->count = n;
-  if (src->target_width > 0 && n > 0) {
-    size_t tb;
-    if (!sl_mul_size((size_t)n, (size_t)src->target_width * sizeof(float),
-                     &tb) ||
-        !(src->targets = calloc(1, tb)))
-      return sl_err_set(err, SL_ENOMEM,
-                        "%s: no memory for the targets of %" PRIu64
-                        " samples (%" PRIu32 " floats each)",
-                        src->path, n, src->target_width);
-  }
-  return SL_OK;
-}
-
-sl_status sl_source_alloc_boxes(sl_source *src, uint64_t total, sl_err *err) {
-  size_t ob, bb;
-  if (!sl_mul_size((size_t)src->count + 1, sizeof *src->box_off, &ob) ||
-      total > SIZE_MAX / sizeof(sl_box) ||
-      !sl_mul_size((size_t)total, sizeof(sl_box), &bb))
-    return sl_err_set(err, SL_EFORMAT, "%s: %" PRIu64 " boxes is too many",
-                      src->path, total);
-  src->box_off = calloc(1, ob);
-  src->boxes = malloc(bb ? bb : 1);
-  if (!src->box_off || !src->boxes)
-    return sl_err_set(err, SL_ENOMEM,
-                      "%s: no memory for %" PRIu64 " boxes (%zu bytes)",
-                      src->path, total, ob + bb);
-  src->box_total = total;
-  return SL_OK;
-}
-
-sl_status sl_source_set_classes(sl_source *src, const char *blob,
-                                size_t blob_len, uint32_t k, sl_err *err) {
-  src->class_blob = malloc(blob_len ? blob_len : 1);
-  src->class_off = malloc((k ? k : 1) * sizeof *src->class_off);
-  if (!src->class_blob || !src->class_off)
-    return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu32 " classes",
-                      src->path, k);
-  memcpy(src->class_blob, blob, blob_len);
-  size_t pos = 0;
-  for (uint32_t c = 0; c < k; c++) {
-    const char *end = memchr(blob + pos, '\0', blob_len - pos);
-    if (!end)
-      return sl_err_set(err, SL_EFORMAT,
-                        "%s: class table is malformed; " SL_REPACK_HINT,
-                        src->path);
-    src->class_off[c] = (uint32_t)pos;
-    pos = (size_t)(end - blob) + 1;
-  }
-  src->nclasses = k;
-  return SL_OK;
-}
-
-sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
-                               sl_err *err) {
-  src->writer = malloc(len + 1);
-  if (!src->writer)
-    return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
-  memcpy(src->writer, s, len);
-  src->writer[len] = '\0';
-  return SL_OK;
-}
-
-sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
-                              const char *reason, sl_err *err) {
-  if (src->on_bad) {
-    char msg[384];
-    snprintf(msg, sizeof msg, "%s: %s", where, reason);
-    src->on_bad(src->on_bad_user, i, msg);
-    memset(&src->index[i], 0, sizeof src->index[i]);
-    src->index[i].label = -1; /* unusable: no class, no targets */
-    if (src->targets)
-      memset(src->targets + i * src->target_width, 0,
-             src->target_width * sizeof *src->targets);
-    return SL_OK;
-  }
-  return sl_err_set(err, SL_EFORMAT, "%s: sample %" PRIu64 " (%s): %s%s",
-                    src->path, i, where, reason,
-                    src->entry_layout == SL_ENTRIES_SLUICE ? "; " SL_REPACK_HINT
-                                                           : "");
-}
-
-/* Targets feed a loss: a NaN or infinity is damage, not data. */
-static bool targets_finite(const sl_source *src, uint64_t i, char *why,
-                           size_t cap) {
-  const float *t = sl_source_targets(src, i);
-  for (uint32_t q = 0; t && q < src->target_width; q++)
-    if (!isfinite(t[q])) {
-      snprintf(why, cap, "target %" PRIu32 " is %f", q, (double)t[q]);
-      return false;
-    }
-  return true;
-}
-
-/* Boxes feed a loss and the crop geometry: a NaN, an inverted box or a
- * class the file does not have is damage. */
-static bool boxes_valid(sl_source *src, uint64_t i, char *why, size_t cap) {
-  if (!src->box_off)
-    return true;
-  uint64_t a = src->box_off[i], b = src->box_off[i + 1];
-  for (uint64_t k = a; k < b; k++) {
-    const char *bad = sl_box_check(&src->boxes[k], src->nclasses);
-    if (bad) {
-      snprintf(why, cap, "box %" PRIu64 " (%g,%g,%g,%g label %" PRId32 "): %s",
-               k - a, (double)src->boxes[k].x0, (double)src->boxes[k].y0,
-               (double)src->boxes[k].x1, (double)src->boxes[k].y1,
-               src->boxes[k].label, bad);
-      return false;
-    }
-  }
-  if (b - a > src->max_boxes)
-    src->max_boxes = (uint32_t)(b - a);
-  return true;
-}
-
 uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
                           uint64_t bytes[]) {
   for (uint32_t k = 0; k < src->nlevels; k++) {
@@ -461,150 +312,119 @@ uint32_t sl_source_levels(const sl_source *src, uint64_t images[],
   return src->nlevels;
 }
 
-sl_status sl_source_set_levels(sl_source *src, const char *s, size_t len,
-                               sl_err *err) {
-  uint32_t n = 0;
-  size_t i = 0;
-  while (i < len) {
-    uint64_t v[2] = {0, 0};
-    for (int f = 0; f < 2; f++) {
-      size_t d = 0;
-      while (i < len && s[i] >= '0' && s[i] <= '9' && d < 19)
-        v[f] = v[f] * 10 + (uint64_t)(s[i++] - '0'), d++;
-      if (!d || (f == 0 && (i >= len || s[i++] != ':')))
-        goto bad;
-    }
-    if (n >= SL_LEVELS_MAX || (i < len && s[i++] != ' '))
-      goto bad;
-    src->level_images[n] = v[0];
-    src->level_bytes[n++] = v[1];
+/* ---- which format -------------------------------------------------------- */
+
+/* The rows a message lists: the one-file formats (by title, or by what
+ * sluice reads of each), or those taking option bit `bit` or entry layout
+ * bit `bit`. */
+typedef enum row_pick { BY_FILE, BY_READS, BY_OPTION, BY_ENTRIES } row_pick;
+
+static bool picked(const sl_format *f, row_pick by, unsigned bit) {
+  switch (by) {
+  case BY_FILE:
+  case BY_READS:
+    return f->sniff != NULL;
+  case BY_OPTION:
+    return (f->options & bit) != 0;
+  default:
+    return (f->entries & bit) != 0;
   }
-  src->nlevels = n == 1 && !src->level_images[0] ? 0 : n;
-  return SL_OK;
-bad:
-  return sl_err_set(err, SL_EFORMAT,
-                    "%s: level summary '%.*s' not understood; " SL_REPACK_HINT,
-                    src->path, (int)(len > 60 ? 60 : len), s);
 }
 
-sl_status sl_source_set_version(sl_source *src, const char *format, uint64_t v,
-                                uint32_t oldest, uint32_t newest, sl_err *err) {
-  if (v < oldest || v > newest)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: %s layout version %" PRIu64
-                      " (this sluice reads %u to %u); " SL_REPACK_HINT,
-                      src->path, format, v, oldest, newest);
-  src->version = (uint32_t)v;
-  return SL_OK;
+/* "A, B or C" (BY_FILE), "A, B and C" (the others) into buf. */
+static const char *row_list(char *buf, size_t cap, row_pick by, unsigned bit) {
+  size_t total = 0, at = 0, len = 0;
+  for (size_t k = 0; k < sl_format_table_len; k++)
+    total += picked(sl_format_table[k], by, bit);
+  buf[0] = '\0';
+  for (size_t k = 0; k < sl_format_table_len; k++) {
+    const sl_format *f = sl_format_table[k];
+    if (!picked(f, by, bit))
+      continue;
+    const char *sep = at == 0          ? ""
+                      : at + 1 < total ? ", "
+                      : by == BY_FILE  ? " or "
+                                       : " and ";
+    int w = snprintf(buf + len, cap - len, "%s%s", sep,
+                     by == BY_READS ? f->reads : f->title);
+    at++;
+    if (w < 0 || (size_t)w >= cap - len)
+      break; /* cut: the list is for a message */
+    len += (size_t)w;
+  }
+  return buf;
 }
 
-sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
-                                sl_err *err) {
-  sl_sample_info *e = &src->index[i];
-  char why[160];
-  if (e->offset > src->file_size || e->length > src->file_size - e->offset ||
-      (!src->name_off && e->name_len > e->offset))
-    snprintf(why, sizeof why,
-             "payload [%" PRIu64 ", +%" PRIu32
-             ") lies beyond the end of the file (%" PRIu64 " bytes)",
-             e->offset, e->length, src->file_size);
-  else if (src->nfiles &&
-           (sl_file_set_find(&src->files, e->offset, e->length) < 0 ||
-            (e->name_len && !src->name_off &&
-             sl_file_set_find(&src->files, e->offset - e->name_len,
-                              e->name_len + (uint64_t)e->length) < 0)))
-    snprintf(why, sizeof why,
-             "payload [%" PRIu64 ", +%" PRIu32 ") does not lie inside one file",
-             e->offset, e->length);
-  else if (e->codec < SL_LAYOUT_CODEC_FIRST || e->codec > SL_LAYOUT_CODEC_LAST)
-    snprintf(why, sizeof why, "unknown codec %u", e->codec);
-  else if (e->codec == SL_IMAGE_JPEG_LEVELS && !src->levels_layout)
-    snprintf(why, sizeof why,
-             "codec %u (JPEG levels) in a file of layout %u, which has none",
-             e->codec, src->version);
-  else if (e->channels != 1 && e->channels != 3)
-    snprintf(why, sizeof why, "%u channels (1 or 3 expected)", e->channels);
-  else if (e->height == 0 || e->width == 0)
-    snprintf(why, sizeof why, "empty image size %ux%u", e->width, e->height);
-  else if (src->entry_layout == SL_ENTRIES_SLUICE &&
-           (e->label < -1 ||
-            (e->label >= 0 && (uint32_t)e->label >= src->nclasses)))
-    snprintf(why, sizeof why, "label %" PRId32 " outside [-1, %" PRIu32 ")",
-             e->label, src->nclasses);
-  else if (e->length == 0)
-    snprintf(why, sizeof why, "empty payload");
-  else if (!src->h5f &&
-           (e->codec == SL_IMAGE_RAW || e->codec == SL_IMAGE_RAW_CHW ||
-            e->codec == SL_IMAGE_RAW_CHW_BGR) &&
-           (uint64_t)e->height * e->width * e->channels != e->length)
-    snprintf(why, sizeof why, "raw payload of %" PRIu32 " bytes != %ux%ux%u",
-             e->length, e->height, e->width, e->channels);
-  else if (!targets_finite(src, i, why, sizeof why))
-    ;
-  else if (!boxes_valid(src, i, why, sizeof why))
-    ;
-  else {
-    if (e->length > src->max_length)
-      src->max_length = e->length;
+/* The format of many files that claims path: row's (dataset.format; NULL
+ * for auto) or, with auto, the first row's in table order to claim it.
+ * *many NULL when none does: a one-file source. */
+static sl_status claim_many(const char *path, const sl_format *row,
+                            const sl_format **many, sl_err *err) {
+  *many = NULL;
+  if (row && !row->index_file) { /* a format of many files only */
+    *many = row;
     return SL_OK;
   }
-  return sl_source_bad_entry(src, i, where, why, err);
-}
-
-static char *put_u64(char *p, uint64_t v) {
-  char d[20];
-  int n = 0;
-  do
-    d[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0)
-    *p++ = d[--n];
-  return p;
-}
-
-void sl_rec_where(const sl_source *src, const sl_rec_file *f, uint64_t k,
-                  uint64_t off, char *buf, size_t cap) {
-  size_t head = 0;
-  if (f->path != src->path && strcmp(f->path, src->path) != 0) {
-    /* a shard: its path first (cut to leave room for the rest) */
-    size_t l = strlen(f->path);
-    head = cap > 66 ? cap - 66 : 0;
-    head = l < head ? l : head;
-    memcpy(buf, f->path, head);
-    if (head + 2 <= cap) {
-      memcpy(buf + head, ": ", 2);
-      head += 2;
-    }
+  for (size_t k = 0; k < sl_format_table_len; k++) {
+    const sl_format *f = sl_format_table[k];
+    if (!f->claim || (row && f != row))
+      continue;
+    bool asked = false; /* a reader of several kinds: asked once */
+    for (size_t j = 0; j < k && !row; j++)
+      asked |= sl_format_table[j]->claim == f->claim;
+    if (asked)
+      continue;
+    sl_format_kind kind = row ? row->kind : SL_FORMAT_AUTO;
+    bool mine = false;
+    sl_status st = f->claim(path, &kind, &mine, err);
+    if (st != SL_OK)
+      return st;
+    if (!mine)
+      continue;
+    *many = f;
+    for (size_t j = 0; j < sl_format_table_len; j++)
+      if (sl_format_table[j]->kind == kind)
+        *many = sl_format_table[j];
+    return SL_OK;
   }
-  char *p = buf + head;
-  memcpy(p, "record ", 7);
-  p = put_u64(p + 7, k);
-  memcpy(p, " at offset ", 11);
-  p = put_u64(p + 11, off);
-  *p = '\0';
+  return SL_OK;
 }
 
-static bool is_dir(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-/* Options a TFRecord or RecordIO source (one file or shards) refuses. */
-static sl_status check_record_opts(const sl_source *src, const char *path,
-                                   sl_format_kind fmt, sl_err *err) {
-  const char *what = fmt == SL_FORMAT_TFRECORD ? "TFRecord" : "RecordIO";
-  if (src->entry_layout != SL_ENTRIES_AUTO)
+/* Refuses the dataset.* options row's format does not take, naming the
+ * key and the formats that take it. */
+static sl_status check_options(const sl_source *src, const char *path,
+                               const sl_format *row, sl_err *err) {
+  char list[160];
+  if (!(row->entries & SL_ENTRIES_BIT(src->entry_layout))) {
+    unsigned bit = SL_ENTRIES_BIT(src->entry_layout);
     return sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.layout is for LMDB and HDF5 files; this "
-                      "is %s",
-                      path, what);
-  if (src->images || src->labels || src->targets_name || src->labels_path ||
-      src->lengths_name || src->label_argmax || src->lmdb_db || src->label_file)
-    return sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.images/labels/targets/labels_path/lengths/"
-                      "label_from/lmdb_db/label_file are for LMDB and HDF5 "
-                      "files; this is %s",
-                      path, what);
+                      "%s: dataset.layout = %s is for %s; "
+                      "this is %s",
+                      path, entries_name(src->entry_layout),
+                      row_list(list, sizeof list, BY_ENTRIES, bit), row->what);
+  }
+  const struct {
+    const char *key;
+    unsigned bit;
+    bool set;
+  } keys[] = {
+      {"label_file", SL_FOPT_LABEL_FILE, src->label_file != NULL},
+      {"lmdb_db", SL_FOPT_LMDB_DB, src->lmdb_db != NULL},
+      {"images", SL_FOPT_ARRAYS, src->images != NULL},
+      {"labels", SL_FOPT_ARRAYS, src->labels != NULL},
+      {"targets", SL_FOPT_ARRAYS, src->targets_name != NULL},
+      {"labels_path", SL_FOPT_ARRAYS, src->labels_path != NULL},
+      {"lengths", SL_FOPT_ARRAYS, src->lengths_name != NULL},
+      {"label_from", SL_FOPT_ARRAYS, src->label_argmax},
+      {"label_key", SL_FOPT_LABEL_KEY, src->label_key != NULL},
+      {"targets_ext", SL_FOPT_TARGETS_EXT, src->targets_ext != NULL},
+  };
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    if (keys[k].set && !(row->options & keys[k].bit))
+      return sl_err_set(err, SL_ECONFIG, "%s: dataset.%s is for %s; this is %s",
+                        path, keys[k].key,
+                        row_list(list, sizeof list, BY_OPTION, keys[k].bit),
+                        row->what);
   return SL_OK;
 }
 
@@ -659,66 +479,21 @@ static sl_status open_common(sl_source **out, const char *path,
     sl_source_close(src);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
   }
-  if (fmt == SL_FORMAT_AUTO) { /* many files: by the path's form */
-    struct stat sb;
-    if (sl_wds_path_like(path))
-      fmt = SL_FORMAT_WEBDATASET;
-    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-             !sl_lmdb_env_dir(path) && sl_folder_like(path))
-      fmt = SL_FORMAT_FOLDER;
-    else if (sl_folder_list_like(path)) /* PATH LABEL lines, im2rec's .lst */
-      fmt = SL_FORMAT_FOLDER;
-  }
-  bool shards = false;
-  sl_status st = SL_OK;
-  if (fmt == SL_FORMAT_AUTO || fmt == SL_FORMAT_TFRECORD ||
-      fmt == SL_FORMAT_RECORDIO) /* record files: one, or shards */
-    st = sl_rec_shards_detect(path, &fmt, &shards, err);
-  if (st == SL_OK &&
-      (shards || fmt == SL_FORMAT_WEBDATASET || fmt == SL_FORMAT_FOLDER))
-    return open_many(out, src, path, fmt, err);
-  char env_path[PATH_MAX];
-  bool subdir = false;
+  const sl_format *row = NULL;
+  for (size_t k = 0; k < sl_format_table_len; k++)
+    if (sl_format_table[k]->kind == fmt)
+      row = sl_format_table[k];
+  const sl_format *many = NULL;
+  sl_status st = claim_many(path, row, &many, err);
+  if (st == SL_OK && many)
+    return open_many(out, src, path, many, err);
   if (st == SL_OK)
-    st = detect(src, path, &fmt, env_path, sizeof env_path, &subdir, err);
-  if (st == SL_OK && fmt == SL_FORMAT_HDF5 &&
-      (src->entry_layout == SL_ENTRIES_CAFFE ||
-       src->entry_layout == SL_ENTRIES_IMAGES ||
-       src->entry_layout == SL_ENTRIES_PICKLE ||
-       src->entry_layout == SL_ENTRIES_MSGPACK))
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.layout = %s is for LMDB files; this is HDF5",
-                    path, sl_source_layout_name(src));
-  if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
-      src->entry_layout == SL_ENTRIES_ARRAY)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.layout = array is for HDF5 files; this is "
-                    "LMDB",
-                    path);
-  if (st == SL_OK && fmt == SL_FORMAT_LMDB &&
-      (src->images || src->labels || src->targets_name || src->labels_path ||
-       src->lengths_name || src->label_argmax))
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.images/labels/targets/labels_path/lengths/"
-                    "label_from are for HDF5 arrays; this is LMDB",
-                    path);
-  if (st == SL_OK && (fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO))
-    st = check_record_opts(src, path, fmt, err);
-  if (st == SL_OK && src->targets_ext)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.targets_ext is for WebDataset shards", path);
-  if (st == SL_OK && fmt != SL_FORMAT_TFRECORD && src->label_key)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.label_key is for WebDataset shards and "
-                    "TFRecord files",
-                    path);
-  if (st == SL_OK && fmt == SL_FORMAT_HDF5 && src->lmdb_db)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.lmdb_db = %s names an LMDB sub-database; "
-                    "this is HDF5",
-                    path, src->lmdb_db);
+    st = detect(src, path, &row, err);
+  if (st == SL_OK)
+    st = check_options(src, path, row, err);
   if (st == SL_OK) {
-    src->fmt = fmt;
+    src->fmt = row->kind;
+    src->format = row;
     void *m =
         mmap(NULL, (size_t)src->file_size, PROT_READ, MAP_SHARED, src->fd, 0);
     if (m == MAP_FAILED)
@@ -734,11 +509,7 @@ static sl_status open_common(sl_source **out, const char *path,
     }
   }
   if (st == SL_OK)
-    st = fmt == SL_FORMAT_LMDB
-             ? sl_source_index_lmdb(src, env_path, subdir, err)
-         : fmt == SL_FORMAT_TFRECORD ? sl_source_index_tfrecord(src, err)
-         : fmt == SL_FORMAT_RECORDIO ? sl_source_index_recordio(src, err)
-                                     : sl_source_index_hdf5(src, err);
+    st = row->index_file(src, path, err);
   if (st == SL_OK && !src->keep_map) {
     munmap(src->map, (size_t)src->file_size);
     src->map = NULL;
@@ -754,46 +525,13 @@ static sl_status open_common(sl_source **out, const char *path,
 /* A source of many files: the indexer adds the files (src->files) and the
  * entries; a mapped source maps them all into one reservation. */
 static sl_status open_many(sl_source **out, sl_source *src, const char *path,
-                           sl_format_kind fmt, sl_err *err) {
-  src->fmt = fmt;
-  bool records = fmt == SL_FORMAT_TFRECORD || fmt == SL_FORMAT_RECORDIO;
-  const char *what =
-      fmt == SL_FORMAT_WEBDATASET ? "WebDataset shards" : "an image folder";
-  sl_status st = SL_OK;
-  if (records) {
-    st = check_record_opts(src, path, fmt, err);
-    if (st == SL_OK && src->targets_ext)
-      st = sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.targets_ext is for WebDataset shards", path);
-    if (st == SL_OK && fmt == SL_FORMAT_RECORDIO && src->label_key)
-      st = sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.label_key is for WebDataset shards and "
-                      "TFRecord files",
-                      path);
-  } else if (src->entry_layout != SL_ENTRIES_AUTO &&
-             src->entry_layout != SL_ENTRIES_IMAGES)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.layout must be auto or images for %s", path,
-                    what);
-  else if (src->lmdb_db || src->images || src->labels || src->targets_name ||
-           src->labels_path || src->lengths_name || src->label_argmax ||
-           src->label_file)
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.lmdb_db/images/labels/targets/labels_path/"
-                    "lengths/label_from/label_file are for LMDB and HDF5 "
-                    "files; this is %s",
-                    path, what);
-  else if (fmt == SL_FORMAT_FOLDER && (src->label_key || src->targets_ext))
-    st = sl_err_set(err, SL_ECONFIG,
-                    "%s: dataset.label_key/targets_ext are for WebDataset "
-                    "shards; this is an image folder",
-                    path);
+                           const sl_format *row, sl_err *err) {
+  src->fmt = row->kind;
+  src->format = row;
+  sl_status st = check_options(src, path, row, err);
   src->entry_layout = SL_ENTRIES_IMAGES;
   if (st == SL_OK)
-    st = records ? sl_source_index_rec_shards(src, path, err)
-         : fmt == SL_FORMAT_WEBDATASET ? sl_source_index_wds(src, path, err)
-         : is_dir(path)                ? sl_source_index_folder(src, path, err)
-                        : sl_source_index_folder_list(src, path, err);
+    st = row->index_many(src, path, err);
   if (st == SL_OK && src->keep_map && src->files.lazy)
     src->keep_map = false; /* files opened per read: pread, buf needed */
   if (st == SL_OK && src->keep_map && !src->map) { /* not mapped already */
@@ -810,39 +548,36 @@ static sl_status open_many(sl_source **out, sl_source *src, const char *path,
   return SL_OK;
 }
 
-bool sl_lmdb_env_dir(const char *dir) {
-  char p[PATH_MAX];
-  struct stat sb;
-  return snprintf(p, sizeof p, "%s/data.mdb", dir) < (int)sizeof p &&
-         stat(p, &sb) == 0;
-}
-
-/* Opens the data file, checks its size and recognises the format. */
-static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
-                        char *lmdb_env, size_t env_cap, bool *subdir,
+/* Opens the data file, checks its size and recognises the format: *row
+ * the one dataset.format names (checked against the file), or NULL to
+ * detect it. */
+static sl_status detect(sl_source *src, const char *path, const sl_format **row,
                         sl_err *err) {
   struct stat sb;
   if (stat(path, &sb) != 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", path);
   const char *file = path;
   char data_path[PATH_MAX];
-  if (S_ISDIR(sb.st_mode)) { /* an LMDB environment directory */
-    if (snprintf(data_path, sizeof data_path, "%s/data.mdb", path) >=
-        (int)sizeof data_path)
+  const sl_format *dir_row = NULL; /* the format of directories */
+  for (size_t k = 0; k < sl_format_table_len && !dir_row; k++)
+    if (sl_format_table[k]->dir_file)
+      dir_row = sl_format_table[k];
+  if (S_ISDIR(sb.st_mode)) {
+    if (!dir_row)
+      return sl_err_set(err, SL_EFORMAT, "%s: a directory", path);
+    if (snprintf(data_path, sizeof data_path, "%s/%s", path,
+                 dir_row->dir_file) >= (int)sizeof data_path)
       return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
     file = data_path;
-    *subdir = true;
+    src->dir_path = true;
   }
-  if (snprintf(lmdb_env, env_cap, "%s", path) >= (int)env_cap)
-    return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
   src->fd = open(file, O_RDONLY | O_CLOEXEC);
-  if (src->fd < 0 && errno == ENOENT && *subdir)
-    return sl_err_set(
-        err, SL_EIO,
-        "%s: a folder, not a dataset (no data.mdb: not an LMDB environment "
-        "either); `sluice pack %s OUT.lmdb` makes a dataset of the images "
-        "in it",
-        path, path);
+  if (src->fd < 0 && errno == ENOENT && src->dir_path)
+    return sl_err_set(err, SL_EIO,
+                      "%s: a folder, not a dataset (no %s: not %s either); "
+                      "`sluice pack %s OUT.lmdb` makes a dataset of the "
+                      "images in it",
+                      path, dir_row->dir_file, dir_row->dir_what, path);
   if (src->fd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", file);
   if (fstat(src->fd, &sb) != 0)
@@ -853,85 +588,55 @@ static sl_status detect(sl_source *src, const char *path, sl_format_kind *fmt,
   if ((uint64_t)(size_t)src->file_size != src->file_size)
     return sl_err_set(err, SL_ETOOBIG, "%s: too large to map", file);
   uint8_t head[24] = {0};
-  ssize_t n = pread(src->fd, head, sizeof head, 0);
-  if (n < 0)
+  ssize_t got = pread(src->fd, head, sizeof head, 0);
+  if (got < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s: read", file);
-  bool is_hdf5 = n >= 8 && memcmp(head, k_hdf5_sig, 8) == 0;
-  bool is_lmdb = n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC;
-  /* RecordIO starts with its magic; a TFRecord with a record header whose
-   * length CRC holds (1 in 2^32 by chance). */
-  bool is_recordio = n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC;
-  bool is_tfrecord =
-      n >= 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8);
-  /* After a userblock (MATLAB v7.3 writes 512 bytes) the signature sits at
-   * 512, 1024, 2048, ...: HDF5 itself looks there (not in a file that
-   * starts as a record file: its images may hold anything). */
-  for (uint64_t at = 512; !is_hdf5 && n >= 20 && at + 8 <= src->file_size &&
-                          !is_lmdb && !is_recordio && !is_tfrecord;
-       at *= 2) {
-    uint8_t sig[8];
-    if (pread(src->fd, sig, 8, (off_t)at) == 8 &&
-        memcmp(sig, k_hdf5_sig, 8) == 0)
-      is_hdf5 = true;
+  size_t n = (size_t)got;
+  for (size_t k = 0; k < sl_format_table_len; k++) {
+    const sl_format *f = sl_format_table[k];
+    sl_status st = f->refuse && (!*row || *row == f)
+                       ? f->refuse(head, n, file, err)
+                       : SL_OK;
+    if (st != SL_OK)
+      return st;
   }
-  bool is_gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-  if (is_gzip && (*fmt == SL_FORMAT_AUTO || *fmt == SL_FORMAT_TFRECORD))
-    return sl_err_set(
-        err, SL_EUNSUPPORTED,
-        "%s: a gzip-compressed file (a TFRecord written with "
-        "compression_type GZIP?): sluice reads TFRecords in place and not "
-        "compressed ones; `gunzip -c FILE > FILE.tfrecord` (or write them "
-        "uncompressed) and read that",
-        file);
-  if (*fmt == SL_FORMAT_AUTO) {
-    if (is_hdf5)
-      *fmt = SL_FORMAT_HDF5;
-    else if (is_recordio)
-      *fmt = SL_FORMAT_RECORDIO;
-    else if (is_tfrecord)
-      *fmt = SL_FORMAT_TFRECORD;
-    else if (is_lmdb)
-      *fmt = SL_FORMAT_LMDB;
-    else if (sl_sniff_magic(head, (size_t)n) != SL_SNIFF_NONE)
+  /* The strongest sniff wins (a magic over a checksum), ties by table
+   * order; a second look only where no row took the head. */
+  const sl_format *found = NULL;
+  int best = 0;
+  for (size_t k = 0; k < sl_format_table_len; k++) {
+    const sl_format *f = sl_format_table[k];
+    int s = f->sniff ? f->sniff(head, n) : 0;
+    if (s > best)
+      best = s, found = f;
+  }
+  for (size_t k = 0; k < sl_format_table_len && !found && n >= 20; k++) {
+    const sl_format *f = sl_format_table[k];
+    if (f->sniff_deep && (!*row || *row == f) &&
+        f->sniff_deep(src->fd, src->file_size))
+      found = f;
+  }
+  if (*row && (*row)->sniff(head, n) == 0 && found != *row)
+    return sl_err_set(err, SL_EFORMAT, "%s: %s", file, (*row)->not_this(n));
+  if (!*row && !found) {
+    sl_sniff_kind image = sl_sniff_magic(head, n);
+    if (image != SL_SNIFF_NONE)
       return sl_err_set(
           err, SL_EFORMAT,
           "%s: a %s image, not a dataset; `sluice pack FOLDER OUT.lmdb` "
           "makes a dataset of a folder of images",
-          file, sl_sniff_name(sl_sniff_magic(head, (size_t)n)));
-    else
-      return sl_err_set(
-          err, SL_EFORMAT,
-          "%s: %s; sluice reads LMDB files (its own, Caffe Datums, "
-          "image-file values), HDF5 files (its own, and h5py-style "
-          "arrays of pixels or of encoded images), TFRecord files of "
-          "tf.train.Example and MXNet RecordIO files",
-          file,
-          n == 0 ? "file is empty"
-                 : "not an LMDB, HDF5, TFRecord or RecordIO file");
-  } else if (*fmt == SL_FORMAT_HDF5 && !is_hdf5) {
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: not an HDF5 file (no HDF5 "
-                      "signature at offset 0)",
-                      file);
-  } else if (*fmt == SL_FORMAT_RECORDIO && !is_recordio) {
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: not an MXNet RecordIO file (no magic ced7230a at "
-                      "offset 0)",
-                      file);
-  } else if (*fmt == SL_FORMAT_TFRECORD && !is_tfrecord) {
-    return sl_err_set(err, SL_EFORMAT, "%s: not a TFRecord file (%s)", file,
-                      n < 12 ? "shorter than a record header"
-                             : "the first record's length CRC does not hold");
-  } else if (*fmt == SL_FORMAT_LMDB && !is_lmdb) {
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: not an LMDB file (no LMDB magic "
-                      "in the first meta page)",
-                      file);
+          file, sl_sniff_name(image));
+    char titles[160], reads[480];
+    return sl_err_set(err, SL_EFORMAT, "%s: %s%s%s; sluice reads %s", file,
+                      n == 0 ? "file is empty" : "not an ",
+                      n == 0 ? "" : row_list(titles, sizeof titles, BY_FILE, 0),
+                      n == 0 ? "" : " file",
+                      row_list(reads, sizeof reads, BY_READS, 0));
   }
-  if (*subdir && *fmt != SL_FORMAT_LMDB)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: a directory must be an LMDB "
-                      "environment",
-                      path);
+  if (!*row)
+    *row = found;
+  if (src->dir_path && *row != dir_row)
+    return sl_err_set(err, SL_EFORMAT, "%s: a directory must be %s", path,
+                      dir_row->dir_what);
   return SL_OK;
 }

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +29,9 @@
 #include <unistd.h>
 
 #include "common/pread_full.h"
+#include "formats/format.h"
 
 #define HEAD_BYTES SL_FOLDER_HEAD_BYTES
-#define HEAD_MAX (16u << 20)
 #define MAX_DEPTH 32
 
 typedef struct names {
@@ -174,59 +175,6 @@ bool sl_folder_like(const char *dir) {
   return like;
 }
 
-sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
-                              const char *line, sl_err *err) {
-  const char *rel = sl_source_file_path(src, (size_t)i);
-  char where[PATH_MAX + 64];
-  snprintf(where, sizeof where, "%s%sfile %s", line ? line : "",
-           line ? ": " : "", rel);
-  int fd = openat(src->dirfd, rel, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return sl_err_errno(err, SL_EIO, errno, "%s/%s", src->path, rel);
-  const sl_file_span *f = &src->spans[i]; /* its size as listed */
-  sl_status st = SL_OK;
-  size_t want = f->size < HEAD_BYTES ? (size_t)f->size : HEAD_BYTES, got = 0;
-  int rc = sl_pread_full(fd, buf, want, 0, &got);
-  if (rc < 0) {
-    st = sl_err_errno(err, SL_EIO, errno, "%s/%s: read", src->path, rel);
-    goto out;
-  }
-  sl_sample_info *e = &src->index[i];
-  char why[200];
-  const char *bad = NULL;
-  if (f->size > UINT32_MAX) {
-    snprintf(why, sizeof why, "%" PRIu64 " bytes (at most 4 GiB)", f->size);
-    bad = why;
-  } else {
-    bad = sl_source_take_image(buf, got, f->base, e, why, sizeof why);
-    if (bad && got < f->size && got == HEAD_BYTES) { /* header further on */
-      size_t more = f->size < HEAD_MAX ? (size_t)f->size : HEAD_MAX;
-      uint8_t *big = malloc(more);
-      if (!big) {
-        st = sl_err_set(err, SL_ENOMEM, "%s/%s: %zu bytes", src->path, rel,
-                        more);
-        goto out;
-      }
-      if (sl_pread_full(fd, big, more, 0, &got) >= 0)
-        bad = sl_source_take_image(big, got, f->base, e, why, sizeof why);
-      free(big);
-    }
-  }
-  e->length = (uint32_t)f->size;
-  e->offset = f->base;
-  if (bad) {
-    st = sl_source_bad_entry(src, i, where, bad, err);
-  } else {
-    st = sl_source_check_entry(src, i, where, err);
-    size_t nl = strlen(rel); /* its name is its path (names_are_files) */
-    if (st == SL_OK && src->index[i].codec != 0)
-      src->index[i].name_len = (uint16_t)(nl < UINT16_MAX ? nl : UINT16_MAX);
-  }
-out:
-  close(fd);
-  return st;
-}
-
 sl_status sl_source_index_folder(sl_source *src, const char *path,
                                  sl_err *err) {
   src->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -321,3 +269,44 @@ sl_status sl_source_index_folder(sl_source *src, const char *path,
   names_free(&files);
   return st;
 }
+
+/* ---- the row ------------------------------------------------------------- */
+
+static bool is_dir(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* A directory holding an LMDB environment is LMDB's, whatever else is in
+ * it. */
+static bool lmdb_env_dir(const char *dir) {
+  char p[PATH_MAX];
+  struct stat sb;
+  return snprintf(p, sizeof p, "%s/data.mdb", dir) < (int)sizeof p &&
+         stat(p, &sb) == 0;
+}
+
+static sl_status folder_claim(const char *path, sl_format_kind *kind,
+                              bool *mine, sl_err *err) {
+  (void)kind, (void)err;
+  *mine = is_dir(path) ? !lmdb_env_dir(path) && sl_folder_like(path)
+                       : sl_folder_list_like(path); /* PATH LABEL, .lst */
+  return SL_OK;
+}
+
+static sl_status folder_index(sl_source *src, const char *path, sl_err *err) {
+  return is_dir(path) ? sl_source_index_folder(src, path, err)
+                      : sl_source_index_folder_list(src, path, err);
+}
+
+const sl_format sl_format_folder = {
+    .kind = SL_FORMAT_FOLDER,
+    .name = "folder",
+    .title = "image folders",
+    .what = "an image folder",
+    .options = 0,
+    .entries =
+        SL_ENTRIES_BIT(SL_ENTRIES_AUTO) | SL_ENTRIES_BIT(SL_ENTRIES_IMAGES),
+    .claim = folder_claim,
+    .index_many = folder_index,
+};

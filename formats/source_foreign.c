@@ -168,36 +168,6 @@ static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
 
 /* ---- one value ----------------------------------------------------------- */
 
-const char *sl_source_take_image(const uint8_t *p, size_t len, uint64_t off,
-                                 sl_sample_info *e, char *why, size_t cap) {
-  sl_sniff s;
-  int rc = sl_sniff_image(p, len, &s);
-  if (s.kind == SL_SNIFF_NONE) {
-    snprintf(why, cap,
-             "value is not an image file (%zu bytes starting %02x %02x %02x "
-             "%02x)",
-             len, len > 0 ? p[0] : 0, len > 1 ? p[1] : 0, len > 2 ? p[2] : 0,
-             len > 3 ? p[3] : 0);
-    return why;
-  }
-  if (s.kind == SL_SNIFF_BMP) {
-    snprintf(why, cap, "a BMP image: this sluice decodes JPEG, PNG and WebP");
-    return why;
-  }
-  if (rc != 0) {
-    snprintf(why, cap, "%s image whose header is truncated or malformed",
-             sl_sniff_name(s.kind));
-    return why;
-  }
-  if (s.width > UINT16_MAX || s.height > UINT16_MAX) {
-    snprintf(why, cap, "%" PRIu32 "x%" PRIu32 " image (sides up to 65535)",
-             s.width, s.height);
-    return why;
-  }
-  sl_source_entry_from_sniff(e, off, (uint32_t)len, &s);
-  return NULL;
-}
-
 /* A raw Datum's planes: C·H·W bytes, CHW. */
 static const char *take_raw(const sl_datum *d, sl_channel_order order,
                             uint64_t off, sl_sample_info *e, char *why,

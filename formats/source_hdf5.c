@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/boxes.h"
+#include "formats/format.h"
 #include "formats/hdf5_lock.h"
 #include "formats/layout.h"
 
@@ -47,7 +49,7 @@ static void h5_close_all(h5 *f) {
     H5Fclose(f->file);
 }
 
-sl_status sl_source_index_hdf5(sl_source *src, sl_err *err) {
+static sl_status index_hdf5(sl_source *src, sl_err *err) {
   h5 f = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
   sl_status st = SL_OK;
   sl_hdf5_lock();
@@ -545,3 +547,52 @@ static sl_status read_boxes(sl_source *src, h5 *f, uint64_t n, sl_err *err) {
   free(flg);
   return st;
 }
+
+/* ---- the row ------------------------------------------------------------- */
+
+static const uint8_t k_hdf5_sig[8] = {0x89, 'H',  'D',  'F',
+                                      '\r', '\n', 0x1a, '\n'};
+
+static int hdf5_sniff(const uint8_t *head, size_t n) {
+  return n >= 8 && memcmp(head, k_hdf5_sig, 8) == 0 ? 2 : 0;
+}
+
+/* After a userblock (MATLAB v7.3 writes 512 bytes) the signature sits at
+ * 512, 1024, 2048, ...: HDF5 itself looks there. Only for a file no other
+ * format took by its head: a record file's images may hold anything. */
+static bool hdf5_sniff_userblock(int fd, uint64_t size) {
+  for (uint64_t at = 512; at + 8 <= size; at *= 2) {
+    uint8_t sig[8];
+    if (pread(fd, sig, 8, (off_t)at) == 8 && memcmp(sig, k_hdf5_sig, 8) == 0)
+      return true;
+  }
+  return false;
+}
+
+static const char *hdf5_not_this(size_t n) {
+  (void)n;
+  return "not an HDF5 file (no HDF5 signature at offset 0)";
+}
+
+static sl_status hdf5_index_file(sl_source *src, const char *path,
+                                 sl_err *err) {
+  (void)path;
+  return index_hdf5(src, err);
+}
+
+const sl_format sl_format_hdf5 = {
+    .kind = SL_FORMAT_HDF5,
+    .name = "hdf5",
+    .title = "HDF5",
+    .what = "HDF5",
+    .options = SL_FOPT_LABEL_FILE | SL_FOPT_ARRAYS,
+    .entries = SL_ENTRIES_BIT(SL_ENTRIES_AUTO) |
+               SL_ENTRIES_BIT(SL_ENTRIES_SLUICE) |
+               SL_ENTRIES_BIT(SL_ENTRIES_ARRAY),
+    .sniff = hdf5_sniff,
+    .sniff_deep = hdf5_sniff_userblock,
+    .not_this = hdf5_not_this,
+    .reads = "HDF5 files (its own, and h5py-style arrays of pixels or of "
+             "encoded images)",
+    .index_file = hdf5_index_file,
+};

@@ -41,7 +41,9 @@ typedef struct sl_recio_join {
 } sl_recio_join;
 
 struct sl_source {
-  char *path;         /* as given to open */
+  char *path;                     /* as given to open */
+  const struct sl_format *format; /* its row (formats/format.h) */
+  bool dir_path;      /* path is a directory holding the format's dir_file */
   int fd;             /* the data file, O_RDONLY */
   uint64_t file_size; /* at open */
   uint8_t *map;       /* whole file, PROT_READ; NULL once unmapped */
@@ -158,10 +160,6 @@ static inline void sl_source_entry_from_sniff(sl_sample_info *e, uint64_t off,
 const char *sl_source_take_image(const uint8_t *p, size_t len, uint64_t off,
                                  sl_sample_info *e, char *why, size_t cap);
 
-/* The format modules: fill count, index, classes, writer, version. */
-sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
-                               bool subdir, sl_err *err);
-sl_status sl_source_index_hdf5(sl_source *src, sl_err *err);
 /* An HDF5 file without sluice's /samples group: an h5py-style pixel array
  * beside optional labels/targets (source_h5array.c). file is an open HDF5
  * file id (hid_t), called under the HDF5 lock with error printing off. */
@@ -228,8 +226,6 @@ sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
                               const char *line, sl_err *err);
 /* Whether dir is an ImageFolder: a class subfolder holding an image. */
 bool sl_folder_like(const char *dir);
-/* Whether dir holds an LMDB environment (data.mdb). */
-bool sl_lmdb_env_dir(const char *dir);
 
 /* TFRecord and RecordIO (source_tfrecord.c, source_recordio.c) index one
  * file at a time, so that a source of many files (shards) can call them
@@ -287,15 +283,6 @@ sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
  * shard's records appended at its base. */
 sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
                                      sl_err *err);
-/* Whether path names TFRecord or RecordIO shards rather than one file: a
- * brace pattern, a list file (.txt, .shards), or TFDS's naming of more
- * than one shard (or of a prefix). *fmt: in, dataset.format (AUTO,
- * TFRECORD or RECORDIO); out, the shards' format, from the first shard's
- * first bytes when AUTO. *shards false: a one-file source (or another
- * kind), left to the one-file open. Errors (SL_EIO, SL_ECONFIG,
- * SL_EFORMAT) only where path can be nothing but shards. */
-sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
-                               bool *shards, sl_err *err);
 /* Sample i's multi-part record, or NULL. */
 const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i);
 /* sl_source_unfilter for RecordIO: a multi-part record's parts joined into

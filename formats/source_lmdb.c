@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/endian.h"
 #include "formats/boxes.h"
+#include "formats/format.h"
 #include "formats/layout.h"
 
 typedef struct meta_text {
@@ -58,8 +60,8 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
 static sl_status finish_entries(lmdb_walk *w, sl_err *err);
 static sl_status choose_layout(lmdb_walk *w, sl_err *err);
 
-sl_status sl_source_index_lmdb(sl_source *src, const char *env_path,
-                               bool subdir, sl_err *err) {
+static sl_status index_lmdb(sl_source *src, const char *env_path, bool subdir,
+                            sl_err *err) {
   lmdb_walk w = {0};
   w.src = src;
   w.thorough = src->on_bad != NULL; /* verify reads every value too */
@@ -522,3 +524,39 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
   free(blob);
   return st;
 }
+
+/* ---- the row ------------------------------------------------------------- */
+
+#define LMDB_MAGIC 0xBEEFC0DEu /* in the first meta page, at offset 16 */
+
+static int lmdb_sniff(const uint8_t *head, size_t n) {
+  return n >= 20 && sl_get_le32(head + 16) == LMDB_MAGIC ? 2 : 0;
+}
+
+static const char *lmdb_not_this(size_t n) {
+  (void)n;
+  return "not an LMDB file (no LMDB magic in the first meta page)";
+}
+
+static sl_status lmdb_index_file(sl_source *src, const char *path,
+                                 sl_err *err) {
+  return index_lmdb(src, path, src->dir_path, err);
+}
+
+const sl_format sl_format_lmdb = {
+    .kind = SL_FORMAT_LMDB,
+    .name = "lmdb",
+    .title = "LMDB",
+    .what = "LMDB",
+    .options = SL_FOPT_LABEL_FILE | SL_FOPT_LMDB_DB,
+    .entries =
+        SL_ENTRIES_BIT(SL_ENTRIES_AUTO) | SL_ENTRIES_BIT(SL_ENTRIES_SLUICE) |
+        SL_ENTRIES_BIT(SL_ENTRIES_CAFFE) | SL_ENTRIES_BIT(SL_ENTRIES_IMAGES) |
+        SL_ENTRIES_BIT(SL_ENTRIES_PICKLE) | SL_ENTRIES_BIT(SL_ENTRIES_MSGPACK),
+    .sniff = lmdb_sniff,
+    .not_this = lmdb_not_this,
+    .dir_file = "data.mdb",
+    .dir_what = "an LMDB environment",
+    .reads = "LMDB files (its own, Caffe Datums, image-file values)",
+    .index_file = lmdb_index_file,
+};

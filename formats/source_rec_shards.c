@@ -32,6 +32,7 @@
 
 #include "common/endian.h"
 #include "formats/crc32c.h"
+#include "formats/format.h"
 #include "formats/recordio.h"
 #include "formats/shard_paths.h"
 
@@ -151,6 +152,10 @@ sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
 
 /* ---- detection --------------------------------------------------------- */
 
+static bool gzip_head(const uint8_t *head, size_t n) {
+  return n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+}
+
 /* The kind of record file p is by its first bytes (AUTO: neither); *why
  * gets errno when it cannot be read; *gzip whether it is gzip data. */
 static sl_format_kind sniff(const char *p, int *why, bool *gzip) {
@@ -165,16 +170,24 @@ static sl_format_kind sniff(const char *p, int *why, bool *gzip) {
   if (n < 0)
     *why = errno;
   close(fd);
-  *gzip = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-  if (n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC)
+  size_t got = n > 0 ? (size_t)n : 0;
+  *gzip = gzip_head(head, got);
+  if (sl_format_recordio.sniff(head, got))
     return SL_FORMAT_RECORDIO;
-  if (n == 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8))
+  if (sl_format_tfrecord.sniff(head, got))
     return SL_FORMAT_TFRECORD;
   return SL_FORMAT_AUTO;
 }
 
-sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
-                               bool *shards, sl_err *err) {
+/* The records rows' claim: whether path names TFRecord or RecordIO shards
+ * rather than one file: a brace pattern, a list file (.txt, .shards), or
+ * TFDS's naming of more than one shard (or of a prefix). *fmt: in,
+ * dataset.format (AUTO, TFRECORD or RECORDIO); out, the shards' format,
+ * from the first shard's first bytes when AUTO. *shards false: a one-file
+ * source (or another kind), left to the one-file open. Errors (SL_EIO,
+ * SL_ECONFIG, SL_EFORMAT) only where path can be nothing but shards. */
+static sl_status shards_claim(const char *path, sl_format_kind *fmt,
+                              bool *shards, sl_err *err) {
   *shards = false;
   bool forced = *fmt != SL_FORMAT_AUTO;
   bool pattern = sl_shard_is_pattern(path), list = sl_shard_is_list_name(path);
@@ -224,3 +237,85 @@ sl_status sl_rec_shards_detect(const char *path, sl_format_kind *fmt,
   sl_shard_list_free(&l);
   return st;
 }
+
+/* ---- the rows: TFRecord and RecordIO, one file or shards ----------------- */
+
+static int tfrecord_sniff(const uint8_t *head, size_t n) {
+  /* a record header whose length CRC holds: 1 in 2^32 by chance */
+  return n >= 12 && sl_crc32c_mask(sl_crc32c(head, 8)) == sl_get_le32(head + 8)
+             ? 1
+             : 0;
+}
+
+static const char *tfrecord_not_this(size_t n) {
+  return n < 12 ? "not a TFRecord file (shorter than a record header)"
+                : "not a TFRecord file (the first record's length CRC does "
+                  "not hold)";
+}
+
+static sl_status tfrecord_refuse(const uint8_t *head, size_t n,
+                                 const char *file, sl_err *err) {
+  if (!gzip_head(head, n))
+    return SL_OK;
+  return sl_err_set(err, SL_EUNSUPPORTED,
+                    "%s: a gzip-compressed file (a TFRecord written with "
+                    "compression_type GZIP?): sluice reads TFRecords in place "
+                    "and not compressed ones; `gunzip -c FILE > "
+                    "FILE.tfrecord` (or write them uncompressed) and read "
+                    "that",
+                    file);
+}
+
+static sl_status tfrecord_index_file(sl_source *src, const char *path,
+                                     sl_err *err) {
+  (void)path;
+  return sl_source_index_tfrecord(src, err);
+}
+
+const sl_format sl_format_tfrecord = {
+    .kind = SL_FORMAT_TFRECORD,
+    .name = "tfrecord",
+    .title = "TFRecord",
+    .what = "TFRecord",
+    .options = SL_FOPT_LABEL_KEY,
+    .entries = SL_ENTRIES_BIT(SL_ENTRIES_AUTO),
+    .entries_name = "example",
+    .claim = shards_claim,
+    .index_many = sl_source_index_rec_shards,
+    .sniff = tfrecord_sniff,
+    .not_this = tfrecord_not_this,
+    .refuse = tfrecord_refuse,
+    .reads = "TFRecord files of tf.train.Example",
+    .index_file = tfrecord_index_file,
+};
+
+static int recordio_sniff(const uint8_t *head, size_t n) {
+  return n >= 8 && sl_get_le32(head) == SL_RECIO_MAGIC ? 2 : 0;
+}
+
+static const char *recordio_not_this(size_t n) {
+  (void)n;
+  return "not an MXNet RecordIO file (no magic ced7230a at offset 0)";
+}
+
+static sl_status recordio_index_file(sl_source *src, const char *path,
+                                     sl_err *err) {
+  (void)path;
+  return sl_source_index_recordio(src, err);
+}
+
+const sl_format sl_format_recordio = {
+    .kind = SL_FORMAT_RECORDIO,
+    .name = "recordio",
+    .title = "RecordIO",
+    .what = "RecordIO",
+    .options = 0,
+    .entries = SL_ENTRIES_BIT(SL_ENTRIES_AUTO),
+    .entries_name = "irheader",
+    .claim = shards_claim,
+    .index_many = sl_source_index_rec_shards,
+    .sniff = recordio_sniff,
+    .not_this = recordio_not_this,
+    .reads = "MXNet RecordIO files",
+    .index_file = recordio_index_file,
+};

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/endian.h"
+#include "formats/format.h"
 #include "formats/npy.h"
 #include "formats/shard_paths.h"
 #include "formats/tar.h"
@@ -399,3 +400,24 @@ sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
                     path, src->nfiles);
   return st;
 }
+
+/* ---- the row ------------------------------------------------------------- */
+
+static sl_status wds_claim(const char *path, sl_format_kind *kind, bool *mine,
+                           sl_err *err) {
+  (void)kind, (void)err;
+  *mine = sl_wds_path_like(path);
+  return SL_OK;
+}
+
+const sl_format sl_format_webdataset = {
+    .kind = SL_FORMAT_WEBDATASET,
+    .name = "webdataset",
+    .title = "WebDataset",
+    .what = "WebDataset shards",
+    .options = SL_FOPT_LABEL_KEY | SL_FOPT_TARGETS_EXT,
+    .entries =
+        SL_ENTRIES_BIT(SL_ENTRIES_AUTO) | SL_ENTRIES_BIT(SL_ENTRIES_IMAGES),
+    .claim = wds_claim,
+    .index_many = sl_source_index_wds,
+};

@@ -112,7 +112,8 @@ void instance_free(PyObject *o) {
 static void op_lock_gil(struct core *c) {
   if (pthread_mutex_trylock(&c->op) == 0)
     return;
-  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  Py_BEGIN_ALLOW_THREADS
+  pthread_mutex_lock(&c->op);
   Py_END_ALLOW_THREADS
 }
 
@@ -140,7 +141,8 @@ static struct core *core_enter(LoaderObject *self) {
 /* Drops core_enter's reference; the last one closes the loader, so the GIL
  * is released around it. Any thread holding the GIL. */
 static void core_leave(struct core *c) {
-  Py_BEGIN_ALLOW_THREADS core_decref(c);
+  Py_BEGIN_ALLOW_THREADS
+  core_decref(c);
   Py_END_ALLOW_THREADS
 }
 
@@ -204,8 +206,10 @@ static int Loader_init(PyObject *o, PyObject *args, PyObject *kw) {
     gpu = atoi(buf);
 
   sl_loader *ld = NULL;
-  Py_BEGIN_ALLOW_THREADS st = sl_loader_open(&ld, cfg);
-  Py_END_ALLOW_THREADS if (st != SL_OK) {
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_loader_open(&ld, cfg);
+  Py_END_ALLOW_THREADS
+  if (st != SL_OK) {
     raise_status(o, st, ld ? sl_loader_errmsg(ld) : sl_config_errmsg(cfg));
     sl_loader_close(ld);
     goto fail_cfg;
@@ -238,7 +242,8 @@ static PyObject *Loader_close(PyObject *o, PyObject *unused) {
   if (c) {
     /* Waits for the call in flight (it holds op); one waiting for op sees
      * closed and refuses. */
-    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&c->op);
     c->closed = 1;
     pthread_mutex_unlock(&c->op);
     core_decref(c);
@@ -266,7 +271,8 @@ static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
     return NULL;
   sl_status st;
   char msg[1024];
-  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  Py_BEGIN_ALLOW_THREADS
+  pthread_mutex_lock(&c->op);
   if (c->closed) {
     st = SL_ESTATE;
     snprintf(msg, sizeof msg, "%s", closed_msg);
@@ -278,7 +284,9 @@ static PyObject *Loader_start_epoch(PyObject *o, PyObject *arg) {
   }
   pthread_mutex_unlock(&c->op);
   core_decref(c);
-  Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(o, st, msg);
+  Py_END_ALLOW_THREADS
+  if (st != SL_OK)
+    return raise_status(o, st, msg);
   Py_RETURN_NONE;
 }
 
@@ -299,7 +307,8 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   sl_status st;
   char msg[1200];
-  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  Py_BEGIN_ALLOW_THREADS
+  pthread_mutex_lock(&c->op);
   if (c->closed) {
     st = SL_ESTATE;
     snprintf(msg, sizeof msg, "%s", closed_msg);
@@ -310,7 +319,8 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
       snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
   }
   pthread_mutex_unlock(&c->op);
-  Py_END_ALLOW_THREADS if (st == SL_END) {
+  Py_END_ALLOW_THREADS
+  if (st == SL_END) {
     free(bc);
     core_leave(c);
     Py_RETURN_NONE;
@@ -516,7 +526,8 @@ static PyObject *Loader_restore_state(PyObject *o, PyObject *arg) {
   }
   char msg[1024];
   sl_status st;
-  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->op);
+  Py_BEGIN_ALLOW_THREADS
+  pthread_mutex_lock(&c->op);
   if (c->closed) {
     st = SL_ESTATE;
     snprintf(msg, sizeof msg, "%s", closed_msg);
@@ -528,7 +539,8 @@ static PyObject *Loader_restore_state(PyObject *o, PyObject *arg) {
   }
   pthread_mutex_unlock(&c->op);
   core_decref(c);
-  Py_END_ALLOW_THREADS PyBuffer_Release(&view);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
   if (st != SL_OK)
     return raise_status(o, st, msg);
   Py_RETURN_NONE;

@@ -134,9 +134,10 @@ PyObject *py_augment_apply(PyObject *m, PyObject *args) {
     return NULL;
   char msg[512];
   sl_status st;
-  Py_BEGIN_ALLOW_THREADS st =
-      sl_augment_apply(op, &a, view.buf, h, w, c, msg, sizeof msg);
-  Py_END_ALLOW_THREADS PyBuffer_Release(&view);
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_augment_apply(op, &a, view.buf, h, w, c, msg, sizeof msg);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
   if (st != SL_OK)
     return failure(st, msg);
   Py_RETURN_NONE;

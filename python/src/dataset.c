@@ -58,8 +58,10 @@ static int Dataset_init(PyObject *o, PyObject *args, PyObject *kw) {
   const char *p = PyBytes_AsString(path);
   sl_dataset *ds = NULL;
   sl_status st;
-  Py_BEGIN_ALLOW_THREADS st = sl_dataset_open_file(&ds, p);
-  Py_END_ALLOW_THREADS Py_DECREF(path);
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_dataset_open_file(&ds, p);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path);
   if (st != SL_OK) {
     raise_status(o, st, sl_dataset_errmsg(ds));
     sl_dataset_close(ds);
@@ -221,11 +223,13 @@ static PyObject *Dataset_decode(PyObject *o, PyObject *arg) {
     Py_DECREF(buf);
     return NULL;
   }
-  Py_BEGIN_ALLOW_THREADS st = sl_dataset_decode(ds, i, p, cap, &len);
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_dataset_decode(ds, i, p, cap, &len);
   if (st != SL_OK)
     sl_dataset_errmsg_copy(ds, msg, sizeof msg);
   ds_leave(self);
-  Py_END_ALLOW_THREADS if (st != SL_OK) {
+  Py_END_ALLOW_THREADS
+  if (st != SL_OK) {
     Py_DECREF(buf);
     return raise_status(o, st, msg);
   }
@@ -257,12 +261,13 @@ static PyObject *Dataset_read(PyObject *o, PyObject *arg) {
     Py_DECREF(buf);
     return NULL;
   }
-  Py_BEGIN_ALLOW_THREADS st =
-      sl_dataset_read(ds, i, p, (size_t)m.stored_bytes, &len);
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_dataset_read(ds, i, p, (size_t)m.stored_bytes, &len);
   if (st != SL_OK)
     sl_dataset_errmsg_copy(ds, msg, sizeof msg);
   ds_leave(self);
-  Py_END_ALLOW_THREADS if (st != SL_OK) {
+  Py_END_ALLOW_THREADS
+  if (st != SL_OK) {
     Py_DECREF(buf);
     return raise_status(o, st, msg);
   }
@@ -341,7 +346,8 @@ static PyObject *Dataset_close(PyObject *o, PyObject *u) {
   self->ds = NULL; /* later calls raise StateError */
   if (ds) {
     /* Waits for the decodes and reads in flight on other threads. */
-    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&self->mu);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->mu);
     while (self->calls > 0)
       pthread_cond_wait(&self->idle, &self->mu);
     pthread_mutex_unlock(&self->mu);
@@ -596,9 +602,11 @@ static PyObject *Writer_commit(PyObject *o, PyObject *u) {
   if (w_check(self))
     return NULL;
   sl_status st;
-  Py_BEGIN_ALLOW_THREADS st = sl_writer_commit(self->w);
-  Py_END_ALLOW_THREADS if (st != SL_OK) return raise_status(
-      o, st, sl_writer_errmsg(self->w));
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_writer_commit(self->w);
+  Py_END_ALLOW_THREADS
+  if (st != SL_OK)
+    return raise_status(o, st, sl_writer_errmsg(self->w));
   Py_RETURN_NONE;
 }
 

@@ -41,7 +41,7 @@ def test_train_two_epochs_loss_falls_and_resume_reproduces(jpeg_dataset,
 
 @pytest.mark.parametrize("recipe", ["torchvision", "timm"])
 def test_train_with_a_recipe_and_soft_targets(jpeg_dataset, tmp_path, recipe):
-    """The README's recipes in the example: it trains on the soft targets
+    """docs/RECIPES.md's recipes in the example: it trains on the soft targets
     and a resumed run sees the same batches."""
     import train_torch
     losses, full = train_torch.train(jpeg_dataset, 2, recipe=recipe)

@@ -707,6 +707,64 @@ static void test_hdf5_layouts(void **state) {
   }
 }
 
+/* An option for another format is refused at open, naming the key, the
+ * formats it is for (built from the format table) and what the file is. */
+static void test_option_refusals(void **state) {
+  (void)state;
+  char lmdb[600], h5[600];
+  path_in(lmdb, sizeof lmdb, "opts.lmdb");
+  path_in(h5, sizeof h5, "opts.h5");
+  write_file(lmdb, SL_FORMAT_LMDB, 4);
+  write_file(h5, SL_FORMAT_HDF5, 4);
+  static const struct {
+    bool on_h5;
+    const char *key;
+    sl_source_opts opts;
+    const char *for_, *is;
+  } cases[] = {
+      {true, "dataset.lmdb_db", {.lmdb_db = "x"}, "LMDB", "HDF5"},
+      {false, "dataset.images", {.images = "/x"}, "HDF5", "LMDB"},
+      {false, "dataset.label_from", {.label_argmax = true}, "HDF5", "LMDB"},
+      {false, "dataset.label_key", {.label_key = "cls"}, "WebDataset", "LMDB"},
+      {true,
+       "dataset.targets_ext",
+       {.targets_ext = "npy"},
+       "WebDataset",
+       "HDF5"},
+      {false,
+       "dataset.layout = array",
+       {.entry_layout = SL_ENTRIES_ARRAY},
+       "HDF5",
+       "LMDB"},
+      {true,
+       "dataset.layout = caffe",
+       {.entry_layout = SL_ENTRIES_CAFFE},
+       "LMDB",
+       "HDF5"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    sl_err err = {0};
+    sl_source *src = NULL;
+    const char *path = cases[i].on_h5 ? h5 : lmdb;
+    assert_int_equal(
+        sl_source_open_opts(&src, path, &cases[i].opts, SL_SOURCE_MMAP, &err),
+        SL_ECONFIG);
+    assert_null(src);
+    const char *is = strstr(err.msg, "; this is ");
+    if (!strstr(err.msg, path) || !strstr(err.msg, cases[i].key) ||
+        !strstr(err.msg, cases[i].for_) || !is || !strstr(is, cases[i].is) ||
+        strstr(err.msg, cases[i].is) < is)
+      fail_msg("%s: %s", cases[i].key, err.msg);
+  }
+  /* The same keys on their own format open. */
+  sl_source_opts ok = {.label_file = NULL};
+  sl_source *src = NULL;
+  sl_err err = {0};
+  if (sl_source_open_opts(&src, lmdb, &ok, SL_SOURCE_MMAP, &err) != SL_OK)
+    fail_msg("%s", err.msg);
+  sl_source_close(src);
+}
+
 int main(void) {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   const struct CMUnitTest tests[] = {
@@ -721,6 +779,7 @@ int main(void) {
       cmocka_unit_test(test_verify_mode_lmdb),
       cmocka_unit_test(test_verify_mode_hdf5),
       cmocka_unit_test(test_hdf5_layouts),
+      cmocka_unit_test(test_option_refusals),
       cmocka_unit_test(test_damaged_lmdb),
       cmocka_unit_test(test_damaged_hdf5),
   };

@@ -27,7 +27,7 @@ cc -std=c11 -Wall -Werror -o "$scratch/pc-consumer" "$src/tests/install/consumer
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:$prefix/lib/x86_64-linux-gnu" \
   "$scratch/pc-consumer"
 
-# 3. pkg-config with the rpath the README gives: runs without LD_LIBRARY_PATH.
+# 3. pkg-config with the rpath docs/BUILDING.md gives: runs without LD_LIBRARY_PATH.
 if [[ -z $static ]]; then
   libdir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir sluice)
   cc -std=c11 -Wall -Werror -o "$scratch/pc-rpath-consumer" \
