@@ -407,6 +407,15 @@ SL_API sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch);
  * until the next start_epoch), SL_ESTATE when no epoch is started or when
  * the caller holds every slot (device.prefetch batches) without releasing. */
 SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
+/* Hands back the batch the last sl_loader_next returned, unreleased and
+ * unused: the next sl_loader_next returns the same batch again, and the
+ * state (sl_loader_save_state) and stats no longer count it. For a consumer
+ * interrupted between receiving a batch and using it (the Python binding
+ * does so when Ctrl-C arrives during the wait), so that a state saved then
+ * resumes with that batch. Clears *batch. Returns SL_EINVAL when batch is
+ * not the last one handed out (another call came between, a start_epoch,
+ * or it was released or handed back already). Consumer thread only. */
+SL_API sl_status sl_loader_unget(sl_loader *ld, sl_batch *batch);
 /* What sl_batch_release's stream may be besides a cudaStream_t: the caller
  * has finished with the data already (it synchronized, or read it on the
  * host), so the slot may be rewritten at once. */

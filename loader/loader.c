@@ -416,6 +416,23 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   return SL_OK;
 }
 
+sl_status sl_loader_unget(sl_loader *ld, sl_batch *b) {
+  if (!ld || !b)
+    return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return not_open(ld);
+  sl_err_clear(&ld->err);
+  sl_status st = sl_ring_unget(ld->ring, (int)(uint32_t)b->slot,
+                               (uint32_t)(b->slot >> 32), b->labels, &ld->err);
+  if (st != SL_OK)
+    return st;
+  ld->delivered = b->index;
+  ld->epoch_batches--;
+  ld->batches--;
+  memset(b, 0, sizeof *b);
+  return SL_OK;
+}
+
 sl_status sl_batch_release(sl_loader *ld, sl_batch *b, void *stream) {
   if (!ld || !b)
     return SL_EINVAL;

@@ -320,6 +320,20 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   pthread_mutex_unlock(&c->op);
   Py_END_ALLOW_THREADS
+  if (st == SL_OK && PyErr_CheckSignals() < 0) {
+    /* A signal came during the wait and its handler raised (Ctrl-C:
+     * KeyboardInterrupt). The batch goes back to the loader, so that a
+     * state saved now does not count it and the next call returns it;
+     * kept, it would be lost between here and the caller's loop. */
+    op_lock_gil(c);
+    if (sl_loader_unget(c->ld, &bc->b) != SL_OK)
+      sl_batch_release(c->ld, &bc->b, NULL); /* another thread's next came
+                                                between: it is delivered */
+    pthread_mutex_unlock(&c->op);
+    free(bc);
+    core_leave(c);
+    return NULL;
+  }
   if (st == SL_END) {
     free(bc);
     core_leave(c);
