@@ -37,6 +37,7 @@ typedef struct ss_ctx {
   sl_aug_params p;
   sl_mix_params mix;
   uint64_t seed;
+  uint64_t rank;         /* loader.rank: the batch mix is drawn per rank */
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
   bool level_only;       /* io.level_only and the file has level records */
@@ -331,7 +332,8 @@ static void ss_position(void *ctx, void *ws, uint64_t pos) {
 static void ss_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
   const ss_ctx *c = ctx;
   sl_mix_plan m;
-  sl_mix_plan_for(&c->mix, c->seed, b->epoch, b->index, b->h, b->w, &m);
+  sl_mix_plan_for(&c->mix, c->seed, b->epoch, c->rank, b->index, b->h, b->w,
+                  &m);
   if (b->data)
     sl_mix_pixels(&m, b->data, b->n, b->h, b->w, b->channels, b->dtype,
                   b->layout);
@@ -453,6 +455,7 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   }
   c->p = s->aug;
   c->seed = s->sampler.seed;
+  c->rank = s->sampler.rank;
   c->mix = s->mix;
   if (c->mix.classes == 0) /* augment.num_classes 0: the dataset's */
     c->mix.classes = sl_source_class_count(c->src);
