@@ -451,12 +451,14 @@ SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
  * same count of other samples, or of the same in another order, is told
  * apart; the same samples in the other file format match), the schedule
  * (the resolution.* keys it uses), the augmentation (augment.*), dtype and
- * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 2; the
- * 96-byte version 1 of earlier releases is refused). save: writes it to buf
+ * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 3, which
+ * adds a tag of each group of augment.* keys so that a refusal names the
+ * group that changed; version 2 blobs of earlier releases restore, the
+ * 96-byte version 1 is refused). save: writes it to buf
  * (*len = capacity in, bytes written out); with a NULL buf or a small
  * *len, sets *len and returns SL_ETOOBIG. SL_ESTATE before the first
  * start_epoch. restore: on a loader opened with the same settings and data
- * (else SL_ESTATE naming what differs; SL_EINVAL for a damaged blob or
+ * (else SL_ESTATE naming only what differs; SL_EINVAL for a damaged blob or
  * another version), starts the saved epoch at the saved batch: the
  * following next calls return exactly the batches an uninterrupted run
  * would have returned. */

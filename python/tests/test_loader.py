@@ -734,3 +734,26 @@ def test_enum_value_typo_suggests_the_choice(opts):
     # issue 40: a value typo gets "did you mean" as a key typo does.
     with pytest.raises(sluice.ConfigError, match=r"did you mean trivial\?"):
         sluice.Loader(opts(), augment_auto="trivialaugment")
+
+
+@pytest.mark.parametrize("key,value,named", [
+    ("augment.erasing", 0.25, "augment.erasing"),
+    ("augment.flip", 0.0, "augment.flip"),
+    ("augment.auto", "trivial", "augment.auto"),
+])
+def test_state_error_names_only_the_settings_that_differ(opts, key, value,
+                                                        named):
+    # Issue 40: changing augment.erasing gave a StateError listing crop,
+    # flip, mean, std and filter, and not erasing.
+    with sluice.Loader(opts()) as ld:
+        ld.set_epoch(0)
+        state = ld.state_dict()
+    with sluice.Loader(opts(**{key: value})) as ld:
+        with pytest.raises(sluice.StateError) as e:
+            ld.load_state_dict(state)
+    msg = str(e.value)
+    assert named in msg
+    for other in ("crop", "flip", "mean", "std", "filter", "erasing",
+                  "mixup", "auto"):
+        if other not in key:
+            assert other not in msg, msg
