@@ -173,6 +173,21 @@ static void write_box_labels(sl_box_dst *bx, const sl_aug_boxes *ab,
   bx->over = ab->kept - ab->n_out;
 }
 
+/* "path: sample i (its name): " before a decode or augment error: the name
+ * is the file of a folder read in place, the key of a foreign LMDB or the
+ * source file `sluice pack` recorded; left out when the dataset has none. */
+static void prefix_sample(const ss_ctx *c, uint64_t index, sl_err *err) {
+  char name[512];
+  sl_err ignored = {0};
+  if (sl_source_name(c->src, index, name, sizeof name, &ignored) != SL_OK)
+    name[0] = '\0';
+  if (name[0])
+    sl_err_prefix(err, "%s: sample %llu (%s): ", c->path,
+                  (unsigned long long)index, name);
+  else
+    sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
+}
+
 static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
                          int res, void *dst, int32_t *label, sl_box_dst *bx,
                          sl_sample_times *t, sl_err *err) {
@@ -291,7 +306,7 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   for (int k = 0; k < 4; k++)
     t->level_decodes[k] += after.level_decodes[k] - before.level_decodes[k];
   if (st != SL_OK)
-    sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
+    prefix_sample(c, index, err);
   return st;
 }
 
