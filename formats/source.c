@@ -226,6 +226,10 @@ uint64_t sl_source_skipped(const sl_source *src) {
   return src->skipped;
 }
 
+const char *sl_source_key_order(const sl_source *src) {
+  return src->key_order;
+}
+
 uint64_t sl_source_annotated(const sl_source *src) {
   return src->annotated;
 }

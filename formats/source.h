@@ -259,6 +259,10 @@ const char *sl_source_layout_name(const sl_source *src);
  * bytes, as InsightFace's header and identity records), skipped; Datums that
  * were SSD AnnotatedDatums (their boxes are not read). */
 uint64_t sl_source_skipped(const sl_source *src);
+/* Foreign LMDBs: the samples' order in words ("in LMDB key order", "in the
+ * order of its __keys__ list ...", or key order and why the list is not
+ * followed); "" for other formats, whose order is the file's. */
+const char *sl_source_key_order(const sl_source *src);
 uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
  * layouts). */

@@ -840,6 +840,16 @@ SL_API const char *sl_dataset_description(const sl_dataset *ds);
  * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
  * samples that were SSD AnnotatedDatums (their boxes are not read). */
 SL_API uint64_t sl_dataset_skipped_entries(const sl_dataset *ds);
+/* LMDBs sluice did not write (layouts caffe, images, pickle, msgpack): the
+ * order of the samples, in words. A `__keys__` entry (folder2lmdb.py's
+ * pickled list of the keys, tensorpack's msgpack one) gives sample i as
+ * the writer's own Dataset numbers it: "in the order of its __keys__ list
+ * ..."; without one, "in LMDB key order" (byte order: "0", "1", "10", ...);
+ * a list that does not name every sample once is not followed, and the
+ * text says why. "" for other formats (their order is the file's) and for
+ * a handle that did not open. Static storage of the handle, valid until it
+ * is closed. */
+SL_API const char *sl_dataset_sample_order(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
