@@ -41,9 +41,9 @@ static int pickle_walk(const uint8_t *p, size_t n, sl_key_fn each, void *ctx,
         break;
       list = true;
       continue;
-    case '(': /* MARK */
-    case 'a': /* APPEND */
-    case 'e': /* APPENDS */
+    case '(':  /* MARK */
+    case 'a':  /* APPEND */
+    case 'e':  /* APPENDS */
     case 0x94: /* MEMOIZE */
       if (!list)
         break;
@@ -59,8 +59,8 @@ static int pickle_walk(const uint8_t *p, size_t n, sl_key_fn each, void *ctx,
       if (!list || at != n)
         break;
       return 0;
-    case 'C': /* SHORT_BINBYTES */
-    case 'U': /* SHORT_BINSTRING */
+    case 'C':  /* SHORT_BINBYTES */
+    case 'U':  /* SHORT_BINSTRING */
     case 0x8c: /* SHORT_BINUNICODE */
       k = 1;
       break;
@@ -76,8 +76,7 @@ static int pickle_walk(const uint8_t *p, size_t n, sl_key_fn each, void *ctx,
     default:
       break;
     }
-    if (k == 0 || !list || !len_at(p, n, &at, k, false, &len) ||
-        len > n - at) {
+    if (k == 0 || !list || !len_at(p, n, &at, k, false, &len) || len > n - at) {
       snprintf(why, cap,
                "opcode 0x%02x at offset %zu is not part of a pickled list of "
                "keys",
@@ -90,8 +89,7 @@ static int pickle_walk(const uint8_t *p, size_t n, sl_key_fn each, void *ctx,
     (*count)++;
     at += (size_t)len;
   }
-  snprintf(why, cap, "pickled list of keys ends at offset %zu without STOP",
-           n);
+  snprintf(why, cap, "pickled list of keys ends at offset %zu without STOP", n);
   return -1;
 }
 

@@ -29,8 +29,7 @@ typedef struct order_walk {
   char why[160];
 } order_walk;
 
-static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b,
-                     size_t bn) {
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
   int c = memcmp(a, b, an < bn ? an : bn);
   return c ? c : (an > bn) - (an < bn);
 }
@@ -80,8 +79,7 @@ static sl_status permute(sl_source *src, const uint64_t *perm, sl_err *err) {
   sl_sample_info *index = malloc(n * sizeof *index);
   uint64_t *names = src->name_off ? malloc(n * sizeof *names) : NULL;
   float *targets = src->targets && k ? malloc(n * k * sizeof *targets) : NULL;
-  if (!index || (src->name_off && !names) ||
-      (src->targets && k && !targets)) {
+  if (!index || (src->name_off && !names) || (src->targets && k && !targets)) {
     free(index);
     free(names);
     free(targets);
@@ -135,8 +133,8 @@ sl_status sl_source_follow_key_list(sl_source *src, const uint8_t *base,
                             why, sizeof why);
   const char *reason = rc < 0 ? why : rc > 0 ? w.why : NULL;
   if (!reason && w.at != n) {
-    snprintf(w.why, sizeof w.why, "it lists %" PRIu64 " keys for %" PRIu64
-             " samples", listed, n);
+    snprintf(w.why, sizeof w.why,
+             "it lists %" PRIu64 " keys for %" PRIu64 " samples", listed, n);
     reason = w.why;
   }
   sl_status st = SL_OK;
