@@ -128,6 +128,12 @@ typedef struct sl_source_opts {
   /* TFRecord: check only the length CRCs at open, not the data's (which
    * reads the whole file); verify mode checks both regardless. */
   bool length_crc_only;
+  /* Image folders (a directory or a list of files): a file found
+   * unreadable at open (not an image, a header sluice cannot read, a read
+   * that fails) is left out of the index, counted and named
+   * (sl_source_left_out) instead of failing the open: loader.on_error =
+   * skip. Verify mode reports every one regardless. */
+  bool skip_bad_files;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536
@@ -263,6 +269,9 @@ uint64_t sl_source_skipped(const sl_source *src);
  * order of its __keys__ list ...", or key order and why the list is not
  * followed); "" for other formats, whose order is the file's. */
 const char *sl_source_key_order(const sl_source *src);
+/* Image folders opened with skip_bad_files: the files left out at open,
+ * and the first of them with why ("" when none), "; "-separated. */
+uint64_t sl_source_left_out(const sl_source *src, const char **names);
 uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
  * layouts). */

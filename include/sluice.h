@@ -509,9 +509,16 @@ typedef struct sl_loader_stats {
    * loader.max_boxes after its augmentation, and the samples that did. */
   uint64_t boxes_over;
   uint64_t box_samples_over;
-  uint64_t reserved[1]; /* zero: room for counters, the size stays */
+  /* Image files of a folder found unreadable at open and left out of the
+   * dataset (loader.on_error = skip; with fail they fail the open):
+   * sl_loader_left_out names the first. */
+  uint64_t left_out;
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
+/* The first files stats.left_out counts, each with why ("DIR: file
+ * album/x.jpg: value is not an image file ..."), "; "-separated; "" when
+ * none. Valid while ld is open. */
+SL_API const char *sl_loader_left_out(const sl_loader *ld);
 
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */

@@ -390,6 +390,12 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   return sl_loader_start_at(ld, get64(p + 16), next);
 }
 
+const char *sl_loader_left_out(const sl_loader *ld) {
+  return ld && !SL_LOADER_FAILED(ld) && ld->src.left_out_names
+             ? ld->src.left_out_names
+             : "";
+}
+
 sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   if (!ld || !out)
     return SL_EINVAL;
@@ -401,6 +407,7 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   sl_pool_stats_get(ld->pool, &ps);
   out->epoch = ld->epoch;
   out->batches = ld->batches;
+  out->left_out = ld->src.left_out;
   out->samples = ps.samples;
   out->skipped = ps.skipped;
   out->failed = ps.failed;

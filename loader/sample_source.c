@@ -427,6 +427,14 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     free(c);
     return st;
   }
+  const char *left_names;
+  uint64_t left = sl_source_left_out(c->src, &left_names);
+  if (left > 0)
+    sl_logf(log, SL_LOG_WARN,
+            "%s: %llu unreadable file%s left out (loader.on_error = skip; "
+            "`sluice verify` lists them all): %s%s",
+            path, (unsigned long long)left, left == 1 ? "" : "s", left_names,
+            left > 4 ? "; ..." : "");
   /* Every layout read in place but HDF5 pixel arrays (no JPEGs to gain).
    * Measuring the gain costs a pack and timed runs, so the log names the
    * command that does it rather than doing it at open. */
@@ -503,6 +511,7 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
         s->max_boxes > 0 ? (uint32_t)s->max_boxes : sl_source_max_boxes(c->src);
   out->box_capacity = c->box_capacity;
   out->fingerprint = fingerprint(c->src);
+  out->left_out = sl_source_left_out(c->src, &out->left_out_names);
   out->block_samples = sl_source_chunk_samples(c->src);
   const sl_file_set *fs = sl_source_files(c->src);
   if (fs && !fs->lazy && fs->n > 1) { /* shards, not a folder's files */

@@ -434,7 +434,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     return NULL;
   sl_loader_stats s;
   sl_status st;
-  char msg[1024];
+  char msg[1024], left_out[1024] = "";
   op_lock_gil(c);
   if (c->closed) {
     st = SL_ESTATE;
@@ -443,6 +443,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     st = sl_loader_stats_get(c->ld, &s);
     if (st != SL_OK)
       snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+    snprintf(left_out, sizeof left_out, "%s", sl_loader_left_out(c->ld));
   }
   pthread_mutex_unlock(&c->op);
   core_leave(c);
@@ -485,6 +486,8 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
       dict_u64(d, "chunk_unfilters", s.chunk_unfilters) ||
       dict_u64(d, "boxes_over", s.boxes_over) ||
       dict_u64(d, "box_samples_over", s.box_samples_over) ||
+      dict_u64(d, "left_out", s.left_out) ||
+      dict_s(d, "left_out_files", left_out) ||
       dict_u64(d, "level0_decodes", s.level_decodes[0]) ||
       dict_u64(d, "level1_decodes", s.level_decodes[1]) ||
       dict_u64(d, "level2_decodes", s.level_decodes[2]) ||

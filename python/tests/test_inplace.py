@@ -83,3 +83,34 @@ def test_decode_error_names_the_file(tmp_path):
                 pass
     msg = str(e.value)
     assert "sample 4" in msg and "album/p4.jpg" in msg, msg
+
+
+def test_unreadable_file_left_out_with_skip(tmp_path):
+    # Issue 40: one unreadable file stopped a folder read in place even
+    # with loader.on_error = skip ("sample 18 (file album/garbage.jpg):
+    # value is not an image file" failed the open). With skip it is left
+    # out and reported, count and name; with fail the open still fails,
+    # naming it.
+    rng = np.random.default_rng(4)
+    os.makedirs(tmp_path / "album")
+    os.makedirs(tmp_path / "other")
+    for i in range(5):
+        (tmp_path / "album" / ("p%d.png" % i)).write_bytes(_png(rng))
+        (tmp_path / "other" / ("q%d.png" % i)).write_bytes(_png(rng))
+    (tmp_path / "album" / "garbage.jpg").write_bytes(b"not an image" * 10)
+    o = {"loader.io": "pread", "loader.on_error": "fail"}
+    with pytest.raises(sluice.Error) as e:
+        _epoch_labels(str(tmp_path), 10, **o)
+    assert "album/garbage.jpg" in str(e.value)
+    o["loader.on_error"] = "skip"
+    got = _epoch_labels(str(tmp_path), 10, **o)  # every sample once
+    assert [got[i] for i in range(10)] == [0] * 5 + [1] * 5
+    opts = {"dataset.path": str(tmp_path), "loader.batch_size": 4,
+            "resolution.max": 16, "augment.dtype": "u8",
+            "device.backend": "host", "loader.on_error": "skip"}
+    with sluice.Loader(opts) as ld:
+        s = ld.stats()
+        assert ld.sample_count == 10
+    assert s["left_out"] == 1
+    assert "album/garbage.jpg" in s["left_out_files"]
+    assert "not an image" in s["left_out_files"]
