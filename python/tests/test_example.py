@@ -65,10 +65,13 @@ def _interrupt_after(args, prefix):
     """Runs the example, sends a real SIGINT once a stdout line starts with
     prefix; returns (exit status, stdout, stderr)."""
     import signal
+    # A runner started as `cmd &` from a script ignores SIGINT, which the
+    # child would inherit: it gets the default, so KeyboardInterrupt works.
     p = subprocess.Popen(
         [sys.executable, "-u", os.path.join(HERE, "..", "..", "examples",
                                             "train_torch.py")] + args,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     try:
         for line in p.stdout:
