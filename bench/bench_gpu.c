@@ -42,7 +42,7 @@
 #include "gpu_util.h"
 #include "loader/cuda/convert.h"
 #include "loader/cuda/cuda_check.h"
-#include "loader/cuda/device_select.h"
+#include "loader/cuda/device_arith.h"
 #include "loader/cuda/ring_cuda.h"
 #include "loader/device_convert.h"
 #include "loader/ring.h"

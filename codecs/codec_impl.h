@@ -1,5 +1,6 @@
-/* Inside the codecs stage: the decoder's scratch, the row sink that crops
- * and box-reduces streaming rows, and the per-codec entry points. */
+/* Inside the codecs stage: the decoder's scratch, the codec table's row,
+ * and the helpers every codec calls (region.c, sink.c): the region plan
+ * and the row sink that crops and box-reduces streaming rows. */
 #ifndef SLUICE_CODECS_CODEC_IMPL_H
 #define SLUICE_CODECS_CODEC_IMPL_H
 
@@ -95,13 +96,12 @@ typedef struct sl_region {
 
 /* The region of req (full-size coordinates) in an img_w x img_h image at
  * M/8. SL_ETOOBIG (message starting with codec) when the region, after box
- * reduction, does not fit the decoder's scratch. */
+ * reduction, does not fit the decoder's scratch. (region.c) */
 sl_status sl_region_plan(const sl_decoder *d, const char *codec,
                          const sl_decode_req *req, int img_w, int img_h, int m,
                          sl_region *r, sl_err *err);
-sl_status sl_check_request(const sl_decoder *d, const sl_decode_req *req,
-                           const sl_image_info *info, sl_err *err);
 
+/* The row sink (sink.c). */
 void sl_sink_begin(sl_sink *s, sl_decoder *d, int ch, int rw, int rh, int kx,
                    int ky);
 /* One input row of rw pixels of s->ch bytes. */
@@ -115,15 +115,28 @@ void sl_sink_end(const sl_sink *s, int m, sl_decoded *out);
 void sl_convert_row(const uint8_t *in, sl_pixfmt fmt, int n, uint8_t *out,
                     int out_ch);
 
-/* The codecs' entry points. A probe reads the header into *info (a JPEG's
- * stays in the decoder, pending, for the decode of the same bytes). A
- * decode gets the probed *info and a request sl_check_request accepted:
- * sl_decoder_decode does both first, for every codec. */
-sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
-                        sl_image_info *info, sl_err *err);
-sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_image_info *info, const sl_decode_req *req,
-                         sl_decoded *out, sl_err *err);
+/* One codec: a const row in the codec's own file, which decoder.c's table
+ * lists. The probe reads the header into *info; a decode gets the probed
+ * *info and a request the dispatch has checked against it (inside the
+ * image, scale 1..8, channels 1 or 4). */
+typedef struct sl_codec_row {
+  const char *name;
+  uint32_t codecs; /* bit c set for each sl_image_codec value c it reads */
+  sl_status (*probe)(sl_decoder *d, const sl_encoded *in, sl_image_info *info,
+                     sl_err *err);
+  sl_status (*decode)(sl_decoder *d, const sl_encoded *in,
+                      const sl_image_info *info, const sl_decode_req *req,
+                      sl_decoded *out, sl_err *err);
+  /* Drops the header the probe keeps in d (d->pending: reused by a decode
+   * of the same bytes that follows); NULL when the probe keeps none. */
+  void (*forget)(sl_decoder *d);
+} sl_codec_row;
+
+extern const sl_codec_row sl_codec_jpeg; /* jpeg.c */
+extern const sl_codec_row sl_codec_png;  /* png.c */
+extern const sl_codec_row sl_codec_webp; /* webp.c */
+extern const sl_codec_row sl_codec_raw;  /* raw.c: RAW, RAW_CHW, _BGR */
+
 /* Whether region g at m/8 of the JPEG whose header d->jd holds decodes to
  * planes (codecs/jpeg_planes.c): 3-component YCbCr with a chroma
  * subsampling of 1 or 2 per axis, or grayscale, unreduced, the iMCU rows
@@ -137,22 +150,5 @@ int sl_jpeg_planes_plan(sl_decoder *d, const sl_region *g, int m, int windowed,
 sl_status sl_jpeg_planes_body(sl_decoder *d, const sl_region *g,
                               const sl_planes_plan *pp, int m, sl_decoded *out,
                               sl_err *err);
-/* Drops the pending header (the decompressor is aborted). */
-void sl_jpeg_forget(sl_decoder *d);
-sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
-                       sl_image_info *info, sl_err *err);
-sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
-                        const sl_image_info *info, const sl_decode_req *req,
-                        sl_decoded *out, sl_err *err);
-sl_status sl_webp_probe(const sl_decoder *d, const sl_encoded *in,
-                        sl_image_info *info, sl_err *err);
-sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_image_info *info, const sl_decode_req *req,
-                         sl_decoded *out, sl_err *err);
-sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
-                       sl_image_info *info, sl_err *err);
-sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
-                        const sl_image_info *info, const sl_decode_req *req,
-                        sl_decoded *out, sl_err *err);
 
 #endif

@@ -101,8 +101,8 @@ static sl_status read_header(sl_decoder *d, const sl_encoded *in,
   return SL_OK;
 }
 
-sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
-                        sl_image_info *info, sl_err *err) {
+static sl_status probe(sl_decoder *d, const sl_encoded *in, sl_image_info *info,
+                       sl_err *err) {
   /* A fresh decompressor for every image: libjpeg keeps the tables one
    * image defined for the next (abbreviated streams; libjpeg-turbo fills
    * in the standard Huffman tables only where none is set), so a sample
@@ -137,7 +137,7 @@ sl_status sl_jpeg_probe(sl_decoder *d, const sl_encoded *in,
 }
 
 /* The decode proper, of region g at m/8 of the image whose header d->jd
- * holds; errors inside libjpeg longjmp to sl_jpeg_decode. */
+ * holds; errors inside libjpeg longjmp to decode(). */
 static sl_status decode_body(sl_decoder *d, const sl_image_info *info,
                              const sl_region *g, int m, int ch, sl_decoded *out,
                              sl_err *err) {
@@ -258,9 +258,15 @@ static sl_region planes_region(const sl_region *g, const sl_decode_req *req,
   return r;
 }
 
-sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_image_info *info, const sl_decode_req *req,
-                         sl_decoded *out, sl_err *err) {
+/* Drops the pending header (the decompressor is aborted). */
+static void forget(sl_decoder *d) {
+  jpeg_abort_decompress(&d->jd);
+  d->pending = NULL;
+}
+
+static sl_status decode(sl_decoder *d, const sl_encoded *in,
+                        const sl_image_info *info, const sl_decode_req *req,
+                        sl_decoded *out, sl_err *err) {
   sl_region g;
   int m = req->scale;
   sl_status st =
@@ -296,11 +302,14 @@ sl_status sl_jpeg_decode(sl_decoder *d, const sl_encoded *in,
     out->x0 = g.x0 + offx;
     out->y0 = g.y0 + offy;
   }
-  sl_jpeg_forget(d);
+  forget(d);
   return st;
 }
 
-void sl_jpeg_forget(sl_decoder *d) {
-  jpeg_abort_decompress(&d->jd);
-  d->pending = NULL;
-}
+const sl_codec_row sl_codec_jpeg = {
+    .name = "jpeg",
+    .codecs = 1u << SL_IMAGE_JPEG,
+    .probe = probe,
+    .decode = decode,
+    .forget = forget,
+};

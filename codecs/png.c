@@ -9,18 +9,12 @@
 
 #include "codecs/codec_impl.h"
 #include "common/endian.h"
-
-typedef struct png_in {
-  const uint8_t *p;
-  size_t len, pos;
-  sl_arena *arena;
-  char msg[200];
-} png_in;
+#include "common/png_mem.h"
 
 static const uint8_t k_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
-                       sl_image_info *info, sl_err *err) {
+static sl_status probe(sl_decoder *d, const sl_encoded *in, sl_image_info *info,
+                       sl_err *err) {
   const uint8_t *p = in->bytes;
   if (in->len < 33 || memcmp(p, k_sig, 8) != 0 ||
       memcmp(p + 12, "IHDR", 4) != 0 || sl_get_be32(p + 8) != 13)
@@ -46,28 +40,6 @@ sl_status sl_png_probe(const sl_decoder *d, const sl_encoded *in,
   info->color = (type & 2) || type == 3 ? SL_COLOR_RGB : SL_COLOR_GRAY;
   info->subsamp = info->color == SL_COLOR_GRAY ? SL_SUB_GRAY : SL_SUB_444;
   return SL_OK;
-}
-
-static void png_err_fn(png_structp p, png_const_charp msg) {
-  png_in *x = png_get_error_ptr(p);
-  size_t n = strlen(msg);
-  n = n < sizeof x->msg - 1 ? n : sizeof x->msg - 1;
-  memcpy(x->msg, msg, n);
-  x->msg[n] = 0;
-  png_longjmp(p, 1);
-}
-
-static void png_warn_fn(png_structp p, png_const_charp msg) {
-  (void)p;
-  (void)msg;
-}
-
-static void png_read_fn(png_structp p, png_bytep out, size_t n) {
-  png_in *x = png_get_io_ptr(p);
-  if (n > x->len - x->pos)
-    png_error(p, "truncated file");
-  memcpy(out, x->p + x->pos, n);
-  x->pos += n;
 }
 
 static png_voidp arena_malloc(png_structp p, png_alloc_size_t n) {
@@ -134,20 +106,20 @@ static sl_status decode_rows(png_structp p, png_infop pi, sl_decoder *d,
   return SL_OK;
 }
 
-sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
+static sl_status decode(sl_decoder *d, const sl_encoded *in,
                         const sl_image_info *info, const sl_decode_req *req,
                         sl_decoded *out, sl_err *err) {
-  png_in x = {in->bytes, in->len, 0, &d->arena, ""};
+  sl_png_mem x = {in->bytes, in->len, 0, ""};
   d->arena.used = 0;
   png_structp p = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &x,
-                                           png_err_fn, png_warn_fn, &d->arena,
-                                           arena_malloc, arena_free);
+                                           sl_png_mem_error, sl_png_mem_warning,
+                                           &d->arena, arena_malloc, arena_free);
   png_infop pi = p ? png_create_info_struct(p) : NULL;
   if (!pi) {
     png_destroy_read_struct(&p, NULL, NULL);
     return sl_err_set(err, SL_ENOMEM, "png: out of scratch memory");
   }
-  png_set_read_fn(p, &x, png_read_fn);
+  png_set_read_fn(p, &x, sl_png_mem_read);
   if (setjmp(png_jmpbuf(p))) {
     png_destroy_read_struct(&p, &pi, NULL);
     return sl_err_set(err, SL_EDECODE, "png: %s", x.msg);
@@ -156,3 +128,10 @@ sl_status sl_png_decode(sl_decoder *d, const sl_encoded *in,
   png_destroy_read_struct(&p, &pi, NULL);
   return st;
 }
+
+const sl_codec_row sl_codec_png = {
+    .name = "png",
+    .codecs = 1u << SL_IMAGE_PNG,
+    .probe = probe,
+    .decode = decode,
+};

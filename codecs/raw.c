@@ -5,8 +5,8 @@
 
 #include "codecs/codec_impl.h"
 
-sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
-                       sl_image_info *info, sl_err *err) {
+static sl_status probe(sl_decoder *d, const sl_encoded *in, sl_image_info *info,
+                       sl_err *err) {
   int h = in->raw_h, w = in->raw_w, c = in->raw_c;
   bool planar = in->codec != SL_IMAGE_RAW;
   if (h < 1 || w < 1 || (c != 1 && c != 3 && (c != 4 || planar)))
@@ -30,7 +30,7 @@ sl_status sl_raw_probe(const sl_decoder *d, const sl_encoded *in,
   return SL_OK;
 }
 
-sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
+static sl_status decode(sl_decoder *d, const sl_encoded *in,
                         const sl_image_info *info, const sl_decode_req *req,
                         sl_decoded *out, sl_err *err) {
   int ch = req->channels, c = in->raw_c;
@@ -82,3 +82,11 @@ sl_status sl_raw_decode(sl_decoder *d, const sl_encoded *in,
   sl_sink_end(&s, 8, out);
   return SL_OK;
 }
+
+const sl_codec_row sl_codec_raw = {
+    .name = "raw",
+    .codecs = 1u << SL_IMAGE_RAW | 1u << SL_IMAGE_RAW_CHW |
+              1u << SL_IMAGE_RAW_CHW_BGR,
+    .probe = probe,
+    .decode = decode,
+};

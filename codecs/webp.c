@@ -16,8 +16,8 @@
 
 #include "codecs/codec_impl.h"
 
-sl_status sl_webp_probe(const sl_decoder *d, const sl_encoded *in,
-                        sl_image_info *info, sl_err *err) {
+static sl_status probe(sl_decoder *d, const sl_encoded *in, sl_image_info *info,
+                       sl_err *err) {
   WebPBitstreamFeatures f;
   VP8StatusCode rc = WebPGetFeatures(in->bytes, in->len, &f);
   if (rc != VP8_STATUS_OK)
@@ -42,9 +42,9 @@ sl_status sl_webp_probe(const sl_decoder *d, const sl_encoded *in,
   return SL_OK;
 }
 
-sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
-                         const sl_image_info *info, const sl_decode_req *req,
-                         sl_decoded *out, sl_err *err) {
+static sl_status decode(sl_decoder *d, const sl_encoded *in,
+                        const sl_image_info *info, const sl_decode_req *req,
+                        sl_decoded *out, sl_err *err) {
   sl_region g;
   sl_status st =
       sl_region_plan(d, "webp", req, info->width, info->height, 8, &g, err);
@@ -116,3 +116,10 @@ sl_status sl_webp_decode(sl_decoder *d, const sl_encoded *in,
   out->ky = g.ky;
   return SL_OK;
 }
+
+const sl_codec_row sl_codec_webp = {
+    .name = "webp",
+    .codecs = 1u << SL_IMAGE_WEBP,
+    .probe = probe,
+    .decode = decode,
+};

@@ -14,6 +14,10 @@ static inline void sl_put_le32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
     p[i] = (uint8_t)(v >> (8 * i));
 }
+static inline void sl_put_le64(uint8_t *p, uint64_t v) {
+  sl_put_le32(p, (uint32_t)v);
+  sl_put_le32(p + 4, (uint32_t)(v >> 32));
+}
 static inline uint16_t sl_get_le16(const uint8_t *p) {
   return (uint16_t)(p[0] | (p[1] << 8));
 }

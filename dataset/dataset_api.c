@@ -1,6 +1,8 @@
 /* The public dataset API (sluice.h, "Datasets"): a formats/ source opened
  * read-only, its samples' bytes by pread and their pixels through the
- * codecs/ decoder the loader's workers run.
+ * codecs/ decoder the loader's workers run. sl_dataset_open, which reads
+ * the dataset.* keys of a config, lives above, in loader/dataset_config.c:
+ * only the loader reads the config.
  *
  * A failed open still hands out a handle (holding only the message), so a
  * caller never needs a shared place such as the config to learn why; the
@@ -14,9 +16,9 @@
 #include <string.h>
 
 #include "codecs/codec.h"
+#include "dataset/dataset_open.h"
 #include "formats/levels.h"
 #include "formats/source.h"
-#include "loader/settings.h"
 #include "sluice.h"
 
 /* Pixels a decode may hold: the largest image the index can describe. */
@@ -93,15 +95,9 @@ static sl_status open_path(sl_dataset **out, const char *path,
   return st;
 }
 
-sl_status sl_dataset_open(sl_dataset **out, const sl_config *cfg) {
-  if (!cfg) {
-    if (out)
-      *out = NULL;
-    return SL_EINVAL;
-  }
-  sl_settings s;
-  sl_settings_read(&s, cfg);
-  return open_path(out, s.dataset_path, &s.source, NULL, NULL);
+sl_status sl_dataset_open_opts(sl_dataset **out, const char *path,
+                               const sl_source_opts *so) {
+  return open_path(out, path, so, NULL, NULL);
 }
 
 sl_status sl_dataset_open_file(sl_dataset **out, const char *path) {

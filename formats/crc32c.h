@@ -11,6 +11,9 @@
 
 /* CRC-32C of p[0, n) (crc32c("123456789") == 0xE3069283). */
 uint32_t sl_crc32c(const uint8_t *p, size_t n);
+/* The crc32c of bytes that follow those whose crc32c is crc (0 for none):
+ * sl_crc32c(a + b) = sl_crc32c_update(sl_crc32c(a), b). */
+uint32_t sl_crc32c_update(uint32_t crc, const uint8_t *p, size_t n);
 
 /* TFRecord's masked CRC (tensorflow/core/lib/hash/crc32c.h: Mask): a CRC
  * of bytes that hold CRCs is rotated and offset so that it is not one. */

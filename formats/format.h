@@ -83,6 +83,7 @@ extern const size_t sl_format_table_len;
 
 /* The rows, each defined in its reader. */
 extern const sl_format sl_format_lmdb, sl_format_hdf5, sl_format_tfrecord,
-    sl_format_recordio, sl_format_webdataset, sl_format_folder;
+    sl_format_recordio, sl_format_webdataset, sl_format_folder,
+    sl_format_shards;
 
 #endif

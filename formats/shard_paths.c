@@ -13,8 +13,8 @@
 typedef struct expand {
   sl_shard_add_fn add;
   void *ctx;
-  uint64_t count;
-  const char *what; /* the pattern, for messages */
+  uint64_t count, bytes; /* paths and their bytes (NULs included) so far */
+  char what[200];        /* the pattern, for messages (its start if long) */
 } expand;
 
 static bool ends_with(const char *s, const char *suf) {
@@ -44,85 +44,211 @@ static bool parse_uint(const char *s, size_t len, uint64_t *v) {
   return true;
 }
 
-static sl_status emit(expand *x, const char *p, sl_err *err) {
-  if (++x->count > SL_SHARDS_MAX)
-    return sl_err_set(err, SL_ECONFIG, "%s: more than %u shards", x->what,
-                      SL_SHARDS_MAX);
-  return x->add(x->ctx, p, err);
+/* A pattern is literal text and braces, parsed once: seg i is its literal
+ * text lit then (unless it is the last) a brace of n alternatives, a range
+ * {a..b} or a list {x,y,z}. Paths are then made by an odometer over the
+ * braces (the last varies fastest), each brace text read once per change:
+ * the count, the longest path and the bytes of all the paths are known,
+ * and checked, before the first path is made. */
+typedef struct seg {
+  const char *lit;
+  size_t lit_len;
+  bool brace, range;
+  const char *in; /* the brace's text between { and } */
+  size_t in_len;
+  uint64_t a, b; /* a range's bounds */
+  int width;     /* a range's zero padding */
+  uint64_t n;    /* alternatives */
+  uint64_t sum;  /* bytes of all alternatives */
+  size_t max;    /* bytes of the longest */
+  /* the odometer */
+  uint64_t at;      /* the current alternative */
+  const char *item; /* a list's current item */
+  size_t out_at;    /* where the segment starts in the path */
+} seg;
+
+static unsigned digits(uint64_t v) {
+  unsigned d = 1;
+  while (v >= 10) {
+    v /= 10;
+    d++;
+  }
+  return d;
 }
 
-/* Expands the first brace of s (prefix already in out[0..ol)). */
-static sl_status brace(expand *x, const char *s, char *out, size_t ol,
-                       sl_err *err) {
-  const char *open = strchr(s, '{');
-  const char *close = open ? strchr(open, '}') : NULL;
-  if (!open || !close) {
-    size_t l = strlen(s);
-    if (ol + l >= PATH_MAX)
-      return sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long",
-                        x->what);
-    memcpy(out + ol, s, l + 1);
-    return emit(x, out, err);
+/* The bytes of all the numbers a..b printed at least width wide. */
+static uint64_t range_bytes(uint64_t a, uint64_t b, int width) {
+  uint64_t sum = 0, lo = 0, hi = 9;
+  for (unsigned d = 1; d <= 20 && lo <= b; d++) {
+    uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+    if (x <= y)
+      sum += (y - x + 1) * (d > (unsigned)width ? d : (unsigned)width);
+    lo = hi + 1;
+    hi = hi > UINT64_MAX / 10 ? UINT64_MAX : hi * 10 + 9;
   }
-  size_t pre = (size_t)(open - s);
-  if (ol + pre >= PATH_MAX)
-    return sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long", x->what);
-  memcpy(out + ol, s, pre);
-  ol += pre;
-  const char *in = open + 1, *rest = close + 1;
-  size_t inl = (size_t)(close - in);
+  return sum;
+}
+
+static sl_status parse_brace(const expand *x, seg *g, sl_err *err) {
+  const char *in = g->in;
+  size_t inl = g->in_len;
   const char *dots = NULL;
   for (size_t i = 0; i + 1 < inl; i++)
     if (in[i] == '.' && in[i + 1] == '.') {
       dots = in + i;
       break;
     }
-  sl_status st = SL_OK;
   if (dots) { /* {a..b}: numbers, zero-padded to the longer bound */
-    uint64_t a, b;
     size_t la = (size_t)(dots - in), lb = inl - la - 2;
-    if (!parse_uint(in, la, &a) || !parse_uint(dots + 2, lb, &b) || a > b)
+    if (!parse_uint(in, la, &g->a) || !parse_uint(dots + 2, lb, &g->b) ||
+        g->a > g->b)
       return sl_err_set(err, SL_ECONFIG,
                         "%s: brace range {%.*s}: two decimal numbers, the "
                         "first not above the second",
                         x->what, (int)inl, in);
-    if (b - a >= SL_SHARDS_MAX)
+    if (g->b - g->a >= SL_SHARDS_MAX)
       return sl_err_set(err, SL_ECONFIG, "%s: more than %u shards", x->what,
                         SL_SHARDS_MAX);
     bool pad = (la > 1 && in[0] == '0') || (lb > 1 && dots[2] == '0');
-    int width = pad ? (int)(la > lb ? la : lb) : 0;
-    for (uint64_t v = a; v <= b && st == SL_OK; v++) {
-      int w = snprintf(out + ol, PATH_MAX - ol, "%0*" PRIu64, width, v);
-      if (w < 0 || (size_t)w >= PATH_MAX - ol)
-        return sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long",
-                          x->what);
-      st = brace(x, rest, out, ol + (size_t)w, err);
-    }
-    return st;
+    g->range = true;
+    g->width = pad ? (int)(la > lb ? la : lb) : 0;
+    g->n = g->b - g->a + 1;
+    g->sum = range_bytes(g->a, g->b, g->width);
+    unsigned db = digits(g->b);
+    g->max = db > (unsigned)g->width ? db : (size_t)g->width;
+    return SL_OK;
   }
   /* {a,b,c} */
-  const char *item = in;
-  for (;;) {
-    const char *comma = memchr(item, ',', (size_t)(close - item));
-    const char *end = comma ? comma : close;
-    size_t l = (size_t)(end - item);
-    if (ol + l >= PATH_MAX)
-      return sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long",
-                        x->what);
-    memcpy(out + ol, item, l);
-    st = brace(x, rest, out, ol + l, err);
-    if (st != SL_OK || !comma)
-      return st;
-    item = comma + 1;
+  g->n = 1;
+  g->sum = inl;
+  size_t l = 0;
+  for (size_t i = 0; i < inl; i++) {
+    if (in[i] == ',') {
+      g->n++;
+      g->sum--;
+      l = 0;
+    } else if (++l > g->max) {
+      g->max = l;
+    }
   }
+  return SL_OK;
+}
+
+/* Writes seg g's current alternative at g->out_at, its literal first;
+ * returns where it ends. */
+static size_t put_seg(seg *g, char *out) {
+  size_t o = g->out_at;
+  memcpy(out + o, g->lit, g->lit_len);
+  o += g->lit_len;
+  if (!g->brace)
+    return o;
+  if (g->range) {
+    int w =
+        snprintf(out + o, PATH_MAX - o, "%0*" PRIu64, g->width, g->a + g->at);
+    return o + (size_t)w; /* fits: the longest path was checked */
+  }
+  const char *end = g->in + g->in_len;
+  const char *comma = memchr(g->item, ',', (size_t)(end - g->item));
+  size_t l = (size_t)((comma ? comma : end) - g->item);
+  memcpy(out + o, g->item, l);
+  return o + l;
+}
+
+/* Moves seg g to its next alternative; false when it wraps to the first. */
+static bool next_alt(seg *g) {
+  if (++g->at == g->n) {
+    g->at = 0;
+    g->item = g->in;
+    return false;
+  }
+  if (!g->range) {
+    const char *end = g->in + g->in_len;
+    g->item = (const char *)memchr(g->item, ',', (size_t)(end - g->item)) + 1;
+  }
+  return true;
 }
 
 static sl_status expand_one(expand *x, const char *p, sl_err *err) {
+  /* the segments: a brace needs at least 2 bytes of pattern */
+  size_t plen = strlen(p), nseg = 1;
+  const char *last = strrchr(p, '}');
+  for (const char *o = p; last && (o = strchr(o, '{')) && o < last; o++)
+    if (++nseg > SL_SHARD_BRACES_MAX + 1)
+      return sl_err_set(err, SL_ECONFIG,
+                        "%s: more than %d braces in a shard pattern", x->what,
+                        SL_SHARD_BRACES_MAX);
+  seg *g = calloc(nseg, sizeof *g);
   char *out = malloc(PATH_MAX);
-  if (!out)
-    return sl_err_set(err, SL_ENOMEM, "%s: no memory", x->what);
-  sl_status st = brace(x, p, out, 0, err);
+  sl_status st =
+      g && out ? SL_OK : sl_err_set(err, SL_ENOMEM, "%s: no memory", x->what);
+  size_t n = 0;
+  uint64_t count = 1, longest = 0, lits = 0;
+  for (const char *s = p; st == SL_OK;) {
+    const char *open = strchr(s, '{');
+    const char *close = open ? strchr(open, '}') : NULL;
+    seg *c = &g[n++];
+    c->lit = s;
+    if (!open || !close) {
+      c->lit_len = plen - (size_t)(s - p);
+      lits += c->lit_len;
+      longest += c->lit_len;
+      break;
+    }
+    c->lit_len = (size_t)(open - s);
+    c->brace = true;
+    c->in = c->item = open + 1;
+    c->in_len = (size_t)(close - open - 1);
+    st = parse_brace(x, c, err);
+    if (st == SL_OK && count > SL_SHARDS_MAX / c->n)
+      st = sl_err_set(err, SL_ECONFIG, "%s: more than %u shards", x->what,
+                      SL_SHARDS_MAX);
+    count *= c->n;
+    lits += c->lit_len;
+    longest += c->lit_len + c->max;
+    s = close + 1;
+  }
+  /* Checked before any path is made: count, the longest, the bytes. */
+  if (st == SL_OK && x->count + count > SL_SHARDS_MAX)
+    st = sl_err_set(err, SL_ECONFIG, "%s: more than %u shards", x->what,
+                    SL_SHARDS_MAX);
+  if (st == SL_OK && longest >= PATH_MAX)
+    st = sl_err_set(err, SL_ECONFIG, "%s: a shard path is too long", x->what);
+  uint64_t bytes = count * (lits + 1); /* count <= 2^20, lits < 2^44 */
+  for (size_t i = 0; st == SL_OK && i < n; i++)
+    if (g[i].brace)
+      bytes += count / g[i].n * g[i].sum;
+  if (st == SL_OK && x->bytes + bytes > SL_SHARD_BYTES_MAX)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "%s: %" PRIu64 " shard paths of %" PRIu64
+                    " bytes in all (at most %u MiB of paths)",
+                    x->what, x->count + count, x->bytes + bytes,
+                    SL_SHARD_BYTES_MAX >> 20);
+  if (st == SL_OK) {
+    x->bytes += bytes;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+      g[i].out_at = o;
+      o = put_seg(&g[i], out);
+    }
+    out[o] = '\0';
+  }
+  for (uint64_t k = 0; st == SL_OK && k < count; k++) {
+    x->count++;
+    st = x->add(x->ctx, out, err);
+    if (st != SL_OK || k + 1 == count)
+      break;
+    size_t i = n - 1; /* the last brace that moves without wrapping */
+    while (!g[i].brace || !next_alt(&g[i]))
+      i--;
+    size_t o = put_seg(&g[i], out);
+    for (size_t j = i + 1; j < n; j++) {
+      g[j].out_at = o;
+      o = put_seg(&g[j], out);
+    }
+    out[o] = '\0';
+  }
   free(out);
+  free(g);
   return st;
 }
 
@@ -175,7 +301,10 @@ static sl_status read_list(expand *x, const char *path, sl_err *err) {
 
 sl_status sl_shard_expand(const char *path, bool list, sl_shard_add_fn add,
                           void *ctx, sl_err *err) {
-  expand x = {.add = add, .ctx = ctx, .what = path};
+  expand x = {.add = add, .ctx = ctx};
+  size_t l = strlen(path);
+  snprintf(x.what, sizeof x.what, "%.*s%s", l < 160 ? (int)l : 160, path,
+           l < 160 ? "" : "...");
   return list ? read_list(&x, path, err) : expand_one(&x, path, err);
 }
 

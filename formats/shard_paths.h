@@ -13,8 +13,11 @@
  *                                   shard, or the prefix NAME-train.tfrecord,
  *                                   names all N
  *
- * Bounds: at most SL_SHARDS_MAX paths, each under PATH_MAX; a list file
- * of at most 64 MiB. */
+ * Bounds: at most SL_SHARDS_MAX paths, each under PATH_MAX, of at most
+ * SL_SHARD_BYTES_MAX bytes in all; at most SL_SHARD_BRACES_MAX braces a
+ * pattern; a list file of at most 64 MiB. A pattern is parsed once and its
+ * count, longest path and bytes checked before a path is made: time and
+ * memory follow the paths made, at most those bounds. */
 #ifndef SLUICE_FORMATS_SHARD_PATHS_H
 #define SLUICE_FORMATS_SHARD_PATHS_H
 
@@ -23,6 +26,8 @@
 #include "common/error.h"
 
 #define SL_SHARDS_MAX (1u << 20)
+#define SL_SHARD_BYTES_MAX (256u << 20)
+#define SL_SHARD_BRACES_MAX 64
 
 typedef sl_status (*sl_shard_add_fn)(void *ctx, const char *path, sl_err *err);
 

@@ -46,7 +46,8 @@ typedef enum sl_format_kind {
   SL_FORMAT_WEBDATASET, /* tar shards (source_wds.c) */
   SL_FORMAT_FOLDER,     /* an ImageFolder directory (source_folder.c) */
   SL_FORMAT_TFRECORD,   /* tf.train.Example records (source_tfrecord.c) */
-  SL_FORMAT_RECORDIO    /* MXNet RecordIO image records (source_recordio.c) */
+  SL_FORMAT_RECORDIO,   /* MXNet RecordIO image records (source_recordio.c) */
+  SL_FORMAT_SHARDS      /* sluice shards and their index (source_shards.c) */
 } sl_format_kind;
 
 /* The entry layout: what a file's entries hold (dataset.layout; not the

@@ -11,6 +11,11 @@
  * tif, tiff) and files that are no image by their extension are skipped
  * (counted in sl_source_skipped).
  *
+ * Links are followed (torchvision's os.walk(followlinks=True)), each
+ * folder entered once by (device, inode): a class folder that is another
+ * class's folder, by a link, is empty. Time and memory follow the folders'
+ * entries, whatever the links.
+ *
  * Memory: per file its name (the path under root, 8 B + its bytes), a
  * 24-byte span and 8 bytes (source.h), and its index entry; the scan
  * reads at most 64 KiB of a file (16 MiB when its header lies further). */
@@ -28,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dir_seen.h"
 #include "common/pread_full.h"
 #include "formats/format.h"
 
@@ -112,8 +118,13 @@ static sl_status list_dir(int root, const char *dir, bool dirs, names *out,
   sl_status st = SL_OK;
   struct dirent *de;
   char rel[PATH_MAX];
-  errno = 0;
-  while (st == SL_OK && (de = readdir(d))) {
+  while (st == SL_OK) {
+    errno = 0; /* readdir sets it only on failure; the fstatat below may */
+    if (!(de = readdir(d))) {
+      if (errno)
+        st = sl_err_errno(err, SL_EIO, errno, "%s/%s: readdir", path, dir);
+      break;
+    }
     if (de->d_name[0] == '.' &&
         (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
       continue;
@@ -130,28 +141,47 @@ static sl_status list_dir(int root, const char *dir, bool dirs, names *out,
       break;
     }
     st = push(out, rel, err);
-    errno = 0;
   }
-  if (st == SL_OK && errno)
-    st = sl_err_errno(err, SL_EIO, errno, "%s/%s: readdir", path, dir);
   closedir(d);
   return st;
 }
 
-/* Every file under dir (relative to root), recursively. */
+/* Adds the folder dir (relative to root) to seen. *fresh: whether it was
+ * not there yet. */
+static sl_status see_dir(int root, const char *dir, sl_dir_seen *seen,
+                         bool *fresh, const char *path, sl_err *err) {
+  struct stat sb;
+  if (fstatat(root, dir, &sb, 0) != 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s/%s", path, dir);
+  int rc = sl_dir_seen_add(seen, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
+  if (rc < 0)
+    return sl_err_set(err, SL_ENOMEM, "%s/%s: folders walked", path, dir);
+  *fresh = rc == 1;
+  return SL_OK;
+}
+
+/* Every file under dir (relative to root), recursively, following links
+ * but entering each folder (device, inode) once, at its first path in
+ * sorted order: links cannot make the walk loop or take time exponential
+ * in the entries (two links a level to the next folder), and a folder
+ * reached twice adds its files once. */
 static sl_status walk(int root, const char *dir, int depth, names *files,
-                      const char *path, sl_err *err) {
+                      sl_dir_seen *seen, const char *path, sl_err *err) {
   if (depth > MAX_DEPTH)
-    return sl_err_set(err, SL_EIO,
-                      "%s/%s: folders nested more than %d deep (a link "
-                      "loop?)",
+    return sl_err_set(err, SL_EIO, "%s/%s: folders nested more than %d deep",
                       path, dir, MAX_DEPTH);
-  sl_status st = list_dir(root, dir, false, files, path, err);
+  bool fresh = false;
+  sl_status st = see_dir(root, dir, seen, &fresh, path, err);
+  if (st != SL_OK || !fresh)
+    return st;
+  st = list_dir(root, dir, false, files, path, err);
   names sub = {0};
   if (st == SL_OK)
     st = list_dir(root, dir, true, &sub, path, err);
+  if (st == SL_OK && sub.n) /* qsort of NULL, 0 is undefined */
+    qsort(sub.v, sub.n, sizeof *sub.v, by_name);
   for (size_t i = 0; st == SL_OK && i < sub.n; i++)
-    st = walk(root, sub.v[i], depth + 1, files, path, err);
+    st = walk(root, sub.v[i], depth + 1, files, seen, path, err);
   names_free(&sub);
   return st;
 }
@@ -181,8 +211,12 @@ sl_status sl_source_index_folder(sl_source *src, const char *path,
   if (src->dirfd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", path);
   names classes = {0}, files = {0};
+  sl_dir_seen seen = {0};
   char *blob = NULL;
-  sl_status st = list_dir(src->dirfd, ".", true, &classes, path, err);
+  bool fresh;
+  sl_status st = see_dir(src->dirfd, ".", &seen, &fresh, path, err);
+  if (st == SL_OK)
+    st = list_dir(src->dirfd, ".", true, &classes, path, err);
   if (st == SL_OK)
     qsort(classes.v, classes.n, sizeof *classes.v, by_name);
   if (st == SL_OK && (classes.n == 0 || classes.n > INT32_MAX))
@@ -197,7 +231,7 @@ sl_status sl_source_index_folder(sl_source *src, const char *path,
     st = sl_err_set(err, SL_ENOMEM, "%s: classes", path);
   for (size_t c = 0; st == SL_OK && c < classes.n; c++) {
     size_t before = files.n;
-    st = walk(src->dirfd, classes.v[c], 0, &files, path, err);
+    st = walk(src->dirfd, classes.v[c], 0, &files, &seen, path, err);
     if (st == SL_OK)
       qsort(files.v + before, files.n - before, sizeof *files.v,
             by_dir_then_name);
@@ -271,6 +305,7 @@ sl_status sl_source_index_folder(sl_source *src, const char *path,
   free(first_of);
   names_free(&classes);
   names_free(&files);
+  sl_dir_seen_free(&seen);
   return st;
 }
 

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/map_guard.h"
 #include "formats/crc32c.h"
 #include "formats/example.h"
 #include "formats/layout.h"
@@ -75,7 +76,7 @@ static const char *frame(const sl_rec_file *f, uint64_t pos, uint64_t *len,
   return NULL;
 }
 
-sl_status sl_tfrecord_count(sl_source *src, const sl_rec_file *f,
+static sl_status count_walk(sl_source *src, const sl_rec_file *f,
                             uint64_t *records, sl_err *err) {
   uint64_t pos = 0, n = 0, len = 0;
   char why[200];
@@ -182,7 +183,7 @@ static const char *take_example(sl_source *src, uint64_t i, const uint8_t *rec,
   return NULL;
 }
 
-sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
+static sl_status append_walk(sl_source *src, const sl_rec_file *f,
                              uint64_t records, sl_err *err) {
   uint64_t pos = 0, len = 0;
   char why[300], where[600];
@@ -223,6 +224,64 @@ sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
       return st;
   }
   return SL_OK;
+}
+
+/* ---- the walks, guarded ---------------------------------------------- */
+
+/* A walk over f's mapping at open, run under common/map_guard.h's guard: a file
+ * that shrinks while it is walked (copied over, truncated) faults with
+ * SIGBUS past its new end, and that fault becomes an error naming the
+ * shard and the offset instead of the death of the process. The walks keep
+ * what they allocate in src (no allocation of theirs is lost on a jump). */
+typedef struct walk_call {
+  sl_source *src;
+  const sl_rec_file *f;
+  uint64_t records, *out;
+  sl_err *err;
+  sl_status st;
+} walk_call;
+
+static void count_call(void *ctx) {
+  walk_call *c = ctx;
+  c->st = count_walk(c->src, c->f, c->out, c->err);
+}
+
+static void append_call(void *ctx) {
+  walk_call *c = ctx;
+  c->st = append_walk(c->src, c->f, c->records, c->err);
+}
+
+static sl_status guarded(void (*fn)(void *), walk_call *c, const char *pass) {
+  const sl_rec_file *f = c->f;
+  if (f->size == 0) {
+    fn(c);
+    return c->st;
+  }
+  sl_status st = sl_guard_install(c->err);
+  if (st != SL_OK)
+    return st;
+  size_t at = 0;
+  if (!sl_guard_call(fn, c, f->map, (size_t)f->size, &at))
+    return sl_err_set(c->err, SL_EIO,
+                      "%s: offset %zu cannot be read (SIGBUS) "
+                      "while %s: the file shrank (truncated or copied over) "
+                      "since it was opened, or a disk error; it was %" PRIu64
+                      " bytes",
+                      f->path, at, pass, f->size);
+  return c->st;
+}
+
+sl_status sl_tfrecord_count(sl_source *src, const sl_rec_file *f,
+                            uint64_t *records, sl_err *err) {
+  *records = 0;
+  walk_call c = {src, f, 0, records, err, SL_OK};
+  return guarded(count_call, &c, "its TFRecord records were counted");
+}
+
+sl_status sl_tfrecord_append(sl_source *src, const sl_rec_file *f,
+                             uint64_t records, sl_err *err) {
+  walk_call c = {src, f, records, NULL, err, SL_OK};
+  return guarded(append_call, &c, "its TFRecord records were indexed");
 }
 
 sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err) {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/endian.h"
+#include "common/map_guard.h"
 #include "formats/format.h"
 #include "formats/npy.h"
 #include "formats/shard_paths.h"
@@ -59,6 +60,8 @@ typedef struct build {
   bool want_npy;
   group g;
   sl_tar_member m;
+  char *json; /* a .json member's copy, json_cap bytes */
+  uint64_t json_cap;
 } build;
 
 /* ---- the shard list ---------------------------------------------------- */
@@ -147,10 +150,22 @@ static bool parse_label(const uint8_t *p, uint64_t len, int32_t *out) {
 }
 
 /* The label of a .json member: field label_key, an integer. */
-static const char *json_label(const build *b, const part *j, int32_t *label,
+static const char *json_label(build *b, const part *j, int32_t *label,
                               char *why, size_t cap) {
-  cJSON *doc =
-      cJSON_ParseWithLength((const char *)b->p + j->off, (size_t)j->len);
+  /* Parsed from a copy: cJSON's allocations then never hold across a
+   * read of the mapping (a fault there jumps out: walk_members). */
+  if (j->len > b->json_cap) {
+    char *t = realloc(b->json, (size_t)j->len);
+    if (!t) {
+      snprintf(why, cap, "no memory for a %" PRIu64 "-byte .json member",
+               j->len);
+      return why;
+    }
+    b->json = t;
+    b->json_cap = j->len;
+  }
+  memcpy(b->json, b->p + j->off, (size_t)j->len);
+  cJSON *doc = cJSON_ParseWithLength(b->json, (size_t)j->len);
   if (!doc) {
     snprintf(why, cap, ".json member is not JSON");
     return why;
@@ -318,6 +333,38 @@ static sl_status member(build *b, sl_err *err) {
   return SL_OK;
 }
 
+/* The members of the mapped shard b->p, run under common/map_guard.h's
+ * guard (sl_guard_call): a shard that shrinks while it is walked faults
+ * past its new end, and that becomes an error naming the shard and the
+ * offset. What the walk allocates lives in b->src and b (b->json), so a
+ * jump out of it loses nothing. */
+typedef struct walk_call {
+  build *b;
+  uint64_t size;
+  const char *name;
+  sl_err *err;
+  sl_status st;
+} walk_call;
+
+static void walk_members(void *ctx) {
+  walk_call *c = ctx;
+  build *b = c->b;
+  uint64_t pos = 0;
+  char why[SL_TAR_NAME_MAX + 200];
+  for (;;) {
+    int rc = sl_tar_next(b->p, c->size, &pos, &b->m, why, sizeof why);
+    if (rc < 0) {
+      c->st = sl_err_set(c->err, SL_EFORMAT, "%s: %s", c->name, why);
+      return;
+    }
+    if (rc == 0)
+      break;
+    if ((c->st = member(b, c->err)) != SL_OK)
+      return;
+  }
+  c->st = flush(b, c->err); /* a sample never spans shards */
+}
+
 static sl_status walk_shard(build *b, sl_err *err) {
   sl_source *src = b->src;
   const sl_file_span *f = &src->spans[b->k];
@@ -333,22 +380,18 @@ static sl_status walk_shard(build *b, sl_err *err) {
   (void)madvise(m, (size_t)f->size, MADV_SEQUENTIAL); /* advisory */
   b->p = m;
   b->g.open = false;
-  uint64_t pos = 0;
-  sl_status st = SL_OK;
-  char why[SL_TAR_NAME_MAX + 200];
-  for (;;) {
-    int rc = sl_tar_next(b->p, f->size, &pos, &b->m, why, sizeof why);
-    if (rc < 0) {
-      st = sl_err_set(err, SL_EFORMAT, "%s: %s", name, why);
-      break;
-    }
-    if (rc == 0)
-      break;
-    if ((st = member(b, err)) != SL_OK)
-      break;
-  }
-  if (st == SL_OK)
-    st = flush(b, err); /* a sample never spans shards */
+  walk_call c = {b, f->size, name, err, SL_OK};
+  sl_status st = sl_guard_install(err);
+  size_t at = 0;
+  if (st == SL_OK && !sl_guard_call(walk_members, &c, m, (size_t)f->size, &at))
+    st = sl_err_set(err, SL_EIO,
+                    "%s: offset %zu cannot be read (SIGBUS) while "
+                    "its members were indexed: the shard shrank (truncated or "
+                    "copied over) since it was opened, or a disk error; it "
+                    "was %" PRIu64 " bytes",
+                    name, at, f->size);
+  else if (st == SL_OK)
+    st = c.st;
   munmap(m, (size_t)f->size);
   b->p = NULL;
   return st;
@@ -379,6 +422,7 @@ sl_status sl_source_index_wds(sl_source *src, const char *path, sl_err *err) {
     b->k = k;
     st = walk_shard(b, err);
   }
+  free(b->json);
   free(b);
   if (st == SL_OK && src->count && src->count < (uint64_t)SIZE_MAX) {
     /* the index grew by doubling: give the slack back */

@@ -903,6 +903,38 @@ SL_API sl_status sl_dataset_read(sl_dataset *ds, uint64_t i, void *buf,
 SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
                                    size_t cap, size_t *len);
 
+/* Sharded datasets: a folder of shards, each a sluice LMDB or HDF5 file
+ * (written by sl_writer or `sluice pack`, by any number of processes or
+ * machines, in any order), read as one dataset through the index file
+ * "sluice.index" that sl_dataset_index writes beside them. Open the set
+ * with dataset.path = the folder (or its index file); docs/SHARDS.md.
+ *
+ * sl_dataset_index writes dir/sluice.index listing every committed shard
+ * in dir (files named *.lmdb, *.mdb, *.h5, *.hdf5 that are not hidden:
+ * a writer's temporary file is, so a shard whose writer died is absent),
+ * in name order, with each sample's index entry, so that opening the set
+ * reads only the index. Run it again after shards are added or rewritten:
+ * a shard whose size and first bytes are unchanged keeps its whole-file
+ * checksum, the others are read whole once to make theirs. The shards must
+ * share their class names (where two shards name a class, the same name),
+ * target width and writer settings: one that differs is refused, naming it,
+ * the first shard and the setting. The index is written under a temporary
+ * name and renamed: a reader sees the old index or the new one.
+ * report (may be NULL) gets the counts; msg (may be NULL) the message.
+ * Errors: SL_EINVAL (NULL dir, no shards), SL_EFORMAT (a shard that is not
+ * a sluice LMDB/HDF5 file, is damaged, or differs), SL_EIO, SL_ENOMEM.
+ * Memory: 24 + 4 x target width bytes a sample and 26 a box, while it
+ * runs. */
+typedef struct sl_index_report {
+  uint64_t shards, samples;
+  uint64_t shard_bytes; /* the shards' bytes */
+  uint64_t index_bytes; /* the index file's */
+  uint64_t checksummed; /* shards read whole for their checksum */
+  uint64_t reserved[3];
+} sl_index_report;
+SL_API sl_status sl_dataset_index(const char *dir, sl_index_report *report,
+                                  char *msg, size_t msg_len);
+
 /* 1 when the JPEG bytes[0..len) has restart markers that let the loader
  * decode only a crop's segments (the layout sl_writer and `sluice pack`
  * write; a restart interval that divides the MCU row or is whole rows, in

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/map_guard.h"
 #include "common/pread_full.h"
-#include "io/io_guard.h"
 #include "io/io_hints.h"
 #include "io/io_select.h"
 
@@ -350,7 +350,7 @@ static sl_status read_full(sl_io *io, uint64_t sample, uint64_t off,
 }
 
 /* mmap: the sample's bytes copied out of the map under the SIGBUS guard
- * (io_guard.h): a page past a shrunk file's end, or one the disk cannot
+ * (common/map_guard.h): a page past a shrunk file's end, or one the disk cannot
  * read, is SL_EIO for this sample instead of the death of the process. The
  * copy costs a memcpy of the payload; the decode that follows reads it
  * from the worker's buffer, which the map cannot pull away. */

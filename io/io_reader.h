@@ -16,15 +16,13 @@
  * Backends (opts.kind = loader.io; auto resolved by io_select.h):
  *   mmap   maps the file read-only with MADV_RANDOM; get copies the payload
  *          out of the map into the worker's buffer under a SIGBUS guard
- *          (io_guard.h: a page of a truncated file is SL_EIO, not death)
- *          and gives MADV_WILLNEED to the sample readahead_batches *
- *          batch_size positions ahead, so the kernel reads it before a
- *          worker faults on it. Each cold page costs the worker a fault.
- *   pread  reads into the worker's buffer: no map, no page-table cost, the
- *          worker waits for the disk.
- *   uring  io_uring.h: a reader thread reads positions ahead, in order, into
- *          a bounded pool (io.pool_size, io.queue_depth, io.direct); get
- *          blocks until its read is done.
+ *          (common/map_guard.h: a page of a truncated file is SL_EIO, not
+ * death) and gives MADV_WILLNEED to the sample readahead_batches * batch_size
+ * positions ahead, so the kernel reads it before a worker faults on it. Each
+ * cold page costs the worker a fault. pread  reads into the worker's buffer: no
+ * map, no page-table cost, the worker waits for the disk. uring  io_uring.h: a
+ * reader thread reads positions ahead, in order, into a bounded pool
+ * (io.pool_size, io.queue_depth, io.direct); get blocks until its read is done.
  * A dataset of many files (opts.files) reads as one offset space: each
  * sample lies in one file; the memory is the caller's table (24 bytes per
  * file, common/file_span.h) and, with mmap, address space for them all.

@@ -40,8 +40,10 @@ typedef enum sl_opt {
 _Static_assert(
     SL_FORMAT_AUTO == 0 && SL_FORMAT_LMDB == 1 && SL_FORMAT_HDF5 == 2 &&
         SL_FORMAT_WEBDATASET == 3 && SL_FORMAT_FOLDER == 4 &&
-        SL_FORMAT_TFRECORD == 5 && SL_FORMAT_RECORDIO == 6,
-    "dataset.format: auto|lmdb|hdf5|webdataset|folder|tfrecord|recordio");
+        SL_FORMAT_TFRECORD == 5 && SL_FORMAT_RECORDIO == 6 &&
+        SL_FORMAT_SHARDS == 7,
+    "dataset.format: auto|lmdb|hdf5|webdataset|folder|tfrecord|recordio|"
+    "shards");
 _Static_assert(SL_ENTRIES_AUTO == 0 && SL_ENTRIES_SLUICE == 1 &&
                    SL_ENTRIES_CAFFE == 2 && SL_ENTRIES_IMAGES == 3 &&
                    SL_ENTRIES_ARRAY == 4 && SL_ENTRIES_PICKLE == 5 &&

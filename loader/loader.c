@@ -11,8 +11,10 @@
 #include "common/clock.h"
 #include "common/dtype.h"
 #include "common/mem.h"
+#include "loader/cuda/device_arith.h"
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
+#include "loader/fingerprint.h"
 #include "loader/loader_impl.h"
 
 size_t sl_loader_sample_bytes(sl_dtype dtype, int channels, int res) {
@@ -117,7 +119,8 @@ static void take_settings(sl_loader *ld, const sl_settings *s) {
   memcpy(ld->mean, s->mean, sizeof ld->mean);
   memcpy(ld->std, s->std, sizeof ld->std);
   ld->sampler_cfg = s->sampler;
-  sl_loader_settings_fingerprints(ld, s);
+  sl_settings_fingerprints(s, ld->src.box_capacity, &ld->schedule_fp,
+                           &ld->augment_fp, ld->augment_tags);
 }
 
 /* The box fields took sl_batch's reserved words and a padding hole. */

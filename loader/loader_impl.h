@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "loader/fingerprint.h"
 #include "loader/loader_internal.h"
 #include "loader/pool.h"
 #include "loader/ring.h"
@@ -21,11 +22,6 @@ sl_status sl_loader_open_failed(sl_loader **out, const sl_err *err);
 /* What a call on it returns: SL_ESTATE, the open's message kept. */
 sl_status sl_loader_not_open(sl_loader *ld);
 
-/* The augmentation's keys in groups (crop, flip, normalization, filter,
- * auto policy, colour ops, erasing, mixing), each with a 16-bit hash in the
- * state blob, so that a refused resume names the group that changed. */
-#define SL_AUGMENT_GROUPS 8
-
 struct sl_loader {
   sl_err err; /* last error of a call on the loader */
   sl_logger log;
@@ -37,7 +33,7 @@ struct sl_loader {
   sl_layout layout, src_layout;
   float mean[3], std[3];
   bool skip_bad, eval;
-  uint64_t schedule_fp, augment_fp; /* sl_loader_settings_fingerprints */
+  uint64_t schedule_fp, augment_fp;         /* sl_settings_fingerprints */
   uint16_t augment_tags[SL_AUGMENT_GROUPS]; /* a hash of each group */
   sl_loader_plan plan;
   char backend_note[160]; /* why device.backend = auto fell back, or "" */
@@ -58,14 +54,6 @@ struct sl_loader {
   uint64_t consumer_wait_ns;
   uint64_t epoch_t0;
 };
-
-/* Hashes of the settings that decide what a batch holds, for the state
- * blob: the schedule (only the resolution.* values its kind uses, or
- * resolution.eval in eval) and the augmentation (crop and its parameters,
- * flip, mean, std, filter, and the recipe's keys when one of its ops is on;
- * dtype and layout are kept apart), and the augmentation's group tags. From
- * s alone: the config is not read. */
-void sl_loader_settings_fingerprints(sl_loader *ld, const sl_settings *s);
 
 /* Starts epoch at batch `first` (0 normally; the resume point on restore). */
 sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first);

@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "io/io_select.h"
-#include "loader/cuda/device_select.h"
+#include "loader/cuda/device_arith.h"
 #include "loader/loader_internal.h"
 #include "loader/schedule.h"
 #include "loader/settings.h"

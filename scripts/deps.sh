@@ -36,7 +36,8 @@ if [[ "${1:-}" == "--extra" ]]; then
              python3-matplotlib         # bench plots
              python3-torch              # the Python module's torch tests (CPU)
              python3-torchvision        # the recipe ops' reference (test_augment.py)
-             python3-venv)              # tests/wheel/test_wheel.sh: a fresh venv for the wheel
+             python3-venv               # tests/wheel/test_wheel.sh: a fresh venv for the wheel
+             openjdk-17-jre-headless)   # tests/dist/run.sh: PySpark local[2] (Ray and PySpark in its venv)
 fi
 
 missing=()

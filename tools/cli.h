@@ -25,6 +25,7 @@ int sl_cmd_pack(int argc, char **argv);
 /* `sluice pack --from FILE OUT`: called by sl_cmd_pack when --from is
  * given (tools/cmd_pack_from.c). */
 int sl_cmd_pack_from(int argc, char **argv);
+int sl_cmd_index(int argc, char **argv);
 int sl_cmd_info(int argc, char **argv);
 int sl_cmd_verify(int argc, char **argv);
 int sl_cmd_extract(int argc, char **argv);

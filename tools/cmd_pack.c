@@ -27,6 +27,7 @@
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/pack_detect.h"
+#include "tools/pack_out.h"
 #include "tools/pack_pool.h"
 #include "tools/pack_progress.h"
 #include "tools/pack_scan.h"
@@ -93,6 +94,7 @@ typedef struct pack_args {
   sl_progress_mode progress;
   uint64_t seed;
   int threads;
+  uint32_t shards; /* --shards N: OUT a folder of N shards; 0: one file */
 } pack_args;
 
 typedef struct pack_stats {
@@ -156,6 +158,12 @@ static void usage(FILE *f) {
              "  --strict         fail on the first unreadable image instead of "
              "skipping it\n"
              "  --force          replace OUT if it exists\n"
+             "  --shards N       OUT is a folder of N shards (part-00000.lmdb, "
+             "...; --format\n"
+             "                   picks lmdb, the default, or hdf5) and the "
+             "sluice.index that\n"
+             "                   makes them one dataset; the same shards for "
+             "any --threads\n"
              "  --quiet          no progress display (--progress none)\n"
              "  --progress M     auto (a bar on a terminal), lines (a "
              "'progress DONE TOTAL\n"
@@ -217,6 +225,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
       {"levels", required_argument, NULL, 'L'},
       {"shuffle", required_argument, NULL, 's'},
       {"threads", required_argument, NULL, 't'},
+      {"shards", required_argument, NULL, 'N'},
       {"strict", no_argument, NULL, 'S'},
       {"force", no_argument, NULL, 'F'},
       {"quiet", no_argument, NULL, 'Q'},
@@ -288,6 +297,11 @@ static int parse_args(int argc, char **argv, pack_args *a) {
         return sl_cli_usage_error("pack", "--threads: '%s' (1..256)", optarg);
       a->threads = (int)v;
       break;
+    case 'N':
+      if (!sl_cli_parse_int(optarg, 1, 100000, &v))
+        return sl_cli_usage_error("pack", "--shards: '%s' (1..100000)", optarg);
+      a->shards = (uint32_t)v;
+      break;
     case 'S':
       a->strict = true;
       break;
@@ -338,7 +352,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
   a->src = argv[optind];
   a->out = argv[optind + 1];
   if (!a->fmt)
-    a->fmt = format_for(a->out);
+    a->fmt = a->shards ? "lmdb" : format_for(a->out);
   if (!a->fmt)
     return sl_cli_usage_error("pack",
                               "cannot tell the format of '%s': name "
@@ -394,7 +408,7 @@ static void scale_boxes(sl_pack_item *it, const sl_pack_result *r) {
 
 /* Takes results in order and writes them. Returns 0, 1 (failed), 130
  * (interrupted). */
-static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
+static int run(const pack_args *a, const sl_pack_inputs *in, sl_pack_out *out,
                pack_stats *s, const stop_signals *st, int *stopped_by) {
   char msg[512];
   sl_pack_pool *pool;
@@ -460,9 +474,14 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_writer *w,
     } else {
       sl_pack_item *it = &in->items[i];
       scale_boxes(it, &r);
-      if (sl_writer_add_annotated(w, r.data, r.len, it->label, it->targets,
-                                  it->path + it->name_off, it->boxes,
-                                  it->nboxes) != SL_OK) {
+      sl_writer *w = sl_pack_out_writer(out, i, msg, sizeof msg);
+      if (!w) {
+        sl_progress_end(&prog);
+        fprintf(stderr, "sluice pack: %s\n", msg);
+        rc = 1;
+      } else if (sl_writer_add_annotated(w, r.data, r.len, it->label,
+                                         it->targets, it->path + it->name_off,
+                                         it->boxes, it->nboxes) != SL_OK) {
         sl_progress_end(&prog);
         fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
         rc = 1;
@@ -570,7 +589,7 @@ static int pack(const pack_args *a) {
     return 1;
   }
   int stopped_by = 0;
-  sl_writer *w = NULL;
+  sl_pack_out *out = NULL;
   pack_stats s;
   memset(&s, 0, sizeof s);
   int rc = 0;
@@ -612,17 +631,14 @@ static int pack(const pack_args *a) {
   wo.levels = a->img.levels;
   wo.replace = a->force;
   wo.settings = settings;
-  if (sl_writer_create(&w, a->out, &wo) != SL_OK) {
-    fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+  if (rc == 0 && sl_pack_out_open(&out, a->out, a->shards, in.n, &wo,
+                                  (const char *const *)in.classes, in.nclasses,
+                                  msg, sizeof msg) != 0) {
+    fprintf(stderr, "sluice pack: %s\n", msg);
     rc = 1;
   }
-  for (uint32_t c = 0; rc == 0 && c < in.nclasses; c++)
-    if (sl_writer_set_class_name(w, c, in.classes[c]) != SL_OK) {
-      fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
-      rc = 1;
-    }
   if (rc == 0)
-    rc = run(a, &in, w, &s, &st, &stopped_by);
+    rc = run(a, &in, out, &s, &st, &stopped_by);
   if (rc == 0 && s.packed == 0) {
     fprintf(stderr,
             "sluice pack: none of the %zu images could be packed "
@@ -631,11 +647,11 @@ static int pack(const pack_args *a) {
             s.skips.n ? s.skips.v[0].reason : "?");
     rc = 1;
   }
-  if (rc == 0 && sl_writer_commit(w) != SL_OK) {
-    fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+  if (rc == 0 && sl_pack_out_commit(out, msg, sizeof msg) != 0) {
+    fprintf(stderr, "sluice pack: %s\n", msg);
     rc = 1;
   }
-  sl_writer_destroy(w);
+  sl_pack_out_close(out, rc == 0);
   if (rc == 130)
     fprintf(stderr,
             "sluice pack: interrupted by signal %d; %s not "
@@ -649,11 +665,14 @@ static int pack(const pack_args *a) {
   }
   if (rc == 0) {
     double el = sl_now() - t0;
-    printf("packed %" PRIu64 " of %zu images into %s (%s, %" PRIu32
+    char shards[48] = "";
+    if (a->shards)
+      snprintf(shards, sizeof shards, "%" PRIu32 " shards, ", a->shards);
+    printf("packed %" PRIu64 " of %zu images into %s (%s%s, %" PRIu32
            " classes): %.1f MB; %" PRIu64 " kept as is, %" PRIu64
            " rewritten, %" PRIu64
            " re-encoded; %zu skipped%s%s%s; %.1f s, %.0f images/s\n",
-           s.packed, in.n, a->out, a->fmt, in.nclasses,
+           s.packed, in.n, a->out, shards, a->fmt, in.nclasses,
            (double)s.bytes_out / 1e6, s.kept, s.rewritten, s.reencoded,
            s.skips.n, s.skips.n ? " (listed in " : "", s.skips.n ? report : "",
            s.skips.n ? ")" : "", el, el > 0 ? (double)in.n / el : 0.0);

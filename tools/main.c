@@ -14,6 +14,8 @@ static const sl_cli_command k_commands[] = {
     {"synth", "write a deterministic folder of photo-like test JPEGs",
      sl_cmd_synth},
     {"pack", "pack an image folder into an LMDB or HDF5 file", sl_cmd_pack},
+    {"index", "make a folder of shards one dataset (writes DIR/sluice.index)",
+     sl_cmd_index},
     {"info", "describe a dataset file", sl_cmd_info},
     {"verify", "check every record of a dataset file (--decode: images too)",
      sl_cmd_verify},

@@ -119,47 +119,59 @@ static int take_categories(sl_pack_inputs *in, const cJSON *root,
   if (n == 0)
     return sl_pack_failf(msg, cap, "%s: \"categories\" is empty", json);
   id_ref *v = calloc(n, sizeof *v);
-  if (!v)
+  /* each category's name by its place: cJSON_GetArrayItem walks the list
+   * from its head, so looking each up again would be quadratic */
+  const char **names = malloc(n * sizeof *names);
+  if (!v || !names) {
+    free(v);
+    free(names);
     return sl_pack_failf(msg, cap, "%s: no memory", json);
+  }
   *cats_out = v;
   const cJSON *c;
   cJSON_ArrayForEach(c, cats) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
-    if (!get_int(c, "id", &v[k].id) || !cJSON_IsString(name))
+    if (!get_int(c, "id", &v[k].id) || !cJSON_IsString(name)) {
+      free(names);
       return sl_pack_failf(
           msg, cap,
           "%s: categories[%zu] lacks an integer \"id\" or a string "
           "\"name\"",
           json, k);
+    }
     size_t len = strlen(name->valuestring);
     if (len == 0 || len > SL_CLASS_NAME_MAX ||
-        strpbrk(name->valuestring, "\r\n"))
+        strpbrk(name->valuestring, "\r\n")) {
+      free(names);
       return sl_pack_failf(msg, cap,
                            "%s: categories[%zu] (id %" PRId64
                            "): name of %zu bytes "
                            "(1..%d, no line break)",
                            json, k, v[k].id, len, SL_CLASS_NAME_MAX);
+    }
+    names[k] = name->valuestring;
     v[k].at = k;
     k++;
   }
   qsort(v, n, sizeof *v, cmp_id);
-  for (size_t i = 1; i < n; i++)
+  int rc = 0;
+  for (size_t i = 1; rc == 0 && i < n; i++)
     if (v[i].id == v[i - 1].id)
-      return sl_pack_failf(
-          msg, cap, "%s: category id %" PRId64 " appears twice", json, v[i].id);
-  in->classes = calloc(n, sizeof *in->classes);
-  if (!in->classes)
-    return sl_pack_failf(msg, cap, "%s: no memory", json);
-  for (size_t i = 0; i < n; i++) {
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetArrayItem(cats, (int)v[i].at), "name");
-    if (!(in->classes[i] = strdup(name->valuestring)))
-      return sl_pack_failf(msg, cap, "%s: no memory", json);
-    in->nclasses = (uint32_t)(i + 1);
+      rc = sl_pack_failf(msg, cap, "%s: category id %" PRId64 " appears twice",
+                         json, v[i].id);
+  if (rc == 0 && !(in->classes = calloc(n, sizeof *in->classes)))
+    rc = sl_pack_failf(msg, cap, "%s: no memory", json);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    if (!(in->classes[i] = strdup(names[v[i].at])))
+      rc = sl_pack_failf(msg, cap, "%s: no memory", json);
+    else
+      in->nclasses = (uint32_t)(i + 1);
     v[i].at = i; /* now: the label */
   }
-  *ncats = n;
-  return 0;
+  free(names);
+  if (rc == 0)
+    *ncats = n;
+  return rc;
 }
 
 /* images[]: the samples, in the file's order. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <turbojpeg.h>
 
+#include "common/png_mem.h"
 #include "sluice.h"
 
 #define MAX_PIXELS (1ull << 28) /* 256 Mpx: larger inputs are skipped */
@@ -164,31 +165,6 @@ static int transcode_jpeg(sl_pack_codec *c, uint8_t *in, size_t len,
   return finish(c, pix, sw, sh, gray ? 1 : 3, orient, o, r);
 }
 
-typedef struct png_mem {
-  const uint8_t *p;
-  size_t len, pos;
-  char msg[160];
-} png_mem;
-
-static void png16_error(png_structp p, png_const_charp msg) {
-  png_mem *m = png_get_error_ptr(p);
-  snprintf(m->msg, sizeof m->msg, "%s", msg);
-  png_longjmp(p, 1);
-}
-
-static void png16_warning(png_structp p, png_const_charp msg) {
-  (void)p;
-  (void)msg;
-}
-
-static void png16_read(png_structp p, png_bytep out, size_t n) {
-  png_mem *m = png_get_io_ptr(p);
-  if (n > m->len - m->pos)
-    png_error(p, "truncated file");
-  memcpy(out, m->p + m->pos, n);
-  m->pos += n;
-}
-
 /* Decodes a 16-bit PNG's stored values to 8 bits linearly, rounded v / 257
  * (png_set_scale_16), as the loader's PNG codec does. The simplified API is
  * not used here: it takes a 16-bit file without a gAMA chunk as linear
@@ -197,11 +173,11 @@ static void png16_read(png_structp p, png_bytep out, size_t n) {
  * Alpha is composited onto white, as for 8-bit PNGs. */
 static int png16_pixels(const uint8_t *in, size_t len, uint32_t w, uint32_t h,
                         bool gray, uint8_t **out, sl_pack_result *r) {
-  png_mem m = {in, len, 0, ""};
+  sl_png_mem m = {in, len, 0, ""};
   uint8_t *volatile img = NULL;
   png_bytep *volatile rows = NULL;
-  png_structp p = png_create_read_struct(PNG_LIBPNG_VER_STRING, &m, png16_error,
-                                         png16_warning);
+  png_structp p = png_create_read_struct(PNG_LIBPNG_VER_STRING, &m,
+                                         sl_png_mem_error, sl_png_mem_warning);
   png_infop info = p ? png_create_info_struct(p) : NULL;
   if (!info) {
     png_destroy_read_struct(&p, NULL, NULL);
@@ -213,7 +189,7 @@ static int png16_pixels(const uint8_t *in, size_t len, uint32_t w, uint32_t h,
     free(rows);
     return r->no_memory ? no_memory(r) : fail(r, "corrupt PNG: %s", m.msg);
   }
-  png_set_read_fn(p, &m, png16_read);
+  png_set_read_fn(p, &m, sl_png_mem_read);
   png_set_user_limits(p, 0x7fffffff, 0x7fffffff);
   png_read_info(p, info);
   png_set_expand(p); /* tRNS -> alpha */

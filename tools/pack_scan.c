@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "common/dir_seen.h"
 #include "common/rng.h"
 #include "sluice.h"
 #include "tools/grow.h"
@@ -142,9 +143,26 @@ static int image_ext(const char *name) {
   return 0;
 }
 
+/* Whether the folder sb was entered before (a link to it, from elsewhere
+ * than above it): each folder is entered once, so links cannot make the
+ * walk exponential (two links a level to the next folder). Notes path as
+ * skipped when so. 1: seen before, 0: not, -1: out of memory (msg says). */
+static int seen_before(sl_pack_inputs *in, sl_dir_seen *seen, const char *path,
+                       const struct stat *sb, char *msg, size_t msg_len) {
+  int rc = sl_dir_seen_add(seen, (uint64_t)sb->st_dev, (uint64_t)sb->st_ino);
+  if (rc == 0 &&
+      sl_pack_notes_add(&in->skipped, path,
+                        "a link to a folder already walked under another "
+                        "name: each folder is walked once") != 0)
+    rc = -1;
+  if (rc < 0)
+    snprintf(msg, msg_len, "out of memory");
+  return rc < 0 ? -1 : rc == 0;
+}
+
 static int walk(sl_pack_inputs *in, const char *dir, size_t root_len,
-                int32_t label, dir_id *above, int depth, char *msg,
-                size_t msg_len) {
+                int32_t label, dir_id *above, sl_dir_seen *seen, int depth,
+                char *msg, size_t msg_len) {
   size_t n;
   char **names = list_dir(dir, &n);
   if (!names) {
@@ -201,8 +219,14 @@ static int walk(sl_pack_inputs *in, const char *dir, size_t root_len,
         rc = -1;
         break;
       }
+      int again = seen_before(in, seen, path, &sb, msg, msg_len);
+      if (again != 0) {
+        rc = again < 0 ? -1 : 0;
+        continue;
+      }
       above[depth + 1] = (dir_id){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino};
-      rc = walk(in, path, root_len, label, above, depth + 1, msg, msg_len);
+      rc =
+          walk(in, path, root_len, label, above, seen, depth + 1, msg, msg_len);
     } else if (S_ISREG(sb.st_mode) && image_ext(names[i])) {
       if (add_item(in, path, root_len + 1, label, NULL) != 0) {
         snprintf(msg, msg_len, "out of memory");
@@ -268,10 +292,16 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
   }
   dir_id above[MAX_DEPTH + 1];
   above[0] = (dir_id){(uint64_t)rs.st_dev, (uint64_t)rs.st_ino};
+  sl_dir_seen seen = {0};
+  if (sl_dir_seen_add(&seen, (uint64_t)rs.st_dev, (uint64_t)rs.st_ino) < 0) {
+    snprintf(msg, msg_len, "out of memory");
+    return -1;
+  }
   size_t n;
   char **names = list_dir(root, &n);
   if (!names) {
     snprintf(msg, msg_len, "%s: cannot list: %s", root, strerror(errno));
+    sl_dir_seen_free(&seen);
     return -1;
   }
   in->classes = calloc(n ? n : 1, sizeof *in->classes);
@@ -316,10 +346,17 @@ static int scan_folder(sl_pack_inputs *in, const char *root, char *msg,
     uint32_t label = in->nclasses;
     in->classes[in->nclasses++] = names[i];
     names[i] = NULL;
+    int again = seen_before(in, &seen, path, &sb, msg, msg_len);
+    if (again != 0) { /* a class folder that is another's: no images */
+      rc = again < 0 ? -1 : 0;
+      continue;
+    }
     above[1] = (dir_id){(uint64_t)sb.st_dev, (uint64_t)sb.st_ino};
-    rc = walk(in, path, strlen(root), (int32_t)label, above, 1, msg, msg_len);
+    rc = walk(in, path, strlen(root), (int32_t)label, above, &seen, 1, msg,
+              msg_len);
   }
   free_names(names, n);
+  sl_dir_seen_free(&seen);
   if (rc == 0 && find_twice(in) != 0) {
     snprintf(msg, msg_len, "out of memory");
     rc = -1;

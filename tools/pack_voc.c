@@ -53,9 +53,53 @@ typedef struct voc_parse {
   size_t nobj, cap;
   char err[400]; /* first error ("" none) */
   /* class names seen so far, shared across files */
-  char ***names;
-  size_t *nnames, *names_cap;
+  struct name_set *names;
 } voc_parse;
+
+/* The class names seen, in order of first sight, with a hash of them: a
+ * name is found in constant time, not by comparing it with every name
+ * seen (quadratic in the names of a hostile file). */
+typedef struct name_set {
+  char **v;
+  size_t n, cap;
+  uint32_t *slot; /* 0: empty, else 1 + an index into v */
+  size_t nslots;  /* 0 or a power of two, at least 2 * n */
+} name_set;
+
+static size_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603u; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return (size_t)(h ^ (h >> 32));
+}
+
+/* Room for one more name in the hash; -1 when memory runs out. */
+static int name_set_room(name_set *ns) {
+  if (2 * (ns->n + 1) <= ns->nslots)
+    return 0;
+  size_t cap = ns->nslots ? 2 * ns->nslots : 64;
+  uint32_t *t = calloc(cap, sizeof *t);
+  if (!t)
+    return -1;
+  for (size_t i = 0; i < ns->n; i++) {
+    size_t k = name_hash(ns->v[i]) & (cap - 1);
+    while (t[k])
+      k = (k + 1) & (cap - 1);
+    t[k] = (uint32_t)(i + 1);
+  }
+  free(ns->slot);
+  ns->slot = t;
+  ns->nslots = cap;
+  return 0;
+}
+
+static void name_set_free(name_set *ns) {
+  for (size_t i = 0; i < ns->n; i++)
+    free(ns->v[i]);
+  free(ns->v);
+  free(ns->slot);
+  memset(ns, 0, sizeof *ns);
+}
 
 static void stop(voc_parse *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -138,19 +182,23 @@ static void text_trimmed(voc_parse *s, char *out, size_t cap) {
 
 /* The index of class name n among the names seen (added when new). */
 static int name_index(voc_parse *s, const char *n, uint32_t *out) {
-  for (size_t i = 0; i < *s->nnames; i++)
-    if (!strcmp((*s->names)[i], n)) {
-      *out = (uint32_t)i;
+  name_set *ns = s->names;
+  if (name_set_room(ns) != 0)
+    return -1;
+  size_t k = name_hash(n) & (ns->nslots - 1);
+  for (; ns->slot[k]; k = (k + 1) & (ns->nslots - 1))
+    if (!strcmp(ns->v[ns->slot[k] - 1], n)) {
+      *out = ns->slot[k] - 1;
       return 0;
     }
-  char **v =
-      sl_cli_grow(*s->names, s->names_cap, *s->nnames + 1, sizeof *v, 32);
+  char **v = sl_cli_grow(ns->v, &ns->cap, ns->n + 1, sizeof *v, 32);
   if (!v)
     return -1;
-  *s->names = v;
-  if (!(v[*s->nnames] = strdup(n)))
+  ns->v = v;
+  if (!(v[ns->n] = strdup(n)))
     return -1;
-  *out = (uint32_t)(*s->nnames)++;
+  ns->slot[k] = (uint32_t)(ns->n + 1);
+  *out = (uint32_t)ns->n++;
   return 0;
 }
 
@@ -172,6 +220,11 @@ static void end_object(voc_parse *s) {
   if (s->v[0] > s->v[2] || s->v[1] > s->v[3]) {
     stop(s, "%s:%lu: <bndbox> with xmin > xmax or ymin > ymax", s->file,
          s->obj_line);
+    return;
+  }
+  if (s->nobj == SL_BOXES_MAX) { /* checked as they come: the file may hold
+                                   millions */
+    stop(s, "%s:%lu: more than %d objects", s->file, s->obj_line, SL_BOXES_MAX);
     return;
   }
   voc_obj *o = sl_cli_grow(s->objs, &s->cap, s->nobj + 1, sizeof *o, 8);
@@ -348,6 +401,7 @@ static int choose_classes(sl_pack_inputs *in, char **names, size_t nnames,
   size_t k = *standard ? 20 : nnames;
   if (!(in->classes = calloc(k ? k : 1, sizeof *in->classes)))
     return -1;
+  /* the names' places, sorted by name: label c is sorted[c]'s */
   char **sorted = malloc((nnames ? nnames : 1) * sizeof *sorted);
   if (!sorted)
     return -1;
@@ -362,11 +416,16 @@ static int choose_classes(sl_pack_inputs *in, char **names, size_t nnames,
     }
     in->nclasses = (uint32_t)(c + 1);
   }
-  for (size_t i = 0; i < nnames; i++)
-    for (uint32_t c = 0; c < in->nclasses; c++)
-      if (!strcmp(names[i], in->classes[c]))
-        label_of[i] = c;
   free(sorted);
+  for (size_t i = 0; i < nnames; i++) {
+    /* the classes are in byte order (k_voc20 is too), each name among
+     * them */
+    char **hit = bsearch(&names[i], in->classes, in->nclasses,
+                         sizeof *in->classes, cmp_str);
+    if (!hit)
+      return -1;
+    label_of[i] = (uint32_t)(hit - in->classes);
+  }
   return 0;
 }
 
@@ -374,8 +433,9 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
                      char *ids_text, size_t ids_cap, char *msg,
                      size_t msg_len) {
   memset(in, 0, sizeof *in);
-  char **ids = NULL, **names = NULL;
-  size_t nids = 0, nnames = 0, names_cap = 0;
+  char **ids = NULL;
+  size_t nids = 0;
+  name_set names = {0};
   voc_obj **objs = NULL; /* per item, until the labels are known */
   int rc = list_ids(vocdir, split, &ids, &nids, msg, msg_len);
   if (rc == 0 && !(objs = calloc(nids ? nids : 1, sizeof *objs)))
@@ -394,8 +454,6 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
     voc_parse s;
     memset(&s, 0, sizeof s);
     s.names = &names;
-    s.nnames = &nnames;
-    s.names_cap = &names_cap;
     rc = parse_file(&s, xml, msg, msg_len);
     if (rc == 0 && s.nobj > SL_BOXES_MAX)
       rc = sl_pack_failf(msg, msg_len, "%s: more than %d objects", xml,
@@ -416,8 +474,9 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
   }
   uint32_t *label_of = NULL;
   bool standard = false;
-  if (rc == 0 && (!(label_of = calloc(nnames ? nnames : 1, sizeof *label_of)) ||
-                  choose_classes(in, names, nnames, label_of, &standard)))
+  if (rc == 0 &&
+      (!(label_of = calloc(names.n ? names.n : 1, sizeof *label_of)) ||
+       choose_classes(in, names.v, names.n, label_of, &standard)))
     rc = sl_pack_failf(msg, msg_len, "%s: no memory", vocdir);
   /* The boxes, in pixel edges: 1-based inclusive xmin..xmax covers
    * [xmin - 1, xmax). */
@@ -448,10 +507,8 @@ int sl_pack_scan_voc(sl_pack_inputs *in, const char *vocdir, const char *split,
     if (objs)
       free(objs[i]);
   }
-  for (size_t i = 0; i < nnames; i++)
-    free(names[i]);
+  name_set_free(&names);
   free(ids);
-  free(names);
   free(objs);
   free(label_of);
   return rc;

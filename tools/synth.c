@@ -16,6 +16,7 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "common/png_mem.h"
 #include "common/rng.h"
 #include "tools/grow.h"
 
@@ -433,22 +434,12 @@ sl_status sl_synth_jpeg(uint64_t seed, int w, int h,
 
 /* ---- PNG ---- */
 
+/* io_ptr; m is the error_ptr (m.bytes unused: this writes). */
 typedef struct pngctx {
   growbuf g;
   int oom;
-  char msg[256];
+  sl_png_mem m;
 } pngctx;
-
-static void png_err_fn(png_structp p, png_const_charp msg) {
-  pngctx *x = png_get_error_ptr(p);
-  snprintf(x->msg, sizeof x->msg, "%s", msg);
-  png_longjmp(p, 1);
-}
-
-static void png_warn_fn(png_structp p, png_const_charp msg) {
-  (void)p;
-  (void)msg;
-}
 
 static void png_write_fn(png_structp p, png_bytep data, size_t n) {
   pngctx *x = png_get_io_ptr(p);
@@ -481,8 +472,8 @@ sl_status sl_synth_png(uint64_t seed, int label, int w, int h, int channels,
   png_structp p = NULL;
   png_infop info = NULL;
   if (frow && row)
-    p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &x, png_err_fn,
-                                png_warn_fn);
+    p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &x.m, sl_png_mem_error,
+                                sl_png_mem_warning);
   if (p)
     info = png_create_info_struct(p);
   if (!info) {
@@ -497,7 +488,7 @@ sl_status sl_synth_png(uint64_t seed, int label, int w, int h, int channels,
     free(row);
     free(x.g.p);
     return sl_synth_fail(err, 0, x.oom ? SL_ENOMEM : SL_EIO,
-                         "synth: libpng: %s", x.msg);
+                         "synth: libpng: %s", x.m.msg);
   }
   png_set_write_fn(p, &x, png_write_fn, png_flush_fn);
   int type = channels == 1   ? PNG_COLOR_TYPE_GRAY

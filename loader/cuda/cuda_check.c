@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "loader/cuda/device_select.h"
+#include "loader/cuda/device_arith.h"
 
 sl_status sl_cuda_status_of(cudaError_t e) {
   switch (e) {

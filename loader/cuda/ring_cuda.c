@@ -6,7 +6,7 @@
 #include "common/clock.h"
 #include "loader/cuda/convert.h"
 #include "loader/cuda/cuda_check.h"
-#include "loader/cuda/device_select.h"
+#include "loader/cuda/device_arith.h"
 #include "loader/device_convert.h"
 
 typedef struct cuda_backend {

@@ -42,7 +42,7 @@ from ._sluice import (  # noqa: F401
 
 __all__ = [
     "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
-    "option_names", "version", "pack", "__version__", "augment",
+    "option_names", "version", "pack", "index", "__version__", "augment",
 ]
 
 _STATE_MAGIC = "sluice.Loader/1"
@@ -185,6 +185,19 @@ def pack(source, out, *args, progress=True):
         raise Error("".join(messages).strip()
                     or "sluice pack failed (exit %d)" % rc)
     return "".join(out_text).strip()
+
+
+def index(folder):
+    """Makes the shards in ``folder`` one dataset: writes
+    ``folder/sluice.index`` listing every committed shard (sluice LMDB or
+    HDF5 files named *.lmdb, *.mdb, *.h5, *.hdf5, written by ``Writer`` or
+    ``sluice pack`` in any number of processes) in name order, as ``sluice
+    index`` does. Run it again after adding shards; unchanged shards are not
+    read again. Shards must share their class names, target width and writer
+    settings (FormatError names the one that differs). Returns a dict:
+    shards, samples, shard_bytes, index_bytes, checksummed (shards read
+    whole for their checksum). Open the set with ``path=folder``."""
+    return _sluice.index(folder)
 
 
 def _progress_sink(progress):

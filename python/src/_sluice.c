@@ -32,10 +32,17 @@ module_state *state_of(PyObject *o) {
 }
 
 /* ---- Errors ------------------------------------------------------------- */
+static PyObject *raise_in(module_state *ms, sl_status st, const char *msg);
+
 PyObject *raise_status(PyObject *self, sl_status st, const char *msg) {
   module_state *ms = state_of(self);
   if (!ms)
     return NULL; /* PyType_GetModuleState set the error */
+  return raise_in(ms, st, msg);
+}
+
+/* As raise_status, from the module's state itself. */
+static PyObject *raise_in(module_state *ms, sl_status st, const char *msg) {
   PyObject *type = ms->error;
   if ((unsigned)st < 32 && ms->by_status[st])
     type = ms->by_status[st];
@@ -769,7 +776,35 @@ static PyObject *mod_options(PyObject *m, PyObject *u) {
   return list;
 }
 
+static PyObject *mod_index(PyObject *m, PyObject *arg) {
+  PyObject *bytes = NULL;
+  if (!PyUnicode_FSConverter(arg, &bytes))
+    return NULL;
+  const char *dir = PyBytes_AsString(bytes);
+  if (!dir) {
+    Py_DECREF(bytes);
+    return NULL;
+  }
+  sl_index_report r;
+  char msg[1024];
+  sl_status st;
+  /* Reads every new shard whole for its checksum: no GIL meanwhile. */
+  Py_BEGIN_ALLOW_THREADS
+  st = sl_dataset_index(dir, &r, msg, sizeof msg);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(bytes);
+  if (st != SL_OK)
+    return raise_in(PyModule_GetState(m), st, msg);
+  return Py_BuildValue("{sKsKsKsKsK}", "shards", (unsigned long long)r.shards,
+                       "samples", (unsigned long long)r.samples, "shard_bytes",
+                       (unsigned long long)r.shard_bytes, "index_bytes",
+                       (unsigned long long)r.index_bytes, "checksummed",
+                       (unsigned long long)r.checksummed);
+}
+
 static PyMethodDef mod_methods[] = {
+    {"index", mod_index, METH_O,
+     "sl_dataset_index: writes DIR/sluice.index (sluice.index)."},
     {"version", mod_version, METH_NOARGS, "libsluice's version string."},
     {"_augment_boxes", py_augment_boxes, METH_VARARGS,
      "sl_augment_boxes on a writable float32 (n, 4) buffer "

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "loader/cuda/device_arith.h"
 #include "loader/cuda/device_select.h"
 #ifdef SLUICE_HAVE_CUDA
 #include "loader/cuda/cuda_check.h"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "loader/cuda/device_arith.h"
 #include "loader/cuda/device_select.h"
 #include "loader/cuda/ring_cuda.h"
 #ifdef SLUICE_HAVE_CUDA

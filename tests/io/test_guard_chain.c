@@ -1,4 +1,4 @@
-/* The SIGBUS guard's chain (io/io_guard.c, issue 25), in a process of its
+/* The SIGBUS guard's chain (common/map_guard.c, issue 25), in a process of its
  * own (no test harness's SIGBUS handler underneath): sluice installs its
  * handler; then the application installs one that chains to the handler it
  * found (sluice's, as Python's faulthandler does); then another mmap reader
@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "io/io_guard.h"
+#include "common/map_guard.h"
 
 static struct sigaction g_app_prev; /* what the application's handler found */
 static int g_pipe = -1;

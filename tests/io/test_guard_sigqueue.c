@@ -1,5 +1,5 @@
 /* The SIGBUS guard takes only a fault the kernel raised for a copy's own
- * (io/io_guard.c, issue 25): a SIGBUS queued by a process (si_code <= 0:
+ * (common/map_guard.c, issue 25): a SIGBUS queued by a process (si_code <= 0:
  * SI_QUEUE, SI_USER, SI_TKILL) carries a pid and uid where a fault's
  * address would be, and must go on down the chain even when those bytes
  * happen to point inside the range being copied. Before the check, such a
@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "io/io_guard.h"
+#include "common/map_guard.h"
 
 enum { MAP_BYTES = 64 << 20 };
 

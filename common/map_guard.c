@@ -1,4 +1,4 @@
-#include "io/io_guard.h"
+#include "common/map_guard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -148,6 +148,28 @@ bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off) {
   t_jump = &jb;
   atomic_signal_fence(memory_order_seq_cst);
   memcpy(dst, src, n);
+  atomic_signal_fence(memory_order_seq_cst);
+  t_jump = NULL;
+  return true;
+}
+
+bool sl_guard_call(void (*fn)(void *ctx), void *ctx, const void *lo, size_t n,
+                   size_t *fault_off) {
+  *fault_off = 0;
+  sigjmp_buf jb;
+  t_lo = lo;
+  t_hi = (const char *)lo + n;
+  if (sigsetjmp(jb, 0)) {
+    atomic_signal_fence(memory_order_seq_cst);
+    *fault_off = (size_t)(t_fault - (const char *)lo);
+    sigset_t bus; /* as in sl_guard_copy */
+    if (sigemptyset(&bus) == 0 && sigaddset(&bus, SIGBUS) == 0)
+      (void)pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
+    return false;
+  }
+  t_jump = &jb;
+  atomic_signal_fence(memory_order_seq_cst);
+  fn(ctx);
   atomic_signal_fence(memory_order_seq_cst);
   t_jump = NULL;
   return true;

@@ -27,8 +27,8 @@
  *
  * Thread safety: any number of threads may copy at once (the state of a
  * copy is thread-local). */
-#ifndef SLUICE_IO_IO_GUARD_H
-#define SLUICE_IO_IO_GUARD_H
+#ifndef SLUICE_COMMON_MAP_GUARD_H
+#define SLUICE_COMMON_MAP_GUARD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,5 +45,14 @@ bool sl_guard_ready(void);
 /* Copies n bytes from src (inside a file mapping) to dst. Returns true, or
  * false when a page of src faulted; *fault_off is then its offset in src. */
 bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off);
+/* Runs fn(ctx) with the faults on [lo, lo + n) (inside a file mapping)
+ * caught: what a walk over a whole mapped file at open uses, where a copy
+ * per access would cost too much. Returns true when fn returned; false when
+ * a page of the range faulted (*fault_off is then its offset from lo) and
+ * fn was left at that access. fn must therefore keep what it allocates
+ * reachable from ctx (the caller frees it), hold no lock while it reads
+ * the range, and not call sl_guard_copy or sl_guard_call itself. */
+bool sl_guard_call(void (*fn)(void *ctx), void *ctx, const void *lo, size_t n,
+                   size_t *fault_off);
 
 #endif

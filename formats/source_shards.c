@@ -1,0 +1,211 @@
+/* A sharded dataset (formats/shard_index.h): a folder of sluice LMDB and
+ * HDF5 shards read as one through its index file. Opening reads the index
+ * and opens every shard, checking each against it (there, the size its
+ * index lists, the same first bytes), so that a deleted, truncated or
+ * replaced shard is named at open and not mid-epoch; no shard's contents
+ * are read. The samples are the shards' in index order, each entry's offset
+ * moved to its shard's base in the source's offset space (source_files.c).
+ * Verify mode also checks every shard's whole-file checksum.
+ *
+ * Memory: the index file while open (freed after), the source's index (24
+ * bytes a sample, 4 × targets, 24 a box) and one descriptor a shard. */
+#include "formats/source_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/endian.h"
+#include "formats/boxes.h"
+#include "formats/format.h"
+#include "formats/shard_index.h"
+
+#define REINDEX "re-run `sluice index %s`"
+
+/* path is the index file, or a folder holding one: the index's path and
+ * its folder into idx and dir. */
+static bool index_paths(const char *path, char *idx, char *dir, size_t cap) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return false;
+  if (S_ISDIR(sb.st_mode)) {
+    if (snprintf(idx, cap, "%s/" SL_SHARD_INDEX_NAME, path) >= (int)cap ||
+        snprintf(dir, cap, "%s", path) >= (int)cap)
+      return false;
+    return stat(idx, &sb) == 0;
+  }
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (strcmp(base, SL_SHARD_INDEX_NAME) != 0 ||
+      snprintf(idx, cap, "%s", path) >= (int)cap)
+    return false;
+  if (!slash)
+    snprintf(dir, cap, ".");
+  else if (snprintf(dir, cap, "%.*s", (int)(slash - path),
+                    slash == path ? "/" : path) >= (int)cap)
+    return false;
+  return true;
+}
+
+static sl_status shards_claim(const char *path, sl_format_kind *kind,
+                              bool *mine, sl_err *err) {
+  char idx[PATH_MAX], dir[PATH_MAX];
+  *mine = index_paths(path, idx, dir, sizeof idx);
+  if (!*mine && *kind == SL_FORMAT_SHARDS)
+    return sl_err_set(err, SL_EIO,
+                      "%s: no " SL_SHARD_INDEX_NAME
+                      " (a sharded dataset is a folder of shards and the "
+                      "index `sluice index FOLDER` writes)",
+                      path);
+  return SL_OK;
+}
+
+/* Opens shard k, checking it against the index. */
+static sl_status open_shard(sl_source *src, const sl_shard_index *ix,
+                            uint64_t k, const char *dir, sl_err *err) {
+  const sl_shard_rec *s = &ix->shards[k];
+  char p[PATH_MAX];
+  if (snprintf(p, sizeof p, "%s/%s", dir, s->name) >= (int)sizeof p)
+    return sl_err_set(err, SL_EINVAL, "%s/%s: path too long", dir, s->name);
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    return sl_err_set(err, SL_EIO,
+                      "%s: missing (shard %" PRIu64 " of %" PRIu64
+                      " in its index: deleted or renamed since it was "
+                      "indexed; " REINDEX ")",
+                      p, k + 1, ix->nshards, dir);
+  if (fd < 0)
+    return sl_err_errno(err, SL_EIO, errno, "%s", p);
+  struct stat sb;
+  sl_status st = SL_OK;
+  uint32_t head = 0;
+  if (fstat(fd, &sb) != 0)
+    st = sl_err_errno(err, SL_EIO, errno, "%s: stat", p);
+  else if (!S_ISREG(sb.st_mode))
+    st = sl_err_set(err, SL_EIO, "%s: not a regular file", p);
+  else if ((uint64_t)sb.st_size != s->size)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: %" PRIu64 " bytes, its index says %" PRIu64
+                    " (%s since it was indexed; " REINDEX " if it was "
+                    "rewritten on purpose)",
+                    p, (uint64_t)sb.st_size, s->size,
+                    (uint64_t)sb.st_size < s->size ? "truncated" : "changed",
+                    dir);
+  else if ((st = sl_shard_crc(fd, s->size, src->on_bad != NULL, p, &head,
+                              err)) == SL_OK &&
+           head != (src->on_bad ? s->file_crc : s->head_crc))
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: its %s checksum differs from its index's (replaced "
+                    "or damaged since it was indexed; " REINDEX
+                    " if it was rewritten on purpose)",
+                    p, src->on_bad ? "whole-file" : "first bytes'", dir);
+  if (st == SL_OK)
+    st = sl_source_add_file(src, p, fd, s->size, err);
+  if (st != SL_OK)
+    close(fd);
+  return st;
+}
+
+/* The index's samples, targets and boxes into the source, each entry moved
+ * to its shard's base and checked. */
+static sl_status fill(sl_source *src, const sl_shard_index *ix, sl_err *err) {
+  sl_status st = sl_source_alloc_index(src, ix->count, err);
+  if (st == SL_OK && ix->box_total)
+    st = sl_source_alloc_boxes(src, ix->box_total, err);
+  uint64_t i = 0, box = 0;
+  for (uint64_t k = 0; st == SL_OK && k < ix->nshards; k++) {
+    const sl_file_span *span = &src->spans[k];
+    src->file_first[k] = i;
+    for (uint64_t j = 0; st == SL_OK && j < ix->shards[k].samples; j++, i++) {
+      sl_sample_info *e = &src->index[i];
+      uint64_t off;
+      sl_shard_index_sample(ix, i, &off, &e->length, &e->label, &e->height,
+                            &e->width, &e->codec, &e->channels, &e->name_len);
+      /* An offset past its shard is left past the whole space, for the
+       * entry check to refuse. */
+      e->offset = off <= span->size ? span->base + off : UINT64_MAX;
+      for (uint32_t q = 0; q < src->target_width; q++) {
+        uint32_t u = sl_get_le32(ix->targets + (i * src->target_width + q) * 4);
+        memcpy(&src->targets[i * src->target_width + q], &u, 4);
+      }
+      if (ix->box_total) {
+        uint32_t nb = sl_get_le16(ix->box_counts + i * 2);
+        if (nb > ix->box_total - box) {
+          st = sl_err_set(err, SL_EFORMAT,
+                          "%s: sample %" PRIu64 "'s boxes run past the "
+                          "index's %" PRIu64,
+                          src->path, i, ix->box_total);
+          break;
+        }
+        src->box_off[i] = box;
+        for (uint32_t b = 0; b < nb; b++, box++)
+          sl_box_decode(ix->boxes + box * SL_BOX_BYTES, &src->boxes[box]);
+        if (nb > src->max_boxes)
+          src->max_boxes = nb;
+      }
+      /* The shard names the sample in messages (no formatting per sample:
+       * a million of them at open). */
+      st = sl_source_check_entry(src, i, sl_source_file_path(src, k), err);
+    }
+  }
+  if (st == SL_OK && ix->box_total) {
+    if (box != ix->box_total)
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: its samples hold %" PRIu64
+                        " boxes, it says %" PRIu64,
+                        src->path, box, ix->box_total);
+    src->box_off[ix->count] = box;
+  }
+  return st;
+}
+
+static sl_status shards_index(sl_source *src, const char *path, sl_err *err) {
+  char idx[PATH_MAX], dir[PATH_MAX];
+  if (!index_paths(path, idx, dir, sizeof idx))
+    return shards_claim(path, &(sl_format_kind){SL_FORMAT_SHARDS},
+                        &(bool){false}, err);
+  sl_shard_index ix;
+  sl_status st = sl_shard_index_load(&ix, idx, err);
+  if (st != SL_OK)
+    return st;
+  src->entry_layout = SL_ENTRIES_SLUICE;
+  src->version = SL_SHARD_INDEX_LAYOUT;
+  src->target_width = ix.target_width;
+  src->levels_layout = (ix.flags & SL_SHARD_FLAG_LEVELS) != 0;
+  src->nlevels = ix.nlevels;
+  memcpy(src->level_images, ix.level_images, sizeof ix.level_images);
+  memcpy(src->level_bytes, ix.level_bytes, sizeof ix.level_bytes);
+  st = sl_source_set_classes(src, ix.class_blob, ix.class_bytes, ix.classes,
+                             err);
+  if (st == SL_OK)
+    st = sl_source_set_writer(src, ix.writer, strlen(ix.writer), err);
+  if (st == SL_OK)
+    st = sl_file_set_reserve_fds(ix.nshards, path, err);
+  for (uint64_t k = 0; st == SL_OK && k < ix.nshards; k++)
+    st = open_shard(src, &ix, k, dir, err);
+  if (st == SL_OK) {
+    sl_source_files_done(src);
+    st = fill(src, &ix, err);
+  }
+  sl_shard_index_free(&ix);
+  return st;
+}
+
+const sl_format sl_format_shards = {
+    .kind = SL_FORMAT_SHARDS,
+    .name = "shards",
+    .title = "sharded",
+    .what = "a sharded dataset",
+    .options = 0,
+    .entries =
+        SL_ENTRIES_BIT(SL_ENTRIES_AUTO) | SL_ENTRIES_BIT(SL_ENTRIES_SLUICE),
+    .entries_name = "sluice",
+    .claim = shards_claim,
+    .index_many = shards_index,
+};
