@@ -92,6 +92,15 @@ sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
 
 sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                               const char *reason, sl_err *err) {
+  if (src->dropping) { /* left out by sl_source_drop_left_out */
+    size_t n = strlen(src->left_out_names);
+    if (src->left_out < 4 && n + 8 < sizeof src->left_out_names)
+      snprintf(src->left_out_names + n, sizeof src->left_out_names - n,
+               "%s%s: %s", n ? "; " : "", where, reason);
+    src->left_out++;
+    memset(&src->index[i], 0, sizeof src->index[i]);
+    return SL_OK;
+  }
   if (src->on_bad) {
     char msg[384];
     snprintf(msg, sizeof msg, "%s: %s", where, reason);

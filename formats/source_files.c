@@ -68,6 +68,31 @@ sl_status sl_source_add_file(sl_source *src, const char *path, int fd,
   return SL_OK;
 }
 
+sl_status sl_source_drop_left_out(sl_source *src, sl_err *err) {
+  uint32_t k = src->target_width;
+  size_t w = 0;
+  for (size_t i = 0; i < src->nfiles; i++) {
+    if (src->index[i].codec == 0) /* left out: its entry was zeroed */
+      continue;
+    src->spans[w] = src->spans[i];
+    src->file_name[w] = src->file_name[i];
+    src->file_first[w] = w;
+    src->index[w] = src->index[i];
+    if (src->targets && k)
+      memmove(src->targets + w * k, src->targets + i * k,
+              k * sizeof *src->targets);
+    w++;
+  }
+  if (w == 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: none of its %zu image files can be read (%s)",
+                      src->path, src->nfiles, src->left_out_names);
+  src->nfiles = w;
+  src->count = w;
+  sl_source_files_done(src);
+  return SL_OK;
+}
+
 const char *sl_source_file_path(const sl_source *src, size_t k) {
   return src->names + src->file_name[k];
 }

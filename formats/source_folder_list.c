@@ -203,6 +203,7 @@ sl_status sl_source_index_folder_list(sl_source *src, const char *path,
   uint8_t *buf = st == SL_OK ? malloc(SL_FOLDER_HEAD_BYTES) : NULL;
   if (st == SL_OK && !buf)
     st = sl_err_set(err, SL_ENOMEM, "%s: header buffer", path);
+  src->dropping = src->skip_bad_files;
   for (uint64_t i = 0; st == SL_OK && i < ls.n; i++) {
     char where[32];
     snprintf(where, sizeof where, "line %" PRIu32, ls.line[i]);
@@ -211,6 +212,9 @@ sl_status sl_source_index_folder_list(sl_source *src, const char *path,
     if (st == SL_OK && src->index[i].codec != 0)
       src->index[i].label = ls.label[i];
   }
+  if (st == SL_OK && src->left_out > 0)
+    st = sl_source_drop_left_out(src, err);
+  src->dropping = false;
   free(buf);
   free(ls.label);
   free(ls.line);

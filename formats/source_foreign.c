@@ -4,9 +4,10 @@
  * folder2lmdb.py does (formats/pickle_value.c) or in msgpack as tensorpack
  * does (formats/msgpack_value.c).
  *
- * One pass of the read-only cursor over the whole tree, in key order (the
- * index order). Each value's bytes are read from our own map of the file at
- * the offset liblmdb's address gives (source_lmdb.c): a Datum is parsed
+ * One pass of the read-only cursor over the whole tree, in key order; a
+ * `__keys__` list, when there is one, then gives the index order
+ * (source_key_order.c). Each value's bytes are read from our own map of the
+ * file at the offset liblmdb's address gives (source_lmdb.c): a Datum is parsed
  * there (formats/datum.c; a pickle or msgpack record likewise) and the
  * index entry points at its data field (the image bytes),
  * so reads after open fetch the image file or raw planes and nothing else.
@@ -60,6 +61,7 @@ typedef struct fwalk {
 
 static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err);
 static bool not_a_sample(const MDB_val *k);
+static bool key_is(const MDB_val *k, const char *s);
 static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
                      const MDB_val *k);
 static void free_labels(label_table *lt);
@@ -79,6 +81,16 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
   if (st == SL_OK && !(src->name_off = calloc(entries ? entries : 1, 8)))
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names",
                     src->path, entries);
+  /* Each sample's key, for a __keys__ list (source_key_order.c). */
+  uint64_t *key_off = NULL;
+  uint16_t *key_len = NULL;
+  if (st == SL_OK && (!(key_off = malloc((entries ? entries : 1) * 8)) ||
+                      !(key_len = malloc((entries ? entries : 1) * 2))))
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " keys",
+                    src->path, entries);
+  bool keys_in_file = true; /* every key lies in the map */
+  uint64_t list_off = 0;
+  size_t list_len = 0; /* 0: no __keys__ entry */
   uint64_t n = src->count;
   src->count = 0; /* samples taken so far */
   MDB_val k, v;
@@ -95,9 +107,24 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
                         src->path, src->count + src->skipped);
         break;
       }
+      if (key_is(&k, "__keys__")) {
+        list_off = (uint64_t)(d - base);
+        list_len = v.mv_size;
+      }
+      uint64_t before = src->count;
       st = take_value(&w, &k, (uint64_t)(d - base), v.mv_size, err);
-      if (st == SL_OK && src->count > 0 && !not_a_sample(&k))
-        name_key(src, src->count - 1, base, &k);
+      if (st == SL_OK && src->count > before) {
+        const uint8_t *kp = k.mv_data;
+        if (kp < base || (uint64_t)(kp - base) > src->file_size ||
+            k.mv_size > src->file_size - (uint64_t)(kp - base) ||
+            k.mv_size > UINT16_MAX)
+          keys_in_file = false;
+        else {
+          key_off[before] = (uint64_t)(kp - base);
+          key_len[before] = (uint16_t)k.mv_size;
+        }
+        name_key(src, before, base, &k);
+      }
     }
   if (st == SL_OK && rc != MDB_NOTFOUND)
     st = sl_err_set(err, SL_EFORMAT, "%s: LMDB walk: %s", src->path,
@@ -110,6 +137,16 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
   if (st == SL_OK && src->entry_layout == SL_ENTRIES_AUTO)
     src->entry_layout =
         SL_ENTRIES_IMAGES; /* unreachable: the first sample decides */
+  if (st == SL_OK && list_len > 0 && keys_in_file)
+    st = sl_source_follow_key_list(src, base, key_off, key_len, list_off,
+                                   list_len, err);
+  else if (st == SL_OK)
+    snprintf(src->key_order, sizeof src->key_order, "%s",
+             list_len ? "in LMDB key order (a key lies outside the file's "
+                        "map: its __keys__ list is not followed)"
+                      : "in LMDB key order");
+  free(key_off);
+  free(key_len);
   free_labels(&w.lt);
   return st;
 }

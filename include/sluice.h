@@ -407,6 +407,15 @@ SL_API sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch);
  * until the next start_epoch), SL_ESTATE when no epoch is started or when
  * the caller holds every slot (device.prefetch batches) without releasing. */
 SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
+/* Hands back the batch the last sl_loader_next returned, unreleased and
+ * unused: the next sl_loader_next returns the same batch again, and the
+ * state (sl_loader_save_state) and stats no longer count it. For a consumer
+ * interrupted between receiving a batch and using it (the Python binding
+ * does so when Ctrl-C arrives during the wait), so that a state saved then
+ * resumes with that batch. Clears *batch. Returns SL_EINVAL when batch is
+ * not the last one handed out (another call came between, a start_epoch,
+ * or it was released or handed back already). Consumer thread only. */
+SL_API sl_status sl_loader_unget(sl_loader *ld, sl_batch *batch);
 /* What sl_batch_release's stream may be besides a cudaStream_t: the caller
  * has finished with the data already (it synchronized, or read it on the
  * host), so the slot may be rewritten at once. */
@@ -442,12 +451,14 @@ SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
  * same count of other samples, or of the same in another order, is told
  * apart; the same samples in the other file format match), the schedule
  * (the resolution.* keys it uses), the augmentation (augment.*), dtype and
- * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 2; the
- * 96-byte version 1 of earlier releases is refused). save: writes it to buf
+ * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 3, which
+ * adds a tag of each group of augment.* keys so that a refusal names the
+ * group that changed; version 2 blobs of earlier releases restore, the
+ * 96-byte version 1 is refused). save: writes it to buf
  * (*len = capacity in, bytes written out); with a NULL buf or a small
  * *len, sets *len and returns SL_ETOOBIG. SL_ESTATE before the first
  * start_epoch. restore: on a loader opened with the same settings and data
- * (else SL_ESTATE naming what differs; SL_EINVAL for a damaged blob or
+ * (else SL_ESTATE naming only what differs; SL_EINVAL for a damaged blob or
  * another version), starts the saved epoch at the saved batch: the
  * following next calls return exactly the batches an uninterrupted run
  * would have returned. */
@@ -498,9 +509,16 @@ typedef struct sl_loader_stats {
    * loader.max_boxes after its augmentation, and the samples that did. */
   uint64_t boxes_over;
   uint64_t box_samples_over;
-  uint64_t reserved[1]; /* zero: room for counters, the size stays */
+  /* Image files of a folder found unreadable at open and left out of the
+   * dataset (loader.on_error = skip; with fail they fail the open):
+   * sl_loader_left_out names the first. */
+  uint64_t left_out;
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
+/* The first files stats.left_out counts, each with why ("DIR: file
+ * album/x.jpg: value is not an image file ..."), "; "-separated; "" when
+ * none. Valid while ld is open. */
+SL_API const char *sl_loader_left_out(const sl_loader *ld);
 
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
@@ -829,6 +847,16 @@ SL_API const char *sl_dataset_description(const sl_dataset *ds);
  * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
  * samples that were SSD AnnotatedDatums (their boxes are not read). */
 SL_API uint64_t sl_dataset_skipped_entries(const sl_dataset *ds);
+/* LMDBs sluice did not write (layouts caffe, images, pickle, msgpack): the
+ * order of the samples, in words. A `__keys__` entry (folder2lmdb.py's
+ * pickled list of the keys, tensorpack's msgpack one) gives sample i as
+ * the writer's own Dataset numbers it: "in the order of its __keys__ list
+ * ..."; without one, "in LMDB key order" (byte order: "0", "1", "10", ...);
+ * a list that does not name every sample once is not followed, and the
+ * text says why. "" for other formats (their order is the file's) and for
+ * a handle that did not open. Static storage of the handle, valid until it
+ * is closed. */
+SL_API const char *sl_dataset_sample_order(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);

@@ -70,6 +70,8 @@ struct sl_ring {
   int *freeq, free_head, free_n;    /* FIFO of free slots */
   int *readyq, ready_head, ready_n; /* FIFO of ready slots, batch order */
   int held;
+  int last;    /* slot sl_ring_next handed out last, -1 after a reset or
+                  unget: the one sl_ring_unget may take back */
   sl_err err;  /* sticky error of the epoch (SL_OK when none) */
   sl_err dead; /* the backend failed: every later next returns this */
   uint64_t slot_wait_ns;
@@ -83,6 +85,13 @@ struct sl_ring {
 
 static void q_push(int *q, int head, int *n, int cap, int v) {
   q[(head + *n) % cap] = v;
+  (*n)++;
+}
+
+/* Puts v back at the head (the next q_pop returns it). */
+static void q_unpop(int *q, int *head, int *n, int cap, int v) {
+  *head = (*head + cap - 1) % cap;
+  q[*head] = v;
   (*n)++;
 }
 
@@ -316,6 +325,7 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
     return sl_err_errno(err, SL_ETHREAD, e, "ring: cannot create its locks");
   }
   r->sync_ok = true;
+  r->last = -1;
   e = pthread_create(&r->mover, NULL, mover_main, r);
   if (e != 0) {
     sl_err_errno(err, SL_ETHREAD, e, "ring: cannot start the mover thread");
@@ -387,6 +397,7 @@ void sl_ring_reset(sl_ring *r, const sl_ring_epoch *ep) {
     q_push(r->freeq, r->free_head, &r->free_n, r->rc.nslots, s);
   }
   r->ep = *ep;
+  r->last = -1;
   r->moved = ep->first_batch;
   r->deliver = ep->first_batch;
   for (int i = 0; i < r->rc.nstaging; i++) {
@@ -481,6 +492,7 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
       sl->state = SLOT_HELD;
       sl->generation++;
       r->held++;
+      r->last = s;
       out->slot = s;
       out->generation = sl->generation;
       out->data = r->be->ops->slot(r->be, s);
@@ -544,6 +556,37 @@ sl_status sl_ring_release(sl_ring *r, int s, uint32_t generation,
   r->held--;
   q_push(r->freeq, r->free_head, &r->free_n, r->rc.nslots, s);
   pthread_cond_signal(&r->cv_mover);
+  pthread_mutex_unlock(&r->mu);
+  return st;
+}
+
+sl_status sl_ring_unget(sl_ring *r, int s, uint32_t generation,
+                        const int32_t *labels, sl_err *err) {
+  if (s < 0 || s >= r->rc.nslots || labels != r->slots[s].labels)
+    return sl_err_set(err, SL_EINVAL,
+                      "sl_loader_unget: the batch is not from this loader");
+  sl_status st = SL_OK;
+  pthread_mutex_lock(&r->mu);
+  slot *sl = &r->slots[s];
+  if (sl->state != SLOT_HELD || sl->generation != generation)
+    st = sl_err_set(err, SL_EINVAL,
+                    "sl_loader_unget: batch in slot %d was already "
+                    "released or handed back",
+                    s);
+  else if (s != r->last)
+    st = sl_err_set(err, SL_EINVAL,
+                    "sl_loader_unget: batch %llu of epoch %llu is not the "
+                    "last one sl_loader_next handed out (only that one can "
+                    "be handed back, before the next call)",
+                    (unsigned long long)sl->index,
+                    (unsigned long long)sl->epoch);
+  if (st == SL_OK) {
+    sl->state = SLOT_READY;
+    r->held--;
+    r->deliver--;
+    r->last = -1;
+    q_unpop(r->readyq, &r->ready_head, &r->ready_n, r->rc.nslots, s);
+  }
   pthread_mutex_unlock(&r->mu);
   return st;
 }

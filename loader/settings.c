@@ -187,6 +187,7 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->dataset_path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
   s->chunk_cache = sl_cfg_size(cfg, SL_OPT_DATASET_CHUNK_CACHE);
   read_source(&s->source, cfg);
+  s->source.skip_bad_files = s->skip_bad; /* a bad file at open: left out */
   read_io(&s->io, cfg, (unsigned)s->batch_size);
   s->level_only = sl_cfg_bool(cfg, SL_OPT_IO_LEVEL_ONLY);
   read_device(&s->device, cfg);

@@ -324,18 +324,20 @@ int sl_cmd_info(int argc, char **argv) {
            "files)\n");
   else if (foreign && !wds)
     printf("format:      %s, layout %s (%s)\n", fmt, layout,
-           strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
+           strcmp(layout, "caffe") == 0 ? "Caffe Datums"
            : strcmp(layout, "pickle") == 0
-               ? "each value a pickled (image bytes, label), in key order"
+               ? "each value a pickled (image bytes, label)"
            : strcmp(layout, "msgpack") == 0
-               ? "each value msgpack [image bytes, label], in key order"
+               ? "each value msgpack [image bytes, label]"
            : strcmp(layout, "example") == 0
                ? "tf.train.Example records, in file order"
            : strcmp(layout, "irheader") == 0
                ? "image records with an IRHeader, in index or file order"
-           : strcmp(layout, "array") ? "each value an image file, in key "
-                                       "order"
+           : strcmp(layout, "array") ? "each value an image file"
                                      : "an h5py-style pixel array");
+  const char *order = sl_dataset_sample_order(ds);
+  if (foreign && !wds && order[0])
+    printf("order:       samples %s\n", order);
   bool array = strcmp(layout, "array") == 0;
   if (wds || folder) {
     uint64_t sk = sl_dataset_skipped_entries(ds);

@@ -327,6 +327,20 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   pthread_mutex_unlock(&c->op);
   Py_END_ALLOW_THREADS
+  if (st == SL_OK && PyErr_CheckSignals() < 0) {
+    /* A signal came during the wait and its handler raised (Ctrl-C:
+     * KeyboardInterrupt). The batch goes back to the loader, so that a
+     * state saved now does not count it and the next call returns it;
+     * kept, it would be lost between here and the caller's loop. */
+    op_lock_gil(c);
+    if (sl_loader_unget(c->ld, &bc->b) != SL_OK)
+      sl_batch_release(c->ld, &bc->b, NULL); /* another thread's next came
+                                                between: it is delivered */
+    pthread_mutex_unlock(&c->op);
+    free(bc);
+    core_leave(c);
+    return NULL;
+  }
   if (st == SL_END) {
     free(bc);
     core_leave(c);
@@ -427,7 +441,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     return NULL;
   sl_loader_stats s;
   sl_status st;
-  char msg[1024];
+  char msg[1024], left_out[1024] = "";
   op_lock_gil(c);
   if (c->closed) {
     st = SL_ESTATE;
@@ -436,6 +450,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     st = sl_loader_stats_get(c->ld, &s);
     if (st != SL_OK)
       snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+    snprintf(left_out, sizeof left_out, "%s", sl_loader_left_out(c->ld));
   }
   pthread_mutex_unlock(&c->op);
   core_leave(c);
@@ -478,6 +493,8 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
       dict_u64(d, "chunk_unfilters", s.chunk_unfilters) ||
       dict_u64(d, "boxes_over", s.boxes_over) ||
       dict_u64(d, "box_samples_over", s.box_samples_over) ||
+      dict_u64(d, "left_out", s.left_out) ||
+      dict_s(d, "left_out_files", left_out) ||
       dict_u64(d, "level0_decodes", s.level_decodes[0]) ||
       dict_u64(d, "level1_decodes", s.level_decodes[1]) ||
       dict_u64(d, "level2_decodes", s.level_decodes[2]) ||

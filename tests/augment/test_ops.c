@@ -453,8 +453,14 @@ static void test_pipeline_flips_late_samples_mirrored(void **state) {
   free(j.p);
 }
 
+static int same_plan(const sl_mix_plan *a, const sl_mix_plan *b) {
+  return a->kind == b->kind && a->lambda == b->lambda && a->y0 == b->y0 &&
+         a->y1 == b->y1 && a->x0 == b->x0 && a->x1 == b->x1;
+}
+
 /* Mixup/CutMix plans: Beta(a, a)'s mean and variance, CutMix's lambda
- * from its clipped box, plans a pure function of (seed, epoch, batch). */
+ * from its clipped box, plans a pure function of (seed, epoch, rank,
+ * batch). */
 static void test_mix_plans(void **state) {
   (void)state;
   sl_mix_params p = {.mixup = 0.8, .prob = 1, .classes = 4};
@@ -462,8 +468,8 @@ static void test_mix_plans(void **state) {
   int n = 20000;
   for (int k = 0; k < n; k++) {
     sl_mix_plan m, m2;
-    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
-    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m2);
+    sl_mix_plan_for(&p, 9, 2, 0, (uint64_t)k, 32, 48, &m);
+    sl_mix_plan_for(&p, 9, 2, 0, (uint64_t)k, 32, 48, &m2);
     assert_true(m.lambda == m2.lambda);
     assert_int_equal(m.kind, SL_MIX_MIXUP);
     s += m.lambda, s2 += m.lambda * m.lambda;
@@ -476,7 +482,7 @@ static void test_mix_plans(void **state) {
   int cuts = 0;
   for (int k = 0; k < 2000; k++) {
     sl_mix_plan m;
-    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
+    sl_mix_plan_for(&p, 9, 2, 0, (uint64_t)k, 32, 48, &m);
     if (m.kind != SL_MIX_CUTMIX)
       continue;
     cuts++;
@@ -486,9 +492,25 @@ static void test_mix_plans(void **state) {
     assert_true(fabs(m.lambda - (1 - area / (32.0 * 48))) < 1e-6);
   }
   assert_true(cuts > 850 && cuts < 1150);
+  /* Each rank draws its own plans (issue 40): with 8 ranks, no batch
+   * index has two ranks sharing kind, lambda and box; a rank's plans are
+   * the same at every call (a resume draws them again). */
+  int same = 0;
+  for (int k = 0; k < 200; k++) {
+    sl_mix_plan m[8];
+    for (uint64_t rank = 0; rank < 8; rank++) {
+      sl_mix_plan again;
+      sl_mix_plan_for(&p, 9, 2, rank, (uint64_t)k, 32, 48, &m[rank]);
+      sl_mix_plan_for(&p, 9, 2, rank, (uint64_t)k, 32, 48, &again);
+      assert_true(same_plan(&m[rank], &again));
+      for (uint64_t o = 0; o < rank; o++)
+        same += same_plan(&m[o], &m[rank]);
+    }
+  }
+  assert_int_equal(same, 0);
   p.prob = 0;
   sl_mix_plan none;
-  sl_mix_plan_for(&p, 9, 2, 0, 32, 48, &none);
+  sl_mix_plan_for(&p, 9, 2, 0, 0, 32, 48, &none);
   assert_int_equal(none.kind, SL_MIX_NONE);
   assert_true(none.lambda == 1.0);
 }
