@@ -502,6 +502,50 @@ typedef struct sl_loader_stats {
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 
+/* The fields of sl_loader_stats in order (reserved left out), for code that
+ * walks them: bindings building a dict, printers, snapshot differences. The
+ * library checks at compile time that this list and the struct agree. Each
+ * row is X(TYPE, name, count, KIND):
+ *   TYPE   U64 (uint64_t), U32 (uint32_t), F64 (double), STR (const char *)
+ *   count  1, or the array's length
+ *   KIND   TOTAL   counted since open: two snapshots' difference is what
+ *                  happened between them (arrays: per index)
+ *          NOW     a value at the time of the call
+ *          RECENT  the latest entries, newest first; the LEN row after it
+ *                  says how many are valid
+ *          LEN     the valid entries of the RECENT row before it
+ * Bindings show an array of TOTALs as one key per index, the index after
+ * the name's first word (level_decodes[1]: level1_decodes), a RECENT row as
+ * a list of its valid entries, and no LEN row. New fields are added at the
+ * end, taken from reserved. */
+#define SL_LOADER_STATS_FIELDS(X)                                              \
+  X(U64, epoch, 1, NOW)                                                        \
+  X(U64, batches, 1, TOTAL)                                                    \
+  X(U64, samples, 1, TOTAL)                                                    \
+  X(U64, skipped, 1, TOTAL)                                                    \
+  X(U64, failed, 1, TOTAL)                                                     \
+  X(U64, bad, SL_STATS_BAD_KEEP, RECENT)                                       \
+  X(U32, nbad, 1, LEN)                                                         \
+  X(U64, bytes_read, 1, TOTAL)                                                 \
+  X(U64, read_ns, 1, TOTAL)                                                    \
+  X(U64, decode_ns, 1, TOTAL)                                                  \
+  X(U64, augment_ns, 1, TOTAL)                                                 \
+  X(U64, staging_wait_ns, 1, TOTAL)                                            \
+  X(U64, slot_wait_ns, 1, TOTAL)                                               \
+  X(U64, consumer_wait_ns, 1, TOTAL)                                           \
+  X(U64, epoch_batches, 1, NOW)                                                \
+  X(F64, epoch_seconds, 1, NOW)                                                \
+  X(F64, images_per_s, 1, NOW)                                                 \
+  X(U32, workers, 1, NOW)                                                      \
+  X(STR, backend, 1, NOW)                                                      \
+  X(STR, backend_note, 1, NOW)                                                 \
+  X(U64, jpeg_samples, 1, TOTAL)                                               \
+  X(U64, jpeg_windowed, 1, TOTAL)                                              \
+  X(U64, chunk_unfilters, 1, TOTAL)                                            \
+  X(U64, level_decodes, SL_LEVELS_MAX_PUBLIC, TOTAL)                           \
+  X(U64, boxes_over, 1, TOTAL)                                                 \
+  X(U64, box_samples_over, 1, TOTAL)
+
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
 SL_API const char *sl_loader_errmsg(const sl_loader *ld);

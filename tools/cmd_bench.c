@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,25 @@ static void hold(long long us) {
   }
 }
 
+/* What happened between two snapshots: after - before for the counters
+ * (SL_LOADER_STATS_FIELDS's TOTAL rows, per index for arrays), after's
+ * value for the others. */
+#define SINCE_TOTAL_U64(name, n)                                               \
+  for (size_t k = 0; k < (n); k++)                                             \
+    ((uint64_t *)(void *)&d.name)[k] -=                                        \
+        ((const uint64_t *)(const void *)&before->name)[k];
+#define SINCE_TOTAL(type, name, n) SINCE_TOTAL_##type(name, n)
+#define SINCE_NOW(type, name, n)
+#define SINCE_RECENT(type, name, n)
+#define SINCE_LEN(type, name, n)
+#define SINCE(type, name, n, kind) SINCE_##kind(type, name, n)
+static sl_loader_stats stats_since(const sl_loader_stats *after,
+                                   const sl_loader_stats *before) {
+  sl_loader_stats d = *after;
+  SL_LOADER_STATS_FIELDS(SINCE)
+  return d;
+}
+
 /* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
 static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
                         long long step_us) {
@@ -189,30 +209,27 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
     printf("%7u %6" PRIu64 "  (no batch: empty shard)\n", s1.workers, epoch);
     return 0;
   }
-  uint64_t rd = s1.read_ns - s0.read_ns, dec = s1.decode_ns - s0.decode_ns,
-           aug = s1.augment_ns - s0.augment_ns, busy = rd + dec + aug;
+  sl_loader_stats d = stats_since(&s1, &s0);
+  uint64_t busy = d.read_ns + d.decode_ns + d.augment_ns;
   double worker_s = secs * s1.workers;
   double ips = secs > 0 ? (double)images / secs : 0.0;
-  uint64_t jpegs = s1.jpeg_samples - s0.jpeg_samples;
   char windowed[16] = "-"; /* no JPEG decoded */
-  if (jpegs)
+  if (d.jpeg_samples)
     snprintf(windowed, sizeof windowed, "%.0f%%",
-             100.0 * (double)(s1.jpeg_windowed - s0.jpeg_windowed) /
-                 (double)jpegs);
+             100.0 * (double)d.jpeg_windowed / (double)d.jpeg_samples);
   printf("%7u %6" PRIu64 " %5ux%-5u %8" PRIu64 " %8" PRIu64
          " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%% %8s"
          " %5.0f%%\n",
          s1.workers, epoch, w, h, batches, images, secs, ips,
-         secs > 0 ? (double)(s1.bytes_read - s0.bytes_read) / 1048576.0 / secs
-                  : 0.0,
-         pct(busy, worker_s), busy ? 100.0 * (double)rd / (double)busy : 0.0,
-         busy ? 100.0 * (double)dec / (double)busy : 0.0,
-         busy ? 100.0 * (double)aug / (double)busy : 0.0,
-         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s), windowed,
-         pct(s1.consumer_wait_ns - s0.consumer_wait_ns, secs));
-  uint64_t lv[4], lv_all = 0;
-  for (int k = 0; k < 4; k++)
-    lv_all += lv[k] = s1.level_decodes[k] - s0.level_decodes[k];
+         secs > 0 ? (double)d.bytes_read / 1048576.0 / secs : 0.0,
+         pct(busy, worker_s),
+         busy ? 100.0 * (double)d.read_ns / (double)busy : 0.0,
+         busy ? 100.0 * (double)d.decode_ns / (double)busy : 0.0,
+         busy ? 100.0 * (double)d.augment_ns / (double)busy : 0.0,
+         pct(d.staging_wait_ns, worker_s), windowed,
+         pct(d.consumer_wait_ns, secs));
+  const uint64_t *lv = d.level_decodes;
+  uint64_t lv_all = lv[0] + lv[1] + lv[2] + lv[3];
   if (lv_all) /* a file with resolution levels: which level crops came from */
     printf("        levels: %.0f%% full size, %.0f%% level 1, %.0f%% level 2, "
            "%.0f%% level 3\n",
@@ -220,10 +237,10 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
            100.0 * (double)lv[1] / (double)lv_all,
            100.0 * (double)lv[2] / (double)lv_all,
            100.0 * (double)lv[3] / (double)lv_all);
-  if (s1.skipped > s0.skipped)
+  if (d.skipped)
     printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
            "skip), latest index %" PRIu64 "\n",
-           s1.skipped - s0.skipped, s1.bad[0]);
+           d.skipped, s1.bad[0]);
   return ips;
 }
 
