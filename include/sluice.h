@@ -623,6 +623,21 @@ SL_API sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
                                   float *boxes, uint32_t n, uint32_t height,
                                   uint32_t width, char *msg, size_t msg_len);
 
+/* The ops sl_augment_apply knows, for bindings and tests that walk them:
+ * op i (from 0) into *out, in a fixed order; returns 1, or 0 (out left
+ * alone) past the last op or with a NULL out. The strings are static.
+ * Thread safety: no state. */
+typedef struct sl_augment_op_info {
+  const char *name;        /* as sl_augment_apply takes it: "rotate" */
+  const char *params;      /* torchvision's keyword parameters, space-separated:
+                              "angle center interpolation fill"; "keyword:field"
+                              where the sl_augment_args field is named otherwise
+                              ("hue_factor:factor"); "" for none */
+  int moves_boxes;         /* nonzero: sl_augment_boxes takes it too */
+  const void *reserved[4]; /* NULL: room for more, the size stays */
+} sl_augment_op_info;
+SL_API int sl_augment_op_get(uint32_t i, sl_augment_op_info *out);
+
 /* One op an automatic policy drew: torchvision's name ("ShearX", ...)
  * and the magnitude _apply_op receives, sign included. */
 typedef struct sl_augment_step {

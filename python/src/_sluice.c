@@ -823,6 +823,9 @@ static PyMethodDef mod_methods[] = {
     {"_augment_boxes", py_augment_boxes, METH_VARARGS,
      "sl_augment_boxes on a writable float32 (n, 4) buffer "
      "(sluice.augment.apply_boxes)."},
+    {"_augment_ops", py_augment_ops, METH_NOARGS,
+     "sl_augment_op_get's table: [(name, params, moves_boxes)] "
+     "(sluice.augment.OPS, BOX_OPS)."},
     {"_augment_apply", py_augment_apply, METH_VARARGS,
      "sl_augment_apply on a writable u8 buffer (sluice.augment.apply)."},
     {"_augment_draw", py_augment_draw, METH_VARARGS,
