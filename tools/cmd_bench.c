@@ -18,7 +18,12 @@
 #include "sluice.h"
 #include "tools/cli.h"
 
-enum { k_max_counts = 16, k_max_workers = 1024 };
+/* Macros as well as numbers: --workers' message spells them. */
+#define MAX_COUNTS 16
+#define MAX_WORKERS 1024
+#define STR(x) #x
+#define XSTR(x) STR(x)
+enum { k_max_counts = MAX_COUNTS, k_max_workers = MAX_WORKERS };
 
 typedef struct bench_args {
   const char *config;
@@ -28,39 +33,9 @@ typedef struct bench_args {
   int ncounts;
 } bench_args;
 
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: sluice bench CONFIG [--epochs E] [--from E0] [--batches N]\n"
-      "                    [--workers LIST] [--step-ms T]\n\n"
-      "Runs the loader of CONFIG (dataset, schedule, augmentation, dtype,\n"
-      "device backend: everything as in training) with a consumer that\n"
-      "releases each batch at once, and prints per epoch: the resolution,\n"
-      "images/s, the dataset bytes read per second, how busy the workers\n"
-      "were and how their time split between reading, decoding and\n"
-      "augmenting, how long they waited for a free staging buffer, and the\n"
-      "share of JPEGs decoded from only their crop's part (files written by\n"
-      "`sluice pack` without --keep-jpeg) and, for a file with resolution\n"
-      "levels, the share of crops decoded from each level.\n"
-      "  --epochs E      epochs to run (default 2: the first pays for a cold\n"
-      "                  page cache)\n"
-      "  --from E0       first epoch (default 0; the schedule's resolution\n"
-      "                  follows the epoch number)\n"
-      "  --batches N     stop each epoch after N batches (default: whole;\n"
-      "                  the shares then also count work prefetched past\n"
-      "                  the last batch, so they are approximate)\n"
-      "  --workers LIST  worker counts to compare, e.g. 1,2,4 (0: one per\n"
-      "                  CPU; default: the config's loader.workers)\n"
-      "  --step-ms T     hold each batch T ms (0.001..60000) before releasing\n"
-      "                  it, as a training step would: stall is then the\n"
-      "                  share of such a run spent waiting for data\n"
-      "Workers busy near 100%%: the CPU is the limit, more workers help if\n"
-      "there are cores. Much time reading: storage is (see loader.io).\n"
-      "Staging waits: the consumer or the device copy is.\n");
-}
-
 /* "1,2,4" into a->workers; 0 on a bad list. */
-static int parse_workers(const char *s, bench_args *a) {
+static int parse_workers(const char *s, void *dst) {
+  bench_args *a = dst;
   a->ncounts = 0;
   char buf[256];
   size_t len = strlen(s);
@@ -78,60 +53,96 @@ static int parse_workers(const char *s, bench_args *a) {
   return a->ncounts > 0 && s[0] != ',' && s[len - 1] != ',' && !strstr(s, ",,");
 }
 
+/* --step-ms T into a->step_us; 0 outside 0.001..60000. */
+static int parse_step(const char *v, void *dst) {
+  bench_args *a = dst;
+  char *end;
+  errno = 0;
+  double ms = strtod(v, &end);
+  if (errno || end == v || *end || !(ms >= 0.001 && ms <= 60000))
+    return 0;
+  a->step_us = (long long)(ms * 1000 + 0.5);
+  return 1;
+}
+
 static int parse(int argc, char **argv, bench_args *a) {
   memset(a, 0, sizeof *a);
   a->epochs = 2;
   a->workers[0] = -1;
   a->ncounts = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(o, "--epochs")) {
-      if (!v || !sl_cli_parse_int(v, 1, 100000, &a->epochs))
-        return sl_cli_usage_error("bench", "--epochs needs a number 1..100000");
-      i++;
-    } else if (!strcmp(o, "--from")) {
-      if (!v || !sl_cli_parse_int(v, 0, 1000000000LL, &a->from))
-        return sl_cli_usage_error("bench",
-                                  "--from needs an epoch 0..1000000000");
-      i++;
-    } else if (!strcmp(o, "--batches")) {
-      if (!v || !sl_cli_parse_int(v, 1, 1000000000LL, &a->batches))
-        return sl_cli_usage_error("bench",
-                                  "--batches needs a number 1..1000000000");
-      i++;
-    } else if (!strcmp(o, "--step-ms")) {
-      char *end;
-      errno = 0;
-      double ms = v ? strtod(v, &end) : 0;
-      if (!v || errno || end == v || *end || !(ms >= 0.001 && ms <= 60000))
-        return sl_cli_usage_error("bench",
-                                  "--step-ms needs milliseconds 0.001..60000");
-      a->step_us = (long long)(ms * 1000 + 0.5);
-      i++;
-    } else if (!strcmp(o, "--workers")) {
-      if (!v || !parse_workers(v, a))
-        return sl_cli_usage_error("bench",
-                                  "--workers needs a list like 1,2,4 (each "
-                                  "0..%d, at most %d)",
-                                  k_max_workers, k_max_counts);
-      i++;
-    } else if (o[0] == '-') {
-      return sl_cli_usage_error("bench", "unknown option '%s'", o);
-    } else if (!a->config) {
-      a->config = o;
-    } else {
-      return sl_cli_usage_error("bench", "one CONFIG only");
-    }
-  }
-  if (!a->config) {
-    usage(stderr);
-    return 2;
-  }
-  return -1; /* go on */
+  const sl_cli_opt opts[] = {
+      {.name = "--epochs",
+       .kind = SL_CLI_INT,
+       .value = "E",
+       .lo = 1,
+       .hi = 100000,
+       .help = "epochs to run (default 2: the first pays for a cold\n"
+               "page cache)",
+       .dst = &a->epochs},
+      {.name = "--from",
+       .kind = SL_CLI_INT,
+       .value = "E0",
+       .lo = 0,
+       .hi = 1000000000LL,
+       .needs = "an epoch",
+       .help = "first epoch (default 0; the schedule's resolution\n"
+               "follows the epoch number)",
+       .dst = &a->from},
+      {.name = "--batches",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 1000000000LL,
+       .help = "stop each epoch after N batches (default: whole;\n"
+               "the shares then also count work prefetched past\n"
+               "the last batch, so they are approximate)",
+       .dst = &a->batches},
+      {.name = "--workers",
+       .kind = SL_CLI_CUSTOM,
+       .value = "LIST",
+       .needs = "a list like 1,2,4 (each 0.." XSTR(
+           MAX_WORKERS) ", at most " XSTR(MAX_COUNTS) ")",
+       .help = "worker counts to compare, e.g. 1,2,4 (0: one per\n"
+               "CPU; default: the config's loader.workers)",
+       .dst = a,
+       .parse = parse_workers},
+      {.name = "--step-ms",
+       .kind = SL_CLI_CUSTOM,
+       .value = "T",
+       .needs = "milliseconds 0.001..60000",
+       .help = "hold each batch T ms (0.001..60000) before releasing\n"
+               "it, as a training step would: stall is then the\n"
+               "share of such a run spent waiting for data",
+       .dst = a,
+       .parse = parse_step},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "bench",
+      .head =
+          "usage: sluice bench CONFIG [--epochs E] [--from E0] [--batches N]\n"
+          "                    [--workers LIST] [--step-ms T]\n\n"
+          "Runs the loader of CONFIG (dataset, schedule, augmentation, dtype,\n"
+          "device backend: everything as in training) with a consumer that\n"
+          "releases each batch at once, and prints per epoch: the resolution,\n"
+          "images/s, the dataset bytes read per second, how busy the workers\n"
+          "were and how their time split between reading, decoding and\n"
+          "augmenting, how long they waited for a free staging buffer, and "
+          "the\nshare of JPEGs decoded from only their crop's part (files "
+          "written by\n`sluice pack` without --keep-jpeg) and, for a file "
+          "with resolution\nlevels, the share of crops decoded from each "
+          "level.\n",
+      .tail = "Workers busy near 100%: the CPU is the limit, more workers help "
+              "if\nthere are cores. Much time reading: storage is (see "
+              "loader.io).\nStaging waits: the consumer or the device copy "
+              "is.\n",
+      .column = 16,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = &a->config,
+      .min_pos = 1,
+      .max_pos = 1,
+      .too_many = "one CONFIG only"};
+  return sl_cli_parse(&spec, argc, argv, NULL);
 }
 
 static double pct(uint64_t part_ns, double whole_s) {
