@@ -520,6 +520,51 @@ SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
  * none. Valid while ld is open. */
 SL_API const char *sl_loader_left_out(const sl_loader *ld);
 
+/* The fields of sl_loader_stats in order, for code that
+ * walks them: bindings building a dict, printers, snapshot differences. The
+ * library checks at compile time that this list and the struct agree. Each
+ * row is X(TYPE, name, count, KIND):
+ *   TYPE   U64 (uint64_t), U32 (uint32_t), F64 (double), STR (const char *)
+ *   count  1, or the array's length
+ *   KIND   TOTAL   counted since open: two snapshots' difference is what
+ *                  happened between them (arrays: per index)
+ *          NOW     a value at the time of the call
+ *          RECENT  the latest entries, newest first; the LEN row after it
+ *                  says how many are valid
+ *          LEN     the valid entries of the RECENT row before it
+ * Bindings show an array of TOTALs as one key per index, the index after
+ * the name's first word (level_decodes[1]: level1_decodes), a RECENT row as
+ * a list of its valid entries, and no LEN row. New fields are added at the
+ * end (the struct has no reserved words left: a new field grows it). */
+#define SL_LOADER_STATS_FIELDS(X)                                              \
+  X(U64, epoch, 1, NOW)                                                        \
+  X(U64, batches, 1, TOTAL)                                                    \
+  X(U64, samples, 1, TOTAL)                                                    \
+  X(U64, skipped, 1, TOTAL)                                                    \
+  X(U64, failed, 1, TOTAL)                                                     \
+  X(U64, bad, SL_STATS_BAD_KEEP, RECENT)                                       \
+  X(U32, nbad, 1, LEN)                                                         \
+  X(U64, bytes_read, 1, TOTAL)                                                 \
+  X(U64, read_ns, 1, TOTAL)                                                    \
+  X(U64, decode_ns, 1, TOTAL)                                                  \
+  X(U64, augment_ns, 1, TOTAL)                                                 \
+  X(U64, staging_wait_ns, 1, TOTAL)                                            \
+  X(U64, slot_wait_ns, 1, TOTAL)                                               \
+  X(U64, consumer_wait_ns, 1, TOTAL)                                           \
+  X(U64, epoch_batches, 1, NOW)                                                \
+  X(F64, epoch_seconds, 1, NOW)                                                \
+  X(F64, images_per_s, 1, NOW)                                                 \
+  X(U32, workers, 1, NOW)                                                      \
+  X(STR, backend, 1, NOW)                                                      \
+  X(STR, backend_note, 1, NOW)                                                 \
+  X(U64, jpeg_samples, 1, TOTAL)                                               \
+  X(U64, jpeg_windowed, 1, TOTAL)                                              \
+  X(U64, chunk_unfilters, 1, TOTAL)                                            \
+  X(U64, level_decodes, SL_LEVELS_MAX_PUBLIC, TOTAL)                           \
+  X(U64, boxes_over, 1, TOTAL)                                                 \
+  X(U64, box_samples_over, 1, TOTAL)                                           \
+  X(U64, left_out, 1, NOW)
+
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
 SL_API const char *sl_loader_errmsg(const sl_loader *ld);
@@ -596,6 +641,21 @@ SL_API sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
 SL_API sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
                                   float *boxes, uint32_t n, uint32_t height,
                                   uint32_t width, char *msg, size_t msg_len);
+
+/* The ops sl_augment_apply knows, for bindings and tests that walk them:
+ * op i (from 0) into *out, in a fixed order; returns 1, or 0 (out left
+ * alone) past the last op or with a NULL out. The strings are static.
+ * Thread safety: no state. */
+typedef struct sl_augment_op_info {
+  const char *name;        /* as sl_augment_apply takes it: "rotate" */
+  const char *params;      /* torchvision's keyword parameters, space-separated:
+                              "angle center interpolation fill"; "keyword:field"
+                              where the sl_augment_args field is named otherwise
+                              ("hue_factor:factor"); "" for none */
+  int moves_boxes;         /* nonzero: sl_augment_boxes takes it too */
+  const void *reserved[4]; /* NULL: room for more, the size stays */
+} sl_augment_op_info;
+SL_API int sl_augment_op_get(uint32_t i, sl_augment_op_info *out);
 
 /* One op an automatic policy drew: torchvision's name ("ShearX", ...)
  * and the magnitude _apply_op receives, sign included. */

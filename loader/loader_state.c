@@ -19,6 +19,7 @@
  * (the same, without tags: order .. layout as u32 at 72, 76, 80, 84, 88
  * and channels at 92) is read; version 1 (96 bytes) had no fingerprints
  * and is refused. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +34,31 @@ static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
 _Static_assert(SL_LOADER_STATE_BYTES == 128, "state blob layout");
 _Static_assert(SL_STATS_BAD_KEEP == SL_POOL_BAD_KEEP, "bad sample list");
+
+/* SL_LOADER_STATS_FIELDS lists sl_loader_stats's fields, in order, with
+ * their types: a struct built from the list must lay out as the public one
+ * (the same offsets and sizes, each field of the listed type), the whole
+ * struct (its reserved word became left_out). */
+#define STAT_CTYPE_U64 uint64_t
+#define STAT_CTYPE_U32 uint32_t
+#define STAT_CTYPE_F64 double
+#define STAT_CTYPE_STR const char *
+#define STAT_MEMBER(type, name, n, kind) STAT_CTYPE_##type name[n];
+struct stats_from_list {
+  SL_LOADER_STATS_FIELDS(STAT_MEMBER)
+};
+#define STAT_SAME(type, name, n, kind)                                         \
+  _Static_assert(                                                              \
+      offsetof(sl_loader_stats, name) ==                                       \
+              offsetof(struct stats_from_list, name) &&                        \
+          sizeof(((sl_loader_stats *)0)->name) ==                              \
+              sizeof(((struct stats_from_list *)0)->name) &&                   \
+          _Generic(((sl_loader_stats *)0)->name, STAT_CTYPE_##type : 1,        \
+                   STAT_CTYPE_##type * : 1, default : 0),                      \
+      "SL_LOADER_STATS_FIELDS and sl_loader_stats differ at " #name);
+SL_LOADER_STATS_FIELDS(STAT_SAME)
+_Static_assert(sizeof(struct stats_from_list) == sizeof(sl_loader_stats),
+               "SL_LOADER_STATS_FIELDS misses a field of sl_loader_stats");
 
 static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
@@ -268,28 +294,10 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   if (SL_LOADER_FAILED(ld))
     return sl_loader_not_open(ld);
   sl_err_clear(&ld->err);
-  memset(out, 0, sizeof *out);
-  sl_pool_stats ps;
-  sl_pool_stats_get(ld->pool, &ps);
+  sl_pool_stats_get(ld->pool, out); /* the workers' counters, zero else */
   out->epoch = ld->epoch;
   out->batches = ld->batches;
   out->left_out = ld->src.left_out;
-  out->samples = ps.samples;
-  out->skipped = ps.skipped;
-  out->failed = ps.failed;
-  memcpy(out->bad, ps.bad, sizeof out->bad);
-  out->nbad = (uint32_t)ps.nbad;
-  out->bytes_read = ps.bytes_read;
-  out->read_ns = ps.read_ns;
-  out->decode_ns = ps.decode_ns;
-  out->augment_ns = ps.augment_ns;
-  out->jpeg_samples = ps.jpeg_samples;
-  out->jpeg_windowed = ps.jpeg_windowed;
-  out->chunk_unfilters = ps.chunk_unfilters;
-  out->boxes_over = ps.boxes_over;
-  out->box_samples_over = ps.box_samples_over;
-  memcpy(out->level_decodes, ps.level_decodes, sizeof out->level_decodes);
-  out->staging_wait_ns = ps.staging_wait_ns;
   out->slot_wait_ns = sl_ring_slot_wait_ns(ld->ring);
   out->consumer_wait_ns = ld->consumer_wait_ns;
   out->epoch_batches = ld->epoch_batches;

@@ -30,6 +30,25 @@ def test_short_names_and_dict_keys(opts):
         assert b.n == 4 and b.valid == 4 and b.resolution == (32, 32)
 
 
+def test_stats_keys(opts):
+    # The dict is built from SL_LOADER_STATS_FIELDS: every field of
+    # sl_loader_stats, level_decodes one key per level, bad as a list.
+    with sluice.Loader(opts(), batch_size=4) as ld:
+        s = ld.stats()
+    assert set(s) == {
+        "epoch", "batches", "samples", "skipped", "failed", "bad",
+        "bytes_read", "read_ns", "decode_ns", "augment_ns",
+        "staging_wait_ns", "slot_wait_ns", "consumer_wait_ns",
+        "epoch_batches", "epoch_seconds", "images_per_s", "workers",
+        "backend", "backend_note", "jpeg_samples", "jpeg_windowed",
+        "chunk_unfilters", "boxes_over", "box_samples_over",
+        "level0_decodes", "level1_decodes", "level2_decodes",
+        "level3_decodes", "dlpack_exports", "dlpack_deleted",
+        "batches_held", "prefetch"}
+    assert s["bad"] == [] and s["backend"] in ("host", "cuda")
+    assert isinstance(s["epoch_seconds"], float)
+
+
 @pytest.mark.parametrize("bad, fragment", [
     ({"batch_size": 0}, "loader.batch_size"),
     ({"workers": "many"}, "loader.workers"),

@@ -163,26 +163,13 @@ static void test_exact_values(void **state) {
  * parameters: what the sanitizers need to see. */
 static void test_every_op_on_edge_sizes(void **state) {
   (void)state;
-  const char *ops[] = {"rotate",
-                       "affine",
-                       "shear_x",
-                       "shear_y",
-                       "translate_x",
-                       "translate_y",
-                       "adjust_brightness",
-                       "adjust_contrast",
-                       "adjust_saturation",
-                       "adjust_hue",
-                       "adjust_sharpness",
-                       "posterize",
-                       "solarize",
-                       "autocontrast",
-                       "equalize",
-                       "invert",
-                       "rgb_to_grayscale",
-                       "hflip",
-                       "gaussian_blur",
-                       "erase"};
+  /* the ops: all of sl_augment_op_get's table, and it has them all */
+  const char *ops[32];
+  size_t nops = 0;
+  sl_augment_op_info info;
+  while (nops < 32 && sl_augment_op_get((uint32_t)nops, &info))
+    ops[nops++] = info.name;
+  assert_int_equal(nops, 20);
   int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {3, 3}, {31, 17}};
   sl_augment_args a = {.angle = -45,
                        .translate = {300, -300},
@@ -204,7 +191,7 @@ static void test_every_op_on_edge_sizes(void **state) {
   for (int interp = 0; interp < 2; interp++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       for (int c = 1; c <= 3; c += 2)
-        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        for (size_t k = 0; k < nops; k++) {
           int w = sizes[s][0], h = sizes[s][1];
           uint8_t *x = noise(w, h, c, k);
           a.interpolation = interp;
@@ -240,6 +227,43 @@ static void test_every_op_on_edge_sizes(void **state) {
       sl_augment_apply("adjust_hue", &bad, px, 1, 1, 3, msg, sizeof msg),
       SL_EINVAL);
   assert_non_null(strstr(msg, "adjust_hue"));
+}
+
+/* sl_augment_op_get's table is what apply and boxes take: every op runs,
+ * the ops said to move boxes move them, the others are refused, and an
+ * unknown op's message lists the table. */
+static void test_op_table(void **state) {
+  (void)state;
+  sl_augment_args a = {.scale = 1,
+                       .factor = 0.5,
+                       .bits = 8,
+                       .kernel_size = {3, 3},
+                       .sigma = {1, 1},
+                       .h = 1,
+                       .w = 1};
+  sl_augment_op_info info;
+  char msg[512], names[512] = "";
+  uint32_t i = 0;
+  for (; sl_augment_op_get(i, &info); i++) {
+    assert_non_null(info.name);
+    assert_non_null(info.params);
+    assert_null(info.reserved[0]);
+    uint8_t px[5 * 4 * 3] = {0};
+    assert_int_equal(apply(info.name, &a, px, 5, 4, 3), SL_OK);
+    float box[4] = {1, 1, 3, 2};
+    sl_status st =
+        sl_augment_boxes(info.name, &a, box, 1, 4, 5, msg, sizeof msg);
+    assert_int_equal(st, info.moves_boxes ? SL_OK : SL_EINVAL);
+    size_t at = strlen(names);
+    snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", info.name);
+  }
+  assert_int_equal(i, 20);
+  assert_int_equal(sl_augment_op_get(i, &info), 0);
+  assert_int_equal(sl_augment_op_get(0, NULL), 0);
+  uint8_t px[3] = {0};
+  assert_int_equal(sl_augment_apply("nope", &a, px, 1, 1, 3, msg, sizeof msg),
+                   SL_EINVAL);
+  assert_non_null(strstr(msg, names));
 }
 
 static void test_policy_draws(void **state) {
@@ -1093,6 +1117,7 @@ int main(void) {
       cmocka_unit_test(test_sharpness_is_its_formula),
       cmocka_unit_test(test_blur_is_its_formula),
       cmocka_unit_test(test_every_op_on_edge_sizes),
+      cmocka_unit_test(test_op_table),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
       cmocka_unit_test(test_late_flip_gives_the_same_bytes),
