@@ -48,13 +48,13 @@ static void hash_url(const char *url, uint64_t h[2]) {
   }
 }
 
-static void object_name(const char *url, uint64_t size, uint32_t crc,
-                        char *buf, size_t cap) {
+static void object_name(const char *url, uint64_t size, uint32_t crc, char *buf,
+                        size_t cap) {
   uint64_t h[2];
   hash_url(url, h);
-  snprintf(buf, cap, "%016" PRIx64 "%016" PRIx64 "-%" PRIu64 "-%08" PRIx32
-           ".obj",
-           h[0], h[1], size, crc);
+  snprintf(buf, cap,
+           "%016" PRIx64 "%016" PRIx64 "-%" PRIu64 "-%08" PRIx32 ".obj", h[0],
+           h[1], size, crc);
 }
 
 sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
@@ -76,8 +76,7 @@ sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
                       dir);
   }
   sl_cache *c = calloc(1, sizeof *c);
-  if (!c || !(c->dir = strdup(dir)) ||
-      pthread_mutex_init(&c->mu, NULL) != 0) {
+  if (!c || !(c->dir = strdup(dir)) || pthread_mutex_init(&c->mu, NULL) != 0) {
     if (c)
       free(c->dir);
     free(c);
@@ -101,7 +100,9 @@ void sl_cache_close(sl_cache *c) {
   free(c);
 }
 
-uint64_t sl_cache_bound(const sl_cache *c) { return c->bound; }
+uint64_t sl_cache_bound(const sl_cache *c) {
+  return c->bound;
+}
 
 void sl_cache_stats_get(sl_cache *c, sl_cache_stats *out) {
   pthread_mutex_lock(&c->mu);
@@ -112,8 +113,8 @@ void sl_cache_stats_get(sl_cache *c, sl_cache_stats *out) {
 /* flock on the folder's file name, made if missing. Returns the fd, or -1
  * with errno. */
 static int lock_file(const sl_cache *c, const char *name) {
-  int fd = openat(c->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                  0600);
+  int fd =
+      openat(c->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return -1;
   while (flock(fd, LOCK_EX) != 0) {
@@ -192,7 +193,8 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
     }
     snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
     v[n].bytes = (uint64_t)sb.st_size;
-    v[n].mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    v[n].mtime_ns =
+        (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     n++;
   }
   closedir(d);
@@ -203,7 +205,8 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
         old = k;
     if (old == n) {
       st = sl_err_set(err, SL_ETOOBIG,
-                      "%s: %" PRIu64 " bytes do not fit io.cache_bytes = %" PRIu64
+                      "%s: %" PRIu64
+                      " bytes do not fit io.cache_bytes = %" PRIu64
                       " beside the %" PRIu64
                       " bytes of downloads in progress (raise io.cache_bytes)",
                       shown, need, c->bound, total);
@@ -259,7 +262,9 @@ static int tmp_rewind(void *user, uint64_t at) {
   return 0;
 }
 
-static uint64_t now_ns(void) { return sl_now_ns(); }
+static uint64_t now_ns(void) {
+  return sl_now_ns();
+}
 
 /* The cached object, opened; -1 (errno ENOENT) when not there. */
 static int open_cached(sl_cache *c, const char *name, uint64_t size) {
@@ -299,8 +304,7 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   snprintf(slot, sizeof slot, "lock.%02u", (unsigned)(h[0] % LOCK_SLOTS));
   int lk = lock_file(c, slot);
   if (lk < 0)
-    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir,
-                        slot);
+    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, slot);
   /* Another process or thread may have fetched it meanwhile. */
   if ((fd = open_cached(c, name, size)) >= 0) {
     unlock_file(lk);
@@ -315,8 +319,7 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   sl_status st = SL_OK;
   int big = lock_file(c, "cache.lock");
   if (big < 0)
-    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/cache.lock",
-                      c->dir);
+    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/cache.lock", c->dir);
   if (st == SL_OK && size > c->bound)
     st = sl_err_set(err, SL_ETOOBIG,
                     "%s: %" PRIu64 " bytes, more than io.cache_bytes = %" PRIu64

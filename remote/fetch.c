@@ -19,8 +19,7 @@ static void shown(const char *url, char *buf, size_t cap) {
   host = host ? host + 3 : url;
   const char *at = strchr(host, '@'), *slash = strchr(host, '/');
   size_t n = 0;
-  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap;
-       p++) {
+  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
     if (at && (!slash || at < slash) && p == host) {
       p = at; /* skip the userinfo, keep "://" then the host */
       continue;
@@ -116,8 +115,7 @@ static bool retryable_curl(CURLcode rc) {
 }
 
 static bool retryable_status(long s) {
-  return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 ||
-         s == 504;
+  return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
 }
 
 /* Sets up one attempt's request. */
@@ -173,8 +171,9 @@ static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
   if (s3) {
     /* S3 wants the payload's hash; a GET's is that of nothing. */
     struct curl_slist *l = curl_slist_append(
-        *hdrs, "x-amz-content-sha256: "
-               "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        *hdrs,
+        "x-amz-content-sha256: "
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     if (!l)
       return CURLE_OUT_OF_MEMORY;
     *hdrs = l;
@@ -185,7 +184,9 @@ static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
   return rc;
 }
 
-static double now_s(void) { return (double)sl_now_ns() / 1e9; }
+static double now_s(void) {
+  return (double)sl_now_ns() / 1e9;
+}
 
 static void sleep_s(double s) {
   if (s <= 0)
@@ -203,8 +204,8 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
   shown(url, name, sizeof name);
   *got = 0;
   bool s3 = sl_url_kind_of(url) == SL_URL_S3;
-  sl_status st = sl_url_http(url, c->endpoint, c->region, http, sizeof http,
-                             err);
+  sl_status st =
+      sl_url_http(url, c->endpoint, c->region, http, sizeof http, err);
   if (st != SL_OK)
     return st;
   if (expect != UINT64_MAX && expect < max)
@@ -249,8 +250,8 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                         " bytes expected",
                         name, max);
     if (a.sink_failed)
-      return sl_err_errno(err, SL_EIO, a.sink_errno,
-                          "%s: writing what it sent", name);
+      return sl_err_errno(err, SL_EIO, a.sink_errno, "%s: writing what it sent",
+                          name);
     bool ok_status = status == 200 || status == 206;
     if (rc == CURLE_OK && ok_status &&
         (expect == UINT64_MAX || a.have == expect)) {
@@ -259,8 +260,9 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
     }
     bool retry;
     if (rc == CURLE_OK && ok_status) { /* the body ended short */
-      snprintf(why, sizeof why, "body ended at %" PRIu64 " of %" PRIu64 " bytes",
-               a.have, expect);
+      snprintf(why, sizeof why,
+               "body ended at %" PRIu64 " of %" PRIu64 " bytes", a.have,
+               expect);
       retry = true;
     } else if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && status)) {
       char code[64];
@@ -274,7 +276,7 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
     }
     if (!retry)
       return sl_err_set(err, SL_EIO, "%s: %s%s", name, why,
-                        status == 403 ? " (credentials or region refused)"
+                        status == 403   ? " (credentials or region refused)"
                         : status == 404 ? " (no such object)"
                                         : "");
     if (attempt_no >= c->retries)

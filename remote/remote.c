@@ -66,8 +66,8 @@ static int on_ini(void *user, const char *section, const char *key,
 }
 
 /* Reads the profile from the two files (either may be missing). */
-static sl_status read_profile(sl_remote *r, const char *profile,
-                              bool named, sl_err *err) {
+static sl_status read_profile(sl_remote *r, const char *profile, bool named,
+                              sl_err *err) {
   const char *home = env("HOME");
   char cred[PATH_MAX], conf[PATH_MAX];
   const char *cf = env("AWS_SHARED_CREDENTIALS_FILE");
@@ -95,9 +95,9 @@ static sl_status read_profile(sl_remote *r, const char *profile,
 static sl_status credentials(sl_remote *r, const sl_remote_opts *o,
                              sl_err *err) {
   copy(r->endpoint, sizeof r->endpoint,
-       o->endpoint && *o->endpoint   ? o->endpoint
+       o->endpoint && *o->endpoint  ? o->endpoint
        : env("AWS_ENDPOINT_URL_S3") ? env("AWS_ENDPOINT_URL_S3")
-                                     : env("AWS_ENDPOINT_URL"));
+                                    : env("AWS_ENDPOINT_URL"));
   copy(r->region, sizeof r->region,
        o->region && *o->region ? o->region
        : env("AWS_REGION")     ? env("AWS_REGION")
@@ -106,9 +106,8 @@ static sl_status credentials(sl_remote *r, const sl_remote_opts *o,
     const char *id = env("AWS_ACCESS_KEY_ID"),
                *secret = env("AWS_SECRET_ACCESS_KEY");
     if ((id != NULL) != (secret != NULL))
-      return sl_err_set(err, SL_ECONFIG,
-                        "%s is set but %s is not", id ? "AWS_ACCESS_KEY_ID"
-                                                      : "AWS_SECRET_ACCESS_KEY",
+      return sl_err_set(err, SL_ECONFIG, "%s is set but %s is not",
+                        id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
                         id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
     copy(r->access_key, sizeof r->access_key, id);
     copy(r->secret_key, sizeof r->secret_key, secret);
@@ -117,8 +116,8 @@ static sl_status credentials(sl_remote *r, const sl_remote_opts *o,
   /* The profile fills what the environment left unset (keys only when no
    * key came from it, and never for unsigned requests). */
   const char *profile = env("AWS_PROFILE");
-  sl_status st = read_profile(r, profile ? profile : "default",
-                              profile != NULL, err);
+  sl_status st =
+      read_profile(r, profile ? profile : "default", profile != NULL, err);
   if (o->unsigned_requests) {
     r->access_key[0] = r->secret_key[0] = r->session_token[0] = '\0';
   }
@@ -166,9 +165,10 @@ sl_status sl_remote_open(sl_remote **out, const sl_remote_opts *o,
                       "HOME says where");
   }
   if (st == SL_OK)
-    st = sl_cache_open(&r->cache, dir,
-                       o->cache_bytes ? o->cache_bytes : SL_REMOTE_CACHE_DEFAULT,
-                       &r->conf, crc, err);
+    st =
+        sl_cache_open(&r->cache, dir,
+                      o->cache_bytes ? o->cache_bytes : SL_REMOTE_CACHE_DEFAULT,
+                      &r->conf, crc, err);
   if (st != SL_OK) {
     sl_remote_close(r);
     return st;
@@ -188,7 +188,9 @@ void sl_remote_close(sl_remote *r) {
   free(r);
 }
 
-sl_cache *sl_remote_cache(sl_remote *r) { return r->cache; }
+sl_cache *sl_remote_cache(sl_remote *r) {
+  return r->cache;
+}
 
 typedef struct mem_sink {
   uint8_t *p;
@@ -225,8 +227,8 @@ sl_status sl_remote_read_all(sl_remote *r, const char *url, uint64_t max,
   mem_sink m = {0};
   sl_fetch_sink sink = {.write = mem_write, .rewind = mem_rewind, .user = &m};
   uint64_t got;
-  sl_status st = sl_fetch(&r->conf, url, max, UINT64_MAX, &sink, &got, NULL,
-                          err);
+  sl_status st =
+      sl_fetch(&r->conf, url, max, UINT64_MAX, &sink, &got, NULL, err);
   if (st != SL_OK) {
     free(m.p);
     return st;

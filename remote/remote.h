@@ -21,12 +21,12 @@
 typedef struct sl_remote sl_remote;
 
 typedef struct sl_remote_opts {
-  const char *cache_dir; /* NULL or "": $XDG_CACHE_HOME/sluice, else
-                            ~/.cache/sluice */
-  uint64_t cache_bytes;  /* the cache's bound; 0: SL_REMOTE_CACHE_DEFAULT */
-  const char *endpoint;  /* S3's; NULL or "": from the environment */
-  const char *region;    /* NULL or "": from the environment, us-east-1 */
-  const char *ca_bundle; /* NULL or "": the system's */
+  const char *cache_dir;  /* NULL or "": $XDG_CACHE_HOME/sluice, else
+                             ~/.cache/sluice */
+  uint64_t cache_bytes;   /* the cache's bound; 0: SL_REMOTE_CACHE_DEFAULT */
+  const char *endpoint;   /* S3's; NULL or "": from the environment */
+  const char *region;     /* NULL or "": from the environment, us-east-1 */
+  const char *ca_bundle;  /* NULL or "": the system's */
   bool unsigned_requests; /* a public bucket: no credentials sent */
   unsigned attempts;      /* per object, the first and the retries; 0: 7 */
   double deadline_s;      /* per object, all attempts; 0: 300 */

@@ -16,8 +16,7 @@ sl_url_kind sl_url_kind_of(const char *path) {
 
 static bool unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-         (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-         c == '~';
+         (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
 }
 
 /* Appends s percent-encoded (keeping '/') at buf + *n. */
