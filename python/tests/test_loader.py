@@ -43,8 +43,8 @@ def test_stats_keys(opts):
         "backend", "backend_note", "jpeg_samples", "jpeg_windowed",
         "chunk_unfilters", "boxes_over", "box_samples_over",
         "level0_decodes", "level1_decodes", "level2_decodes",
-        "level3_decodes", "dlpack_exports", "dlpack_deleted",
-        "batches_held", "prefetch"}
+        "level3_decodes", "left_out", "left_out_files", "dlpack_exports",
+        "dlpack_deleted", "batches_held", "prefetch"}
     assert s["bad"] == [] and s["backend"] in ("host", "cuda")
     assert isinstance(s["epoch_seconds"], float)
 
