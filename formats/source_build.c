@@ -41,6 +41,40 @@ sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
   return SL_OK;
 }
 
+int sl_source_alloc_targets(sl_source *src, uint64_t rows, uint32_t k,
+                            uint64_t held, char *why, size_t cap) {
+  src->target_width = 0;
+  if (k == 0)
+    return 0;
+  src->targets_refused = k;
+  if (rows > held / 4 / k) {
+    snprintf(why, cap,
+             "%" PRIu32 " float targets a sample for %" PRIu64
+             " samples need %" PRIu64 " bytes of targets, more than the "
+             "%" PRIu64 " bytes of the file%s holding them",
+             k, rows, rows > UINT64_MAX / 4 / k ? UINT64_MAX : rows * 4 * k,
+             held, src->nfiles > 1 ? "s" : "");
+    return -1;
+  }
+  if (!(src->targets = calloc((size_t)rows, (size_t)k * 4))) {
+    snprintf(why, cap,
+             "no memory for the targets of %" PRIu64 " samples (%" PRIu32
+             " floats each)",
+             rows, k);
+    return -2;
+  }
+  src->targets_refused = 0;
+  src->target_width = k;
+  return 0;
+}
+
+uint64_t sl_source_bytes_held(const sl_source *src) {
+  if (src->nfiles == 0)
+    return src->file_size;
+  const sl_file_span *last = &src->spans[src->nfiles - 1];
+  return last->base + last->size;
+}
+
 sl_status sl_source_alloc_boxes(sl_source *src, uint64_t total, sl_err *err) {
   size_t ob, bb;
   if (!sl_mul_size((size_t)src->count + 1, sizeof *src->box_off, &ob) ||

@@ -43,6 +43,7 @@ typedef struct label_line {
 
 typedef struct label_table {
   char *text;
+  size_t text_len;
   label_line *lines;
   size_t n;
   uint32_t width; /* K: floats per line */
@@ -256,13 +257,21 @@ static const char *set_width(fwalk *w, uint64_t k, char *why, size_t cap) {
       return why;
     }
     w->k_known = true;
-    src->target_width = (uint32_t)k;
-    if (k > 0 && !(src->targets = calloc((size_t)w->entries, k * 4))) {
-      snprintf(why, cap, "no memory for %" PRIu64 " x %" PRIu64 " targets",
-               w->entries, k);
-      return why;
-    }
-    return NULL;
+    /* Rows are the LMDB's entries: bounded by the bytes holding the
+     * targets (the LMDB's float_data; with a label file also its text, 2
+     * bytes a float at least), as each row's are in a sound file. */
+    uint64_t held = src->file_size + 2 * (uint64_t)w->lt.text_len;
+    return sl_source_alloc_targets(src, w->entries, (uint32_t)k, held, why,
+                                   cap) != 0
+               ? why
+               : NULL;
+  }
+  if (k != src->target_width && k == src->targets_refused) {
+    snprintf(why, cap,
+             "%" PRIu64 " float targets, not read: the first sample's were "
+             "refused",
+             k);
+    return why;
   }
   if (k != src->target_width) {
     snprintf(why, cap,
@@ -444,6 +453,7 @@ static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err) {
                       text ? "read error" : "no memory");
   }
   lt->text = text;
+  lt->text_len = len;
   size_t lines = 0, words = 0;
   for (size_t q = 0; q < len; q++) {
     lines += text[q] == '\n';
