@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/mem.h"
+#include "common/safe_text.h"
 #include "formats/boxes.h"
 #include "formats/layout.h"
 
@@ -127,8 +128,13 @@ sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
 sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                               const char *reason, sl_err *err) {
   if (src->on_bad) {
-    char msg[384];
-    snprintf(msg, sizeof msg, "%s: %s", where, reason);
+    char raw[384], msg[384];
+    int n = snprintf(raw, sizeof raw, "%s: %s", where, reason);
+    /* where and reason hold names from the file: no control characters */
+    sl_safe_text(msg, sizeof msg, raw,
+                 n < 0                    ? 0
+                 : (size_t)n < sizeof raw ? (size_t)n
+                                          : sizeof raw - 1);
     src->on_bad(src->on_bad_user, i, msg);
     memset(&src->index[i], 0, sizeof src->index[i]);
     src->index[i].label = -1; /* unusable: no class, no targets */

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/safe_text.h"
 #include "formats/datum.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
@@ -122,8 +123,7 @@ static void key_text(const MDB_val *k, char *buf, size_t cap) {
   const uint8_t *p = k->mv_data;
   size_t n = k->mv_size, show = n > 64 ? 64 : n;
   bool text = n > 0;
-  for (size_t i = 0; i < show; i++)
-    text = text && isprint(p[i]);
+  text = text && sl_text_printable(p, show);
   size_t o = 0;
   if (text) {
     o = (size_t)snprintf(buf, cap, "key '%.*s'", (int)show, (const char *)p);
@@ -160,9 +160,8 @@ static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
       k->mv_size > src->file_size - (uint64_t)(p - base) || k->mv_size == 0 ||
       k->mv_size > SL_NAME_MAX)
     return;
-  for (size_t q = 0; q < k->mv_size; q++)
-    if (!isprint(p[q]))
-      return;
+  if (!sl_text_printable(p, k->mv_size))
+    return;
   src->name_off[i] = (uint64_t)(p - base);
   e->name_len = (uint16_t)k->mv_size;
 }

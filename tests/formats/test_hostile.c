@@ -601,6 +601,45 @@ static void test_wds_npy_targets_bounded(void **state) {
     fail_msg("%s (%zu bytes): a request of %zu bytes", p, total, g_largest);
 }
 
+/* ---- 6: control characters in names taken from files --------------------- */
+
+static void no_control(const char *what, const char *msg) {
+  for (const char *c = msg; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      fail_msg("%s: a control character in \"%s\"", what, msg);
+  if (!strstr(msg, "\\x1b"))
+    fail_msg("%s: the escape is not shown as \\x1b: %s", what, msg);
+}
+
+static void keep_reason(void *user, uint64_t i, const char *reason) {
+  (void)i;
+  snprintf(user, 512, "%s", reason);
+}
+
+/* A tar member whose name clears the screen and forges a line, and whose
+ * bytes are no image: the error (and verify's reason) names it escaped. */
+static void test_names_escaped(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "escape.tar");
+  uint8_t b[512 * 4];
+  memset(b, 0, sizeof b);
+  tar_header(b, "s\x1b[2J\nsluice: all good.png", 16);
+  memset(b + 512, 'x', 16);
+  write_bytes(p, b, sizeof b);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  assert_int_not_equal(st, SL_OK);
+  no_control("open", err.msg);
+  char reason[512] = "";
+  st = sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_PREAD, keep_reason,
+                                  reason, &err);
+  if (st == SL_OK)
+    sl_source_close(src);
+  no_control("verify", reason);
+}
+
 /* ---- 6: a dangling link last in readdir ---------------------------------- */
 
 /* Class "b" holds only dangling links, so whatever order readdir returns,
@@ -653,6 +692,7 @@ int main(void) {
       cmocka_unit_test(test_recordio_targets_bounded),
       cmocka_unit_test(test_caffe_targets_bounded),
       cmocka_unit_test(test_wds_npy_targets_bounded),
+      cmocka_unit_test(test_names_escaped),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
