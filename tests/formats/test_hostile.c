@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -640,6 +641,95 @@ static void test_names_escaped(void **state) {
   no_control("verify", reason);
 }
 
+/* ---- 6: image lists naming files outside, or one file many times --------- */
+
+/* pread, wrapped: the bytes the formats' objects read, counted. */
+static uint64_t g_read_bytes;
+ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off) {
+  ssize_t r = __real_pread(fd, buf, n, off);
+  if (r > 0)
+    g_read_bytes += (uint64_t)r;
+  return r;
+}
+
+/* A list whose second line names an image outside its folder (by "..",
+ * by an absolute path, by a link): refused naming the line, the file's
+ * size and bytes not reported (before: read as a sample). */
+static void test_list_outside_refused(void **state) {
+  (void)state;
+  char dir[700], p[900], outside[900];
+  in_dir(dir, sizeof dir, "listed");
+  make_dir(dir);
+  snprintf(p, sizeof p, "%s/in.png", dir);
+  write_bytes(p, k_png, sizeof k_png);
+  in_dir(outside, sizeof outside, "outside.png");
+  write_bytes(outside, k_png, sizeof k_png);
+  snprintf(p, sizeof p, "%s/link.png", dir);
+  assert_int_equal(symlink(outside, p), 0);
+  const char *second[] = {"../outside.png", outside, "link.png"};
+  for (int k = 0; k < 3; k++) {
+    snprintf(p, sizeof p, "%s/list%d.txt", dir, k);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fprintf(f, "in.png 0\n%s 1\n", second[k]);
+    assert_int_equal(fclose(f), 0);
+    sl_err err = {0};
+    sl_source *src = NULL;
+    sl_status st =
+        sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+    if (st != SL_EFORMAT || !strstr(err.msg, "line 2") ||
+        !strstr(err.msg, "outside the list's folder"))
+      fail_msg("%s: %d %s", second[k], st, err.msg);
+    assert_null(src);
+  }
+}
+
+/* A JPEG whose frame header lies past the first 64 KiB (two 64 KiB APP
+ * segments first), named by 2,000 lines of a list: read once, not once a
+ * line (before: 2,000 x 131 KB). */
+static void test_list_one_file_scanned_once(void **state) {
+  (void)state;
+  char dir[700], p[900];
+  in_dir(dir, sizeof dir, "relisted");
+  make_dir(dir);
+  static const uint8_t sof[] = {0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x10,
+                                0x00, 0x10, 0x01, 0x01, 0x11, 0x00};
+  size_t app = 2 + 65535, total = 2 + 2 * app + sizeof sof + 2;
+  uint8_t *b = calloc(total, 1), *q = b;
+  assert_non_null(b);
+  *q++ = 0xff, *q++ = 0xd8;
+  for (int a = 0; a < 2; a++) {
+    *q++ = 0xff, *q++ = (uint8_t)(0xe1 + a), *q++ = 0xff, *q++ = 0xff;
+    q += 65533;
+  }
+  memcpy(q, sof, sizeof sof);
+  q += sizeof sof;
+  *q++ = 0xff, *q++ = 0xd9;
+  snprintf(p, sizeof p, "%s/deep.jpg", dir);
+  write_bytes(p, b, total);
+  free(b);
+  snprintf(p, sizeof p, "%s/list.txt", dir);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  for (int i = 0; i < 2000; i++)
+    fprintf(f, "deep.jpg %d\n", i % 3);
+  assert_int_equal(fclose(f), 0);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  g_read_bytes = 0;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  if (st != SL_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sl_source_count(src), 2000);
+  assert_int_equal(sl_source_info(src, 1999)->width, 16);
+  assert_int_equal(sl_source_info(src, 1999)->label, 1999 % 3);
+  sl_source_close(src);
+  if (g_read_bytes > 4 * total + 65536)
+    fail_msg("%" PRIu64 " bytes read for a %zu-byte file", g_read_bytes, total);
+}
+
 /* ---- 6: a dangling link last in readdir ---------------------------------- */
 
 /* Class "b" holds only dangling links, so whatever order readdir returns,
@@ -693,6 +783,8 @@ int main(void) {
       cmocka_unit_test(test_caffe_targets_bounded),
       cmocka_unit_test(test_wds_npy_targets_bounded),
       cmocka_unit_test(test_names_escaped),
+      cmocka_unit_test(test_list_outside_refused),
+      cmocka_unit_test(test_list_one_file_scanned_once),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
