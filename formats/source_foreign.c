@@ -228,18 +228,17 @@ static const char *take_record(sl_entry_layout layout, const uint8_t *p,
 }
 
 /* The layout the first sample's value says: an image file; a pickle of
- * protocol 2 or more (PROTO opcode); one msgpack array spanning the value
- * (a Datum starts with a field tag, 0x08 or 0x0a, never an array); else a
- * Datum. */
+ * protocol 2 or more (PROTO opcode); a msgpack array (a Datum starts with
+ * a field tag, 0x08 or 0x0a, never an array header); else a Datum. */
 static sl_entry_layout sniff_layout(const uint8_t *p, size_t size) {
   if (sl_sniff_magic(p, size) != SL_SNIFF_NONE)
     return SL_ENTRIES_IMAGES;
   if (size >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
     return SL_ENTRIES_PICKLE;
-  size_t at = 0;
+  /* An array header is msgpack even when the value is damaged (its parse
+   * then says how): no Caffe writer starts a Datum with field 18. */
   if (size >= 1 &&
-      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd) &&
-      sl_msgpack_skip(p, size, &at) && at == size)
+      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd))
     return SL_ENTRIES_MSGPACK;
   return SL_ENTRIES_CAFFE;
 }

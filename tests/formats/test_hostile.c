@@ -730,6 +730,36 @@ static void test_list_one_file_scanned_once(void **state) {
     fail_msg("%" PRIu64 " bytes read for a %zu-byte file", g_read_bytes, total);
 }
 
+/* An LMDB at p of one entry, key "0", value v[0, n). */
+static void write_one_lmdb(const char *p, const void *v, size_t n) {
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  assert_int_equal(mdb_env_create(&env), 0);
+  assert_int_equal(mdb_env_open(env, p, MDB_NOSUBDIR, 0644), 0);
+  assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+  assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+  MDB_val kv = {1, (void *)(uintptr_t) "0"}, vv = {n, (void *)(uintptr_t)v};
+  assert_int_equal(mdb_put(txn, dbi, &kv, &vv, 0), 0);
+  assert_int_equal(mdb_txn_commit(txn), 0);
+  mdb_env_close(env);
+}
+
+/* A first value that is a damaged msgpack array (its bytes cut short) is
+ * reported as msgpack, not as a damaged Caffe Datum "field -1". */
+static void test_damaged_msgpack_named(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "cut.msgpack.lmdb");
+  static const uint8_t v[] = {0x92, 0xc4, 0x40, 0x89, 0x50, 0x4e, 0x47};
+  write_one_lmdb(p, v, sizeof v);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  if (st == SL_OK || !strstr(err.msg, "msgpack") || strstr(err.msg, "Datum"))
+    fail_msg("%d %s", st, err.msg);
+}
+
 /* ---- 6: a dangling link last in readdir ---------------------------------- */
 
 /* Class "b" holds only dangling links, so whatever order readdir returns,
@@ -785,6 +815,7 @@ int main(void) {
       cmocka_unit_test(test_names_escaped),
       cmocka_unit_test(test_list_outside_refused),
       cmocka_unit_test(test_list_one_file_scanned_once),
+      cmocka_unit_test(test_damaged_msgpack_named),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
