@@ -58,7 +58,8 @@ static inline char *sl_safe_text(char *out, size_t cap, const char *s,
   const uint8_t *p = (const uint8_t *)s;
   size_t o = 0;
   for (size_t i = 0; i < n;) {
-    size_t len = p[i] >= 0x20 && p[i] < 0x7f ? 1 : sl_text_utf8_len(p + i, n - i);
+    size_t len =
+        p[i] >= 0x20 && p[i] < 0x7f ? 1 : sl_text_utf8_len(p + i, n - i);
     if (len) {
       if (o + len >= cap)
         break;
