@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/safe_text.h"
 #include "formats/datum.h"
 #include "formats/image_sniff.h"
 #include "formats/layout.h"
@@ -44,6 +45,7 @@ typedef struct label_line {
 
 typedef struct label_table {
   char *text;
+  size_t text_len;
   label_line *lines;
   size_t n;
   uint32_t width; /* K: floats per line */
@@ -158,8 +160,7 @@ static void key_text(const MDB_val *k, char *buf, size_t cap) {
   const uint8_t *p = k->mv_data;
   size_t n = k->mv_size, show = n > 64 ? 64 : n;
   bool text = n > 0;
-  for (size_t i = 0; i < show; i++)
-    text = text && isprint(p[i]);
+  text = text && sl_text_printable(p, show);
   size_t o = 0;
   if (text) {
     o = (size_t)snprintf(buf, cap, "key '%.*s'", (int)show, (const char *)p);
@@ -196,9 +197,8 @@ static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
       k->mv_size > src->file_size - (uint64_t)(p - base) || k->mv_size == 0 ||
       k->mv_size > SL_NAME_MAX)
     return;
-  for (size_t q = 0; q < k->mv_size; q++)
-    if (!isprint(p[q]))
-      return;
+  if (!sl_text_printable(p, k->mv_size))
+    return;
   src->name_off[i] = (uint64_t)(p - base);
   e->name_len = (uint16_t)k->mv_size;
 }
@@ -265,18 +265,17 @@ static const char *take_record(sl_entry_layout layout, const uint8_t *p,
 }
 
 /* The layout the first sample's value says: an image file; a pickle of
- * protocol 2 or more (PROTO opcode); one msgpack array spanning the value
- * (a Datum starts with a field tag, 0x08 or 0x0a, never an array); else a
- * Datum. */
+ * protocol 2 or more (PROTO opcode); a msgpack array (a Datum starts with
+ * a field tag, 0x08 or 0x0a, never an array header); else a Datum. */
 static sl_entry_layout sniff_layout(const uint8_t *p, size_t size) {
   if (sl_sniff_magic(p, size) != SL_SNIFF_NONE)
     return SL_ENTRIES_IMAGES;
   if (size >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
     return SL_ENTRIES_PICKLE;
-  size_t at = 0;
+  /* An array header is msgpack even when the value is damaged (its parse
+   * then says how): no Caffe writer starts a Datum with field 18. */
   if (size >= 1 &&
-      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd) &&
-      sl_msgpack_skip(p, size, &at) && at == size)
+      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd))
     return SL_ENTRIES_MSGPACK;
   return SL_ENTRIES_CAFFE;
 }
@@ -293,13 +292,21 @@ static const char *set_width(fwalk *w, uint64_t k, char *why, size_t cap) {
       return why;
     }
     w->k_known = true;
-    src->target_width = (uint32_t)k;
-    if (k > 0 && !(src->targets = calloc((size_t)w->entries, k * 4))) {
-      snprintf(why, cap, "no memory for %" PRIu64 " x %" PRIu64 " targets",
-               w->entries, k);
-      return why;
-    }
-    return NULL;
+    /* Rows are the LMDB's entries: bounded by the bytes holding the
+     * targets (the LMDB's float_data; with a label file also its text, 2
+     * bytes a float at least), as each row's are in a sound file. */
+    uint64_t held = src->file_size + 2 * (uint64_t)w->lt.text_len;
+    return sl_source_alloc_targets(src, w->entries, (uint32_t)k, held, why,
+                                   cap) != 0
+               ? why
+               : NULL;
+  }
+  if (k != src->target_width && k == src->targets_refused) {
+    snprintf(why, cap,
+             "%" PRIu64 " float targets, not read: the first sample's were "
+             "refused",
+             k);
+    return why;
   }
   if (k != src->target_width) {
     snprintf(why, cap,
@@ -481,6 +488,7 @@ static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err) {
                       text ? "read error" : "no memory");
   }
   lt->text = text;
+  lt->text_len = len;
   size_t lines = 0, words = 0;
   for (size_t q = 0; q < len; q++) {
     lines += text[q] == '\n';

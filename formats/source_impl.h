@@ -117,6 +117,8 @@ struct sl_source {
   sl_remote_opts remote_opts;
   sl_remote *remote;
   uint32_t *file_crc;
+  uint32_t targets_refused; /* the first sample's target width when its
+                               table was refused (verify), else 0 */
 };
 
 /* Foreign LMDBs (source_key_order.c): puts the src->count samples, indexed
@@ -136,6 +138,17 @@ sl_status sl_source_drop_left_out(sl_source *src, sl_err *err);
 /* Allocates the index for n samples (zeroed), and the targets when
  * src->target_width is set. */
 sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err);
+/* The targets table at the first sample with targets: rows rows of k
+ * floats, zeroed. Refused when rows x k x 4 bytes exceed held, the bytes of
+ * the files the targets are read from (a sound file holds each sample's k
+ * floats, 4k bytes of it): a small file cannot ask for gigabytes. Returns
+ * 0 with target_width = k; else -1 (refused) or -2 (no memory) with a
+ * reason in why (cap bytes), no table, target_width 0 (nothing writes
+ * through a missing table later) and targets_refused = k. */
+int sl_source_alloc_targets(sl_source *src, uint64_t rows, uint32_t k,
+                            uint64_t held, char *why, size_t cap);
+/* The bytes of the source's files: the one file's, or the shards' in all. */
+uint64_t sl_source_bytes_held(const sl_source *src);
 /* Allocates the boxes of a file holding total boxes (box_off zeroed,
  * count + 1 entries: call after sl_source_alloc_index). total must be
  * bounded by the file's size by the caller (24 bytes a box). */

@@ -116,6 +116,10 @@ static void test_pickle_refusals(void **state) {
   pk_bad(PK("\x80\x04\x82\x01."), "EXT1 (0x82)");
   pk_bad(PK("\x80\x04)Q."), "BINPERSID (0x51)");
   pk_bad(PK("\x80\x02(i\n."), "INST (0x69)");
+  /* INST names what it would import as GLOBAL does (module, name lines) */
+  pk_bad(PK("\x80\x02(ios\nsystem\n."),
+         "INST (0x69) at offset 3 of the value: it loads or calls Python "
+         "code ('os.system')");
   pk_bad(PK("\x80\x02(o."), "OBJ (0x6f)");
   pk_bad(PK("\x80\x04}."), "EMPTY_DICT (0x7d) at offset 2 of the value: not "
                            "in the data subset");
