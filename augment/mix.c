@@ -61,13 +61,20 @@ static int clampi(int v, int lo, int hi) {
 }
 
 void sl_mix_plan_for(const sl_mix_params *p, uint64_t seed, uint64_t epoch,
-                     uint64_t k, int h, int w, sl_mix_plan *out) {
+                     uint64_t rank, uint64_t k, int h, int w,
+                     sl_mix_plan *out) {
   memset(out, 0, sizeof *out);
   out->lambda = 1.0;
   if (!((p->mixup > 0 || p->cutmix > 0) && p->prob > 0))
     return;
-  /* a stream of its own: batch k is not sample k */
-  sl_rng r = sl_rng_for(sl_mix64(seed ^ 0x6d69786d69786d69ULL), epoch, k);
+  /* A stream of its own (batch k is not sample k), and one per rank: each
+   * process of a data-parallel run draws its own kind, lambda and box, as
+   * each process of timm's or torchvision's recipe does. Rank 0 keeps the
+   * stream a single process had before ranks were drawn apart. */
+  uint64_t stream = sl_mix64(seed ^ 0x6d69786d69786d69ULL);
+  if (rank > 0)
+    stream = sl_mix64(stream ^ sl_mix64(rank ^ 0x72616e6b72616e6bULL));
+  sl_rng r = sl_rng_for(stream, epoch, k);
   if (!(sl_rng_uniform(&r) < p->prob))
     return;
   int cut;

@@ -12,8 +12,9 @@
  * = 1 - eps + off), mixed with the partner's by lambda: each row sums to
  * 1. A label < 0 (unlabelled) is a row of off values.
  *
- * The plan of batch k of an epoch is a pure function of (seed, epoch, k):
- * any worker count and a resume give the same mixing.
+ * The plan of batch k of an epoch is a pure function of (seed, epoch, rank,
+ * k): any worker count and a resume give the same mixing, and each rank of
+ * a data-parallel run draws its own.
  *
  * Thread safety: no state; the batch belongs to the caller. Memory: none
  * is allocated; mixing works in place. */
@@ -53,9 +54,9 @@ typedef struct sl_mix_plan {
 int sl_mix_active(const sl_mix_params *p);
 sl_status sl_mix_check(const sl_mix_params *p, sl_err *err);
 
-/* The plan of batch k of epoch for h x w samples. */
+/* The plan of batch k of epoch on rank (loader.rank) for h x w samples. */
 void sl_mix_plan_for(const sl_mix_params *p, uint64_t seed, uint64_t epoch,
-                     uint64_t k, int h, int w, sl_mix_plan *out);
+                     uint64_t rank, uint64_t k, int h, int w, sl_mix_plan *out);
 
 /* Mixes n samples of h x w x c at data (dtype an sl_dtype; layout NCHW or
  * NHWC; c 1 or 3) in place. u8 rounds half to even; fp16/bf16 mix in

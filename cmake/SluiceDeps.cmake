@@ -34,6 +34,9 @@ sluice_pkg(blosc blosc libblosc-dev)
 # (the command only).
 sluice_pkg(cjson libcjson libcjson-dev)
 sluice_pkg(expat expat libexpat1-dev)
+# libcurl: s3:// and http(s):// datasets (remote/), S3 signed by curl's
+# CURLOPT_AWS_SIGV4 (7.75+).
+sluice_pkg(curl libcurl libcurl4-openssl-dev)
 # Intel's ISA-L: CRC-32C (crc32_iscsi) for TFRecord's record checksums.
 sluice_pkg(isal libisal libisal-dev)
 
@@ -65,7 +68,7 @@ target_link_libraries(sluice_deps INTERFACE sluice::dep::lmdb sluice::dep::hdf5
   sluice::dep::jpeg sluice::dep::turbojpeg sluice::dep::png sluice::dep::webp
   sluice::dep::inih
   sluice::dep::uring sluice::dep::zlib sluice::dep::lzf sluice::dep::blosc
-  sluice::dep::cjson sluice::dep::isal sluice::dep::yuv
+  sluice::dep::cjson sluice::dep::isal sluice::dep::yuv sluice::dep::curl
   Threads::Threads m)
 
 if(SLUICE_BUILD_TESTS)

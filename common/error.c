@@ -4,6 +4,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/safe_text.h"
+
+/* A message holds names taken from files (a tar member's, a key, a list's
+ * path): its control characters are escaped once it is made, so no
+ * message the library gives out can forge a line or drive a terminal. */
+static void make_safe(sl_err *err) {
+  char raw[SL_ERRMSG_MAX];
+  size_t n = strnlen(err->msg, sizeof err->msg - 1);
+  if (sl_text_printable((const uint8_t *)err->msg, n))
+    return;
+  memcpy(raw, err->msg, n);
+  sl_safe_text(err->msg, sizeof err->msg, raw, n);
+}
+
 sl_status sl_err_set(sl_err *err, sl_status code, const char *fmt, ...) {
   if (!err)
     return code;
@@ -12,6 +26,7 @@ sl_status sl_err_set(sl_err *err, sl_status code, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
   va_end(ap);
+  make_safe(err);
   return code;
 }
 
@@ -30,6 +45,7 @@ sl_status sl_err_errno(sl_err *err, sl_status code, int errnum, const char *fmt,
     const char *s = strerror_r(errnum, buf, sizeof buf);
     snprintf(err->msg + n, sizeof err->msg - (size_t)n, ": %s", s);
   }
+  make_safe(err);
   return code;
 }
 
@@ -48,6 +64,7 @@ sl_status sl_err_prefix(sl_err *err, const char *fmt, ...) {
   memmove(err->msg + hl, err->msg, tl);
   memcpy(err->msg, head, hl);
   err->msg[hl + tl] = '\0';
+  make_safe(err);
   return err->code;
 }
 

@@ -170,6 +170,10 @@ uint64_t sl_dataset_skipped_entries(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_skipped(ds->src) : 0;
 }
 
+const char *sl_dataset_sample_order(const sl_dataset *ds) {
+  return ds && ds->src ? sl_source_key_order(ds->src) : "";
+}
+
 uint64_t sl_dataset_annotated_count(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_annotated(ds->src) : 0;
 }

@@ -6,7 +6,9 @@
 The progressive schedule grows the resolution from 32 to 64 px over the
 epochs; the checkpoint holds the model, the optimiser and the loader's
 state_dict, so --resume continues with exactly the batches an
-uninterrupted run would have given. --recipe torchvision trains with
+uninterrupted run would have given. With --ckpt the checkpoint is written
+after each epoch and on Ctrl-C (then at the last completed step); --resume
+refuses a checkpoint file that does not exist. --recipe torchvision trains with
 torchvision's reference recipe (TrivialAugmentWide, RandomErasing 0.1,
 Mixup 0.2 / CutMix 1.0, label smoothing 0.1), timm with RandAugment
 rand-m9-mstd0.5 and DeiT's mixing: the loader then gives soft targets.
@@ -14,6 +16,7 @@ rand-m9-mstd0.5 and DeiT's mixing: the loader then gives soft targets.
 
 import argparse
 import os
+import sys
 
 import torch
 import torch.nn as nn
@@ -59,11 +62,26 @@ def loader_options(dataset, epochs, batch_size=16, recipe="plain"):
     })
 
 
+def save(path, model, opt, loader_state):
+    """Writes the checkpoint atomically: a crash while writing leaves the
+    previous one."""
+    tmp = path + ".tmp"
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
+                "loader": loader_state}, tmp)
+    os.replace(tmp, path)
+
+
 def train(dataset, epochs, ckpt=None, resume=False, stop_after=None,
           device="cpu", recipe="plain"):
     """Trains; returns (mean loss per epoch, the batches' sample indices).
-    stop_after=(epoch, batch) saves a checkpoint there and returns (a
-    simulated interruption)."""
+    With ckpt, saves a checkpoint after each epoch and on KeyboardInterrupt
+    (the loader's state as the last completed step left it; then re-raises).
+    resume=True loads ckpt, which must exist. stop_after=(epoch, batch)
+    saves a checkpoint there and returns (a simulated interruption)."""
+    if resume and not (ckpt and os.path.exists(ckpt)):
+        raise FileNotFoundError(
+            "--resume: no checkpoint %r to resume from (run without --resume "
+            "to start afresh)" % ckpt)
     torch.manual_seed(0)
     losses, seen = [], []
     with sluice.Loader(loader_options(dataset, epochs, recipe=recipe)) as loader:
@@ -71,7 +89,7 @@ def train(dataset, epochs, ckpt=None, resume=False, stop_after=None,
         model = make_model(classes).to(device)
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         start = 0
-        if resume and ckpt and os.path.exists(ckpt):
+        if resume:
             state = torch.load(ckpt)
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
@@ -80,37 +98,50 @@ def train(dataset, epochs, ckpt=None, resume=False, stop_after=None,
             batches = iter(loader)  # the rest of the saved epoch
         else:
             batches = loader.epoch(start)
-        for epoch in range(start, epochs):
-            if epoch != start:
-                batches = loader.epoch(epoch)
-            model.train()
-            total, count = 0.0, 0
-            for b in batches:
-                x = torch.from_dlpack(b.images).to(device)
-                y = torch.from_dlpack(b.labels).long().to(device)
-                soft = recipe != "plain"  # mixed, smoothed targets
-                if soft:
-                    y = torch.from_dlpack(b.targets).to(device)
-                seen.append(memoryview(b.indices).tolist())
-                v = b.valid
-                del b
-                if soft:  # cross entropy against soft targets
-                    loss = -(y[:v] * F.log_softmax(model(x[:v]), 1)).sum(1).mean()
-                else:
-                    loss = F.cross_entropy(model(x[:v]), y[:v])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                total += loss.item()
-                count += 1
-                if stop_after == (epoch, len(seen)):
-                    torch.save({"model": model.state_dict(),
-                                "opt": opt.state_dict(),
-                                "loader": loader.state_dict()}, ckpt)
-                    return losses, seen
-            losses.append(total / max(1, count))
-            print("epoch %d: %d px, loss %.4f" % (
-                epoch, loader.resolution(epoch), losses[-1]))
+        done = loader.state_dict()  # as the last completed step left it
+        try:
+            for epoch in range(start, epochs):
+                if epoch != start:
+                    batches = loader.epoch(epoch)
+                model.train()
+                total, count = 0.0, 0
+                for b in batches:
+                    x = torch.from_dlpack(b.images).to(device)
+                    y = torch.from_dlpack(b.labels).long().to(device)
+                    soft = recipe != "plain"  # mixed, smoothed targets
+                    if soft:
+                        y = torch.from_dlpack(b.targets).to(device)
+                    seen.append(memoryview(b.indices).tolist())
+                    v = b.valid
+                    del b
+                    if soft:  # cross entropy against soft targets
+                        loss = -(y[:v] * F.log_softmax(model(x[:v]), 1)).sum(1).mean()
+                    else:
+                        loss = F.cross_entropy(model(x[:v]), y[:v])
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    done = loader.state_dict()
+                    total += loss.item()
+                    count += 1
+                    if stop_after == (epoch, len(seen)):
+                        save(ckpt, model, opt, done)
+                        return losses, seen
+                if count == 0:  # resumed at the end of an epoch
+                    continue
+                losses.append(total / count)
+                print("epoch %d: %d px, loss %.4f" % (
+                    epoch, loader.resolution(epoch), losses[-1]), flush=True)
+                if ckpt:
+                    save(ckpt, model, opt, done)
+        except KeyboardInterrupt:
+            if ckpt:
+                # The loader's state now also counts a batch whose step did
+                # not finish; `done` is where the saved model stands.
+                save(ckpt, model, opt, done)
+                print("interrupted: checkpoint saved to %s after %d steps"
+                      % (ckpt, len(seen)), flush=True)
+            raise
     return losses, seen
 
 
@@ -122,9 +153,17 @@ def main():
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--recipe", default="plain", choices=sorted(RECIPES))
     a = ap.parse_args()
+    if a.resume and not a.ckpt:
+        ap.error("--resume needs --ckpt FILE")
+    if a.resume and not os.path.exists(a.ckpt):
+        ap.error("--resume: no checkpoint %s (run without --resume to start "
+                 "afresh)" % a.ckpt)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    train(a.dataset, a.epochs, a.ckpt, a.resume, device=device,
-          recipe=a.recipe)
+    try:
+        train(a.dataset, a.epochs, a.ckpt, a.resume, device=device,
+              recipe=a.recipe)
+    except KeyboardInterrupt:
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -407,6 +407,15 @@ SL_API sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch);
  * until the next start_epoch), SL_ESTATE when no epoch is started or when
  * the caller holds every slot (device.prefetch batches) without releasing. */
 SL_API sl_status sl_loader_next(sl_loader *ld, sl_batch *batch);
+/* Hands back the batch the last sl_loader_next returned, unreleased and
+ * unused: the next sl_loader_next returns the same batch again, and the
+ * state (sl_loader_save_state) and stats no longer count it. For a consumer
+ * interrupted between receiving a batch and using it (the Python binding
+ * does so when Ctrl-C arrives during the wait), so that a state saved then
+ * resumes with that batch. Clears *batch. Returns SL_EINVAL when batch is
+ * not the last one handed out (another call came between, a start_epoch,
+ * or it was released or handed back already). Consumer thread only. */
+SL_API sl_status sl_loader_unget(sl_loader *ld, sl_batch *batch);
 /* What sl_batch_release's stream may be besides a cudaStream_t: the caller
  * has finished with the data already (it synchronized, or read it on the
  * host), so the slot may be rewritten at once. */
@@ -442,12 +451,14 @@ SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
  * same count of other samples, or of the same in another order, is told
  * apart; the same samples in the other file format match), the schedule
  * (the resolution.* keys it uses), the augmentation (augment.*), dtype and
- * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 2; the
- * 96-byte version 1 of earlier releases is refused). save: writes it to buf
+ * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 3, which
+ * adds a tag of each group of augment.* keys so that a refusal names the
+ * group that changed; version 2 blobs of earlier releases restore, the
+ * 96-byte version 1 is refused). save: writes it to buf
  * (*len = capacity in, bytes written out); with a NULL buf or a small
  * *len, sets *len and returns SL_ETOOBIG. SL_ESTATE before the first
  * start_epoch. restore: on a loader opened with the same settings and data
- * (else SL_ESTATE naming what differs; SL_EINVAL for a damaged blob or
+ * (else SL_ESTATE naming only what differs; SL_EINVAL for a damaged blob or
  * another version), starts the saved epoch at the saved batch: the
  * following next calls return exactly the batches an uninterrupted run
  * would have returned. */
@@ -498,9 +509,61 @@ typedef struct sl_loader_stats {
    * loader.max_boxes after its augmentation, and the samples that did. */
   uint64_t boxes_over;
   uint64_t box_samples_over;
-  uint64_t reserved[1]; /* zero: room for counters, the size stays */
+  /* Image files of a folder found unreadable at open and left out of the
+   * dataset (loader.on_error = skip; with fail they fail the open):
+   * sl_loader_left_out names the first. */
+  uint64_t left_out;
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
+/* The first files stats.left_out counts, each with why ("DIR: file
+ * album/x.jpg: value is not an image file ..."), "; "-separated; "" when
+ * none. Valid while ld is open. */
+SL_API const char *sl_loader_left_out(const sl_loader *ld);
+
+/* The fields of sl_loader_stats in order, for code that
+ * walks them: bindings building a dict, printers, snapshot differences. The
+ * library checks at compile time that this list and the struct agree. Each
+ * row is X(TYPE, name, count, KIND):
+ *   TYPE   U64 (uint64_t), U32 (uint32_t), F64 (double), STR (const char *)
+ *   count  1, or the array's length
+ *   KIND   TOTAL   counted since open: two snapshots' difference is what
+ *                  happened between them (arrays: per index)
+ *          NOW     a value at the time of the call
+ *          RECENT  the latest entries, newest first; the LEN row after it
+ *                  says how many are valid
+ *          LEN     the valid entries of the RECENT row before it
+ * Bindings show an array of TOTALs as one key per index, the index after
+ * the name's first word (level_decodes[1]: level1_decodes), a RECENT row as
+ * a list of its valid entries, and no LEN row. New fields are added at the
+ * end (the struct has no reserved words left: a new field grows it). */
+#define SL_LOADER_STATS_FIELDS(X)                                              \
+  X(U64, epoch, 1, NOW)                                                        \
+  X(U64, batches, 1, TOTAL)                                                    \
+  X(U64, samples, 1, TOTAL)                                                    \
+  X(U64, skipped, 1, TOTAL)                                                    \
+  X(U64, failed, 1, TOTAL)                                                     \
+  X(U64, bad, SL_STATS_BAD_KEEP, RECENT)                                       \
+  X(U32, nbad, 1, LEN)                                                         \
+  X(U64, bytes_read, 1, TOTAL)                                                 \
+  X(U64, read_ns, 1, TOTAL)                                                    \
+  X(U64, decode_ns, 1, TOTAL)                                                  \
+  X(U64, augment_ns, 1, TOTAL)                                                 \
+  X(U64, staging_wait_ns, 1, TOTAL)                                            \
+  X(U64, slot_wait_ns, 1, TOTAL)                                               \
+  X(U64, consumer_wait_ns, 1, TOTAL)                                           \
+  X(U64, epoch_batches, 1, NOW)                                                \
+  X(F64, epoch_seconds, 1, NOW)                                                \
+  X(F64, images_per_s, 1, NOW)                                                 \
+  X(U32, workers, 1, NOW)                                                      \
+  X(STR, backend, 1, NOW)                                                      \
+  X(STR, backend_note, 1, NOW)                                                 \
+  X(U64, jpeg_samples, 1, TOTAL)                                               \
+  X(U64, jpeg_windowed, 1, TOTAL)                                              \
+  X(U64, chunk_unfilters, 1, TOTAL)                                            \
+  X(U64, level_decodes, SL_LEVELS_MAX_PUBLIC, TOTAL)                           \
+  X(U64, boxes_over, 1, TOTAL)                                                 \
+  X(U64, box_samples_over, 1, TOTAL)                                           \
+  X(U64, left_out, 1, NOW)
 
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
@@ -578,6 +641,21 @@ SL_API sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
 SL_API sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
                                   float *boxes, uint32_t n, uint32_t height,
                                   uint32_t width, char *msg, size_t msg_len);
+
+/* The ops sl_augment_apply knows, for bindings and tests that walk them:
+ * op i (from 0) into *out, in a fixed order; returns 1, or 0 (out left
+ * alone) past the last op or with a NULL out. The strings are static.
+ * Thread safety: no state. */
+typedef struct sl_augment_op_info {
+  const char *name;        /* as sl_augment_apply takes it: "rotate" */
+  const char *params;      /* torchvision's keyword parameters, space-separated:
+                              "angle center interpolation fill"; "keyword:field"
+                              where the sl_augment_args field is named otherwise
+                              ("hue_factor:factor"); "" for none */
+  int moves_boxes;         /* nonzero: sl_augment_boxes takes it too */
+  const void *reserved[4]; /* NULL: room for more, the size stays */
+} sl_augment_op_info;
+SL_API int sl_augment_op_get(uint32_t i, sl_augment_op_info *out);
 
 /* One op an automatic policy drew: torchvision's name ("ShearX", ...)
  * and the magnitude _apply_op receives, sign included. */
@@ -830,6 +908,16 @@ SL_API const char *sl_dataset_description(const sl_dataset *ds);
  * (`__keys__`, `__len__`, `num-samples`, keys ending in `.meta`), and
  * samples that were SSD AnnotatedDatums (their boxes are not read). */
 SL_API uint64_t sl_dataset_skipped_entries(const sl_dataset *ds);
+/* LMDBs sluice did not write (layouts caffe, images, pickle, msgpack): the
+ * order of the samples, in words. A `__keys__` entry (folder2lmdb.py's
+ * pickled list of the keys, tensorpack's msgpack one) gives sample i as
+ * the writer's own Dataset numbers it: "in the order of its __keys__ list
+ * ..."; without one, "in LMDB key order" (byte order: "0", "1", "10", ...);
+ * a list that does not name every sample once is not followed, and the
+ * text says why. "" for other formats (their order is the file's) and for
+ * a handle that did not open. Static storage of the handle, valid until it
+ * is closed. */
+SL_API const char *sl_dataset_sample_order(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);

@@ -15,50 +15,80 @@
 
 enum { k_max_side = 1 << 15 };
 
+/* The ops sl_augment_apply knows, one row each, in their public order
+ * (sl_augment_op_get): X(kind, name, params, moves_boxes). params are
+ * torchvision's keyword parameters, space-separated, "keyword:field" where
+ * the sl_augment_args field is named otherwise; moves_boxes: sl_augment_boxes
+ * takes the op too. The kind enum, the names, the error messages' lists and,
+ * through sl_augment_op_get, Python's sluice.augment.OPS and BOX_OPS all
+ * come from these rows. */
+#define GEOMETRY "interpolation fill"
+#define AUGMENT_OPS(X)                                                         \
+  X(OP_ROTATE, "rotate", "angle center " GEOMETRY, 1)                          \
+  X(OP_AFFINE, "affine", "angle translate scale shear center " GEOMETRY, 1)    \
+  X(OP_SHEAR_X, "shear_x", "shear " GEOMETRY, 1)                               \
+  X(OP_SHEAR_Y, "shear_y", "shear " GEOMETRY, 1)                               \
+  X(OP_TRANSLATE_X, "translate_x", "translate " GEOMETRY, 1)                   \
+  X(OP_TRANSLATE_Y, "translate_y", "translate " GEOMETRY, 1)                   \
+  X(OP_BRIGHTNESS, "adjust_brightness", "brightness_factor:factor", 0)         \
+  X(OP_CONTRAST, "adjust_contrast", "contrast_factor:factor", 0)               \
+  X(OP_SATURATION, "adjust_saturation", "saturation_factor:factor", 0)         \
+  X(OP_HUE, "adjust_hue", "hue_factor:factor", 0)                              \
+  X(OP_SHARPNESS, "adjust_sharpness", "sharpness_factor:factor", 0)            \
+  X(OP_POSTERIZE, "posterize", "bits", 0)                                      \
+  X(OP_SOLARIZE, "solarize", "threshold", 0)                                   \
+  X(OP_AUTOCONTRAST, "autocontrast", "", 0)                                    \
+  X(OP_EQUALIZE, "equalize", "", 0)                                            \
+  X(OP_INVERT, "invert", "", 0)                                                \
+  X(OP_GRAYSCALE, "rgb_to_grayscale", "", 0)                                   \
+  X(OP_HFLIP, "hflip", "", 1)                                                  \
+  X(OP_BLUR, "gaussian_blur", "kernel_size sigma", 0)                          \
+  X(OP_ERASE, "erase", "i j h w v:value", 0)
+
 typedef enum op_kind {
-  OP_ROTATE,
-  OP_AFFINE,
-  OP_SHEAR_X,
-  OP_SHEAR_Y,
-  OP_TRANSLATE_X,
-  OP_TRANSLATE_Y,
-  OP_BRIGHTNESS,
-  OP_CONTRAST,
-  OP_SATURATION,
-  OP_HUE,
-  OP_SHARPNESS,
-  OP_POSTERIZE,
-  OP_SOLARIZE,
-  OP_AUTOCONTRAST,
-  OP_EQUALIZE,
-  OP_INVERT,
-  OP_GRAYSCALE,
-  OP_HFLIP,
-  OP_BLUR,
-  OP_ERASE,
-  OP_COUNT
+#define OP_KIND(kind, name, params, boxes) kind,
+  AUGMENT_OPS(OP_KIND)
+#undef OP_KIND
+      OP_COUNT
 } op_kind;
 
-static const char *const k_ops[OP_COUNT] = {"rotate",
-                                            "affine",
-                                            "shear_x",
-                                            "shear_y",
-                                            "translate_x",
-                                            "translate_y",
-                                            "adjust_brightness",
-                                            "adjust_contrast",
-                                            "adjust_saturation",
-                                            "adjust_hue",
-                                            "adjust_sharpness",
-                                            "posterize",
-                                            "solarize",
-                                            "autocontrast",
-                                            "equalize",
-                                            "invert",
-                                            "rgb_to_grayscale",
-                                            "hflip",
-                                            "gaussian_blur",
-                                            "erase"};
+static const struct op_row {
+  const char *name;
+  const char *params;
+  int moves_boxes;
+} k_ops[OP_COUNT] = {
+#define OP_ROW(kind, name, params, boxes) {name, params, boxes},
+    AUGMENT_OPS(OP_ROW)
+#undef OP_ROW
+};
+
+/* The row named op, or OP_COUNT. */
+static op_kind op_find(const char *op) {
+  int k = 0;
+  while (k < OP_COUNT && strcmp(k_ops[k].name, op) != 0)
+    k++;
+  return (op_kind)k;
+}
+
+/* The names of the ops (all, or those that move boxes), ", " between. */
+static void op_list(char *list, size_t cap, int boxes_only) {
+  size_t at = 0;
+  list[0] = '\0';
+  for (int i = 0; i < OP_COUNT && at < cap; i++)
+    if (!boxes_only || k_ops[i].moves_boxes)
+      at += (size_t)snprintf(list + at, cap - at, "%s%s", at ? ", " : "",
+                             k_ops[i].name);
+}
+
+int sl_augment_op_get(uint32_t i, sl_augment_op_info *out) {
+  if (!out || i >= OP_COUNT)
+    return 0;
+  memset(out, 0, sizeof *out);
+  out->name = k_ops[i].name;
+  out->params = k_ops[i].params;
+  out->moves_boxes = k_ops[i].moves_boxes;
+  return 1;
+}
 
 static sl_status fail(char *msg, size_t len, sl_status st, const char *fmt, ...)
     SL_PRINTF(4, 5);
@@ -95,7 +125,7 @@ static sl_status check_finite(op_kind k, const sl_augment_args *a, char *msg,
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     if (!isfinite(v[i].v))
       return fail(msg, len, SL_EINVAL, "%s: %s %g is not a finite number",
-                  k_ops[k], v[i].name, v[i].v);
+                  k_ops[k].name, v[i].name, v[i].v);
   return SL_OK;
 }
 
@@ -108,15 +138,15 @@ static sl_status check_args(op_kind k, const sl_augment_args *a, char *msg,
     return fail(msg, len, SL_EINVAL,
                 "%s: interpolation %d (0 nearest, 1 "
                 "bilinear)",
-                k_ops[k], a->interpolation);
+                k_ops[k].name, a->interpolation);
   switch (k) {
   case OP_BRIGHTNESS:
   case OP_CONTRAST:
   case OP_SATURATION:
   case OP_SHARPNESS:
     if (!(a->factor >= 0))
-      return fail(msg, len, SL_EINVAL, "%s: factor %g is negative", k_ops[k],
-                  a->factor);
+      return fail(msg, len, SL_EINVAL, "%s: factor %g is negative",
+                  k_ops[k].name, a->factor);
     break;
   case OP_HUE:
     if (!(a->factor >= -0.5 && a->factor <= 0.5))
@@ -268,15 +298,10 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
     msg[0] = '\0';
   if (!op || !args || !pixels)
     return fail(msg, msg_len, SL_EINVAL, "augment: NULL argument");
-  int k = 0;
-  while (k < OP_COUNT && strcmp(k_ops[k], op) != 0)
-    k++;
+  op_kind k = op_find(op);
   if (k == OP_COUNT) {
     char list[512];
-    size_t at = 0;
-    for (int i = 0; i < OP_COUNT && at < sizeof list; i++)
-      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
-                             k_ops[i]);
+    op_list(list, sizeof list, 0);
     return fail(msg, msg_len, SL_EINVAL, "augment: unknown op '%s' (%s)", op,
                 list);
   }
@@ -286,7 +311,7 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
   if (height < 1 || width < 1 || height > k_max_side || width > k_max_side)
     return fail(msg, msg_len, SL_EINVAL, "%s: image %ux%u (1..%d a side)", op,
                 width, height, k_max_side);
-  sl_status st = check_args((op_kind)k, args, msg, msg_len);
+  sl_status st = check_args(k, args, msg, msg_len);
   if (st != SL_OK)
     return st;
   /* The ops work on RGBX or gray, as in the pipeline. */
@@ -312,7 +337,7 @@ sl_status sl_augment_apply(const char *op, const sl_augment_args *args,
     }
   }
   sl_image im = {img, (int)width, (int)height, ch};
-  run((op_kind)k, args, &im, &s);
+  run(k, args, &im, &s);
   for (size_t i = 0; i < n; i++) {
     if (ch == 1)
       pixels[i] = img[i];
@@ -333,23 +358,22 @@ sl_status sl_augment_boxes(const char *op, const sl_augment_args *args,
     msg[0] = '\0';
   if (!op || !args || (n && !boxes))
     return fail(msg, msg_len, SL_EINVAL, "augment: NULL argument");
-  int k = 0;
-  while (k < OP_COUNT && strcmp(k_ops[k], op) != 0)
-    k++;
-  if (k > OP_TRANSLATE_Y && k != OP_HFLIP)
+  op_kind k = op_find(op);
+  if (k == OP_COUNT || !k_ops[k].moves_boxes) {
+    char list[256];
+    op_list(list, sizeof list, 1);
     return fail(msg, msg_len, SL_EINVAL,
-                "augment: '%s' does not move boxes (rotate, affine, shear_x, "
-                "shear_y, translate_x, translate_y, hflip do)",
-                op);
+                "augment: '%s' does not move boxes (%s do)", op, list);
+  }
   if (height < 1 || width < 1 || height > k_max_side || width > k_max_side)
     return fail(msg, msg_len, SL_EINVAL, "%s: image %ux%u (1..%d a side)", op,
                 width, height, k_max_side);
-  sl_status st = check_args((op_kind)k, args, msg, msg_len);
+  sl_status st = check_args(k, args, msg, msg_len);
   if (st != SL_OK)
     return st;
   double m[6];
   if (k != OP_HFLIP)
-    warp_matrix((op_kind)k, args, (int)width, (int)height, m);
+    warp_matrix(k, args, (int)width, (int)height, m);
   for (uint32_t i = 0; i < n; i++) {
     float *f = boxes + (size_t)i * 4;
     double b[4] = {f[0], f[1], f[2], f[3]};

@@ -6,6 +6,7 @@
  * its list of messages (as long as the file's errors) until the next call. */
 #include "loader/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <limits.h>
@@ -264,6 +265,49 @@ static int choice_index(const char *choices, const char *text) {
   return -1;
 }
 
+static size_t edit_distance(const char *a, const char *b);
+
+/* The choice nearest to text, written into out: one within the distance
+ * nearest_key allows a key, or one that text starts with or that starts
+ * with text ("trivialaugment" -> trivial, "randaug" -> randaugment), case
+ * ignored. False when none is close or text is empty. */
+static bool nearest_choice(const char *choices, const char *text, char *out,
+                           size_t cap) {
+  char low[64];
+  const char *p = skip_space(text);
+  size_t n = 0;
+  for (; p[n] && n + 1 < sizeof low; n++)
+    low[n] = (char)tolower((unsigned char)p[n]);
+  if (p[n])
+    return false; /* too long to be a typo of a choice */
+  while (n > 0 && (low[n - 1] == ' ' || low[n - 1] == '\t'))
+    n--;
+  low[n] = '\0';
+  if (n == 0)
+    return false;
+  size_t best_d = (size_t)-1, limit = n / 3 + 2;
+  for (const char *c = choices; *c;) {
+    size_t len = strcspn(c, "|");
+    char choice[64];
+    if (len < sizeof choice) {
+      memcpy(choice, c, len);
+      choice[len] = '\0';
+      size_t d = edit_distance(low, choice);
+      size_t shorter = len < n ? len : n;
+      if (shorter >= 3 && strncmp(low, choice, shorter) == 0 && d > 1)
+        d = 1; /* one is the other's start */
+      if (d <= limit && d < best_d && len < cap) {
+        best_d = d;
+        memcpy(out, choice, len + 1);
+      }
+    }
+    c += len;
+    if (*c == '|')
+      c++;
+  }
+  return best_d != (size_t)-1;
+}
+
 /* Is count allowed by a FLOATS choices string like "2" or "1|3"? */
 static bool count_allowed(const char *choices, int count) {
   for (const char *c = choices; *c;) {
@@ -450,7 +494,12 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
   case T_ENUM: {
     int idx = choice_index(d->choices, text);
     if (idx < 0) {
-      snprintf(why, why_len, "expected one of %s", allowed);
+      char near[64];
+      if (nearest_choice(d->choices, text, near, sizeof near))
+        snprintf(why, why_len, "expected one of %s (did you mean %s?)", allowed,
+                 near);
+      else
+        snprintf(why, why_len, "expected one of %s", allowed);
       return false;
     }
     out->u.e = idx;
@@ -1032,7 +1081,9 @@ static int on_ini_entry(void *user, const char *section, const char *name,
   ctx->line_of[id] = ctx->line;
   char joined[PATH_MAX + 256];
   const char *p = skip_space(value);
-  if (is_path_option(id) && ctx->dir[0] && *p && *p != '/') {
+  /* A URL (s3://, https://) is no path to join. */
+  if (is_path_option(id) && ctx->dir[0] && *p && *p != '/' &&
+      !strstr(p, "://")) {
     int n = snprintf(joined, sizeof joined, "%s%s%s", ctx->dir,
                      ctx->dir[strlen(ctx->dir) - 1] == '/' ? "" : "/", p);
     if (n < 0 || (size_t)n >= sizeof joined) {

@@ -120,7 +120,7 @@ static void take_settings(sl_loader *ld, const sl_settings *s) {
   memcpy(ld->std, s->std, sizeof ld->std);
   ld->sampler_cfg = s->sampler;
   sl_settings_fingerprints(s, ld->src.box_capacity, &ld->schedule_fp,
-                           &ld->augment_fp);
+                           &ld->augment_fp, ld->augment_tags);
 }
 
 /* The box fields took sl_batch's reserved words and a padding hole. */
@@ -416,6 +416,23 @@ sl_status sl_loader_next(sl_loader *ld, sl_batch *b) {
   ld->delivered = rb.index + 1;
   ld->epoch_batches++;
   ld->batches++;
+  return SL_OK;
+}
+
+sl_status sl_loader_unget(sl_loader *ld, sl_batch *b) {
+  if (!ld || !b)
+    return SL_EINVAL;
+  if (SL_LOADER_FAILED(ld))
+    return not_open(ld);
+  sl_err_clear(&ld->err);
+  sl_status st = sl_ring_unget(ld->ring, (int)(uint32_t)b->slot,
+                               (uint32_t)(b->slot >> 32), b->labels, &ld->err);
+  if (st != SL_OK)
+    return st;
+  ld->delivered = b->index;
+  ld->epoch_batches--;
+  ld->batches--;
+  memset(b, 0, sizeof *b);
   return SL_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "loader/fingerprint.h"
 #include "loader/loader_internal.h"
 #include "loader/pool.h"
 #include "loader/ring.h"
@@ -32,7 +33,8 @@ struct sl_loader {
   sl_layout layout, src_layout;
   float mean[3], std[3];
   bool skip_bad, eval;
-  uint64_t schedule_fp, augment_fp; /* sl_settings_fingerprints */
+  uint64_t schedule_fp, augment_fp;         /* sl_settings_fingerprints */
+  uint16_t augment_tags[SL_AUGMENT_GROUPS]; /* a hash of each group */
   sl_loader_plan plan;
   char backend_note[160]; /* why device.backend = auto fell back, or "" */
   /* Parts. */

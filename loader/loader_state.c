@@ -1,20 +1,26 @@
 /* The resume blob and the stats.
  *
- * State blob, SL_LOADER_STATE_BYTES (128) bytes, little-endian:
+ * State blob, SL_LOADER_STATE_BYTES (128) bytes, little-endian, version 3:
  *    0  magic "SLUICEST"
- *    8  u32 version (2)           12  u32 size (128)
+ *    8  u32 version (3)           12  u32 size (128)
  *   16  u64 epoch                 24  u64 next batch (handed out so far)
  *   32  u64 seed                  40  u64 sample count
  *   48  u64 batch size            56  u64 rank
- *   64  u64 world size            72  u32 order   76  u32 drop_last
- *   80  u32 mode (0 train, 1 eval) 84 u32 dtype
- *   88  u32 layout                92  u32 channels
+ *   64  u64 world size
+ *   72  u8 order  73 u8 drop_last  74 u8 mode (0 train, 1 eval)
+ *   75  u8 dtype  76 u8 layout     77 u8 channels   78 u16 zero
+ *   80  u16 x 8: a tag (16-bit hash) of each augmentation group, k_groups
  *   96  u64 dataset fingerprint (sl_sample_src.fingerprint)
  *  104  u64 schedule fingerprint 112  u64 augmentation fingerprint
  *  120  u64 FNV-1a 64 of bytes 0..119
  * The settings are stored to refuse a resume that would not reproduce the
- * run; the order itself is recomputed from them. Version 1 (96 bytes) had
- * no fingerprints and is refused. */
+ * run; the order itself is recomputed from them. The augmentation
+ * fingerprint decides; the group tags say which keys to name. Version 2
+ * (the same, without tags: order .. layout as u32 at 72, 76, 80, 84, 88
+ * and channels at 92) is read; version 1 (96 bytes) had no fingerprints
+ * and is refused. */
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -22,16 +28,45 @@
 
 #include "common/clock.h"
 
-#define STATE_VERSION 2u
+#define STATE_VERSION 3u
 #define SUM_AT 120
 static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
 _Static_assert(SL_LOADER_STATE_BYTES == 128, "state blob layout");
 _Static_assert(SL_STATS_BAD_KEEP == SL_POOL_BAD_KEEP, "bad sample list");
 
+/* SL_LOADER_STATS_FIELDS lists sl_loader_stats's fields, in order, with
+ * their types: a struct built from the list must lay out as the public one
+ * (the same offsets and sizes, each field of the listed type), the whole
+ * struct (its reserved word became left_out). */
+#define STAT_CTYPE_U64 uint64_t
+#define STAT_CTYPE_U32 uint32_t
+#define STAT_CTYPE_F64 double
+#define STAT_CTYPE_STR const char *
+#define STAT_MEMBER(type, name, n, kind) STAT_CTYPE_##type name[n];
+struct stats_from_list {
+  SL_LOADER_STATS_FIELDS(STAT_MEMBER)
+};
+#define STAT_SAME(type, name, n, kind)                                         \
+  _Static_assert(                                                              \
+      offsetof(sl_loader_stats, name) ==                                       \
+              offsetof(struct stats_from_list, name) &&                        \
+          sizeof(((sl_loader_stats *)0)->name) ==                              \
+              sizeof(((struct stats_from_list *)0)->name) &&                   \
+          _Generic(((sl_loader_stats *)0)->name, STAT_CTYPE_##type : 1,        \
+                   STAT_CTYPE_##type * : 1, default : 0),                      \
+      "SL_LOADER_STATS_FIELDS and sl_loader_stats differ at " #name);
+SL_LOADER_STATS_FIELDS(STAT_SAME)
+_Static_assert(sizeof(struct stats_from_list) == sizeof(sl_loader_stats),
+               "SL_LOADER_STATS_FIELDS misses a field of sl_loader_stats");
+
 static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++)
     p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
 }
 static void put64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++)
@@ -42,6 +77,9 @@ static uint32_t get32(const uint8_t *p) {
   for (int i = 0; i < 4; i++)
     v |= (uint32_t)p[i] << (8 * i);
   return v;
+}
+static uint16_t get16(const uint8_t *p) {
+  return (uint16_t)(p[0] | p[1] << 8);
 }
 static uint64_t get64(const uint8_t *p) {
   uint64_t v = 0;
@@ -58,6 +96,29 @@ static uint64_t fnv1a(const uint8_t *p, size_t n) {
   }
   return h;
 }
+
+/* The augmentation's groups (fingerprint.h), as a refused resume names
+ * them. */
+static const char *const k_groups[SL_AUGMENT_GROUPS] = {
+    [SL_AUGMENT_GROUP_CROP] =
+        "augment.crop or a key it uses (scale, ratio, center_ratio, "
+        "iou_crop_rule, letterbox_fill, box_min_area), or the boxes a batch "
+        "keeps (loader.max_boxes)",
+    [SL_AUGMENT_GROUP_FLIP] = "augment.flip",
+    [SL_AUGMENT_GROUP_NORM] = "augment.mean or augment.std",
+    [SL_AUGMENT_GROUP_FILTER] = "augment.filter or augment.jpeg_planes",
+    [SL_AUGMENT_GROUP_AUTO] = "augment.auto or an augment.auto_* key",
+    [SL_AUGMENT_GROUP_COLOR] =
+        "augment.color_jitter, color_jitter_p, grayscale, blur, blur_kernel "
+        "or blur_sigma",
+    [SL_AUGMENT_GROUP_ERASING] =
+        "augment.erasing, erasing_scale, erasing_ratio or erasing_value",
+    [SL_AUGMENT_GROUP_MIX] =
+        "augment.mixup, cutmix, mix_prob, mix_switch_prob, label_smoothing "
+        "or num_classes",
+};
+_Static_assert(SL_AUGMENT_GROUP_MIX + 1 == SL_AUGMENT_GROUPS,
+               "one name a group");
 
 sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   if (!ld || !len)
@@ -86,12 +147,14 @@ sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   put64(p + 48, c->batch_size);
   put64(p + 56, c->rank);
   put64(p + 64, c->world_size);
-  put32(p + 72, (uint32_t)c->order);
-  put32(p + 76, c->drop_last);
-  put32(p + 80, ld->eval);
-  put32(p + 84, (uint32_t)ld->dtype);
-  put32(p + 88, (uint32_t)ld->layout);
-  put32(p + 92, (uint32_t)ld->src.channels);
+  p[72] = (uint8_t)c->order;
+  p[73] = (uint8_t)c->drop_last;
+  p[74] = (uint8_t)ld->eval;
+  p[75] = (uint8_t)ld->dtype;
+  p[76] = (uint8_t)ld->layout;
+  p[77] = (uint8_t)ld->src.channels;
+  for (int i = 0; i < SL_AUGMENT_GROUPS; i++)
+    put16(p + 80 + 2 * i, ld->augment_tags[i]);
   put64(p + 96, ld->src.fingerprint);
   put64(p + 104, ld->schedule_fp);
   put64(p + 112, ld->augment_fp);
@@ -107,6 +170,33 @@ static sl_status differs(sl_err *err, const char *what, uint64_t saved,
                     what, (unsigned long long)saved, (unsigned long long)now);
 }
 
+/* The refusal for another augmentation: the groups whose tags differ
+ * (saved: the blob's tags, NULL for a version 2 blob, which has none). */
+static sl_status augment_differs(sl_err *err, const uint8_t *saved,
+                                 const uint16_t *now) {
+  char names[1024] = "";
+  size_t n = 0;
+  for (int i = 0; saved && i < SL_AUGMENT_GROUPS; i++)
+    if (get16(saved + 2 * i) != now[i] && n < sizeof names) {
+      int w = snprintf(names + n, sizeof names - n, "%s%s", n ? "; " : "",
+                       k_groups[i]);
+      n += w > 0 ? (size_t)w : 0;
+    }
+  if (n > 0)
+    return sl_err_set(err, SL_ESTATE,
+                      "cannot resume: the augmentation differs from the "
+                      "saved run's: %s",
+                      names);
+  /* A version 2 blob, or a change no tag caught (1 in 65536). */
+  return sl_err_set(err, SL_ESTATE,
+                    "cannot resume: the augmentation differs from the saved "
+                    "run's (an augment.* key other than dtype and layout, or "
+                    "loader.max_boxes; %s)",
+                    saved ? "which one its tags do not tell"
+                          : "a state saved by an older sluice does not say "
+                            "which");
+}
+
 sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   if (!ld)
     return SL_EINVAL;
@@ -120,13 +210,14 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
     return sl_err_set(&ld->err, SL_EINVAL,
                       "loader state version 1, from an older sluice that did "
                       "not record which dataset and settings it was saved "
-                      "with; this library reads version %u only: start the "
+                      "with; this library reads versions 2 and %u: start the "
                       "saved epoch again instead (sl_loader_start_epoch)",
                       STATE_VERSION);
-  if (get32(p + 8) != STATE_VERSION)
+  uint32_t version = get32(p + 8);
+  if (version != STATE_VERSION && version != 2)
     return sl_err_set(&ld->err, SL_EINVAL,
-                      "loader state version %u; this library reads %u",
-                      get32(p + 8), STATE_VERSION);
+                      "loader state version %u; this library reads 2 and %u",
+                      version, STATE_VERSION);
   if (len < SL_LOADER_STATE_BYTES || get32(p + 12) != SL_LOADER_STATE_BYTES)
     return sl_err_set(&ld->err, SL_EINVAL,
                       "loader state truncated (%zu "
@@ -137,23 +228,27 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
                       "loader state damaged "
                       "(checksum mismatch)");
   const sl_sampler_config *c = &ld->sampler_cfg;
+  /* order, drop_last, mode, dtype, layout, channels */
+  uint64_t small[6];
+  for (int i = 0; i < 6; i++)
+    small[i] = version == 2 ? get32(p + 72 + 4 * i) : p[72 + i];
   struct {
     const char *what;
     uint64_t saved, now;
   } checks[] = {
       /* First: eval decides the order and drop_last too. */
-      {"loader.mode (1 = eval)", get32(p + 80), ld->eval},
+      {"loader.mode (1 = eval)", small[2], ld->eval},
       {"loader.seed", get64(p + 32), c->seed},
       {"the dataset's sample count", get64(p + 40), c->count},
       {"loader.batch_size", get64(p + 48), c->batch_size},
       {"loader.rank", get64(p + 56), c->rank},
       {"loader.world_size", get64(p + 64), c->world_size},
-      {"loader.order", get32(p + 72), (uint64_t)c->order},
-      {"loader.drop_last", get32(p + 76), c->drop_last},
-      {"augment.dtype (0 u8, 1 fp16, 2 bf16, 3 fp32)", get32(p + 84),
+      {"loader.order", small[0], (uint64_t)c->order},
+      {"loader.drop_last", small[1], c->drop_last},
+      {"augment.dtype (0 u8, 1 fp16, 2 bf16, 3 fp32)", small[3],
        (uint64_t)ld->dtype},
-      {"augment.layout (0 nchw, 1 nhwc)", get32(p + 88), (uint64_t)ld->layout},
-      {"the dataset's channels", get32(p + 92), (uint64_t)ld->src.channels},
+      {"augment.layout (0 nchw, 1 nhwc)", small[4], (uint64_t)ld->layout},
+      {"the dataset's channels", small[5], (uint64_t)ld->src.channels},
   };
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (checks[i].saved != checks[i].now)
@@ -171,14 +266,14 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
        "resolution.* keys the schedule uses, or resolution.eval in eval "
        "mode)",
        get64(p + 104), ld->schedule_fp},
-      {"the augmentation differs from the saved run's (augment.crop and the "
-       "keys that crop uses, augment.flip, mean, std or filter)",
-       get64(p + 112), ld->augment_fp},
   };
   for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++)
     if (hashes[i].saved != hashes[i].now)
       return sl_err_set(&ld->err, SL_ESTATE, "cannot resume: %s",
                         hashes[i].what);
+  if (get64(p + 112) != ld->augment_fp)
+    return augment_differs(&ld->err, version == 2 ? NULL : p + 80,
+                           ld->augment_tags);
   uint64_t next = get64(p + 24);
   if (next > ld->nbatches)
     return sl_err_set(
@@ -187,33 +282,22 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   return sl_loader_start_at(ld, get64(p + 16), next);
 }
 
+const char *sl_loader_left_out(const sl_loader *ld) {
+  return ld && !SL_LOADER_FAILED(ld) && ld->src.left_out_names
+             ? ld->src.left_out_names
+             : "";
+}
+
 sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   if (!ld || !out)
     return SL_EINVAL;
   if (SL_LOADER_FAILED(ld))
     return sl_loader_not_open(ld);
   sl_err_clear(&ld->err);
-  memset(out, 0, sizeof *out);
-  sl_pool_stats ps;
-  sl_pool_stats_get(ld->pool, &ps);
+  sl_pool_stats_get(ld->pool, out); /* the workers' counters, zero else */
   out->epoch = ld->epoch;
   out->batches = ld->batches;
-  out->samples = ps.samples;
-  out->skipped = ps.skipped;
-  out->failed = ps.failed;
-  memcpy(out->bad, ps.bad, sizeof out->bad);
-  out->nbad = (uint32_t)ps.nbad;
-  out->bytes_read = ps.bytes_read;
-  out->read_ns = ps.read_ns;
-  out->decode_ns = ps.decode_ns;
-  out->augment_ns = ps.augment_ns;
-  out->jpeg_samples = ps.jpeg_samples;
-  out->jpeg_windowed = ps.jpeg_windowed;
-  out->chunk_unfilters = ps.chunk_unfilters;
-  out->boxes_over = ps.boxes_over;
-  out->box_samples_over = ps.box_samples_over;
-  memcpy(out->level_decodes, ps.level_decodes, sizeof out->level_decodes);
-  out->staging_wait_ns = ps.staging_wait_ns;
+  out->left_out = ld->src.left_out;
   out->slot_wait_ns = sl_ring_slot_wait_ns(ld->ring);
   out->consumer_wait_ns = ld->consumer_wait_ns;
   out->epoch_batches = ld->epoch_batches;

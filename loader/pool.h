@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sluice.h"
+
 #include "loader/ring.h"
 #include "loader/sample.h"
 #include "loader/sampler.h"
@@ -50,16 +52,11 @@ typedef struct sl_pool_config {
   sl_logger *log;
 } sl_pool_config;
 
-typedef struct sl_pool_stats {
-  uint64_t samples, skipped, failed, bytes_read;
-  uint64_t read_ns, decode_ns, augment_ns, staging_wait_ns;
-  uint64_t jpeg_samples, jpeg_windowed, chunk_unfilters;
-  uint64_t boxes_over, box_samples_over;        /* past loader.max_boxes */
-  uint64_t level_decodes[SL_LEVELS_MAX_PUBLIC]; /* level-record samples, by
-                                                   level decoded */
-  uint64_t bad[SL_POOL_BAD_KEEP];               /* most recent first */
-  int nbad;
-} sl_pool_stats;
+/* The workers' counters, kept in the public struct so that
+ * sl_loader_stats_get hands them on whole: the pool fills the per-sample
+ * TOTAL fields and the bad list (SL_LOADER_STATS_FIELDS), the loader the
+ * rest. */
+typedef sl_loader_stats sl_pool_stats;
 
 typedef struct sl_pool sl_pool;
 

@@ -24,18 +24,30 @@
 
 enum { SLOT_FREE, SLOT_MOVING, SLOT_READY, SLOT_HELD };
 
+/* A buffer's per-sample arrays: one struct of arrays, not an array of
+ * per-sample structs, because a batch hands each array out as it is
+ * (sl_batch.labels, .indices, ...) and the training loop reads them as
+ * arrays. Every buffer's arrays are carved from one allocation (side_mem),
+ * each buffer's as one block of side_bytes in the same layout, the widest
+ * elements first so each array stays aligned: the mover copies a batch's
+ * arrays from staging to its slot with one memcpy of the block. */
+typedef struct side_arrays {
+  void *block; /* the buffer's side_bytes: indices starts it */
+  uint64_t *indices;
+  int32_t *labels;
+  float *targets; /* NULL when target_width is 0 */
+  float *boxes;   /* the three NULL when box_capacity is 0 */
+  int32_t *box_labels;
+  uint32_t *box_counts;
+} side_arrays;
+
 typedef struct stage_buf {
   uint64_t batch; /* the batch this buffer holds now */
   int done;       /* samples written */
   int err_j;      /* lowest failing sample, or -1 */
   sl_status err;
   char msg[SL_ERRMSG_MAX];
-  int32_t *labels;
-  uint64_t *indices;
-  float *targets;
-  float *boxes;
-  int32_t *box_labels;
-  uint32_t *box_counts;
+  side_arrays side;
 } stage_buf;
 
 typedef struct slot {
@@ -45,12 +57,7 @@ typedef struct slot {
   size_t bytes;
   sl_status err; /* a batch that failed travels as an error */
   char msg[SL_ERRMSG_MAX];
-  int32_t *labels;
-  uint64_t *indices;
-  float *targets;
-  float *boxes;
-  int32_t *box_labels;
-  uint32_t *box_counts;
+  side_arrays side;
   sl_mix_note mix;
 } slot;
 
@@ -70,19 +77,55 @@ struct sl_ring {
   int *freeq, free_head, free_n;    /* FIFO of free slots */
   int *readyq, ready_head, ready_n; /* FIFO of ready slots, batch order */
   int held;
+  int last;    /* slot sl_ring_next handed out last, -1 after a reset or
+                  unget: the one sl_ring_unget may take back */
   sl_err err;  /* sticky error of the epoch (SL_OK when none) */
   sl_err dead; /* the backend failed: every later next returns this */
   uint64_t slot_wait_ns;
-  int32_t *label_mem;
-  uint64_t *index_mem;
-  float *target_mem; /* NULL when target_width is 0 */
-  float *box_mem;    /* the three NULL when box_capacity is 0 */
-  int32_t *box_label_mem;
-  uint32_t *box_count_mem;
+  unsigned char *side_mem; /* nstaging + nslots blocks of side_bytes */
+  size_t side_bytes;
 };
+
+/* Bytes of one buffer's side arrays, a multiple of 8. */
+static size_t side_size(size_t nb, size_t tw, size_t bc) {
+  size_t n = nb * (sizeof(uint64_t) + sizeof(int32_t) + tw * sizeof(float) +
+                   bc * (4 * sizeof(float) + sizeof(int32_t)) +
+                   (bc ? sizeof(uint32_t) : 0));
+  return (n + 7) & ~(size_t)7;
+}
+
+/* The arrays of the block at p, in side_size's layout. */
+static side_arrays side_carve(unsigned char *p, size_t nb, size_t tw,
+                              size_t bc) {
+  side_arrays a = {0};
+  a.block = p;
+  a.indices = (uint64_t *)(void *)p;
+  p += nb * sizeof *a.indices;
+  a.labels = (int32_t *)(void *)p;
+  p += nb * sizeof *a.labels;
+  if (tw > 0) {
+    a.targets = (float *)(void *)p;
+    p += nb * tw * sizeof *a.targets;
+  }
+  if (bc > 0) {
+    a.boxes = (float *)(void *)p;
+    p += nb * bc * 4 * sizeof *a.boxes;
+    a.box_labels = (int32_t *)(void *)p;
+    p += nb * bc * sizeof *a.box_labels;
+    a.box_counts = (uint32_t *)(void *)p;
+  }
+  return a;
+}
 
 static void q_push(int *q, int head, int *n, int cap, int v) {
   q[(head + *n) % cap] = v;
+  (*n)++;
+}
+
+/* Puts v back at the head (the next q_pop returns it). */
+static void q_unpop(int *q, int *head, int *n, int cap, int v) {
+  *head = (*head + cap - 1) % cap;
+  q[*head] = v;
   (*n)++;
 }
 
@@ -161,7 +204,7 @@ static void *mover_main(void *arg) {
                               c.channels, c.src_dtype, c.src_layout};
       bool backend_mixes = r->be->ops->mixes && r->be->ops->mixes(r->be);
       r->rc.batch_op(r->rc.batch_user, &v, k, stg_data, !backend_mixes,
-                     b->labels, b->targets, &sl->mix);
+                     b->side.labels, b->side.targets, &sl->mix);
       if (backend_mixes) {
         c.mix.kind = (int)sl->mix.kind;
         c.mix.lambda = sl->mix.lambda;
@@ -184,18 +227,7 @@ static void *mover_main(void *arg) {
     }
     if (st != SL_OK && r->be->ops->drain)
       r->be->ops->drain(r->be); /* before staging or s is handed out again */
-    size_t nb = (size_t)r->rc.batch_size;
-    memcpy(sl->labels, b->labels, nb * sizeof *sl->labels);
-    memcpy(sl->indices, b->indices, nb * sizeof *sl->indices);
-    if (r->target_mem)
-      memcpy(sl->targets, b->targets,
-             nb * r->rc.target_width * sizeof *sl->targets);
-    if (r->box_mem) {
-      size_t nbox = nb * r->rc.box_capacity;
-      memcpy(sl->boxes, b->boxes, nbox * 4 * sizeof *sl->boxes);
-      memcpy(sl->box_labels, b->box_labels, nbox * sizeof *sl->box_labels);
-      memcpy(sl->box_counts, b->box_counts, nb * sizeof *sl->box_counts);
-    }
+    memcpy(sl->side.block, b->side.block, r->side_bytes);
 
     pthread_mutex_lock(&r->mu);
     r->mover_busy = false;
@@ -265,47 +297,21 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
   r->slots = calloc((size_t)rc->nslots, sizeof *r->slots);
   r->freeq = calloc((size_t)rc->nslots, sizeof *r->freeq);
   r->readyq = calloc((size_t)rc->nslots, sizeof *r->readyq);
-  r->label_mem = calloc(nbuf * nb, sizeof *r->label_mem);
-  r->index_mem = calloc(nbuf * nb, sizeof *r->index_mem);
-  size_t tw = rc->target_width;
-  if (tw > 0)
-    r->target_mem = calloc(nbuf * nb * tw, sizeof *r->target_mem);
-  size_t bc = rc->box_capacity;
-  if (bc > 0) {
-    r->box_mem = calloc(nbuf * nb * bc * 4, sizeof *r->box_mem);
-    r->box_label_mem = calloc(nbuf * nb * bc, sizeof *r->box_label_mem);
-    r->box_count_mem = calloc(nbuf * nb, sizeof *r->box_count_mem);
-  }
-  if (!r->stg || !r->slots || !r->freeq || !r->readyq || !r->label_mem ||
-      !r->index_mem || (tw > 0 && !r->target_mem) ||
-      (bc > 0 && (!r->box_mem || !r->box_label_mem || !r->box_count_mem))) {
+  size_t tw = rc->target_width, bc = rc->box_capacity;
+  r->side_bytes = side_size(nb, tw, bc);
+  r->side_mem = calloc(nbuf, r->side_bytes);
+  if (!r->stg || !r->slots || !r->freeq || !r->readyq || !r->side_mem) {
     sl_ring_destroy(r);
     return sl_err_set(err, SL_ENOMEM, "ring: out of memory");
   }
   for (int i = 0; i < rc->nstaging; i++) {
-    r->stg[i].labels = r->label_mem + (size_t)i * nb;
-    r->stg[i].indices = r->index_mem + (size_t)i * nb;
-    if (tw > 0)
-      r->stg[i].targets = r->target_mem + (size_t)i * nb * tw;
-    if (bc > 0) {
-      r->stg[i].boxes = r->box_mem + (size_t)i * nb * bc * 4;
-      r->stg[i].box_labels = r->box_label_mem + (size_t)i * nb * bc;
-      r->stg[i].box_counts = r->box_count_mem + (size_t)i * nb;
-    }
+    r->stg[i].side =
+        side_carve(r->side_mem + (size_t)i * r->side_bytes, nb, tw, bc);
     r->stg[i].err_j = -1;
   }
   for (int s = 0; s < rc->nslots; s++) {
-    r->slots[s].labels = r->label_mem + ((size_t)rc->nstaging + s) * nb;
-    r->slots[s].indices = r->index_mem + ((size_t)rc->nstaging + s) * nb;
-    if (tw > 0)
-      r->slots[s].targets =
-          r->target_mem + ((size_t)rc->nstaging + s) * nb * tw;
-    if (bc > 0) {
-      size_t at = (size_t)rc->nstaging + (size_t)s;
-      r->slots[s].boxes = r->box_mem + at * nb * bc * 4;
-      r->slots[s].box_labels = r->box_label_mem + at * nb * bc;
-      r->slots[s].box_counts = r->box_count_mem + at * nb;
-    }
+    size_t at = (size_t)rc->nstaging + (size_t)s;
+    r->slots[s].side = side_carve(r->side_mem + at * r->side_bytes, nb, tw, bc);
     q_push(r->freeq, r->free_head, &r->free_n, rc->nslots, s);
   }
   int e = sl_sync_init(
@@ -316,6 +322,7 @@ sl_status sl_ring_create(sl_ring **out, const sl_ring_config *rc,
     return sl_err_errno(err, SL_ETHREAD, e, "ring: cannot create its locks");
   }
   r->sync_ok = true;
+  r->last = -1;
   e = pthread_create(&r->mover, NULL, mover_main, r);
   if (e != 0) {
     sl_err_errno(err, SL_ETHREAD, e, "ring: cannot start the mover thread");
@@ -349,12 +356,7 @@ void sl_ring_destroy(sl_ring *r) {
   free(r->slots);
   free(r->freeq);
   free(r->readyq);
-  free(r->label_mem);
-  free(r->target_mem);
-  free(r->index_mem);
-  free(r->box_mem);
-  free(r->box_label_mem);
-  free(r->box_count_mem);
+  free(r->side_mem);
   free(r);
 }
 
@@ -387,6 +389,7 @@ void sl_ring_reset(sl_ring *r, const sl_ring_epoch *ep) {
     q_push(r->freeq, r->free_head, &r->free_n, r->rc.nslots, s);
   }
   r->ep = *ep;
+  r->last = -1;
   r->moved = ep->first_batch;
   r->deliver = ep->first_batch;
   for (int i = 0; i < r->rc.nstaging; i++) {
@@ -417,12 +420,12 @@ sl_status sl_ring_staging_acquire(sl_ring *r, uint64_t k, sl_ring_staging *st) {
   }
   int i = (int)(k % (uint64_t)r->rc.nstaging);
   st->data = r->be->ops->staging(r->be, i);
-  st->labels = r->stg[i].labels;
-  st->indices = r->stg[i].indices;
-  st->targets = r->stg[i].targets;
-  st->boxes = r->stg[i].boxes;
-  st->box_labels = r->stg[i].box_labels;
-  st->box_counts = r->stg[i].box_counts;
+  st->labels = r->stg[i].side.labels;
+  st->indices = r->stg[i].side.indices;
+  st->targets = r->stg[i].side.targets;
+  st->boxes = r->stg[i].side.boxes;
+  st->box_labels = r->stg[i].side.box_labels;
+  st->box_counts = r->stg[i].side.box_counts;
   pthread_mutex_unlock(&r->mu);
   return SL_OK;
 }
@@ -481,15 +484,16 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
       sl->state = SLOT_HELD;
       sl->generation++;
       r->held++;
+      r->last = s;
       out->slot = s;
       out->generation = sl->generation;
       out->data = r->be->ops->slot(r->be, s);
-      out->labels = sl->labels;
-      out->indices = sl->indices;
-      out->targets = sl->targets;
-      out->boxes = sl->boxes;
-      out->box_labels = sl->box_labels;
-      out->box_counts = sl->box_counts;
+      out->labels = sl->side.labels;
+      out->indices = sl->side.indices;
+      out->targets = sl->side.targets;
+      out->boxes = sl->side.boxes;
+      out->box_labels = sl->side.box_labels;
+      out->box_counts = sl->side.box_counts;
       out->ready = r->be->ops->ready_event(r->be, s);
       out->epoch = sl->epoch;
       out->index = sl->index;
@@ -522,7 +526,7 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
 sl_status sl_ring_release(sl_ring *r, int s, uint32_t generation,
                           const int32_t *labels, void *stream, sl_err *err) {
   /* A slot's labels array is fixed at create (filled by copy). */
-  if (s < 0 || s >= r->rc.nslots || labels != r->slots[s].labels)
+  if (s < 0 || s >= r->rc.nslots || labels != r->slots[s].side.labels)
     return sl_err_set(err, SL_EINVAL,
                       "sl_batch_release: the batch is not from this loader "
                       "(release it into the loader whose sl_loader_next "
@@ -544,6 +548,37 @@ sl_status sl_ring_release(sl_ring *r, int s, uint32_t generation,
   r->held--;
   q_push(r->freeq, r->free_head, &r->free_n, r->rc.nslots, s);
   pthread_cond_signal(&r->cv_mover);
+  pthread_mutex_unlock(&r->mu);
+  return st;
+}
+
+sl_status sl_ring_unget(sl_ring *r, int s, uint32_t generation,
+                        const int32_t *labels, sl_err *err) {
+  if (s < 0 || s >= r->rc.nslots || labels != r->slots[s].side.labels)
+    return sl_err_set(err, SL_EINVAL,
+                      "sl_loader_unget: the batch is not from this loader");
+  sl_status st = SL_OK;
+  pthread_mutex_lock(&r->mu);
+  slot *sl = &r->slots[s];
+  if (sl->state != SLOT_HELD || sl->generation != generation)
+    st = sl_err_set(err, SL_EINVAL,
+                    "sl_loader_unget: batch in slot %d was already "
+                    "released or handed back",
+                    s);
+  else if (s != r->last)
+    st = sl_err_set(err, SL_EINVAL,
+                    "sl_loader_unget: batch %llu of epoch %llu is not the "
+                    "last one sl_loader_next handed out (only that one can "
+                    "be handed back, before the next call)",
+                    (unsigned long long)sl->index,
+                    (unsigned long long)sl->epoch);
+  if (st == SL_OK) {
+    sl->state = SLOT_READY;
+    r->held--;
+    r->deliver--;
+    r->last = -1;
+    q_unpop(r->readyq, &r->ready_head, &r->ready_n, r->rc.nslots, s);
+  }
   pthread_mutex_unlock(&r->mu);
   return st;
 }

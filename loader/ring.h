@@ -250,6 +250,12 @@ sl_status sl_ring_next(sl_ring *r, sl_ring_batch *out, uint64_t *wait_ns,
 sl_status sl_ring_release(sl_ring *r, int slot, uint32_t generation,
                           const int32_t *labels, void *stream, sl_err *err);
 
+/* (consumer) Hands back the batch sl_ring_next returned last, unreleased:
+ * it goes back to the head of the ready queue and deliver steps back, so
+ * the next sl_ring_next returns it again. SL_EINVAL for a batch not held
+ * (released, handed back) or not the last one delivered in this epoch. */
+sl_status sl_ring_unget(sl_ring *r, int slot, uint32_t generation,
+                        const int32_t *labels, sl_err *err);
 /* Nanoseconds the mover spent waiting for the consumer: for a free slot,
  * in wait_consumed, and (consumer_wait_ns) on the device. */
 uint64_t sl_ring_slot_wait_ns(sl_ring *r);

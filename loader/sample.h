@@ -64,6 +64,10 @@ typedef struct sl_sample_src {
    * shape, codec and label; the class names; the targets), made at open,
    * so that a resume can tell another dataset from this one. 0: none. */
   uint64_t fingerprint;
+  /* Files left out at open (loader.on_error = skip on an image folder),
+   * and the first of them with why ("" when none); valid while open. */
+  uint64_t left_out;
+  const char *left_out_names;
   /* Samples that are cheapest read together (a compressed HDF5 chunk's),
    * 0 or 1: none. quasi_random rounds loader.quasi_block up to a multiple
    * of it, so its blocks are whole chunks. */

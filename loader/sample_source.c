@@ -37,6 +37,7 @@ typedef struct ss_ctx {
   sl_aug_params p;
   sl_mix_params mix;
   uint64_t seed;
+  uint64_t rank;         /* loader.rank: the batch mix is drawn per rank */
   sl_chunk_cache *cache; /* NULL: none (not filtered, or no room) */
   sl_err start_err;      /* epoch_start's failure, reported by every load */
   bool level_only;       /* io.level_only and the file has level records */
@@ -172,6 +173,21 @@ static void write_box_labels(sl_box_dst *bx, const sl_aug_boxes *ab,
   bx->over = ab->kept - ab->n_out;
 }
 
+/* "path: sample i (its name): " before a decode or augment error: the name
+ * is the file of a folder read in place, the key of a foreign LMDB or the
+ * source file `sluice pack` recorded; left out when the dataset has none. */
+static void prefix_sample(const ss_ctx *c, uint64_t index, sl_err *err) {
+  char name[512];
+  sl_err ignored = {0};
+  if (sl_source_name(c->src, index, name, sizeof name, &ignored) != SL_OK)
+    name[0] = '\0';
+  if (name[0])
+    sl_err_prefix(err, "%s: sample %llu (%s): ", c->path,
+                  (unsigned long long)index, name);
+  else
+    sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
+}
+
 static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
                          int res, void *dst, int32_t *label, sl_box_dst *bx,
                          sl_sample_times *t, sl_err *err) {
@@ -290,7 +306,7 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   for (int k = 0; k < 4; k++)
     t->level_decodes[k] += after.level_decodes[k] - before.level_decodes[k];
   if (st != SL_OK)
-    sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
+    prefix_sample(c, index, err);
   return st;
 }
 
@@ -331,7 +347,8 @@ static void ss_position(void *ctx, void *ws, uint64_t pos) {
 static void ss_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
   const ss_ctx *c = ctx;
   sl_mix_plan m;
-  sl_mix_plan_for(&c->mix, c->seed, b->epoch, b->index, b->h, b->w, &m);
+  sl_mix_plan_for(&c->mix, c->seed, b->epoch, c->rank, b->index, b->h, b->w,
+                  &m);
   if (b->data)
     sl_mix_pixels(&m, b->data, b->n, b->h, b->w, b->channels, b->dtype,
                   b->layout);
@@ -410,6 +427,14 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     free(c);
     return st;
   }
+  const char *left_names;
+  uint64_t left = sl_source_left_out(c->src, &left_names);
+  if (left > 0)
+    sl_logf(log, SL_LOG_WARN,
+            "%s: %llu unreadable file%s left out (loader.on_error = skip; "
+            "`sluice verify` lists them all): %s%s",
+            path, (unsigned long long)left, left == 1 ? "" : "s", left_names,
+            left > 4 ? "; ..." : "");
   /* Every layout read in place but HDF5 pixel arrays (no JPEGs to gain).
    * Measuring the gain costs a pack and timed runs, so the log names the
    * command that does it rather than doing it at open. */
@@ -453,6 +478,7 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   }
   c->p = s->aug;
   c->seed = s->sampler.seed;
+  c->rank = s->sampler.rank;
   c->mix = s->mix;
   if (c->mix.classes == 0) /* augment.num_classes 0: the dataset's */
     c->mix.classes = sl_source_class_count(c->src);
@@ -485,6 +511,7 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
         s->max_boxes > 0 ? (uint32_t)s->max_boxes : sl_source_max_boxes(c->src);
   out->box_capacity = c->box_capacity;
   out->fingerprint = fingerprint(c->src);
+  out->left_out = sl_source_left_out(c->src, &out->left_out_names);
   out->block_samples = sl_source_chunk_samples(c->src);
   const sl_file_set *fs = sl_source_files(c->src);
   if (fs && !fs->lazy && fs->n > 1) { /* shards, not a folder's files */

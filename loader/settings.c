@@ -135,6 +135,14 @@ static void read_source(sl_source_opts *o, const sl_config *cfg) {
   o->targets_ext = sl_cfg_str(cfg, SL_OPT_DATASET_TARGETS_EXT);
   o->label_offset = (int32_t)sl_cfg_int(cfg, SL_OPT_DATASET_LABEL_OFFSET);
   o->length_crc_only = sl_cfg_enum(cfg, SL_OPT_DATASET_RECORD_CRC) == 1;
+  o->remote.cache_dir = sl_cfg_str(cfg, SL_OPT_IO_CACHE_DIR);
+  o->remote.cache_bytes = sl_cfg_size(cfg, SL_OPT_IO_CACHE_BYTES);
+  o->remote.endpoint = sl_cfg_str(cfg, SL_OPT_IO_S3_ENDPOINT);
+  o->remote.region = sl_cfg_str(cfg, SL_OPT_IO_S3_REGION);
+  o->remote.unsigned_requests = sl_cfg_bool(cfg, SL_OPT_IO_S3_UNSIGNED);
+  o->remote.ca_bundle = sl_cfg_str(cfg, SL_OPT_IO_CA_BUNDLE);
+  o->remote.attempts = 1 + (unsigned)sl_cfg_int(cfg, SL_OPT_IO_FETCH_RETRIES);
+  o->remote.deadline_s = sl_cfg_float(cfg, SL_OPT_IO_FETCH_DEADLINE);
 }
 
 static void read_io(sl_io_opts *o, const sl_config *cfg, unsigned batch_size) {
@@ -178,6 +186,7 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->dataset_path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
   s->chunk_cache = sl_cfg_size(cfg, SL_OPT_DATASET_CHUNK_CACHE);
   read_source(&s->source, cfg);
+  s->source.skip_bad_files = s->skip_bad; /* a bad file at open: left out */
   read_io(&s->io, cfg, (unsigned)s->batch_size);
   s->level_only = sl_cfg_bool(cfg, SL_OPT_IO_LEVEL_ONLY);
   read_device(&s->device, cfg);

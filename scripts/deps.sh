@@ -18,6 +18,7 @@ packages=(
   zlib1g-dev liblzf-dev            # HDF5 arrays: gzip and LZF chunks
   libblosc-dev                     # HDF5 arrays: Blosc chunks (filter 32001)
   libcjson-dev libexpat1-dev       # WebDataset .json labels and pack --coco (JSON); pack --voc (XML)
+  libcurl4-openssl-dev             # s3:// and http(s):// datasets (remote/)
   libisal-dev                      # CRC-32C of TFRecord records (Intel ISA-L)
   libcmocka-dev                    # tests
   python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
@@ -36,7 +37,8 @@ if [[ "${1:-}" == "--extra" ]]; then
              python3-matplotlib         # bench plots
              python3-torch              # the Python module's torch tests (CPU)
              python3-torchvision        # the recipe ops' reference (test_augment.py)
-             python3-venv)              # tests/wheel/test_wheel.sh: a fresh venv for the wheel
+             python3-venv               # tests/wheel/test_wheel.sh: a fresh venv for the wheel
+             openjdk-17-jre-headless)   # tests/dist/run.sh: PySpark local[2] (Ray and PySpark in its venv)
 fi
 
 missing=()

@@ -6,6 +6,7 @@
 #ifndef SLUICE_TOOLS_CLI_H
 #define SLUICE_TOOLS_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,54 @@ int sl_cli_parse_u64(const char *s, unsigned long long *out);
  * file and line, key, or the loader's open error) and returns NULL. */
 struct sl_loader *sl_cli_open_loader(const char *cmd, const char *path,
                                      const char *const *kv);
+
+/* ---- Options from a table (cli_args.c) ---------------------------------
+ * A command lists its options once, as rows of sl_cli_opt; sl_cli_parse
+ * walks argv against them and sl_cli_usage prints the help from them, so
+ * an option's spelling, range, message and help are written in one row.
+ * Values follow their option as the next argument ("--epochs 3"). */
+typedef enum sl_cli_kind {
+  SL_CLI_FLAG,   /* no value: *(bool *)dst = true */
+  SL_CLI_INT,    /* *(long long *)dst, in [lo, hi] (sl_cli_parse_int) */
+  SL_CLI_U64,    /* *(unsigned long long *)dst (sl_cli_parse_u64) */
+  SL_CLI_STRING, /* *(const char **)dst = the argument */
+  SL_CLI_ENUM,   /* *(int *)dst = the index of the argument in choices */
+  SL_CLI_CUSTOM  /* parse(argument, dst) returns 1, or 0 to refuse it */
+} sl_cli_kind;
+
+typedef struct sl_cli_opt {
+  const char *name; /* "--epochs" */
+  char short_name;  /* 'e' for "-e", or 0 */
+  sl_cli_kind kind;
+  const char *value; /* the value's name in the help: "E" (NULL: FLAG) */
+  long long lo, hi;  /* INT: the range */
+  /* The refusal, "NAME needs <needs>" ("a number": INT adds " lo..hi"). */
+  const char *needs;
+  const char *help; /* its help: "\n" starts a line under the first */
+  void *dst;
+  const char *const *choices;               /* ENUM: NULL-terminated */
+  int (*parse)(const char *arg, void *dst); /* CUSTOM */
+} sl_cli_opt;
+
+typedef struct sl_cli_spec {
+  const char *cmd;        /* "bench": messages say "sluice bench: ..." */
+  const char *head;       /* the help above the options ("usage: ...") */
+  const char *tail;       /* below them, or NULL */
+  int column;             /* where the options' help starts (after 2) */
+  const sl_cli_opt *opts; /* nopts rows */
+  int nopts;
+  const char **pos;     /* the arguments that are no option, in order */
+  int min_pos, max_pos; /* fewer: the help on stderr, a usage error */
+  const char *too_many; /* the message for one more: "one CONFIG only" */
+} sl_cli_spec;
+
+/* Parses argv[1..argc) against spec: options into their dst, the other
+ * arguments into spec->pos. Returns -1 to go on, 0 after printing the help
+ * for --help or -h, or 2 after printing a usage error (an unknown option,
+ * a missing or refused value, too many or too few arguments). */
+int sl_cli_parse(const sl_cli_spec *spec, int argc, char **argv, int *npos);
+/* Prints spec's help: head, a line or more per option, tail. */
+void sl_cli_usage(const sl_cli_spec *spec, FILE *f);
 
 /* Prints "sluice NAME: message" to stderr and returns 2 (usage error). */
 int sl_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -1,7 +1,9 @@
-/* Number arguments of the `sluice` subcommands, and sizes they print: see
- * tools/cli.h. */
+/* Arguments of the `sluice` subcommands: numbers, and the table-driven
+ * option parser with the help it prints (tools/cli.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,4 +35,123 @@ int sl_cli_parse_u64(const char *s, unsigned long long *out) {
     return 0;
   *out = v;
   return 1;
+}
+
+int sl_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  fprintf(stderr, "sluice %s: ", cmd);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  return 2;
+}
+
+/* The row spelled a ("--name" or "-s"), or NULL. */
+static const sl_cli_opt *find_opt(const sl_cli_spec *spec, const char *a) {
+  for (int i = 0; i < spec->nopts; i++) {
+    const sl_cli_opt *o = &spec->opts[i];
+    if (!strcmp(a, o->name) ||
+        (o->short_name && a[0] == '-' && a[1] == o->short_name && !a[2]))
+      return o;
+  }
+  return NULL;
+}
+
+/* v into o's dst; 0 when o refuses it. */
+static int set_value(const sl_cli_opt *o, const char *v) {
+  switch (o->kind) {
+  case SL_CLI_INT:
+    return sl_cli_parse_int(v, o->lo, o->hi, o->dst);
+  case SL_CLI_U64:
+    return sl_cli_parse_u64(v, o->dst);
+  case SL_CLI_STRING:
+    *(const char **)o->dst = v;
+    return 1;
+  case SL_CLI_ENUM:
+    for (int k = 0; o->choices[k]; k++)
+      if (!strcmp(o->choices[k], v)) {
+        *(int *)o->dst = k;
+        return 1;
+      }
+    return 0;
+  case SL_CLI_CUSTOM:
+    return o->parse(v, o->dst);
+  default: /* SL_CLI_FLAG */
+    *(bool *)o->dst = true;
+    return 1;
+  }
+}
+
+static int refuse(const sl_cli_spec *spec, const sl_cli_opt *o) {
+  if (o->kind == SL_CLI_INT)
+    return sl_cli_usage_error(spec->cmd, "%s needs %s %lld..%lld", o->name,
+                              o->needs ? o->needs : "a number", o->lo, o->hi);
+  if (o->kind == SL_CLI_ENUM) {
+    char list[256];
+    size_t at = 0;
+    list[0] = '\0';
+    for (int k = 0; o->choices[k] && at < sizeof list; k++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", k ? ", " : "",
+                             o->choices[k]);
+    return sl_cli_usage_error(spec->cmd, "%s needs one of %s", o->name, list);
+  }
+  return sl_cli_usage_error(spec->cmd, "%s needs %s", o->name,
+                            o->needs ? o->needs : "a value");
+}
+
+int sl_cli_parse(const sl_cli_spec *spec, int argc, char **argv, int *npos) {
+  int n = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      sl_cli_usage(spec, stdout);
+      return 0;
+    }
+    const sl_cli_opt *o = find_opt(spec, a);
+    if (o && o->kind == SL_CLI_FLAG) {
+      set_value(o, NULL);
+    } else if (o) {
+      if (i + 1 >= argc || !set_value(o, argv[i + 1]))
+        return refuse(spec, o);
+      i++;
+    } else if (a[0] == '-') {
+      return sl_cli_usage_error(spec->cmd, "unknown option '%s'", a);
+    } else if (n < spec->max_pos) {
+      spec->pos[n++] = a;
+    } else {
+      return sl_cli_usage_error(spec->cmd, "%s", spec->too_many);
+    }
+  }
+  if (n < spec->min_pos) {
+    sl_cli_usage(spec, stderr);
+    return 2;
+  }
+  if (npos)
+    *npos = n;
+  return -1;
+}
+
+void sl_cli_usage(const sl_cli_spec *spec, FILE *f) {
+  fputs(spec->head, f);
+  for (int i = 0; i < spec->nopts; i++) {
+    const sl_cli_opt *o = &spec->opts[i];
+    char left[64];
+    snprintf(left, sizeof left, "%s%s%s", o->name, o->value ? " " : "",
+             o->value ? o->value : "");
+    fprintf(f, "  %-*s", spec->column, left);
+    if ((int)strlen(left) >= spec->column)
+      fprintf(f, "\n  %-*s", spec->column, "");
+    for (const char *h = o->help ? o->help : ""; *h;) {
+      size_t len = strcspn(h, "\n");
+      fprintf(f, "%.*s\n", (int)len, h);
+      h += len;
+      if (*h == '\n' && *++h)
+        fprintf(f, "  %-*s", spec->column, "");
+    }
+    if (!o->help || !*o->help)
+      fputc('\n', f);
+  }
+  if (spec->tail)
+    fputs(spec->tail, f);
 }

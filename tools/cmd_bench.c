@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,12 @@
 #include "sluice.h"
 #include "tools/cli.h"
 
-enum { k_max_counts = 16, k_max_workers = 1024 };
+/* Macros as well as numbers: --workers' message spells them. */
+#define MAX_COUNTS 16
+#define MAX_WORKERS 1024
+#define STR(x) #x
+#define XSTR(x) STR(x)
+enum { k_max_counts = MAX_COUNTS, k_max_workers = MAX_WORKERS };
 
 typedef struct bench_args {
   const char *config;
@@ -27,39 +33,9 @@ typedef struct bench_args {
   int ncounts;
 } bench_args;
 
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: sluice bench CONFIG [--epochs E] [--from E0] [--batches N]\n"
-      "                    [--workers LIST] [--step-ms T]\n\n"
-      "Runs the loader of CONFIG (dataset, schedule, augmentation, dtype,\n"
-      "device backend: everything as in training) with a consumer that\n"
-      "releases each batch at once, and prints per epoch: the resolution,\n"
-      "images/s, the dataset bytes read per second, how busy the workers\n"
-      "were and how their time split between reading, decoding and\n"
-      "augmenting, how long they waited for a free staging buffer, and the\n"
-      "share of JPEGs decoded from only their crop's part (files written by\n"
-      "`sluice pack` without --keep-jpeg) and, for a file with resolution\n"
-      "levels, the share of crops decoded from each level.\n"
-      "  --epochs E      epochs to run (default 2: the first pays for a cold\n"
-      "                  page cache)\n"
-      "  --from E0       first epoch (default 0; the schedule's resolution\n"
-      "                  follows the epoch number)\n"
-      "  --batches N     stop each epoch after N batches (default: whole;\n"
-      "                  the shares then also count work prefetched past\n"
-      "                  the last batch, so they are approximate)\n"
-      "  --workers LIST  worker counts to compare, e.g. 1,2,4 (0: one per\n"
-      "                  CPU; default: the config's loader.workers)\n"
-      "  --step-ms T     hold each batch T ms (0.001..60000) before releasing\n"
-      "                  it, as a training step would: stall is then the\n"
-      "                  share of such a run spent waiting for data\n"
-      "Workers busy near 100%%: the CPU is the limit, more workers help if\n"
-      "there are cores. Much time reading: storage is (see loader.io).\n"
-      "Staging waits: the consumer or the device copy is.\n");
-}
-
 /* "1,2,4" into a->workers; 0 on a bad list. */
-static int parse_workers(const char *s, bench_args *a) {
+static int parse_workers(const char *s, void *dst) {
+  bench_args *a = dst;
   a->ncounts = 0;
   char buf[256];
   size_t len = strlen(s);
@@ -77,60 +53,96 @@ static int parse_workers(const char *s, bench_args *a) {
   return a->ncounts > 0 && s[0] != ',' && s[len - 1] != ',' && !strstr(s, ",,");
 }
 
+/* --step-ms T into a->step_us; 0 outside 0.001..60000. */
+static int parse_step(const char *v, void *dst) {
+  bench_args *a = dst;
+  char *end;
+  errno = 0;
+  double ms = strtod(v, &end);
+  if (errno || end == v || *end || !(ms >= 0.001 && ms <= 60000))
+    return 0;
+  a->step_us = (long long)(ms * 1000 + 0.5);
+  return 1;
+}
+
 static int parse(int argc, char **argv, bench_args *a) {
   memset(a, 0, sizeof *a);
   a->epochs = 2;
   a->workers[0] = -1;
   a->ncounts = 1;
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(o, "--epochs")) {
-      if (!v || !sl_cli_parse_int(v, 1, 100000, &a->epochs))
-        return sl_cli_usage_error("bench", "--epochs needs a number 1..100000");
-      i++;
-    } else if (!strcmp(o, "--from")) {
-      if (!v || !sl_cli_parse_int(v, 0, 1000000000LL, &a->from))
-        return sl_cli_usage_error("bench",
-                                  "--from needs an epoch 0..1000000000");
-      i++;
-    } else if (!strcmp(o, "--batches")) {
-      if (!v || !sl_cli_parse_int(v, 1, 1000000000LL, &a->batches))
-        return sl_cli_usage_error("bench",
-                                  "--batches needs a number 1..1000000000");
-      i++;
-    } else if (!strcmp(o, "--step-ms")) {
-      char *end;
-      errno = 0;
-      double ms = v ? strtod(v, &end) : 0;
-      if (!v || errno || end == v || *end || !(ms >= 0.001 && ms <= 60000))
-        return sl_cli_usage_error("bench",
-                                  "--step-ms needs milliseconds 0.001..60000");
-      a->step_us = (long long)(ms * 1000 + 0.5);
-      i++;
-    } else if (!strcmp(o, "--workers")) {
-      if (!v || !parse_workers(v, a))
-        return sl_cli_usage_error("bench",
-                                  "--workers needs a list like 1,2,4 (each "
-                                  "0..%d, at most %d)",
-                                  k_max_workers, k_max_counts);
-      i++;
-    } else if (o[0] == '-') {
-      return sl_cli_usage_error("bench", "unknown option '%s'", o);
-    } else if (!a->config) {
-      a->config = o;
-    } else {
-      return sl_cli_usage_error("bench", "one CONFIG only");
-    }
-  }
-  if (!a->config) {
-    usage(stderr);
-    return 2;
-  }
-  return -1; /* go on */
+  const sl_cli_opt opts[] = {
+      {.name = "--epochs",
+       .kind = SL_CLI_INT,
+       .value = "E",
+       .lo = 1,
+       .hi = 100000,
+       .help = "epochs to run (default 2: the first pays for a cold\n"
+               "page cache)",
+       .dst = &a->epochs},
+      {.name = "--from",
+       .kind = SL_CLI_INT,
+       .value = "E0",
+       .lo = 0,
+       .hi = 1000000000LL,
+       .needs = "an epoch",
+       .help = "first epoch (default 0; the schedule's resolution\n"
+               "follows the epoch number)",
+       .dst = &a->from},
+      {.name = "--batches",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 1000000000LL,
+       .help = "stop each epoch after N batches (default: whole;\n"
+               "the shares then also count work prefetched past\n"
+               "the last batch, so they are approximate)",
+       .dst = &a->batches},
+      {.name = "--workers",
+       .kind = SL_CLI_CUSTOM,
+       .value = "LIST",
+       .needs = "a list like 1,2,4 (each 0.." XSTR(
+           MAX_WORKERS) ", at most " XSTR(MAX_COUNTS) ")",
+       .help = "worker counts to compare, e.g. 1,2,4 (0: one per\n"
+               "CPU; default: the config's loader.workers)",
+       .dst = a,
+       .parse = parse_workers},
+      {.name = "--step-ms",
+       .kind = SL_CLI_CUSTOM,
+       .value = "T",
+       .needs = "milliseconds 0.001..60000",
+       .help = "hold each batch T ms (0.001..60000) before releasing\n"
+               "it, as a training step would: stall is then the\n"
+               "share of such a run spent waiting for data",
+       .dst = a,
+       .parse = parse_step},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "bench",
+      .head =
+          "usage: sluice bench CONFIG [--epochs E] [--from E0] [--batches N]\n"
+          "                    [--workers LIST] [--step-ms T]\n\n"
+          "Runs the loader of CONFIG (dataset, schedule, augmentation, dtype,\n"
+          "device backend: everything as in training) with a consumer that\n"
+          "releases each batch at once, and prints per epoch: the resolution,\n"
+          "images/s, the dataset bytes read per second, how busy the workers\n"
+          "were and how their time split between reading, decoding and\n"
+          "augmenting, how long they waited for a free staging buffer, and "
+          "the\nshare of JPEGs decoded from only their crop's part (files "
+          "written by\n`sluice pack` without --keep-jpeg) and, for a file "
+          "with resolution\nlevels, the share of crops decoded from each "
+          "level.\n",
+      .tail = "Workers busy near 100%: the CPU is the limit, more workers help "
+              "if\nthere are cores. Much time reading: storage is (see "
+              "loader.io).\nStaging waits: the consumer or the device copy "
+              "is.\n",
+      .column = 16,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = &a->config,
+      .min_pos = 1,
+      .max_pos = 1,
+      .too_many = "one CONFIG only"};
+  return sl_cli_parse(&spec, argc, argv, NULL);
 }
 
 static double pct(uint64_t part_ns, double whole_s) {
@@ -142,6 +154,25 @@ static void hold(long long us) {
   struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
   while (nanosleep(&t, &t) != 0 && errno == EINTR) {
   }
+}
+
+/* What happened between two snapshots: after - before for the counters
+ * (SL_LOADER_STATS_FIELDS's TOTAL rows, per index for arrays), after's
+ * value for the others. */
+#define SINCE_TOTAL_U64(name, n)                                               \
+  for (size_t k = 0; k < (n); k++)                                             \
+    ((uint64_t *)(void *)&d.name)[k] -=                                        \
+        ((const uint64_t *)(const void *)&before->name)[k];
+#define SINCE_TOTAL(type, name, n) SINCE_TOTAL_##type(name, n)
+#define SINCE_NOW(type, name, n)
+#define SINCE_RECENT(type, name, n)
+#define SINCE_LEN(type, name, n)
+#define SINCE(type, name, n, kind) SINCE_##kind(type, name, n)
+static sl_loader_stats stats_since(const sl_loader_stats *after,
+                                   const sl_loader_stats *before) {
+  sl_loader_stats d = *after;
+  SL_LOADER_STATS_FIELDS(SINCE)
+  return d;
 }
 
 /* Runs one epoch; prints its line. Returns its images/s, or -1 on error. */
@@ -189,30 +220,27 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
     printf("%7u %6" PRIu64 "  (no batch: empty shard)\n", s1.workers, epoch);
     return 0;
   }
-  uint64_t rd = s1.read_ns - s0.read_ns, dec = s1.decode_ns - s0.decode_ns,
-           aug = s1.augment_ns - s0.augment_ns, busy = rd + dec + aug;
+  sl_loader_stats d = stats_since(&s1, &s0);
+  uint64_t busy = d.read_ns + d.decode_ns + d.augment_ns;
   double worker_s = secs * s1.workers;
   double ips = secs > 0 ? (double)images / secs : 0.0;
-  uint64_t jpegs = s1.jpeg_samples - s0.jpeg_samples;
   char windowed[16] = "-"; /* no JPEG decoded */
-  if (jpegs)
+  if (d.jpeg_samples)
     snprintf(windowed, sizeof windowed, "%.0f%%",
-             100.0 * (double)(s1.jpeg_windowed - s0.jpeg_windowed) /
-                 (double)jpegs);
+             100.0 * (double)d.jpeg_windowed / (double)d.jpeg_samples);
   printf("%7u %6" PRIu64 " %5ux%-5u %8" PRIu64 " %8" PRIu64
          " %8.2f %9.0f %10.1f %5.0f%% %5.0f%% %5.0f%% %5.0f%% %6.0f%% %8s"
          " %5.0f%%\n",
          s1.workers, epoch, w, h, batches, images, secs, ips,
-         secs > 0 ? (double)(s1.bytes_read - s0.bytes_read) / 1048576.0 / secs
-                  : 0.0,
-         pct(busy, worker_s), busy ? 100.0 * (double)rd / (double)busy : 0.0,
-         busy ? 100.0 * (double)dec / (double)busy : 0.0,
-         busy ? 100.0 * (double)aug / (double)busy : 0.0,
-         pct(s1.staging_wait_ns - s0.staging_wait_ns, worker_s), windowed,
-         pct(s1.consumer_wait_ns - s0.consumer_wait_ns, secs));
-  uint64_t lv[4], lv_all = 0;
-  for (int k = 0; k < 4; k++)
-    lv_all += lv[k] = s1.level_decodes[k] - s0.level_decodes[k];
+         secs > 0 ? (double)d.bytes_read / 1048576.0 / secs : 0.0,
+         pct(busy, worker_s),
+         busy ? 100.0 * (double)d.read_ns / (double)busy : 0.0,
+         busy ? 100.0 * (double)d.decode_ns / (double)busy : 0.0,
+         busy ? 100.0 * (double)d.augment_ns / (double)busy : 0.0,
+         pct(d.staging_wait_ns, worker_s), windowed,
+         pct(d.consumer_wait_ns, secs));
+  const uint64_t *lv = d.level_decodes;
+  uint64_t lv_all = lv[0] + lv[1] + lv[2] + lv[3];
   if (lv_all) /* a file with resolution levels: which level crops came from */
     printf("        levels: %.0f%% full size, %.0f%% level 1, %.0f%% level 2, "
            "%.0f%% level 3\n",
@@ -220,10 +248,10 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
            100.0 * (double)lv[1] / (double)lv_all,
            100.0 * (double)lv[2] / (double)lv_all,
            100.0 * (double)lv[3] / (double)lv_all);
-  if (s1.skipped > s0.skipped)
+  if (d.skipped)
     printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
            "skip), latest index %" PRIu64 "\n",
-           s1.skipped - s0.skipped, s1.bad[0]);
+           d.skipped, s1.bad[0]);
   return ips;
 }
 

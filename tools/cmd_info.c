@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/safe_text.h"
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/info_speed.h"
@@ -137,10 +138,9 @@ static void print_names(sl_dataset *ds, uint64_t first) {
            first, sl_dataset_errmsg(ds));
     return;
   }
-  for (char *c = name; *c; c++) /* a damaged name stays on one line */
-    if ((unsigned char)*c < 0x20 || *c == 0x7f)
-      *c = '?';
-  printf("names:       recorded (e.g. sample %" PRIu64 ": %s)\n", first, name);
+  char buf[4 * sizeof name]; /* a damaged name stays on one line */
+  printf("names:       recorded (e.g. sample %" PRIu64 ": %s)\n", first,
+         sl_safe_text(buf, sizeof buf, name, strlen(name)));
 }
 
 static void usage(FILE *f) {
@@ -170,11 +170,19 @@ static void usage(FILE *f) {
              "  --res R    crop size in px, 8..8192 (default 224)\n");
 }
 
+/* A name taken from the file (a class, the writer, a dataset's path) as
+ * printed: its control characters escaped (common/safe_text.h). */
+static const char *safe_name(const char *s, char *buf, size_t cap) {
+  return sl_safe_text(buf, cap, s, strlen(s));
+}
+
 /* label<TAB>name per class: the mapping a model's outputs need. */
 static void print_classes(const sl_dataset *ds) {
+  char buf[4096];
   uint32_t k = sl_dataset_class_count(ds);
   for (uint32_t i = 0; i < k; i++)
-    printf("%" PRIu32 "\t%s\n", i, sl_dataset_class_name(ds, i));
+    printf("%" PRIu32 "\t%s\n", i,
+           safe_name(sl_dataset_class_name(ds, i), buf, sizeof buf));
   if (k == 0)
     fprintf(stderr, "sluice info: no class names are recorded in this file\n");
 }
@@ -300,7 +308,7 @@ int sl_cmd_info(int argc, char **argv) {
     if (px > large_px)
       large_px = px, large_i = i, large_w = e->width, large_h = e->height;
   }
-  char a[32], b[32], c[32], d[32];
+  char a[32], b[32], c[32], d[32], buf[4096];
   human(a, sizeof a, (double)sl_dataset_file_size(ds));
   printf("file:        %s\n", path);
   const char *layout = sl_dataset_layout_name(ds);
@@ -324,18 +332,20 @@ int sl_cmd_info(int argc, char **argv) {
            "files)\n");
   else if (foreign && !wds)
     printf("format:      %s, layout %s (%s)\n", fmt, layout,
-           strcmp(layout, "caffe") == 0 ? "Caffe Datums, in key order"
+           strcmp(layout, "caffe") == 0 ? "Caffe Datums"
            : strcmp(layout, "pickle") == 0
-               ? "each value a pickled (image bytes, label), in key order"
+               ? "each value a pickled (image bytes, label)"
            : strcmp(layout, "msgpack") == 0
-               ? "each value msgpack [image bytes, label], in key order"
+               ? "each value msgpack [image bytes, label]"
            : strcmp(layout, "example") == 0
                ? "tf.train.Example records, in file order"
            : strcmp(layout, "irheader") == 0
                ? "image records with an IRHeader, in index or file order"
-           : strcmp(layout, "array") ? "each value an image file, in key "
-                                       "order"
+           : strcmp(layout, "array") ? "each value an image file"
                                      : "an h5py-style pixel array");
+  const char *order = sl_dataset_sample_order(ds);
+  if (foreign && !wds && order[0])
+    printf("order:       samples %s\n", order);
   bool array = strcmp(layout, "array") == 0;
   if (wds || folder) {
     uint64_t sk = sl_dataset_skipped_entries(ds);
@@ -352,7 +362,8 @@ int sl_cmd_info(int argc, char **argv) {
   }
   foreign = foreign && !wds && !folder;
   if (array) {
-    printf("datasets:    %s\n", sl_dataset_description(ds));
+    printf("datasets:    %s\n",
+           safe_name(sl_dataset_description(ds), buf, sizeof buf));
     printf("reads:       each sample's bytes by (offset, length) located at "
            "open, by mmap/pread;\n             no HDF5 call after open\n");
   }
@@ -404,7 +415,8 @@ int sl_cmd_info(int argc, char **argv) {
   uint32_t k = sl_dataset_class_count(ds);
   printf("classes:     %" PRIu32 "%s", k, k ? ":" : "\n");
   for (uint32_t i = 0; i < k && i < SHOW_CLASSES; i++)
-    printf(" %s%s", sl_dataset_class_name(ds, i), i + 1 < k ? "," : "\n");
+    printf(" %s%s", safe_name(sl_dataset_class_name(ds, i), buf, sizeof buf),
+           i + 1 < k ? "," : "\n");
   if (k > SHOW_CLASSES)
     printf(" ... (%" PRIu32 " more: sluice info FILE --classes)\n",
            k - SHOW_CLASSES);
@@ -458,7 +470,8 @@ int sl_cmd_info(int argc, char **argv) {
   }
   print_boxes(ds, n);
   const char *wr = sl_dataset_writer_settings(ds);
-  printf("writer:      %s\n", *wr ? wr : "(not recorded)");
+  printf("writer:      %s\n",
+         *wr ? safe_name(wr, buf, sizeof buf) : "(not recorded)");
   int rc = speed ? sl_info_speed(ds, path, kv, samples, res) : 0;
   sl_dataset_close(ds);
   return rc;

@@ -16,6 +16,8 @@
 #endif
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/safe_text.h"
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/pack/pack_detect.h"
@@ -42,6 +45,22 @@
  * sent to one worker thread alone (tgkill) stays pending on that thread and
  * is not seen. A signal the caller set to be ignored (nohup) stays ignored:
  * blocking it would keep it pending. */
+/* A line to stderr with what it names from files (photo paths, reasons
+ * holding them) made safe: no control character taken from a file is
+ * printed (common/safe_text.h); the final newline is kept. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  char raw[2048], safe[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(raw, sizeof raw, fmt, ap);
+  va_end(ap);
+  size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+  bool nl = len > 0 && raw[len - 1] == '\n';
+  sl_safe_text(safe, sizeof safe, raw, len - nl);
+  fprintf(stderr, "%s%s", safe, nl ? "\n" : "");
+}
+
 typedef struct stop_signals {
   sigset_t set, old;
 } stop_signals;
@@ -367,8 +386,7 @@ static int write_report(const pack_args *a, const pack_stats *s, char *path,
   snprintf(path, cap, "%s.skipped.txt", a->out);
   if (s->skips.n == 0) {
     if (unlink(path) != 0 && errno != ENOENT)
-      fprintf(stderr, "sluice pack: cannot remove old %s: %s\n", path,
-              strerror(errno));
+      say("sluice pack: cannot remove old %s: %s\n", path, strerror(errno));
     return 0;
   }
   char tmp[PATH_MAX + 32];
@@ -413,15 +431,14 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_pack_out *out,
   char msg[512];
   sl_pack_pool *pool;
   if (sl_pack_pool_start(&pool, in, &a->img, a->threads, msg, sizeof msg)) {
-    fprintf(stderr, "sluice pack: %s\n", msg);
+    say("sluice pack: %s\n", msg);
     return 1;
   }
   if (a->progress != SL_PROGRESS_NONE) /* the work starts now (tests wait
                                           for this line) */
-    fprintf(stderr,
-            "sluice pack: %zu images, %" PRIu32 " classes -> %s (%s), %d "
-            "threads\n",
-            in->n, in->nclasses, a->out, a->fmt, a->threads);
+    say("sluice pack: %zu images, %" PRIu32 " classes -> %s (%s), %d "
+        "threads\n",
+        in->n, in->nclasses, a->out, a->fmt, a->threads);
   sl_progress prog;
   sl_progress_init(&prog, in->n, "images", a->progress);
   int rc = 0;
@@ -440,16 +457,16 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_pack_out *out,
     if (!r.data) {
       if (r.no_memory) { /* the machine's fault, not the input's: stop */
         sl_progress_end(&prog);
-        fprintf(stderr, "sluice pack: %s: %s (nothing written)\n",
-                in->items[i].path, r.reason);
+        say("sluice pack: %s: %s (nothing written)\n", in->items[i].path,
+            r.reason);
         rc = 1;
       } else if (a->strict) {
         sl_progress_end(&prog);
-        fprintf(stderr, "sluice pack: %s: %s (--strict: nothing written)\n",
-                in->items[i].path, r.reason);
+        say("sluice pack: %s: %s (--strict: nothing written)\n",
+            in->items[i].path, r.reason);
         rc = 1;
       } else if (sl_pack_notes_add(&s->skips, in->items[i].path, r.reason)) {
-        fprintf(stderr, "sluice pack: out of memory\n");
+        say("sluice pack: out of memory\n");
         rc = 1;
       }
     } else if (in->items[i].want_w && (r.src_width != in->items[i].want_w ||
@@ -464,11 +481,11 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_pack_out *out,
       sl_pack_result_free(&r);
       if (a->strict) {
         sl_progress_end(&prog);
-        fprintf(stderr, "sluice pack: %s: %s (--strict: nothing written)\n",
-                in->items[i].path, why);
+        say("sluice pack: %s: %s (--strict: nothing written)\n",
+            in->items[i].path, why);
         rc = 1;
       } else if (sl_pack_notes_add(&s->skips, in->items[i].path, why)) {
-        fprintf(stderr, "sluice pack: out of memory\n");
+        say("sluice pack: out of memory\n");
         rc = 1;
       }
     } else {
@@ -477,13 +494,13 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_pack_out *out,
       sl_writer *w = sl_pack_out_writer(out, i, msg, sizeof msg);
       if (!w) {
         sl_progress_end(&prog);
-        fprintf(stderr, "sluice pack: %s\n", msg);
+        say("sluice pack: %s\n", msg);
         rc = 1;
       } else if (sl_writer_add_annotated(w, r.data, r.len, it->label,
                                          it->targets, it->path + it->name_off,
                                          it->boxes, it->nboxes) != SL_OK) {
         sl_progress_end(&prog);
-        fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+        say("sluice pack: %s\n", sl_writer_errmsg(w));
         rc = 1;
       } else {
         s->packed++;
@@ -510,13 +527,12 @@ static int run(const pack_args *a, const sl_pack_inputs *in, sl_pack_out *out,
 static void warn_twice(const sl_pack_inputs *in) {
   enum { k_show = 20 };
   for (size_t i = 0; i < in->twice.n && i < k_show; i++)
-    fprintf(stderr, "sluice pack: warning: %s is %s\n", in->twice.v[i].path,
-            in->twice.v[i].reason);
+    say("sluice pack: warning: %s is %s\n", in->twice.v[i].path,
+        in->twice.v[i].reason);
   if (in->twice.n > k_show)
-    fprintf(stderr,
-            "sluice pack: warning: %zu more files reached under a second "
-            "name (symlinks?)\n",
-            in->twice.n - k_show);
+    say("sluice pack: warning: %zu more files reached under a second "
+        "name (symlinks?)\n",
+        in->twice.n - k_show);
 }
 
 /* Class folders without an image still take a label: named in the
@@ -550,8 +566,7 @@ static void say_empty_classes(const sl_pack_inputs *in) {
 static int pack(const pack_args *a) {
   struct stat sb;
   if (!a->force && lstat(a->out, &sb) == 0) {
-    fprintf(stderr, "sluice pack: %s exists (use --force to replace it)\n",
-            a->out);
+    say("sluice pack: %s exists (use --force to replace it)\n", a->out);
     return 1;
   }
   double t0 = sl_now();
@@ -564,16 +579,17 @@ static int pack(const pack_args *a) {
                                   sizeof detect_ids - 400, msg, sizeof msg)
                : sl_pack_scan(&in, a->src, a->list, msg, sizeof msg);
   if (scanned) {
-    fprintf(stderr, "sluice pack: %s\n", msg);
+    say("sluice pack: %s\n", msg);
     sl_pack_inputs_free(&in);
     return 1;
   }
   if (in.n == 0) {
-    fprintf(stderr, "sluice pack: no images found under %s", a->src);
     if (in.skipped.n)
-      fprintf(stderr, " (%zu skipped, first: %s: %s)", in.skipped.n,
-              in.skipped.v[0].path, in.skipped.v[0].reason);
-    fprintf(stderr, "\n");
+      say("sluice pack: no images found under %s (%zu skipped, first: %s: "
+          "%s)\n",
+          a->src, in.skipped.n, in.skipped.v[0].path, in.skipped.v[0].reason);
+    else
+      say("sluice pack: no images found under %s\n", a->src);
     sl_pack_inputs_free(&in);
     return 1;
   }
@@ -583,8 +599,7 @@ static int pack(const pack_args *a) {
   stop_signals st;
   int rc_mask = stop_signals_block(&st);
   if (rc_mask != 0) {
-    fprintf(stderr, "sluice pack: blocking stop signals: %s\n",
-            strerror(rc_mask));
+    say("sluice pack: blocking stop signals: %s\n", strerror(rc_mask));
     sl_pack_inputs_free(&in);
     return 1;
   }
@@ -597,7 +612,7 @@ static int pack(const pack_args *a) {
   for (size_t i = 0; rc == 0 && i < in.skipped.n; i++)
     if (sl_pack_notes_add(&s.skips, in.skipped.v[i].path,
                           in.skipped.v[i].reason)) {
-      fprintf(stderr, "sluice pack: out of memory\n");
+      say("sluice pack: out of memory\n");
       rc = 1;
     }
   /* Longer than the writer takes (SL_SETTINGS_MAX), cut below. */
@@ -634,33 +649,30 @@ static int pack(const pack_args *a) {
   if (rc == 0 && sl_pack_out_open(&out, a->out, a->shards, in.n, &wo,
                                   (const char *const *)in.classes, in.nclasses,
                                   msg, sizeof msg) != 0) {
-    fprintf(stderr, "sluice pack: %s\n", msg);
+    say("sluice pack: %s\n", msg);
     rc = 1;
   }
   if (rc == 0)
     rc = run(a, &in, out, &s, &st, &stopped_by);
   if (rc == 0 && s.packed == 0) {
-    fprintf(stderr,
-            "sluice pack: none of the %zu images could be packed "
-            "(first: %s: %s)\n",
-            in.n, s.skips.n ? s.skips.v[0].path : "?",
-            s.skips.n ? s.skips.v[0].reason : "?");
+    say("sluice pack: none of the %zu images could be packed "
+        "(first: %s: %s)\n",
+        in.n, s.skips.n ? s.skips.v[0].path : "?",
+        s.skips.n ? s.skips.v[0].reason : "?");
     rc = 1;
   }
   if (rc == 0 && sl_pack_out_commit(out, msg, sizeof msg) != 0) {
-    fprintf(stderr, "sluice pack: %s\n", msg);
+    say("sluice pack: %s\n", msg);
     rc = 1;
   }
   sl_pack_out_close(out, rc == 0);
   if (rc == 130)
-    fprintf(stderr,
-            "sluice pack: interrupted by signal %d; %s not "
-            "written\n",
-            stopped_by, a->out);
+    say("sluice pack: interrupted by signal %d; %s not "
+        "written\n",
+        stopped_by, a->out);
   char report[PATH_MAX + 32] = "";
   if (rc == 0 && write_report(a, &s, report, sizeof report) != 0) {
-    fprintf(stderr, "sluice pack: cannot write %s: %s\n", report,
-            strerror(errno));
+    say("sluice pack: cannot write %s: %s\n", report, strerror(errno));
     rc = 1;
   }
   if (rc == 0) {

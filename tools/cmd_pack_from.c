@@ -14,11 +14,13 @@
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/pack/pack_copy.h"
+#include "tools/pack/pack_out.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: sluice pack --from FILE OUT [--set KEY=VALUE]... "
-          "[--keep-jpeg] [--force]\n\n"
+          "[--keep-jpeg] [--force]\n"
+          "                   [--shards N [--format lmdb|hdf5]]\n\n"
           "Rewrites the dataset FILE (sluice's own, a Caffe Datum LMDB or an "
           "LMDB\nof image files) as OUT in sluice's layout (format from OUT's "
           "extension),\nkeeping labels, class names, targets and sample "
@@ -30,7 +32,10 @@ static void usage(FILE *f) {
           "dataset.channel_order=rgb,\n"
           "                   dataset.lmdb_db=train (repeatable)\n"
           "  --keep-jpeg      store JPEGs byte for byte\n"
-          "  --force          replace OUT if it exists\n");
+          "  --force          replace OUT if it exists\n"
+          "  --shards N       OUT is a folder of N shards and their index "
+          "(docs/SHARDS.md)\n"
+          "  --format F       the shards' format: lmdb (default) or hdf5\n");
 }
 
 static int fail_ds(sl_dataset *ds) {
@@ -38,14 +43,15 @@ static int fail_ds(sl_dataset *ds) {
   return 1;
 }
 
-static int fail_w(sl_writer *w) {
-  fprintf(stderr, "sluice pack: %s\n", sl_writer_errmsg(w));
+static int fail_msg(const char *msg) {
+  fprintf(stderr, "sluice pack: %s\n", msg);
   return 1;
 }
 
 int sl_cmd_pack_from(int argc, char **argv) {
-  const char *from = NULL, *out = NULL;
+  const char *from = NULL, *out = NULL, *format = NULL;
   bool keep = false, force = false;
+  uint32_t shards = 0;
   sl_config *cfg;
   if (sl_config_create(&cfg) != SL_OK) {
     fprintf(stderr, "sluice pack: out of memory\n");
@@ -73,6 +79,16 @@ int sl_cmd_pack_from(int argc, char **argv) {
         if (sl_config_set(cfg, kv, eq + 1) != SL_OK)
           rc = sl_cli_usage_error("pack", "%s", sl_config_errmsg(cfg));
       }
+    } else if (!strcmp(argv[i], "--shards") && i + 1 < argc) {
+      long long v;
+      if (!sl_cli_parse_int(argv[++i], 1, 100000, &v))
+        rc = sl_cli_usage_error("pack", "--shards: '%s' (1..100000)", argv[i]);
+      shards = (uint32_t)v;
+    } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+      format = argv[++i];
+      if (strcmp(format, "lmdb") != 0 && strcmp(format, "hdf5") != 0)
+        rc =
+            sl_cli_usage_error("pack", "--format: '%s' (lmdb or hdf5)", format);
     } else if (!strcmp(argv[i], "--keep-jpeg")) {
       keep = true;
     } else if (!strcmp(argv[i], "--force")) {
@@ -114,28 +130,34 @@ int sl_cmd_pack_from(int argc, char **argv) {
   wo.keep_jpeg = keep;
   wo.replace = force;
   wo.settings = settings;
-  sl_writer *w;
-  if (sl_writer_create(&w, out, &wo) != SL_OK) {
-    rc = fail_w(w);
-    sl_writer_destroy(w);
-    sl_dataset_close(ds);
-    return rc;
-  }
-  for (uint32_t c = 0; c < sl_dataset_class_count(ds) && rc == 0; c++)
-    if (sl_writer_set_class_name(w, c, sl_dataset_class_name(ds, c)) != SL_OK)
-      rc = fail_w(w);
+  wo.format = shards ? (format ? format : "lmdb") : format;
+  uint32_t nclasses = sl_dataset_class_count(ds);
+  const char **classes = calloc(nclasses ? nclasses : 1, sizeof *classes);
+  if (!classes)
+    rc = fail_msg("out of memory");
+  for (uint32_t c = 0; rc == 0 && c < nclasses; c++)
+    classes[c] = sl_dataset_class_name(ds, c);
+  uint64_t n = sl_dataset_count(ds);
+  char msg[1024];
+  sl_pack_out *po = NULL;
+  if (rc == 0 && sl_pack_out_open(&po, out, shards, (size_t)n, &wo, classes,
+                                  nclasses, msg, sizeof msg) != 0)
+    rc = fail_msg(msg);
   uint8_t *buf = NULL;
   size_t cap = 0;
-  uint64_t n = sl_dataset_count(ds);
-  for (uint64_t i = 0; i < n && rc == 0; i++)
-    rc = sl_pack_copy_sample("pack", ds, w, i, &buf, &cap, from);
+  for (uint64_t i = 0; i < n && rc == 0; i++) {
+    sl_writer *w = sl_pack_out_writer(po, (size_t)i, msg, sizeof msg);
+    rc = w ? sl_pack_copy_sample("pack", ds, w, i, &buf, &cap, from)
+           : fail_msg(msg);
+  }
   free(buf);
-  if (rc == 0 && sl_writer_commit(w) != SL_OK)
-    rc = fail_w(w);
+  if (rc == 0 && sl_pack_out_commit(po, msg, sizeof msg) != 0)
+    rc = fail_msg(msg);
   if (rc == 0)
     printf("sluice pack: %" PRIu64 " samples from %s (layout %s) -> %s\n", n,
            from, sl_dataset_layout_name(ds), out);
-  sl_writer_destroy(w);
+  sl_pack_out_close(po, rc == 0);
+  free(classes);
   sl_dataset_close(ds);
   return rc;
 }

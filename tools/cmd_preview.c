@@ -14,26 +14,26 @@
 
 enum { k_gap = 2, k_max_count = 1024, k_background = 128 };
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice preview CONFIG [--epoch E] [--count N] [--out "
-             "FILE.png]\n\n"
-             "Runs the loader of CONFIG for the first N samples (default 16) "
-             "of epoch E\n(default 0) and writes them as one PNG grid "
-             "(default preview.png,\nreplaced if it exists): the crops, flips "
-             "and resolution training will see,\nwith the recipe's ops on: "
-             "augment.auto (trivial, randaugment, autoaugment;\nauto_ops, "
-             "auto_magnitude, ...), color_jitter, color_jitter_p, grayscale,"
-             "\nblur, erasing (in u8: the mean's byte, or the noise's bytes), "
-             "and mixup/cutmix\n(mixing the preview's own batch of N, so its "
-             "pairs are not training's).\nThe config's dataset, order, "
-             "seed, sharding, schedule and augment keys\napply; the output is "
-             "u8 NHWC on the host whatever augment.dtype, layout\nand "
-             "device.backend say (mean and std apply only to float outputs). "
-             "Prints\neach cell's sample index and label. A config the loader "
-             "would refuse\n(batch_size and drop_last leaving no whole batch) "
-             "is refused here too,\nthough the preview's own batch is "
-             "--count with drop_last off.\n");
-}
+/* The help above the options. */
+static const char k_head[] =
+    "usage: sluice preview CONFIG [--epoch E] [--count N] [--out "
+    "FILE.png]\n\n"
+    "Runs the loader of CONFIG for the first N samples (default 16) "
+    "of epoch E\n(default 0) and writes them as one PNG grid "
+    "(default preview.png,\nreplaced if it exists): the crops, flips "
+    "and resolution training will see,\nwith the recipe's ops on: "
+    "augment.auto (trivial, randaugment, autoaugment;\nauto_ops, "
+    "auto_magnitude, ...), color_jitter, color_jitter_p, grayscale,"
+    "\nblur, erasing (in u8: the mean's byte, or the noise's bytes), "
+    "and mixup/cutmix\n(mixing the preview's own batch of N, so its "
+    "pairs are not training's).\nThe config's dataset, order, "
+    "seed, sharding, schedule and augment keys\napply; the output is "
+    "u8 NHWC on the host whatever augment.dtype, layout\nand "
+    "device.backend say (mean and std apply only to float outputs). "
+    "Prints\neach cell's sample index and label. A config the loader "
+    "would refuse\n(batch_size and drop_last leaving no whole batch) "
+    "is refused here too,\nthough the preview's own batch is "
+    "--count with drop_last off.\n";
 
 /* Preview runs the loader with its own batch (--count) and drop_last off;
  * a config the loader itself would refuse (no whole batch with drop_last)
@@ -115,36 +115,40 @@ static int write_grid(const sl_batch *b, const char *path) {
 int sl_cmd_preview(int argc, char **argv) {
   const char *path = NULL, *out = "preview.png";
   long long epoch = 0, count = 16;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--epoch")) {
-      if (i + 1 >= argc ||
-          !sl_cli_parse_int(argv[++i], 0, 1000000000LL, &epoch))
-        return sl_cli_usage_error("preview", "--epoch needs a number "
-                                             "0..1000000000");
-    } else if (!strcmp(a, "--count")) {
-      if (i + 1 >= argc || !sl_cli_parse_int(argv[++i], 1, k_max_count, &count))
-        return sl_cli_usage_error("preview", "--count needs a number 1..%d",
-                                  k_max_count);
-    } else if (!strcmp(a, "--out")) {
-      if (i + 1 >= argc)
-        return sl_cli_usage_error("preview", "--out needs a file name");
-      out = argv[++i];
-    } else if (a[0] == '-') {
-      return sl_cli_usage_error("preview", "unknown option '%s'", a);
-    } else if (!path) {
-      path = a;
-    } else {
-      return sl_cli_usage_error("preview", "one CONFIG only");
-    }
-  }
-  if (!path) {
-    usage(stderr);
-    return 2;
-  }
+  const sl_cli_opt opts[] = {
+      {.name = "--epoch",
+       .kind = SL_CLI_INT,
+       .value = "E",
+       .lo = 0,
+       .hi = 1000000000LL,
+       .help = "the epoch (default 0)",
+       .dst = &epoch},
+      {.name = "--count",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = k_max_count,
+       .help = "samples, one cell each (default 16)",
+       .dst = &count},
+      {.name = "--out",
+       .kind = SL_CLI_STRING,
+       .value = "FILE.png",
+       .needs = "a file name",
+       .help = "the grid (default preview.png)",
+       .dst = &out},
+  };
+  const sl_cli_spec spec = {.cmd = "preview",
+                            .head = k_head,
+                            .column = 16,
+                            .opts = opts,
+                            .nopts = sizeof opts / sizeof opts[0],
+                            .pos = &path,
+                            .min_pos = 1,
+                            .max_pos = 1,
+                            .too_many = "one CONFIG only"};
+  int parsed = sl_cli_parse(&spec, argc, argv, NULL);
+  if (parsed >= 0)
+    return parsed;
   if (check_like_loader(path))
     return 1;
   /* The config with the preview's own settings on top. */

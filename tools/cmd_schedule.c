@@ -15,12 +15,6 @@
 #include "sluice.h"
 #include "tools/cli.h"
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice schedule CONFIG [--epochs N]\n\n"
-             "Prints epoch -> resolution and batch bytes for N epochs "
-             "(default 16),\nand the memory the loader will hold.\n");
-}
-
 static const char *human(uint64_t v, char *buf, size_t cap) {
   return sl_format_bytes(v, buf, cap);
 }
@@ -28,27 +22,30 @@ static const char *human(uint64_t v, char *buf, size_t cap) {
 int sl_cmd_schedule(int argc, char **argv) {
   const char *path = NULL;
   long long epochs = 16;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
-    if (strcmp(argv[i], "--epochs") == 0) {
-      if (i + 1 >= argc || !sl_cli_parse_int(argv[++i], 1, 100000, &epochs))
-        return sl_cli_usage_error("schedule", "--epochs needs a number "
-                                              "1..100000");
-    } else if (argv[i][0] == '-') {
-      return sl_cli_usage_error("schedule", "unknown option '%s'", argv[i]);
-    } else if (!path) {
-      path = argv[i];
-    } else {
-      return sl_cli_usage_error("schedule", "one CONFIG only");
-    }
-  }
-  if (!path) {
-    usage(stderr);
-    return 2;
-  }
+  const sl_cli_opt opts[] = {
+      {.name = "--epochs",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 100000,
+       .help = "epochs to print (default 16)",
+       .dst = &epochs},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "schedule",
+      .head = "usage: sluice schedule CONFIG [--epochs N]\n\n"
+              "Prints epoch -> resolution and batch bytes for N epochs "
+              "(default 16),\nand the memory the loader will hold.\n",
+      .column = 12,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = &path,
+      .min_pos = 1,
+      .max_pos = 1,
+      .too_many = "one CONFIG only"};
+  int rc = sl_cli_parse(&spec, argc, argv, NULL);
+  if (rc >= 0)
+    return rc;
   sl_config *cfg;
   if (sl_config_create(&cfg) != SL_OK)
     return 1;

@@ -32,16 +32,6 @@ static const sl_cli_command k_commands[] = {
 };
 enum { k_ncommands = sizeof k_commands / sizeof k_commands[0] };
 
-int sl_cli_usage_error(const char *cmd, const char *fmt, ...) {
-  fprintf(stderr, "sluice %s: ", cmd);
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\n");
-  return 2;
-}
-
 static int cmd_version(int argc, char **argv) {
   printf("sluice %s\n", sl_version_string());
   return 0;

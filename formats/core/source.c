@@ -62,6 +62,8 @@ void sl_source_close(sl_source *src) {
       close(src->spans[k].fd);
   if (src->dirfd >= 0)
     close(src->dirfd);
+  sl_remote_close(src->remote);
+  free(src->file_crc);
   free(src->spans);
   free(src->file_first);
   free(src->file_name);
@@ -224,6 +226,16 @@ const char *sl_source_entries_name(const sl_source *src) {
 
 uint64_t sl_source_skipped(const sl_source *src) {
   return src->skipped;
+}
+
+uint64_t sl_source_left_out(const sl_source *src, const char **names) {
+  if (names)
+    *names = src->left_out_names;
+  return src->left_out;
+}
+
+const char *sl_source_key_order(const sl_source *src) {
+  return src->key_order;
 }
 
 uint64_t sl_source_annotated(const sl_source *src) {
@@ -453,6 +465,8 @@ static sl_status open_common(sl_source **out, const char *path,
   src->label_argmax = opts->label_argmax;
   src->label_offset = opts->label_offset;
   src->length_crc_only = opts->length_crc_only && !on_bad;
+  src->remote_opts = opts->remote;
+  src->skip_bad_files = opts->skip_bad_files && !on_bad;
   /* The default keys (set or not) keep TFDS's names as the fallback. */
   bool own_image = opts->image_key && opts->image_key[0] &&
                    strcmp(opts->image_key, "image/encoded") != 0;

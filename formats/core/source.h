@@ -37,6 +37,7 @@
 #include "common/error.h"
 #include "common/file_span.h"
 #include "formats/core/levels.h"
+#include "remote/remote.h"
 #include "sluice.h"
 
 /* The file format (dataset.format). */
@@ -131,6 +132,15 @@ typedef struct sl_source_opts {
   /* TFRecord: check only the length CRCs at open, not the data's (which
    * reads the whole file); verify mode checks both regardless. */
   bool length_crc_only;
+  /* A dataset at a URL (s3://, http(s)://): the cache and the server
+   * (io.cache_dir, io.cache_bytes, io.s3_*, io.ca_bundle, io.fetch_*). */
+  sl_remote_opts remote;
+  /* Image folders (a directory or a list of files): a file found
+   * unreadable at open (not an image, a header sluice cannot read, a read
+   * that fails) is left out of the index, counted and named
+   * (sl_source_left_out) instead of failing the open: loader.on_error =
+   * skip. Verify mode reports every one regardless. */
+  bool skip_bad_files;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536
@@ -262,6 +272,13 @@ const char *sl_source_entries_name(const sl_source *src);
  * bytes, as InsightFace's header and identity records), skipped; Datums that
  * were SSD AnnotatedDatums (their boxes are not read). */
 uint64_t sl_source_skipped(const sl_source *src);
+/* Foreign LMDBs: the samples' order in words ("in LMDB key order", "in the
+ * order of its __keys__ list ...", or key order and why the list is not
+ * followed); "" for other formats, whose order is the file's. */
+const char *sl_source_key_order(const sl_source *src);
+/* Image folders opened with skip_bad_files: the files left out at open,
+ * and the first of them with why ("" when none), "; "-separated. */
+uint64_t sl_source_left_out(const sl_source *src, const char **names);
 uint64_t sl_source_annotated(const sl_source *src);
 /* HDF5 arrays: the datasets read, their shapes and axis order ("" for other
  * layouts). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/mem.h"
+#include "common/safe_text.h"
 #include "formats/core/boxes.h"
 #include "formats/core/layout.h"
 
@@ -39,6 +40,40 @@ sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err) {
                         src->path, n, src->target_width);
   }
   return SL_OK;
+}
+
+int sl_source_alloc_targets(sl_source *src, uint64_t rows, uint32_t k,
+                            uint64_t held, char *why, size_t cap) {
+  src->target_width = 0;
+  if (k == 0)
+    return 0;
+  src->targets_refused = k;
+  if (rows > held / 4 / k) {
+    snprintf(why, cap,
+             "%" PRIu32 " float targets a sample for %" PRIu64
+             " samples need %" PRIu64 " bytes of targets, more than the "
+             "%" PRIu64 " bytes of the file%s holding them",
+             k, rows, rows > UINT64_MAX / 4 / k ? UINT64_MAX : rows * 4 * k,
+             held, src->nfiles > 1 ? "s" : "");
+    return -1;
+  }
+  if (!(src->targets = calloc((size_t)rows, (size_t)k * 4))) {
+    snprintf(why, cap,
+             "no memory for the targets of %" PRIu64 " samples (%" PRIu32
+             " floats each)",
+             rows, k);
+    return -2;
+  }
+  src->targets_refused = 0;
+  src->target_width = k;
+  return 0;
+}
+
+uint64_t sl_source_bytes_held(const sl_source *src) {
+  if (src->nfiles == 0)
+    return src->file_size;
+  const sl_file_span *last = &src->spans[src->nfiles - 1];
+  return last->base + last->size;
 }
 
 sl_status sl_source_alloc_boxes(sl_source *src, uint64_t total, sl_err *err) {
@@ -92,9 +127,23 @@ sl_status sl_source_set_writer(sl_source *src, const char *s, size_t len,
 
 sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                               const char *reason, sl_err *err) {
+  if (src->dropping) { /* left out by sl_source_drop_left_out */
+    size_t n = strlen(src->left_out_names);
+    if (src->left_out < 4 && n + 8 < sizeof src->left_out_names)
+      snprintf(src->left_out_names + n, sizeof src->left_out_names - n,
+               "%s%s: %s", n ? "; " : "", where, reason);
+    src->left_out++;
+    memset(&src->index[i], 0, sizeof src->index[i]);
+    return SL_OK;
+  }
   if (src->on_bad) {
-    char msg[384];
-    snprintf(msg, sizeof msg, "%s: %s", where, reason);
+    char raw[384], msg[384];
+    int n = snprintf(raw, sizeof raw, "%s: %s", where, reason);
+    /* where and reason hold names from the file: no control characters */
+    sl_safe_text(msg, sizeof msg, raw,
+                 n < 0                    ? 0
+                 : (size_t)n < sizeof raw ? (size_t)n
+                                          : sizeof raw - 1);
     src->on_bad(src->on_bad_user, i, msg);
     memset(&src->index[i], 0, sizeof src->index[i]);
     src->index[i].label = -1; /* unusable: no class, no targets */

@@ -68,13 +68,58 @@ sl_status sl_source_add_file(sl_source *src, const char *path, int fd,
   return SL_OK;
 }
 
+sl_status sl_source_drop_left_out(sl_source *src, sl_err *err) {
+  uint32_t k = src->target_width;
+  size_t w = 0;
+  for (size_t i = 0; i < src->nfiles; i++) {
+    if (src->index[i].codec == 0) /* left out: its entry was zeroed */
+      continue;
+    src->spans[w] = src->spans[i];
+    src->file_name[w] = src->file_name[i];
+    src->file_first[w] = w;
+    src->index[w] = src->index[i];
+    if (src->targets && k)
+      memmove(src->targets + w * k, src->targets + i * k,
+              k * sizeof *src->targets);
+    w++;
+  }
+  if (w == 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: none of its %zu image files can be read (%s)",
+                      src->path, src->nfiles, src->left_out_names);
+  src->nfiles = w;
+  src->count = w;
+  sl_source_files_done(src);
+  return SL_OK;
+}
+
 const char *sl_source_file_path(const sl_source *src, size_t k) {
   return src->names + src->file_name[k];
+}
+
+/* errno for a remote object that could not be had: what the loader's
+ * message says after the URL. */
+static int remote_errno(sl_status st) {
+  return st == SL_ENOMEM    ? ENOMEM
+         : st == SL_ETOOBIG ? EFBIG
+         : st == SL_EFORMAT ? EBADMSG
+                            : EIO;
 }
 
 static int open_file(const void *ctx, size_t k) {
   const sl_source *src = ctx;
   const char *p = sl_source_file_path(src, k);
+  if (src->remote) {
+    int fd;
+    sl_err e = {0};
+    sl_status st = sl_remote_object(src->remote, p, src->spans[k].size,
+                                    src->file_crc[k], &fd, &e);
+    if (st != SL_OK) {
+      errno = remote_errno(st);
+      return -1;
+    }
+    return fd;
+  }
   return src->dirfd >= 0 ? openat(src->dirfd, p, O_RDONLY | O_CLOEXEC)
                          : open(p, O_RDONLY | O_CLOEXEC);
 }

@@ -76,9 +76,15 @@ struct sl_source {
   uint64_t annotated;  /* foreign: AnnotatedDatums unwrapped */
   uint64_t *name_off;  /* foreign: file offset of sample i's name (its key);
                         NULL: names precede payloads */
-  sl_box *boxes;       /* box_total boxes, sample by sample; NULL: none */
-  uint64_t *box_off;   /* count + 1: sample i's are boxes[box_off[i] ..
-                          box_off[i + 1]); NULL when the file has no boxes */
+  bool skip_bad_files; /* sl_source_opts.skip_bad_files */
+  bool dropping;       /* a folder's scan: bad files are left out */
+  uint64_t left_out;   /* files left out at open */
+  char left_out_names[512]; /* the first of them, with why */
+  char key_order[256];      /* foreign LMDB: the samples' order in words ("" for
+                               formats whose order is the file's) */
+  sl_box *boxes;            /* box_total boxes, sample by sample; NULL: none */
+  uint64_t *box_off;        /* count + 1: sample i's are boxes[box_off[i] ..
+                               box_off[i + 1]); NULL when the file has no boxes */
   uint64_t box_total;
   uint32_t max_boxes;
   bool levels_layout; /* LMDB 4 / HDF5 3: codec 7 samples allowed */
@@ -104,11 +110,45 @@ struct sl_source {
   bool names_are_files; /* sample i's name is file i's path (a folder) */
   sl_file_set files;    /* over spans, once sl_source_files_done */
   char *targets_ext;    /* WebDataset: NULL = none (label_key: above) */
+  /* A dataset at a URL: its files are objects fetched into the cache as
+   * they are first read (source_files.c's open), checked against their
+   * crc32c (file_crc, nfiles of them). remote_opts: as given to open, its
+   * strings valid during open only. */
+  sl_remote_opts remote_opts;
+  sl_remote *remote;
+  uint32_t *file_crc;
+  uint32_t targets_refused; /* the first sample's target width when its
+                               table was refused (verify), else 0 */
 };
 
+/* Foreign LMDBs (source_key_order.c): puts the src->count samples, indexed
+ * in key order (sample i's key at base + key_off[i], key_len[i] bytes), in
+ * the order of the `__keys__` list at base + list_off (list_len bytes),
+ * permuting index, names and targets, and says which order it is in
+ * src->key_order; a list that does not name each sample once leaves key
+ * order (and says why). Errors: SL_ENOMEM. */
+sl_status sl_source_follow_key_list(sl_source *src, const uint8_t *base,
+                                    const uint64_t *key_off,
+                                    const uint16_t *key_len, uint64_t list_off,
+                                    size_t list_len, sl_err *err);
+/* Image folders: removes the files sl_source_bad_entry left out while
+ * src->dropping (their entries zeroed) from the files, index and targets.
+ * SL_EFORMAT when none is left. */
+sl_status sl_source_drop_left_out(sl_source *src, sl_err *err);
 /* Allocates the index for n samples (zeroed), and the targets when
  * src->target_width is set. */
 sl_status sl_source_alloc_index(sl_source *src, uint64_t n, sl_err *err);
+/* The targets table at the first sample with targets: rows rows of k
+ * floats, zeroed. Refused when rows x k x 4 bytes exceed held, the bytes of
+ * the files the targets are read from (a sound file holds each sample's k
+ * floats, 4k bytes of it): a small file cannot ask for gigabytes. Returns
+ * 0 with target_width = k; else -1 (refused) or -2 (no memory) with a
+ * reason in why (cap bytes), no table, target_width 0 (nothing writes
+ * through a missing table later) and targets_refused = k. */
+int sl_source_alloc_targets(sl_source *src, uint64_t rows, uint32_t k,
+                            uint64_t held, char *why, size_t cap);
+/* The bytes of the source's files: the one file's, or the shards' in all. */
+uint64_t sl_source_bytes_held(const sl_source *src);
 /* Allocates the boxes of a file holding total boxes (box_off zeroed,
  * count + 1 entries: call after sl_source_alloc_index). total must be
  * bounded by the file's size by the caller (24 bytes a box). */

@@ -26,6 +26,8 @@ sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
   snprintf(where, sizeof where, "%s%sfile %s", line ? line : "",
            line ? ": " : "", rel);
   int fd = openat(src->dirfd, rel, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && src->dropping)
+    return sl_source_bad_entry(src, i, where, strerror(errno), err);
   if (fd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s/%s", src->path, rel);
   const sl_file_span *f = &src->spans[i]; /* its size as listed */
@@ -33,7 +35,9 @@ sl_status sl_folder_scan_file(sl_source *src, uint64_t i, uint8_t *buf,
   size_t want = f->size < HEAD_BYTES ? (size_t)f->size : HEAD_BYTES, got = 0;
   int rc = sl_pread_full(fd, buf, want, 0, &got);
   if (rc < 0) {
-    st = sl_err_errno(err, SL_EIO, errno, "%s/%s: read", src->path, rel);
+    st = src->dropping
+             ? sl_source_bad_entry(src, i, where, strerror(errno), err)
+             : sl_err_errno(err, SL_EIO, errno, "%s/%s: read", src->path, rel);
     goto out;
   }
   sl_sample_info *e = &src->index[i];

@@ -290,6 +290,7 @@ static sl_status sl_source_index_folder(sl_source *src, const char *path,
   uint8_t *buf = st == SL_OK ? malloc(HEAD_BYTES) : NULL;
   if (st == SL_OK && !buf)
     st = sl_err_set(err, SL_ENOMEM, "%s: header buffer", path);
+  src->dropping = src->skip_bad_files;
   for (size_t c = 0; st == SL_OK && c < classes.n; c++)
     for (uint64_t i = first_of[c]; st == SL_OK && i < first_of[c + 1]; i++) {
       st = sl_folder_scan_file(src, i, buf, NULL, err);
@@ -298,6 +299,9 @@ static sl_status sl_source_index_folder(sl_source *src, const char *path,
     }
   for (size_t i = 0; st == SL_OK && i < src->nfiles; i++)
     src->file_first[i] = i;
+  if (st == SL_OK && src->left_out > 0)
+    st = sl_source_drop_left_out(src, err);
+  src->dropping = false;
   free(buf);
   free(blob);
   free(first_of);

@@ -62,6 +62,8 @@ typedef struct build {
   sl_tar_member m;
   char *json; /* a .json member's copy, json_cap bytes */
   uint64_t json_cap;
+  uint64_t tcap;                     /* rows of src->targets */
+  char where[SL_TAR_NAME_MAX + 400]; /* the sample being flushed */
 } build;
 
 /* ---- the shard list ---------------------------------------------------- */
@@ -116,15 +118,6 @@ static sl_status grow_index(build *b, sl_err *err) {
     return sl_err_set(err, SL_ENOMEM, "%s: the index of %" PRIu64 " samples",
                       src->path, cap);
   src->index = ix;
-  if (src->target_width) {
-    float *t =
-        realloc(src->targets, (size_t)cap * src->target_width * sizeof *t);
-    if (!t)
-      return sl_err_set(err, SL_ENOMEM,
-                        "%s: the targets of %" PRIu64 " samples", src->path,
-                        cap);
-    src->targets = t;
-  }
   b->cap = cap;
   return SL_OK;
 }
@@ -204,16 +197,28 @@ static const char *npy_targets(build *b, uint64_t i, const part *np, char *why,
     snprintf(why, cap, ".npy of %" PRIu64 " floats (at most 65535)", k);
     return why;
   }
-  if (src->target_width == 0) { /* the first: every earlier row is 0 */
-    src->target_width = (uint32_t)k;
-    src->targets = calloc((size_t)b->cap * k, sizeof(float));
-    if (!src->targets) {
-      *st = sl_err_set(err, SL_ENOMEM, "%s: targets", src->path);
+  if (src->target_width == 0 && src->targets_refused == 0) {
+    /* The first: rows for the samples so far (every earlier row is 0),
+     * grown with the index (target_room) up to the shards' bytes. */
+    int r = sl_source_alloc_targets(src, i + 1, (uint32_t)k,
+                                    sl_source_bytes_held(src), why, cap);
+    if (r == -2) {
+      *st = sl_err_set(err, SL_ENOMEM, "%s: sample %" PRIu64 " (%s): %s",
+                       src->path, i, b->where, why);
       return NULL;
     }
+    if (r != 0)
+      return why;
+    b->tcap = i + 1;
   } else if (k != src->target_width) {
-    snprintf(why, cap, ".npy of %" PRIu64 " floats, earlier samples %" PRIu32,
-             k, src->target_width);
+    if (k == src->targets_refused)
+      snprintf(why, cap,
+               ".npy of %" PRIu64 " floats, not read: the first "
+               "sample's were refused",
+               k);
+    else
+      snprintf(why, cap, ".npy of %" PRIu64 " floats, earlier samples %" PRIu32,
+               k, src->target_width);
     return why;
   }
   float *t = src->targets + i * k;
@@ -221,6 +226,44 @@ static const char *npy_targets(build *b, uint64_t i, const part *np, char *why,
     uint32_t u = sl_get_le32(b->p + np->off + data + 4 * q);
     memcpy(&t[q], &u, 4);
   }
+  return NULL;
+}
+
+/* Row i of the targets table, which grows as the samples come (doubling)
+ * up to the rows the shards' bytes could hold (4 K bytes a row in a sound
+ * set); past that (verify, samples without targets) the table is dropped:
+ * NULL, or the reason for sample i. */
+static const char *target_room(build *b, uint64_t i, char *why, size_t cap,
+                               sl_err *err, sl_status *st) {
+  sl_source *src = b->src;
+  uint32_t k = src->target_width;
+  if (!k || i < b->tcap)
+    return NULL;
+  uint64_t most = sl_source_bytes_held(src) / 4 / k;
+  uint64_t rows = b->tcap * 2 > i + 1 ? b->tcap * 2 : i + 1;
+  if (rows > most)
+    rows = most;
+  if (i >= rows) {
+    snprintf(why, cap,
+             "%" PRIu64 " samples of %" PRIu32 " float targets need more bytes "
+             "than the shards hold (the targets are not read)",
+             i + 1, k);
+    free(src->targets);
+    src->targets = NULL;
+    src->target_width = 0;
+    src->targets_refused = k;
+    return why;
+  }
+  float *t = realloc(src->targets, (size_t)rows * k * sizeof *t);
+  if (!t) {
+    *st = sl_err_set(err, SL_ENOMEM,
+                     "%s: sample %" PRIu64 " (%s): no memory for the targets "
+                     "of %" PRIu64 " samples (%" PRIu32 " floats each)",
+                     src->path, i, b->where, rows, k);
+    return NULL;
+  }
+  src->targets = t;
+  b->tcap = rows;
   return NULL;
 }
 
@@ -241,15 +284,17 @@ static sl_status flush(build *b, sl_err *err) {
   sl_sample_info *e = &src->index[i];
   memset(e, 0, sizeof *e);
   e->label = -1;
+  const sl_file_span *f = &src->spans[b->k];
+  char why[200];
+  snprintf(b->where, sizeof b->where, "shard %s, key %s, at offset %" PRIu64,
+           sl_source_file_path(src, b->k), g->key, g->header);
+  const char *bad = target_room(b, i, why, sizeof why, err, &st);
+  if (st != SL_OK)
+    return st;
   if (src->target_width)
     memset(src->targets + i * src->target_width, 0,
            src->target_width * sizeof(float));
-  const sl_file_span *f = &src->spans[b->k];
-  char why[200], where[SL_TAR_NAME_MAX + 400];
-  snprintf(where, sizeof where, "shard %s, key %s, at offset %" PRIu64,
-           sl_source_file_path(src, b->k), g->key, g->header);
-  const char *bad = NULL;
-  if (g->image.len > UINT32_MAX) {
+  if (!bad && g->image.len > UINT32_MAX) {
     snprintf(why, sizeof why, "image member of %" PRIu64 " bytes",
              g->image.len);
     bad = why;
@@ -279,9 +324,9 @@ static sl_status flush(build *b, sl_err *err) {
     }
   }
   if (bad)
-    return sl_source_bad_entry(src, i, where, bad, err);
+    return sl_source_bad_entry(src, i, b->where, bad, err);
   e->label = label;
-  return sl_source_check_entry(src, i, where, err);
+  return sl_source_check_entry(src, i, b->where, err);
 }
 
 /* The extension after the basename's first dot, lowercased into ext

@@ -266,11 +266,12 @@ static bool codecs_encode(const pvm *m) {
   return m->n - m->at >= len && memcmp(m->p + m->at, k_pat, len) == 0;
 }
 
-/* What GLOBAL ("module\nname\n" follows it) or STACK_GLOBAL (module and
- * name strs on the stack) would import, as "module.name" in t, or "". */
+/* What GLOBAL or INST ("module\nname\n" follows each) or STACK_GLOBAL
+ * (module and name strs on the stack) would import, as "module.name" in t,
+ * or "". */
 static void what_loads(const pvm *m, uint8_t op, char *t, size_t cap) {
   size_t q = 0;
-  if (op == 'c') {
+  if (op == 'c' || op == 'i') {
     int lines = 0;
     for (size_t at = m->at; at < m->n && q + 1 < cap && lines < 2; at++) {
       uint8_t c = m->p[at];

@@ -4,9 +4,10 @@
  * folder2lmdb.py does (formats/lmdb/pickle_value.c) or in msgpack as tensorpack
  * does (formats/lmdb/msgpack_value.c).
  *
- * One pass of the read-only cursor over the whole tree, in key order (the
- * index order). Each value's bytes are read from our own map of the file at
- * the offset liblmdb's address gives (source_lmdb.c): a Datum is parsed
+ * One pass of the read-only cursor over the whole tree, in key order; a
+ * `__keys__` list, when there is one, then gives the index order
+ * (source_key_order.c). Each value's bytes are read from our own map of the
+ * file at the offset liblmdb's address gives (source_lmdb.c): a Datum is parsed
  * there (formats/lmdb/datum.c; a pickle or msgpack record likewise) and the
  * index entry points at its data field (the image bytes),
  * so reads after open fetch the image file or raw planes and nothing else.
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/safe_text.h"
 #include "formats/core/image_sniff.h"
 #include "formats/core/layout.h"
 #include "formats/lmdb/datum.h"
@@ -43,6 +45,7 @@ typedef struct label_line {
 
 typedef struct label_table {
   char *text;
+  size_t text_len;
   label_line *lines;
   size_t n;
   uint32_t width; /* K: floats per line */
@@ -60,6 +63,7 @@ typedef struct fwalk {
 
 static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err);
 static bool not_a_sample(const MDB_val *k);
+static bool key_is(const MDB_val *k, const char *s);
 static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
                      const MDB_val *k);
 static void free_labels(label_table *lt);
@@ -79,6 +83,16 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
   if (st == SL_OK && !(src->name_off = calloc(entries ? entries : 1, 8)))
     st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names",
                     src->path, entries);
+  /* Each sample's key, for a __keys__ list (source_key_order.c). */
+  uint64_t *key_off = NULL;
+  uint16_t *key_len = NULL;
+  if (st == SL_OK && (!(key_off = malloc((entries ? entries : 1) * 8)) ||
+                      !(key_len = malloc((entries ? entries : 1) * 2))))
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " keys",
+                    src->path, entries);
+  bool keys_in_file = true; /* every key lies in the map */
+  uint64_t list_off = 0;
+  size_t list_len = 0; /* 0: no __keys__ entry */
   uint64_t n = src->count;
   src->count = 0; /* samples taken so far */
   MDB_val k, v;
@@ -95,9 +109,24 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
                         src->path, src->count + src->skipped);
         break;
       }
+      if (key_is(&k, "__keys__")) {
+        list_off = (uint64_t)(d - base);
+        list_len = v.mv_size;
+      }
+      uint64_t before = src->count;
       st = take_value(&w, &k, (uint64_t)(d - base), v.mv_size, err);
-      if (st == SL_OK && src->count > 0 && !not_a_sample(&k))
-        name_key(src, src->count - 1, base, &k);
+      if (st == SL_OK && src->count > before) {
+        const uint8_t *kp = k.mv_data;
+        if (kp < base || (uint64_t)(kp - base) > src->file_size ||
+            k.mv_size > src->file_size - (uint64_t)(kp - base) ||
+            k.mv_size > UINT16_MAX)
+          keys_in_file = false;
+        else {
+          key_off[before] = (uint64_t)(kp - base);
+          key_len[before] = (uint16_t)k.mv_size;
+        }
+        name_key(src, before, base, &k);
+      }
     }
   if (st == SL_OK && rc != MDB_NOTFOUND)
     st = sl_err_set(err, SL_EFORMAT, "%s: LMDB walk: %s", src->path,
@@ -110,6 +139,16 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
   if (st == SL_OK && src->entries == SL_ENTRIES_AUTO)
     src->entries =
         SL_ENTRIES_IMAGES; /* unreachable: the first sample decides */
+  if (st == SL_OK && list_len > 0 && keys_in_file)
+    st = sl_source_follow_key_list(src, base, key_off, key_len, list_off,
+                                   list_len, err);
+  else if (st == SL_OK)
+    snprintf(src->key_order, sizeof src->key_order, "%s",
+             list_len ? "in LMDB key order (a key lies outside the file's "
+                        "map: its __keys__ list is not followed)"
+                      : "in LMDB key order");
+  free(key_off);
+  free(key_len);
   free_labels(&w.lt);
   return st;
 }
@@ -121,8 +160,7 @@ static void key_text(const MDB_val *k, char *buf, size_t cap) {
   const uint8_t *p = k->mv_data;
   size_t n = k->mv_size, show = n > 64 ? 64 : n;
   bool text = n > 0;
-  for (size_t i = 0; i < show; i++)
-    text = text && isprint(p[i]);
+  text = text && sl_text_printable(p, show);
   size_t o = 0;
   if (text) {
     o = (size_t)snprintf(buf, cap, "key '%.*s'", (int)show, (const char *)p);
@@ -159,9 +197,8 @@ static void name_key(sl_source *src, uint64_t i, const uint8_t *base,
       k->mv_size > src->file_size - (uint64_t)(p - base) || k->mv_size == 0 ||
       k->mv_size > SL_NAME_MAX)
     return;
-  for (size_t q = 0; q < k->mv_size; q++)
-    if (!isprint(p[q]))
-      return;
+  if (!sl_text_printable(p, k->mv_size))
+    return;
   src->name_off[i] = (uint64_t)(p - base);
   e->name_len = (uint16_t)k->mv_size;
 }
@@ -228,18 +265,17 @@ static const char *take_record(sl_entry_kind layout, const uint8_t *p,
 }
 
 /* The layout the first sample's value says: an image file; a pickle of
- * protocol 2 or more (PROTO opcode); one msgpack array spanning the value
- * (a Datum starts with a field tag, 0x08 or 0x0a, never an array); else a
- * Datum. */
+ * protocol 2 or more (PROTO opcode); a msgpack array (a Datum starts with
+ * a field tag, 0x08 or 0x0a, never an array header); else a Datum. */
 static sl_entry_kind sniff_layout(const uint8_t *p, size_t size) {
   if (sl_sniff_magic(p, size) != SL_SNIFF_NONE)
     return SL_ENTRIES_IMAGES;
   if (size >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5)
     return SL_ENTRIES_PICKLE;
-  size_t at = 0;
+  /* An array header is msgpack even when the value is damaged (its parse
+   * then says how): no Caffe writer starts a Datum with field 18. */
   if (size >= 1 &&
-      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd) &&
-      sl_msgpack_skip(p, size, &at) && at == size)
+      ((p[0] >= 0x90 && p[0] <= 0x9f) || p[0] == 0xdc || p[0] == 0xdd))
     return SL_ENTRIES_MSGPACK;
   return SL_ENTRIES_CAFFE;
 }
@@ -256,13 +292,21 @@ static const char *set_width(fwalk *w, uint64_t k, char *why, size_t cap) {
       return why;
     }
     w->k_known = true;
-    src->target_width = (uint32_t)k;
-    if (k > 0 && !(src->targets = calloc((size_t)w->entries, k * 4))) {
-      snprintf(why, cap, "no memory for %" PRIu64 " x %" PRIu64 " targets",
-               w->entries, k);
-      return why;
-    }
-    return NULL;
+    /* Rows are the LMDB's entries: bounded by the bytes holding the
+     * targets (the LMDB's float_data; with a label file also its text, 2
+     * bytes a float at least), as each row's are in a sound file. */
+    uint64_t held = src->file_size + 2 * (uint64_t)w->lt.text_len;
+    return sl_source_alloc_targets(src, w->entries, (uint32_t)k, held, why,
+                                   cap) != 0
+               ? why
+               : NULL;
+  }
+  if (k != src->target_width && k == src->targets_refused) {
+    snprintf(why, cap,
+             "%" PRIu64 " float targets, not read: the first sample's were "
+             "refused",
+             k);
+    return why;
   }
   if (k != src->target_width) {
     snprintf(why, cap,
@@ -444,6 +488,7 @@ static sl_status load_labels(sl_source *src, label_table *lt, sl_err *err) {
                       text ? "read error" : "no memory");
   }
   lt->text = text;
+  lt->text_len = len;
   size_t lines = 0, words = 0;
   for (size_t q = 0; q < len; q++) {
     lines += text[q] == '\n';

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/map_guard.h"
 #include "formats/core/layout.h"
 #include "formats/records/recordio.h"
 
@@ -105,43 +106,84 @@ static sl_status read_idx(const sl_rec_file *f, const char *idx_path,
   return st;
 }
 
+/* The framing walked from offset 0, under common/map_guard.h's guard
+ * (guarded below): what it allocates is in c->a, which the caller frees
+ * whether the walk returned or a fault jumped out of it. */
+typedef struct offsets_call {
+  sl_source *src;
+  const sl_rec_file *f;
+  u64vec a;
+  sl_err *err;
+  sl_status st;
+} offsets_call;
+
+static void walk_offsets(void *ctx) {
+  offsets_call *c = ctx;
+  const sl_rec_file *f = c->f;
+  uint64_t pos = 0;
+  char why[200];
+  while (c->st == SL_OK && pos < f->size) { /* 8 bytes read a part */
+    sl_recio_rec r;
+    const char *bad = sl_recio_walk(f->map + pos, f->size - pos, &r, NULL, 0,
+                                    why, sizeof why);
+    if (bad && !c->src->on_bad) {
+      c->st = sl_err_set(c->err, SL_EFORMAT,
+                         "%s: RecordIO record %" PRIu64 " at offset %" PRIu64
+                         ": %s",
+                         f->path, c->a.n, pos, bad);
+      break;
+    }
+    if (push(&c->a, pos) != 0)
+      c->st =
+          sl_err_set(c->err, SL_ENOMEM, "%s: no memory for %" PRIu64 " offsets",
+                     f->path, c->a.n);
+    if (bad) /* verify: the rest cannot be framed; append reports it */
+      break;
+    pos += r.next;
+  }
+}
+
+/* fn(ctx) run with the faults on f's mapping caught: a file that shrinks
+ * while it is walked (copied over, truncated) is SL_EIO naming it and the
+ * offset, not the death of the process by SIGBUS. *st is fn's status. */
+static sl_status guarded(const sl_rec_file *f, void (*fn)(void *), void *ctx,
+                         const sl_status *st, const char *pass, sl_err *err) {
+  if (f->size == 0) {
+    fn(ctx);
+    return *st;
+  }
+  sl_status g = sl_guard_install(err);
+  if (g != SL_OK)
+    return g;
+  size_t at = 0;
+  if (!sl_guard_call(fn, ctx, f->map, (size_t)f->size, &at))
+    return sl_err_set(err, SL_EIO,
+                      "%s: offset %zu cannot be read (SIGBUS) "
+                      "while %s: the file shrank (truncated or copied over) "
+                      "since it was opened, or a disk error; it was %" PRIu64
+                      " bytes",
+                      f->path, at, pass, f->size);
+  return *st;
+}
+
 sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
                               const char *idx_path, uint64_t **offsets,
                               uint64_t *records, sl_err *err) {
-  u64vec a = {0};
-  sl_status st = SL_OK;
+  offsets_call c = {src, f, {0}, err, SL_OK};
+  sl_status st;
   *offsets = NULL;
   *records = 0;
-  if (idx_path) {
-    st = read_idx(f, idx_path, &a, err);
-  } else { /* a walk of the framing: 8 bytes read a part */
-    uint64_t pos = 0;
-    char why[200];
-    while (st == SL_OK && pos < f->size) {
-      sl_recio_rec r;
-      const char *bad = sl_recio_walk(f->map + pos, f->size - pos, &r, NULL, 0,
-                                      why, sizeof why);
-      if (bad && !src->on_bad) {
-        st = sl_err_set(err, SL_EFORMAT,
-                        "%s: RecordIO record %" PRIu64 " at offset %" PRIu64
-                        ": %s",
-                        f->path, a.n, pos, bad);
-        break;
-      }
-      if (push(&a, pos) != 0)
-        st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " offsets",
-                        f->path, a.n);
-      if (bad) /* verify: the rest cannot be framed; append reports it */
-        break;
-      pos += r.next;
-    }
-  }
+  if (idx_path)
+    st = read_idx(f, idx_path, &c.a, err);
+  else
+    st = guarded(f, walk_offsets, &c, &c.st, "its RecordIO records were framed",
+                 err);
   if (st != SL_OK) {
-    free(a.v);
+    free(c.a.v);
     return st;
   }
-  *offsets = a.v;
-  *records = a.n;
+  *offsets = c.a.v;
+  *records = c.a.n;
   return SL_OK;
 }
 
@@ -180,19 +222,23 @@ static const char *take_labels(rio_walk *w, uint64_t i, const uint8_t *pl,
                (unsigned)SL_TARGETS_MAX);
       return why;
     }
-    src->target_width = h->flag;
-    if (h->flag &&
-        !(src->targets = calloc((size_t)w->capacity, (size_t)h->flag * 4))) {
-      snprintf(why, cap, "no memory for %" PRIu64 " x %" PRIu32 " targets",
-               w->capacity, h->flag);
+    /* Rows come from the index (or the files' records): bounded by the
+     * files' bytes, as each row's labels are in a sound file. */
+    if (sl_source_alloc_targets(src, w->capacity, h->flag,
+                                sl_source_bytes_held(src), why, cap) != 0)
       return why;
-    }
   } else if (h->flag != src->target_width) {
-    snprintf(why, cap,
-             "IRHeader flag %" PRIu32 ": %" PRIu32 " float labels where the "
-             "first sample has %" PRIu32 " (every sample must have the same "
-             "count)",
-             h->flag, h->flag, src->target_width);
+    if (h->flag == src->targets_refused)
+      snprintf(why, cap,
+               "%" PRIu32 " float labels, not read: the first sample's were "
+               "refused",
+               h->flag);
+    else
+      snprintf(why, cap,
+               "IRHeader flag %" PRIu32 ": %" PRIu32 " float labels where the "
+               "first sample has %" PRIu32 " (every sample must have the same "
+               "count)",
+               h->flag, h->flag, src->target_width);
     return why;
   }
   if (h->flag == 0) {
@@ -333,30 +379,53 @@ static uint64_t lower_bound(const uint64_t *v, uint64_t n, uint64_t x) {
   return lo;
 }
 
+/* The records walked in the index's order, under the guard: the sorted
+ * offsets and the join buffer live in the call (freed by the caller), the
+ * rest in src. */
+typedef struct append_call {
+  rio_walk w;
+  const uint64_t *offsets;
+  uint64_t *sorted, records;
+  sl_err *err;
+  sl_status st;
+} append_call;
+
+static void walk_records(void *ctx) {
+  append_call *c = ctx;
+  const sl_rec_file *f = c->w.f;
+  for (uint64_t k = 0; k < c->records && c->st == SL_OK; k++) {
+    uint64_t p = lower_bound(c->sorted, c->records, c->offsets[k]);
+    uint64_t limit = p + 1 < c->records ? c->sorted[p + 1] : f->size;
+    c->st = take_record(&c->w, k, c->offsets[k],
+                        limit < f->size ? limit : f->size, c->err);
+  }
+}
+
 sl_status sl_recordio_append(sl_source *src, const sl_rec_file *f,
                              const uint64_t *offsets, uint64_t records,
                              uint64_t capacity, sl_err *err) {
-  rio_walk w = {
-      src, f, capacity, NULL, 0, src->njoins, src->count > 0 || src->targets};
+  append_call c = {
+      {src, f, capacity, NULL, 0, src->njoins, src->count > 0 || src->targets},
+      offsets,
+      NULL,
+      records,
+      err,
+      SL_OK};
   /* Each record is walked only up to the next offset listed (an .idx may
    * list them in any order): records that overlap are damage, and the
    * walks read each byte of the file once at most, however hostile the
    * index. Memory: a sorted copy of the offsets while appending. */
-  uint64_t *sorted = malloc(records ? (size_t)records * 8 : 1);
-  if (!sorted)
+  c.sorted = malloc(records ? (size_t)records * 8 : 1);
+  if (!c.sorted)
     return sl_err_set(err, SL_ENOMEM,
                       "%s: no memory for %" PRIu64 " record offsets", f->path,
                       records);
-  memcpy(sorted, offsets, (size_t)records * 8);
-  qsort(sorted, (size_t)records, 8, cmp_u64);
-  sl_status st = SL_OK;
-  for (uint64_t k = 0; k < records && st == SL_OK; k++) {
-    uint64_t p = lower_bound(sorted, records, offsets[k]);
-    uint64_t limit = p + 1 < records ? sorted[p + 1] : f->size;
-    st = take_record(&w, k, offsets[k], limit < f->size ? limit : f->size, err);
-  }
-  free(sorted);
-  free(w.tmp);
+  memcpy(c.sorted, offsets, (size_t)records * 8);
+  qsort(c.sorted, (size_t)records, 8, cmp_u64);
+  sl_status st = guarded(f, walk_records, &c, &c.st,
+                         "its RecordIO records were indexed", err);
+  free(c.sorted);
+  free(c.w.tmp);
   return st;
 }
 

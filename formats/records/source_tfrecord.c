@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 
 #include "common/map_guard.h"
+#include "common/safe_text.h"
 #include "formats/core/crc32c.h"
 #include "formats/core/layout.h"
 #include "formats/records/tf_example.h"
@@ -105,9 +106,8 @@ static void take_name(sl_source *src, uint64_t i, const sl_feature *nf,
   if (!src->name_off || nf->kind != SL_FEATURE_BYTES || nf->count == 0 ||
       nf->first_len == 0 || nf->first_len > SL_NAME_MAX)
     return;
-  for (size_t q = 0; q < nf->first_len; q++)
-    if (!isprint(rec[nf->first_off + q]))
-      return;
+  if (!sl_text_printable(rec + nf->first_off, nf->first_len))
+    return;
   src->name_off[i] = rec_off + nf->first_off;
   src->index[i].name_len = (uint16_t)nf->first_len;
 }

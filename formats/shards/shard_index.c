@@ -177,13 +177,8 @@ static sl_status parse(sl_shard_index *ix, const char *path, sl_err *err) {
   return SL_OK;
 }
 
-/* Parses the len bytes of buf (malloc'd; ix owns it from the call on,
- * whatever the result). path names the index in messages. Errors:
- * SL_EFORMAT (bad magic, layout, sizes, checksum, names: the message says
- * which and to re-run `sluice index`), SL_ENOMEM. */
-static sl_status sl_shard_index_parse(sl_shard_index *ix, uint8_t *buf,
-                                      size_t len, const char *path,
-                                      sl_err *err) {
+sl_status sl_shard_index_parse(sl_shard_index *ix, uint8_t *buf, size_t len,
+                               const char *path, sl_err *err) {
   memset(ix, 0, sizeof *ix);
   ix->buf = buf;
   ix->len = len;

@@ -75,9 +75,14 @@ typedef struct sl_shard_index {
   size_t len;
 } sl_shard_index;
 
-/* Reads and parses the index file at path. Errors: SL_EFORMAT (bad magic,
- * layout, sizes, checksum, names: the message says which and to re-run
- * `sluice index`), SL_ENOMEM, SL_EIO. */
+/* Parses the len bytes of buf (malloc'd; ix owns it from the call on,
+ * whatever the result). path names the index in messages: the sharded
+ * reader's index fetched from a URL, the fuzz target. Errors: SL_EFORMAT
+ * (bad magic, layout, sizes, checksum, names: the message says which and to
+ * re-run `sluice index`), SL_ENOMEM. */
+sl_status sl_shard_index_parse(sl_shard_index *ix, uint8_t *buf, size_t len,
+                               const char *path, sl_err *err);
+/* Reads and parses the index file at path. Errors as parse, SL_EIO. */
 sl_status sl_shard_index_load(sl_shard_index *ix, const char *path,
                               sl_err *err);
 void sl_shard_index_free(sl_shard_index *ix);

@@ -23,6 +23,7 @@
 
 #include "common/endian.h"
 #include "formats/core/boxes.h"
+#include "formats/core/crc32c.h"
 #include "formats/core/format.h"
 #include "formats/shards/shard_index.h"
 
@@ -56,6 +57,17 @@ static bool index_paths(const char *path, char *idx, char *dir, size_t cap) {
 static sl_status shards_claim(const char *path, sl_format_kind *kind,
                               bool *mine, sl_err *err) {
   char idx[PATH_MAX], dir[PATH_MAX];
+  if (sl_url_kind_of(path) != SL_URL_NONE) {
+    /* Of the formats, sharded sets are read from URLs. */
+    if (*kind != SL_FORMAT_AUTO && *kind != SL_FORMAT_SHARDS)
+      return sl_err_set(err, SL_ECONFIG,
+                        "%s: datasets at a URL are sluice's sharded sets "
+                        "(dataset.format = shards or auto) for now; other "
+                        "formats are read from local files",
+                        path);
+    *mine = true;
+    return SL_OK;
+  }
   *mine = index_paths(path, idx, dir, sizeof idx);
   if (!*mine && *kind == SL_FORMAT_SHARDS)
     return sl_err_set(err, SL_EIO,
@@ -165,7 +177,81 @@ static sl_status fill(sl_source *src, const sl_shard_index *ix, sl_err *err) {
   return st;
 }
 
+/* What the index says of the whole set, into the source. */
+static sl_status set_from_index(sl_source *src, const sl_shard_index *ix,
+                                sl_err *err) {
+  src->entries = SL_ENTRIES_SLUICE;
+  src->version = SL_SHARD_INDEX_LAYOUT;
+  src->target_width = ix->target_width;
+  src->levels_layout = (ix->flags & SL_SHARD_FLAG_LEVELS) != 0;
+  src->nlevels = ix->nlevels;
+  memcpy(src->level_images, ix->level_images, sizeof ix->level_images);
+  memcpy(src->level_bytes, ix->level_bytes, sizeof ix->level_bytes);
+  sl_status st = sl_source_set_classes(src, ix->class_blob, ix->class_bytes,
+                                       ix->classes, err);
+  if (st == SL_OK)
+    st = sl_source_set_writer(src, ix->writer, strlen(ix->writer), err);
+  return st;
+}
+
+/* A set at a URL: the index fetched (not cached: it says which shards are
+ * current), each shard a lazy file fetched into the cache when first read
+ * and checked against the index's size and crc32c then. */
+static sl_status index_remote(sl_source *src, const char *path, sl_err *err) {
+  char idx[SL_URL_MAX], url[SL_URL_MAX];
+  size_t n = strlen(path);
+  const char *tail = "/" SL_SHARD_INDEX_NAME;
+  bool named = n >= strlen(tail) && !strcmp(path + n - strlen(tail), tail);
+  if (snprintf(idx, sizeof idx, "%s%s%s", path,
+               named || (n && path[n - 1] == '/') ? "" : "/",
+               named ? "" : SL_SHARD_INDEX_NAME) >= (int)sizeof idx)
+    return sl_err_set(err, SL_EINVAL, "%.200s: URL too long", path);
+  sl_status st =
+      sl_remote_open(&src->remote, &src->remote_opts, sl_crc32c_update, err);
+  uint8_t *buf = NULL;
+  size_t len = 0;
+  if (st == SL_OK) /* 24 bytes a sample: 4 GiB is 170M samples */
+    st = sl_remote_read_all(src->remote, idx, 4ull << 30, &buf, &len, err);
+  sl_shard_index ix;
+  if (st == SL_OK)
+    st = sl_shard_index_parse(&ix, buf, len, idx, err);
+  if (st != SL_OK)
+    return st;
+  st = set_from_index(src, &ix, err);
+  if (st == SL_OK &&
+      !(src->file_crc = malloc((ix.nshards ? ix.nshards : 1) * 4)))
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  uint64_t largest = 0;
+  const char *big = "";
+  for (uint64_t k = 0; st == SL_OK && k < ix.nshards; k++) {
+    st = sl_url_sibling(idx, ix.shards[k].name, url, sizeof url, err);
+    if (st == SL_OK)
+      st = sl_source_add_file(src, url, -1, ix.shards[k].size, err);
+    src->file_crc[k] = ix.shards[k].file_crc;
+    if (ix.shards[k].size >= largest) {
+      largest = ix.shards[k].size;
+      big = ix.shards[k].name;
+    }
+  }
+  uint64_t bound = sl_cache_bound(sl_remote_cache(src->remote));
+  if (st == SL_OK && largest > bound)
+    st =
+        sl_err_set(err, SL_ECONFIG,
+                   "%s: shard %s is %" PRIu64 " bytes, more than io.cache_bytes"
+                   " = %" PRIu64 ": raise io.cache_bytes above the largest "
+                   "shard",
+                   path, big, largest, bound);
+  if (st == SL_OK) {
+    sl_source_files_done(src);
+    st = fill(src, &ix, err);
+  }
+  sl_shard_index_free(&ix);
+  return st;
+}
+
 static sl_status shards_index(sl_source *src, const char *path, sl_err *err) {
+  if (sl_url_kind_of(path) != SL_URL_NONE)
+    return index_remote(src, path, err);
   char idx[PATH_MAX], dir[PATH_MAX];
   if (!index_paths(path, idx, dir, sizeof idx))
     return shards_claim(path, &(sl_format_kind){SL_FORMAT_SHARDS},
@@ -174,17 +260,7 @@ static sl_status shards_index(sl_source *src, const char *path, sl_err *err) {
   sl_status st = sl_shard_index_load(&ix, idx, err);
   if (st != SL_OK)
     return st;
-  src->entries = SL_ENTRIES_SLUICE;
-  src->version = SL_SHARD_INDEX_LAYOUT;
-  src->target_width = ix.target_width;
-  src->levels_layout = (ix.flags & SL_SHARD_FLAG_LEVELS) != 0;
-  src->nlevels = ix.nlevels;
-  memcpy(src->level_images, ix.level_images, sizeof ix.level_images);
-  memcpy(src->level_bytes, ix.level_bytes, sizeof ix.level_bytes);
-  st = sl_source_set_classes(src, ix.class_blob, ix.class_bytes, ix.classes,
-                             err);
-  if (st == SL_OK)
-    st = sl_source_set_writer(src, ix.writer, strlen(ix.writer), err);
+  st = set_from_index(src, &ix, err);
   if (st == SL_OK)
     st = sl_file_set_reserve_fds(ix.nshards, path, err);
   for (uint64_t k = 0; st == SL_OK && k < ix.nshards; k++)

@@ -16,6 +16,9 @@ holding more than ``device.prefetch`` batches at once makes the next
 import os
 
 from . import _sluice
+# sluice.augment after a plain ``import sluice``, as the README writes it
+# (sluice.torch is not imported here: it imports torch).
+from . import augment  # noqa: F401
 from ._sluice import (  # noqa: F401
     Batch,
     ConfigError,
@@ -39,7 +42,7 @@ from ._sluice import (  # noqa: F401
 
 __all__ = [
     "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
-    "option_names", "version", "pack", "index", "__version__",
+    "option_names", "version", "pack", "index", "__version__", "augment",
 ]
 
 _STATE_MAGIC = "sluice.Loader/1"

@@ -18,32 +18,22 @@ from . import _sluice
 
 __all__ = ["apply", "apply_boxes", "draw", "draw_recipe", "OPS", "BOX_OPS"]
 
+
+def _op_table():
+    """OPS and BOX_OPS from the C library's table (sl_augment_op_get):
+    each op's parameters are "keyword" or "keyword:field" words."""
+    ops, box_ops = {}, []
+    for name, params, moves_boxes in _sluice._augment_ops():
+        ops[name] = dict((w.split(":") + [w])[:2] for w in params.split())
+        if moves_boxes:
+            box_ops.append(name)
+    return ops, tuple(box_ops)
+
+
 # op -> its keyword parameters (torchvision's names), each mapped to the
-# field of sl_augment_args it sets.
-_GEOMETRY = {"interpolation": "interpolation", "fill": "fill"}
-OPS = {
-    "rotate": dict(angle="angle", center="center", **_GEOMETRY),
-    "affine": dict(angle="angle", translate="translate", scale="scale",
-                   shear="shear", center="center", **_GEOMETRY),
-    "shear_x": dict(shear="shear", **_GEOMETRY),
-    "shear_y": dict(shear="shear", **_GEOMETRY),
-    "translate_x": dict(translate="translate", **_GEOMETRY),
-    "translate_y": dict(translate="translate", **_GEOMETRY),
-    "adjust_brightness": {"brightness_factor": "factor"},
-    "adjust_contrast": {"contrast_factor": "factor"},
-    "adjust_saturation": {"saturation_factor": "factor"},
-    "adjust_hue": {"hue_factor": "factor"},
-    "adjust_sharpness": {"sharpness_factor": "factor"},
-    "posterize": {"bits": "bits"},
-    "solarize": {"threshold": "threshold"},
-    "autocontrast": {},
-    "equalize": {},
-    "invert": {},
-    "rgb_to_grayscale": {},
-    "hflip": {},
-    "gaussian_blur": {"kernel_size": "kernel_size", "sigma": "sigma"},
-    "erase": {"i": "i", "j": "j", "h": "h", "w": "w", "v": "value"},
-}
+# field of sl_augment_args it sets; BOX_OPS: the ops that move detection
+# boxes (apply_boxes).
+OPS, BOX_OPS = _op_table()
 
 _STATUS_ERRORS = {
     2: "InvalidArgumentError", 3: "OutOfMemoryError", 5: "ConfigError",
@@ -144,11 +134,6 @@ def apply(name, image, **params):
     if res is not None:
         _raise(*res)
     return out
-
-
-# The ops that move detection boxes (apply_boxes).
-BOX_OPS = ("rotate", "affine", "shear_x", "shear_y", "translate_x",
-           "translate_y", "hflip")
 
 
 def apply_boxes(name, boxes, height, width, **params):

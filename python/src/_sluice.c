@@ -22,6 +22,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,6 +328,20 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   pthread_mutex_unlock(&c->op);
   Py_END_ALLOW_THREADS
+  if (st == SL_OK && PyErr_CheckSignals() < 0) {
+    /* A signal came during the wait and its handler raised (Ctrl-C:
+     * KeyboardInterrupt). The batch goes back to the loader, so that a
+     * state saved now does not count it and the next call returns it;
+     * kept, it would be lost between here and the caller's loop. */
+    op_lock_gil(c);
+    if (sl_loader_unget(c->ld, &bc->b) != SL_OK)
+      sl_batch_release(c->ld, &bc->b, NULL); /* another thread's next came
+                                                between: it is delivered */
+    pthread_mutex_unlock(&c->op);
+    free(bc);
+    core_leave(c);
+    return NULL;
+  }
   if (st == SL_END) {
     free(bc);
     core_leave(c);
@@ -392,8 +407,7 @@ static PyObject *Loader_resolution(PyObject *o, PyObject *arg) {
   return PyLong_FromUnsignedLong(sl_loader_epoch_resolution(self->core->ld, e));
 }
 
-static int dict_u64(PyObject *d, const char *k, unsigned long long v) {
-  PyObject *x = PyLong_FromUnsignedLongLong(v);
+static int dict_put(PyObject *d, const char *k, PyObject *x) {
   if (!x)
     return -1;
   int r = PyDict_SetItemString(d, k, x);
@@ -401,22 +415,92 @@ static int dict_u64(PyObject *d, const char *k, unsigned long long v) {
   return r;
 }
 
-static int dict_f(PyObject *d, const char *k, double v) {
-  PyObject *x = PyFloat_FromDouble(v);
-  if (!x)
-    return -1;
-  int r = PyDict_SetItemString(d, k, x);
-  Py_DECREF(x);
-  return r;
+static int dict_u64(PyObject *d, const char *k, unsigned long long v) {
+  return dict_put(d, k, PyLong_FromUnsignedLongLong(v));
 }
 
 static int dict_s(PyObject *d, const char *k, const char *v) {
-  PyObject *x = PyUnicode_FromString(v ? v : "");
-  if (!x)
-    return -1;
-  int r = PyDict_SetItemString(d, k, x);
-  Py_DECREF(x);
-  return r;
+  return dict_put(d, k, PyUnicode_FromString(v));
+}
+
+/* sl_loader_stats as a dict, from SL_LOADER_STATS_FIELDS: one row a field,
+ * boxed by its type, shown as the list's comment says bindings show it. */
+static PyObject *box_U64(const void *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return PyLong_FromUnsignedLongLong(v);
+}
+static PyObject *box_U32(const void *p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return PyLong_FromUnsignedLong(v);
+}
+static PyObject *box_F64(const void *p) {
+  double v;
+  memcpy(&v, p, sizeof v);
+  return PyFloat_FromDouble(v);
+}
+static PyObject *box_STR(const void *p) {
+  const char *v;
+  memcpy(&v, p, sizeof v);
+  return PyUnicode_FromString(v ? v : "");
+}
+
+enum stat_kind { STAT_TOTAL, STAT_NOW, STAT_RECENT, STAT_LEN };
+static const struct stat_row {
+  const char *name;
+  size_t offset, size, n; /* size: of one element */
+  enum stat_kind kind;
+  PyObject *(*box)(const void *p);
+} k_stat_rows[] = {
+#define STAT_ROW(type, name, count, kind)                                      \
+  {#name,                                                                      \
+   offsetof(sl_loader_stats, name),                                            \
+   sizeof(((sl_loader_stats *)0)->name) / (count),                             \
+   (count),                                                                    \
+   STAT_##kind,                                                                \
+   box_##type},
+    SL_LOADER_STATS_FIELDS(STAT_ROW)
+#undef STAT_ROW
+};
+enum { k_nstat_rows = sizeof k_stat_rows / sizeof k_stat_rows[0] };
+
+/* Row i of k_stat_rows from s into d. */
+static int stats_put(PyObject *d, const sl_loader_stats *s, int i) {
+  const struct stat_row *r = &k_stat_rows[i];
+  const char *at = (const char *)s + r->offset;
+  if (r->kind == STAT_LEN) /* the length of the RECENT list before it */
+    return 0;
+  if (r->kind == STAT_RECENT) { /* its valid entries: the LEN row after it */
+    uint32_t len = 0;
+    if (i + 1 < k_nstat_rows && k_stat_rows[i + 1].kind == STAT_LEN)
+      memcpy(&len, (const char *)s + k_stat_rows[i + 1].offset, sizeof len);
+    PyObject *list = PyList_New(0);
+    if (!list)
+      return -1;
+    for (size_t k = 0; k < len && k < r->n; k++) {
+      PyObject *x = r->box(at + k * r->size);
+      if (!x || PyList_Append(list, x)) {
+        Py_XDECREF(x);
+        Py_DECREF(list);
+        return -1;
+      }
+      Py_DECREF(x);
+    }
+    return dict_put(d, r->name, list);
+  }
+  if (r->n == 1)
+    return dict_put(d, r->name, r->box(at));
+  /* An array: a key per index, after the first word (level1_decodes). */
+  size_t word = strcspn(r->name, "_");
+  for (size_t k = 0; k < r->n; k++) {
+    char key[96];
+    snprintf(key, sizeof key, "%.*s%zu%s", (int)word, r->name, k,
+             r->name + word);
+    if (dict_put(d, key, r->box(at + k * r->size)))
+      return -1;
+  }
+  return 0;
 }
 
 static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
@@ -427,7 +511,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     return NULL;
   sl_loader_stats s;
   sl_status st;
-  char msg[1024];
+  char msg[1024], left_out[1024] = "";
   op_lock_gil(c);
   if (c->closed) {
     st = SL_ESTATE;
@@ -436,6 +520,7 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     st = sl_loader_stats_get(c->ld, &s);
     if (st != SL_OK)
       snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
+    snprintf(left_out, sizeof left_out, "%s", sl_loader_left_out(c->ld));
   }
   pthread_mutex_unlock(&c->op);
   core_leave(c);
@@ -444,44 +529,10 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
   PyObject *d = PyDict_New();
   if (!d)
     return NULL;
-  PyObject *bad = PyList_New(0);
-  if (!bad)
-    goto fail;
-  for (uint32_t i = 0; i < s.nbad && i < SL_STATS_BAD_KEEP; i++) {
-    PyObject *x = PyLong_FromUnsignedLongLong(s.bad[i]);
-    if (!x || PyList_Append(bad, x)) {
-      Py_XDECREF(x);
-      Py_DECREF(bad);
+  for (int i = 0; i < k_nstat_rows; i++)
+    if (stats_put(d, &s, i))
       goto fail;
-    }
-    Py_DECREF(x);
-  }
-  int r = PyDict_SetItemString(d, "bad", bad);
-  Py_DECREF(bad);
-  if (r || dict_u64(d, "epoch", s.epoch) || dict_u64(d, "batches", s.batches) ||
-      dict_u64(d, "samples", s.samples) || dict_u64(d, "skipped", s.skipped) ||
-      dict_u64(d, "failed", s.failed) ||
-      dict_u64(d, "bytes_read", s.bytes_read) ||
-      dict_u64(d, "read_ns", s.read_ns) ||
-      dict_u64(d, "decode_ns", s.decode_ns) ||
-      dict_u64(d, "augment_ns", s.augment_ns) ||
-      dict_u64(d, "staging_wait_ns", s.staging_wait_ns) ||
-      dict_u64(d, "slot_wait_ns", s.slot_wait_ns) ||
-      dict_u64(d, "consumer_wait_ns", s.consumer_wait_ns) ||
-      dict_u64(d, "epoch_batches", s.epoch_batches) ||
-      dict_f(d, "epoch_seconds", s.epoch_seconds) ||
-      dict_f(d, "images_per_s", s.images_per_s) ||
-      dict_u64(d, "workers", s.workers) || dict_s(d, "backend", s.backend) ||
-      dict_s(d, "backend_note", s.backend_note) ||
-      dict_u64(d, "jpeg_samples", s.jpeg_samples) ||
-      dict_u64(d, "jpeg_windowed", s.jpeg_windowed) ||
-      dict_u64(d, "chunk_unfilters", s.chunk_unfilters) ||
-      dict_u64(d, "boxes_over", s.boxes_over) ||
-      dict_u64(d, "box_samples_over", s.box_samples_over) ||
-      dict_u64(d, "level0_decodes", s.level_decodes[0]) ||
-      dict_u64(d, "level1_decodes", s.level_decodes[1]) ||
-      dict_u64(d, "level2_decodes", s.level_decodes[2]) ||
-      dict_u64(d, "level3_decodes", s.level_decodes[3]) ||
+  if (dict_s(d, "left_out_files", left_out) ||
       dict_u64(d, "dlpack_exports", atomic_load(&c->exports)) ||
       dict_u64(d, "dlpack_deleted", atomic_load(&c->deleted)) ||
       dict_u64(d, "batches_held", atomic_load(&c->outstanding)) ||
@@ -792,6 +843,9 @@ static PyMethodDef mod_methods[] = {
     {"_augment_boxes", py_augment_boxes, METH_VARARGS,
      "sl_augment_boxes on a writable float32 (n, 4) buffer "
      "(sluice.augment.apply_boxes)."},
+    {"_augment_ops", py_augment_ops, METH_NOARGS,
+     "sl_augment_op_get's table: [(name, params, moves_boxes)] "
+     "(sluice.augment.OPS, BOX_OPS)."},
     {"_augment_apply", py_augment_apply, METH_VARARGS,
      "sl_augment_apply on a writable u8 buffer (sluice.augment.apply)."},
     {"_augment_draw", py_augment_draw, METH_VARARGS,

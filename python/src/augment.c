@@ -117,6 +117,28 @@ static int args_and_buffer(PyObject *params, sl_augment_args *a, PyObject *buf,
   return 0;
 }
 
+/* _augment_ops(): sl_augment_op_get's table as a list of (name, params,
+ * moves_boxes), from which sluice/augment.py builds OPS and BOX_OPS. */
+PyObject *py_augment_ops(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  PyObject *list = PyList_New(0);
+  if (!list)
+    return NULL;
+  sl_augment_op_info op;
+  for (uint32_t i = 0; sl_augment_op_get(i, &op); i++) {
+    PyObject *row = Py_BuildValue("(ssO)", op.name, op.params,
+                                  op.moves_boxes ? Py_True : Py_False);
+    if (!row || PyList_Append(list, row)) {
+      Py_XDECREF(row);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(row);
+  }
+  return list;
+}
+
 /* _augment_apply(op, buffer, height, width, channels, params) */
 PyObject *py_augment_apply(PyObject *m, PyObject *args) {
   (void)m;

@@ -38,6 +38,7 @@ void instance_free(PyObject *o);
 extern PyType_Spec Dataset_spec, Writer_spec;
 
 /* sluice.augment's functions (augment.c), in the module's method table. */
+PyObject *py_augment_ops(PyObject *m, PyObject *unused);
 PyObject *py_augment_apply(PyObject *m, PyObject *args);
 PyObject *py_augment_boxes(PyObject *m, PyObject *args);
 PyObject *py_augment_draw(PyObject *m, PyObject *args);

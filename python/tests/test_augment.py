@@ -234,6 +234,33 @@ def test_geometric_ops_match_torchvision(name, params):
             name, label, _psnr(got, ref))
 
 
+def test_every_op_of_the_c_table_is_callable():
+    # OPS and BOX_OPS come from the C library's table at import: every op
+    # there runs through apply with each of its parameters, and the box
+    # ops through apply_boxes.
+    names = [row[0] for row in sluice._sluice._augment_ops()]
+    assert list(A.OPS) == names and len(names) == 20
+    assert A.BOX_OPS == ("rotate", "affine", "shear_x", "shear_y",
+                         "translate_x", "translate_y", "hflip")
+    assert A.OPS["adjust_hue"] == {"hue_factor": "factor"}
+    assert A.OPS["erase"]["v"] == "value"
+    given = {"angle": 10, "translate": 3, "scale": 1.0, "shear": 5,
+             "center": [2, 2], "interpolation": "bilinear", "fill": 7,
+             "brightness_factor": 1.5, "contrast_factor": 0.5,
+             "saturation_factor": 2.0, "hue_factor": 0.1,
+             "sharpness_factor": 2.0, "bits": 3, "threshold": 100,
+             "kernel_size": 3, "sigma": 1.0, "i": 1, "j": 1, "h": 2, "w": 2,
+             "v": 255}
+    img = np.arange(6 * 5 * 3, dtype=np.uint8).reshape(6, 5, 3)
+    for name, params in A.OPS.items():
+        out = A.apply(name, img, **{k: given[k] for k in params})
+        assert out.shape == img.shape, name
+        if name in A.BOX_OPS:
+            boxes = A.apply_boxes(name, [[1, 1, 3, 4]], 6, 5,
+                                  **{k: given[k] for k in params})
+            assert boxes.shape == (1, 4), name
+
+
 def test_bad_parameters_are_refused_with_their_name():
     img = np.zeros((4, 4, 3), np.uint8)
     with pytest.raises(sluice.InvalidArgumentError, match="hue"):

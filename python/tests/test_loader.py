@@ -30,6 +30,25 @@ def test_short_names_and_dict_keys(opts):
         assert b.n == 4 and b.valid == 4 and b.resolution == (32, 32)
 
 
+def test_stats_keys(opts):
+    # The dict is built from SL_LOADER_STATS_FIELDS: every field of
+    # sl_loader_stats, level_decodes one key per level, bad as a list.
+    with sluice.Loader(opts(), batch_size=4) as ld:
+        s = ld.stats()
+    assert set(s) == {
+        "epoch", "batches", "samples", "skipped", "failed", "bad",
+        "bytes_read", "read_ns", "decode_ns", "augment_ns",
+        "staging_wait_ns", "slot_wait_ns", "consumer_wait_ns",
+        "epoch_batches", "epoch_seconds", "images_per_s", "workers",
+        "backend", "backend_note", "jpeg_samples", "jpeg_windowed",
+        "chunk_unfilters", "boxes_over", "box_samples_over",
+        "level0_decodes", "level1_decodes", "level2_decodes",
+        "level3_decodes", "left_out", "left_out_files", "dlpack_exports",
+        "dlpack_deleted", "batches_held", "prefetch"}
+    assert s["bad"] == [] and s["backend"] in ("host", "cuda")
+    assert isinstance(s["epoch_seconds"], float)
+
+
 @pytest.mark.parametrize("bad, fragment", [
     ({"batch_size": 0}, "loader.batch_size"),
     ({"workers": "many"}, "loader.workers"),
@@ -715,3 +734,45 @@ def test_ini_errors_all_in_one_config_error(tmp_path):
         assert "bad.ini:%d: unknown key 'loader.no_such_%02d'" % (6 + i, i) in msg
     assert "augment.scale: the lower bound (0.9)" in msg
     assert "more error" not in msg
+
+
+def test_import_sluice_gives_sluice_augment():
+    # issue 40: the README calls sluice.augment.apply after a plain
+    # `import sluice`; a fresh interpreter, so no test's own import helps.
+    code = ("import sluice, numpy as np\n"
+            "img = np.zeros((4, 4, 3), np.uint8)\n"
+            "out = sluice.augment.apply('hflip', img)\n"
+            "print(out.shape)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "(4, 4, 3)"
+
+
+def test_enum_value_typo_suggests_the_choice(opts):
+    # issue 40: a value typo gets "did you mean" as a key typo does.
+    with pytest.raises(sluice.ConfigError, match=r"did you mean trivial\?"):
+        sluice.Loader(opts(), augment_auto="trivialaugment")
+
+
+@pytest.mark.parametrize("key,value,named", [
+    ("augment.erasing", 0.25, "augment.erasing"),
+    ("augment.flip", 0.0, "augment.flip"),
+    ("augment.auto", "trivial", "augment.auto"),
+])
+def test_state_error_names_only_the_settings_that_differ(opts, key, value,
+                                                        named):
+    # Issue 40: changing augment.erasing gave a StateError listing crop,
+    # flip, mean, std and filter, and not erasing.
+    with sluice.Loader(opts()) as ld:
+        ld.set_epoch(0)
+        state = ld.state_dict()
+    with sluice.Loader(opts(**{key: value})) as ld:
+        with pytest.raises(sluice.StateError) as e:
+            ld.load_state_dict(state)
+    msg = str(e.value)
+    assert named in msg
+    for other in ("crop", "flip", "mean", "std", "filter", "erasing",
+                  "mixup", "auto"):
+        if other not in key:
+            assert other not in msg, msg

@@ -165,3 +165,26 @@ def test_refusals_name_the_cause(labelled, tmp_path):
         b = next(iter(ld.epoch(0)))
         assert np.asarray(b.targets).shape == (1, 3)
         del b
+
+
+def test_each_rank_draws_its_own_mixing_and_resumes_it(labelled):
+    """Issue 40: every rank drew the same kind, lambda and box for a batch,
+    so the global batch mixed with one lambda. Each rank now draws its own
+    (as each process of the reference recipes does); a resumed rank draws
+    its batches' mixing again."""
+    o = options(labelled, **MIX, **{"loader.world_size": 2})
+    ranks = [[b[3] for b in batches(dict(o, **{"loader.rank": r}), epoch=1)]
+             for r in (0, 1)]
+    assert len(ranks[0]) == len(ranks[1]) == 4
+    for a, b in zip(*ranks):
+        assert a != b  # (kind, lambda, box): lambda is drawn continuous
+    r1 = dict(o, **{"loader.rank": 1})
+    with sluice.Loader(r1) as ld:
+        it = ld.epoch(1)
+        for _ in range(2):
+            next(it)
+        state = ld.state_dict()
+    with sluice.Loader(r1) as ld:
+        ld.load_state_dict(state)
+        rest = [b.mix for b in ld]
+    assert rest == ranks[1][2:]

@@ -163,26 +163,13 @@ static void test_exact_values(void **state) {
  * parameters: what the sanitizers need to see. */
 static void test_every_op_on_edge_sizes(void **state) {
   (void)state;
-  const char *ops[] = {"rotate",
-                       "affine",
-                       "shear_x",
-                       "shear_y",
-                       "translate_x",
-                       "translate_y",
-                       "adjust_brightness",
-                       "adjust_contrast",
-                       "adjust_saturation",
-                       "adjust_hue",
-                       "adjust_sharpness",
-                       "posterize",
-                       "solarize",
-                       "autocontrast",
-                       "equalize",
-                       "invert",
-                       "rgb_to_grayscale",
-                       "hflip",
-                       "gaussian_blur",
-                       "erase"};
+  /* the ops: all of sl_augment_op_get's table, and it has them all */
+  const char *ops[32];
+  size_t nops = 0;
+  sl_augment_op_info info;
+  while (nops < 32 && sl_augment_op_get((uint32_t)nops, &info))
+    ops[nops++] = info.name;
+  assert_int_equal(nops, 20);
   int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {3, 3}, {31, 17}};
   sl_augment_args a = {.angle = -45,
                        .translate = {300, -300},
@@ -204,7 +191,7 @@ static void test_every_op_on_edge_sizes(void **state) {
   for (int interp = 0; interp < 2; interp++)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
       for (int c = 1; c <= 3; c += 2)
-        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        for (size_t k = 0; k < nops; k++) {
           int w = sizes[s][0], h = sizes[s][1];
           uint8_t *x = noise(w, h, c, k);
           a.interpolation = interp;
@@ -240,6 +227,43 @@ static void test_every_op_on_edge_sizes(void **state) {
       sl_augment_apply("adjust_hue", &bad, px, 1, 1, 3, msg, sizeof msg),
       SL_EINVAL);
   assert_non_null(strstr(msg, "adjust_hue"));
+}
+
+/* sl_augment_op_get's table is what apply and boxes take: every op runs,
+ * the ops said to move boxes move them, the others are refused, and an
+ * unknown op's message lists the table. */
+static void test_op_table(void **state) {
+  (void)state;
+  sl_augment_args a = {.scale = 1,
+                       .factor = 0.5,
+                       .bits = 8,
+                       .kernel_size = {3, 3},
+                       .sigma = {1, 1},
+                       .h = 1,
+                       .w = 1};
+  sl_augment_op_info info;
+  char msg[512], names[512] = "";
+  uint32_t i = 0;
+  for (; sl_augment_op_get(i, &info); i++) {
+    assert_non_null(info.name);
+    assert_non_null(info.params);
+    assert_null(info.reserved[0]);
+    uint8_t px[5 * 4 * 3] = {0};
+    assert_int_equal(apply(info.name, &a, px, 5, 4, 3), SL_OK);
+    float box[4] = {1, 1, 3, 2};
+    sl_status st =
+        sl_augment_boxes(info.name, &a, box, 1, 4, 5, msg, sizeof msg);
+    assert_int_equal(st, info.moves_boxes ? SL_OK : SL_EINVAL);
+    size_t at = strlen(names);
+    snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", info.name);
+  }
+  assert_int_equal(i, 20);
+  assert_int_equal(sl_augment_op_get(i, &info), 0);
+  assert_int_equal(sl_augment_op_get(0, NULL), 0);
+  uint8_t px[3] = {0};
+  assert_int_equal(sl_augment_apply("nope", &a, px, 1, 1, 3, msg, sizeof msg),
+                   SL_EINVAL);
+  assert_non_null(strstr(msg, names));
 }
 
 static void test_policy_draws(void **state) {
@@ -453,8 +477,14 @@ static void test_pipeline_flips_late_samples_mirrored(void **state) {
   free(j.p);
 }
 
+static int same_plan(const sl_mix_plan *a, const sl_mix_plan *b) {
+  return a->kind == b->kind && a->lambda == b->lambda && a->y0 == b->y0 &&
+         a->y1 == b->y1 && a->x0 == b->x0 && a->x1 == b->x1;
+}
+
 /* Mixup/CutMix plans: Beta(a, a)'s mean and variance, CutMix's lambda
- * from its clipped box, plans a pure function of (seed, epoch, batch). */
+ * from its clipped box, plans a pure function of (seed, epoch, rank,
+ * batch). */
 static void test_mix_plans(void **state) {
   (void)state;
   sl_mix_params p = {.mixup = 0.8, .prob = 1, .classes = 4};
@@ -462,8 +492,8 @@ static void test_mix_plans(void **state) {
   int n = 20000;
   for (int k = 0; k < n; k++) {
     sl_mix_plan m, m2;
-    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
-    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m2);
+    sl_mix_plan_for(&p, 9, 2, 0, (uint64_t)k, 32, 48, &m);
+    sl_mix_plan_for(&p, 9, 2, 0, (uint64_t)k, 32, 48, &m2);
     assert_true(m.lambda == m2.lambda);
     assert_int_equal(m.kind, SL_MIX_MIXUP);
     s += m.lambda, s2 += m.lambda * m.lambda;
@@ -476,7 +506,7 @@ static void test_mix_plans(void **state) {
   int cuts = 0;
   for (int k = 0; k < 2000; k++) {
     sl_mix_plan m;
-    sl_mix_plan_for(&p, 9, 2, (uint64_t)k, 32, 48, &m);
+    sl_mix_plan_for(&p, 9, 2, 0, (uint64_t)k, 32, 48, &m);
     if (m.kind != SL_MIX_CUTMIX)
       continue;
     cuts++;
@@ -486,9 +516,25 @@ static void test_mix_plans(void **state) {
     assert_true(fabs(m.lambda - (1 - area / (32.0 * 48))) < 1e-6);
   }
   assert_true(cuts > 850 && cuts < 1150);
+  /* Each rank draws its own plans (issue 40): with 8 ranks, no batch
+   * index has two ranks sharing kind, lambda and box; a rank's plans are
+   * the same at every call (a resume draws them again). */
+  int same = 0;
+  for (int k = 0; k < 200; k++) {
+    sl_mix_plan m[8];
+    for (uint64_t rank = 0; rank < 8; rank++) {
+      sl_mix_plan again;
+      sl_mix_plan_for(&p, 9, 2, rank, (uint64_t)k, 32, 48, &m[rank]);
+      sl_mix_plan_for(&p, 9, 2, rank, (uint64_t)k, 32, 48, &again);
+      assert_true(same_plan(&m[rank], &again));
+      for (uint64_t o = 0; o < rank; o++)
+        same += same_plan(&m[o], &m[rank]);
+    }
+  }
+  assert_int_equal(same, 0);
   p.prob = 0;
   sl_mix_plan none;
-  sl_mix_plan_for(&p, 9, 2, 0, 32, 48, &none);
+  sl_mix_plan_for(&p, 9, 2, 0, 0, 32, 48, &none);
   assert_int_equal(none.kind, SL_MIX_NONE);
   assert_true(none.lambda == 1.0);
 }
@@ -1071,6 +1117,7 @@ int main(void) {
       cmocka_unit_test(test_sharpness_is_its_formula),
       cmocka_unit_test(test_blur_is_its_formula),
       cmocka_unit_test(test_every_op_on_edge_sizes),
+      cmocka_unit_test(test_op_table),
       cmocka_unit_test(test_policy_draws),
       cmocka_unit_test(test_recipe_draws),
       cmocka_unit_test(test_late_flip_gives_the_same_bytes),

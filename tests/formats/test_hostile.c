@@ -7,6 +7,7 @@
  * the file. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 // clang-format off
@@ -15,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <lmdb.h>
 
 #include "formats/core/crc32c.h"
 #include "formats/core/source.h"
@@ -378,15 +382,36 @@ static size_t write_tar(const char *path, int n) {
   return total;
 }
 
-/* Opening a TFRecord file or a WebDataset shard that is cut to 8 KiB
+/* n RecordIO image records (IRHeader label 0, then a PNG), no .idx. */
+static size_t write_recordio(const char *path, int n) {
+  size_t payload = 24 + sizeof k_png, rec = 8 + ((payload + 3) & ~(size_t)3);
+  uint8_t *b = calloc(rec, (size_t)n);
+  assert_non_null(b);
+  for (int r = 0; r < n; r++) {
+    uint8_t *p = b + rec * (size_t)r;
+    put_le(p, 0xced7230au, 4);
+    put_le(p + 4, payload, 4);
+    memcpy(p + 8 + 24, k_png, sizeof k_png);
+  }
+  write_bytes(path, b, rec * (size_t)n);
+  free(b);
+  return rec * (size_t)n;
+}
+
+/* Opening a TFRecord file, a WebDataset shard or a RecordIO file (its
+ * framing walked: no .idx) that is cut to 8 KiB
  * right after it was mapped: SL_EIO naming the file and the offset read
  * (past the cut), not SIGBUS (before: the process died with "Bus error"). */
 static void test_shard_shrinks_during_open(void **state) {
   (void)state;
   char p[700];
-  for (int kind = 0; kind < 2; kind++) {
-    in_dir(p, sizeof p, kind ? "shrinks.tar" : "shrinks.tfrecord");
-    size_t size = kind ? write_tar(p, 100) : write_tfrecord(p, 200, 1000);
+  static const char *const names[] = {"shrinks.tfrecord", "shrinks.tar",
+                                      "shrinks.rec"};
+  for (int kind = 0; kind < 3; kind++) {
+    in_dir(p, sizeof p, "%s", names[kind]);
+    size_t size = kind == 2   ? write_recordio(p, 400)
+                  : kind == 1 ? write_tar(p, 100)
+                              : write_tfrecord(p, 200, 1000);
     g_shrink_path = p;
     g_shrink_to = 8192;
     g_shrink_min = size;
@@ -401,6 +426,338 @@ static void test_shard_shrinks_during_open(void **state) {
       fail_msg("%s: %d %s", p, st, err.msg);
     assert_null(src);
   }
+}
+
+/* ---- 3: small files whose first sample sizes a targets table ------------- */
+
+/* calloc and realloc, wrapped (-Wl,--wrap: the formats' objects linked
+ * here): while g_track is set, the largest request is kept, so a test
+ * asserts on what the reader asks for rather than on RSS or time. */
+static bool g_track;
+static size_t g_largest;
+
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size) {
+  if (g_track && size && n <= SIZE_MAX / size && n * size > g_largest)
+    g_largest = n * size;
+  return __real_calloc(n, size);
+}
+void *__real_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_realloc(void *p, size_t size) {
+  if (g_track && size > g_largest)
+    g_largest = size;
+  return __real_realloc(p, size);
+}
+
+static size_t file_size(const char *path) {
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  return (size_t)sb.st_size;
+}
+
+static void count_bad(void *user, uint64_t i, const char *reason) {
+  (void)i;
+  (void)reason;
+  ++*(uint64_t *)user;
+}
+
+/* Opens p in verify mode with the allocations tracked; the largest request
+ * must not pass the bytes on disk (the file's, plus its .idx's). */
+static void open_bounded(const char *p, size_t on_disk, const char *want) {
+  sl_err err = {0};
+  sl_source *src = NULL;
+  uint64_t bad = 0;
+  g_largest = 0;
+  g_track = true;
+  sl_status st = sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_PREAD,
+                                            count_bad, &bad, &err);
+  g_track = false;
+  if (g_largest > on_disk + (1 << 16))
+    fail_msg("%s (%zu bytes on disk): a request of %zu bytes", p, on_disk,
+             g_largest);
+  if (st == SL_OK) {
+    assert_true(bad > 0);
+    assert_int_equal(sl_source_target_width(src), 0);
+    sl_source_close(src);
+  } else if (want && !strstr(err.msg, want)) {
+    fail_msg("%s: %d %s", p, st, err.msg);
+  }
+}
+
+/* A 262 KB .rec whose first record claims 65,535 float labels, and a
+ * .idx of 20,000 lines past its end: rows x K x 4 would be 5.2 GB
+ * (before: calloc'd, then each bad row zeroed: 2.57 GB RSS). */
+static void test_recordio_targets_bounded(void **state) {
+  (void)state;
+  char rec[700], idx[700];
+  in_dir(rec, sizeof rec, "wide.rec");
+  in_dir(idx, sizeof idx, "wide.idx");
+  uint32_t k = 65535;
+  size_t payload = 24 + 4 * (size_t)k + sizeof k_png;
+  size_t total = 8 + ((payload + 3) & ~(size_t)3);
+  uint8_t *b = calloc(total, 1);
+  assert_non_null(b);
+  put_le(b, 0xced7230au, 4);
+  put_le(b + 4, payload, 4);
+  put_le(b + 8, k, 4); /* flag: k float labels, all 0 */
+  memcpy(b + 8 + 24 + 4 * (size_t)k, k_png, sizeof k_png);
+  write_bytes(rec, b, total);
+  free(b);
+  FILE *f = fopen(idx, "w");
+  assert_non_null(f);
+  fprintf(f, "0\t0\n");
+  for (int i = 1; i < 20000; i++)
+    fprintf(f, "%d\t%zu\n", i, total + 4 * (size_t)i);
+  assert_int_equal(fclose(f), 0);
+  open_bounded(rec, file_size(rec) + file_size(idx), NULL);
+}
+
+/* A Caffe LMDB: an encoded Datum (a PNG) with 65,535 float_data first,
+ * then 4,000 damaged values: entries x K x 4 would be 1 GB. */
+static void test_caffe_targets_bounded(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "wide.lmdb");
+  uint32_t k = 65535;
+  size_t n = 0, cap = 16 + sizeof k_png + 4 * (size_t)k;
+  uint8_t *v = malloc(cap);
+  assert_non_null(v);
+  v[n++] = 0x22; /* data */
+  v[n++] = sizeof k_png;
+  memcpy(v + n, k_png, sizeof k_png);
+  n += sizeof k_png;
+  v[n++] = 0x38; /* encoded */
+  v[n++] = 1;
+  v[n++] = 0x32; /* float_data, packed */
+  for (uint64_t len = 4 * (uint64_t)k; len; len >>= 7)
+    v[n++] = (uint8_t)((len & 0x7f) | (len >> 7 ? 0x80 : 0));
+  memset(v + n, 0, 4 * (size_t)k);
+  n += 4 * (size_t)k;
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  assert_int_equal(mdb_env_create(&env), 0);
+  assert_int_equal(mdb_env_set_mapsize(env, 64 << 20), 0);
+  assert_int_equal(mdb_env_open(env, p, MDB_NOSUBDIR, 0644), 0);
+  assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+  assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+  char key[16];
+  uint8_t damaged = 0x08; /* a field tag, its value cut off */
+  for (int i = 0; i < 4001; i++) {
+    snprintf(key, sizeof key, "%08d", i);
+    MDB_val kv = {strlen(key), key}, vv = {i ? 1 : n, i ? &damaged : v};
+    assert_int_equal(mdb_put(txn, dbi, &kv, &vv, 0), 0);
+  }
+  assert_int_equal(mdb_txn_commit(txn), 0);
+  mdb_env_close(env);
+  free(v);
+  open_bounded(p, file_size(p), NULL);
+}
+
+/* A WebDataset shard of one sample whose .npy holds 65,535 floats: the
+ * table follows the samples (before: 1,024 rows reserved, 268 MB). */
+static void test_wds_npy_targets_bounded(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "wide.tar");
+  uint32_t k = 65535;
+  char hdr[128];
+  int hl = snprintf(hdr, sizeof hdr,
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': "
+                    "(%u,), }",
+                    k);
+  size_t head = 10 + (size_t)hl + 1;
+  size_t pad = (64 - head % 64) % 64;
+  size_t npy = head + pad + 4 * (size_t)k;
+  size_t total = 512 + 512 + 512 + ((npy + 511) & ~(size_t)511) + 1024;
+  uint8_t *b = calloc(total, 1), *q = b;
+  assert_non_null(b);
+  tar_header(q, "s0.png", sizeof k_png);
+  memcpy(q + 512, k_png, sizeof k_png);
+  q += 1024;
+  tar_header(q, "s0.npy", npy);
+  uint8_t *d = q + 512;
+  memcpy(d, "\x93NUMPY\x01\x00", 8);
+  put_le(d + 8, (uint64_t)hl + pad + 1, 2);
+  memcpy(d + 10, hdr, (size_t)hl);
+  memset(d + 10 + hl, ' ', pad);
+  d[10 + hl + pad] = '\n';
+  write_bytes(p, b, total);
+  free(b);
+  sl_source_opts o = {0};
+  o.targets_ext = "npy";
+  sl_err err = {0};
+  sl_source *src = NULL;
+  g_largest = 0;
+  g_track = true;
+  sl_status st = sl_source_open_opts(&src, p, &o, SL_SOURCE_PREAD, &err);
+  g_track = false;
+  if (st != SL_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sl_source_target_width(src), k);
+  sl_source_close(src);
+  if (g_largest > total + (1 << 16))
+    fail_msg("%s (%zu bytes): a request of %zu bytes", p, total, g_largest);
+}
+
+/* ---- 6: control characters in names taken from files --------------------- */
+
+static void no_control(const char *what, const char *msg) {
+  for (const char *c = msg; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      fail_msg("%s: a control character in \"%s\"", what, msg);
+  if (!strstr(msg, "\\x1b"))
+    fail_msg("%s: the escape is not shown as \\x1b: %s", what, msg);
+}
+
+static void keep_reason(void *user, uint64_t i, const char *reason) {
+  (void)i;
+  snprintf(user, 512, "%s", reason);
+}
+
+/* A tar member whose name clears the screen and forges a line, and whose
+ * bytes are no image: the error (and verify's reason) names it escaped. */
+static void test_names_escaped(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "escape.tar");
+  uint8_t b[512 * 4];
+  memset(b, 0, sizeof b);
+  tar_header(b, "s\x1b[2J\nsluice: all good.png", 16);
+  memset(b + 512, 'x', 16);
+  write_bytes(p, b, sizeof b);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  assert_int_not_equal(st, SL_OK);
+  no_control("open", err.msg);
+  char reason[512] = "";
+  st = sl_source_open_verify_opts(&src, p, NULL, SL_SOURCE_PREAD, keep_reason,
+                                  reason, &err);
+  if (st == SL_OK)
+    sl_source_close(src);
+  no_control("verify", reason);
+}
+
+/* ---- 6: image lists naming files outside, or one file many times --------- */
+
+/* pread, wrapped: the bytes the formats' objects read, counted. */
+static uint64_t g_read_bytes;
+ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off) {
+  ssize_t r = __real_pread(fd, buf, n, off);
+  if (r > 0)
+    g_read_bytes += (uint64_t)r;
+  return r;
+}
+
+/* A list whose second line names an image outside its folder (by "..",
+ * by an absolute path, by a link): refused naming the line, the file's
+ * size and bytes not reported (before: read as a sample). */
+static void test_list_outside_refused(void **state) {
+  (void)state;
+  char dir[700], p[900], outside[900];
+  in_dir(dir, sizeof dir, "listed");
+  make_dir(dir);
+  snprintf(p, sizeof p, "%s/in.png", dir);
+  write_bytes(p, k_png, sizeof k_png);
+  in_dir(outside, sizeof outside, "outside.png");
+  write_bytes(outside, k_png, sizeof k_png);
+  snprintf(p, sizeof p, "%s/link.png", dir);
+  assert_int_equal(symlink(outside, p), 0);
+  const char *second[] = {"../outside.png", outside, "link.png"};
+  for (int k = 0; k < 3; k++) {
+    snprintf(p, sizeof p, "%s/list%d.txt", dir, k);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fprintf(f, "in.png 0\n%s 1\n", second[k]);
+    assert_int_equal(fclose(f), 0);
+    sl_err err = {0};
+    sl_source *src = NULL;
+    sl_status st =
+        sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+    if (st != SL_EFORMAT || !strstr(err.msg, "line 2") ||
+        !strstr(err.msg, "outside the list's folder"))
+      fail_msg("%s: %d %s", second[k], st, err.msg);
+    assert_null(src);
+  }
+}
+
+/* A JPEG whose frame header lies past the first 64 KiB (two 64 KiB APP
+ * segments first), named by 2,000 lines of a list: read once, not once a
+ * line (before: 2,000 x 131 KB). */
+static void test_list_one_file_scanned_once(void **state) {
+  (void)state;
+  char dir[700], p[900];
+  in_dir(dir, sizeof dir, "relisted");
+  make_dir(dir);
+  static const uint8_t sof[] = {0xff, 0xc0, 0x00, 0x0b, 0x08, 0x00, 0x10,
+                                0x00, 0x10, 0x01, 0x01, 0x11, 0x00};
+  size_t app = 2 + 65535, total = 2 + 2 * app + sizeof sof + 2;
+  uint8_t *b = calloc(total, 1), *q = b;
+  assert_non_null(b);
+  *q++ = 0xff, *q++ = 0xd8;
+  for (int a = 0; a < 2; a++) {
+    *q++ = 0xff, *q++ = (uint8_t)(0xe1 + a), *q++ = 0xff, *q++ = 0xff;
+    q += 65533;
+  }
+  memcpy(q, sof, sizeof sof);
+  q += sizeof sof;
+  *q++ = 0xff, *q++ = 0xd9;
+  snprintf(p, sizeof p, "%s/deep.jpg", dir);
+  write_bytes(p, b, total);
+  free(b);
+  snprintf(p, sizeof p, "%s/list.txt", dir);
+  FILE *f = fopen(p, "w");
+  assert_non_null(f);
+  for (int i = 0; i < 2000; i++)
+    fprintf(f, "deep.jpg %d\n", i % 3);
+  assert_int_equal(fclose(f), 0);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  g_read_bytes = 0;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  if (st != SL_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(sl_source_count(src), 2000);
+  assert_int_equal(sl_source_info(src, 1999)->width, 16);
+  assert_int_equal(sl_source_info(src, 1999)->label, 1999 % 3);
+  sl_source_close(src);
+  if (g_read_bytes > 4 * total + 65536)
+    fail_msg("%" PRIu64 " bytes read for a %zu-byte file", g_read_bytes, total);
+}
+
+/* An LMDB at p of one entry, key "0", value v[0, n). */
+static void write_one_lmdb(const char *p, const void *v, size_t n) {
+  MDB_env *env;
+  MDB_txn *txn;
+  MDB_dbi dbi;
+  assert_int_equal(mdb_env_create(&env), 0);
+  assert_int_equal(mdb_env_open(env, p, MDB_NOSUBDIR, 0644), 0);
+  assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+  assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+  MDB_val kv = {1, (void *)(uintptr_t) "0"}, vv = {n, (void *)(uintptr_t)v};
+  assert_int_equal(mdb_put(txn, dbi, &kv, &vv, 0), 0);
+  assert_int_equal(mdb_txn_commit(txn), 0);
+  mdb_env_close(env);
+}
+
+/* A first value that is a damaged msgpack array (its bytes cut short) is
+ * reported as msgpack, not as a damaged Caffe Datum "field -1". */
+static void test_damaged_msgpack_named(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "cut.msgpack.lmdb");
+  static const uint8_t v[] = {0x92, 0xc4, 0x40, 0x89, 0x50, 0x4e, 0x47};
+  write_one_lmdb(p, v, sizeof v);
+  sl_err err = {0};
+  sl_source *src = NULL;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  if (st == SL_OK || !strstr(err.msg, "msgpack") || strstr(err.msg, "Datum"))
+    fail_msg("%d %s", st, err.msg);
 }
 
 /* ---- 6: a dangling link last in readdir ---------------------------------- */
@@ -452,6 +809,13 @@ int main(void) {
       cmocka_unit_test(test_voc_many_names),
       cmocka_unit_test(test_shard_shrinks_during_open),
       cmocka_unit_test(test_folder_dangling_link_last),
+      cmocka_unit_test(test_recordio_targets_bounded),
+      cmocka_unit_test(test_caffe_targets_bounded),
+      cmocka_unit_test(test_wds_npy_targets_bounded),
+      cmocka_unit_test(test_names_escaped),
+      cmocka_unit_test(test_list_outside_refused),
+      cmocka_unit_test(test_list_one_file_scanned_once),
+      cmocka_unit_test(test_damaged_msgpack_named),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

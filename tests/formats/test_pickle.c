@@ -319,6 +319,60 @@ static void test_label_file_and_layout(void **state) {
 
 /* sluice info names the layout and the skipped keys; verify --decode
  * passes; verify names the bad key of a damaged file. */
+/* More than ten samples (issue 40): sample i is __keys__[i], the key
+ * str(i), as folder2lmdb's own Dataset numbers them, not the i-th key in
+ * LMDB's byte order ("10" before "2"); the loader's batches and `sluice
+ * info` say the same. tensorpack's list is read too. */
+static void test_keys_order(void **state) {
+  (void)state;
+  enum { MANY = 12 };
+  sl_dataset *ds;
+  if (open_kv(&ds, "pk_order.mdb", NULL) != SL_OK)
+    fail_msg("pk_order.mdb: %s", sl_dataset_errmsg(ds));
+  assert_int_equal(sl_dataset_count(ds), MANY);
+  for (uint64_t i = 0; i < MANY; i++) {
+    sl_sample_meta m;
+    char name[64], key[16];
+    assert_int_equal(sl_dataset_info(ds, i, &m), SL_OK);
+    assert_int_equal(m.label, 10 + (int32_t)i);
+    assert_int_equal(sl_dataset_name(ds, i, name, sizeof name), SL_OK);
+    snprintf(key, sizeof key, "%d", (int)i);
+    assert_string_equal(name, key);
+    sl_test_expect_decode(ds, i, g_ref[i % NIMG], S, g_lossy[i % NIMG],
+                          "pk_order.mdb");
+  }
+  if (!strstr(sl_dataset_sample_order(ds), "order of its __keys__ list"))
+    fail_msg("%s", sl_dataset_sample_order(ds));
+  sl_dataset_close(ds);
+  if (open_kv(&ds, "tp_bin.mdb", NULL) != SL_OK)
+    fail_msg("tp_bin.mdb: %s", sl_dataset_errmsg(ds));
+  if (!strstr(sl_dataset_sample_order(ds), "order of its __keys__ list"))
+    fail_msg("tp_bin.mdb: %s", sl_dataset_sample_order(ds));
+  sl_dataset_close(ds);
+
+  char p[700];
+  path_in(p, sizeof p, "pk_order.mdb");
+  const char *kv[] = {"dataset.path", p, NULL};
+  sl_config *cfg = sl_test_config_kv(kv);
+  sl_test_set_native_batches(cfg, "2", "random", "pread", "32");
+  sl_loader *ld = sl_test_loader_open_or_skip(cfg, "pread", "pk_order.mdb");
+  if (ld) {
+    assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+    sl_batch b;
+    uint64_t seen = 0;
+    while (sl_loader_next(ld, &b) == SL_OK) {
+      assert_int_equal(b.labels[0], 10 + (int32_t)b.indices[0]);
+      seen++;
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+    }
+    assert_int_equal(seen, MANY);
+    sl_loader_close(ld);
+  }
+  sl_config_destroy(cfg);
+  sl_test_expect_cli_info(g_dir, "pk_order.mdb",
+                          "order:       samples in the order of its __keys__");
+}
+
 static void test_cli(void **state) {
   (void)state;
   static char out[1 << 16];
@@ -363,6 +417,7 @@ int main(void) {
       cmocka_unit_test(test_code_refused),
       cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_label_file_and_layout),
+      cmocka_unit_test(test_keys_order),
       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

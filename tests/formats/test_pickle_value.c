@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "formats/lmdb/key_list.h"
 #include "formats/lmdb/msgpack_value.h"
 #include "formats/lmdb/pickle_value.h"
 
@@ -115,6 +116,10 @@ static void test_pickle_refusals(void **state) {
   pk_bad(PK("\x80\x04\x82\x01."), "EXT1 (0x82)");
   pk_bad(PK("\x80\x04)Q."), "BINPERSID (0x51)");
   pk_bad(PK("\x80\x02(i\n."), "INST (0x69)");
+  /* INST names what it would import as GLOBAL does (module, name lines) */
+  pk_bad(PK("\x80\x02(ios\nsystem\n."),
+         "INST (0x69) at offset 3 of the value: it loads or calls Python "
+         "code ('os.system')");
   pk_bad(PK("\x80\x02(o."), "OBJ (0x6f)");
   pk_bad(PK("\x80\x04}."), "EMPTY_DICT (0x7d) at offset 2 of the value: not "
                            "in the data subset");
@@ -272,12 +277,99 @@ static void test_msgpack(void **state) {
   assert_int_equal(at, n - 5);
 }
 
+/* `__keys__` lists (formats/lmdb/key_list.h), as pickle.dumps(keys) and
+ * msgpack.dumps(keys, use_bin_type=True) write them (bytes from those
+ * calls): the keys in order; anything but a flat list of strings refused,
+ * naming the offset. */
+typedef struct keys_seen {
+  char text[64];
+  size_t len;
+} keys_seen;
+
+static int collect_key(void *ctx, const uint8_t *key, size_t len) {
+  keys_seen *k = ctx;
+  int w = snprintf(k->text + k->len, sizeof k->text - k->len, "%.*s,", (int)len,
+                   (const char *)key);
+  k->len += w > 0 ? (size_t)w : 0;
+  return 0;
+}
+
+static void expect_keys(const char *v, size_t n, const char *want) {
+  keys_seen k = {{0}, 0};
+  uint64_t count = 0;
+  char why[160];
+  if (sl_key_list_walk((const uint8_t *)v, n, collect_key, &k, &count, why,
+                       sizeof why) != 0)
+    fail_msg("%s", why);
+  assert_string_equal(k.text, want);
+}
+
+static void test_key_lists(void **state) {
+  (void)state;
+  /* Python 3, protocol 4 (framed, memoized), and Python 2's cPickle at 2 */
+  static const char p4[] = "\x80\x04\x95\x12\x00\x00\x00\x00\x00\x00\x00]"
+                           "\x94(C\x01"
+                           "0\x94"
+                           "C\x01"
+                           "1\x94"
+                           "C\x02"
+                           "10\x94"
+                           "e.";
+  expect_keys(p4, sizeof p4 - 1, "0,1,10,");
+  static const char p2[] = "\x80\x02]q\x00(U\x01"
+                           "0q\x01U\x01"
+                           "1q\x02U\x02"
+                           "10q\x03"
+                           "e.";
+  expect_keys(p2, sizeof p2 - 1, "0,1,10,");
+  static const char one[] = "\x80\x04\x95\x08\x00\x00\x00\x00\x00\x00\x00]"
+                            "\x94\x8c\x01"
+                            "a\x94"
+                            "a.";
+  expect_keys(one, sizeof one - 1, "a,");
+  static const char mp[] = "\x93\xc4\x01"
+                           "0\xc4\x01"
+                           "1\xc4\x02"
+                           "10";
+  expect_keys(mp, sizeof mp - 1, "0,1,10,");
+  /* An int among the keys, a truncated list, a msgpack map. */
+  static const char bad_int[] = "\x80\x04\x95\x0b\x00\x00\x00\x00\x00\x00\x00]"
+                                "\x94(C\x01"
+                                "0\x94K\x03"
+                                "e.";
+  static const char cut[] = "\x80\x04\x95\x12\x00\x00\x00\x00\x00\x00\x00]"
+                            "\x94(C\x01"
+                            "0\x94"
+                            "C\x05"
+                            "1";
+  static const char map[] = "\x81\xc4\x01"
+                            "0\x01";
+  const struct {
+    const char *v;
+    size_t n;
+    const char *why;
+  } bad[] = {{bad_int, sizeof bad_int - 1, "opcode 0x4b at offset 18"},
+             {cut, sizeof cut - 1, "opcode 0x43 at offset 18"},
+             {map, sizeof map - 1, "not an array"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    keys_seen k = {{0}, 0};
+    uint64_t count = 0;
+    char why[160] = "";
+    assert_int_equal(sl_key_list_walk((const uint8_t *)bad[i].v, bad[i].n,
+                                      collect_key, &k, &count, why, sizeof why),
+                     -1);
+    if (!strstr(why, bad[i].why))
+      fail_msg("case %zu: %s", i, why);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pickle_opcodes),
       cmocka_unit_test(test_pickle_refusals),
       cmocka_unit_test(test_pickle_bounds),
       cmocka_unit_test(test_msgpack),
+      cmocka_unit_test(test_key_lists),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

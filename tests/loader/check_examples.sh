@@ -4,6 +4,7 @@
 #   schedule  `sluice schedule` prints the linear curriculum
 #   loop      examples/train_loop runs 3 epochs at 32, 48, 64 px
 #   mpi       mpirun -np 2 examples/mpi_shard: ranks disjoint and covering
+#   demo      scripts/demo.sh on an existing build and 49 images
 #   install   installs the build and builds examples/ on its own against it
 #             with find_package(sluice), then runs that train_loop
 # Usage: check_examples.sh MODE BUILD_DIR SOURCE_DIR SCRATCH_DIR [PROGRAM]
@@ -74,6 +75,22 @@ install)
   LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64:$prefix/lib/x86_64-linux-gnu" \
     "$scratch/ex-build/train_loop" "$scratch/train.ini" --epochs 3 | tee "$scratch/out.txt"
   check_loop_output "$scratch/out.txt"
+  ;;
+demo)
+  # scripts/demo.sh on a folder of 49 images (issue 40): fewer than the
+  # curriculum's batch of 64, so the demo sizes its batch to the data.
+  "$sluice" synth "$scratch/imgs49" --count 49 --classes 3 --max-side 96 \
+    --seed 5 >/dev/null
+  "$src/scripts/demo.sh" --build "$build" --out "$scratch/demo" \
+    "$scratch/imgs49" >"$scratch/out.txt" 2>&1 || { cat "$scratch/out.txt"; exit 1; }
+  grep -q '^== batch size 12 (49 images)' "$scratch/out.txt" ||
+    { cat "$scratch/out.txt"; echo "no batch size line"; exit 1; }
+  grep -Eq '^4 +192x192 +4 ' "$scratch/out.txt" ||
+    { cat "$scratch/out.txt"; echo "no epoch 4 at 192 px"; exit 1; }
+  "$src/scripts/demo.sh" --build "$build" --out "$scratch/demo" \
+    --batch-size 7 "$scratch/imgs49" >"$scratch/out.txt" 2>&1 ||
+    { cat "$scratch/out.txt"; exit 1; }
+  grep -q '^== batch size 7 (49 images)' "$scratch/out.txt"
   ;;
 *)
   echo "unknown mode $mode"; exit 2 ;;

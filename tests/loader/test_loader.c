@@ -226,6 +226,72 @@ static void test_resume(void **state) {
   assert_int_equal(got, want);
 }
 
+/* sl_loader_unget: the batch just received goes back; the state no longer
+ * counts it and the next call returns it again. Only the last batch, once,
+ * unreleased. */
+static void test_unget(void **state) {
+  (void)state;
+  opts o = defaults();
+  sl_loader *ld = open_loader(&o);
+  assert_int_equal(sl_loader_start_epoch(ld, 2), SL_OK);
+  sl_batch b, c;
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  uint8_t before[SL_LOADER_STATE_BYTES], after[SL_LOADER_STATE_BYTES];
+  size_t len = sizeof before;
+  assert_int_equal(sl_loader_save_state(ld, before, &len), SL_OK);
+  sl_loader_stats st0, st1;
+  assert_int_equal(sl_loader_stats_get(ld, &st0), SL_OK);
+
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  assert_int_equal(b.index, 1);
+  uint64_t first_sample = b.indices[0];
+  assert_int_equal(sl_loader_unget(ld, &b), SL_OK);
+  assert_null(b.data); /* cleared */
+  len = sizeof after;
+  assert_int_equal(sl_loader_save_state(ld, after, &len), SL_OK);
+  assert_memory_equal(before, after, sizeof before);
+  assert_int_equal(sl_loader_stats_get(ld, &st1), SL_OK);
+  assert_int_equal(st1.batches, st0.batches);
+  assert_int_equal(st1.epoch_batches, st0.epoch_batches);
+  /* Handed back twice, or a batch that is not the last: refused. */
+  assert_int_equal(sl_loader_unget(ld, &b), SL_EINVAL);
+
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK); /* the same batch */
+  assert_int_equal(b.index, 1);
+  assert_int_equal(b.indices[0], first_sample);
+  assert_true(fake_batch_ok(&b, 5, SL_DTYPE_U8));
+  assert_int_equal(sl_loader_next(ld, &c), SL_OK);
+  assert_int_equal(c.index, 2);
+  assert_int_equal(sl_loader_unget(ld, &b), SL_EINVAL); /* not the last */
+  assert_non_null(strstr(sl_loader_errmsg(ld), "not the last"));
+  assert_int_equal(sl_batch_release(ld, &c, NULL), SL_OK);
+  assert_int_equal(sl_loader_unget(ld, &c), SL_EINVAL); /* released */
+  assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  /* After a new epoch, nothing to hand back. */
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  sl_batch old = b;
+  assert_int_equal(sl_loader_start_epoch(ld, 3), SL_OK);
+  assert_int_equal(sl_loader_unget(ld, &old), SL_EINVAL);
+  assert_int_equal(sl_batch_release(ld, &old, NULL), SL_OK);
+  /* The rest of epoch 2 after an unget is what an uninterrupted run gives. */
+  assert_int_equal(sl_loader_start_epoch(ld, 2), SL_OK);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+  assert_int_equal(sl_loader_unget(ld, &b), SL_OK);
+  uint64_t h = hash_from(ld, &o, 3);
+  assert_int_equal(sl_loader_start_epoch(ld, 2), SL_OK);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  assert_int_equal(hash_from(ld, &o, 3), h);
+  sl_loader_close(ld);
+}
+
 /* A blob from other settings, a damaged one, and saving before any epoch. */
 static void test_resume_refused(void **state) {
   opts o = defaults();
@@ -938,6 +1004,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_workers_deterministic),
       cmocka_unit_test(test_resume),
+      cmocka_unit_test(test_unget),
       cmocka_unit_test(test_resume_refused),
       cmocka_unit_test(test_state_fingerprints_pinned),
       cmocka_unit_test(test_sharding_api),

@@ -1,4 +1,6 @@
-/* sl_cli_parse_int and sl_cli_parse_u64: what a number argument accepts. */
+/* sl_cli_parse_int and sl_cli_parse_u64: what a number argument accepts;
+ * sl_cli_parse: options from a table into their places, the return codes
+ * (-1 go on, 0 after --help, 2 for a usage error) and the help. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +9,9 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "tools/cli.h"
 
@@ -52,10 +57,164 @@ static void test_parse_u64(void **state) {
   }
 }
 
+static int parse_even(const char *arg, void *dst) {
+  long long v;
+  if (!sl_cli_parse_int(arg, 0, 100, &v) || v % 2)
+    return 0;
+  *(long long *)dst = v;
+  return 1;
+}
+
+typedef struct parsed {
+  bool flag;
+  long long n, even;
+  unsigned long long big;
+  const char *out, *pos[2];
+  int mode, npos;
+} parsed;
+
+static int run(parsed *p, const char *const *args) {
+  static const char *const modes[] = {"fast", "slow", NULL};
+  memset(p, 0, sizeof *p);
+  p->mode = -1;
+  const sl_cli_opt opts[] = {
+      {.name = "--flag",
+       .short_name = 'f',
+       .kind = SL_CLI_FLAG,
+       .help = "a flag",
+       .dst = &p->flag},
+      {.name = "--n",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 9,
+       .help = "a number\non two lines",
+       .dst = &p->n},
+      {.name = "--big",
+       .kind = SL_CLI_U64,
+       .value = "B",
+       .needs = "a u64",
+       .dst = &p->big},
+      {.name = "--out",
+       .kind = SL_CLI_STRING,
+       .value = "FILE",
+       .needs = "a file",
+       .dst = &p->out},
+      {.name = "--mode",
+       .kind = SL_CLI_ENUM,
+       .value = "M",
+       .choices = modes,
+       .dst = &p->mode},
+      {.name = "--even",
+       .kind = SL_CLI_CUSTOM,
+       .value = "E",
+       .needs = "an even number",
+       .dst = &p->even,
+       .parse = parse_even},
+  };
+  const sl_cli_spec spec = {.cmd = "t",
+                            .head = "usage: t IN [IN]\n",
+                            .column = 8,
+                            .opts = opts,
+                            .nopts = sizeof opts / sizeof opts[0],
+                            .pos = p->pos,
+                            .min_pos = 1,
+                            .max_pos = 2,
+                            .too_many = "two INs at most"};
+  static char store[16][32]; /* argv is mutable; pos points into it */
+  char *argv[16];
+  int argc = 0;
+  for (const char *a = "t"; a && argc < 16; a = args[argc - 1]) {
+    snprintf(store[argc], sizeof store[argc], "%s", a);
+    argv[argc] = store[argc];
+    argc++;
+  }
+  return sl_cli_parse(&spec, argc, argv, &p->npos);
+}
+
+static void test_parse_table(void **state) {
+  (void)state;
+  parsed p;
+  const char *all[] = {
+      "a",     "-f",    "--n",    "9",    "--big",  "18446744073709551615",
+      "--out", "o.png", "--mode", "slow", "--even", "4",
+      "b",     NULL};
+  assert_int_equal(run(&p, all), -1);
+  assert_true(p.flag);
+  assert_int_equal(p.n, 9);
+  assert_true(p.big == ULLONG_MAX);
+  assert_string_equal(p.out, "o.png");
+  assert_int_equal(p.mode, 1);
+  assert_int_equal(p.even, 4);
+  assert_int_equal(p.npos, 2);
+  assert_string_equal(p.pos[0], "a");
+  assert_string_equal(p.pos[1], "b");
+  static const char *const bad[][4] = {
+      {"a", "--n", "10", NULL},
+      {"a", "--n", NULL},
+      {"a", "--big", "-1", NULL},
+      {"a", "--out", NULL},
+      {"a", "--mode", "x", NULL},
+      {"a", "--even", "3", NULL},
+      {"a", "--nope", NULL},
+      {"a", "b", "c", NULL},
+      {"-", NULL},
+      {NULL},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (run(&p, bad[i]) != 2)
+      fail_msg("case %zu not a usage error", i);
+  const char *help[] = {"--n", "10", "-h", NULL}; /* the error comes first */
+  assert_int_equal(run(&p, help), 2);
+  const char *help2[] = {"-h", "--n", "10", NULL};
+  assert_int_equal(run(&p, help2), 0);
+}
+
+static void test_usage_text(void **state) {
+  (void)state;
+  static const char *const modes[] = {"a", NULL};
+  int mode = 0;
+  long long n = 0;
+  const sl_cli_opt opts[] = {
+      {.name = "--n",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 9,
+       .help = "a number\non two lines",
+       .dst = &n},
+      {.name = "--long-name",
+       .kind = SL_CLI_ENUM,
+       .value = "MODE",
+       .choices = modes,
+       .help = "wraps",
+       .dst = &mode},
+  };
+  const sl_cli_spec spec = {.cmd = "t",
+                            .head = "usage: t\n",
+                            .tail = "end\n",
+                            .column = 8,
+                            .opts = opts,
+                            .nopts = 2};
+  char buf[512] = {0};
+  FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+  assert_non_null(f);
+  sl_cli_usage(&spec, f);
+  fclose(f);
+  assert_string_equal(buf, "usage: t\n"
+                           "  --n N   a number\n"
+                           "          on two lines\n"
+                           "  --long-name MODE\n"
+                           "          wraps\n"
+                           "end\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_int),
       cmocka_unit_test(test_parse_u64),
+      cmocka_unit_test(test_parse_table),
+      cmocka_unit_test(test_usage_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

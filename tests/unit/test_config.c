@@ -144,6 +144,20 @@ static void test_unknown_key_suggests(void **state) {
   assert_non_null(strstr(sl_config_errmsg(cfg), "did you mean dataset.path?"));
   assert_int_equal(sl_config_set(cfg, "zzz.qqqqqqqqq", "x"), SL_ECONFIG);
   assert_null(strstr(sl_config_errmsg(cfg), "did you mean"));
+  /* Enum values get the same help as keys (issue 40): a choice the text
+   * starts with, one that starts with the text, or a near spelling. */
+  assert_int_equal(sl_config_set(cfg, "augment.auto", "trivialaugment"),
+                   SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "augment.auto = "
+                                                "'trivialaugment': expected"));
+  assert_non_null(strstr(sl_config_errmsg(cfg), "(did you mean trivial?)"));
+  assert_int_equal(sl_config_set(cfg, "augment.auto", "RandAug"), SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "did you mean randaugment?"));
+  assert_int_equal(sl_config_set(cfg, "loader.order", "quasirandom"),
+                   SL_ECONFIG);
+  assert_non_null(strstr(sl_config_errmsg(cfg), "did you mean quasi_random?"));
+  assert_int_equal(sl_config_set(cfg, "augment.auto", "zzzzzzzz"), SL_ECONFIG);
+  assert_null(strstr(sl_config_errmsg(cfg), "did you mean"));
   char buf[8];
   assert_int_equal(sl_config_get(cfg, "nope", buf, sizeof buf), SL_ECONFIG);
   assert_int_equal(sl_config_get(cfg, "dataset.format", buf, 2), SL_ETOOBIG);

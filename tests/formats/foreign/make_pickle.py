@@ -90,6 +90,11 @@ def main():
           folder2lmdb(files, lambda i, raw: py2_pickle(raw, 10 + i)))
     write(os.path.join(out, 'pk2_py3.mdb'),
           folder2lmdb(files, lambda i, raw: pickle.dumps((raw, 10 + i), protocol=2)))
+    # More than ten samples: LMDB's key order ("0", "1", "10", "11", "2",
+    # ...) is not the order of __keys__, which folder2lmdb's Dataset reads.
+    many = [files[i % len(files)] for i in range(12)]
+    write(os.path.join(out, 'pk_order.mdb'),
+          folder2lmdb(many, lambda i, raw: pickle.dumps((raw, 10 + i))))
     with open(os.path.join(out, 'labels.txt'), 'w') as f:
         f.write(''.join('%d %d\n' % (i, 100 + i) for i in range(len(files))))
 

@@ -266,3 +266,56 @@ def test_pack_shards_same_for_any_thread_count(tmp_path):
     assert bad.returncode == 1 and "notes.txt" in bad.stderr
     assert (tmp_path / "t2" / "notes.txt").exists()
     assert len(sluice.Dataset(str(tmp_path / "t2"))) == 30  # nothing lost
+
+
+def test_pack_from_to_shards_and_back(shard_set, tmp_path):
+    sluice.index(shard_set)
+    # Any dataset into shards (here a set itself, HDF5 shards), and a set
+    # into one file: the same samples, in order.
+    run_cli("pack", "--from", shard_set, tmp_path / "h", "--shards", 2,
+            "--format", "hdf5")
+    assert sorted(os.listdir(tmp_path / "h")) == \
+        ["part-00000.h5", "part-00001.h5", "sluice.index"]
+    run_cli("pack", "--from", tmp_path / "h", tmp_path / "one.lmdb")
+    a, b, c = (sluice.Dataset(str(p)) for p in
+               (shard_set, tmp_path / "h", tmp_path / "one.lmdb"))
+    assert len(a) == len(b) == len(c) == 71
+    for i in range(71):
+        assert a.read(i) == b.read(i) == c.read(i)
+        assert a.info(i)["targets"] == c.info(i)["targets"]
+        assert a.name(i) == c.name(i)
+    bad = run_cli("pack", "--from", shard_set, tmp_path / "x", "--shards",
+                  0, ok=False)
+    assert bad.returncode == 2 and "--shards" in bad.stderr
+
+
+def test_resume_and_quasi_random_over_shards(shard_set):
+    """Resume mid-epoch and quasi_random (a block a shard) as for one file:
+    the restored loader gives the rest of the epoch's batches exactly."""
+    sluice.index(shard_set)
+    for order in ("random", "quasi_random"):
+        o = base_options(shard_set, **{"loader.order": order,
+                                       "loader.drop_last": False})
+        with sluice.Loader(o) as ld:
+            full = [memoryview(b.indices).tolist() for b in ld.epoch(3)]
+            ld.set_epoch(3)
+            for _ in range(4):
+                ld.next()
+            st = ld.state_dict()
+        with sluice.Loader(o) as ld:
+            ld.load_state_dict(st)
+            assert [memoryview(b.indices).tolist() for b in ld] == full[4:]
+        if order == "quasi_random":
+            # Each shard's samples are consecutive in the epoch's order
+            # (a window of shards shuffled together): with one shard a
+            # window, every run of a shard's samples is whole.
+            o["loader.quasi_window"] = 1
+            with sluice.Loader(o) as ld:
+                seq = [i for b in ld.epoch(0)
+                       for i in memoryview(b.indices).tolist()][:71]
+            bounds = [0, 23, 40, 71]
+            shard = [next(k for k in range(3) if bounds[k] <= i <
+                          bounds[k + 1]) for i in seq]
+            runs = [s for j, s in enumerate(shard)
+                    if j == 0 or s != shard[j - 1]]
+            assert sorted(runs) == [0, 1, 2]

@@ -1,0 +1,375 @@
+/* The local cache of remote objects (remote/cache.h).
+ *
+ * Layout of the folder: objects as H-SIZE-CRC.obj (H: 32 hex digits of a
+ * 128-bit hash of the URL); downloads in progress as .tmp.H-SIZE-CRC.PID,
+ * made at their full size (posix_fallocate) so that they count against the
+ * bound from the start; cache.lock, held while the folder is summed and
+ * room made (and a download's space reserved), so that the bound holds
+ * across every process sharing the folder; lock.NN, 64 lock files an
+ * object's URL picks one of, held while it is fetched, so that processes
+ * and threads wanting one object fetch it once. Files are 0600, opened
+ * relative to the folder's descriptor without following links. */
+#include "remote/cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/rng.h"
+
+#define LOCK_SLOTS 64
+
+struct sl_cache {
+  sl_cache_crc_fn crc;
+  int dirfd;
+  char *dir;
+  uint64_t bound;
+  sl_fetch_conf conf;
+  pthread_mutex_t mu; /* the stats */
+  sl_cache_stats stats;
+};
+
+static void hash_url(const char *url, uint64_t h[2]) {
+  h[0] = 0xcbf29ce484222325ull;
+  h[1] = 0x84222325cbf29ce4ull;
+  for (const char *p = url; *p; p++) {
+    h[0] = (h[0] ^ (unsigned char)*p) * 0x100000001b3ull;
+    h[1] = sl_mix64(h[1] ^ (unsigned char)*p);
+  }
+}
+
+static void object_name(const char *url, uint64_t size, uint32_t crc, char *buf,
+                        size_t cap) {
+  uint64_t h[2];
+  hash_url(url, h);
+  snprintf(buf, cap,
+           "%016" PRIx64 "%016" PRIx64 "-%" PRIu64 "-%08" PRIx32 ".obj", h[0],
+           h[1], size, crc);
+}
+
+sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
+                        const sl_fetch_conf *conf, sl_cache_crc_fn crc,
+                        sl_err *err) {
+  *out = NULL;
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s", dir);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return sl_err_errno(err, SL_EIO, errno,
+                        "io.cache_dir %s (must be a folder, not a link)", dir);
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || sb.st_uid != geteuid()) {
+    close(fd);
+    return sl_err_set(err, SL_EIO,
+                      "io.cache_dir %s: not owned by this user (another "
+                      "user's files would be trusted as datasets)",
+                      dir);
+  }
+  sl_cache *c = calloc(1, sizeof *c);
+  if (!c || !(c->dir = strdup(dir)) || pthread_mutex_init(&c->mu, NULL) != 0) {
+    if (c)
+      free(c->dir);
+    free(c);
+    close(fd);
+    return sl_err_set(err, SL_ENOMEM, "io.cache_dir %s: no memory", dir);
+  }
+  c->dirfd = fd;
+  c->crc = crc;
+  c->bound = bound;
+  c->conf = *conf;
+  *out = c;
+  return SL_OK;
+}
+
+void sl_cache_close(sl_cache *c) {
+  if (!c)
+    return;
+  close(c->dirfd);
+  pthread_mutex_destroy(&c->mu);
+  free(c->dir);
+  free(c);
+}
+
+uint64_t sl_cache_bound(const sl_cache *c) {
+  return c->bound;
+}
+
+void sl_cache_stats_get(sl_cache *c, sl_cache_stats *out) {
+  pthread_mutex_lock(&c->mu);
+  *out = c->stats;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* flock on the folder's file name, made if missing. Returns the fd, or -1
+ * with errno. */
+static int lock_file(const sl_cache *c, const char *name) {
+  int fd =
+      openat(c->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return -1;
+  while (flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      int e = errno;
+      close(fd);
+      errno = e;
+      return -1;
+    }
+  }
+  return fd;
+}
+
+static void unlock_file(int fd) {
+  if (fd >= 0) {
+    flock(fd, LOCK_UN);
+    close(fd);
+  }
+}
+
+typedef struct entry {
+  char name[96];
+  uint64_t bytes;
+  int64_t mtime_ns;
+} entry;
+
+/* Whether a download's process is gone (its .tmp file left over). */
+static bool orphan_tmp(const char *name) {
+  const char *dot = strrchr(name, '.');
+  long pid = dot ? strtol(dot + 1, NULL, 10) : 0;
+  return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Under cache.lock: makes room for need more bytes, evicting the least
+ * recently used objects (never `keep`). */
+static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
+                           const char *shown, sl_err *err) {
+  int dfd = dup(c->dirfd);
+  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (!d) {
+    if (dfd >= 0)
+      close(dfd);
+    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s", c->dir);
+  }
+  rewinddir(d);
+  entry *v = NULL;
+  size_t n = 0, cap = 0;
+  uint64_t total = 0;
+  sl_status st = SL_OK;
+  struct dirent *e;
+  while (st == SL_OK && (errno = 0, e = readdir(d)) != NULL) {
+    bool obj = strstr(e->d_name, ".obj") != NULL;
+    bool tmp = strncmp(e->d_name, ".tmp.", 5) == 0;
+    if (!obj && !tmp)
+      continue;
+    struct stat sb;
+    if (fstatat(c->dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(sb.st_mode))
+      continue;
+    if (tmp && orphan_tmp(e->d_name)) {
+      unlinkat(c->dirfd, e->d_name, 0);
+      continue;
+    }
+    total += (uint64_t)sb.st_size; /* downloads: their full size, reserved */
+    if (!obj || !strcmp(e->d_name, keep) || strlen(e->d_name) >= 96)
+      continue;
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 64;
+      entry *w = realloc(v, nc * sizeof *v);
+      if (!w) {
+        st = sl_err_set(err, SL_ENOMEM, "io.cache_dir %s: no memory", c->dir);
+        break;
+      }
+      v = w;
+      cap = nc;
+    }
+    snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+    v[n].bytes = (uint64_t)sb.st_size;
+    v[n].mtime_ns =
+        (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    n++;
+  }
+  closedir(d);
+  while (st == SL_OK && total + need > c->bound) {
+    size_t old = n;
+    for (size_t k = 0; k < n; k++)
+      if (v[k].bytes && (old == n || v[k].mtime_ns < v[old].mtime_ns))
+        old = k;
+    if (old == n) {
+      st = sl_err_set(err, SL_ETOOBIG,
+                      "%s: %" PRIu64
+                      " bytes do not fit io.cache_bytes = %" PRIu64
+                      " beside the %" PRIu64
+                      " bytes of downloads in progress (raise io.cache_bytes)",
+                      shown, need, c->bound, total);
+      break;
+    }
+    if (unlinkat(c->dirfd, v[old].name, 0) == 0 || errno == ENOENT) {
+      total -= v[old].bytes < total ? v[old].bytes : total;
+      pthread_mutex_lock(&c->mu);
+      c->stats.evictions++;
+      pthread_mutex_unlock(&c->mu);
+    }
+    v[old].bytes = 0;
+  }
+  free(v);
+  return st;
+}
+
+typedef struct tmp_sink {
+  int fd;
+  uint64_t at;
+  uint32_t crc;
+  sl_cache_crc_fn update;
+} tmp_sink;
+
+static int tmp_write(void *user, const void *bytes, size_t n) {
+  tmp_sink *s = user;
+  const uint8_t *p = bytes;
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = pwrite(s->fd, p + done, n - done, (off_t)(s->at + done));
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      if (w == 0)
+        errno = ENOSPC;
+      return -1;
+    }
+    done += (size_t)w;
+  }
+  s->crc = s->update(s->crc, p, n);
+  s->at += n;
+  return 0;
+}
+
+static int tmp_rewind(void *user, uint64_t at) {
+  tmp_sink *s = user;
+  if (at != 0) { /* only restarts from nothing are asked for */
+    errno = EINVAL;
+    return -1;
+  }
+  s->at = 0;
+  s->crc = 0;
+  return 0;
+}
+
+static uint64_t now_ns(void) {
+  return sl_now_ns();
+}
+
+/* The cached object, opened; -1 (errno ENOENT) when not there. */
+static int open_cached(sl_cache *c, const char *name, uint64_t size) {
+  int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+      (uint64_t)sb.st_size != size) {
+    close(fd);
+    errno = ENOENT;
+    return -1;
+  }
+  /* Recently used: evicted last. */
+  (void)futimens(fd, (struct timespec[2]){{.tv_nsec = UTIME_OMIT},
+                                          {.tv_nsec = UTIME_NOW}});
+  return fd;
+}
+
+sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
+                       uint32_t crc, int *fd_out, sl_err *err) {
+  char name[96], tmp[128];
+  object_name(url, size, crc, name, sizeof name);
+  *fd_out = -1;
+  int fd = open_cached(c, name, size);
+  if (fd >= 0) {
+    pthread_mutex_lock(&c->mu);
+    c->stats.hits++;
+    pthread_mutex_unlock(&c->mu);
+    *fd_out = fd;
+    return SL_OK;
+  }
+  uint64_t t0 = now_ns();
+  uint64_t h[2];
+  hash_url(url, h);
+  char slot[16];
+  snprintf(slot, sizeof slot, "lock.%02u", (unsigned)(h[0] % LOCK_SLOTS));
+  int lk = lock_file(c, slot);
+  if (lk < 0)
+    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, slot);
+  /* Another process or thread may have fetched it meanwhile. */
+  if ((fd = open_cached(c, name, size)) >= 0) {
+    unlock_file(lk);
+    pthread_mutex_lock(&c->mu);
+    c->stats.hits++;
+    c->stats.wait_ns += now_ns() - t0;
+    pthread_mutex_unlock(&c->mu);
+    *fd_out = fd;
+    return SL_OK;
+  }
+  snprintf(tmp, sizeof tmp, ".tmp.%.80s.%ld", name, (long)getpid());
+  sl_status st = SL_OK;
+  int big = lock_file(c, "cache.lock");
+  if (big < 0)
+    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/cache.lock", c->dir);
+  if (st == SL_OK && size > c->bound)
+    st = sl_err_set(err, SL_ETOOBIG,
+                    "%s: %" PRIu64 " bytes, more than io.cache_bytes = %" PRIu64
+                    " (raise it above the largest shard)",
+                    url, size, c->bound);
+  if (st == SL_OK)
+    st = make_room(c, size, name, url, err);
+  int t = -1;
+  if (st == SL_OK) {
+    t = openat(c->dirfd, tmp,
+               O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (t < 0)
+      st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, tmp);
+    else if (size && (errno = posix_fallocate(t, 0, (off_t)size)) != 0)
+      st = sl_err_errno(err, SL_EIO, errno,
+                        "io.cache_dir %s: room for %" PRIu64 " bytes of %s",
+                        c->dir, size, url);
+  }
+  unlock_file(big);
+  tmp_sink s = {.fd = t, .update = c->crc};
+  sl_fetch_sink sink = {.write = tmp_write, .rewind = tmp_rewind, .user = &s};
+  sl_fetch_stats fs = {0};
+  uint64_t got = 0;
+  if (st == SL_OK)
+    st = sl_fetch(&c->conf, url, size, size, &sink, &got, &fs, err);
+  if (st == SL_OK && s.crc != crc)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: its checksum differs from its index's (the object "
+                    "changed on the server since it was indexed: re-run "
+                    "`sluice index`)",
+                    url);
+  if (st == SL_OK && fdatasync(t) != 0)
+    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s: fsync", c->dir,
+                      tmp);
+  if (st == SL_OK && renameat(c->dirfd, tmp, c->dirfd, name) != 0)
+    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s: rename", c->dir,
+                      tmp);
+  if (t >= 0)
+    close(t);
+  if (st != SL_OK)
+    unlinkat(c->dirfd, tmp, 0);
+  else if ((fd = open_cached(c, name, size)) < 0)
+    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, name);
+  unlock_file(lk);
+  pthread_mutex_lock(&c->mu);
+  c->stats.fetches += st == SL_OK;
+  c->stats.bytes_fetched += fs.bytes;
+  c->stats.retries += fs.retries;
+  c->stats.wait_ns += now_ns() - t0;
+  pthread_mutex_unlock(&c->mu);
+  *fd_out = st == SL_OK ? fd : -1;
+  return st;
+}

@@ -1,0 +1,292 @@
+/* One object over HTTP(S) (remote/fetch.h). */
+#include "remote/fetch.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/rng.h"
+#include "remote/url.h"
+
+/* The URL as messages show it: no user:password@ and no query (a presigned
+ * URL's signature lives there), control characters as '?'. */
+static void shown(const char *url, char *buf, size_t cap) {
+  const char *host = strstr(url, "://");
+  host = host ? host + 3 : url;
+  const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+  size_t n = 0;
+  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
+    if (at && (!slash || at < slash) && p == host) {
+      p = at; /* skip the userinfo, keep "://" then the host */
+      continue;
+    }
+    buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+  }
+  buf[n] = '\0';
+}
+
+typedef struct attempt {
+  sl_fetch_sink *sink;
+  uint64_t max, have; /* bytes in the sink */
+  long status;        /* once the first body byte arrives */
+  CURL *curl;
+  bool too_big, sink_failed;
+  bool started; /* this attempt's first body byte has come */
+  int sink_errno;
+  char body[512]; /* an error response's start (S3's <Code>) */
+  size_t body_len;
+  uint64_t received;
+} attempt;
+
+static size_t on_body(char *p, size_t size, size_t n, void *user) {
+  attempt *a = user;
+  size_t len = size * n;
+  if (!a->status)
+    curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &a->status);
+  a->received += len;
+  if (a->status != 200 && a->status != 206) {
+    size_t room = sizeof a->body - 1 - a->body_len;
+    size_t k = len < room ? len : room;
+    memcpy(a->body + a->body_len, p, k);
+    a->body_len += k;
+    a->body[a->body_len] = '\0';
+    return len;
+  }
+  if (!a->started && a->status == 200 && a->have > 0) {
+    /* Asked for the rest (a range), given the whole body: start over. */
+    if (a->sink->rewind(a->sink->user, 0) != 0) {
+      a->sink_failed = true;
+      a->sink_errno = errno;
+      return 0;
+    }
+    a->have = 0;
+  }
+  a->started = true;
+  if (len > a->max - a->have) {
+    a->too_big = true;
+    return 0;
+  }
+  if (a->sink->write(a->sink->user, p, len) != 0) {
+    a->sink_failed = true;
+    a->sink_errno = errno;
+    return 0;
+  }
+  a->have += len;
+  return len;
+}
+
+/* S3's error code from its XML body ("NoSuchKey"), or "". */
+static void s3_code(const char *body, char *code, size_t cap) {
+  code[0] = '\0';
+  const char *b = strstr(body, "<Code>");
+  const char *e = b ? strstr(b, "</Code>") : NULL;
+  if (!b || !e)
+    return;
+  b += 6;
+  size_t n = 0;
+  for (; b < e && n + 1 < cap; b++)
+    code[n++] = (*b >= 'A' && *b <= 'Z') || (*b >= 'a' && *b <= 'z') ||
+                        (*b >= '0' && *b <= '9')
+                    ? *b
+                    : '?';
+  code[n] = '\0';
+}
+
+static bool retryable_curl(CURLcode rc) {
+  switch (rc) {
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_RECV_ERROR:
+  case CURLE_SEND_ERROR:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_GOT_NOTHING:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_COULDNT_RESOLVE_HOST:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool retryable_status(long s) {
+  return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
+}
+
+/* Sets up one attempt's request. */
+static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
+                        bool s3, attempt *a, double left,
+                        struct curl_slist **hdrs, char *range) {
+  CURLcode rc = CURLE_OK;
+#define SET(opt, val)                                                          \
+  do {                                                                         \
+    if (rc == CURLE_OK)                                                        \
+      rc = curl_easy_setopt(h, opt, val);                                      \
+  } while (0)
+  SET(CURLOPT_URL, http);
+  SET(CURLOPT_NOSIGNAL, 1L);
+  SET(CURLOPT_WRITEFUNCTION, on_body);
+  SET(CURLOPT_WRITEDATA, a);
+  SET(CURLOPT_PROTOCOLS_STR, "http,https");
+  SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  SET(CURLOPT_FOLLOWLOCATION, 1L);
+  SET(CURLOPT_MAXREDIRS, 5L);
+  /* Credentials go to the first host only (curl's default, said here). */
+  SET(CURLOPT_UNRESTRICTED_AUTH, 0L);
+  SET(CURLOPT_CONNECTTIMEOUT_MS, (long)(left < 10 ? left * 1000 : 10000));
+  SET(CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
+  SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+  SET(CURLOPT_LOW_SPEED_TIME, (long)(c->stall_s > 1 ? c->stall_s : 1));
+  SET(CURLOPT_SSL_VERIFYPEER, 1L);
+  SET(CURLOPT_SSL_VERIFYHOST, 2L);
+  if (c->ca_bundle && *c->ca_bundle)
+    SET(CURLOPT_CAINFO, c->ca_bundle);
+  if (a->have > 0) {
+    snprintf(range, 32, "%" PRIu64 "-", a->have);
+    SET(CURLOPT_RANGE, range);
+  }
+  if (s3 && c->access_key && *c->access_key) {
+    char sig[96];
+    snprintf(sig, sizeof sig, "aws:amz:%s:s3",
+             c->region && *c->region ? c->region : "us-east-1");
+    SET(CURLOPT_AWS_SIGV4, sig);
+    SET(CURLOPT_USERNAME, c->access_key);
+    SET(CURLOPT_PASSWORD, c->secret_key ? c->secret_key : "");
+    if (c->session_token && *c->session_token) {
+      char tok[4096];
+      if (snprintf(tok, sizeof tok, "x-amz-security-token: %s",
+                   c->session_token) >= (int)sizeof tok)
+        return CURLE_BAD_FUNCTION_ARGUMENT;
+      struct curl_slist *l = curl_slist_append(*hdrs, tok);
+      if (!l)
+        return CURLE_OUT_OF_MEMORY;
+      *hdrs = l;
+    }
+  }
+  if (s3) {
+    /* S3 wants the payload's hash; a GET's is that of nothing. */
+    struct curl_slist *l = curl_slist_append(
+        *hdrs,
+        "x-amz-content-sha256: "
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    if (!l)
+      return CURLE_OUT_OF_MEMORY;
+    *hdrs = l;
+  }
+  if (*hdrs)
+    SET(CURLOPT_HTTPHEADER, *hdrs);
+#undef SET
+  return rc;
+}
+
+static double now_s(void) {
+  return (double)sl_now_ns() / 1e9;
+}
+
+static void sleep_s(double s) {
+  if (s <= 0)
+    return;
+  struct timespec t = {.tv_sec = (time_t)s,
+                       .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR)
+    ;
+}
+
+sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
+                   uint64_t expect, sl_fetch_sink *sink, uint64_t *got,
+                   sl_fetch_stats *stats, sl_err *err) {
+  char name[512], http[SL_URL_MAX];
+  shown(url, name, sizeof name);
+  *got = 0;
+  bool s3 = sl_url_kind_of(url) == SL_URL_S3;
+  sl_status st =
+      sl_url_http(url, c->endpoint, c->region, http, sizeof http, err);
+  if (st != SL_OK)
+    return st;
+  if (expect != UINT64_MAX && expect < max)
+    max = expect;
+  attempt a = {.sink = sink, .max = max};
+  double start = now_s(), deadline = start + c->deadline_s;
+  /* Jitter from the URL and the clock: retries of many ranks spread. */
+  uint64_t seed = (uint64_t)(start * 1e6);
+  for (const char *p = url; *p; p++)
+    seed = seed * 1099511628211ull ^ (unsigned char)*p;
+  sl_rng rng = sl_rng_for(seed, 0, 0);
+  char why[256] = "";
+  for (unsigned attempt_no = 0;; attempt_no++) {
+    double left = deadline - now_s();
+    if (left <= 0)
+      return sl_err_set(err, SL_EIO,
+                        "%s: no answer within the %.0f s deadline after %u "
+                        "attempts (%s)",
+                        name, c->deadline_s, attempt_no, why);
+    CURL *h = curl_easy_init();
+    if (!h)
+      return sl_err_set(err, SL_ENOMEM, "%s: curl_easy_init failed", name);
+    struct curl_slist *hdrs = NULL;
+    char range[32];
+    a.curl = h;
+    a.status = 0;
+    a.body_len = 0;
+    a.body[0] = '\0';
+    a.started = false;
+    CURLcode rc = prepare(h, c, http, s3, &a, left, &hdrs, range);
+    if (rc == CURLE_OK)
+      rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    curl_slist_free_all(hdrs);
+    if (stats)
+      stats->bytes = a.received;
+    if (a.too_big)
+      return sl_err_set(err, SL_ETOOBIG,
+                        "%s: the server sends more than the %" PRIu64
+                        " bytes expected",
+                        name, max);
+    if (a.sink_failed)
+      return sl_err_errno(err, SL_EIO, a.sink_errno, "%s: writing what it sent",
+                          name);
+    bool ok_status = status == 200 || status == 206;
+    if (rc == CURLE_OK && ok_status &&
+        (expect == UINT64_MAX || a.have == expect)) {
+      *got = a.have;
+      return SL_OK;
+    }
+    bool retry;
+    if (rc == CURLE_OK && ok_status) { /* the body ended short */
+      snprintf(why, sizeof why,
+               "body ended at %" PRIu64 " of %" PRIu64 " bytes", a.have,
+               expect);
+      retry = true;
+    } else if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && status)) {
+      char code[64];
+      s3_code(a.body, code, sizeof code);
+      snprintf(why, sizeof why, "HTTP %ld%s%s%s", status, code[0] ? " (" : "",
+               code, code[0] ? ")" : "");
+      retry = retryable_status(status);
+    } else {
+      snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
+      retry = retryable_curl(rc);
+    }
+    if (!retry)
+      return sl_err_set(err, SL_EIO, "%s: %s%s", name, why,
+                        status == 403   ? " (credentials or region refused)"
+                        : status == 404 ? " (no such object)"
+                                        : "");
+    if (attempt_no >= c->retries)
+      return sl_err_set(err, SL_EIO, "%s: %s, still after %u retries", name,
+                        why, c->retries);
+    if (stats)
+      stats->retries++;
+    double backoff = 0.05 * (double)(1u << (attempt_no < 7 ? attempt_no : 7));
+    backoff *= 0.5 + 0.5 * sl_rng_uniform(&rng);
+    left = deadline - now_s();
+    sleep_s(backoff < left ? backoff : left);
+  }
+}
