@@ -514,7 +514,9 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   out->left_out = sl_source_left_out(c->src, &out->left_out_names);
   out->block_samples = sl_source_chunk_samples(c->src);
   const sl_file_set *fs = sl_source_files(c->src);
-  if (fs && !fs->lazy && fs->n > 1) { /* shards, not a folder's files */
+  /* Shards (local ones kept open, remote ones fetched when first read: lazy
+   * too), not a folder's files (lazy, one sample each). */
+  if (fs && fs->n > 1 && (!fs->lazy || fs->n < sl_source_count(c->src))) {
     if (!(c->file_first = malloc(fs->n * sizeof *c->file_first))) {
       ss_close(c);
       return sl_err_set(err, SL_ENOMEM, "%s: %zu shards", c->path, fs->n);

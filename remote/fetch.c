@@ -134,7 +134,9 @@ static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
   SET(CURLOPT_WRITEDATA, a);
   SET(CURLOPT_PROTOCOLS_STR, "http,https");
   SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  SET(CURLOPT_FOLLOWLOCATION, 1L);
+  /* S3 answers where to go with an error, not a redirect; and a
+   * redirect would carry its headers (a session token) to another host. */
+  SET(CURLOPT_FOLLOWLOCATION, s3 ? 0L : 1L);
   SET(CURLOPT_MAXREDIRS, 5L);
   /* Credentials go to the first host only (curl's default, said here). */
   SET(CURLOPT_UNRESTRICTED_AUTH, 0L);

@@ -19,6 +19,7 @@ packages=(
   libblosc-dev                     # HDF5 arrays: Blosc chunks (filter 32001)
   libcjson-dev libexpat1-dev       # WebDataset .json labels and pack --coco (JSON); pack --voc (XML)
   libcurl4-openssl-dev             # s3:// and http(s):// datasets (remote/)
+  nginx openssl                    # test_remote: HTTP(S) on loopback, its certificate
   libisal-dev                      # CRC-32C of TFRecord records (Intel ISA-L)
   libcmocka-dev                    # tests
   python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)

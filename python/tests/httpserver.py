@@ -1,0 +1,152 @@
+"""Real HTTP(S) servers for the remote tests, on loopback: nginx (Debian)
+serving a folder over plain HTTP and over TLS with a certificate made here
+(so verification stays on), and a small fault-injecting proxy in front of
+it (503s, bodies cut short, stalls) for the retry tests."""
+
+import http.client
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Nginx:
+    def __init__(self, root, www):
+        self.root, self.www = str(root), str(www)
+        self.proc = None
+
+    def start(self):
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not os.path.exists(nginx):
+            raise RuntimeError("nginx not found (apt-get install nginx)")
+        os.makedirs(self.root, exist_ok=True)
+        self.cert = os.path.join(self.root, "cert.pem")
+        key = os.path.join(self.root, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", key, "-out", self.cert],
+                       check=True, capture_output=True)
+        self.port, self.tls_port = free_port(), free_port()
+        user = "user root;" if os.geteuid() == 0 else ""
+        conf = os.path.join(self.root, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("""%s
+daemon off; worker_processes 1; pid %s/nginx.pid;
+error_log %s/error.log;
+events { worker_connections 64; }
+http {
+  access_log %s/access.log;
+  client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;
+  fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;
+  server { listen 127.0.0.1:%d; root %s; }
+  server { listen 127.0.0.1:%d ssl; root %s;
+           ssl_certificate %s; ssl_certificate_key %s; }
+}
+""" % (user, self.root, self.root, self.root, *([self.root] * 5),
+               self.port, self.www, self.tls_port, self.www, self.cert, key))
+        os.makedirs(os.path.join(self.root, "tmp"), exist_ok=True)
+        self.proc = subprocess.Popen([nginx, "-p", self.root, "-c", conf],
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 1).close()
+                socket.create_connection(("127.0.0.1", self.tls_port),
+                                         1).close()
+                return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("nginx did not start: see %s/error.log" % self.root)
+
+    def requests(self):
+        """Lines of the access log: one per request nginx answered."""
+        try:
+            with open(os.path.join(self.root, "access.log")) as f:
+                return f.read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
+
+
+class FaultProxy:
+    """Forwards GETs to upstream (host, port), breaking some answers: the
+    first `fail` requests of each path get a 503, then `cut` of them have
+    their body cut short after half its bytes (the connection closed)."""
+
+    def __init__(self, upstream_port, fail=0, cut=0, status=503):
+        self.upstream = upstream_port
+        self.fail, self.cut, self.status = fail, cut, status
+        self.seen = {}
+        self.lock = threading.Lock()
+
+    def start(self):
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                with proxy.lock:
+                    n = proxy.seen.get(self.path, 0)
+                    proxy.seen[self.path] = n + 1
+                if n < proxy.fail:
+                    body = b"<Error><Code>SlowDown</Code></Error>"
+                    self.send_response(proxy.status)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                c = http.client.HTTPConnection("127.0.0.1", proxy.upstream)
+                hdrs = {k: v for k, v in self.headers.items()
+                        if k.lower() in ("range",)}
+                c.request("GET", self.path, headers=hdrs)
+                r = c.getresponse()
+                data = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() in ("content-length", "content-range",
+                                     "etag", "content-type"):
+                        self.send_header(k, v)
+                self.end_headers()
+                if n < proxy.fail + proxy.cut and len(data) > 1:
+                    self.wfile.write(data[:len(data) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
