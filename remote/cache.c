@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -149,9 +150,12 @@ static bool orphan_tmp(const char *name) {
 }
 
 /* Under cache.lock: makes room for need more bytes, evicting the least
- * recently used objects (never `keep`). */
+ * recently used objects (never `keep`). *busy: there is no room only
+ * because of other downloads in progress (they end, then there may be):
+ * SL_OK then, nothing reserved. */
 static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
-                           const char *shown, sl_err *err) {
+                           const char *shown, bool *busy, sl_err *err) {
+  *busy = false;
   int dfd = dup(c->dirfd);
   DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
   if (!d) {
@@ -162,12 +166,15 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
   rewinddir(d);
   entry *v = NULL;
   size_t n = 0, cap = 0;
-  uint64_t total = 0;
+  uint64_t total = 0, downloading = 0;
   sl_status st = SL_OK;
   struct dirent *e;
   while (st == SL_OK && (errno = 0, e = readdir(d)) != NULL) {
-    bool obj = strstr(e->d_name, ".obj") != NULL;
+    /* A download's name holds its object's (".tmp.NAME.obj.PID"): never
+     * an eviction candidate. */
+    size_t len = strlen(e->d_name);
     bool tmp = strncmp(e->d_name, ".tmp.", 5) == 0;
+    bool obj = !tmp && len > 4 && strcmp(e->d_name + len - 4, ".obj") == 0;
     if (!obj && !tmp)
       continue;
     struct stat sb;
@@ -179,6 +186,8 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
       continue;
     }
     total += (uint64_t)sb.st_size; /* downloads: their full size, reserved */
+    if (tmp)
+      downloading += (uint64_t)sb.st_size;
     if (!obj || !strcmp(e->d_name, keep) || strlen(e->d_name) >= 96)
       continue;
     if (n == cap) {
@@ -203,6 +212,10 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
     for (size_t k = 0; k < n; k++)
       if (v[k].bytes && (old == n || v[k].mtime_ns < v[old].mtime_ns))
         old = k;
+    if (old == n && downloading > 0) {
+      *busy = true;
+      break;
+    }
     if (old == n) {
       st = sl_err_set(err, SL_ETOOBIG,
                       "%s: %" PRIu64
@@ -317,16 +330,39 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   }
   snprintf(tmp, sizeof tmp, ".tmp.%.80s.%ld", name, (long)getpid());
   sl_status st = SL_OK;
-  int big = lock_file(c, "cache.lock");
-  if (big < 0)
-    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/cache.lock", c->dir);
-  if (st == SL_OK && size > c->bound)
-    st = sl_err_set(err, SL_ETOOBIG,
-                    "%s: %" PRIu64 " bytes, more than io.cache_bytes = %" PRIu64
-                    " (raise it above the largest shard)",
-                    url, size, c->bound);
-  if (st == SL_OK)
-    st = make_room(c, size, name, url, err);
+  int big = -1;
+  /* Room for it: evicting objects, or waiting while other downloads (of
+   * this process's workers or another's) hold the rest, within the fetch
+   * deadline. */
+  for (uint64_t waited_ms = 0;; waited_ms += 20) {
+    bool busy = false;
+    big = lock_file(c, "cache.lock");
+    if (big < 0)
+      st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/cache.lock",
+                        c->dir);
+    if (st == SL_OK && size > c->bound)
+      st = sl_err_set(err, SL_ETOOBIG,
+                      "%s: %" PRIu64
+                      " bytes, more than io.cache_bytes = %" PRIu64
+                      " (raise it above the largest shard)",
+                      url, size, c->bound);
+    if (st == SL_OK)
+      st = make_room(c, size, name, url, &busy, err);
+    if (st != SL_OK || !busy)
+      break;
+    unlock_file(big);
+    big = -1;
+    if ((double)waited_ms / 1000 > c->conf.deadline_s) {
+      st = sl_err_set(err, SL_ETOOBIG,
+                      "%s: %" PRIu64 " bytes found no room in io.cache_bytes ="
+                      " %" PRIu64 " beside other downloads for %.0f s (raise "
+                      "io.cache_bytes to the shards read at once)",
+                      url, size, c->bound, c->conf.deadline_s);
+      break;
+    }
+    struct timespec ms20 = {.tv_nsec = 20000000};
+    nanosleep(&ms20, NULL);
+  }
   int t = -1;
   if (st == SL_OK) {
     t = openat(c->dirfd, tmp,
@@ -354,15 +390,23 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   if (st == SL_OK && fdatasync(t) != 0)
     st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s: fsync", c->dir,
                       tmp);
+  /* The caller's descriptor is opened before the object gets its name:
+   * another thread or process making room may evict it the moment it has
+   * one, and an open descriptor still reads it. */
+  if (st == SL_OK &&
+      (fd = openat(c->dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, tmp);
   if (st == SL_OK && renameat(c->dirfd, tmp, c->dirfd, name) != 0)
     st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s: rename", c->dir,
                       tmp);
   if (t >= 0)
     close(t);
-  if (st != SL_OK)
+  if (st != SL_OK) {
+    if (fd >= 0)
+      close(fd);
+    fd = -1;
     unlinkat(c->dirfd, tmp, 0);
-  else if ((fd = open_cached(c, name, size)) < 0)
-    st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, name);
+  }
   unlock_file(lk);
   pthread_mutex_lock(&c->mu);
   c->stats.fetches += st == SL_OK;
