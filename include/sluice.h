@@ -436,7 +436,9 @@ SL_API sl_status sl_loader_unget(sl_loader *ld, sl_batch *batch);
  * rewrite a slot the stream may still read. */
 SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch, void *stream);
 
-/* Batches each epoch gives this rank (the same for every epoch and rank). */
+/* Batches each epoch gives this rank (the same for every epoch and rank;
+ * an epoch restored on another world size excepted: sl_loader_epoch_batches).
+ */
 SL_API uint64_t sl_loader_batches_per_epoch(const sl_loader *ld);
 /* Samples in the dataset. */
 SL_API uint64_t sl_loader_sample_count(const sl_loader *ld);
@@ -445,27 +447,82 @@ SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
 
 /* Resume. The state is (epoch, batches handed out in it) plus a check of
  * everything that decides what the batches hold: the settings of the order
- * (seed, rank, world size, batch size, order, drop_last, mode), the
- * dataset (its sample count, channels and a fingerprint: a hash of its
- * index, class names and targets, made at open, so another file or the
- * same count of other samples, or of the same in another order, is told
- * apart; the same samples in the other file format match), the schedule
- * (the resolution.* keys it uses), the augmentation (augment.*), dtype and
- * layout; in a versioned blob of SL_LOADER_STATE_BYTES (version 3, which
- * adds a tag of each group of augment.* keys so that a refusal names the
- * group that changed; version 2 blobs of earlier releases restore, the
- * 96-byte version 1 is refused). save: writes it to buf
- * (*len = capacity in, bytes written out); with a NULL buf or a small
- * *len, sets *len and returns SL_ETOOBIG. SL_ESTATE before the first
- * start_epoch. restore: on a loader opened with the same settings and data
- * (else SL_ESTATE naming only what differs; SL_EINVAL for a damaged blob or
- * another version), starts the saved epoch at the saved batch: the
- * following next calls return exactly the batches an uninterrupted run
- * would have returned. */
+ * (seed, batch size, order, drop_last, mode), the dataset (its sample
+ * count, channels and a fingerprint: a hash of its index, class names and
+ * targets, made at open, so another file or the same count of other
+ * samples, or of the same in another order, is told apart; the same
+ * samples in the other file format match), the schedule (the resolution.*
+ * keys it uses), the augmentation (augment.*), dtype and layout; in a
+ * versioned blob of SL_LOADER_STATE_BYTES (version 4, which records the
+ * rank, world size and, in an epoch resumed on another world size, the
+ * run it was resumed from; versions 3 and 2 of earlier releases restore,
+ * the 96-byte version 1 is refused). save: writes it to buf (*len =
+ * capacity in, bytes written out); with a NULL buf or a small *len, sets
+ * *len and returns SL_ETOOBIG. SL_ESTATE before the first start_epoch.
+ * restore: on a loader opened with the same settings and data (else
+ * SL_ESTATE naming only what differs; SL_EINVAL for a damaged blob or
+ * another version), starts the saved epoch where the saved run left it.
+ *
+ * Elastic resume. A data-parallel job saves at the same step on every
+ * rank, so every rank has read the same number of batches; the state of
+ * any one rank then says what the whole job read. Restored on the same
+ * world size (any rank of it), the following next calls return exactly
+ * the batches an uninterrupted run would have returned. Restored on
+ * another world size W' (loader.world_size), the samples the W saved
+ * ranks had not read yet are dealt, in the saved epoch's order, to the W'
+ * ranks: each is read exactly once more across them, none twice, none
+ * lost, and the same W' from the same state gives the same batches, for
+ * any worker count. loader.batch_size stays per rank (the global batch
+ * becomes W' x batch_size: scale it, or the learning rate, yourself).
+ * That epoch then has ceil(left / (W' x batch_size)) batches per rank
+ * (sl_loader_epoch_batches), padded as an epoch is (sl_batch.valid);
+ * with loader.drop_last, floor of it, the last left mod (W' x batch_size)
+ * samples of the rest (the tails of the last old ranks) being dropped
+ * besides what the saved run's epoch dropped. Later epochs are dealt on
+ * W' ranks as usual. An epoch already resumed on another world size
+ * resumes again on the world size it ran on, or on any once the state was
+ * saved before its first batch or after its last; else SL_ESTATE says so.
+ * The worker count may change too. */
 #define SL_LOADER_STATE_BYTES 128
 SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len);
 SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
                                          size_t len);
+/* Batches the epoch in progress gives this rank: sl_loader_batches_per_epoch,
+ * but for an epoch restored on another world size, its deal of the rest
+ * (see Elastic resume). 0 before any epoch. */
+SL_API uint64_t sl_loader_epoch_batches(const sl_loader *ld);
+
+/* What a state blob says, for a log line or to see why a resume is
+ * refused. Caller-allocated; reserved words are zero. */
+typedef struct sl_loader_state_info {
+  uint32_t version;      /* of the blob (2, 3 or 4) */
+  uint32_t mode;         /* 0 train, 1 eval */
+  uint64_t epoch;        /* the epoch in progress */
+  uint64_t batches;      /* batches of it each rank had read */
+  uint64_t samples_read; /* real samples of the epoch read, all ranks
+                            together (padding not counted) */
+  uint64_t samples_left; /* real samples of the epoch still to read */
+  uint64_t sample_count; /* samples in the dataset */
+  uint64_t batch_size;   /* per rank */
+  uint64_t rank, world_size;
+  uint64_t seed;
+  uint32_t order;     /* 0 sequential, 1 random, 2 quasi_random */
+  uint32_t drop_last; /* 0 or 1 */
+  uint32_t dtype, layout, channels;
+  /* An epoch resumed on another world size: the world size of the run it
+   * was resumed from and the batches each of its ranks had read; 0, 0
+   * otherwise (batches then counts in the new deal). */
+  uint32_t resumed_from_world;
+  uint64_t resumed_from_batches;
+  uint64_t dataset_fingerprint, schedule_fingerprint, augment_fingerprint;
+  uint64_t reserved[8];
+} sl_loader_state_info;
+/* Fills *out from a blob of sl_loader_save_state (len bytes; no loader
+ * needed, any thread). Returns SL_EINVAL (out zeroed) for NULL arguments,
+ * a blob that is not a loader state, damaged, truncated, of version 1 or
+ * of a version this library does not read. */
+SL_API sl_status sl_loader_state_info_get(const void *blob, size_t len,
+                                          sl_loader_state_info *out);
 
 /* Most resolution levels a sample may hold, level 0 (full size) included
  * (SL_IMAGE_JPEG_LEVELS, below). */

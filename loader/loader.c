@@ -334,13 +334,22 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
     sl_pool_stop(ld->pool);
   }
   sl_sampler_set_epoch(ld->sampler, epoch);
+  if (ld->rest_world) {
+    sl_status st = sl_sampler_set_rest(ld->sampler, ld->rest_world,
+                                       ld->rest_consumed, &ld->err);
+    if (st != SL_OK) {
+      ld->started = false; /* the pool is stopped: nothing to save */
+      return st;
+    }
+  }
+  uint64_t nb = sl_sampler_batches(ld->sampler);
   int res = sl_schedule_res(&ld->sched, epoch);
   size_t ch = (size_t)ld->src.channels;
   sl_ring_epoch ep;
   memset(&ep, 0, sizeof ep);
   ep.epoch = epoch;
   ep.first_batch = first;
-  ep.nbatches = ld->nbatches;
+  ep.nbatches = nb;
   ep.src_sample_bytes = sl_loader_sample_bytes(ld->src_dtype, (int)ch, res);
   ep.dst_sample_bytes = sl_loader_sample_bytes(ld->dtype, (int)ch, res);
   ep.copy.n = ld->batch_size;
@@ -357,12 +366,12 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
   uint64_t bs = (uint64_t)ld->batch_size;
   /* Before the workers wake: the epoch's clock must cover all their work. */
   ld->epoch_t0 = sl_now_ns();
-  sl_pool_start(ld->pool, epoch, first * bs, ld->nbatches * bs, res,
-                ep.src_sample_bytes);
+  sl_pool_start(ld->pool, epoch, first * bs, nb * bs, res, ep.src_sample_bytes);
   ld->started = true;
   ld->epoch = epoch;
   ld->res = res;
   ld->delivered = first;
+  ld->epoch_nbatches = nb;
   ld->epoch_batches = 0;
   return SL_OK;
 }
@@ -373,6 +382,7 @@ sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch) {
   if (SL_LOADER_FAILED(ld))
     return not_open(ld);
   sl_err_clear(&ld->err);
+  ld->rest_world = ld->rest_consumed = 0;
   return sl_loader_start_at(ld, epoch, 0);
 }
 
@@ -449,6 +459,10 @@ sl_status sl_batch_release(sl_loader *ld, sl_batch *b, void *stream) {
 
 uint64_t sl_loader_batches_per_epoch(const sl_loader *ld) {
   return ld ? ld->nbatches : 0;
+}
+
+uint64_t sl_loader_epoch_batches(const sl_loader *ld) {
+  return ld && !SL_LOADER_FAILED(ld) && ld->started ? ld->epoch_nbatches : 0;
 }
 
 uint64_t sl_loader_sample_count(const sl_loader *ld) {

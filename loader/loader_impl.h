@@ -47,15 +47,21 @@ struct sl_loader {
   bool started;
   uint64_t epoch;
   int res;
-  uint64_t delivered;     /* batches of the epoch handed out (or skipped by
-                             a resume): the resume point */
+  uint64_t delivered;      /* batches of the epoch handed out (or skipped by
+                              a resume): the resume point */
+  uint64_t epoch_nbatches; /* of the epoch's deal (nbatches but after an
+                              elastic resume) */
+  /* The epoch deals the rest rest_world ranks left after rest_consumed
+   * batches each (an elastic resume), or rest_world 0: all of it. */
+  uint64_t rest_world, rest_consumed;
   uint64_t epoch_batches; /* handed out since start_epoch */
   uint64_t batches;       /* handed out since open */
   uint64_t consumer_wait_ns;
   uint64_t epoch_t0;
 };
 
-/* Starts epoch at batch `first` (0 normally; the resume point on restore). */
+/* Starts epoch at batch `first` (0 normally; the resume point on restore)
+ * of the deal ld->rest_world and rest_consumed say (see sampler.h). */
 sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first);
 
 #endif

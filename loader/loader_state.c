@@ -1,12 +1,13 @@
 /* The resume blob and the stats.
  *
- * State blob, SL_LOADER_STATE_BYTES (128) bytes, little-endian, version 3:
+ * State blob, SL_LOADER_STATE_BYTES (128) bytes, little-endian, version 4:
  *    0  magic "SLUICEST"
- *    8  u32 version (3)           12  u32 size (128)
+ *    8  u32 version (4)           12  u32 size (128)
  *   16  u64 epoch                 24  u64 next batch (handed out so far)
  *   32  u64 seed                  40  u64 sample count
- *   48  u64 batch size            56  u64 rank
- *   64  u64 world size
+ *   48  u64 batch size            56  u32 rank   60  u32 world size
+ *   64  u32 resumed-from world size (0: the epoch is dealt whole)
+ *   68  u32 batches each rank of that run had read
  *   72  u8 order  73 u8 drop_last  74 u8 mode (0 train, 1 eval)
  *   75  u8 dtype  76 u8 layout     77 u8 channels   78 u16 zero
  *   80  u16 x 8: a tag (16-bit hash) of each augmentation group, k_groups
@@ -15,7 +16,10 @@
  *  120  u64 FNV-1a 64 of bytes 0..119
  * The settings are stored to refuse a resume that would not reproduce the
  * run; the order itself is recomputed from them. The augmentation
- * fingerprint decides; the group tags say which keys to name. Version 2
+ * fingerprint decides; the group tags say which keys to name. Rank and
+ * world size are not checked: any rank's state restores on any world size
+ * (sampler.h, elastic resume). Version 3 (u64 rank at 56, u64 world size
+ * at 64, no resumed-from run) is read. Version 2
  * (the same, without tags: order .. layout as u32 at 72, 76, 80, 84, 88
  * and channels at 92) is read; version 1 (96 bytes) had no fingerprints
  * and is refused. */
@@ -28,7 +32,7 @@
 
 #include "common/clock.h"
 
-#define STATE_VERSION 3u
+#define STATE_VERSION 4u
 #define SUM_AT 120
 static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
@@ -135,6 +139,16 @@ sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   if (!ld->started)
     return sl_err_set(err, SL_ESTATE, "no epoch started: nothing to save");
   const sl_sampler_config *c = &ld->sampler_cfg;
+  if (c->rank > UINT32_MAX || c->world_size > UINT32_MAX ||
+      ld->rest_world > UINT32_MAX || ld->rest_consumed > UINT32_MAX)
+    return sl_err_set(err, SL_ETOOBIG,
+                      "the state holds rank, world size and batches as 32-bit "
+                      "numbers: rank %llu of %llu (resumed from %llu ranks "
+                      "at batch %llu) is beyond",
+                      (unsigned long long)c->rank,
+                      (unsigned long long)c->world_size,
+                      (unsigned long long)ld->rest_world,
+                      (unsigned long long)ld->rest_consumed);
   uint8_t *p = buf;
   memset(p, 0, SL_LOADER_STATE_BYTES);
   memcpy(p, k_magic, 8);
@@ -145,8 +159,10 @@ sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   put64(p + 32, c->seed);
   put64(p + 40, c->count);
   put64(p + 48, c->batch_size);
-  put64(p + 56, c->rank);
-  put64(p + 64, c->world_size);
+  put32(p + 56, (uint32_t)c->rank);
+  put32(p + 60, (uint32_t)c->world_size);
+  put32(p + 64, (uint32_t)ld->rest_world);
+  put32(p + 68, (uint32_t)ld->rest_consumed);
   p[72] = (uint8_t)c->order;
   p[73] = (uint8_t)c->drop_last;
   p[74] = (uint8_t)ld->eval;
@@ -197,58 +213,104 @@ static sl_status augment_differs(sl_err *err, const uint8_t *saved,
                             "which");
 }
 
+/* A blob's fields, whatever its version. */
+typedef struct parsed {
+  uint32_t version;
+  uint64_t epoch, next, seed, count, batch_size, rank, world;
+  uint64_t rest_world, rest_consumed;
+  uint64_t small[6];   /* order, drop_last, mode, dtype, layout, channels */
+  const uint8_t *tags; /* NULL for version 2 */
+  uint64_t dataset_fp, schedule_fp, augment_fp;
+} parsed;
+
+static sl_status parse(const void *buf, size_t len, parsed *out, sl_err *err) {
+  memset(out, 0, sizeof *out);
+  const uint8_t *p = buf;
+  if (!p || len < 16 || memcmp(p, k_magic, 8) != 0)
+    return sl_err_set(err, SL_EINVAL, "not a sluice loader state");
+  uint32_t version = get32(p + 8);
+  if (version == 1)
+    return sl_err_set(err, SL_EINVAL,
+                      "loader state version 1, from an older sluice that did "
+                      "not record which dataset and settings it was saved "
+                      "with; this library reads versions 2 to %u: start the "
+                      "saved epoch again instead (sl_loader_start_epoch)",
+                      STATE_VERSION);
+  if (version < 2 || version > STATE_VERSION)
+    return sl_err_set(err, SL_EINVAL,
+                      "loader state version %u; this library reads 2 to %u",
+                      version, STATE_VERSION);
+  if (len < SL_LOADER_STATE_BYTES || get32(p + 12) != SL_LOADER_STATE_BYTES)
+    return sl_err_set(err, SL_EINVAL, "loader state truncated (%zu bytes)",
+                      len);
+  if (get64(p + SUM_AT) != fnv1a(p, SUM_AT))
+    return sl_err_set(err, SL_EINVAL,
+                      "loader state damaged (checksum "
+                      "mismatch)");
+  out->version = version;
+  out->epoch = get64(p + 16);
+  out->next = get64(p + 24);
+  out->seed = get64(p + 32);
+  out->count = get64(p + 40);
+  out->batch_size = get64(p + 48);
+  if (version >= 4) {
+    out->rank = get32(p + 56);
+    out->world = get32(p + 60);
+    out->rest_world = get32(p + 64);
+    out->rest_consumed = get32(p + 68);
+  } else {
+    out->rank = get64(p + 56);
+    out->world = get64(p + 64);
+  }
+  for (int i = 0; i < 6; i++)
+    out->small[i] = version == 2 ? get32(p + 72 + 4 * i) : p[72 + i];
+  out->tags = version == 2 ? NULL : p + 80;
+  out->dataset_fp = get64(p + 96);
+  out->schedule_fp = get64(p + 104);
+  out->augment_fp = get64(p + 112);
+  return SL_OK;
+}
+
+/* Where the saved epoch stands (sl_sampler_progress) under the saved
+ * world size; c: the loader's settings or the blob's. */
+static sl_status saved_progress(const parsed *b, const sl_sampler_config *c,
+                                sl_sampler_progress *pr, sl_err *err) {
+  sl_sampler_config sc = *c;
+  sc.rank = 0;
+  sc.world_size = b->world;
+  sl_status st = sl_sampler_progress_of(&sc, b->rest_world, b->rest_consumed,
+                                        b->next, pr, err);
+  if (st != SL_OK)
+    sl_err_prefix(err, "loader state: ");
+  return st;
+}
+
 sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   if (!ld)
     return SL_EINVAL;
   if (SL_LOADER_FAILED(ld))
     return sl_loader_not_open(ld);
   sl_err_clear(&ld->err);
-  const uint8_t *p = buf;
-  if (!p || len < 16 || memcmp(p, k_magic, 8) != 0)
-    return sl_err_set(&ld->err, SL_EINVAL, "not a sluice loader state");
-  if (get32(p + 8) == 1)
-    return sl_err_set(&ld->err, SL_EINVAL,
-                      "loader state version 1, from an older sluice that did "
-                      "not record which dataset and settings it was saved "
-                      "with; this library reads versions 2 and %u: start the "
-                      "saved epoch again instead (sl_loader_start_epoch)",
-                      STATE_VERSION);
-  uint32_t version = get32(p + 8);
-  if (version != STATE_VERSION && version != 2)
-    return sl_err_set(&ld->err, SL_EINVAL,
-                      "loader state version %u; this library reads 2 and %u",
-                      version, STATE_VERSION);
-  if (len < SL_LOADER_STATE_BYTES || get32(p + 12) != SL_LOADER_STATE_BYTES)
-    return sl_err_set(&ld->err, SL_EINVAL,
-                      "loader state truncated (%zu "
-                      "bytes)",
-                      len);
-  if (get64(p + SUM_AT) != fnv1a(p, SUM_AT))
-    return sl_err_set(&ld->err, SL_EINVAL,
-                      "loader state damaged "
-                      "(checksum mismatch)");
+  parsed b;
+  sl_status st = parse(buf, len, &b, &ld->err);
+  if (st != SL_OK)
+    return st;
   const sl_sampler_config *c = &ld->sampler_cfg;
-  /* order, drop_last, mode, dtype, layout, channels */
-  uint64_t small[6];
-  for (int i = 0; i < 6; i++)
-    small[i] = version == 2 ? get32(p + 72 + 4 * i) : p[72 + i];
   struct {
     const char *what;
     uint64_t saved, now;
   } checks[] = {
       /* First: eval decides the order and drop_last too. */
-      {"loader.mode (1 = eval)", small[2], ld->eval},
-      {"loader.seed", get64(p + 32), c->seed},
-      {"the dataset's sample count", get64(p + 40), c->count},
-      {"loader.batch_size", get64(p + 48), c->batch_size},
-      {"loader.rank", get64(p + 56), c->rank},
-      {"loader.world_size", get64(p + 64), c->world_size},
-      {"loader.order", small[0], (uint64_t)c->order},
-      {"loader.drop_last", small[1], c->drop_last},
-      {"augment.dtype (0 u8, 1 fp16, 2 bf16, 3 fp32)", small[3],
+      {"loader.mode (1 = eval)", b.small[2], ld->eval},
+      {"loader.seed", b.seed, c->seed},
+      {"the dataset's sample count", b.count, c->count},
+      {"loader.batch_size", b.batch_size, c->batch_size},
+      {"loader.order", b.small[0], (uint64_t)c->order},
+      {"loader.drop_last", b.small[1], c->drop_last},
+      {"augment.dtype (0 u8, 1 fp16, 2 bf16, 3 fp32)", b.small[3],
        (uint64_t)ld->dtype},
-      {"augment.layout (0 nchw, 1 nhwc)", small[4], (uint64_t)ld->layout},
-      {"the dataset's channels", small[5], (uint64_t)ld->src.channels},
+      {"augment.layout (0 nchw, 1 nhwc)", b.small[4], (uint64_t)ld->layout},
+      {"the dataset's channels", b.small[5], (uint64_t)ld->src.channels},
   };
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (checks[i].saved != checks[i].now)
@@ -261,25 +323,99 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
       {"the dataset differs from the saved run's: another file, or the same "
        "number of samples with other contents or in another order (a hash "
        "of its index, class names and targets does not match)",
-       get64(p + 96), ld->src.fingerprint},
+       b.dataset_fp, ld->src.fingerprint},
       {"the resolution schedule differs from the saved run's (the "
        "resolution.* keys the schedule uses, or resolution.eval in eval "
        "mode)",
-       get64(p + 104), ld->schedule_fp},
+       b.schedule_fp, ld->schedule_fp},
   };
   for (size_t i = 0; i < sizeof hashes / sizeof hashes[0]; i++)
     if (hashes[i].saved != hashes[i].now)
       return sl_err_set(&ld->err, SL_ESTATE, "cannot resume: %s",
                         hashes[i].what);
-  if (get64(p + 112) != ld->augment_fp)
-    return augment_differs(&ld->err, version == 2 ? NULL : p + 80,
-                           ld->augment_tags);
-  uint64_t next = get64(p + 24);
-  if (next > ld->nbatches)
-    return sl_err_set(
-        &ld->err, SL_EINVAL, "loader state: batch %llu beyond the epoch's %llu",
-        (unsigned long long)next, (unsigned long long)ld->nbatches);
-  return sl_loader_start_at(ld, get64(p + 16), next);
+  if (b.augment_fp != ld->augment_fp)
+    return augment_differs(&ld->err, b.tags, ld->augment_tags);
+  sl_sampler_progress pr;
+  if ((st = saved_progress(&b, c, &pr, &ld->err)) != SL_OK)
+    return st;
+  /* Which deal the resumed epoch runs: the saved one on its own world
+   * size; on another, the rest of the saved epoch's deal. */
+  uint64_t rest_world = b.rest_world, rest_consumed = b.rest_consumed;
+  uint64_t first = b.next;
+  if (b.world != c->world_size) {
+    if (b.rest_world == 0) {
+      rest_world = b.world;
+      rest_consumed = b.next;
+    } else if (b.next > 0 && pr.left > 0) {
+      return sl_err_set(
+          &ld->err, SL_ESTATE,
+          "cannot resume on %llu ranks: epoch %llu was already resumed from "
+          "%llu ranks on %llu, whose ranks had each read %llu of its batches "
+          "when this state was saved; resume on %llu ranks, or start epoch "
+          "%llu on any",
+          (unsigned long long)c->world_size, (unsigned long long)b.epoch,
+          (unsigned long long)b.rest_world, (unsigned long long)b.world,
+          (unsigned long long)b.next, (unsigned long long)b.world,
+          (unsigned long long)(b.epoch + 1));
+    } else if (b.next > 0) { /* all read: nothing is left to deal */
+      sl_sampler_config old = *c;
+      old.world_size = b.rest_world;
+      old.rank = 0;
+      if ((st = sl_sampler_batch_count(&old, &rest_consumed, &ld->err)) !=
+          SL_OK)
+        return st;
+    }
+    first = 0;
+  }
+  ld->rest_world = rest_world;
+  ld->rest_consumed = rest_consumed;
+  return sl_loader_start_at(ld, b.epoch, first);
+}
+
+sl_status sl_loader_state_info_get(const void *blob, size_t len,
+                                   sl_loader_state_info *out) {
+  if (!out)
+    return SL_EINVAL;
+  memset(out, 0, sizeof *out);
+  sl_err err;
+  sl_err_clear(&err);
+  parsed b;
+  if (parse(blob, len, &b, &err) != SL_OK)
+    return SL_EINVAL;
+  sl_sampler_config c = {.count = b.count,
+                         .batch_size = b.batch_size,
+                         .rank = b.rank,
+                         .world_size = b.world,
+                         .order = (sl_order)b.small[0],
+                         .seed = b.seed,
+                         .drop_last = b.small[1] != 0,
+                         .quasi_block = 1,
+                         .quasi_window = 1};
+  sl_sampler_progress pr;
+  if (saved_progress(&b, &c, &pr, &err) != SL_OK)
+    return SL_EINVAL;
+  out->version = b.version;
+  out->mode = (uint32_t)b.small[2];
+  out->epoch = b.epoch;
+  out->batches = b.next;
+  out->samples_read = pr.read;
+  out->samples_left = pr.left;
+  out->sample_count = b.count;
+  out->batch_size = b.batch_size;
+  out->rank = b.rank;
+  out->world_size = b.world;
+  out->seed = b.seed;
+  out->order = (uint32_t)b.small[0];
+  out->drop_last = (uint32_t)b.small[1];
+  out->dtype = (uint32_t)b.small[3];
+  out->layout = (uint32_t)b.small[4];
+  out->channels = (uint32_t)b.small[5];
+  out->resumed_from_world = (uint32_t)b.rest_world;
+  out->resumed_from_batches = b.rest_consumed;
+  out->dataset_fingerprint = b.dataset_fp;
+  out->schedule_fingerprint = b.schedule_fp;
+  out->augment_fingerprint = b.augment_fp;
+  return SL_OK;
 }
 
 const char *sl_loader_left_out(const sl_loader *ld) {

@@ -17,6 +17,17 @@
  *      N..W*P-1 repeat the order from its start (position p reads p mod N).
  *   3. Rank r takes the contiguous positions [r*P, (r+1)*P).
  *
+ * Elastic resume (sl_sampler_set_rest): a run of W ranks that each read
+ * c batches of an epoch left, in the global order, the positions
+ * [r*P + c*B, (r+1)*P) of each old rank r that are below N (the rest; its
+ * length M). A loader resumed on W' ranks (W' != W) deals the rest, kept
+ * in the old order, as steps 2 and 3 deal an epoch: P' = ceil(M / (W'*B))
+ * * B per rank (floor with drop_last: the last M mod (W'*B) samples of
+ * the rest, the old last ranks' tails, are dropped), rank r' taking rest
+ * positions [r'*P', (r'+1)*P'), rest positions from M on repeating the
+ * rest from its start. The batch size B stays the per-rank one. Later
+ * epochs are dealt whole again (sl_sampler_set_epoch).
+ *
  * So in an epoch the ranks' samples are disjoint (apart from padding
  * repeats), and with padding they cover the dataset; this holds for every
  * order, since sharding is applied to the global order. Padding holds the
@@ -80,8 +91,32 @@ uint64_t sl_sampler_batches(const sl_sampler *s);
  * its first ones; batch_size but in the last batches without drop_last, 0
  * for a batch of padding only. Thread-safe (reads only settings). */
 uint64_t sl_sampler_valid(const sl_sampler *s, uint64_t batch);
-/* Computes the order of an epoch: O(N). */
+/* Computes the order of an epoch: O(N). Deals it whole (undoes
+ * sl_sampler_set_rest). */
 void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch);
+/* Deals only the rest of the epoch set last, as `old_world` ranks of the
+ * same count, batch size and drop_last left it after reading `consumed`
+ * batches each (see the top). sl_sampler_batches and sl_sampler_valid
+ * then describe that deal (batches may be 0: nothing left, or all of it
+ * dropped). O(old_world), allocates nothing. Errors: SL_EINVAL (old_world
+ * 0, or consumed beyond the old ranks' batches: the message gives them). */
+sl_status sl_sampler_set_rest(sl_sampler *s, uint64_t old_world,
+                              uint64_t consumed, sl_err *err);
+/* Where an epoch stands, without a sampler: the deal on c->world_size
+ * ranks of the whole epoch (old_world 0) or of the rest old_world ranks
+ * left after old_consumed batches each, once every rank has read
+ * `consumed` batches of that deal. */
+typedef struct sl_sampler_progress {
+  uint64_t batches; /* per rank in the deal */
+  uint64_t read;    /* real samples read, all ranks and both runs together */
+  uint64_t left;    /* real samples the deal still gives */
+} sl_sampler_progress;
+/* Errors as sl_sampler_batch_count's (a drop_last deal of the rest with no
+ * whole batch is fine: 0 batches), and SL_EINVAL for consumed counts beyond
+ * a deal's batches. */
+sl_status sl_sampler_progress_of(const sl_sampler_config *c, uint64_t old_world,
+                                 uint64_t old_consumed, uint64_t consumed,
+                                 sl_sampler_progress *out, sl_err *err);
 /* Dataset index at position pos < batches * batch_size of this rank. */
 uint64_t sl_sampler_at(const sl_sampler *s, uint64_t pos);
 

@@ -42,7 +42,8 @@ from ._sluice import (  # noqa: F401
 
 __all__ = [
     "Loader", "Dataset", "Writer", "Batch", "Tensor", "Error", "options",
-    "option_names", "version", "pack", "index", "__version__", "augment",
+    "option_names", "version", "pack", "index", "state_info", "__version__",
+    "augment",
 ]
 
 _STATE_MAGIC = "sluice.Loader/1"
@@ -282,7 +283,12 @@ class Loader:
 
     # ---- epochs ---------------------------------------------------------
     def __len__(self):
-        """Batches per epoch for this rank (the same on every rank)."""
+        """Batches per epoch for this rank (the same on every rank). For
+        an epoch restored on another world size (load_state_dict), the
+        batches of its deal of what the saved run left: iterating the
+        restored epoch gives exactly that many."""
+        if self._epoch is not None:
+            return self._c.epoch_batches()
         return self._c.batches_per_epoch()
 
     @property
@@ -357,9 +363,24 @@ class Loader:
         return self._c.stats()
 
     def state_dict(self):
-        """Where the loader is: the C state blob, which also checks the
-        settings and data on load (torchdata's Stateful protocol)."""
-        return {"format": _STATE_MAGIC, "state": self._c.save_state()}
+        """Where the loader is: the C state blob ``state``, which also
+        checks the settings and data on load (torchdata's Stateful
+        protocol), and beside it, to log or to see why a resume is
+        refused, what the blob says (``sluice.state_info``): ``epoch``,
+        ``batches`` (each rank read of it), ``samples_read`` and
+        ``samples_left`` (real samples of the epoch, all ranks together),
+        ``rank``, ``world_size``, ``batch_size`` (per rank),
+        ``sample_count``, ``seed``, ``drop_last``, ``resumed_from_world``
+        (0, or the world size of the run this epoch was resumed from). Only
+        ``format`` and ``state`` are read back."""
+        blob = self._c.save_state()
+        info = state_info(blob)
+        state = {"format": _STATE_MAGIC, "state": blob}
+        for k in ("epoch", "batches", "samples_read", "samples_left", "rank",
+                  "world_size", "batch_size", "sample_count", "seed",
+                  "drop_last", "resumed_from_world"):
+            state[k] = info[k]
+        return state
 
     def load_state_dict(self, state):
         """Resumes at a saved point: the following batches are exactly those
@@ -367,7 +388,16 @@ class Loader:
         loader (``for b in loader``: the rest of the saved epoch,
         ``current_epoch``), then ``epoch(e)`` for the later ones;
         ``epoch(current_epoch)`` would start the saved epoch again from its
-        first batch. Raises StateError when the settings or data differ."""
+        first batch. Raises StateError when the settings or data differ.
+
+        Elastic: a state saved by any rank restores on any rank and any
+        ``world_size``. On another world size the samples of the saved
+        epoch that no rank had read yet (every rank having read the same
+        number of batches, as data-parallel training does) are dealt to
+        the new ranks, each read exactly once across them, the same way
+        every time; ``batch_size`` stays per rank, and ``len(loader)`` is
+        that epoch's batches. Later epochs are dealt on the new world
+        size. See docs/PYTHON.md, "Elastic training"."""
         if not isinstance(state, dict) or state.get("format") != _STATE_MAGIC:
             raise InvalidArgumentError(
                 "not a sluice.Loader state_dict (expected format %r)"
@@ -375,6 +405,20 @@ class Loader:
         self._c.restore_state(bytes(state["state"]))
         self._epoch = self.stats()["epoch"]
         self._gen += 1
+
+
+def state_info(state):
+    """What a state says, as a dict (sl_loader_state_info): ``state`` is a
+    Loader.state_dict() or its ``state`` bytes. Raises InvalidArgumentError
+    for bytes that are not a readable loader state."""
+    if isinstance(state, dict):
+        state = state.get("state")
+    try:
+        blob = bytes(state)
+    except TypeError:
+        raise InvalidArgumentError(
+            "not a sluice.Loader state: %r" % type(state).__name__) from None
+    return _sluice._state_info(blob)
 
 
 def _epoch_number(epoch):

@@ -389,6 +389,14 @@ static PyObject *Loader_batches_per_epoch(PyObject *o, PyObject *unused) {
       sl_loader_batches_per_epoch(self->core->ld));
 }
 
+static PyObject *Loader_epoch_batches(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  return PyLong_FromUnsignedLongLong(sl_loader_epoch_batches(self->core->ld));
+}
+
 static PyObject *Loader_sample_count(PyObject *o, PyObject *unused) {
   (void)unused;
   LoaderObject *self = (LoaderObject *)o;
@@ -619,6 +627,8 @@ static PyMethodDef Loader_methods[] = {
      "The next Batch, or None at the end of the epoch. Releases the GIL "
      "while it waits."},
     {"batches_per_epoch", Loader_batches_per_epoch, METH_NOARGS, NULL},
+    {"epoch_batches", Loader_epoch_batches, METH_NOARGS,
+     "sl_loader_epoch_batches."},
     {"sample_count", Loader_sample_count, METH_NOARGS, NULL},
     {"resolution", Loader_resolution, METH_O, NULL},
     {"stats", Loader_stats, METH_NOARGS, "sl_loader_stats as a dict."},
@@ -836,7 +846,40 @@ static PyObject *mod_index(PyObject *m, PyObject *arg) {
                        (unsigned long long)r.checksummed);
 }
 
+/* sl_loader_state_info_get as a dict. */
+static PyObject *mod_state_info(PyObject *m, PyObject *arg) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE))
+    return NULL;
+  sl_loader_state_info i;
+  sl_status st = sl_loader_state_info_get(view.buf, (size_t)view.len, &i);
+  PyBuffer_Release(&view);
+  if (st != SL_OK)
+    return raise_in(PyModule_GetState(m), st,
+                    "not a readable sluice loader state (damaged, "
+                    "truncated, or of a version this library does not "
+                    "read)");
+  return Py_BuildValue(
+      "{sIsIsKsKsKsKsKsKsKsKsKsIsIsIsIsIsIsKsKsKsK}", "version", i.version,
+      "mode", i.mode, "epoch", (unsigned long long)i.epoch, "batches",
+      (unsigned long long)i.batches, "samples_read",
+      (unsigned long long)i.samples_read, "samples_left",
+      (unsigned long long)i.samples_left, "sample_count",
+      (unsigned long long)i.sample_count, "batch_size",
+      (unsigned long long)i.batch_size, "rank", (unsigned long long)i.rank,
+      "world_size", (unsigned long long)i.world_size, "seed",
+      (unsigned long long)i.seed, "order", i.order, "drop_last", i.drop_last,
+      "dtype", i.dtype, "layout", i.layout, "channels", i.channels,
+      "resumed_from_world", i.resumed_from_world, "resumed_from_batches",
+      (unsigned long long)i.resumed_from_batches, "dataset_fingerprint",
+      (unsigned long long)i.dataset_fingerprint, "schedule_fingerprint",
+      (unsigned long long)i.schedule_fingerprint, "augment_fingerprint",
+      (unsigned long long)i.augment_fingerprint);
+}
+
 static PyMethodDef mod_methods[] = {
+    {"_state_info", mod_state_info, METH_O,
+     "sl_loader_state_info_get as a dict."},
     {"index", mod_index, METH_O,
      "sl_dataset_index: writes DIR/sluice.index (sluice.index)."},
     {"version", mod_version, METH_NOARGS, "libsluice's version string."},

@@ -776,3 +776,101 @@ def test_state_error_names_only_the_settings_that_differ(opts, key, value,
                   "mixup", "auto"):
         if other not in key:
             assert other not in msg, msg
+
+
+def _valid(b):
+    return memoryview(b.indices).tolist()[:b.valid]
+
+
+def _elastic_save(opts, drop_last, k=2):
+    """2 ranks read k batches of epoch 1 each and save: the samples read,
+    the states of both ranks, and the batches a rank had per epoch."""
+    read, states = [], []
+    for r in range(2):
+        with sluice.Loader(opts(**{"loader.drop_last": drop_last}),
+                           rank=r, world_size=2) as ld:
+            ld.set_epoch(1)
+            for _ in range(k):
+                read += _valid(ld.next())
+            states.append(ld.state_dict())
+            nb = len(ld)
+    return read, states, nb
+
+
+def _elastic_rest(opts, drop_last, states, world, workers=2):
+    """The rest of epoch 1 on `world` ranks: each rank's batches' indices
+    and valid counts, and the rank's len()."""
+    out = []
+    for r in range(world):
+        with sluice.Loader(opts(**{"loader.drop_last": drop_last,
+                                   "loader.workers": workers}),
+                           rank=r, world_size=world) as ld:
+            ld.load_state_dict(states[r % 2])
+            n = len(ld)
+            got = [(memoryview(b.indices).tolist(), b.valid) for b in ld]
+            assert ld.current_epoch == 1
+            out.append((got, n))
+    return out
+
+
+@pytest.mark.parametrize("world", [1, 3, 4])
+def test_elastic_resume_covers_the_epoch_once(opts, world):
+    read, states, nb = _elastic_save(opts, "false")
+    st = states[1]
+    assert (st["epoch"], st["batches"], st["rank"], st["world_size"],
+            st["batch_size"]) == (1, 2, 1, 2, 8)
+    assert st["samples_read"] == len(read) == 32
+    assert st["samples_left"] == N_SAMPLES - 32
+    assert sluice.state_info(st)["samples_left"] == N_SAMPLES - 32
+    rest = _elastic_rest(opts, "false", states, world)
+    seen = list(read)
+    for got, n in rest:
+        assert n == len(got) == -(-(N_SAMPLES - 32) // (world * 8))
+        for idx, valid in got:
+            seen += idx[:valid]
+    assert sorted(seen) == list(range(N_SAMPLES))
+    # A second resume from the same state, other workers: the same batches.
+    assert _elastic_rest(opts, "false", states, world, workers=3) == rest
+
+
+@pytest.mark.parametrize("world", [1, 3, 4])
+def test_elastic_resume_drop_last(opts, world):
+    """With drop_last, the rest's last (rest mod world x batch) samples are
+    dropped, besides the epoch's own dropped tail; none is read twice."""
+    read, states, nb = _elastic_save(opts, "true")
+    left = 2 * (nb - 2) * 8
+    assert states[0]["samples_left"] == left
+    rest = _elastic_rest(opts, "true", states, world)
+    seen = list(read)
+    for got, n in rest:
+        assert n == len(got) == left // (world * 8)
+        for idx, valid in got:
+            assert valid == 8
+            seen += idx
+    assert len(seen) == len(set(seen))
+    assert len(seen) == N_SAMPLES - (N_SAMPLES - 2 * nb * 8) - left % (world * 8)
+
+
+def test_elastic_resume_later_epochs_and_refusals(opts):
+    keep = {"loader.drop_last": "false"}
+    _, states, _ = _elastic_save(opts, "false")
+    with sluice.Loader(opts(**keep), rank=0, world_size=3) as ld:
+        ld.load_state_dict(states[0])
+        next(iter(ld))
+        mid = ld.state_dict()
+        assert mid["resumed_from_world"] == 2 and mid["world_size"] == 3
+        ld.set_epoch(2)
+        assert len(ld) == -(-N_SAMPLES // (3 * 8))
+    # Resumed again elsewhere mid-way: refused, naming where it resumes.
+    with sluice.Loader(opts(**keep), rank=0, world_size=4) as ld:
+        with pytest.raises(sluice.StateError, match="resume on 3 ranks"):
+            ld.load_state_dict(mid)
+    # Other settings still refuse, naming only what differs.
+    with sluice.Loader(opts(**keep, **{"loader.seed": 8}),
+                       world_size=3) as ld:
+        with pytest.raises(sluice.StateError) as e:
+            ld.load_state_dict(states[0])
+        assert "loader.seed" in str(e.value)
+        assert "world_size" not in str(e.value)
+    with pytest.raises(sluice.InvalidArgumentError):
+        sluice.state_info(b"nope")

@@ -26,7 +26,8 @@ MARK = "<!-- python/tests/test_readme.py runs this block -->"
 # What each test looks for in a marked block: (language, a string in it).
 KINDS = {
     "loop": ("python", "torch.save(loader.state_dict()"),
-    "resume": ("python", "loader.load_state_dict("),
+    "resume": ("python", 'state = torch.load("ck.pt")'),
+    "elastic": ("python", "world_size=new_world"),
     "launch": ("sh", "WORLD_SIZE=2"),
     "recipe": ("ini", "auto = trivial"),
 }
@@ -102,6 +103,40 @@ def test_readme_resume_recipe(dataset, tmp_path, monkeypatch):
     exec(compile(code, page, "exec"), env)
     env["loader"].close()
     assert seen == whole[1][4:] + whole[2]
+
+
+def test_elastic_resume_recipe(dataset, tmp_path, monkeypatch, capsys):
+    """docs/PYTHON.md's elastic block: rank 0's state of 2 ranks, 3 batches
+    into epoch 1, resumed on 3 ranks: with what the 2 ranks had read, each
+    sample of epoch 1 exactly once, then epoch 2 on 3 ranks once."""
+    torch = pytest.importorskip("torch")
+    [(page, code)] = blocks("elastic")
+    ini = write_ini(tmp_path / "cfg", dataset)
+    before = []
+    for r in range(2):
+        with sluice.Loader(str(ini), batch_size=8, drop_last=False, rank=r,
+                           world_size=2) as ld:
+            ld.set_epoch(1)
+            for _ in range(3):
+                b = ld.next()
+                before += indices(b)[:b.valid]
+            if r == 0:
+                torch.save({"loader": ld.state_dict()},
+                           str(tmp_path / "ck.pt"))
+    monkeypatch.chdir(tmp_path)
+    code = code.replace('"train.ini"', repr(str(ini)))
+    code = code.replace("batch_size=256", "batch_size=8, drop_last=False")
+    seen = {1: list(before), 2: []}
+    for r in range(3):
+        env = {"sluice": sluice, "torch": torch, "epochs": 3, "rank": r,
+               "new_world": 3,
+               "step": lambda b: seen[b.epoch].extend(indices(b)[:b.valid])}
+        exec(compile(code, page, "exec"), env)
+        env["loader"].close()
+    n = len(sluice.Dataset(str(dataset)))
+    assert sorted(seen[1]) == list(range(n))
+    assert sorted(seen[2]) == list(range(n))
+    assert "'samples_read': 48" in capsys.readouterr().out
 
 
 TRAIN = r"""

@@ -226,6 +226,203 @@ static void test_resume(void **state) {
   assert_int_equal(got, want);
 }
 
+/* Reads the rest of the epoch in progress, from batch `first` of its
+ * deal: counts each valid sample in seen, checks the batch count against
+ * sl_loader_epoch_batches and returns the batches' hash. */
+static uint64_t read_rest(sl_loader *ld, const opts *o, uint64_t first,
+                          uint32_t *seen) {
+  uint64_t h = 0xcbf29ce484222325ULL, got = 0;
+  uint64_t want = sl_loader_epoch_batches(ld) - first;
+  sl_batch b;
+  sl_status st;
+  while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+    assert_true(
+        fake_batch_ok(&b, strtoull(o->seed, NULL, 10), dtype_of(o->dtype)));
+    for (uint32_t j = 0; j < b.valid; j++)
+      seen[b.indices[j]]++;
+    h = hash_batch(h, &b);
+    assert_int_equal(b.index, first + got++);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  assert_int_equal(st, SL_END);
+  assert_int_equal(got, want);
+  return h;
+}
+
+/* Elastic resume (issue 39): 2 ranks read k batches of epoch 1 each and
+ * save; the state (rank 0's or rank 1's) restores on 1, 3 and 4 ranks,
+ * whose valid samples with those read before cover the epoch exactly once
+ * (drop_last off); with drop_last the rest's last rest mod (W' x batch)
+ * samples are dropped and nothing is read twice. A second resume from the
+ * same state with another worker count gives the same batches; the next
+ * epoch is dealt whole on the new world size; the state's info says where
+ * the epoch stood. */
+static void test_elastic_resume(void **state) {
+  for (int drop = 0; drop < 2; drop++) {
+    opts o = defaults();
+    o.count = 203;
+    o.order = "quasi_random";
+    o.drop_last = drop ? "true" : "false";
+    o.world = "2";
+    const uint64_t k = 5, n = o.count, bs = 8;
+    uint32_t before[203] = {0};
+    uint8_t blob[2][SL_LOADER_STATE_BYTES];
+    size_t len = SL_LOADER_STATE_BYTES;
+    uint64_t nb_old = 0;
+    for (int r = 0; r < 2; r++) {
+      o.rank = r ? "1" : "0";
+      sl_loader *ld = open_loader(&o);
+      nb_old = sl_loader_batches_per_epoch(ld);
+      assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+      for (uint64_t i = 0; i < k; i++) {
+        sl_batch b;
+        assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+        for (uint32_t j = 0; j < b.valid; j++)
+          before[b.indices[j]]++;
+        assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+      }
+      len = SL_LOADER_STATE_BYTES;
+      assert_int_equal(sl_loader_save_state(ld, blob[r], &len), SL_OK);
+      sl_loader_close(ld);
+    }
+    sl_loader_state_info info;
+    assert_int_equal(sl_loader_state_info_get(blob[1], len, &info), SL_OK);
+    assert_int_equal(info.version, 4);
+    assert_int_equal(info.epoch, 1);
+    assert_int_equal(info.batches, k);
+    assert_int_equal(info.samples_read, 2 * k * bs);
+    assert_int_equal(info.samples_left,
+                     drop ? 2 * (nb_old - k) * bs : n - 2 * k * bs);
+    assert_int_equal(info.rank, 1);
+    assert_int_equal(info.world_size, 2);
+    assert_int_equal(info.batch_size, bs);
+    assert_int_equal(info.resumed_from_world, 0);
+    const uint64_t left = info.samples_left;
+    for (uint64_t w2 = 1; w2 <= 4; w2++) {
+      char world[4], rank[4];
+      snprintf(world, sizeof world, "%llu", (unsigned long long)w2);
+      o.world = world;
+      uint32_t seen[203];
+      memcpy(seen, before, sizeof seen);
+      uint64_t hash[4] = {0};
+      for (uint64_t r = 0; r < w2; r++) {
+        snprintf(rank, sizeof rank, "%llu", (unsigned long long)r);
+        o.rank = rank;
+        o.workers = 2;
+        sl_loader *ld = open_loader(&o);
+        if (sl_loader_restore_state(ld, blob[r % 2], len) != SL_OK)
+          fail_msg("%s", sl_loader_errmsg(ld));
+        uint64_t wb = w2 * bs;
+        uint64_t want_nb = w2 == 2 ? nb_old
+                           : drop  ? left / wb
+                                   : (left + wb - 1) / wb;
+        assert_int_equal(sl_loader_epoch_batches(ld), want_nb);
+        hash[r] = read_rest(ld, &o, w2 == 2 ? k : 0, seen);
+        /* A state saved at the end of the resumed epoch says so. */
+        uint8_t end[SL_LOADER_STATE_BYTES];
+        size_t elen = sizeof end;
+        assert_int_equal(sl_loader_save_state(ld, end, &elen), SL_OK);
+        sl_loader_state_info ei;
+        assert_int_equal(sl_loader_state_info_get(end, elen, &ei), SL_OK);
+        assert_int_equal(ei.samples_left, 0);
+        assert_int_equal(ei.resumed_from_world, w2 == 2 ? 0 : 2);
+        /* The next epoch: dealt whole on w2 ranks. */
+        assert_int_equal(sl_loader_start_epoch(ld, 2), SL_OK);
+        assert_int_equal(sl_loader_epoch_batches(ld),
+                         sl_loader_batches_per_epoch(ld));
+        sl_loader_close(ld);
+        /* Again from the same state, other workers: the same batches. */
+        o.workers = 5;
+        ld = open_loader(&o);
+        assert_int_equal(sl_loader_restore_state(ld, blob[0], len), SL_OK);
+        uint32_t again[203] = {0};
+        assert_int_equal(read_rest(ld, &o, w2 == 2 ? k : 0, again), hash[r]);
+        sl_loader_close(ld);
+      }
+      uint64_t twice = 0, missing = 0;
+      for (uint64_t i = 0; i < n; i++) {
+        twice += seen[i] > 1;
+        missing += seen[i] == 0;
+      }
+      assert_int_equal(twice, 0);
+      if (!drop)
+        assert_int_equal(missing, 0);
+      else if (w2 == 2) /* the same deal: the epoch's own dropped tail */
+        assert_int_equal(missing, n - 2 * nb_old * bs);
+      else
+        assert_int_equal(missing, n - 2 * nb_old * bs + left % (w2 * bs));
+    }
+  }
+}
+
+/* A state saved in an epoch resumed on 3 ranks (from 2) restores on 3
+ * ranks with the batches that run would have given; on 4 it is refused,
+ * saying on how many it resumes. */
+static void test_elastic_resume_twice(void **state) {
+  opts o = defaults();
+  o.world = "2";
+  sl_loader *ld = open_loader(&o);
+  assert_int_equal(sl_loader_start_epoch(ld, 0), SL_OK);
+  sl_batch b;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  uint8_t blob[SL_LOADER_STATE_BYTES], mid[SL_LOADER_STATE_BYTES];
+  size_t len = sizeof blob;
+  assert_int_equal(sl_loader_save_state(ld, blob, &len), SL_OK);
+  sl_loader_close(ld);
+  o.world = "3";
+  o.rank = "2";
+  ld = open_loader(&o);
+  assert_int_equal(sl_loader_restore_state(ld, blob, len), SL_OK);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(sl_loader_next(ld, &b), SL_OK);
+    assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+  }
+  assert_int_equal(sl_loader_save_state(ld, mid, &len), SL_OK);
+  uint64_t want = hash_from(ld, &o, 2);
+  sl_loader_close(ld);
+  ld = open_loader(&o);
+  assert_int_equal(sl_loader_restore_state(ld, mid, len), SL_OK);
+  assert_int_equal(hash_from(ld, &o, 2), want);
+  sl_loader_close(ld);
+  o.world = "4";
+  o.rank = "0";
+  ld = open_loader(&o);
+  assert_int_equal(sl_loader_restore_state(ld, mid, len), SL_ESTATE);
+  if (!strstr(sl_loader_errmsg(ld), "resume on 3 ranks"))
+    fail_msg("%s", sl_loader_errmsg(ld));
+  sl_loader_close(ld);
+  /* A version 3 blob (u64 rank and world size at 56 and 64) restores,
+   * on another world size too. */
+  uint8_t v3[SL_LOADER_STATE_BYTES];
+  memcpy(v3, blob, sizeof v3);
+  v3[8] = 3;
+  memset(v3 + 56, 0, 16);
+  memcpy(v3 + 56, blob + 56, 4);
+  memcpy(v3 + 64, blob + 60, 4);
+  uint64_t sum = 0xcbf29ce484222325ULL;
+  for (int i = 0; i < 120; i++)
+    sum = (sum ^ v3[i]) * 0x100000001b3ULL;
+  for (int i = 0; i < 8; i++)
+    v3[120 + i] = (uint8_t)(sum >> (8 * i));
+  ld = open_loader(&o);
+  if (sl_loader_restore_state(ld, v3, len) != SL_OK)
+    fail_msg("version 3: %s", sl_loader_errmsg(ld));
+  sl_loader_close(ld);
+  sl_loader_state_info info;
+  assert_int_equal(sl_loader_state_info_get(v3, len, &info), SL_OK);
+  assert_int_equal(info.version, 3);
+  assert_int_equal(info.world_size, 2);
+  assert_int_equal(info.batches, 3);
+  /* The state info of a damaged blob: refused, zeroed. */
+  mid[30] ^= 1;
+  assert_int_equal(sl_loader_state_info_get(mid, len, &info), SL_EINVAL);
+  assert_int_equal(info.version, 0);
+  assert_int_equal(sl_loader_state_info_get(NULL, len, &info), SL_EINVAL);
+}
+
 /* sl_loader_unget: the batch just received goes back; the state no longer
  * counts it and the next call returns it again. Only the last batch, once,
  * unreleased. */
@@ -1020,6 +1217,8 @@ int main(void) {
       cmocka_unit_test(test_host_backend_trades_buffers),
       cmocka_unit_test(test_backend_failure_beats_abort),
       cmocka_unit_test(test_device_wait_counts),
+      cmocka_unit_test(test_elastic_resume),
+      cmocka_unit_test(test_elastic_resume_twice),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

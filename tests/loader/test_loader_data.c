@@ -292,10 +292,14 @@ static void test_resume_refuses_other_data(void **state) {
   }
 
   /* A version 2 blob (saved before the group tags: order .. channels as
-   * u32) still restores, and a refusal then says it cannot tell which. */
+   * u32; rank and world size as u64 at 56 and 64, as version 3 has them)
+   * still restores, and a refusal then says it cannot tell which. */
   uint8_t v2[SL_LOADER_STATE_BYTES];
   memcpy(v2, blob, sizeof v2);
   v2[8] = 2;
+  memset(v2 + 56, 0, 16);
+  memcpy(v2 + 56, blob + 56, 4); /* rank */
+  memcpy(v2 + 64, blob + 60, 4); /* world size */
   for (int i = 5; i >= 0; i--) {
     uint8_t v = blob[72 + i];
     memset(v2 + 72 + 4 * i, 0, 4);

@@ -267,6 +267,101 @@ static void test_schedule(void **state) {
   sl_config_destroy(cfg);
 }
 
+/* Elastic resume: 2 ranks read c batches of an epoch each; the rest dealt
+ * on 1..4 ranks gives, with what they read, every sample exactly once
+ * (drop_last off), every new rank the same batch count. With drop_last,
+ * what is missing is the whole epoch's dropped tail plus the last
+ * rest mod (W' x B) samples of the rest in the old order, nothing else. */
+static void test_elastic_rest(void **state) {
+  const uint64_t counts[] = {203, 96, 17};
+  for (size_t ci = 0; ci < 3; ci++)
+    for (int o = 0; o < 3; o++)
+      for (int drop = 0; drop < 2; drop++) {
+        const uint64_t n = counts[ci], bs = 5, w = 2;
+        if (drop && n < w * bs)
+          continue;
+        sl_sampler *r0 = mk(n, bs, 0, w, (sl_order)o, 9, drop);
+        const uint64_t nb = sl_sampler_batches(r0), per = nb * bs;
+        sl_sampler *all = mk(n, bs, 0, 1, (sl_order)o, 9, false);
+        sl_sampler_set_epoch(all, 3);
+        const uint64_t cons[] = {0, 1, nb / 2, nb};
+        for (int k = 0; k < 4; k++) {
+          const uint64_t c = cons[k];
+          uint32_t *before = calloc(n, sizeof *before);
+          for (uint64_t r = 0; r < w; r++) {
+            sl_sampler *s = mk(n, bs, r, w, (sl_order)o, 9, drop);
+            sl_sampler_set_epoch(s, 3);
+            for (uint64_t b = 0; b < c; b++)
+              for (uint64_t j = 0; j < sl_sampler_valid(s, b); j++)
+                before[sl_sampler_at(s, b * bs + j)]++;
+            sl_sampler_destroy(s);
+          }
+          /* The rest, in the old order, as old global positions. */
+          uint64_t *rest = malloc(n * sizeof *rest), m = 0;
+          for (uint64_t r = 0; r < w; r++)
+            for (uint64_t q = r * per + c * bs; q < (r + 1) * per; q++)
+              if (q < n)
+                rest[m++] = q;
+          for (uint64_t w2 = 1; w2 <= 4; w2++) {
+            if (drop && n < w2 * bs) /* a loader on w2 ranks refuses to open */
+              continue;
+            uint32_t *seen = calloc(n, sizeof *seen);
+            memcpy(seen, before, n * sizeof *seen);
+            uint64_t want_nb =
+                drop ? m / (w2 * bs) : (m + w2 * bs - 1) / (w2 * bs);
+            for (uint64_t r = 0; r < w2; r++) {
+              sl_sampler *s = mk(n, bs, r, w2, (sl_order)o, 9, drop);
+              sl_err err;
+              sl_sampler_set_epoch(s, 3);
+              assert_int_equal(sl_sampler_set_rest(s, w, c, &err), SL_OK);
+              assert_int_equal(sl_sampler_batches(s), want_nb);
+              for (uint64_t b = 0; b < want_nb; b++) {
+                uint64_t v = sl_sampler_valid(s, b);
+                if (drop)
+                  assert_int_equal(v, bs);
+                for (uint64_t j = 0; j < bs; j++) {
+                  uint64_t i = sl_sampler_at(s, b * bs + j);
+                  assert_true(i < n);
+                  seen[i] += j < v;
+                }
+              }
+              /* The next epoch is dealt whole again. */
+              sl_sampler_set_epoch(s, 4);
+              assert_int_equal(sl_sampler_batches(s),
+                               drop ? n / (w2 * bs)
+                                    : (n + w2 * bs - 1) / (w2 * bs));
+              sl_sampler_destroy(s);
+            }
+            uint32_t *want = calloc(n, sizeof *want);
+            for (uint64_t i = 0; i < n; i++)
+              want[i] = 1;
+            if (drop) {
+              for (uint64_t q = w * per; q < n; q++)
+                want[sl_sampler_at(all, q)] = 0;
+              for (uint64_t q = m - m % (w2 * bs); q < m; q++)
+                want[sl_sampler_at(all, rest[q])] = 0;
+            }
+            for (uint64_t i = 0; i < n; i++)
+              if (seen[i] != want[i])
+                fail_msg("n %llu order %d drop %d c %llu on %llu ranks: "
+                         "sample %llu read %u times, want %u",
+                         (unsigned long long)n, o, drop, (unsigned long long)c,
+                         (unsigned long long)w2, (unsigned long long)i, seen[i],
+                         want[i]);
+            free(want);
+            free(seen);
+          }
+          /* Beyond the old ranks' batches. */
+          sl_err err;
+          assert_int_equal(sl_sampler_set_rest(r0, w, nb + 1, &err), SL_EINVAL);
+          free(rest);
+          free(before);
+        }
+        sl_sampler_destroy(all);
+        sl_sampler_destroy(r0);
+      }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_orders_are_permutations),
@@ -276,6 +371,7 @@ int main(void) {
       cmocka_unit_test(test_quasi_files),
       cmocka_unit_test(test_bad_settings),
       cmocka_unit_test(test_schedule),
+      cmocka_unit_test(test_elastic_rest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
