@@ -36,16 +36,17 @@ import sluice_cases  # noqa: E402  (the adapters for sluice's own bench programs
 sys.path.insert(0, os.path.join(HERE, "peers"))
 from cputime import _children  # noqa: E402  (one walk of a process tree)
 
-PEERS = ["torch_pil", "torch_tvio", "dali_cpu", "ffcv"]
+PEERS = ["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "spdl"]
 PEER_LABEL = {
     "torch_pil": "PyTorch DataLoader + torchvision (PIL decode)",
     "torch_tvio": "PyTorch DataLoader + torchvision.io.decode_jpeg",
     "dali_cpu": "DALI CPU pipeline (decoders.image_random_crop)",
     "ffcv": "FFCV Loader (.beton)",
+    "spdl": "SPDL spdl.io.load_image (FFmpeg crop/scale/hflip filter, threads)",
 }
 # Which install-status entries a peer needs (bench/venv/peer-status/<name>).
 PEER_NEEDS = {"torch_pil": ["torch", "torchvision", "pillow"], "torch_tvio": ["torch", "torchvision"],
-              "dali_cpu": ["dali"], "ffcv": ["ffcv", "torch", "torchvision"]}
+              "dali_cpu": ["dali"], "ffcv": ["ffcv", "torch", "torchvision"], "spdl": ["spdl", "numpy"]}
 # The sections of one run, in the order they run (--rows picks some).
 SECTIONS = ["decode", "loader", "recipes", "detection", "drift", "efficiency", "binding", "formats", "foreign"]
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "16777216", "MALLOC_TRIM_THRESHOLD_": "134217728"}

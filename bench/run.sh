@@ -102,7 +102,7 @@ else
   batch=${batch:-64}
   peer_res=$res
 fi
-peers=${peers:-torch_pil,torch_tvio,dali_cpu,ffcv}
+peers=${peers:-torch_pil,torch_tvio,dali_cpu,ffcv,spdl}
 say() { printf '\n== %s\n' "$*" >&2; }
 
 py=python3

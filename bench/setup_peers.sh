@@ -6,7 +6,7 @@
 # silently dropped; run.sh reports it as "not installed: <error>".
 #
 #   bench/setup_peers.sh            install everything (torch, torchvision, pillow,
-#                                   numpy, matplotlib, nvidia-dali, ffcv, and the
+#                                   numpy, matplotlib, nvidia-dali, ffcv, spdl, and the
 #                                   foreign layouts' lmdb, msgpack, tfrecord,
 #                                   webdataset)
 #   bench/setup_peers.sh --minimal  only what the smoke mode needs (pillow, numpy)
@@ -104,6 +104,20 @@ fi
 # DALI: CPU pipeline only; the CUDA 12 wheel is the one PyPI carries.
 try dali 'import nvidia.dali as d; v=d.__version__' nvidia-dali-cuda120 ||
   try dali 'import nvidia.dali as d; v=d.__version__' nvidia-dali-cuda110
+
+# SPDL (Meta's Scalable and Performant Data Loading) decodes through the
+# system's FFmpeg libraries, which it opens at run time (Debian 12: FFmpeg 5,
+# the runtime libraries only).
+ffmpeg5="libavutil57 libavcodec59 libavformat59 libavfilter8 libavdevice59 libswscale6 libswresample4"
+if ! ldconfig -p | grep -q 'libavfilter\.so\.8 '; then
+  log "spdl wants FFmpeg 5's runtime libraries; trying apt $ffmpeg5"
+  # shellcheck disable=SC2086
+  (apt-get install -y -q --no-install-recommends $ffmpeg5 >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 &&
+      apt-get install -y -q --no-install-recommends $ffmpeg5 >/dev/null 2>&1; }) ||
+    log "apt $ffmpeg5 failed"
+fi
+try spdl 'import spdl.io, importlib.metadata as m; v=m.version("spdl")' spdl
 
 # FFCV needs OpenCV, libturbojpeg and numba; it compiles a C extension.
 if ! "$vpy" -c 'import ffcv' >/dev/null 2>&1; then

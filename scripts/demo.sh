@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start command 1: the main job on an embedded default.
-# Installs what is missing, builds, generates a small image folder, packs it
+# Installs what is missing for the build (scripts/deps.sh --build: Debian's
+# -dev packages, nothing from PyPI), builds, generates a small image folder, packs it
 # into an LMDB file with `sluice pack`, and trains a toy C loop on it with a
 # progressive-resolution curriculum. Idempotent; everything lands in out/demo.
 # Usage: scripts/demo.sh [--batch-size N] [--build DIR] [--out DIR] [IMAGE_FOLDER]
@@ -26,10 +27,13 @@ while [[ $# -gt 0 ]]; do
 done
 cd "$(dirname "$0")/.."
 if [[ -z "$build" ]]; then
-  scripts/deps.sh
-  build=build-release
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  ninja -C "$build" >/dev/null
+  # Only what the demo runs: libsluice, `sluice` and the examples (no tests,
+  # benchmarks or Python module, so none of their packages).
+  scripts/deps.sh --build
+  build=build-demo
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSLUICE_BUILD_TESTS=OFF -DSLUICE_BUILD_BENCH=OFF -DSLUICE_PYTHON=OFF >/dev/null
+  ninja -C "$build" sluice_cli train_loop >/dev/null
 fi
 sluice=$build/tools/sluice
 mkdir -p "$work"

@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sluice needs (as root), or prints the exact
 # apt-get line (otherwise). Idempotent: does nothing when all are present.
-# Usage: scripts/deps.sh [--extra]   (--extra adds the sanitizer/fuzz/MPI/peer tools)
+# Installs nothing from PyPI: the tests' PyPI packages go into a venv that
+# scripts/test-venv.sh makes (scripts/test.sh does).
+# Usage: scripts/deps.sh [--build | --extra]
+#   --build   only what building libsluice, `sluice` and the examples needs
+#             (scripts/demo.sh)
+#   (none)    that and what the test suite needs
+#   --extra   that and the sanitizer/fuzz/MPI/torch/peer tools (scripts/test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=${1:-}
+case $mode in
+"" | --build | --extra) ;;
+*) echo "usage: scripts/deps.sh [--build | --extra]" >&2; exit 2 ;;
+esac
+
 packages=(
   build-essential cmake ninja-build pkg-config
-  liblmdb-dev lmdb-utils           # LMDB reader/writer; mdb_stat for tests
-  libhdf5-dev hdf5-tools           # HDF5 (hdf5-serial); h5dump/h5ls for tests
+  liblmdb-dev                      # LMDB reader/writer
+  libhdf5-dev                      # HDF5 (hdf5-serial)
   libjpeg62-turbo-dev libturbojpeg0-dev  # libjpeg API + TurboJPEG
   libpng-dev                       # PNG codec
   libwebp-dev                      # WebP codec (values of other tools' LMDBs)
@@ -19,18 +31,23 @@ packages=(
   libblosc-dev                     # HDF5 arrays: Blosc chunks (filter 32001)
   libcjson-dev libexpat1-dev       # WebDataset .json labels and pack --coco (JSON); pack --voc (XML)
   libcurl4-openssl-dev             # s3:// and http(s):// datasets (remote/)
-  nginx openssl                    # test_remote: HTTP(S) on loopback, its certificate
   libisal-dev                      # CRC-32C of TFRecord records (Intel ISA-L)
+)
+if [[ "$mode" != --build ]]; then
+  packages+=(
+  lmdb-utils hdf5-tools            # tests: mdb_stat; h5dump/h5ls
   libcmocka-dev                    # tests
-  python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb, /usr/bin/python3)
+  nginx openssl                    # test_remote: HTTP(S) on loopback, its certificate
+  python3-lmdb python3-msgpack     # test_foreign's fixtures (py-lmdb)
   python3-dev                      # the Python module (CPython headers, libpython3-dev)
-  python3-pip                      # scripts/test-requirements.txt (fixture writers from PyPI)
-  python3-numpy python3-pytest     # the Python module's tests (/usr/bin/python3)
+  python3-venv                     # scripts/test-venv.sh: the tests' PyPI packages (and the wheel's test)
+  python3-numpy python3-pytest     # the Python module's tests
   python3-h5py python3-pil         # test_h5array's fixtures (h5py, /usr/bin/python3)
   python3-tables                   # test_h5array's Blosc fixtures (PyTables, /usr/bin/python3)
   python3-protobuf python3-crc32c  # the tfrecord package's needs (test_records' fixtures)
-)
-if [[ "${1:-}" == "--extra" ]]; then
+  )
+fi
+if [[ "$mode" == --extra ]]; then
   packages+=(clang libclang-rt-14-dev   # libFuzzer, sanitizers with clang
              clang-format-14            # scripts/format.sh --check
              valgrind                   # tests/valgrind.sh (CI: the fast tests)
@@ -38,7 +55,6 @@ if [[ "${1:-}" == "--extra" ]]; then
              python3-matplotlib         # bench plots
              python3-torch              # the Python module's torch tests (CPU)
              python3-torchvision        # the recipe ops' reference (test_augment.py)
-             python3-venv               # tests/wheel/test_wheel.sh: a fresh venv for the wheel
              openjdk-17-jre-headless)   # tests/dist/run.sh: PySpark local[2] (Ray and PySpark in its venv)
 fi
 
@@ -48,18 +64,7 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-# The fixture writers from PyPI (scripts/test-requirements.txt), for the
-# interpreter the tests use; pip skips what is installed already.
-pypi() {
-  if grep -qv '^\s*\(#\|$\)' scripts/test-requirements.txt; then
-    if [[ $(id -u) -eq 0 ]]; then
-      /usr/bin/python3 -m pip install -q --disable-pip-version-check \
-        --break-system-packages -r scripts/test-requirements.txt
-    fi
-  fi
-}
 if [[ ${#missing[@]} -eq 0 ]]; then
-  pypi
   exit 0
 fi
 if [[ $(id -u) -eq 0 ]]; then
@@ -72,4 +77,3 @@ else
   echo "  apt-get install -y ${missing[*]}" >&2
   exit 1
 fi
-pypi

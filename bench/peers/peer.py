@@ -19,6 +19,13 @@ Peers:
                   fn.decoders.image_random_crop(device="cpu") + fn.resize + fn.flip
   ffcv            FFCV Loader over a .beton written from the same folder
                   (--beton PATH; written once if missing)
+  spdl            Meta's SPDL (Scalable and Performant Data Loading):
+                  spdl.io.load_image per file with an FFmpeg filter graph
+                  (crop with torchvision's RandomResizedCrop draw, scale
+                  bilinear to RES x RES, hflip half the time, rgb24), decoded
+                  through the system's FFmpeg libraries (Debian 12: FFmpeg 5,
+                  libavfilter8, libavdevice59...), W decode threads (SPDL
+                  releases the GIL), batches stacked into a uint8 array
   torch_det       detection: torch DataLoader over a COCO instances file
                   (--coco PATH, bench/det_data.py) + torchvision.io.decode_jpeg,
                   --detect rrc (RandomResizedCrop) or iou_crop (RandomIoUCrop,
@@ -228,6 +235,56 @@ def dali_loader(args):
     return epoch, "nvidia-dali %s" % dali.__version__
 
 
+def spdl_loader(args):
+    """SPDL: one spdl.io.load_image per file on a pool of W threads, the
+    crop, scale and flip as an FFmpeg filter graph. The crop's area and
+    aspect ratio are drawn as torchvision's RandomResizedCrop draws them
+    (log-uniform ratio) and clamped into the image in the filter's own
+    expressions (the image size is known only there): one draw, where
+    torchvision redraws up to ten times before its centre-crop fallback."""
+    import random
+    from concurrent.futures import ThreadPoolExecutor
+    from importlib.metadata import version
+
+    import numpy as np
+    import spdl.io
+
+    exts = (".jpg", ".jpeg", ".png", ".JPEG", ".JPG")
+    classes = sorted(d for d in os.listdir(args.data) if os.path.isdir(os.path.join(args.data, d)))
+    samples = [(os.path.join(args.data, c, f), k) for k, c in enumerate(classes)
+               for f in sorted(os.listdir(os.path.join(args.data, c))) if f.endswith(exts)]
+    rng = random.Random(1)
+    log_ratio = (math.log(RATIO[0]), math.log(RATIO[1]))
+
+    def one(job):
+        path, area, ratio, u, v, flip = job
+        fd = ("crop=w='min(iw,sqrt({a}*iw*ih*{r}))':h='min(ih,sqrt({a}*iw*ih/{r}))'"
+              ":x='(iw-ow)*{u}':y='(ih-oh)*{v}',scale={res}:{res}:flags=bilinear,{flip}"
+              "format=pix_fmts=rgb24").format(a=area, r=ratio, u=u, v=v, res=args.res,
+                                              flip="hflip," if flip else "")
+        return spdl.io.to_numpy(spdl.io.load_image(path, filter_desc=fd))
+
+    pool = ThreadPoolExecutor(max_workers=args.workers)
+
+    def epoch(mark):
+        order = samples[:]
+        rng.shuffle(order)
+        jobs = [(p, rng.uniform(*SCALE), math.exp(rng.uniform(*log_ratio)), rng.random(), rng.random(),
+                 rng.random() < 0.5) for p, _ in order]
+        labels = [k for _, k in order]
+        # Batches in order, the next batch's files decoding while this one is
+        # stacked (pool.map keeps every thread busy across batch boundaries).
+        images = pool.map(one, jobs)
+        for i in range(0, len(jobs), args.batch):
+            n = min(args.batch, len(jobs) - i)
+            x = np.stack([next(images) for _ in range(n)])
+            y = np.asarray(labels[i:i + n], dtype=np.int64)
+            assert x.dtype == np.uint8 and x.shape[1:] == (args.res, args.res, 3) and len(y) == n
+            mark(i // args.batch, n)
+
+    return epoch, "spdl %s" % version("spdl")
+
+
 def ffcv_loader(args):
     import numpy as np
     import torchvision
@@ -391,7 +448,7 @@ def torch_det_loader(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "torch_det", "torch_folder2lmdb",
+    ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "spdl", "torch_det", "torch_folder2lmdb",
                                      "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"])
     ap.add_argument("--data", help="folder of class subfolders of JPEGs (all but the foreign-layout peers)")
     ap.add_argument("--res", type=int, default=224)
@@ -410,8 +467,8 @@ def main():
     args = ap.parse_args()
     if args.workers < 1:
         ap.error("--workers must be >= 1")
-    if args.recipe != "rrc" and args.peer == "ffcv":
-        ap.error("--recipe %s: FFCV has none of these ops" % args.recipe)
+    if args.recipe != "rrc" and args.peer in ("ffcv", "spdl"):
+        ap.error("--recipe %s: %s has none of these ops" % (args.recipe, args.peer))
     if args.recipe != "rrc" and args.path:
         ap.error("--recipe %s: the foreign-layout peers run rrc only" % args.recipe)
     if args.peer in ("torch_folder2lmdb", "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"):
@@ -430,6 +487,8 @@ def main():
         epoch, version = torch_det_loader(args)
     elif args.peer == "dali_cpu":
         epoch, version = dali_loader(args)
+    elif args.peer == "spdl":
+        epoch, version = spdl_loader(args)
     else:
         if not args.beton:
             ap.error("ffcv needs --beton")
