@@ -188,7 +188,7 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
     total += (uint64_t)sb.st_size; /* downloads: their full size, reserved */
     if (tmp)
       downloading += (uint64_t)sb.st_size;
-    if (!obj || !strcmp(e->d_name, keep) || strlen(e->d_name) >= 96)
+    if (!obj || !strcmp(e->d_name, keep) || len >= sizeof v->name)
       continue;
     if (n == cap) {
       size_t nc = cap ? cap * 2 : 64;
@@ -200,7 +200,7 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
       v = w;
       cap = nc;
     }
-    snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+    memcpy(v[n].name, e->d_name, len + 1); /* len < 96: checked above */
     v[n].bytes = (uint64_t)sb.st_size;
     v[n].mtime_ns =
         (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
