@@ -8,7 +8,7 @@
  * Only that shape is read: a flat list of byte strings, walked once
  * without building any object (a list of millions of keys needs no
  * memory). A pickle may carry PROTO, FRAME, EMPTY_LIST, MARK, APPEND,
- * APPENDS, the memo's puts (MEMOIZE, BINPUT, LONG_BINPUT) and STOP around
+ * APPENDS, the memo opcodes (MEMOIZE, BINPUT, LONG_BINPUT) and STOP around
  * its strings; anything else is not a key list.
  *
  * Thread safety: pure functions of their arguments. */
