@@ -131,6 +131,13 @@ def _resolve_options(config, options):
         if full is None:
             # Let the C side say it, with its nearest-key suggestion.
             full = k
+        if full == "dataset.path" and isinstance(v, (list, tuple)):
+            # Several datasets: a mix, each by its weight (dataset.weights).
+            full = "dataset.mix"
+            for p in v:
+                if "," in _text(p):
+                    raise ValueError("path: %r holds a comma, which separates "
+                                     "the datasets of a mix" % (p,))
         pairs.append((full, _text(v)))
     given = {k for k, _ in pairs}
     if "loader.rank" not in given and "loader.world_size" not in given:
@@ -293,7 +300,18 @@ class Loader:
 
     @property
     def sample_count(self):
+        """Samples in the dataset (a mix: in all its datasets)."""
         return self._c.sample_count()
+
+    @property
+    def source_count(self):
+        """Datasets mixed (``path=[...]``, dataset.mix); 1 for one."""
+        return self._c.source_count()
+
+    def source_of(self, index):
+        """``(dataset, index there)`` of sample ``index`` (batch.indices):
+        a mix's indices are its datasets' one after the other."""
+        return self._c.source_of(int(index))
 
     @property
     def current_epoch(self):
