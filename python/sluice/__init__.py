@@ -140,6 +140,13 @@ def _resolve_options(config, options):
                                      "the datasets of a mix" % (p,))
         pairs.append((full, _text(v)))
     given = {k for k, _ in pairs}
+    # path= names the dataset whatever the INI file names: a list replaces
+    # its dataset.path, a single path its dataset.mix.
+    if "dataset.mix" in given and "dataset.path" not in given:
+        pairs.insert(0, ("dataset.path", ""))
+    if "dataset.path" in given and not given & {"dataset.mix",
+                                                "dataset.weights"}:
+        pairs[:0] = [("dataset.mix", ""), ("dataset.weights", "")]
     if "loader.rank" not in given and "loader.world_size" not in given:
         rw = _default_rank_world()
         if rw is not None:
