@@ -28,6 +28,22 @@ long sl_file_set_find(const sl_file_set *s, uint64_t off, uint64_t len) {
   return (long)(lo - 1);
 }
 
+long sl_file_set_find_near(const sl_file_set *s, uint64_t off, uint64_t len,
+                           size_t *hint) {
+  if (*hint < s->n) {
+    const sl_file_span *f = &s->f[*hint];
+    bool last = *hint + 1 == s->n;
+    if (off >= f->base && (last || off < s->f[*hint + 1].base)) {
+      uint64_t at = off - f->base; /* the file holding off: in it or not */
+      return at > f->size || len > f->size - at ? -1 : (long)*hint;
+    }
+  }
+  long k = sl_file_set_find(s, off, len);
+  if (k >= 0)
+    *hint = (size_t)k;
+  return k;
+}
+
 int sl_file_set_pread(const sl_file_set *s, void *buf, size_t len, uint64_t off,
                       size_t *got, long *file) {
   *got = 0;

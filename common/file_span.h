@@ -55,6 +55,12 @@ typedef struct sl_file_set {
  * inside the file holding off (or its end). O(log n). */
 long sl_file_set_find(const sl_file_set *s, uint64_t off, uint64_t len);
 
+/* As sl_file_set_find, trying file *hint first (then setting it to the
+ * file found): O(1) for ranges met in file order, as an index check walks
+ * them. */
+long sl_file_set_find_near(const sl_file_set *s, uint64_t off, uint64_t len,
+                           size_t *hint);
+
 /* Reads len bytes at set offset off into buf. The bytes must lie in one
  * file. Returns 0 when all were read, -1 on an error (errno set; EINVAL
  * when no single file holds the range), 1 when the file ends first; *got

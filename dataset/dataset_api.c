@@ -80,7 +80,9 @@ static sl_status open_path(sl_dataset **out, const char *path,
   sl_err err = {0};
   sl_status st;
   if (!path || !path[0])
-    st = sl_err_set(&err, SL_ECONFIG, "dataset.path is not set");
+    st = sl_err_set(&err, SL_ECONFIG,
+                    "dataset.path is not set (a Dataset is one dataset: for "
+                    "dataset.mix, open each of its paths)");
   else if (!(ds->path = strdup(path)))
     st = sl_err_set(&err, SL_ENOMEM, "%s: no memory", path);
   else if (on_bad)

@@ -440,8 +440,23 @@ SL_API sl_status sl_batch_release(sl_loader *ld, sl_batch *batch, void *stream);
  * an epoch restored on another world size excepted: sl_loader_epoch_batches).
  */
 SL_API uint64_t sl_loader_batches_per_epoch(const sl_loader *ld);
-/* Samples in the dataset. */
+/* Samples in the dataset (a mix: in all its datasets). */
 SL_API uint64_t sl_loader_sample_count(const sl_loader *ld);
+/* Datasets mixed by weight (dataset.mix): how many; 1 for a loader on one
+ * dataset (dataset.path), 0 for a loader whose open failed. A mix's sample
+ * indices (sl_batch.indices) are its datasets' one after the other, in
+ * dataset.mix's order. */
+SL_API uint32_t sl_loader_source_count(const sl_loader *ld);
+/* The dataset (0 .. source_count - 1) sample `index` is from, and in *local
+ * (when not NULL) its index there; UINT32_MAX for an index past the
+ * samples. */
+SL_API uint32_t sl_loader_source_of(const sl_loader *ld, uint64_t index,
+                                    uint64_t *local);
+/* batch.sources: the dataset each of b's n samples is from, written to
+ * sources[0 .. b->n). Errors: SL_EINVAL (NULL arguments, or a batch that
+ * is not this loader's). */
+SL_API sl_status sl_batch_sources(const sl_loader *ld, const sl_batch *b,
+                                  uint32_t *sources);
 /* The resolution (square side) of an epoch under the loader's schedule. */
 SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
 

@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "common/error.h"
+#include "loader/dmix_spec.h"
 
 typedef enum {
   T_INT,
@@ -769,6 +770,20 @@ static void validate_values(check_ctx *c) {
       check_fail(c, "%s: the lower bound (%g) exceeds the upper (%g)",
                  k_opts[ranges[k]].key, v[ranges[k]].u.fl.v[0],
                  v[ranges[k]].u.fl.v[1]);
+  if (KEYS_READ_(c, K(DATASET_MIX), K(DATASET_WEIGHTS))) {
+    sl_dmix_spec spec;
+    sl_err e;
+    if (sl_dmix_spec_parse(&spec, V(DATASET_MIX).s, V(DATASET_WEIGHTS).s, &e) !=
+        SL_OK)
+      check_fail(c, "%s", e.msg);
+  }
+  if (V(DATASET_MIX).s[0] && V(DATASET_PATH).s[0] &&
+      KEYS_READ_(c, K(DATASET_MIX), K(DATASET_PATH)))
+    check_fail(c,
+               "dataset.mix and dataset.path are both set (dataset.path = "
+               "%s): a mixed loader reads the datasets dataset.mix lists; "
+               "put that one among them",
+               V(DATASET_PATH).s);
 #undef K
 #undef V
 }
@@ -1035,6 +1050,46 @@ static bool is_path_option(int id) {
          id == SL_OPT_DATASET_LABELS_PATH;
 }
 
+/* A path of an INI file taken from its folder dir: absolute paths and URLs
+ * (s3://, https://) stay as they are. Appends to out at *off; false when
+ * it does not fit. */
+static bool join_path(const char *dir, const char *p, size_t n, char *out,
+                      size_t len, size_t *off) {
+  bool keep = p[0] == '/' || (n >= 3 && memmem(p, n, "://", 3));
+  int k = keep ? snprintf(out + *off, len - *off, "%.*s", (int)n, p)
+               : snprintf(out + *off, len - *off, "%s%s%.*s", dir,
+                          dir[strlen(dir) - 1] == '/' ? "" : "/", (int)n, p);
+  if (k < 0 || (size_t)k >= len - *off)
+    return false;
+  *off += (size_t)k;
+  return true;
+}
+
+/* dataset.mix's comma list with each path taken from dir (blank items
+ * kept blank, for the list's own check to name). */
+static bool join_items(const char *dir, const char *list, char *out,
+                       size_t len) {
+  size_t off = 0;
+  out[0] = '\0';
+  for (const char *p = list;;) {
+    size_t n = strcspn(p, ",");
+    const char *a = skip_space(p);
+    size_t m = n - (size_t)(a - p);
+    while (m > 0 && (a[m - 1] == ' ' || a[m - 1] == '\t'))
+      m--;
+    if (m > 0 && !join_path(dir, a, m, out, len, &off))
+      return false;
+    if (p[n] != ',')
+      return true;
+    if (off + 2 >= len)
+      return false;
+    out[off++] = ',';
+    out[off++] = ' ';
+    out[off] = '\0';
+    p += n + 1;
+  }
+}
+
 /* The folder of the INI file at path, absolute when it can be resolved. */
 static void ini_dir(const char *path, char *dir, size_t len) {
   const char *slash = strrchr(path, '/');
@@ -1079,8 +1134,19 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     return 0;
   }
   ctx->line_of[id] = ctx->line;
-  char joined[PATH_MAX + 256];
+  char joined[SL_DMIX_TEXT_MAX];
   const char *p = skip_space(value);
+  if (id == SL_OPT_DATASET_MIX && ctx->dir[0]) { /* each path of the list */
+    if (!join_items(ctx->dir, p, joined, sizeof joined)) {
+      sl_err_set(&e, SL_ECONFIG,
+                 "%s%s: the paths from the file's folder are too long", where,
+                 key);
+      ctx->bad[id] = true;
+      add_error(ctx, &e);
+      return 0;
+    }
+    value = joined;
+  }
   /* A URL (s3://, https://) is no path to join. */
   if (is_path_option(id) && ctx->dir[0] && *p && *p != '/' &&
       !strstr(p, "://")) {

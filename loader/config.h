@@ -28,6 +28,7 @@ typedef enum sl_opt {
  *   dataset.layout  sl_entry_kind  formats/core/source.h
  *   dataset.channel_order  sl_channel_order  formats/core/source.h
  *   dataset.array_layout  sl_axis_order  formats/core/source.h
+ *   dataset.mix_labels  sl_dmix_labels  loader/dmix_spec.h
  *   loader.io       sl_io_kind      io/io_select.h
  *   augment.crop    sl_crop         augment/pipeline.h
  *   augment.filter  sl_filter       augment/pipeline.h

@@ -189,6 +189,8 @@ static sl_status open_parts(sl_loader *ld, sl_settings *s, sl_ring_backend *be,
    * rank reads each of its shards front to back. */
   ld->sampler_cfg.file_first = ld->src.file_first;
   ld->sampler_cfg.nfiles = ld->src.nfiles;
+  ld->sampler_cfg.nmembers = ld->src.nmembers; /* a mix deals its members */
+  ld->sampler_cfg.members = ld->src.members;
   if ((st = sl_sampler_create(&ld->sampler, &ld->sampler_cfg, err)) != SL_OK) {
     be->ops->destroy(be);
     return st;
@@ -467,6 +469,35 @@ uint64_t sl_loader_epoch_batches(const sl_loader *ld) {
 
 uint64_t sl_loader_sample_count(const sl_loader *ld) {
   return ld ? ld->src.count : 0;
+}
+
+uint32_t sl_loader_source_count(const sl_loader *ld) {
+  if (!ld || SL_LOADER_FAILED(ld))
+    return 0;
+  return ld->src.nmembers ? ld->src.nmembers : 1;
+}
+
+uint32_t sl_loader_source_of(const sl_loader *ld, uint64_t index,
+                             uint64_t *local) {
+  if (!ld || SL_LOADER_FAILED(ld) || index >= ld->src.count)
+    return UINT32_MAX;
+  uint32_t k = 0;
+  for (; k + 1 < ld->src.nmembers && index >= ld->src.members[k].count; k++)
+    index -= ld->src.members[k].count;
+  if (local)
+    *local = index;
+  return k;
+}
+
+sl_status sl_batch_sources(const sl_loader *ld, const sl_batch *b,
+                           uint32_t *sources) {
+  if (!ld || !b || !sources || !b->indices)
+    return SL_EINVAL;
+  for (uint32_t j = 0; j < b->n; j++)
+    if ((sources[j] = sl_loader_source_of(ld, b->indices[j], NULL)) ==
+        UINT32_MAX)
+      return SL_EINVAL;
+  return SL_OK;
 }
 
 uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch) {

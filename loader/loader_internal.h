@@ -22,6 +22,11 @@
 sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
                                 sl_logger *log, sl_err *err);
 
+/* The datasets s->dmix lists (n >= 1) read as one, mixed by weight
+ * (mix_source.c); the sampler deals them by src->members. */
+sl_status sl_dmix_source_open(sl_sample_src *out, const sl_settings *s,
+                              sl_logger *log, sl_err *err);
+
 /* Picks the backend kind from device.backend and device.gpu; when auto
  * falls back to host memory, logs why once and writes the reason to note
  * ("" otherwise). */

@@ -35,7 +35,8 @@ sl_status sl_loader_open(sl_loader **out, const sl_config *cfg) {
   st = sl_loader_choose_backend(&log, &s, &kind, note, sizeof note, &err);
   if (st == SL_OK) {
     sl_settings_use_backend(&s, kind == SL_BACKEND_CUDA);
-    st = sl_sample_source_open(&src, &s, &log, &err);
+    st = s.dmix.n ? sl_dmix_source_open(&src, &s, &log, &err)
+                  : sl_sample_source_open(&src, &s, &log, &err);
   }
   if (st == SL_OK) { /* refuse what cannot fit before allocating any */
     bool cuda = kind == SL_BACKEND_CUDA;

@@ -251,10 +251,15 @@ void sl_pool_destroy(sl_pool *p) {
   free(p);
 }
 
+static uint64_t sampler_at(const void *sampler, uint64_t pos) {
+  return sl_sampler_at(sampler, pos);
+}
+
 void sl_pool_start(sl_pool *p, uint64_t epoch, uint64_t first, uint64_t end,
                    int res, size_t sample_bytes) {
   if (p->c.src->epoch_start) /* the source may read ahead in this order */
-    p->c.src->epoch_start(p->c.src->ctx, p->c.sampler, epoch, res, first, end);
+    p->c.src->epoch_start(p->c.src->ctx, sampler_at, p->c.sampler, epoch, res,
+                          first, end);
   pthread_mutex_lock(&p->mu);
   p->epoch = epoch;
   p->next = first;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "loader/dmix_member.h"
 
 struct sl_sampler;
 
@@ -55,6 +56,9 @@ typedef struct sl_mix_batch {
   float *targets; /* n x soft_width floats to fill */
 } sl_mix_batch;
 
+/* The sample at position pos of an epoch's order. */
+typedef uint64_t (*sl_order_at_fn)(const void *order, uint64_t pos);
+
 typedef struct sl_sample_src {
   void *ctx;
   uint64_t count;        /* samples in the dataset */
@@ -78,6 +82,14 @@ typedef struct sl_sample_src {
    * then the files. */
   const uint64_t *file_first;
   uint64_t nfiles;
+  /* Labels run below classes: the class names' count or the largest
+   * label + 1, whichever is larger (0: unlabelled). */
+  uint32_t classes;
+  /* Several datasets mixed by weight (mix_source.c): the members, whose
+   * indices follow one another (the sampler deals them, dmix_order.h); 0
+   * and NULL for one dataset. Valid while the source is open. */
+  uint32_t nmembers;
+  const sl_dmix_member *members;
   /* With target_width > 0: writes sample index's targets to out. Called
    * after a successful load, from the worker, for the sample that ends up
    * in the batch (a replacement's when a bad one was skipped). */
@@ -100,13 +112,14 @@ typedef struct sl_sample_src {
   /* Optional (NULL: none), for a source that reads ahead in the epoch's
    * order (loader.io = uring, mmap hints). epoch_start: epoch `epoch` at
    * resolution res (what every load of it is passed); positions
-   * [first, end) of the epoch, in the order sampler gives (sl_sampler_at),
-   * are about to be claimed; called while no worker runs; a failure is the
+   * [first, end) of the epoch, position p being sample at(order, p) (the
+   * sampler's sl_sampler_at, or a mix's share of it), are about to be
+   * claimed; called while no worker runs; a failure is the
    * source's to report from load. epoch_stop: the epoch ends; called before
    * the pool waits for its workers, so one blocked on a read wakes up.
    * position: worker state ws's next load is position pos (not called for
    * replacements of a bad sample). */
-  void (*epoch_start)(void *ctx, const struct sl_sampler *sampler,
+  void (*epoch_start)(void *ctx, sl_order_at_fn at, const void *order,
                       uint64_t epoch, int res, uint64_t first, uint64_t end);
   void (*epoch_stop)(void *ctx);
   void (*position)(void *ctx, void *ws, uint64_t pos);

@@ -316,19 +316,14 @@ static void ss_targets(void *ctx, uint64_t index, float *out) {
          sl_source_target_width(c->src) * sizeof *out);
 }
 
-static uint64_t ss_order_at(const void *sampler, uint64_t pos) {
-  return sl_sampler_at(sampler, pos);
-}
-
-static void ss_epoch_start(void *ctx, const struct sl_sampler *sampler,
+static void ss_epoch_start(void *ctx, sl_order_at_fn at, const void *order,
                            uint64_t epoch, int res, uint64_t first,
                            uint64_t end) {
   ss_ctx *c = ctx;
   c->epoch = epoch;
   c->res = res;
   sl_err_clear(&c->start_err);
-  if (sl_io_start_epoch(c->io, ss_order_at, sampler, first, end,
-                        &c->start_err) == SL_OK)
+  if (sl_io_start_epoch(c->io, at, order, first, end, &c->start_err) == SL_OK)
     sl_err_clear(&c->start_err);
 }
 
@@ -511,6 +506,12 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
         s->max_boxes > 0 ? (uint32_t)s->max_boxes : sl_source_max_boxes(c->src);
   out->box_capacity = c->box_capacity;
   out->fingerprint = fingerprint(c->src);
+  out->classes = sl_source_class_count(c->src);
+  for (uint64_t i = 0; i < out->count; i++) { /* labels past the names */
+    int32_t l = sl_source_info(c->src, i)->label;
+    if (l >= 0 && (uint32_t)l >= out->classes)
+      out->classes = (uint32_t)l + 1;
+  }
   out->left_out = sl_source_left_out(c->src, &out->left_out_names);
   out->block_samples = sl_source_chunk_samples(c->src);
   const sl_file_set *fs = sl_source_files(c->src);

@@ -6,11 +6,12 @@
 #include <string.h>
 
 #include "common/rng.h"
+#include "loader/dmix_order.h"
+#include "loader/order.h"
 
 /* Keeps the order's random stream apart from augmentation's, which is keyed
  * by (seed, epoch, sample index) directly. */
-#define ORDER_SALT 0x6f726465722d2d31ULL  /* "order--1" */
-#define WINDOW_SALT 0x77696e646f772d31ULL /* "window-1" */
+#define ORDER_SALT 0x6f726465722d2d31ULL /* "order--1" */
 
 struct sl_sampler {
   sl_sampler_config c;
@@ -22,9 +23,10 @@ struct sl_sampler {
    * rest_skip + j % rest_left. */
   uint64_t rest_per, rest_skip, rest_left;
   uint64_t nblocks;
-  uint64_t *order;  /* N entries: the global order of the epoch */
-  uint64_t *blocks; /* nblocks entries (quasi_random only) */
-  uint64_t *first;  /* nblocks + 1 block starts (file blocks), or NULL */
+  uint64_t *order;    /* N entries: the global order of the epoch */
+  uint64_t *blocks;   /* nblocks entries (quasi_random only) */
+  uint64_t *first;    /* nblocks + 1 block starts (file blocks), or NULL */
+  sl_dmix_order *mix; /* several datasets by weight, or NULL */
 };
 
 sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb_out,
@@ -139,8 +141,24 @@ sl_status sl_sampler_create(sl_sampler **out, const sl_sampler_config *c,
   if (!s)
     return sl_err_set(err, SL_ENOMEM, "sampler: out of memory");
   s->c = *c;
+  s->c.members = NULL; /* the mix keeps what it needs */
   s->per_rank = s->whole = nb * c->batch_size;
   s->limit = c->count;
+  if (c->nmembers > 0) {
+    s->order = malloc(c->count * sizeof *s->order);
+    st = s->order ? sl_dmix_order_create(&s->mix, c, err)
+                  : sl_err_set(err, SL_ENOMEM,
+                               "sampler: out of memory for the order of %llu "
+                               "samples",
+                               (unsigned long long)c->count);
+    if (st != SL_OK) {
+      sl_sampler_destroy(s);
+      return st;
+    }
+    sl_sampler_set_epoch(s, 0);
+    *out = s;
+    return SL_OK;
+  }
   bool files = c->order == SL_ORDER_QUASI && c->file_first && c->nfiles;
   s->nblocks =
       files ? c->nfiles : (c->count + c->quasi_block - 1) / c->quasi_block;
@@ -175,6 +193,7 @@ void sl_sampler_destroy(sl_sampler *s) {
   free(s->order);
   free(s->blocks);
   free(s->first);
+  sl_dmix_order_destroy(s->mix);
   free(s);
 }
 
@@ -205,38 +224,10 @@ uint64_t sl_sampler_valid(const sl_sampler *s, uint64_t batch) {
   return left < s->c.batch_size ? left : s->c.batch_size;
 }
 
-static void shuffle(uint64_t *v, uint64_t n, sl_rng *r) {
-  for (uint64_t i = n; i > 1; i--) {
-    uint64_t j = sl_rng_below(r, i);
-    uint64_t t = v[i - 1];
-    v[i - 1] = v[j];
-    v[j] = t;
-  }
-}
-
 static void quasi_order(sl_sampler *s, uint64_t epoch, uint64_t seed) {
-  const uint64_t n = s->c.count, q = s->c.quasi_block, w = s->c.quasi_window;
-  for (uint64_t b = 0; b < s->nblocks; b++)
-    s->blocks[b] = b;
-  sl_rng r = sl_rng_for(seed, epoch, 0);
-  shuffle(s->blocks, s->nblocks, &r);
-  uint64_t pos = 0;
-  for (uint64_t g = 0; g * w < s->nblocks; g++) {
-    uint64_t start = pos;
-    uint64_t gend = (g + 1) * w < s->nblocks ? (g + 1) * w : s->nblocks;
-    for (uint64_t b = g * w; b < gend; b++) {
-      uint64_t first = s->blocks[b] * q;
-      uint64_t last = first + q < n ? first + q : n;
-      if (s->first) { /* a file's samples */
-        first = s->first[s->blocks[b]];
-        last = s->first[s->blocks[b] + 1];
-      }
-      for (uint64_t i = first; i < last; i++)
-        s->order[pos++] = i;
-    }
-    sl_rng rw = sl_rng_for(seed ^ WINDOW_SALT, epoch, g);
-    shuffle(s->order + start, pos - start, &rw);
-  }
+  sl_order_blocks b = {s->c.count, s->c.quasi_block, s->c.quasi_window,
+                       s->nblocks, s->blocks,        s->first};
+  sl_order_quasi(&b, seed, epoch, s->order);
 }
 
 void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch) {
@@ -244,6 +235,10 @@ void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch) {
   s->per_rank = s->whole;
   s->limit = n;
   s->rest_per = 0;
+  if (s->mix) {
+    sl_dmix_order_fill(s->mix, epoch, s->order);
+    return;
+  }
   uint64_t seed = sl_mix64(s->c.seed) ^ ORDER_SALT;
   if (s->c.order == SL_ORDER_QUASI) {
     quasi_order(s, epoch, seed);
@@ -253,7 +248,7 @@ void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch) {
     s->order[i] = i;
   if (s->c.order == SL_ORDER_RANDOM) {
     sl_rng r = sl_rng_for(seed, epoch, 0);
-    shuffle(s->order, n, &r);
+    sl_order_shuffle(s->order, n, &r);
   }
 }
 

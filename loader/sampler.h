@@ -11,6 +11,7 @@
  *                      in sequence); the blocks are permuted, then
  *                      each run of quasi_window consecutive blocks of that
  *                      permutation is shuffled sample by sample.
+ *      Several datasets mixed by weight: dmix_order.h's order.
  *   2. Padding or dropping so every rank gets the same whole number of
  *      batches: per-rank samples P = floor(N / (W*B)) * B with drop_last,
  *      P = ceil(N / (W*B)) * B otherwise, where the global positions
@@ -46,7 +47,7 @@
  * Thread safety: sl_sampler_set_epoch must not run concurrently with
  * anything; sl_sampler_at may then be called from any number of threads.
  * Memory: 8 bytes per sample plus 8 bytes per quasi block, allocated at
- * create; set_epoch allocates nothing. */
+ * create (a mix: dmix_order.h's too); set_epoch allocates nothing. */
 #ifndef SLUICE_LOADER_SAMPLER_H
 #define SLUICE_LOADER_SAMPLER_H
 
@@ -55,6 +56,7 @@
 
 #include "common/error.h"
 #include "loader/config.h"
+#include "loader/dmix_member.h"
 
 typedef struct sl_sampler_config {
   uint64_t count;      /* samples in the dataset */
@@ -71,6 +73,14 @@ typedef struct sl_sampler_config {
    * blocks are then these instead of quasi_block's (copied at create). */
   const uint64_t *file_first;
   uint64_t nfiles;
+  /* Several datasets mixed by weight (dmix_order.h): nmembers >= 1
+   * members whose counts sum to count (copied at create; quasi_block,
+   * file_first and nfiles above are then unused: each member has its own),
+   * each_once for evaluation (every sample once an epoch, weights unused).
+   * 0: one dataset. */
+  uint32_t nmembers;
+  const sl_dmix_member *members;
+  bool each_once;
 } sl_sampler_config;
 
 typedef struct sl_sampler sl_sampler;

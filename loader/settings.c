@@ -184,6 +184,14 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
                     sizeof s->recipe_text[k]) != SL_OK)
       s->recipe_text[k][0] = '\0';
   s->dataset_path = sl_cfg_str(cfg, SL_OPT_DATASET_PATH);
+  sl_err ignored; /* a config not validated: no mix (validation says why) */
+  if (sl_dmix_spec_parse(&s->dmix, sl_cfg_str(cfg, SL_OPT_DATASET_MIX),
+                         sl_cfg_str(cfg, SL_OPT_DATASET_WEIGHTS),
+                         &ignored) != SL_OK)
+    s->dmix.n = 0;
+  s->dmix_offset_labels =
+      sl_cfg_enum(cfg, SL_OPT_DATASET_MIX_LABELS) == SL_DMIX_LABELS_OFFSET;
+  s->sampler.each_once = s->eval;
   s->chunk_cache = sl_cfg_size(cfg, SL_OPT_DATASET_CHUNK_CACHE);
   read_source(&s->source, cfg);
   s->source.skip_bad_files = s->skip_bad; /* a bad file at open: left out */

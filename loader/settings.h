@@ -26,6 +26,7 @@
 #include "formats/core/source.h"
 #include "io/io_reader.h"
 #include "loader/config.h"
+#include "loader/dmix_spec.h"
 #include "loader/sampler.h"
 #include "loader/schedule.h"
 
@@ -72,7 +73,11 @@ typedef struct sl_settings {
   char recipe_text[SL_SETTINGS_RECIPE_KEYS][256];
   /* dataset.* */
   const char *dataset_path; /* "" when unset */
-  uint64_t chunk_cache;     /* dataset.chunk_cache, bytes */
+  /* dataset.mix, .weights (n 0: one dataset, dataset_path) and
+   * .mix_labels = offset. */
+  sl_dmix_spec dmix;
+  bool dmix_offset_labels;
+  uint64_t chunk_cache; /* dataset.chunk_cache, bytes */
   sl_source_opts source;
   /* The configured part of the reader's options (loader.io, io.*, the
    * log callback; batch_size is loader.batch_size); the file part comes

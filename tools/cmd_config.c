@@ -47,21 +47,13 @@ static int load(sl_config *cfg, const char *path) {
   return 0;
 }
 
-/* Opens the config's dataset as the loader would (the index only).
- * config_ok: the file itself had no error (else only a failure is told). */
-static int check_dataset(const sl_config *cfg, const char *file,
-                         int config_ok) {
-  char path[4096];
-  if (sl_config_get(cfg, "dataset.path", path, sizeof path) != SL_OK)
-    return 1;
-  if (!path[0]) {
-    if (config_ok)
-      printf("%s: ok (no dataset.path to open)\n", file);
-    return 0;
-  }
+/* Opens dataset.path as the loader would (the index only). config_ok:
+ * the file itself had no error (else only a failure is told). */
+static int check_one(const sl_config *cfg, const char *file, int config_ok,
+                     const char *path, const char *key) {
   sl_dataset *ds;
   if (sl_dataset_open(&ds, cfg) != SL_OK) {
-    fprintf(stderr, "sluice config: %s: dataset.path: %s\n", file,
+    fprintf(stderr, "sluice config: %s: %s: %s\n", file, key,
             sl_dataset_errmsg(ds));
     sl_dataset_close(ds);
     return 1;
@@ -72,6 +64,49 @@ static int check_dataset(const sl_config *cfg, const char *file,
            (unsigned)sl_dataset_class_count(ds));
   sl_dataset_close(ds);
   return 0;
+}
+
+/* dataset.mix: each of its datasets opened as dataset.path (cfg is
+ * changed: the mix's keys cleared, dataset.path set to each in turn). */
+static int check_mix(sl_config *cfg, const char *file, int config_ok,
+                     char *mix) {
+  if (sl_config_set(cfg, "dataset.mix", "") != SL_OK ||
+      sl_config_set(cfg, "dataset.weights", "") != SL_OK)
+    return 1;
+  int rc = 0;
+  char *save = NULL;
+  for (char *item = strtok_r(mix, ",", &save); item;
+       item = strtok_r(NULL, ",", &save)) {
+    while (*item == ' ' || *item == '\t')
+      item++;
+    size_t n = strlen(item);
+    while (n > 0 && (item[n - 1] == ' ' || item[n - 1] == '\t'))
+      item[--n] = '\0';
+    if (sl_config_set(cfg, "dataset.path", item) != SL_OK) {
+      fprintf(stderr, "sluice config: %s: dataset.mix: %s\n", file,
+              sl_config_errmsg(cfg));
+      rc = 1;
+    } else if (check_one(cfg, file, config_ok, item, "dataset.mix") != 0) {
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+/* The config's dataset, or each of dataset.mix's, opened. */
+static int check_dataset(sl_config *cfg, const char *file, int config_ok) {
+  char path[4096], mix[8192];
+  if (sl_config_get(cfg, "dataset.path", path, sizeof path) != SL_OK)
+    return 1;
+  if (!path[0] && sl_config_get(cfg, "dataset.mix", mix, sizeof mix) == SL_OK &&
+      mix[0])
+    return check_mix(cfg, file, config_ok, mix);
+  if (!path[0]) {
+    if (config_ok)
+      printf("%s: ok (no dataset.path to open)\n", file);
+    return 0;
+  }
+  return check_one(cfg, file, config_ok, path, "dataset.path");
 }
 
 /* --check: every error of the file in one run: each bad line and failed

@@ -238,10 +238,12 @@ sl_status sl_source_check_entry(sl_source *src, uint64_t i, const char *where,
              ") lies beyond the end of the file (%" PRIu64 " bytes)",
              e->offset, e->length, src->file_size);
   else if (src->nfiles &&
-           (sl_file_set_find(&src->files, e->offset, e->length) < 0 ||
+           (sl_file_set_find_near(&src->files, e->offset, e->length,
+                                  &src->check_hint) < 0 ||
             (e->name_len && !src->name_off &&
-             sl_file_set_find(&src->files, e->offset - e->name_len,
-                              e->name_len + (uint64_t)e->length) < 0)))
+             sl_file_set_find_near(&src->files, e->offset - e->name_len,
+                                   e->name_len + (uint64_t)e->length,
+                                   &src->check_hint) < 0)))
     snprintf(why, sizeof why,
              "payload [%" PRIu64 ", +%" PRIu32 ") does not lie inside one file",
              e->offset, e->length);

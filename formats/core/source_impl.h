@@ -109,6 +109,7 @@ struct sl_source {
   int dirfd;            /* lazy files' paths are relative to it (-1: none) */
   bool names_are_files; /* sample i's name is file i's path (a folder) */
   sl_file_set files;    /* over spans, once sl_source_files_done */
+  size_t check_hint;    /* sl_source_check_entry's last file (open only) */
   char *targets_ext;    /* WebDataset: NULL = none (label_key: above) */
   /* A dataset at a URL: its files are objects fetched into the cache as
    * they are first read (source_files.c's open), checked against their

@@ -131,8 +131,22 @@ def _resolve_options(config, options):
         if full is None:
             # Let the C side say it, with its nearest-key suggestion.
             full = k
+        if full == "dataset.path" and isinstance(v, (list, tuple)):
+            # Several datasets: a mix, each by its weight (dataset.weights).
+            full = "dataset.mix"
+            for p in v:
+                if "," in _text(p):
+                    raise ValueError("path: %r holds a comma, which separates "
+                                     "the datasets of a mix" % (p,))
         pairs.append((full, _text(v)))
     given = {k for k, _ in pairs}
+    # path= names the dataset whatever the INI file names: a list replaces
+    # its dataset.path, a single path its dataset.mix.
+    if "dataset.mix" in given and "dataset.path" not in given:
+        pairs.insert(0, ("dataset.path", ""))
+    if "dataset.path" in given and not given & {"dataset.mix",
+                                                "dataset.weights"}:
+        pairs[:0] = [("dataset.mix", ""), ("dataset.weights", "")]
     if "loader.rank" not in given and "loader.world_size" not in given:
         rw = _default_rank_world()
         if rw is not None:
@@ -293,7 +307,18 @@ class Loader:
 
     @property
     def sample_count(self):
+        """Samples in the dataset (a mix: in all its datasets)."""
         return self._c.sample_count()
+
+    @property
+    def source_count(self):
+        """Datasets mixed (``path=[...]``, dataset.mix); 1 for one."""
+        return self._c.source_count()
+
+    def source_of(self, index):
+        """``(dataset, index there)`` of sample ``index`` (batch.indices):
+        a mix's indices are its datasets' one after the other."""
+        return self._c.source_of(int(index))
 
     @property
     def current_epoch(self):

@@ -405,6 +405,30 @@ static PyObject *Loader_sample_count(PyObject *o, PyObject *unused) {
   return PyLong_FromUnsignedLongLong(sl_loader_sample_count(self->core->ld));
 }
 
+static PyObject *Loader_source_count(PyObject *o, PyObject *unused) {
+  (void)unused;
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  return PyLong_FromUnsignedLong(sl_loader_source_count(self->core->ld));
+}
+
+static PyObject *Loader_source_of(PyObject *o, PyObject *arg) {
+  LoaderObject *self = (LoaderObject *)o;
+  if (loader_check(self))
+    return NULL;
+  unsigned long long i = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred())
+    return NULL;
+  uint64_t local = 0;
+  uint32_t k = sl_loader_source_of(self->core->ld, i, &local);
+  if (k == UINT32_MAX)
+    return PyErr_Format(
+        PyExc_IndexError, "sample %llu: the loader has %llu", i,
+        (unsigned long long)sl_loader_sample_count(self->core->ld));
+  return Py_BuildValue("(kK)", (unsigned long)k, (unsigned long long)local);
+}
+
 static PyObject *Loader_resolution(PyObject *o, PyObject *arg) {
   LoaderObject *self = (LoaderObject *)o;
   if (loader_check(self))
@@ -630,6 +654,8 @@ static PyMethodDef Loader_methods[] = {
     {"epoch_batches", Loader_epoch_batches, METH_NOARGS,
      "sl_loader_epoch_batches."},
     {"sample_count", Loader_sample_count, METH_NOARGS, NULL},
+    {"source_count", Loader_source_count, METH_NOARGS, NULL},
+    {"source_of", Loader_source_of, METH_O, NULL},
     {"resolution", Loader_resolution, METH_O, NULL},
     {"stats", Loader_stats, METH_NOARGS, "sl_loader_stats as a dict."},
     {"save_state", Loader_save_state, METH_NOARGS, "The C state blob."},
@@ -704,6 +730,21 @@ static PyObject *Batch_valid(PyObject *o, void *u) {
   (void)u;
   return PyLong_FromUnsignedLong(((BatchObject *)o)->bc->b.valid);
 }
+/* A list: small (one int a sample), and datasets number at most 16. */
+static PyObject *Batch_sources(PyObject *o, void *u) {
+  (void)u;
+  const struct bcore *bc = ((BatchObject *)o)->bc;
+  PyObject *list = PyList_New((Py_ssize_t)bc->b.n);
+  for (uint32_t j = 0; list && j < bc->b.n; j++) {
+    uint32_t k = sl_loader_source_of(bc->core->ld, bc->b.indices[j], NULL);
+    PyObject *v = PyLong_FromUnsignedLong(k);
+    if (!v || PyList_SetItem(list, (Py_ssize_t)j, v) < 0) { /* steals v */
+      Py_DECREF(list);
+      return NULL;
+    }
+  }
+  return list;
+}
 static PyObject *Batch_mix(PyObject *o, void *u) {
   (void)u;
   const sl_batch *b = &((BatchObject *)o)->bc->b;
@@ -764,6 +805,10 @@ static PyGetSetDef Batch_getset[] = {
     {"box_counts", Batch_box_counts, NULL,
      "int32 (n,) boxes of each sample, or None.", NULL},
     {"valid", Batch_valid, NULL, "Samples [0, valid) are real.", NULL},
+    {"sources", Batch_sources, NULL,
+     "The dataset of dataset.mix (0, 1, ...) each sample is from: a list of "
+     "n ints, all 0 for a loader on one dataset.",
+     NULL},
     {"mix", Batch_mix, NULL,
      "(kind, lambda, (y0, y1, x0, x1)): how Mixup/CutMix mixed the batch; "
      "sample j with sample n - 1 - j, weighing itself lambda.",

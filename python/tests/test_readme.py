@@ -28,6 +28,7 @@ KINDS = {
     "loop": ("python", "torch.save(loader.state_dict()"),
     "resume": ("python", 'state = torch.load("ck.pt")'),
     "elastic": ("python", "world_size=new_world"),
+    "mix": ("python", "weights=[3, 1]"),
     "launch": ("sh", "WORLD_SIZE=2"),
     "recipe": ("ini", "auto = trivial"),
 }
@@ -137,6 +138,28 @@ def test_elastic_resume_recipe(dataset, tmp_path, monkeypatch, capsys):
     assert sorted(seen[1]) == list(range(n))
     assert sorted(seen[2]) == list(range(n))
     assert "'samples_read': 48" in capsys.readouterr().out
+
+
+def test_mix_recipe(dataset, tmp_path):
+    """docs/PYTHON.md's mixing block on two local datasets (the test set
+    and a copy of it): three quarters of each epoch from the first, and
+    batch.sources as the indices say."""
+    torch = pytest.importorskip("torch")
+    [(page, code)] = blocks("mix")
+    ini = write_ini(tmp_path / "cfg", dataset)
+    code = code.replace('"train.ini"', repr(str(ini)))
+    code = code.replace('"imagenet/"', repr(str(dataset)))
+    code = code.replace('"s3://bucket/synthetic/"', repr(str(dataset)))
+    code = code.replace("batch_size=256", "batch_size=8, drop_last=False")
+    got = []
+    env = {"sluice": sluice, "torch": torch, "epochs": 2,
+           "step": lambda x, s: got.extend(s.tolist())}
+    exec(compile(code, page, "exec"), env)
+    env["loader"].close()
+    n = len(sluice.Dataset(str(dataset)))
+    assert len(got) == 2 * 2 * n
+    # 2n x 3/4 a epoch, a tie of remainders going to the first dataset.
+    assert got.count(0) == 2 * ((3 * 2 * n + 3) // 4)
 
 
 TRAIN = r"""

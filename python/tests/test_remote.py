@@ -98,6 +98,30 @@ def test_s3_batches_equal_local(s3, env):
     assert len(sluice.Dataset(url + "sluice.index")) == len(ref)
 
 
+def test_mixed_with_a_local_dataset(s3, env):
+    """dataset.mix over a remote and a local dataset (issue 39): the same
+    batches as the same mix of local files, for 1 and 2 workers."""
+    _, local = s3
+
+    def mixed(first, cache=None, **extra):
+        o = base_options("", **{"loader.drop_last": False,
+                                "loader.batch_size": 8,
+                                "loader.order": "quasi_random", **extra})
+        del o["dataset.path"]
+        o["dataset.mix"] = "%s, %s" % (first, local)
+        o["dataset.weights"] = "1, 3"
+        if cache is not None:
+            o["io.cache_dir"] = str(cache)
+        with sluice.Loader(o) as ld:
+            assert ld.source_count == 2
+            return [(bytes(memoryview(b.images).cast("B")), b.sources,
+                     memoryview(b.indices).tolist()) for b in ld.epoch(1)]
+
+    for w in (1, 2):
+        assert mixed("s3://data/train/", env, **{"loader.workers": w}) == \
+            mixed(local, **{"loader.workers": w})
+
+
 def test_warm_cache_fetches_nothing(s3, env):
     url = "s3://data/train"
     first = batches(url, env)

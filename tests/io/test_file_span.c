@@ -82,6 +82,28 @@ static void test_find(void **state) {
   assert_int_equal(sl_file_set_find(&g_set, UINT64_MAX, 1), -1);
 }
 
+/* The hinted find answers as the plain one for every range and hint. */
+static void test_find_near(void **state) {
+  (void)state;
+  uint64_t b2 = g_span[2].base;
+  const struct {
+    uint64_t off, len;
+  } r[] = {{0, 100},        {99, 1},
+           {99, 2},         {4096, 1},
+           {b2, 70000},     {b2 + 69999, 1},
+           {b2 + 69999, 2}, {g_span[3].base + 10, 10},
+           {g_set.end, 1},  {UINT64_MAX, 1}};
+  for (size_t h = 0; h <= NF + 1; h++)
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+      size_t hint = h;
+      long want = sl_file_set_find(&g_set, r[i].off, r[i].len);
+      assert_int_equal(sl_file_set_find_near(&g_set, r[i].off, r[i].len, &hint),
+                       want);
+      if (want >= 0)
+        assert_int_equal(hint, (size_t)want);
+    }
+}
+
 static void test_pread_and_map(void **state) {
   (void)state;
   uint8_t buf[5000];
@@ -259,9 +281,9 @@ static void test_shrunk_named(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_find),         cmocka_unit_test(test_pread_and_map),
-      cmocka_unit_test(test_backends),     cmocka_unit_test(test_lazy),
-      cmocka_unit_test(test_shrunk_named),
+      cmocka_unit_test(test_find),          cmocka_unit_test(test_find_near),
+      cmocka_unit_test(test_pread_and_map), cmocka_unit_test(test_backends),
+      cmocka_unit_test(test_lazy),          cmocka_unit_test(test_shrunk_named),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -189,6 +189,57 @@ static void test_recipe_and_mixing_over_workers(void **state) {
   assert_int_equal(h[1], h[2]);
 }
 
+/* Two datasets mixed 3:1 (dataset.mix: the HDF5 file twice, the second
+ * drawn with its own augmentation seed): the same batches for 1, 2 and 8
+ * workers (TSan sees the members' readers with the workers), each
+ * sample's source and label as its index says, shares exact. */
+static void test_dataset_mix_over_workers(void **state) {
+  char mix[1100];
+  snprintf(mix, sizeof mix, "%s, %s", g_h5, g_h5);
+  uint64_t h[3];
+  const char *workers[] = {"1", "2", "8"};
+  for (int i = 0; i < 3; i++) {
+    const char *kv[] = {"dataset.path",
+                        "",
+                        "dataset.mix",
+                        mix,
+                        "dataset.weights",
+                        "3, 1",
+                        "loader.workers",
+                        workers[i],
+                        NULL};
+    sl_loader *ld = open_on(g_h5, kv);
+    assert_int_equal(sl_loader_source_count(ld), 2);
+    assert_int_equal(sl_loader_sample_count(ld), 2 * NSAMPLES);
+    uint64_t share[2] = {0, 0};
+    h[i] = SL_TEST_HASH0;
+    assert_int_equal(sl_loader_start_epoch(ld, 1), SL_OK);
+    sl_batch b;
+    sl_status st;
+    while ((st = sl_loader_next(ld, &b)) == SL_OK) {
+      uint32_t src[6];
+      assert_int_equal(sl_batch_sources(ld, &b, src), SL_OK);
+      for (uint32_t j = 0; j < b.valid; j++) {
+        uint64_t local;
+        assert_int_equal(sl_loader_source_of(ld, b.indices[j], &local), src[j]);
+        assert_int_equal(b.labels[j], (int32_t)(local % 5));
+        share[src[j]]++;
+      }
+      h[i] = sl_test_hash(h[i], b.indices, b.n * sizeof *b.indices);
+      h[i] = sl_test_hash(h[i], b.data, b.bytes);
+      assert_int_equal(sl_batch_release(ld, &b, NULL), SL_OK);
+    }
+    if (st != SL_END)
+      fail_msg("%s", sl_loader_errmsg(ld));
+    assert_int_equal(share[0], 72); /* 96 x 3/4 */
+    assert_int_equal(share[1], 24);
+    assert_int_equal(sl_loader_source_of(ld, 2 * NSAMPLES, NULL), UINT32_MAX);
+    sl_loader_close(ld);
+  }
+  assert_int_equal(h[0], h[1]);
+  assert_int_equal(h[1], h[2]);
+}
+
 static void test_resume(void **state) {
   const char *kv[] = {"loader.workers",
                       "3",
@@ -715,6 +766,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deterministic_over_workers),
       cmocka_unit_test(test_recipe_and_mixing_over_workers),
+      cmocka_unit_test(test_dataset_mix_over_workers),
       cmocka_unit_test(test_resume),
       cmocka_unit_test(test_resume_refuses_other_data),
       cmocka_unit_test(test_restart_layout_same_batches),

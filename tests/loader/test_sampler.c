@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/dmix_spec.h"
 #include "loader/sampler.h"
 #include "loader/schedule.h"
 #include "loader/settings.h"
@@ -362,6 +363,141 @@ static void test_elastic_rest(void **state) {
       }
 }
 
+/* A mix of members with counts cnt and weights w, world 1, batch 1. */
+static sl_status mk_mix(sl_sampler **out, const uint64_t *cnt, const double *w,
+                        uint32_t n, sl_order order, bool each_once,
+                        sl_err *err) {
+  sl_dmix_member m[SL_DMIX_MAX];
+  uint64_t total = 0;
+  static const uint64_t files[] = {0, 5, 17, 40}; /* member 1's "shards" */
+  for (uint32_t k = 0; k < n; k++) {
+    m[k] = (sl_dmix_member){.count = cnt[k], .weight = w[k]};
+    if (k == 1 && cnt[k] > 40) {
+      m[k].file_first = files;
+      m[k].nfiles = 4;
+    }
+    total += cnt[k];
+  }
+  sl_sampler_config c = {.count = total,
+                         .batch_size = 1,
+                         .world_size = 1,
+                         .order = order,
+                         .seed = 11,
+                         .quasi_block = 4,
+                         .quasi_window = 3,
+                         .nmembers = n,
+                         .members = m,
+                         .each_once = each_once};
+  return sl_sampler_create(out, &c, err);
+}
+
+/* Shares exact each epoch; each member's samples counted over epochs never
+ * differ by more than one (without replacement, pass after pass); eval
+ * reads everything once; the order is a pure function of the settings. */
+static void test_dataset_mix(void **state) {
+  const uint64_t cnt[3] = {500, 70, 9};
+  const double w[3] = {5, 3, 2};
+  /* 289.5, 173.7, 115.8: the two largest remainders round up */
+  const uint64_t total = 579, want[3] = {289, 174, 116};
+  for (int o = 0; o < 3; o++) {
+    sl_sampler *s, *t;
+    sl_err err;
+    assert_int_equal(mk_mix(&s, cnt, w, 3, (sl_order)o, false, &err), SL_OK);
+    assert_int_equal(mk_mix(&t, cnt, w, 3, (sl_order)o, false, &err), SL_OK);
+    uint32_t *seen = calloc(total, sizeof *seen);
+    for (uint64_t e = 0; e < 6; e++) {
+      sl_sampler_set_epoch(s, e);
+      sl_sampler_set_epoch(t, e);
+      uint64_t share[3] = {0, 0, 0};
+      for (uint64_t p = 0; p < total; p++) {
+        uint64_t i = sl_sampler_at(s, p);
+        assert_int_equal(i, sl_sampler_at(t, p));
+        assert_true(i < total);
+        seen[i]++;
+        share[i < 500 ? 0 : i < 570 ? 1 : 2]++;
+      }
+      for (int k = 0; k < 3; k++)
+        assert_int_equal(share[k], want[k]);
+      uint64_t lo[3] = {0, 500, 570}, hi[3] = {500, 570, 579};
+      for (int k = 0; k < 3; k++) {
+        uint32_t mn = UINT32_MAX, mx = 0;
+        for (uint64_t i = lo[k]; i < hi[k]; i++) {
+          mn = seen[i] < mn ? seen[i] : mn;
+          mx = seen[i] > mx ? seen[i] : mx;
+        }
+        assert_true(mx - mn <= 1);
+      }
+    }
+    free(seen);
+    sl_sampler_destroy(t);
+    /* Evaluation: every sample once an epoch, whatever the weights. */
+    sl_sampler_destroy(s);
+    assert_int_equal(mk_mix(&s, cnt, w, 3, (sl_order)o, true, &err), SL_OK);
+    for (uint64_t e = 0; e < 2; e++) {
+      sl_sampler_set_epoch(s, e);
+      uint8_t *once = calloc(total, 1);
+      for (uint64_t p = 0; p < total; p++)
+        once[sl_sampler_at(s, p)]++;
+      for (uint64_t i = 0; i < total; i++)
+        assert_int_equal(once[i], 1);
+      free(once);
+    }
+    sl_sampler_destroy(s);
+  }
+  /* Refusals: a weight too small for any sample, counts that do not sum. */
+  sl_sampler *s = NULL;
+  sl_err err;
+  const double tiny[2] = {1, 1e-9};
+  assert_int_equal(mk_mix(&s, cnt, tiny, 2, SL_ORDER_RANDOM, false, &err),
+                   SL_ECONFIG);
+  assert_non_null(strstr(err.msg, "dataset 2's weight"));
+  sl_dmix_member m = {.count = 5, .weight = 1};
+  sl_sampler_config c = {.count = 6,
+                         .batch_size = 1,
+                         .world_size = 1,
+                         .quasi_block = 1,
+                         .quasi_window = 1,
+                         .nmembers = 1,
+                         .members = &m};
+  assert_int_equal(sl_sampler_create(&s, &c, &err), SL_EINVAL);
+  assert_null(s);
+}
+
+static void test_dmix_spec(void **state) {
+  sl_dmix_spec sp;
+  sl_err err;
+  assert_int_equal(sl_dmix_spec_parse(&sp, "", "", &err), SL_OK);
+  assert_int_equal(sp.n, 0);
+  assert_int_equal(
+      sl_dmix_spec_parse(&sp, " a.lmdb ,s3://b/c ", "3, 1.5", &err), SL_OK);
+  assert_int_equal(sp.n, 2);
+  sl_dmix_spec copy = sp; /* paths are offsets: a copy stays whole */
+  assert_string_equal(sl_dmix_spec_path(&copy, 0), "a.lmdb");
+  assert_string_equal(sl_dmix_spec_path(&copy, 1), "s3://b/c");
+  assert_true(copy.weight[1] == 1.5);
+  static const struct {
+    const char *paths, *weights, *says;
+  } bad[] = {
+      {"", "1", "dataset.mix is not"},
+      {"a, ,b", "1,1,1", "item 2"},
+      {"a,b", "1", "1 weight for the 2"},
+      {"a,b", "1,1,1", "3 weights"},
+      {"a,b", "1,0", "weigh"},
+      {"a,b", "1,-2", "must be a number > 0"},
+      {"a,b", "1,nan", "must be a number > 0"},
+      {"a,b", "1,inf", "must be a number > 0"},
+      {"a,b", "1,x", "must be a number > 0"},
+      {"a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", "1", "more than 16"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(
+        sl_dmix_spec_parse(&sp, bad[i].paths, bad[i].weights, &err),
+        SL_ECONFIG);
+    if (!strstr(err.msg, bad[i].says))
+      fail_msg("%s / %s: %s", bad[i].paths, bad[i].weights, err.msg);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_orders_are_permutations),
@@ -372,6 +508,8 @@ int main(void) {
       cmocka_unit_test(test_bad_settings),
       cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_elastic_rest),
+      cmocka_unit_test(test_dataset_mix),
+      cmocka_unit_test(test_dmix_spec),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
