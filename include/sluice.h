@@ -495,10 +495,12 @@ SL_API uint32_t sl_loader_epoch_resolution(const sl_loader *ld, uint64_t epoch);
  * samples of the rest (the tails of the last old ranks) being dropped
  * besides what the saved run's epoch dropped. Later epochs are dealt on
  * W' ranks as usual. An epoch already resumed on another world size
- * resumes again on the world size it ran on, or on any once the state was
- * saved before its first batch or after its last; else SL_ESTATE says so.
- * The worker count may change too. */
-#define SL_LOADER_STATE_BYTES 128
+ * resumes again on any: what its ranks had not read of their deal is dealt
+ * the same way, up to 8 resumes on another world size within one epoch
+ * (then SL_ESTATE says so). The worker count may change too. The blob grew
+ * from 128 bytes (version 4, still read) to 256 in version 5, which holds
+ * those earlier deals. */
+#define SL_LOADER_STATE_BYTES 256
 SL_API sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len);
 SL_API sl_status sl_loader_restore_state(sl_loader *ld, const void *buf,
                                          size_t len);
@@ -510,7 +512,7 @@ SL_API uint64_t sl_loader_epoch_batches(const sl_loader *ld);
 /* What a state blob says, for a log line or to see why a resume is
  * refused. Caller-allocated; reserved words are zero. */
 typedef struct sl_loader_state_info {
-  uint32_t version;      /* of the blob (2, 3 or 4) */
+  uint32_t version;      /* of the blob (2 to 5) */
   uint32_t mode;         /* 0 train, 1 eval */
   uint64_t epoch;        /* the epoch in progress */
   uint64_t batches;      /* batches of it each rank had read */
@@ -525,12 +527,13 @@ typedef struct sl_loader_state_info {
   uint32_t drop_last; /* 0 or 1 */
   uint32_t dtype, layout, channels;
   /* An epoch resumed on another world size: the world size of the run it
-   * was resumed from and the batches each of its ranks had read; 0, 0
+   * was last resumed from and the batches each of its ranks had read; 0, 0
    * otherwise (batches then counts in the new deal). */
   uint32_t resumed_from_world;
   uint64_t resumed_from_batches;
   uint64_t dataset_fingerprint, schedule_fingerprint, augment_fingerprint;
-  uint64_t reserved[8];
+  uint64_t resumes; /* times the epoch was resumed on another world size */
+  uint64_t reserved[7];
 } sl_loader_state_info;
 /* Fills *out from a blob of sl_loader_save_state (len bytes; no loader
  * needed, any thread). Returns SL_EINVAL (out zeroed) for NULL arguments,

@@ -336,9 +336,9 @@ sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first) {
     sl_pool_stop(ld->pool);
   }
   sl_sampler_set_epoch(ld->sampler, epoch);
-  if (ld->rest_world) {
-    sl_status st = sl_sampler_set_rest(ld->sampler, ld->rest_world,
-                                       ld->rest_consumed, &ld->err);
+  if (ld->npast) {
+    sl_status st =
+        sl_sampler_set_rest(ld->sampler, ld->past, ld->npast, &ld->err);
     if (st != SL_OK) {
       ld->started = false; /* the pool is stopped: nothing to save */
       return st;
@@ -384,7 +384,7 @@ sl_status sl_loader_start_epoch(sl_loader *ld, uint64_t epoch) {
   if (SL_LOADER_FAILED(ld))
     return not_open(ld);
   sl_err_clear(&ld->err);
-  ld->rest_world = ld->rest_consumed = 0;
+  ld->npast = 0;
   return sl_loader_start_at(ld, epoch, 0);
 }
 

@@ -51,9 +51,10 @@ struct sl_loader {
                               a resume): the resume point */
   uint64_t epoch_nbatches; /* of the epoch's deal (nbatches but after an
                               elastic resume) */
-  /* The epoch deals the rest rest_world ranks left after rest_consumed
-   * batches each (an elastic resume), or rest_world 0: all of it. */
-  uint64_t rest_world, rest_consumed;
+  /* The epoch deals the rest its npast earlier deals left (elastic
+   * resumes, sampler.h), or npast 0: all of it. */
+  sl_sampler_deal past[SL_SAMPLER_DEALS_MAX];
+  uint32_t npast;
   uint64_t epoch_batches; /* handed out since start_epoch */
   uint64_t batches;       /* handed out since open */
   uint64_t consumer_wait_ns;
@@ -61,7 +62,7 @@ struct sl_loader {
 };
 
 /* Starts epoch at batch `first` (0 normally; the resume point on restore)
- * of the deal ld->rest_world and rest_consumed say (see sampler.h). */
+ * of the deal ld->past and npast say (see sampler.h). */
 sl_status sl_loader_start_at(sl_loader *ld, uint64_t epoch, uint64_t first);
 
 #endif

@@ -1,28 +1,32 @@
 /* The resume blob and the stats.
  *
- * State blob, SL_LOADER_STATE_BYTES (128) bytes, little-endian, version 4:
+ * State blob, SL_LOADER_STATE_BYTES (256) bytes, little-endian, version 5:
  *    0  magic "SLUICEST"
- *    8  u32 version (4)           12  u32 size (128)
+ *    8  u32 version (5)           12  u32 size (256)
  *   16  u64 epoch                 24  u64 next batch (handed out so far)
  *   32  u64 seed                  40  u64 sample count
  *   48  u64 batch size            56  u32 rank   60  u32 world size
- *   64  u32 resumed-from world size (0: the epoch is dealt whole)
- *   68  u32 batches each rank of that run had read
+ *   64  u32 world size of the epoch's first earlier deal (0: the epoch is
+ *       dealt whole)              68  u32 batches each of its ranks read
  *   72  u8 order  73 u8 drop_last  74 u8 mode (0 train, 1 eval)
- *   75  u8 dtype  76 u8 layout     77 u8 channels   78 u16 zero
+ *   75  u8 dtype  76 u8 layout     77 u8 channels
+ *   78  u16 earlier deals (elastic resumes of the epoch: 0..8)
  *   80  u16 x 8: a tag (16-bit hash) of each augmentation group, k_groups
  *   96  u64 dataset fingerprint (sl_sample_src.fingerprint)
  *  104  u64 schedule fingerprint 112  u64 augmentation fingerprint
- *  120  u64 FNV-1a 64 of bytes 0..119
+ *  120  u64 zero
+ *  128  u32 world, u32 batches read of earlier deals 2..8 (7 x 8 bytes)
+ *  184  zero                     248  u64 FNV-1a 64 of bytes 0..247
  * The settings are stored to refuse a resume that would not reproduce the
  * run; the order itself is recomputed from them. The augmentation
  * fingerprint decides; the group tags say which keys to name. Rank and
  * world size are not checked: any rank's state restores on any world size
- * (sampler.h, elastic resume). Version 3 (u64 rank at 56, u64 world size
- * at 64, no resumed-from run) is read. Version 2
- * (the same, without tags: order .. layout as u32 at 72, 76, 80, 84, 88
- * and channels at 92) is read; version 1 (96 bytes) had no fingerprints
- * and is refused. */
+ * (sampler.h, elastic resume). Version 4 (128 bytes: one earlier deal at
+ * most, 78 zero, the checksum of bytes 0..119 at 120) is read. Version 3
+ * (u64 rank at 56, u64 world size at 64, no resumed-from run) is read.
+ * Version 2 (the same, without tags: order .. layout as u32 at 72, 76, 80,
+ * 84, 88 and channels at 92) is read; version 1 (96 bytes) had no
+ * fingerprints and is refused. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,11 +36,15 @@
 
 #include "common/clock.h"
 
-#define STATE_VERSION 4u
-#define SUM_AT 120
+#define STATE_VERSION 5u
+#define SUM_AT 248     /* version 5 */
+#define SUM_AT_V4 120  /* versions 2 to 4, of 128 bytes */
+#define OLD_BYTES 128u /* versions 2 to 4 */
+#define DEALS_AT 128   /* earlier deals 2.. */
 static const char k_magic[8] = {'S', 'L', 'U', 'I', 'C', 'E', 'S', 'T'};
 
-_Static_assert(SL_LOADER_STATE_BYTES == 128, "state blob layout");
+_Static_assert(SL_LOADER_STATE_BYTES == 256 && SL_SAMPLER_DEALS_MAX == 8,
+               "state blob layout");
 _Static_assert(SL_STATS_BAD_KEEP == SL_POOL_BAD_KEEP, "bad sample list");
 
 /* SL_LOADER_STATS_FIELDS lists sl_loader_stats's fields, in order, with
@@ -139,16 +147,17 @@ sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   if (!ld->started)
     return sl_err_set(err, SL_ESTATE, "no epoch started: nothing to save");
   const sl_sampler_config *c = &ld->sampler_cfg;
-  if (c->rank > UINT32_MAX || c->world_size > UINT32_MAX ||
-      ld->rest_world > UINT32_MAX || ld->rest_consumed > UINT32_MAX)
+  bool wide = c->rank > UINT32_MAX || c->world_size > UINT32_MAX;
+  for (uint32_t l = 0; l < ld->npast; l++)
+    wide = wide || ld->past[l].world > UINT32_MAX ||
+           ld->past[l].consumed > UINT32_MAX;
+  if (wide)
     return sl_err_set(err, SL_ETOOBIG,
-                      "the state holds rank, world size and batches as 32-bit "
-                      "numbers: rank %llu of %llu (resumed from %llu ranks "
-                      "at batch %llu) is beyond",
+                      "the state holds ranks, world sizes and batches as "
+                      "32-bit numbers: rank %llu of %llu (or an earlier "
+                      "deal's) is beyond",
                       (unsigned long long)c->rank,
-                      (unsigned long long)c->world_size,
-                      (unsigned long long)ld->rest_world,
-                      (unsigned long long)ld->rest_consumed);
+                      (unsigned long long)c->world_size);
   uint8_t *p = buf;
   memset(p, 0, SL_LOADER_STATE_BYTES);
   memcpy(p, k_magic, 8);
@@ -161,8 +170,12 @@ sl_status sl_loader_save_state(sl_loader *ld, void *buf, size_t *len) {
   put64(p + 48, c->batch_size);
   put32(p + 56, (uint32_t)c->rank);
   put32(p + 60, (uint32_t)c->world_size);
-  put32(p + 64, (uint32_t)ld->rest_world);
-  put32(p + 68, (uint32_t)ld->rest_consumed);
+  for (uint32_t l = 0; l < ld->npast; l++) {
+    uint8_t *at = l == 0 ? p + 64 : p + DEALS_AT + 8 * (l - 1);
+    put32(at, (uint32_t)ld->past[l].world);
+    put32(at + 4, (uint32_t)ld->past[l].consumed);
+  }
+  put16(p + 78, (uint16_t)ld->npast);
   p[72] = (uint8_t)c->order;
   p[73] = (uint8_t)c->drop_last;
   p[74] = (uint8_t)ld->eval;
@@ -217,7 +230,8 @@ static sl_status augment_differs(sl_err *err, const uint8_t *saved,
 typedef struct parsed {
   uint32_t version;
   uint64_t epoch, next, seed, count, batch_size, rank, world;
-  uint64_t rest_world, rest_consumed;
+  sl_sampler_deal past[SL_SAMPLER_DEALS_MAX];
+  uint32_t npast;
   uint64_t small[6];   /* order, drop_last, mode, dtype, layout, channels */
   const uint8_t *tags; /* NULL for version 2 */
   uint64_t dataset_fp, schedule_fp, augment_fp;
@@ -240,10 +254,12 @@ static sl_status parse(const void *buf, size_t len, parsed *out, sl_err *err) {
     return sl_err_set(err, SL_EINVAL,
                       "loader state version %u; this library reads 2 to %u",
                       version, STATE_VERSION);
-  if (len < SL_LOADER_STATE_BYTES || get32(p + 12) != SL_LOADER_STATE_BYTES)
+  uint32_t size = version == 5 ? SL_LOADER_STATE_BYTES : OLD_BYTES;
+  size_t sum_at = version == 5 ? SUM_AT : SUM_AT_V4;
+  if (len < size || get32(p + 12) != size)
     return sl_err_set(err, SL_EINVAL, "loader state truncated (%zu bytes)",
                       len);
-  if (get64(p + SUM_AT) != fnv1a(p, SUM_AT))
+  if (get64(p + sum_at) != fnv1a(p, sum_at))
     return sl_err_set(err, SL_EINVAL,
                       "loader state damaged (checksum "
                       "mismatch)");
@@ -256,8 +272,16 @@ static sl_status parse(const void *buf, size_t len, parsed *out, sl_err *err) {
   if (version >= 4) {
     out->rank = get32(p + 56);
     out->world = get32(p + 60);
-    out->rest_world = get32(p + 64);
-    out->rest_consumed = get32(p + 68);
+    out->npast = version == 5 ? get16(p + 78) : get32(p + 64) != 0;
+    if (out->npast > SL_SAMPLER_DEALS_MAX)
+      return sl_err_set(err, SL_EINVAL,
+                        "loader state damaged (%u earlier deals of its "
+                        "epoch; at most %d)",
+                        out->npast, SL_SAMPLER_DEALS_MAX);
+    for (uint32_t l = 0; l < out->npast; l++) {
+      const uint8_t *at = l == 0 ? p + 64 : p + DEALS_AT + 8 * (l - 1);
+      out->past[l] = (sl_sampler_deal){get32(at), get32(at + 4)};
+    }
   } else {
     out->rank = get64(p + 56);
     out->world = get64(p + 64);
@@ -278,8 +302,8 @@ static sl_status saved_progress(const parsed *b, const sl_sampler_config *c,
   sl_sampler_config sc = *c;
   sc.rank = 0;
   sc.world_size = b->world;
-  sl_status st = sl_sampler_progress_of(&sc, b->rest_world, b->rest_consumed,
-                                        b->next, pr, err);
+  sl_status st =
+      sl_sampler_progress_of(&sc, b->past, b->npast, b->next, pr, err);
   if (st != SL_OK)
     sl_err_prefix(err, "loader state: ");
   return st;
@@ -339,36 +363,26 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   if ((st = saved_progress(&b, c, &pr, &ld->err)) != SL_OK)
     return st;
   /* Which deal the resumed epoch runs: the saved one on its own world
-   * size; on another, the rest of the saved epoch's deal. */
-  uint64_t rest_world = b.rest_world, rest_consumed = b.rest_consumed;
+   * size; on another, the rest of the saved deal, one level deeper (the
+   * same rest again when the saved deal had not begun). */
   uint64_t first = b.next;
   if (b.world != c->world_size) {
-    if (b.rest_world == 0) {
-      rest_world = b.world;
-      rest_consumed = b.next;
-    } else if (b.next > 0 && pr.left > 0) {
-      return sl_err_set(
-          &ld->err, SL_ESTATE,
-          "cannot resume on %llu ranks: epoch %llu was already resumed from "
-          "%llu ranks on %llu, whose ranks had each read %llu of its batches "
-          "when this state was saved; resume on %llu ranks, or start epoch "
-          "%llu on any",
-          (unsigned long long)c->world_size, (unsigned long long)b.epoch,
-          (unsigned long long)b.rest_world, (unsigned long long)b.world,
-          (unsigned long long)b.next, (unsigned long long)b.world,
-          (unsigned long long)(b.epoch + 1));
-    } else if (b.next > 0) { /* all read: nothing is left to deal */
-      sl_sampler_config old = *c;
-      old.world_size = b.rest_world;
-      old.rank = 0;
-      if ((st = sl_sampler_batch_count(&old, &rest_consumed, &ld->err)) !=
-          SL_OK)
-        return st;
+    if (b.npast == 0 || b.next > 0) {
+      if (b.npast == SL_SAMPLER_DEALS_MAX)
+        return sl_err_set(
+            &ld->err, SL_ESTATE,
+            "cannot resume on %llu ranks: epoch %llu was already resumed on "
+            "another world size %d times (the most a state records); resume "
+            "on %llu ranks, or start epoch %llu on any",
+            (unsigned long long)c->world_size, (unsigned long long)b.epoch,
+            SL_SAMPLER_DEALS_MAX, (unsigned long long)b.world,
+            (unsigned long long)(b.epoch + 1));
+      b.past[b.npast++] = (sl_sampler_deal){b.world, b.next};
     }
     first = 0;
   }
-  ld->rest_world = rest_world;
-  ld->rest_consumed = rest_consumed;
+  memcpy(ld->past, b.past, sizeof ld->past);
+  ld->npast = b.npast;
   return sl_loader_start_at(ld, b.epoch, first);
 }
 
@@ -410,8 +424,11 @@ sl_status sl_loader_state_info_get(const void *blob, size_t len,
   out->dtype = (uint32_t)b.small[3];
   out->layout = (uint32_t)b.small[4];
   out->channels = (uint32_t)b.small[5];
-  out->resumed_from_world = (uint32_t)b.rest_world;
-  out->resumed_from_batches = b.rest_consumed;
+  if (b.npast > 0) {
+    out->resumed_from_world = (uint32_t)b.past[b.npast - 1].world;
+    out->resumed_from_batches = b.past[b.npast - 1].consumed;
+  }
+  out->resumes = b.npast;
   out->dataset_fingerprint = b.dataset_fp;
   out->schedule_fingerprint = b.schedule_fp;
   out->augment_fingerprint = b.augment_fp;

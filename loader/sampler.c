@@ -18,10 +18,13 @@ struct sl_sampler {
   uint64_t per_rank; /* P: samples per rank in the epoch's deal */
   uint64_t whole;    /* P of a whole epoch */
   uint64_t limit;    /* real positions of the deal: N, or the rest's M */
-  /* The rest being dealt (set_rest), or rest_per 0: the whole epoch. Rest
-   * position j is old global position (j / rest_left) * rest_per +
-   * rest_skip + j % rest_left. */
-  uint64_t rest_per, rest_skip, rest_left;
+  /* The rest being dealt (set_rest): nlevels earlier deals, or 0: the
+   * whole epoch. A position j of deal l + 1 is position (j / lv[l].left) *
+   * lv[l].per + lv[l].skip + j % lv[l].left of deal l. */
+  uint32_t nlevels;
+  struct rest_level {
+    uint64_t per, skip, left;
+  } lv[SL_SAMPLER_DEALS_MAX];
   uint64_t nblocks;
   uint64_t *order;    /* N entries: the global order of the epoch */
   uint64_t *blocks;   /* nblocks entries (quasi_random only) */
@@ -77,46 +80,68 @@ static uint64_t real_in(uint64_t limit, uint64_t world, uint64_t per,
   return n;
 }
 
-/* The rest old_world ranks of c's count, batch and drop_last left after
- * `consumed` batches each: their per-rank samples *per, the real samples
- * they read *read and left *left (M), and the batches per rank *nb of its
- * deal on c->world_size ranks. */
-static sl_status rest_of(const sl_sampler_config *c, uint64_t old_world,
-                         uint64_t consumed, uint64_t *per, uint64_t *read,
-                         uint64_t *left, uint64_t *nb, sl_err *err) {
-  sl_sampler_config old = *c;
-  old.world_size = old_world;
-  old.rank = 0;
-  uint64_t old_nb, wb;
-  sl_status st = sl_sampler_batch_count(&old, &old_nb, err);
-  if (st != SL_OK)
-    return st;
-  if (consumed > old_nb)
-    return sl_err_set(err, SL_EINVAL,
-                      "sampler: %llu batches read of an epoch of %llu per "
-                      "rank on %llu ranks",
-                      (unsigned long long)consumed, (unsigned long long)old_nb,
-                      (unsigned long long)old_world);
-  const uint64_t bs = c->batch_size;
-  *per = old_nb * bs;
-  *read = real_in(c->count, old_world, *per, 0, consumed * bs);
-  *left = real_in(c->count, old_world, *per, consumed * bs, *per);
-  if (c->world_size == 0 ||
-      __builtin_mul_overflow(c->world_size, c->batch_size, &wb))
+/* Batches per rank of a deal of `limit` real positions on `world` ranks
+ * (the rest of an epoch: 0 is fine). */
+static sl_status rest_batches(const sl_sampler_config *c, uint64_t world,
+                              uint64_t limit, uint64_t *nb, sl_err *err) {
+  uint64_t wb;
+  if (world == 0 || __builtin_mul_overflow(world, c->batch_size, &wb))
     return sl_err_set(err, SL_EINVAL, "sampler: bad world size %llu",
-                      (unsigned long long)c->world_size);
-  *nb = c->drop_last ? *left / wb : (*left + wb - 1) / wb;
+                      (unsigned long long)world);
+  *nb = c->drop_last ? limit / wb : (limit + wb - 1) / wb;
   return SL_OK;
 }
 
-sl_status sl_sampler_progress_of(const sl_sampler_config *c, uint64_t old_world,
-                                 uint64_t old_consumed, uint64_t consumed,
-                                 sl_sampler_progress *out, sl_err *err) {
+/* The deals an epoch went through: the whole epoch on past[0].world ranks,
+ * each reading past[0].consumed batches, the rest of it dealt on
+ * past[1].world ranks, and so on; then the rest of the last on
+ * c->world_size ranks. Fills lv (npast levels; may be NULL), the real
+ * positions *read by the past deals, *limit (the current deal's real
+ * positions) and *nb (its batches per rank). */
+static sl_status deal_chain(const sl_sampler_config *c,
+                            const sl_sampler_deal *past, uint32_t npast,
+                            struct rest_level *lv, uint64_t *read,
+                            uint64_t *limit, uint64_t *nb, sl_err *err) {
+  *read = 0;
+  *limit = c->count;
+  if (npast > SL_SAMPLER_DEALS_MAX)
+    return sl_err_set(err, SL_EINVAL, "sampler: %u earlier deals (at most %d)",
+                      npast, SL_SAMPLER_DEALS_MAX);
+  const uint64_t bs = c->batch_size;
+  for (uint32_t l = 0; l < npast; l++) {
+    sl_sampler_config old = *c;
+    old.world_size = past[l].world;
+    old.rank = 0;
+    uint64_t old_nb;
+    sl_status st = l == 0
+                       ? sl_sampler_batch_count(&old, &old_nb, err)
+                       : rest_batches(c, past[l].world, *limit, &old_nb, err);
+    if (st != SL_OK)
+      return st;
+    if (past[l].consumed > old_nb)
+      return sl_err_set(err, SL_EINVAL,
+                        "sampler: %llu batches read of a deal of %llu per "
+                        "rank on %llu ranks",
+                        (unsigned long long)past[l].consumed,
+                        (unsigned long long)old_nb,
+                        (unsigned long long)past[l].world);
+    uint64_t per = old_nb * bs, skip = past[l].consumed * bs;
+    *read += real_in(*limit, past[l].world, per, 0, skip);
+    if (lv)
+      lv[l] = (struct rest_level){per, skip, per - skip};
+    *limit = real_in(*limit, past[l].world, per, skip, per);
+  }
+  return npast ? rest_batches(c, c->world_size, *limit, nb, err)
+               : sl_sampler_batch_count(c, nb, err);
+}
+
+sl_status sl_sampler_progress_of(const sl_sampler_config *c,
+                                 const sl_sampler_deal *past, uint32_t npast,
+                                 uint64_t consumed, sl_sampler_progress *out,
+                                 sl_err *err) {
   memset(out, 0, sizeof *out);
-  uint64_t limit = c->count, nb, before = 0, per_old;
-  sl_status st = old_world ? rest_of(c, old_world, old_consumed, &per_old,
-                                     &before, &limit, &nb, err)
-                           : sl_sampler_batch_count(c, &nb, err);
+  uint64_t limit, nb, before;
+  sl_status st = deal_chain(c, past, npast, NULL, &before, &limit, &nb, err);
   if (st != SL_OK)
     return st;
   if (consumed > nb)
@@ -201,18 +226,17 @@ uint64_t sl_sampler_batches(const sl_sampler *s) {
   return s->per_rank / s->c.batch_size;
 }
 
-sl_status sl_sampler_set_rest(sl_sampler *s, uint64_t old_world,
-                              uint64_t consumed, sl_err *err) {
-  uint64_t per, read, left, nb;
-  sl_status st =
-      rest_of(&s->c, old_world, consumed, &per, &read, &left, &nb, err);
+sl_status sl_sampler_set_rest(sl_sampler *s, const sl_sampler_deal *past,
+                              uint32_t npast, sl_err *err) {
+  struct rest_level lv[SL_SAMPLER_DEALS_MAX];
+  uint64_t read, limit, nb;
+  sl_status st = deal_chain(&s->c, past, npast, lv, &read, &limit, &nb, err);
   if (st != SL_OK)
     return st;
   s->per_rank = nb * s->c.batch_size;
-  s->limit = left;
-  s->rest_per = per;
-  s->rest_skip = consumed * s->c.batch_size;
-  s->rest_left = per - s->rest_skip;
+  s->limit = limit;
+  s->nlevels = npast;
+  memcpy(s->lv, lv, npast * sizeof *lv);
   return SL_OK;
 }
 
@@ -234,7 +258,7 @@ void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch) {
   const uint64_t n = s->c.count;
   s->per_rank = s->whole;
   s->limit = n;
-  s->rest_per = 0;
+  s->nlevels = 0;
   if (s->mix) {
     sl_dmix_order_fill(s->mix, epoch, s->order);
     return;
@@ -254,9 +278,11 @@ void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch) {
 
 uint64_t sl_sampler_at(const sl_sampler *s, uint64_t pos) {
   uint64_t global = s->c.rank * s->per_rank + pos;
-  if (s->rest_per) { /* a rest position: its place in the old deal */
-    uint64_t j = global % s->limit;
-    global = j / s->rest_left * s->rest_per + s->rest_skip + j % s->rest_left;
+  if (s->nlevels) { /* a rest position: its place in each earlier deal */
+    global %= s->limit;
+    for (uint32_t l = s->nlevels; l-- > 0;)
+      global = global / s->lv[l].left * s->lv[l].per + s->lv[l].skip +
+               global % s->lv[l].left;
   }
   return s->order[global % s->c.count];
 }

@@ -26,8 +26,10 @@
  * * B per rank (floor with drop_last: the last M mod (W'*B) samples of
  * the rest, the old last ranks' tails, are dropped), rank r' taking rest
  * positions [r'*P', (r'+1)*P'), rest positions from M on repeating the
- * rest from its start. The batch size B stays the per-rank one. Later
- * epochs are dealt whole again (sl_sampler_set_epoch).
+ * rest from its start. The batch size B stays the per-rank one. A rest
+ * resumed again on another world size is dealt the same way, one level
+ * deeper: the rest of the rest. Later epochs are dealt whole again
+ * (sl_sampler_set_epoch).
  *
  * So in an epoch the ranks' samples are disjoint (apart from padding
  * repeats), and with padding they cover the dataset; this holds for every
@@ -104,29 +106,40 @@ uint64_t sl_sampler_valid(const sl_sampler *s, uint64_t batch);
 /* Computes the order of an epoch: O(N). Deals it whole (undoes
  * sl_sampler_set_rest). */
 void sl_sampler_set_epoch(sl_sampler *s, uint64_t epoch);
-/* Deals only the rest of the epoch set last, as `old_world` ranks of the
- * same count, batch size and drop_last left it after reading `consumed`
- * batches each (see the top). sl_sampler_batches and sl_sampler_valid
- * then describe that deal (batches may be 0: nothing left, or all of it
- * dropped). O(old_world), allocates nothing. Errors: SL_EINVAL (old_world
- * 0, or consumed beyond the old ranks' batches: the message gives them). */
-sl_status sl_sampler_set_rest(sl_sampler *s, uint64_t old_world,
-                              uint64_t consumed, sl_err *err);
+/* An earlier deal of an epoch resumed on another world size: its ranks
+ * and the batches each had read when the state was saved. */
+typedef struct sl_sampler_deal {
+  uint64_t world, consumed;
+} sl_sampler_deal;
+/* Most earlier deals of one epoch (resumes on another world size). */
+#define SL_SAMPLER_DEALS_MAX 8
+/* Deals only the rest of the epoch set last: the whole epoch was dealt on
+ * past[0].world ranks of the same count, batch size and drop_last, which
+ * read past[0].consumed batches each; the rest of it (see the top) on
+ * past[1].world ranks, which read past[1].consumed; and so on: what the
+ * last left is dealt on this sampler's world size, as the top says.
+ * sl_sampler_batches and sl_sampler_valid then describe that deal
+ * (batches may be 0: nothing left, or all of it dropped). O(npast),
+ * allocates nothing. Errors: SL_EINVAL (more than SL_SAMPLER_DEALS_MAX
+ * deals, a world of 0, or consumed beyond a deal's batches: the message
+ * gives them). */
+sl_status sl_sampler_set_rest(sl_sampler *s, const sl_sampler_deal *past,
+                              uint32_t npast, sl_err *err);
 /* Where an epoch stands, without a sampler: the deal on c->world_size
- * ranks of the whole epoch (old_world 0) or of the rest old_world ranks
- * left after old_consumed batches each, once every rank has read
- * `consumed` batches of that deal. */
+ * ranks of the whole epoch (npast 0) or of the rest the past deals left,
+ * once every rank has read `consumed` batches of it. */
 typedef struct sl_sampler_progress {
   uint64_t batches; /* per rank in the deal */
-  uint64_t read;    /* real samples read, all ranks and both runs together */
+  uint64_t read;    /* real samples read, all ranks and all deals together */
   uint64_t left;    /* real samples the deal still gives */
 } sl_sampler_progress;
 /* Errors as sl_sampler_batch_count's (a drop_last deal of the rest with no
- * whole batch is fine: 0 batches), and SL_EINVAL for consumed counts beyond
- * a deal's batches. */
-sl_status sl_sampler_progress_of(const sl_sampler_config *c, uint64_t old_world,
-                                 uint64_t old_consumed, uint64_t consumed,
-                                 sl_sampler_progress *out, sl_err *err);
+ * whole batch is fine: 0 batches), and SL_EINVAL as set_rest's and for
+ * consumed beyond the deal's batches. */
+sl_status sl_sampler_progress_of(const sl_sampler_config *c,
+                                 const sl_sampler_deal *past, uint32_t npast,
+                                 uint64_t consumed, sl_sampler_progress *out,
+                                 sl_err *err);
 /* Dataset index at position pos < batches * batch_size of this rank. */
 uint64_t sl_sampler_at(const sl_sampler *s, uint64_t pos);
 

@@ -395,15 +395,17 @@ class Loader:
         ``batches`` (each rank read of it), ``samples_read`` and
         ``samples_left`` (real samples of the epoch, all ranks together),
         ``rank``, ``world_size``, ``batch_size`` (per rank),
-        ``sample_count``, ``seed``, ``drop_last``, ``resumed_from_world``
-        (0, or the world size of the run this epoch was resumed from). Only
+        ``sample_count``, ``seed``, ``drop_last``, ``resumes`` (times the
+        epoch was resumed on another world size), ``resumed_from_world``
+        (0, or the world size of the run this epoch was last resumed
+        from). Only
         ``format`` and ``state`` are read back."""
         blob = self._c.save_state()
         info = state_info(blob)
         state = {"format": _STATE_MAGIC, "state": blob}
         for k in ("epoch", "batches", "samples_read", "samples_left", "rank",
                   "world_size", "batch_size", "sample_count", "seed",
-                  "drop_last", "resumed_from_world"):
+                  "drop_last", "resumes", "resumed_from_world"):
             state[k] = info[k]
         return state
 

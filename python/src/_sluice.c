@@ -905,7 +905,7 @@ static PyObject *mod_state_info(PyObject *m, PyObject *arg) {
                     "truncated, or of a version this library does not "
                     "read)");
   return Py_BuildValue(
-      "{sIsIsKsKsKsKsKsKsKsKsKsIsIsIsIsIsIsKsKsKsK}", "version", i.version,
+      "{sIsIsKsKsKsKsKsKsKsKsKsIsIsIsIsIsIsKsKsKsKsK}", "version", i.version,
       "mode", i.mode, "epoch", (unsigned long long)i.epoch, "batches",
       (unsigned long long)i.batches, "samples_read",
       (unsigned long long)i.samples_read, "samples_left",
@@ -919,7 +919,8 @@ static PyObject *mod_state_info(PyObject *m, PyObject *arg) {
       (unsigned long long)i.resumed_from_batches, "dataset_fingerprint",
       (unsigned long long)i.dataset_fingerprint, "schedule_fingerprint",
       (unsigned long long)i.schedule_fingerprint, "augment_fingerprint",
-      (unsigned long long)i.augment_fingerprint);
+      (unsigned long long)i.augment_fingerprint, "resumes",
+      (unsigned long long)i.resumes);
 }
 
 static PyMethodDef mod_methods[] = {

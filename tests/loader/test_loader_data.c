@@ -348,6 +348,8 @@ static void test_resume_refuses_other_data(void **state) {
   uint8_t v2[SL_LOADER_STATE_BYTES];
   memcpy(v2, blob, sizeof v2);
   v2[8] = 2;
+  v2[12] = 128; /* versions 2 to 4 are 128 bytes */
+  v2[13] = 0;
   memset(v2 + 56, 0, 16);
   memcpy(v2 + 56, blob + 56, 4); /* rank */
   memcpy(v2 + 64, blob + 60, 4); /* world size */

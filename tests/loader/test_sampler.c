@@ -314,7 +314,9 @@ static void test_elastic_rest(void **state) {
               sl_sampler *s = mk(n, bs, r, w2, (sl_order)o, 9, drop);
               sl_err err;
               sl_sampler_set_epoch(s, 3);
-              assert_int_equal(sl_sampler_set_rest(s, w, c, &err), SL_OK);
+              assert_int_equal(
+                  sl_sampler_set_rest(s, &(sl_sampler_deal){w, c}, 1, &err),
+                  SL_OK);
               assert_int_equal(sl_sampler_batches(s), want_nb);
               for (uint64_t b = 0; b < want_nb; b++) {
                 uint64_t v = sl_sampler_valid(s, b);
@@ -354,13 +356,88 @@ static void test_elastic_rest(void **state) {
           }
           /* Beyond the old ranks' batches. */
           sl_err err;
-          assert_int_equal(sl_sampler_set_rest(r0, w, nb + 1, &err), SL_EINVAL);
+          assert_int_equal(
+              sl_sampler_set_rest(r0, &(sl_sampler_deal){w, nb + 1}, 1, &err),
+              SL_EINVAL);
           free(rest);
           free(before);
         }
         sl_sampler_destroy(all);
         sl_sampler_destroy(r0);
       }
+}
+
+/* Reads batches [from, to) of every rank of a deal on `world` ranks after
+ * the past deals, counting each valid sample in seen; returns the deal's
+ * batches per rank. */
+static uint64_t read_deal(uint64_t n, uint64_t bs, uint64_t world, sl_order o,
+                          const sl_sampler_deal *past, uint32_t npast,
+                          uint64_t from, uint64_t to, uint32_t *seen) {
+  uint64_t nb = 0;
+  for (uint64_t r = 0; r < world; r++) {
+    sl_sampler *s = mk(n, bs, r, world, o, 9, false);
+    sl_err err;
+    sl_sampler_set_epoch(s, 2);
+    if (npast)
+      assert_int_equal(sl_sampler_set_rest(s, past, npast, &err), SL_OK);
+    nb = sl_sampler_batches(s);
+    for (uint64_t b = from; b < (to < nb ? to : nb); b++)
+      for (uint64_t j = 0; j < sl_sampler_valid(s, b); j++)
+        seen[sl_sampler_at(s, b * bs + j)]++;
+    sl_sampler_destroy(s);
+  }
+  return nb;
+}
+
+/* An epoch resumed on another world size, then again and again (2 -> 3 ->
+ * 1 -> 4 ranks, each reading part of its deal): every sample read exactly
+ * once over all the deals, and progress_of counts what was read; more
+ * than SL_SAMPLER_DEALS_MAX deals are refused. */
+static void test_elastic_rest_again(void **state) {
+  const uint64_t n = 301, bs = 4;
+  const uint64_t worlds[] = {2, 3, 1, 4, 2};
+  const uint64_t reads[] = {5, 4, 7, 2};
+  for (int o = 0; o < 3; o++) {
+    uint32_t *seen = calloc(n, sizeof *seen);
+    sl_sampler_deal past[SL_SAMPLER_DEALS_MAX];
+    uint32_t npast = 0;
+    for (int d = 0; d < 4; d++) {
+      read_deal(n, bs, worlds[d], (sl_order)o, past, npast, 0, reads[d], seen);
+      past[npast++] = (sl_sampler_deal){worlds[d], reads[d]};
+      sl_sampler_config c = {.count = n,
+                             .batch_size = bs,
+                             .world_size = worlds[d + 1],
+                             .order = (sl_order)o,
+                             .seed = 9,
+                             .quasi_block = 8,
+                             .quasi_window = 4};
+      sl_sampler_progress pr;
+      sl_err err;
+      assert_int_equal(sl_sampler_progress_of(&c, past, npast, 0, &pr, &err),
+                       SL_OK);
+      uint64_t read = 0;
+      for (uint64_t i = 0; i < n; i++)
+        read += seen[i];
+      assert_int_equal(pr.read, read);
+      assert_int_equal(pr.read + pr.left, n);
+    }
+    read_deal(n, bs, worlds[4], (sl_order)o, past, npast, 0, UINT64_MAX, seen);
+    for (uint64_t i = 0; i < n; i++)
+      if (seen[i] != 1)
+        fail_msg("order %d: sample %llu read %u times", o,
+                 (unsigned long long)i, seen[i]);
+    free(seen);
+  }
+  sl_sampler *s = mk(n, bs, 0, 2, SL_ORDER_RANDOM, 9, false);
+  sl_sampler_deal many[SL_SAMPLER_DEALS_MAX + 1];
+  for (int d = 0; d <= SL_SAMPLER_DEALS_MAX; d++)
+    many[d] = (sl_sampler_deal){2, 0};
+  sl_err err;
+  assert_int_equal(sl_sampler_set_rest(s, many, SL_SAMPLER_DEALS_MAX + 1, &err),
+                   SL_EINVAL);
+  assert_int_equal(sl_sampler_set_rest(s, many, SL_SAMPLER_DEALS_MAX, &err),
+                   SL_OK);
+  sl_sampler_destroy(s);
 }
 
 /* A mix of members with counts cnt and weights w, world 1, batch 1. */
@@ -508,6 +585,7 @@ int main(void) {
       cmocka_unit_test(test_bad_settings),
       cmocka_unit_test(test_schedule),
       cmocka_unit_test(test_elastic_rest),
+      cmocka_unit_test(test_elastic_rest_again),
       cmocka_unit_test(test_dataset_mix),
       cmocka_unit_test(test_dmix_spec),
   };
