@@ -551,14 +551,14 @@ static void test_folder_and_image_named(void **state) {
   sl_dataset_close(ds);
 }
 
-/* dataset.layout forces a reading: a Caffe file read as images or as
+/* dataset.entries forces a reading: a Caffe file read as images or as
  * sluice's own fails with a message that says why. */
 static void test_forced_layout(void **state) {
   (void)state;
   const char *cases[][2] = {{"images", "00000000_train/img0.png"},
                             {"sluice", "sluice.meta"}};
   for (int c = 0; c < 2; c++) {
-    const char *layout[] = {"dataset.layout", cases[c][0], NULL};
+    const char *layout[] = {"dataset.entries", cases[c][0], NULL};
     sl_dataset *ds;
     assert_int_equal(sl_test_try_open_kv(&ds, g_dir, "caffe_raw.mdb", layout),
                      SL_EFORMAT);
@@ -567,7 +567,7 @@ static void test_forced_layout(void **state) {
     sl_dataset_close(ds);
   }
   /* Forced caffe on the right file works. */
-  const char *kv[] = {"dataset.layout", "caffe", NULL};
+  const char *kv[] = {"dataset.entries", "caffe", NULL};
   sl_dataset *ds = open_with("caffe_raw.mdb", kv);
   assert_int_equal(sl_dataset_count(ds), NRAW);
   sl_dataset_close(ds);
