@@ -59,7 +59,9 @@ typedef enum sl_cli_kind {
   SL_CLI_U64,    /* *(unsigned long long *)dst (sl_cli_parse_u64) */
   SL_CLI_STRING, /* *(const char **)dst = the argument */
   SL_CLI_ENUM,   /* *(int *)dst = the index of the argument in choices */
-  SL_CLI_CUSTOM  /* parse(argument, dst) returns 1, or 0 to refuse it */
+  SL_CLI_CUSTOM  /* parse(argument, dst) returns 1, 0 to refuse it, or -1
+                    after printing its own usage error (a message the row's
+                    needs cannot hold: the config's own, say) */
 } sl_cli_kind;
 
 typedef struct sl_cli_opt {
@@ -68,8 +70,8 @@ typedef struct sl_cli_opt {
   sl_cli_kind kind;
   const char *value; /* the value's name in the help: "E" (NULL: FLAG) */
   long long lo, hi;  /* INT: the range */
-  /* The refusal, "NAME needs <needs>, not 'VALUE'" ("a number": INT adds
-   * " lo..hi"; without ", not ..." when the value is missing). */
+  /* The refusal, "NAME: 'VALUE' (<needs>)", or "NAME needs <needs>" when
+   * the value is missing ("a number": INT adds " lo..hi"). */
   const char *needs;
   const char *help; /* its help: "\n" starts a line under the first */
   void *dst;

@@ -109,8 +109,7 @@ static int refuse(const sl_cli_spec *spec, const sl_cli_opt *o, const char *v) {
     snprintf(needs, sizeof needs, "%s", o->needs ? o->needs : "a value");
   }
   if (v)
-    return sl_cli_usage_error(spec->cmd, "%s needs %s, not '%s'", o->name,
-                              needs, v);
+    return sl_cli_usage_error(spec->cmd, "%s: '%s' (%s)", o->name, v, needs);
   return sl_cli_usage_error(spec->cmd, "%s needs %s", o->name, needs);
 }
 
@@ -129,7 +128,10 @@ int sl_cli_parse(const sl_cli_spec *spec, int argc, char **argv, int *npos) {
     } else if (o) {
       if (!v)
         v = ++i < argc ? argv[i] : NULL;
-      if (!v || !set_value(o, v))
+      int ok = v ? set_value(o, v) : 0;
+      if (ok < 0) /* a CUSTOM row said why itself */
+        return 2;
+      if (!ok)
         return refuse(spec, o, v);
     } else if (a[0] == '-') {
       return sl_cli_usage_error(spec->cmd, "unknown option '%s'", a);

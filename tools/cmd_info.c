@@ -196,7 +196,7 @@ int sl_cmd_info(int argc, char **argv) {
       {.name = "--set",
        .kind = SL_CLI_CUSTOM,
        .value = "KEY=VALUE",
-       .needs = "dataset.KEY=VALUE (at most 32 of them)",
+       .needs = "dataset.KEY=VALUE, at most 32 of them",
        .help = "a dataset.* option for reading FILE, as for `pack --from`\n"
                "(repeatable)",
        .dst = &sets,

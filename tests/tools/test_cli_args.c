@@ -59,6 +59,8 @@ static void test_parse_u64(void **state) {
 
 static int parse_even(const char *arg, void *dst) {
   long long v;
+  if (!strcmp(arg, "odd"))
+    return -1; /* as if it had printed its own message */
   if (!sl_cli_parse_int(arg, 0, 100, &v) || v % 2)
     return 0;
   *(long long *)dst = v;
@@ -156,6 +158,7 @@ static void test_parse_table(void **state) {
       {"a", "--out", NULL},
       {"a", "--mode", "x", NULL},
       {"a", "--even", "3", NULL},
+      {"a", "--even", "odd", NULL},
       {"a", "--nope", NULL},
       {"a", "b", "c", NULL},
       {"-", NULL},
