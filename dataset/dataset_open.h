@@ -10,7 +10,7 @@
 #include "sluice.h"
 
 /* sl_dataset_open_file with the reader's options so (dataset.format,
- * dataset.layout and the rest; NULL: the defaults). A path that is NULL or
+ * dataset.entries and the rest; NULL: the defaults). A path that is NULL or
  * "" fails with SL_ECONFIG, "dataset.path is not set", in a handle that
  * holds the message, as every failed open. */
 sl_status sl_dataset_open_opts(sl_dataset **out, const char *path,

@@ -142,6 +142,15 @@ typedef void (*sl_log_fn)(void *user, sl_log_level level, const char *message);
  * default, bounds, help) drives the INI parser, sl_config_set, validation and
  * `sluice config --list`.
  *
+ * Renamed keys keep their old names: dataset.layout reads and sets
+ * dataset.entries, dataset.array_layout dataset.axis_order ("layout" is a
+ * batch's NCHW/NHWC alone, augment.layout). Using an old name logs a note
+ * (SL_LOG_INFO) through the config's log callback when one is set; setting
+ * a key by both names, in one INI file or in sl_config_set calls, is an
+ * SL_ECONFIG naming both (an INI file's values replace earlier calls'
+ * whatever name they used). Listings and sl_option_info_get give the new
+ * names only.
+ *
  * Thread safety: an sl_config is not synchronised. Use one from one thread at
  * a time; once configured it may be read by any number of threads (the loader
  * copies what it needs at open, so the config may be destroyed after). */
@@ -890,15 +899,15 @@ typedef struct sl_sample_meta {
 /* Opens the dataset at the config's dataset.path (dataset.format: auto
  * detects it from the file's contents or the path's form, docs/FORMATS.md;
  * .image_key, .label_key and .label_offset say how to read a TFRecord's
- * Examples; dataset.layout,
+ * Examples; dataset.entries,
  * .channel_order, .label_file and .lmdb_db say how to read an LMDB other tools
  * wrote; .images, .labels, .targets, .labels_path, .label_from, .lengths and
- * .array_layout an HDF5 array file, docs/FORMATS.md; .chunk_cache is the
+ * .axis_order an HDF5 array file, docs/FORMATS.md; .chunk_cache is the
  * loader's: a dataset undoes a filtered chunk on each read and keeps no cache).
  * cfg is only read: several threads may open datasets from one config at once.
- * Errors: SL_ECONFIG (no dataset.path, a layout option that does not fit
- * the file), SL_EIO (cannot open or read the file or the label file),
- * SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
+ * Errors: SL_ECONFIG (no dataset.path, a dataset.entries (or other) option that
+ * does not fit the file), SL_EIO (cannot open or read the file or the label
+ * file), SL_EFORMAT (not a dataset sluice reads, an unknown layout version,
  * damage: the message names the file and the sample or key, and for
  * sluice's own files says how to re-create it), SL_ENOMEM.
  * On failure *out is still a handle that holds only the message: read it
@@ -959,8 +968,8 @@ SL_API const char *sl_dataset_writer_settings(const sl_dataset *ds);
  * of their level-k JPEGs. */
 SL_API uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
                                   uint64_t *bytes);
-/* How the file's entries are laid out (dataset.layout): "sluice" (files
- * sluice wrote), "array" (HDF5 pixel arrays: sl_dataset_description),
+/* What the file's entries hold (the kind dataset.entries names): "sluice"
+ * (files sluice wrote), "array" (HDF5 pixel arrays: sl_dataset_description),
  * "caffe" (Caffe Datums: labels as stored,
  * float_data as targets, no class names), "images" (each value a JPEG or
  * PNG file; labels from dataset.label_file, else -1), "pickle" (each value
@@ -974,7 +983,7 @@ SL_API uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
 SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
 /* Layout "array" (an HDF5 file h5py or MATLAB wrote: a uint8 pixel array
  * (N,H,W), (N,H,W,C) or (N,C,H,W), contiguous, beside optional labels and
- * targets; dataset.images, .labels, .targets, .array_layout): the datasets
+ * targets; dataset.images, .labels, .targets, .axis_order): the datasets
  * read, their shapes, axis and channel order, e.g. "images /x (6, 20, 24, 3)
  * uint8, NHWC RGB, contiguous at offset 2048; labels /y (6,)". "" for other
  * layouts and for a handle that did not open. */

@@ -68,6 +68,10 @@ typedef struct opt_value {
 
 struct sl_config {
   opt_value v[SL_OPT_COUNT_];
+  /* The name sl_config_set last set each key by (BY_*): setting a renamed
+   * key by its other name too is refused. An INI file resets the keys it
+   * sets, as its values replace theirs. */
+  unsigned char set_by[SL_OPT_COUNT_];
   sl_log_fn log_fn;
   void *log_user;
   sl_err err;
@@ -529,11 +533,63 @@ static bool parse_value(const opt_def *d, const char *text, opt_value *out,
 
 /* ---- Key lookup and suggestions ----------------------------------------- */
 
+/* Old names of renamed keys, each still read as its new key. "layout" is
+ * kept for a batch's NCHW/NHWC (augment.layout): the entry kind and an
+ * HDF5 array's axis order took words of their own. */
+static const struct {
+  const char *old_key;
+  sl_opt id;
+} k_old_names[] = {
+    {"dataset.layout", SL_OPT_DATASET_ENTRIES},
+    {"dataset.array_layout", SL_OPT_DATASET_AXIS_ORDER},
+};
+
 static int find_key(const char *key) {
   for (int i = 0; i < SL_OPT_COUNT_; i++)
     if (strcmp(k_opts[i].key, key) == 0)
       return i;
+  for (size_t i = 0; i < sizeof k_old_names / sizeof k_old_names[0]; i++)
+    if (strcmp(k_old_names[i].old_key, key) == 0)
+      return (int)k_old_names[i].id;
   return -1;
+}
+
+/* The old name of option id; NULL if it has none. */
+static const char *old_name_of(int id) {
+  for (size_t i = 0; i < sizeof k_old_names / sizeof k_old_names[0]; i++)
+    if ((int)k_old_names[i].id == id)
+      return k_old_names[i].old_key;
+  return NULL;
+}
+
+/* Which name a key was set by: none, its own, or its old one. */
+enum { BY_NONE, BY_KEY, BY_OLD_NAME };
+
+static unsigned char named_by(const char *key, int id) {
+  return strcmp(key, k_opts[id].key) == 0 ? BY_KEY : BY_OLD_NAME;
+}
+
+/* The one-line note that key is an old name, through the config's log
+ * callback (none set: nothing). */
+static void note_old_name(const sl_config *cfg, const char *where,
+                          const char *key, int id) {
+  if (!cfg->log_fn || named_by(key, id) != BY_OLD_NAME)
+    return;
+  char msg[640]; /* where (320) and an INI key (256) fit */
+  snprintf(msg, sizeof msg, "%s%s is the old name of %s; it still works", where,
+           key, k_opts[id].key);
+  cfg->log_fn(cfg->log_user, SL_LOG_INFO, msg);
+}
+
+/* A key set by both its names is refused: one would silently undo the
+ * other. after: what follows the message ("" for nothing). */
+static sl_status both_names(sl_err *err, const char *where, int id,
+                            const char *after) {
+  const char *old = old_name_of(id), *key = k_opts[id].key;
+  return sl_err_set(err, SL_ECONFIG,
+                    "%s%s and %s are one key (%s is its old name): set only "
+                    "%s%s",
+                    where, old, key, old, key, after);
 }
 
 /* Levenshtein distance, bounded to short strings (keys are < 64 bytes). */
@@ -603,15 +659,16 @@ static void value_free(const opt_def *d, opt_value *v) {
   }
 }
 
-/* Parses text into slot id of vals, replacing the old value on success. */
-static sl_status set_value(opt_value *vals, int id, const char *text,
-                           const char *where, sl_err *err) {
+/* Parses text into slot id of vals, replacing the old value on success.
+ * name: the key as given (an old name stays as the user wrote it). */
+static sl_status set_value(opt_value *vals, int id, const char *name,
+                           const char *text, const char *where, sl_err *err) {
   const opt_def *d = &k_opts[id];
   opt_value nv = vals[id];
   nv.s = NULL;
   char why[256];
   if (!parse_value(d, text, &nv, why, sizeof why))
-    return sl_err_set(err, SL_ECONFIG, "%s%s = '%s': %s", where, d->key, text,
+    return sl_err_set(err, SL_ECONFIG, "%s%s = '%s': %s", where, name, text,
                       why);
   value_free(d, &vals[id]);
   vals[id] = nv;
@@ -799,7 +856,8 @@ sl_status sl_config_create(sl_config **out) {
   if (!cfg)
     return SL_ENOMEM;
   for (int i = 0; i < SL_OPT_COUNT_; i++) {
-    sl_status st = set_value(cfg->v, i, k_opts[i].def, "default: ", &cfg->err);
+    sl_status st = set_value(cfg->v, i, k_opts[i].key, k_opts[i].def,
+                             "default: ", &cfg->err);
     if (st != SL_OK) { /* a bad default is a bug in options.def */
       values_free(cfg->v);
       free(cfg);
@@ -828,7 +886,15 @@ sl_status sl_config_set(sl_config *cfg, const char *key, const char *value) {
   int id = find_key(key);
   if (id < 0)
     return unknown_key(&cfg->err, "", key);
-  return set_value(cfg->v, id, value, "", &cfg->err);
+  unsigned char by = named_by(key, id);
+  if (cfg->set_by[id] != BY_NONE && cfg->set_by[id] != by)
+    return both_names(&cfg->err, "", id, "");
+  sl_status st = set_value(cfg->v, id, key, value, "", &cfg->err);
+  if (st == SL_OK) {
+    cfg->set_by[id] = by;
+    note_old_name(cfg, "", key, id);
+  }
+  return st;
 }
 
 sl_status sl_config_get(const sl_config *cfg, const char *key, char *buf,
@@ -963,16 +1029,18 @@ sl_status sl_option_info_get(size_t i, sl_option_info *out) {
  * replaces the config's only if the whole file is good. */
 
 typedef struct ini_ctx {
+  const sl_config *cfg; /* for its log callback */
   const char *name;
   char dir[PATH_MAX]; /* the file's folder, for relative paths; "" for none */
   bool partial;       /* apply the good lines even when others are bad */
   opt_value vals[SL_OPT_COUNT_];
-  int line_of[SL_OPT_COUNT_]; /* line where each key was set, 0 if not */
-  bool bad[SL_OPT_COUNT_];    /* keys set on a bad line */
-  int line;                   /* line the reader returned last */
-  FILE *file;                 /* for the file reader */
-  const char *text;           /* for the string reader */
-  err_list errs;              /* the bad lines' messages */
+  int line_of[SL_OPT_COUNT_];      /* line where each key was set, 0 if not */
+  unsigned char by[SL_OPT_COUNT_]; /* the name each was set by (BY_*) */
+  bool bad[SL_OPT_COUNT_];         /* keys set on a bad line */
+  int line;                        /* line the reader returned last */
+  FILE *file;                      /* for the file reader */
+  const char *text;                /* for the string reader */
+  err_list errs;                   /* the bad lines' messages */
 } ini_ctx;
 
 /* inih (as Debian builds it) takes ';' after whitespace as the start of an
@@ -1127,6 +1195,15 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     add_error(ctx, &e);
     return 0;
   }
+  unsigned char by = named_by(key, id);
+  if (ctx->line_of[id] && ctx->by[id] != by) {
+    char after[64];
+    snprintf(after, sizeof after, " (the other set on line %d)",
+             ctx->line_of[id]);
+    both_names(&e, where, id, after);
+    add_error(ctx, &e);
+    return 0;
+  }
   if (ctx->line_of[id]) {
     sl_err_set(&e, SL_ECONFIG, "%sduplicate key %s (first set on line %d)",
                where, key, ctx->line_of[id]);
@@ -1134,6 +1211,8 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     return 0;
   }
   ctx->line_of[id] = ctx->line;
+  ctx->by[id] = by;
+  note_old_name(ctx->cfg, where, key, id);
   char joined[SL_DMIX_TEXT_MAX];
   const char *p = skip_space(value);
   if (id == SL_OPT_DATASET_MIX && ctx->dir[0]) { /* each path of the list */
@@ -1163,7 +1242,7 @@ static int on_ini_entry(void *user, const char *section, const char *name,
     }
     value = joined;
   }
-  if (set_value(ctx->vals, id, value, where, &e) != SL_OK) {
+  if (set_value(ctx->vals, id, key, value, where, &e) != SL_OK) {
     ctx->bad[id] = true;
     add_error(ctx, &e);
     return 0;
@@ -1177,6 +1256,7 @@ static int on_ini_entry(void *user, const char *section, const char *name,
  * only if there is no error, or with ctx->partial. */
 static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
   msgs_clear(cfg);
+  ctx->cfg = cfg;
   if (!values_copy(ctx->vals, cfg->v)) {
     values_free(ctx->vals);
     return sl_err_set(&cfg->err, SL_ENOMEM, "%s: out of memory", ctx->name);
@@ -1201,6 +1281,9 @@ static sl_status load_ini(sl_config *cfg, ini_ctx *ctx, ini_reader reader) {
   if (apply) {
     values_free(cfg->v);
     memcpy(cfg->v, ctx->vals, sizeof cfg->v);
+    for (int i = 0; i < SL_OPT_COUNT_; i++)
+      if (ctx->line_of[i])
+        cfg->set_by[i] = BY_NONE;
   } else {
     values_free(ctx->vals);
   }

@@ -25,9 +25,9 @@ typedef enum sl_opt {
 /* Enum options: sl_cfg_enum returns the index of the choice in options.def,
  * which is the value of the enum below or of the owning stage's enum:
  *   dataset.format  sl_format_kind  formats/core/source.h
- *   dataset.layout  sl_entry_kind  formats/core/source.h
+ *   dataset.entries  sl_entry_kind  formats/core/source.h
  *   dataset.channel_order  sl_channel_order  formats/core/source.h
- *   dataset.array_layout  sl_axis_order  formats/core/source.h
+ *   dataset.axis_order  sl_axis_order  formats/core/source.h
  *   dataset.mix_labels  sl_dmix_labels  loader/dmix_spec.h
  *   loader.io       sl_io_kind      io/io_select.h
  *   augment.crop    sl_crop         augment/pipeline.h
@@ -45,17 +45,17 @@ _Static_assert(
         SL_FORMAT_SHARDS == 7,
     "dataset.format: auto|lmdb|hdf5|webdataset|folder|tfrecord|recordio|"
     "shards");
-_Static_assert(SL_ENTRIES_AUTO == 0 && SL_ENTRIES_SLUICE == 1 &&
-                   SL_ENTRIES_CAFFE == 2 && SL_ENTRIES_IMAGES == 3 &&
-                   SL_ENTRIES_ARRAY == 4 && SL_ENTRIES_PICKLE == 5 &&
-                   SL_ENTRIES_MSGPACK == 6,
-               "dataset.layout: auto|sluice|caffe|images|array|pickle|msgpack");
+_Static_assert(
+    SL_ENTRIES_AUTO == 0 && SL_ENTRIES_SLUICE == 1 && SL_ENTRIES_CAFFE == 2 &&
+        SL_ENTRIES_IMAGES == 3 && SL_ENTRIES_ARRAY == 4 &&
+        SL_ENTRIES_PICKLE == 5 && SL_ENTRIES_MSGPACK == 6,
+    "dataset.entries: auto|sluice|caffe|images|array|pickle|msgpack");
 _Static_assert(SL_CHANNELS_AUTO == 0 && SL_CHANNELS_BGR == 1 &&
                    SL_CHANNELS_RGB == 2,
                "dataset.channel_order: auto|bgr|rgb");
 _Static_assert(SL_AXES_AUTO == 0 && SL_AXES_NHWC == 1 && SL_AXES_NCHW == 2 &&
                    SL_AXES_NWHC == 3 && SL_AXES_NCWH == 4,
-               "dataset.array_layout: auto|nhwc|nchw|nwhc|ncwh");
+               "dataset.axis_order: auto|nhwc|nchw|nwhc|ncwh");
 _Static_assert(SL_IO_MMAP == 0 && SL_IO_PREAD == 1 && SL_IO_URING == 2 &&
                    SL_IO_AUTO == 3,
                "loader.io: mmap|pread|uring|auto");

@@ -117,11 +117,11 @@ static void read_mix(sl_mix_params *p, const sl_config *cfg, bool eval) {
 static void read_source(sl_source_opts *o, const sl_config *cfg) {
   memset(o, 0, sizeof *o);
   o->fmt = (sl_format_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_FORMAT);
-  o->entries = (sl_entry_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_LAYOUT);
+  o->entries = (sl_entry_kind)sl_cfg_enum(cfg, SL_OPT_DATASET_ENTRIES);
   o->order = (sl_channel_order)sl_cfg_enum(cfg, SL_OPT_DATASET_CHANNEL_ORDER);
   o->label_file = sl_cfg_str(cfg, SL_OPT_DATASET_LABEL_FILE);
   o->lmdb_db = sl_cfg_str(cfg, SL_OPT_DATASET_LMDB_DB);
-  o->axis_order = (sl_axis_order)sl_cfg_enum(cfg, SL_OPT_DATASET_ARRAY_LAYOUT);
+  o->axis_order = (sl_axis_order)sl_cfg_enum(cfg, SL_OPT_DATASET_AXIS_ORDER);
   o->images = sl_cfg_str(cfg, SL_OPT_DATASET_IMAGES);
   o->labels = sl_cfg_str(cfg, SL_OPT_DATASET_LABELS);
   o->targets = sl_cfg_str(cfg, SL_OPT_DATASET_TARGETS);

@@ -51,14 +51,17 @@ struct sl_loader *sl_cli_open_loader(const char *cmd, const char *path,
  * A command lists its options once, as rows of sl_cli_opt; sl_cli_parse
  * walks argv against them and sl_cli_usage prints the help from them, so
  * an option's spelling, range, message and help are written in one row.
- * Values follow their option as the next argument ("--epochs 3"). */
+ * Values follow their option as the next argument ("--epochs 3") or join
+ * it after '=' ("--epochs=3"). */
 typedef enum sl_cli_kind {
   SL_CLI_FLAG,   /* no value: *(bool *)dst = true */
   SL_CLI_INT,    /* *(long long *)dst, in [lo, hi] (sl_cli_parse_int) */
   SL_CLI_U64,    /* *(unsigned long long *)dst (sl_cli_parse_u64) */
   SL_CLI_STRING, /* *(const char **)dst = the argument */
   SL_CLI_ENUM,   /* *(int *)dst = the index of the argument in choices */
-  SL_CLI_CUSTOM  /* parse(argument, dst) returns 1, or 0 to refuse it */
+  SL_CLI_CUSTOM  /* parse(argument, dst) returns 1, 0 to refuse it, or -1
+                    after printing its own usage error (a message the row's
+                    needs cannot hold: the config's own, say) */
 } sl_cli_kind;
 
 typedef struct sl_cli_opt {
@@ -67,7 +70,8 @@ typedef struct sl_cli_opt {
   sl_cli_kind kind;
   const char *value; /* the value's name in the help: "E" (NULL: FLAG) */
   long long lo, hi;  /* INT: the range */
-  /* The refusal, "NAME needs <needs>" ("a number": INT adds " lo..hi"). */
+  /* The refusal, "NAME: 'VALUE' (<needs>)", or "NAME needs <needs>" when
+   * the value is missing ("a number": INT adds " lo..hi"). */
   const char *needs;
   const char *help; /* its help: "\n" starts a line under the first */
   void *dst;

@@ -47,13 +47,23 @@ int sl_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return 2;
 }
 
-/* The row spelled a ("--name" or "-s"), or NULL. */
-static const sl_cli_opt *find_opt(const sl_cli_spec *spec, const char *a) {
+/* The row spelled a ("--name" or "-s"), or NULL. A valued option may
+ * carry its value as "--name=VALUE" (getopt_long's form, which `pack`
+ * took): *inline_value points past the '=' then, else it is NULL. */
+static const sl_cli_opt *find_opt(const sl_cli_spec *spec, const char *a,
+                                  const char **inline_value) {
+  *inline_value = NULL;
+  const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
   for (int i = 0; i < spec->nopts; i++) {
     const sl_cli_opt *o = &spec->opts[i];
     if (!strcmp(a, o->name) ||
         (o->short_name && a[0] == '-' && a[1] == o->short_name && !a[2]))
       return o;
+    if (eq && o->kind != SL_CLI_FLAG &&
+        !strncmp(a, o->name, (size_t)(eq - a)) && o->name[eq - a] == '\0') {
+      *inline_value = eq + 1;
+      return o;
+    }
   }
   return NULL;
 }
@@ -83,21 +93,24 @@ static int set_value(const sl_cli_opt *o, const char *v) {
   }
 }
 
-static int refuse(const sl_cli_spec *spec, const sl_cli_opt *o) {
-  if (o->kind == SL_CLI_INT)
-    return sl_cli_usage_error(spec->cmd, "%s needs %s %lld..%lld", o->name,
-                              o->needs ? o->needs : "a number", o->lo, o->hi);
-  if (o->kind == SL_CLI_ENUM) {
-    char list[256];
-    size_t at = 0;
-    list[0] = '\0';
-    for (int k = 0; o->choices[k] && at < sizeof list; k++)
-      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", k ? ", " : "",
-                             o->choices[k]);
-    return sl_cli_usage_error(spec->cmd, "%s needs one of %s", o->name, list);
+/* The usage error for o's value v (NULL: missing), naming what o takes
+ * and, when given, the value refused. */
+static int refuse(const sl_cli_spec *spec, const sl_cli_opt *o, const char *v) {
+  char needs[320];
+  if (o->kind == SL_CLI_INT) {
+    snprintf(needs, sizeof needs, "%s %lld..%lld",
+             o->needs ? o->needs : "a number", o->lo, o->hi);
+  } else if (o->kind == SL_CLI_ENUM) {
+    size_t at = (size_t)snprintf(needs, sizeof needs, "one of ");
+    for (int k = 0; o->choices[k] && at < sizeof needs; k++)
+      at += (size_t)snprintf(needs + at, sizeof needs - at, "%s%s",
+                             k ? ", " : "", o->choices[k]);
+  } else {
+    snprintf(needs, sizeof needs, "%s", o->needs ? o->needs : "a value");
   }
-  return sl_cli_usage_error(spec->cmd, "%s needs %s", o->name,
-                            o->needs ? o->needs : "a value");
+  if (v)
+    return sl_cli_usage_error(spec->cmd, "%s: '%s' (%s)", o->name, v, needs);
+  return sl_cli_usage_error(spec->cmd, "%s needs %s", o->name, needs);
 }
 
 int sl_cli_parse(const sl_cli_spec *spec, int argc, char **argv, int *npos) {
@@ -108,13 +121,18 @@ int sl_cli_parse(const sl_cli_spec *spec, int argc, char **argv, int *npos) {
       sl_cli_usage(spec, stdout);
       return 0;
     }
-    const sl_cli_opt *o = find_opt(spec, a);
+    const char *v;
+    const sl_cli_opt *o = find_opt(spec, a, &v);
     if (o && o->kind == SL_CLI_FLAG) {
       set_value(o, NULL);
     } else if (o) {
-      if (i + 1 >= argc || !set_value(o, argv[i + 1]))
-        return refuse(spec, o);
-      i++;
+      if (!v)
+        v = ++i < argc ? argv[i] : NULL;
+      int ok = v ? set_value(o, v) : 0;
+      if (ok < 0) /* a CUSTOM row said why itself */
+        return 2;
+      if (!ok)
+        return refuse(spec, o, v);
     } else if (a[0] == '-') {
       return sl_cli_usage_error(spec->cmd, "unknown option '%s'", a);
     } else if (n < spec->max_pos) {

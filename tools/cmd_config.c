@@ -1,26 +1,11 @@
 /* sluice config --list | --check FILE | --show [FILE]  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #define SLUICE_EXPERIMENTAL /* sl_config_memory_plan */
 #include "sluice.h"
 #include "tools/cli.h"
-
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice config --list\n"
-             "       sluice config --check FILE [--no-open]\n"
-             "       sluice config --show [FILE]\n\n"
-             "--list   every option with its type, default, allowed values "
-             "and help\n"
-             "--check  validate FILE; exit 1 with file:line and the reason "
-             "for each bad line\n"
-             "         and each failed relation between options, all in one "
-             "run; then open\n"
-             "         its dataset.path, if set (not with --no-open), so a "
-             "missing or\n"
-             "         damaged dataset shows before a job starts\n"
-             "--show   print every option's value after applying FILE\n");
-}
 
 static int list_options(void) {
   const char *section = "";
@@ -153,46 +138,68 @@ static int show(sl_config *cfg) {
 }
 
 int sl_cmd_config(int argc, char **argv) {
+  bool list = false, check_file = false, show_file = false, no_open = false;
+  const char *file = NULL;
+  const sl_cli_opt opts[] = {
+      {.name = "--list",
+       .kind = SL_CLI_FLAG,
+       .help = "every option with its type, default, allowed values and help",
+       .dst = &list},
+      {.name = "--check",
+       .kind = SL_CLI_FLAG,
+       .help = "validate FILE; exit 1 with file:line and the reason for each "
+               "bad line\nand each failed relation between options, all in "
+               "one run; then open\nits dataset.path, if set (not with "
+               "--no-open), so a missing or\ndamaged dataset shows before a "
+               "job starts",
+       .dst = &check_file},
+      {.name = "--no-open",
+       .kind = SL_CLI_FLAG,
+       .help = "with --check: do not open the dataset",
+       .dst = &no_open},
+      {.name = "--show",
+       .kind = SL_CLI_FLAG,
+       .help = "print every option's value after applying FILE",
+       .dst = &show_file},
+  };
+  const sl_cli_spec spec = {.cmd = "config",
+                            .head = "usage: sluice config --list\n"
+                                    "       sluice config --check FILE "
+                                    "[--no-open]\n"
+                                    "       sluice config --show [FILE]\n\n",
+                            .column = 10,
+                            .opts = opts,
+                            .nopts = sizeof opts / sizeof opts[0],
+                            .pos = &file,
+                            .max_pos = 1,
+                            .too_many = "one FILE only"};
   if (argc < 2) {
-    usage(stderr);
+    sl_cli_usage(&spec, stderr);
     return 2;
   }
-  const char *op = argv[1];
-  if (strcmp(op, "--help") == 0 || strcmp(op, "-h") == 0) {
-    usage(stdout);
-    return 0;
-  }
-  if (strcmp(op, "--list") == 0)
-    return argc == 2 ? list_options()
-                     : sl_cli_usage_error("config", "--list takes no FILE");
+  int rc = sl_cli_parse(&spec, argc, argv, NULL);
+  if (rc >= 0)
+    return rc;
+  if (list + check_file + show_file != 1)
+    return sl_cli_usage_error("config", "one of --list, --check FILE or "
+                                        "--show [FILE] (try --help)");
+  if (no_open && !check_file)
+    return sl_cli_usage_error("config", "--no-open goes with --check");
+  if (list)
+    return file ? sl_cli_usage_error("config", "--list takes no FILE")
+                : list_options();
+  if (check_file && !file)
+    return sl_cli_usage_error("config", "--check needs exactly one FILE (and "
+                                        "may take --no-open)");
   sl_config *cfg;
   if (sl_config_create(&cfg) != SL_OK)
     return 1;
-  int rc;
-  if (strcmp(op, "--check") == 0) {
-    const char *file = NULL;
-    int open_data = 1, bad = 0;
-    for (int i = 2; i < argc; i++) {
-      if (strcmp(argv[i], "--no-open") == 0)
-        open_data = 0;
-      else if (argv[i][0] == '-' || file)
-        bad = 1;
-      else
-        file = argv[i];
-    }
-    if (bad || !file) {
-      sl_config_destroy(cfg);
-      return sl_cli_usage_error("config",
-                                "--check needs exactly one FILE (and may take "
-                                "--no-open)");
-    }
-    rc = check(cfg, file, open_data);
-  } else if (strcmp(op, "--show") == 0 && argc <= 3) {
-    rc = argc == 3 ? load(cfg, argv[2]) : 0;
+  if (check_file) {
+    rc = check(cfg, file, !no_open);
+  } else {
+    rc = file ? load(cfg, file) : 0;
     if (rc == 0)
       rc = show(cfg);
-  } else {
-    rc = sl_cli_usage_error("config", "unknown option '%s' (try --help)", op);
   }
   sl_config_destroy(cfg);
   return rc;

@@ -15,29 +15,11 @@
 
 /* At most this many INDEX arguments (each one index or a FIRST-LAST range). */
 enum { k_max_ranges = 256 };
+_Static_assert(k_max_ranges == 256, "the too_many message spells it out");
 
 typedef struct range {
   uint64_t first, last; /* inclusive */
 } range;
-
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
-             "Writes each sample's stored bytes to DIR (default: the current "
-             "directory;\nmade, with its parents, if missing) as INDEX.jpg, "
-             "INDEX.png or INDEX.webp,\nand a raw array as INDEX.ppm (RGB) or "
-             "INDEX.pgm (gray), and prints index,\nlabel, class, size and file "
-             "for each (and the image it was packed from, when\nthe file "
-             "records it). INDEX is a sample index or an inclusive range "
-             "FIRST-LAST.\nExisting files are kept unless --force is given; "
-             "every index is checked\nbefore anything is written. Samples "
-             "with damaged records are refused; the\nothers of such a file "
-             "can still be extracted.\n"
-             "A file with boxes also gets INDEX.boxes.json beside each image: "
-             "its size\nand its boxes as {\"xyxy\": [x0, y0, x1, y1], "
-             "\"label\", \"class\", \"crowd\",\n\"difficult\"} in the "
-             "stored image's pixels (an empty list for a sample\nwithout "
-             "any).\n");
-}
 
 /* Damaged records are counted, not printed: `verify` is the report. */
 static void count_bad(void *user, uint64_t index, const char *reason) {
@@ -290,35 +272,60 @@ static int extract_one(sl_dataset *ds, const char *file, uint64_t i,
 }
 
 int sl_cmd_extract(int argc, char **argv) {
-  const char *file = NULL, *dir = ".";
-  int force = 0, nranges = 0;
+  const char *dir = ".";
+  bool force = false;
+  /* FILE, then the INDEX arguments. */
+  const char *pos[1 + k_max_ranges];
+  const sl_cli_opt opts[] = {
+      {.name = "--out",
+       .kind = SL_CLI_STRING,
+       .value = "DIR",
+       .needs = "a directory",
+       .help = "where the files go (default: the current directory;\n"
+               "made, with its parents, if missing)",
+       .dst = &dir},
+      {.name = "--force",
+       .kind = SL_CLI_FLAG,
+       .help = "replace existing files (default: keep them)",
+       .dst = &force},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "extract",
+      .head =
+          "usage: sluice extract FILE INDEX... [--out DIR] [--force]\n\n"
+          "Writes each sample's stored bytes to DIR (default: the current "
+          "directory;\nmade, with its parents, if missing) as INDEX.jpg, "
+          "INDEX.png or INDEX.webp,\nand a raw array as INDEX.ppm (RGB) or "
+          "INDEX.pgm (gray), and prints index,\nlabel, class, size and file "
+          "for each (and the image it was packed from, when\nthe file "
+          "records it). INDEX is a sample index or an inclusive range "
+          "FIRST-LAST.\nExisting files are kept unless --force is given; "
+          "every index is checked\nbefore anything is written. Samples "
+          "with damaged records are refused; the\nothers of such a file "
+          "can still be extracted.\n"
+          "A file with boxes also gets INDEX.boxes.json beside each image: "
+          "its size\nand its boxes as {\"xyxy\": [x0, y0, x1, y1], "
+          "\"label\", \"class\", \"crowd\",\n\"difficult\"} in the "
+          "stored image's pixels (an empty list for a sample\nwithout "
+          "any).\n\n",
+      .column = 10,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = pos,
+      .min_pos = 2,
+      .max_pos = 1 + k_max_ranges,
+      .too_many = "more than 256 INDEX arguments"};
+  int npos;
+  int rc = sl_cli_parse(&spec, argc, argv, &npos);
+  if (rc >= 0)
+    return rc;
+  const char *file = pos[0];
+  int nranges = npos - 1;
   range ranges[k_max_ranges];
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--out")) {
-      if (i + 1 >= argc)
-        return sl_cli_usage_error("extract", "--out needs a directory");
-      dir = argv[++i];
-    } else if (!strcmp(argv[i], "--force")) {
-      force = 1;
-    } else if (argv[i][0] == '-') {
-      return sl_cli_usage_error("extract", "unknown option '%s'", argv[i]);
-    } else if (!file) {
-      file = argv[i];
-    } else if (nranges == k_max_ranges) {
-      return sl_cli_usage_error("extract", "more than %d INDEX arguments",
-                                k_max_ranges);
-    } else if (!parse_range(argv[i], &ranges[nranges++])) {
+  for (int i = 0; i < nranges; i++)
+    if (!parse_range(pos[1 + i], &ranges[i]))
       return sl_cli_usage_error(
-          "extract", "'%s' is not an index or a FIRST-LAST range", argv[i]);
-    }
-  }
-  if (!file || nranges == 0) {
-    usage(stderr);
-    return 2;
-  }
+          "extract", "'%s' is not an index or a FIRST-LAST range", pos[1 + i]);
   /* Verify mode, so that a file with a damaged record still gives up its
    * other samples (a plain open refuses the whole file). */
   sl_dataset *ds;

@@ -17,6 +17,7 @@ enum {
   LAYOUT_SAMPLES = 256,
   MAX_SETS = 32 /* --set pairs */
 };
+_Static_assert(MAX_SETS == 32, "--set's refusal spells it out");
 
 /* Binary units (KiB, MiB), as `sluice schedule` and the loader's log. */
 static void human(char *buf, size_t cap, double bytes) {
@@ -143,33 +144,6 @@ static void print_names(sl_dataset *ds, uint64_t first) {
          sl_safe_text(buf, sizeof buf, name, strlen(name)));
 }
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice info FILE [--classes] [--set KEY=VALUE]...\n"
-             "                   [--speed [--samples N] [--res R]]\n\n"
-             "Prints a dataset file's format, layout version, sample count, "
-             "classes,\ntargets, sample names, sizes, resolution histogram and "
-             "codec mix, "
-             "whether (a sample of)\nits JPEGs have the restart layout "
-             "that lets crops skip data, and its boxes\n(detection "
-             "annotations): how many, and a histogram of boxes a sample.\n"
-             "  --classes  print only the class names, one 'label<TAB>name' "
-             "line each\n             (labels are the values batches carry)\n"
-             "  --set KEY=VALUE  a dataset.* option for reading FILE, as for "
-             "`pack --from`\n                   (repeatable)\n"
-             "  --speed    for a dataset read in place (WebDataset, image "
-             "folder or list,\n             TFRecord, RecordIO, a foreign "
-             "LMDB): how much faster its crops\n             decode once "
-             "packed. Writes N samples spread over FILE with\n"
-             "             `sluice pack`'s writer into a temporary directory "
-             "under $TMPDIR\n             (or /tmp, removed after), then "
-             "times a one-worker loader taking\n             N R-px "
-             "random-resized crops (flip, u8) from FILE in place and from\n"
-             "             the packed sample, 3 rounds alternating; prints the "
-             "median ratio\n             of CPU time (and of wall time)\n"
-             "  --samples N  images per run, 1..65536 (default 256)\n"
-             "  --res R    crop size in px, 8..8192 (default 224)\n");
-}
-
 /* A name taken from the file (a class, the writer, a dataset's path) as
  * printed: its control characters escaped (common/safe_text.h). */
 static const char *safe_name(const char *s, char *buf, size_t cap) {
@@ -187,59 +161,99 @@ static void print_classes(const sl_dataset *ds) {
     fprintf(stderr, "sluice info: no class names are recorded in this file\n");
 }
 
+/* --set's values: dataset.KEY=VALUE, split into kv's pairs. */
+typedef struct info_sets {
+  const char *kv[2 * MAX_SETS + 1]; /* NULL-terminated */
+  char keys[MAX_SETS][1024];
+  int n;
+} info_sets;
+
+static int add_set(const char *v, void *dst) {
+  info_sets *s = dst;
+  const char *eq = strchr(v, '=');
+  if (!eq || strncmp(v, "dataset.", 8) != 0 ||
+      (size_t)(eq - v) >= sizeof s->keys[0] || s->n == MAX_SETS)
+    return 0;
+  snprintf(s->keys[s->n], sizeof s->keys[0], "%.*s", (int)(eq - v), v);
+  s->kv[2 * s->n] = s->keys[s->n];
+  s->kv[2 * s->n + 1] = eq + 1;
+  s->n++;
+  return 1;
+}
+
 int sl_cmd_info(int argc, char **argv) {
   const char *path = NULL;
-  bool classes_only = false, speed = false, sized = false;
-  long long samples = 256, res = 224;
-  const char *kv[2 * MAX_SETS + 1] = {NULL};
-  char sets[MAX_SETS][1024];
-  int nsets = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--classes")) {
-      classes_only = true;
-    } else if (!strcmp(argv[i], "--speed")) {
-      speed = true;
-    } else if (!strcmp(argv[i], "--samples")) {
-      if (!v || !sl_cli_parse_int(v, 1, 65536, &samples))
-        return sl_cli_usage_error("info", "--samples needs a number 1..65536");
-      sized = true;
-      i++;
-    } else if (!strcmp(argv[i], "--res")) {
-      if (!v || !sl_cli_parse_int(v, 8, 8192, &res))
-        return sl_cli_usage_error("info", "--res needs pixels 8..8192");
-      sized = true;
-      i++;
-    } else if (!strcmp(argv[i], "--set")) {
-      char *eq = v ? strchr(v, '=') : NULL;
-      if (!v || !eq || strncmp(v, "dataset.", 8) != 0 ||
-          (size_t)(eq - v) >= sizeof sets[0])
-        return sl_cli_usage_error("info",
-                                  "--set wants dataset.KEY=VALUE, "
-                                  "not '%s'",
-                                  v ? v : "");
-      if (nsets == MAX_SETS)
-        return sl_cli_usage_error("info", "at most %d --set", MAX_SETS);
-      snprintf(sets[nsets], sizeof sets[0], "%.*s", (int)(eq - v), v);
-      kv[2 * nsets] = sets[nsets];
-      kv[2 * nsets + 1] = eq + 1;
-      nsets++;
-      i++;
-    } else if (argv[i][0] == '-') {
-      return sl_cli_usage_error("info", "unknown option '%s'", argv[i]);
-    } else if (!path) {
-      path = argv[i];
-    } else {
-      return sl_cli_usage_error("info", "one FILE only");
-    }
-  }
-  if (!path) {
-    usage(stderr);
-    return 2;
-  }
+  bool classes_only = false, speed = false;
+  long long samples = -1, res = -1; /* -1: not given */
+  info_sets sets = {.n = 0};
+  const char *const *kv = sets.kv;
+  const sl_cli_opt opts[] = {
+      {.name = "--classes",
+       .kind = SL_CLI_FLAG,
+       .help = "print only the class names, one 'label<TAB>name' line each\n"
+               "(labels are the values batches carry)",
+       .dst = &classes_only},
+      {.name = "--set",
+       .kind = SL_CLI_CUSTOM,
+       .value = "KEY=VALUE",
+       .needs = "dataset.KEY=VALUE, at most 32 of them",
+       .help = "a dataset.* option for reading FILE, as for `pack --from`\n"
+               "(repeatable)",
+       .dst = &sets,
+       .parse = add_set},
+      {.name = "--speed",
+       .kind = SL_CLI_FLAG,
+       .help = "for a dataset read in place (WebDataset, image folder or "
+               "list,\nTFRecord, RecordIO, a foreign LMDB): how much faster "
+               "its crops\ndecode once packed. Writes N samples spread over "
+               "FILE with\n`sluice pack`'s writer into a temporary directory "
+               "under $TMPDIR\n(or /tmp, removed after), then times a "
+               "one-worker loader taking\nN R-px random-resized crops (flip, "
+               "u8) from FILE in place and from\nthe packed sample, 3 rounds "
+               "alternating; prints the median ratio\nof CPU time (and of "
+               "wall time)",
+       .dst = &speed},
+      {.name = "--samples",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 65536,
+       .help = "images per run, 1..65536 (default 256)",
+       .dst = &samples},
+      {.name = "--res",
+       .kind = SL_CLI_INT,
+       .value = "R",
+       .lo = 8,
+       .hi = 8192,
+       .needs = "pixels",
+       .help = "crop size in px, 8..8192 (default 224)",
+       .dst = &res},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "info",
+      .head = "usage: sluice info FILE [--classes] [--set KEY=VALUE]...\n"
+              "                   [--speed [--samples N] [--res R]]\n\n"
+              "Prints a dataset file's format, layout version, sample count, "
+              "classes,\ntargets, sample names, sizes, resolution histogram "
+              "and codec mix, whether (a sample of)\nits JPEGs have the "
+              "restart layout that lets crops skip data, and its boxes\n"
+              "(detection annotations): how many, and a histogram of boxes a "
+              "sample.\n",
+      .column = 13,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = &path,
+      .min_pos = 1,
+      .max_pos = 1,
+      .too_many = "one FILE only"};
+  int parsed = sl_cli_parse(&spec, argc, argv, NULL);
+  if (parsed >= 0)
+    return parsed;
+  bool sized = samples >= 0 || res >= 0;
+  if (samples < 0)
+    samples = 256;
+  if (res < 0)
+    res = 224;
   if (sized && !speed)
     return sl_cli_usage_error("info", "--samples and --res go with --speed");
   if (speed && classes_only)

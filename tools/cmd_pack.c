@@ -8,7 +8,6 @@
  * JPEGs into the restart layout themselves (sl_transcoder), so the writer
  * stores them as they are. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #if defined(__GLIBC__)
@@ -122,76 +121,6 @@ typedef struct pack_stats {
   sl_pack_notes skips; /* what was not packed, and why */
 } pack_stats;
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice pack SRC OUT [options]\n"
-             "       sluice pack --coco INSTANCES.json IMAGES_DIR OUT "
-             "[options]\n"
-             "       sluice pack --voc VOCDIR OUT [--split NAME] [options]\n"
-             "       sluice pack --from FILE OUT [--set KEY=VALUE]... (any "
-             "dataset sluice\n"
-             "                   reads, in sluice's layout: sluice pack "
-             "--from x --help)\n\n"
-             "Packs the images under SRC into one LMDB or HDF5 file OUT.\n"
-             "SRC is a folder of class subfolders (labels = sorted folder "
-             "names),\nor the root that --list paths are relative to.\n\n"
-             "  --list FILE      'relative/path label' lines instead of class "
-             "folders\n"
-             "  --coco JSON      a COCO instances file: its images (under "
-             "IMAGES_DIR) with\n"
-             "                   their boxes; classes = categories in id "
-             "order; label -1\n"
-             "  --voc            SRC is a VOCdevkit year folder (VOC2007): "
-             "JPEGImages/ with\n"
-             "                   Annotations/*.xml's boxes; classes = VOC's "
-             "20 (or the\n"
-             "                   names found, sorted); label -1\n"
-             "  --split NAME     with --voc: only ImageSets/Main/NAME.txt's "
-             "images\n"
-             "                   (--coco/--voc store pixels as the files hold "
-             "them, without\n"
-             "                   EXIF rotation, as the boxes were drawn; "
-             "--max-side scales\n"
-             "                   the boxes with the image)\n"
-             "  --format F       lmdb | hdf5 (default: from OUT's extension, "
-             ".lmdb/.h5)\n"
-             "  --max-side N     resize images whose longer side exceeds N "
-             "(default: none)\n"
-             "  --quality Q      JPEG quality of re-encoded images, 1-100 "
-             "(default 90)\n"
-             "  --reencode       re-encode every image (default: rewrite JPEGs "
-             "that need no\n"
-             "                   change losslessly into sluice's restart "
-             "layout)\n"
-             "  --keep-jpeg      store JPEGs that need no change byte for "
-             "byte (packs\n"
-             "                   faster; crops of them decode slower)\n"
-             "  --levels L       also store each JPEG at smaller sizes, L = "
-             "scales like\n"
-             "                   1/2 or 1/2,3/4 (eighths, at most 3; "
-             "'none'), so low-\n"
-             "                   resolution crops decode fewer bits "
-             "(default: none)\n"
-             "  --shuffle SEED   store the samples in a random order fixed by "
-             "SEED\n"
-             "  --threads N      decode/encode threads (default: online CPUs)\n"
-             "  --strict         fail on the first unreadable image instead of "
-             "skipping it\n"
-             "  --force          replace OUT if it exists\n"
-             "  --shards N       OUT is a folder of N shards (part-00000.lmdb, "
-             "...; --format\n"
-             "                   picks lmdb, the default, or hdf5) and the "
-             "sluice.index that\n"
-             "                   makes them one dataset; the same shards for "
-             "any --threads\n"
-             "  --quiet          no progress display (--progress none)\n"
-             "  --progress M     auto (a bar on a terminal), lines (a "
-             "'progress DONE TOTAL\n"
-             "                   BYTES' line every 0.25 s, for programs) or "
-             "none\n\n"
-             "Skipped images are listed in OUT.skipped.txt. The same inputs "
-             "and options\ngive a byte-identical OUT for any --threads.\n");
-}
-
 static bool ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcasecmp(s + n - m, suffix) == 0;
@@ -230,131 +159,183 @@ static int parse_levels(const char *s, unsigned *mask) {
   return *mask && __builtin_popcount(*mask) <= 3 ? 0 : -1;
 }
 
+static int parse_levels_arg(const char *arg, void *dst) {
+  return parse_levels(arg, dst) == 0;
+}
+
+/* --shuffle SEED: the seed, and that there is one. */
+static int parse_shuffle(const char *arg, void *dst) {
+  pack_args *a = dst;
+  unsigned long long seed;
+  if (!sl_cli_parse_u64(arg, &seed))
+    return 0;
+  a->seed = seed;
+  a->shuffle = true;
+  return 1;
+}
+
+static const char *const k_formats[] = {"lmdb", "hdf5", NULL};
+/* In sl_progress_mode's order. */
+static const char *const k_progress[] = {"auto", "lines", "none", NULL};
+_Static_assert(SL_PROGRESS_AUTO == 0 && SL_PROGRESS_LINES == 1 &&
+                   SL_PROGRESS_NONE == 2,
+               "k_progress follows sl_progress_mode");
+
+/* Returns -1 to go on, 0 after --help, 2 after a usage error. */
 static int parse_args(int argc, char **argv, pack_args *a) {
-  static const struct option opts[] = {
-      {"list", required_argument, NULL, 'l'},
-      {"coco", required_argument, NULL, 'c'},
-      {"voc", no_argument, NULL, 'v'},
-      {"split", required_argument, NULL, 'p'},
-      {"format", required_argument, NULL, 'f'},
-      {"max-side", required_argument, NULL, 'm'},
-      {"quality", required_argument, NULL, 'q'},
-      {"reencode", no_argument, NULL, 'r'},
-      {"keep-jpeg", no_argument, NULL, 'k'},
-      {"levels", required_argument, NULL, 'L'},
-      {"shuffle", required_argument, NULL, 's'},
-      {"threads", required_argument, NULL, 't'},
-      {"shards", required_argument, NULL, 'N'},
-      {"strict", no_argument, NULL, 'S'},
-      {"force", no_argument, NULL, 'F'},
-      {"quiet", no_argument, NULL, 'Q'},
-      {"progress", required_argument, NULL, 'P'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   a->img.quality = 90;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  a->threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
-  long long v;
-  int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'l':
-      a->list = optarg;
-      break;
-    case 'c':
-      a->coco = optarg;
-      break;
-    case 'v':
-      a->voc = true;
-      break;
-    case 'p':
-      a->split = optarg;
-      break;
-    case 'f':
-      if (strcmp(optarg, "lmdb") != 0 && strcmp(optarg, "hdf5") != 0)
-        return sl_cli_usage_error("pack", "--format: '%s' (lmdb or hdf5)",
-                                  optarg);
-      a->fmt = optarg;
-      break;
-    case 'm':
-      if (!sl_cli_parse_int(optarg, 1, 65535, &v))
-        return sl_cli_usage_error("pack", "--max-side: '%s' (1..65535)",
-                                  optarg);
-      a->img.max_side = (int)v;
-      break;
-    case 'q':
-      if (!sl_cli_parse_int(optarg, 1, 100, &v))
-        return sl_cli_usage_error("pack", "--quality: '%s' (1..100)", optarg);
-      a->img.quality = (int)v;
-      break;
-    case 'r':
-      a->img.reencode = true;
-      break;
-    case 'k':
-      a->img.keep_jpeg = true;
-      break;
-    case 'L':
-      if (parse_levels(optarg, &a->img.levels) != 0)
-        return sl_cli_usage_error("pack",
-                                  "--levels: '%s' (scales below 1 in eighths, "
-                                  "like 1/2 or 1/2,3/4; at most 3; or none)",
-                                  optarg);
-      break;
-    case 's': {
-      unsigned long long seed;
-      if (!sl_cli_parse_u64(optarg, &seed))
-        return sl_cli_usage_error("pack", "--shuffle: '%s' (an integer seed)",
-                                  optarg);
-      a->seed = seed;
-      a->shuffle = true;
-      break;
-    }
-    case 't':
-      if (!sl_cli_parse_int(optarg, 1, 256, &v))
-        return sl_cli_usage_error("pack", "--threads: '%s' (1..256)", optarg);
-      a->threads = (int)v;
-      break;
-    case 'N':
-      if (!sl_cli_parse_int(optarg, 1, 100000, &v))
-        return sl_cli_usage_error("pack", "--shards: '%s' (1..100000)", optarg);
-      a->shards = (uint32_t)v;
-      break;
-    case 'S':
-      a->strict = true;
-      break;
-    case 'F':
-      a->force = true;
-      break;
-    case 'Q':
-      a->progress = SL_PROGRESS_NONE;
-      break;
-    case 'P':
-      if (!strcmp(optarg, "auto"))
-        a->progress = SL_PROGRESS_AUTO;
-      else if (!strcmp(optarg, "lines"))
-        a->progress = SL_PROGRESS_LINES;
-      else if (!strcmp(optarg, "none"))
-        a->progress = SL_PROGRESS_NONE;
-      else
-        return sl_cli_usage_error("pack",
-                                  "--progress: '%s' (auto, lines or "
-                                  "none)",
-                                  optarg);
-      break;
-    case 'h':
-      usage(stdout);
-      return 1;
-    default:
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (argc - optind != 2) {
-    usage(stderr);
-    return 2;
-  }
+  long long threads = cpus > 0 ? (cpus > 256 ? 256 : cpus) : 1;
+  long long max_side = 0, quality = 90, shards = 0;
+  int fmt = -1, progress = SL_PROGRESS_AUTO;
+  bool quiet = false;
+  const char *pos[2];
+  const sl_cli_opt opts[] = {
+      {.name = "--list",
+       .kind = SL_CLI_STRING,
+       .value = "FILE",
+       .needs = "a file",
+       .help = "'relative/path label' lines instead of class folders",
+       .dst = &a->list},
+      {.name = "--coco",
+       .kind = SL_CLI_STRING,
+       .value = "JSON",
+       .needs = "a COCO instances file",
+       .help = "a COCO instances file: its images (under IMAGES_DIR) with\n"
+               "their boxes; classes = categories in id order; label -1",
+       .dst = &a->coco},
+      {.name = "--voc",
+       .kind = SL_CLI_FLAG,
+       .help = "SRC is a VOCdevkit year folder (VOC2007): JPEGImages/ with\n"
+               "Annotations/*.xml's boxes; classes = VOC's 20 (or the\n"
+               "names found, sorted); label -1",
+       .dst = &a->voc},
+      {.name = "--split",
+       .kind = SL_CLI_STRING,
+       .value = "NAME",
+       .needs = "a split name",
+       .help = "with --voc: only ImageSets/Main/NAME.txt's images\n"
+               "(--coco/--voc store pixels as the files hold them, without\n"
+               "EXIF rotation, as the boxes were drawn; --max-side scales\n"
+               "the boxes with the image)",
+       .dst = &a->split},
+      {.name = "--format",
+       .kind = SL_CLI_ENUM,
+       .value = "F",
+       .choices = k_formats,
+       .help = "lmdb | hdf5 (default: from OUT's extension, .lmdb/.h5)",
+       .dst = &fmt},
+      {.name = "--max-side",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 65535,
+       .help = "resize images whose longer side exceeds N (default: none)",
+       .dst = &max_side},
+      {.name = "--quality",
+       .kind = SL_CLI_INT,
+       .value = "Q",
+       .lo = 1,
+       .hi = 100,
+       .help = "JPEG quality of re-encoded images, 1-100 (default 90)",
+       .dst = &quality},
+      {.name = "--reencode",
+       .kind = SL_CLI_FLAG,
+       .help = "re-encode every image (default: rewrite JPEGs that need no\n"
+               "change losslessly into sluice's restart layout)",
+       .dst = &a->img.reencode},
+      {.name = "--keep-jpeg",
+       .kind = SL_CLI_FLAG,
+       .help = "store JPEGs that need no change byte for byte (packs\n"
+               "faster; crops of them decode slower)",
+       .dst = &a->img.keep_jpeg},
+      {.name = "--levels",
+       .kind = SL_CLI_CUSTOM,
+       .value = "L",
+       .needs = "scales below 1 in eighths, like 1/2 or 1/2,3/4 (at most 3), "
+                "or none",
+       .help = "also store each JPEG at smaller sizes, L = scales like\n"
+               "1/2 or 1/2,3/4 (eighths, at most 3; 'none'), so low-\n"
+               "resolution crops decode fewer bits (default: none)",
+       .dst = &a->img.levels,
+       .parse = parse_levels_arg},
+      {.name = "--shuffle",
+       .kind = SL_CLI_CUSTOM,
+       .value = "SEED",
+       .needs = "an integer seed",
+       .help = "store the samples in a random order fixed by SEED",
+       .dst = a,
+       .parse = parse_shuffle},
+      {.name = "--threads",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 256,
+       .help = "decode/encode threads (default: online CPUs)",
+       .dst = &threads},
+      {.name = "--strict",
+       .kind = SL_CLI_FLAG,
+       .help = "fail on the first unreadable image instead of skipping it",
+       .dst = &a->strict},
+      {.name = "--force",
+       .kind = SL_CLI_FLAG,
+       .help = "replace OUT if it exists",
+       .dst = &a->force},
+      {.name = "--shards",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 100000,
+       .help = "OUT is a folder of N shards (part-00000.lmdb, ...; --format\n"
+               "picks lmdb, the default, or hdf5) and the sluice.index that\n"
+               "makes them one dataset; the same shards for any --threads",
+       .dst = &shards},
+      {.name = "--quiet",
+       .kind = SL_CLI_FLAG,
+       .help = "no progress display (--progress none)",
+       .dst = &quiet},
+      {.name = "--progress",
+       .kind = SL_CLI_ENUM,
+       .value = "M",
+       .choices = k_progress,
+       .help = "auto (a bar on a terminal), lines (a 'progress DONE TOTAL\n"
+               "BYTES' line every 0.25 s, for programs) or none",
+       .dst = &progress},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "pack",
+      .head = "usage: sluice pack SRC OUT [options]\n"
+              "       sluice pack --coco INSTANCES.json IMAGES_DIR OUT "
+              "[options]\n"
+              "       sluice pack --voc VOCDIR OUT [--split NAME] [options]\n"
+              "       sluice pack --from FILE OUT [--set KEY=VALUE]... (any "
+              "dataset sluice\n"
+              "                   reads, in sluice's layout: sluice pack "
+              "--from x --help)\n\n"
+              "Packs the images under SRC into one LMDB or HDF5 file OUT.\n"
+              "SRC is a folder of class subfolders (labels = sorted folder "
+              "names),\nor the root that --list paths are relative to.\n\n",
+      .tail = "\nSkipped images are listed in OUT.skipped.txt. The same "
+              "inputs and options\ngive a byte-identical OUT for any "
+              "--threads.\n",
+      .column = 17,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = pos,
+      .min_pos = 2,
+      .max_pos = 2,
+      .too_many = "SRC and OUT only (two arguments)"};
+  int rc = sl_cli_parse(&spec, argc, argv, NULL);
+  if (rc >= 0)
+    return rc;
+  a->img.max_side = (int)max_side;
+  a->img.quality = (int)quality;
+  a->threads = (int)threads;
+  a->shards = (uint32_t)shards;
+  a->fmt = fmt >= 0 ? k_formats[fmt] : NULL;
+  /* --quiet wins over any --progress, wherever each was given. */
+  a->progress = quiet ? SL_PROGRESS_NONE : (sl_progress_mode)progress;
   if ((a->coco != NULL) + a->voc + (a->list != NULL) > 1)
     return sl_cli_usage_error("pack", "--coco, --voc and --list exclude "
                                       "each other");
@@ -368,8 +349,8 @@ static int parse_args(int argc, char **argv, pack_args *a) {
   if (a->img.reencode && a->img.keep_jpeg)
     return sl_cli_usage_error("pack", "--reencode and --keep-jpeg exclude "
                                       "each other");
-  a->src = argv[optind];
-  a->out = argv[optind + 1];
+  a->src = pos[0];
+  a->out = pos[1];
   if (!a->fmt)
     a->fmt = a->shards ? "lmdb" : format_for(a->out);
   if (!a->fmt)
@@ -377,7 +358,7 @@ static int parse_args(int argc, char **argv, pack_args *a) {
                               "cannot tell the format of '%s': name "
                               "it .lmdb or .h5, or give --format",
                               a->out);
-  return 0;
+  return -1;
 }
 
 /* OUT.skipped.txt, written atomically; removed when nothing was skipped. */
@@ -716,14 +697,12 @@ static void keep_image_buffers_on_heap(void) {
 
 int sl_cmd_pack(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--from"))
+    if (!strcmp(argv[i], "--from") || !strncmp(argv[i], "--from=", 7))
       return sl_cmd_pack_from(argc, argv);
   pack_args a;
   keep_image_buffers_on_heap();
   int rc = parse_args(argc, argv, &a);
-  if (rc == 1)
-    return 0; /* --help */
-  if (rc)
-    return rc;
+  if (rc >= 0)
+    return rc; /* --help, or a usage error */
   return pack(&a);
 }

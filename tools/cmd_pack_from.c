@@ -16,28 +16,6 @@
 #include "tools/pack/pack_copy.h"
 #include "tools/pack/pack_out.h"
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: sluice pack --from FILE OUT [--set KEY=VALUE]... "
-          "[--keep-jpeg] [--force]\n"
-          "                   [--shards N [--format lmdb|hdf5]]\n\n"
-          "Rewrites the dataset FILE (sluice's own, a Caffe Datum LMDB or an "
-          "LMDB\nof image files) as OUT in sluice's layout (format from OUT's "
-          "extension),\nkeeping labels, class names, targets and sample "
-          "names. JPEG/PNG samples\nare stored as files (JPEGs rewritten "
-          "losslessly into the restart layout);\nraw arrays and WebP as raw "
-          "pixels.\n"
-          "  --set KEY=VALUE  a dataset.* option for reading FILE, e.g.\n"
-          "                   dataset.label_file=labels.txt, "
-          "dataset.channel_order=rgb,\n"
-          "                   dataset.lmdb_db=train (repeatable)\n"
-          "  --keep-jpeg      store JPEGs byte for byte\n"
-          "  --force          replace OUT if it exists\n"
-          "  --shards N       OUT is a folder of N shards and their index "
-          "(docs/SHARDS.md)\n"
-          "  --format F       the shards' format: lmdb (default) or hdf5\n");
-}
-
 static int fail_ds(sl_dataset *ds) {
   fprintf(stderr, "sluice pack: %s\n", sl_dataset_errmsg(ds));
   return 1;
@@ -48,72 +26,104 @@ static int fail_msg(const char *msg) {
   return 1;
 }
 
+/* --set dataset.KEY=VALUE, applied to the config that reads FILE; a value
+ * the config refuses is told in the config's words. */
+static int parse_set(const char *arg, void *dst) {
+  sl_config *cfg = dst;
+  char kv[1024];
+  snprintf(kv, sizeof kv, "%s", arg);
+  char *eq = strchr(kv, '=');
+  if (!eq || strncmp(kv, "dataset.", 8) != 0)
+    return 0;
+  *eq = '\0';
+  if (sl_config_set(cfg, kv, eq + 1) != SL_OK) {
+    sl_cli_usage_error("pack", "%s", sl_config_errmsg(cfg));
+    return -1;
+  }
+  return 1;
+}
+
+static const char *const k_formats[] = {"lmdb", "hdf5", NULL};
+
 int sl_cmd_pack_from(int argc, char **argv) {
-  const char *from = NULL, *out = NULL, *format = NULL;
+  const char *from = NULL, *out = NULL;
   bool keep = false, force = false;
-  uint32_t shards = 0;
+  long long shards = 0;
+  int fmt = -1;
   sl_config *cfg;
   if (sl_config_create(&cfg) != SL_OK) {
     fprintf(stderr, "sluice pack: out of memory\n");
     return 1;
   }
-  int rc = 0;
-  for (int i = 1; i < argc && rc == 0; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      sl_config_destroy(cfg);
-      return 0;
-    } else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
-      from = argv[++i];
-    } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-      char kv[1024];
-      snprintf(kv, sizeof kv, "%s", argv[++i]);
-      char *eq = strchr(kv, '=');
-      if (!eq || strncmp(kv, "dataset.", 8) != 0)
-        rc = sl_cli_usage_error("pack",
-                                "--set wants dataset.KEY=VALUE, not "
-                                "'%s'",
-                                argv[i]);
-      else {
-        *eq = '\0';
-        if (sl_config_set(cfg, kv, eq + 1) != SL_OK)
-          rc = sl_cli_usage_error("pack", "%s", sl_config_errmsg(cfg));
-      }
-    } else if (!strcmp(argv[i], "--shards") && i + 1 < argc) {
-      long long v;
-      if (!sl_cli_parse_int(argv[++i], 1, 100000, &v))
-        rc = sl_cli_usage_error("pack", "--shards: '%s' (1..100000)", argv[i]);
-      shards = (uint32_t)v;
-    } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-      format = argv[++i];
-      if (strcmp(format, "lmdb") != 0 && strcmp(format, "hdf5") != 0)
-        rc =
-            sl_cli_usage_error("pack", "--format: '%s' (lmdb or hdf5)", format);
-    } else if (!strcmp(argv[i], "--keep-jpeg")) {
-      keep = true;
-    } else if (!strcmp(argv[i], "--force")) {
-      force = true;
-    } else if (argv[i][0] == '-') {
-      rc = sl_cli_usage_error("pack",
-                              "unknown or incomplete option '%s' "
-                              "with --from",
-                              argv[i]);
-    } else if (!out) {
-      out = argv[i];
-    } else {
-      rc = sl_cli_usage_error("pack", "one OUT only with --from");
-    }
-  }
-  if (rc == 0 && (!from || !out)) {
-    usage(stderr);
+  const sl_cli_opt opts[] = {
+      {.name = "--from",
+       .kind = SL_CLI_STRING,
+       .value = "FILE",
+       .needs = "a dataset file",
+       .help = "the dataset to rewrite",
+       .dst = &from},
+      {.name = "--set",
+       .kind = SL_CLI_CUSTOM,
+       .value = "KEY=VALUE",
+       .needs = "dataset.KEY=VALUE",
+       .help = "a dataset.* option for reading FILE, e.g.\n"
+               "dataset.label_file=labels.txt, dataset.channel_order=rgb,\n"
+               "dataset.lmdb_db=train (repeatable)",
+       .dst = cfg,
+       .parse = parse_set},
+      {.name = "--keep-jpeg",
+       .kind = SL_CLI_FLAG,
+       .help = "store JPEGs byte for byte",
+       .dst = &keep},
+      {.name = "--force",
+       .kind = SL_CLI_FLAG,
+       .help = "replace OUT if it exists",
+       .dst = &force},
+      {.name = "--shards",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 100000,
+       .help = "OUT is a folder of N shards and their index (docs/SHARDS.md)",
+       .dst = &shards},
+      {.name = "--format",
+       .kind = SL_CLI_ENUM,
+       .value = "F",
+       .choices = k_formats,
+       .help = "the shards' format: lmdb (default) or hdf5",
+       .dst = &fmt},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "pack",
+      .head = "usage: sluice pack --from FILE OUT [--set KEY=VALUE]... "
+              "[--keep-jpeg] [--force]\n"
+              "                   [--shards N [--format lmdb|hdf5]]\n\n"
+              "Rewrites the dataset FILE (sluice's own, a Caffe Datum LMDB or "
+              "an LMDB\nof image files) as OUT in sluice's layout (format from "
+              "OUT's extension),\nkeeping labels, class names, targets and "
+              "sample names. JPEG/PNG samples\nare stored as files (JPEGs "
+              "rewritten losslessly into the restart layout);\nraw arrays "
+              "and WebP as raw pixels.\n",
+      .column = 17,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = &out,
+      .min_pos = 1,
+      .max_pos = 1,
+      .too_many = "one OUT only with --from"};
+  int rc = sl_cli_parse(&spec, argc, argv, NULL);
+  if (rc < 0 && !from) {
+    sl_cli_usage(&spec, stderr);
     rc = 2;
   }
-  if (rc == 0 && sl_config_set(cfg, "dataset.path", from) != SL_OK)
+  if (rc < 0 && sl_config_set(cfg, "dataset.path", from) != SL_OK)
     rc = sl_cli_usage_error("pack", "%s", sl_config_errmsg(cfg));
-  if (rc) {
+  if (rc >= 0) {
     sl_config_destroy(cfg);
     return rc;
   }
+  rc = 0;
+  const char *format = fmt >= 0 ? k_formats[fmt] : NULL;
   sl_dataset *ds;
   sl_status st = sl_dataset_open(&ds, cfg);
   sl_config_destroy(cfg);
@@ -140,8 +150,8 @@ int sl_cmd_pack_from(int argc, char **argv) {
   uint64_t n = sl_dataset_count(ds);
   char msg[1024];
   sl_pack_out *po = NULL;
-  if (rc == 0 && sl_pack_out_open(&po, out, shards, (size_t)n, &wo, classes,
-                                  nclasses, msg, sizeof msg) != 0)
+  if (rc == 0 && sl_pack_out_open(&po, out, (uint32_t)shards, (size_t)n, &wo,
+                                  classes, nclasses, msg, sizeof msg) != 0)
     rc = fail_msg(msg);
   uint8_t *buf = NULL;
   size_t cap = 0;

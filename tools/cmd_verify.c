@@ -103,21 +103,6 @@ static void check_box_edges(sl_dataset *ds, const char *path, box_edges *e) {
   }
 }
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: sluice verify FILE [--decode] [--threads N] [--quiet]"
-             "\n\n"
-             "Checks every record's header and bounds; --decode also "
-             "decodes every image\nwith the loader's own decoder (N "
-             "threads, default: online CPUs) and compares\nits size with "
-             "the index. Each bad sample is named (index, the image it was"
-             "\npacked from when the file records it, key or offset, "
-             "reason); the exit\nstatus is 1 if any is bad. Boxes are "
-             "checked when the file is opened (a\nnon-finite or inverted "
-             "box, or a class the file lacks, is damage); a box that\n"
-             "reaches past its image's edge is a warning, counted (the "
-             "loader clips it).\n");
-}
-
 static void add_line(decode_part *p, const char *line) {
   char **l = sl_cli_grow(p->lines, &p->cap, p->nlines + 1, sizeof *l, 16);
   if (!l) {
@@ -251,33 +236,50 @@ static int64_t decode_all(sl_dataset *ds, const char *path, int threads,
 
 int sl_cmd_verify(int argc, char **argv) {
   const char *path = NULL;
-  int decode = 0, quiet = 0;
+  bool decode = false, quiet = false;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--decode"))
-      decode = 1;
-    else if (!strcmp(argv[i], "--quiet"))
-      quiet = 1;
-    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-      long long t;
-      if (!sl_cli_parse_int(argv[++i], 1, 256, &t))
-        return sl_cli_usage_error("verify", "--threads: '%s' (1..256)",
-                                  argv[i]);
-      threads = (int)t;
-    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (argv[i][0] == '-' || path) {
-      usage(stderr);
-      return 2;
-    } else
-      path = argv[i];
-  }
-  if (!path) {
-    usage(stderr);
-    return 2;
-  }
+  long long threads = cpus > 0 ? (cpus > 256 ? 256 : cpus) : 1;
+  const sl_cli_opt opts[] = {
+      {.name = "--decode",
+       .kind = SL_CLI_FLAG,
+       .help = "also decode every image with the loader's own decoder and\n"
+               "compare its size with the index",
+       .dst = &decode},
+      {.name = "--threads",
+       .kind = SL_CLI_INT,
+       .value = "N",
+       .lo = 1,
+       .hi = 256,
+       .help = "decode threads (default: online CPUs)",
+       .dst = &threads},
+      {.name = "--quiet",
+       .kind = SL_CLI_FLAG,
+       .help = "no progress display",
+       .dst = &quiet},
+  };
+  const sl_cli_spec spec = {
+      .cmd = "verify",
+      .head = "usage: sluice verify FILE [--decode] [--threads N] [--quiet]\n\n"
+              "Checks every record's header and bounds; --decode also "
+              "decodes every image\nwith the loader's own decoder (N "
+              "threads, default: online CPUs) and compares\nits size with "
+              "the index. Each bad sample is named (index, the image it was"
+              "\npacked from when the file records it, key or offset, "
+              "reason); the exit\nstatus is 1 if any is bad. Boxes are "
+              "checked when the file is opened (a\nnon-finite or inverted "
+              "box, or a class the file lacks, is damage); a box that\n"
+              "reaches past its image's edge is a warning, counted (the "
+              "loader clips it).\n\n",
+      .column = 12,
+      .opts = opts,
+      .nopts = sizeof opts / sizeof opts[0],
+      .pos = &path,
+      .min_pos = 1,
+      .max_pos = 1,
+      .too_many = "one FILE only"};
+  int rc = sl_cli_parse(&spec, argc, argv, NULL);
+  if (rc >= 0)
+    return rc;
   verify_state v = {path, 0};
   sl_dataset *ds;
   if (sl_dataset_open_verify(&ds, path, on_bad, &v) != SL_OK) {
@@ -289,7 +291,7 @@ int sl_cmd_verify(int argc, char **argv) {
   box_edges edges = {0};
   check_box_edges(ds, path, &edges);
   if (decode) {
-    int64_t bad = decode_all(ds, path, threads, quiet);
+    int64_t bad = decode_all(ds, path, (int)threads, quiet);
     if (bad < 0) {
       fprintf(stderr, "sluice verify: out of memory or no threads\n");
       sl_dataset_close(ds);

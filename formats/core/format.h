@@ -42,8 +42,8 @@ typedef struct sl_format {
   const char *title;   /* "LMDB": in lists of formats in messages */
   const char *what;    /* "an LMDB file": "...; this is <what>" */
   unsigned options;    /* SL_FOPT_* it takes */
-  unsigned entries;    /* SL_ENTRIES_BIT of each dataset.layout it reads */
-  /* The entries' kind whatever dataset.layout says ("example"); NULL: the
+  unsigned entries;    /* SL_ENTRIES_BIT of each dataset.entries it reads */
+  /* The entries' kind whatever dataset.entries says ("example"); NULL: the
    * entry layout's name. */
   const char *entries_name;
 

@@ -410,7 +410,7 @@ static sl_status check_options(const sl_source *src, const char *path,
   if (!(row->entries & SL_ENTRIES_BIT(src->entries))) {
     unsigned bit = SL_ENTRIES_BIT(src->entries);
     return sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.layout = %s is for %s; "
+                      "%s: dataset.entries = %s is for %s; "
                       "this is %s",
                       path, entries_name(src->entries),
                       row_list(list, sizeof list, BY_ENTRIES, bit), row->what);

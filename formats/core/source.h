@@ -52,7 +52,7 @@ typedef enum sl_format_kind {
   SL_FORMAT_SHARDS      /* sluice shards and their index (source_shards.c) */
 } sl_format_kind;
 
-/* The entry kind: what a file's entries hold (the dataset.layout key;
+/* The entry kind: what a file's entries hold (the dataset.entries key;
  * "layout" itself means a batch's NCHW/NHWC, sl_layout). Auto:
  * sluice's own when the file holds its "sluice.meta" entry, else from the first
  * sample-like value: an image file's magic means images, anything else is
@@ -77,7 +77,7 @@ typedef enum sl_channel_order {
   SL_CHANNELS_RGB
 } sl_channel_order;
 
-/* How an HDF5 pixel array's axes are ordered (the dataset.array_layout
+/* How an HDF5 pixel array's axes are ordered (the dataset.axis_order
  * key).
  * Auto: NHWC when the last dimension is 1, 3 or 4, else NCHW when the
  * second is. */
@@ -92,7 +92,7 @@ typedef enum sl_axis_order {
 /* The typed options of a source (the loader builds them from dataset.*). */
 typedef struct sl_source_opts {
   sl_format_kind fmt;
-  sl_entry_kind entries; /* dataset.layout */
+  sl_entry_kind entries; /* dataset.entries */
   sl_channel_order order;
   /* Foreign layouts: NULL or "" for none, else a text file of lines
    * `key label [t1 ... tK]` giving each key's label and targets. */

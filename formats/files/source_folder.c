@@ -219,7 +219,7 @@ static sl_status sl_source_index_folder(sl_source *src, const char *path,
   sl_status st = see_dir(src->dirfd, ".", &seen, &fresh, path, err);
   if (st == SL_OK)
     st = list_dir(src->dirfd, ".", true, &classes, path, err);
-  if (st == SL_OK)
+  if (st == SL_OK && classes.n) /* qsort of NULL, 0 is undefined */
     qsort(classes.v, classes.n, sizeof *classes.v, by_name);
   if (st == SL_OK && (classes.n == 0 || classes.n > INT32_MAX))
     st = sl_err_set(err, SL_EIO,
@@ -234,7 +234,7 @@ static sl_status sl_source_index_folder(sl_source *src, const char *path,
   for (size_t c = 0; st == SL_OK && c < classes.n; c++) {
     size_t before = files.n;
     st = walk(src->dirfd, classes.v[c], 0, &files, &seen, path, err);
-    if (st == SL_OK)
+    if (st == SL_OK && files.n > before) /* files.v may still be NULL */
       qsort(files.v + before, files.n - before, sizeof *files.v,
             by_dir_then_name);
     /* keep what sluice decodes; the rest is skipped, counted */

@@ -292,7 +292,7 @@ sl_status sl_h5_check_images(sl_source *src, const sl_h5_dset *a, hid_t file,
   if (a->rank == 3) {
     if (o == SL_AXES_NWHC || o == SL_AXES_NCWH)
       snprintf(why, sizeof why,
-               "(shape %s): dataset.array_layout = %s: width-major arrays "
+               "(shape %s): dataset.axis_order = %s: width-major arrays "
                "are not read yet (transpose with numpy and rewrite)",
                sh, o == SL_AXES_NWHC ? "nwhc" : "ncwh");
     o = SL_AXES_NHWC;
@@ -308,12 +308,12 @@ sl_status sl_h5_check_images(sl_source *src, const sl_h5_dset *a, hid_t file,
       else
         snprintf(why, sizeof why,
                  "has shape %s: no axis of 1, 3 or 4 channels (last or "
-                 "second); set dataset.array_layout",
+                 "second); set dataset.axis_order",
                  sh);
     }
     if (!why[0] && (o == SL_AXES_NWHC || o == SL_AXES_NCWH))
       snprintf(why, sizeof why,
-               "(shape %s): dataset.array_layout = %s: width-major arrays "
+               "(shape %s): dataset.axis_order = %s: width-major arrays "
                "are not read yet (transpose with numpy and rewrite)",
                sh, o == SL_AXES_NWHC ? "nwhc" : "ncwh");
     hsize_t hh = o == SL_AXES_NHWC ? d[1] : d[2];
@@ -328,7 +328,7 @@ sl_status sl_h5_check_images(sl_source *src, const sl_h5_dset *a, hid_t file,
                "read; %s)",
                sh, o == SL_AXES_NHWC ? "NHWC" : "NCHW", g->c,
                g->c == 4 ? "dropping a 4th channel is not done yet"
-                         : "set dataset.array_layout if the axes are "
+                         : "set dataset.axis_order if the axes are "
                            "other");
     if (!why[0] && o == SL_AXES_NHWC && g->c == 3 &&
         src->order == SL_CHANNELS_BGR)

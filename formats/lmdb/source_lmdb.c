@@ -1,5 +1,5 @@
 /* Indexing an LMDB file (layout in formats/core/layout.h). Files other tools
- * wrote (no "sluice.meta" entry, or dataset.layout caffe/images) share the
+ * wrote (no "sluice.meta" entry, or dataset.entries caffe/images) share the
  * check, the environment and the cursor set up here, and are walked by
  * source_foreign.c.
  *

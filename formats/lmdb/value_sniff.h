@@ -1,5 +1,5 @@
 /* Serialisations other tools put in LMDB values, named when a file read
- * as Caffe Datums (dataset.layout = caffe, or a first value that is neither
+ * as Caffe Datums (dataset.entries = caffe, or a first value that is neither
  * a pickle nor a msgpack array: e.g. msgpack maps) fails at its first
  * value: Python pickles and msgpack, whose (image, label) records sluice
  * reads as layouts pickle and msgpack (formats/lmdb/pickle_value.h,

@@ -71,6 +71,15 @@ def option_names():
     return dict(_short_names()[0])
 
 
+# The keyword names of renamed keys' old names (loader/config.c's
+# k_old_names): Loader passes the old key on, which the C side reads as
+# the new one (dataset.entries, dataset.axis_order). Not listed by
+# option_names().
+_OLD_NAMES = {"dataset_layout": "dataset.layout",
+              "dataset_array_layout": "dataset.array_layout",
+              "array_layout": "dataset.array_layout"}
+
+
 def _short_names():
     """Maps short option names to full keys: the key's last part when no
     other section has it ("batch_size"), and section_key always
@@ -127,7 +136,7 @@ def _resolve_options(config, options):
         items = []
     items += list(options.items())
     for k, v in items:
-        full = k if k in keys else names.get(k)
+        full = k if k in keys else names.get(k, _OLD_NAMES.get(k))
         if full is None:
             # Let the C side say it, with its nearest-key suggestion.
             full = k

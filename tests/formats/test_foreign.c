@@ -520,6 +520,37 @@ static void test_other_serialisations_named(void **state) {
   sl_dataset_close(ds);
 }
 
+/* An image folder whose first class folder is empty, and one with no class
+ * folder at all, read with dataset.format = folder: the empty class keeps
+ * its label, the folder without classes is refused. Both sorted empty
+ * lists at a NULL array before (UBSan's findings in fuzz_folder). */
+static void test_folder_empty_classes(void **state) {
+  (void)state;
+  char p[700], f[760];
+  const char *const kv[] = {"dataset.format", "folder", NULL};
+  path_in(p, sizeof p, "empty_first");
+  assert_int_equal(mkdir(p, 0755), 0);
+  snprintf(f, sizeof f, "%s/a", p);
+  assert_int_equal(mkdir(f, 0755), 0);
+  snprintf(f, sizeof f, "%s/b", p);
+  assert_int_equal(mkdir(f, 0755), 0);
+  snprintf(f, sizeof f, "%s/b/x.jpg", p);
+  assert_int_equal(ti_jpeg(f, 8, 8, 0, 90), 0);
+  sl_dataset *ds = sl_test_open_kv(NULL, p, kv);
+  assert_int_equal(sl_dataset_count(ds), 1);
+  assert_int_equal(sl_dataset_class_count(ds), 2);
+  sl_sample_meta m;
+  assert_int_equal(sl_dataset_info(ds, 0, &m), SL_OK);
+  assert_int_equal(m.label, 1);
+  sl_dataset_close(ds);
+  path_in(p, sizeof p, "no_classes");
+  assert_int_equal(mkdir(p, 0755), 0);
+  assert_int_equal(sl_test_try_open_kv(&ds, NULL, p, kv), SL_EIO);
+  if (!strstr(sl_dataset_errmsg(ds), "no class subfolders"))
+    fail_msg("no classes: %s", sl_dataset_errmsg(ds));
+  sl_dataset_close(ds);
+}
+
 /* A folder or an image given as the dataset is named for what it is, with
  * the command that makes a dataset of it (it said ".../data.mdb: No such
  * file or directory", and "HDF5 files made by `sluice pack`", stale: h5py
@@ -551,14 +582,14 @@ static void test_folder_and_image_named(void **state) {
   sl_dataset_close(ds);
 }
 
-/* dataset.layout forces a reading: a Caffe file read as images or as
+/* dataset.entries forces a reading: a Caffe file read as images or as
  * sluice's own fails with a message that says why. */
 static void test_forced_layout(void **state) {
   (void)state;
   const char *cases[][2] = {{"images", "00000000_train/img0.png"},
                             {"sluice", "sluice.meta"}};
   for (int c = 0; c < 2; c++) {
-    const char *layout[] = {"dataset.layout", cases[c][0], NULL};
+    const char *layout[] = {"dataset.entries", cases[c][0], NULL};
     sl_dataset *ds;
     assert_int_equal(sl_test_try_open_kv(&ds, g_dir, "caffe_raw.mdb", layout),
                      SL_EFORMAT);
@@ -567,7 +598,7 @@ static void test_forced_layout(void **state) {
     sl_dataset_close(ds);
   }
   /* Forced caffe on the right file works. */
-  const char *kv[] = {"dataset.layout", "caffe", NULL};
+  const char *kv[] = {"dataset.entries", "caffe", NULL};
   sl_dataset *ds = open_with("caffe_raw.mdb", kv);
   assert_int_equal(sl_dataset_count(ds), NRAW);
   sl_dataset_close(ds);
@@ -767,6 +798,7 @@ int main(void) {
       cmocka_unit_test(test_damaged),
       cmocka_unit_test(test_other_serialisations_named),
       cmocka_unit_test(test_folder_and_image_named),
+      cmocka_unit_test(test_folder_empty_classes),
       cmocka_unit_test(test_forced_layout),
       cmocka_unit_test(test_named_subdb),
       cmocka_unit_test(test_cli),

@@ -13,7 +13,7 @@
  * (__reduce__ to os.system, a numpy array, a numpy int label) and Python
  * 3's protocol-2 bytes refused naming the opcode; damaged values refused
  * naming key and offset, and reported per sample in verify mode; the
- * label file overriding stored labels; dataset.layout; `sluice info`,
+ * label file overriding stored labels; dataset.entries; `sluice info`,
  * `verify` and `pack --from`. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -287,7 +287,7 @@ static void test_damaged(void **state) {
   }
 }
 
-/* dataset.label_file overrides the stored labels; dataset.layout names
+/* dataset.label_file overrides the stored labels; dataset.entries names
  * the reading (a wrong one fails at the first value, saying why). */
 static void test_label_file_and_layout(void **state) {
   (void)state;
@@ -303,8 +303,8 @@ static void test_label_file_and_layout(void **state) {
     assert_int_equal(m.label, 100 + (int32_t)i);
   }
   sl_dataset_close(ds);
-  const char *mp[] = {"dataset.layout", "msgpack", NULL};
-  const char *pk[] = {"dataset.layout", "pickle", NULL};
+  const char *mp[] = {"dataset.entries", "msgpack", NULL};
+  const char *pk[] = {"dataset.entries", "pickle", NULL};
   if (open_kv(&ds, "tp_numpy.mdb", mp) != SL_OK)
     fail_msg("%s", sl_dataset_errmsg(ds));
   assert_string_equal(sl_dataset_layout_name(ds), "msgpack");

@@ -334,7 +334,7 @@ static void test_recordio_multipart(void **state) {
   assert_int_equal(try_open(&ds, "tf.tfrecord", rio), SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "not an MXNet RecordIO"));
   sl_dataset_close(ds);
-  const char *lay[] = {"dataset.layout", "caffe", NULL};
+  const char *lay[] = {"dataset.entries", "caffe", NULL};
   assert_int_equal(try_open(&ds, "multi.rec", lay), SL_ECONFIG);
   sl_dataset_close(ds);
 }

@@ -302,7 +302,7 @@ static void test_tf_damaged(void **state) {
   assert_non_null(strstr(sl_dataset_errmsg(ds), "part-0.rec"));
   sl_dataset_close(ds);
   /* options for other formats are refused as for one file */
-  const char *lay[] = {"dataset.layout", "caffe", NULL};
+  const char *lay[] = {"dataset.entries", "caffe", NULL};
   path_in(p, sizeof p, "tf/list.txt");
   assert_int_equal(sl_test_try_open_kv(&ds, NULL, p, lay), SL_ECONFIG);
   sl_dataset_close(ds);

@@ -370,6 +370,13 @@ static void test_lmdb_directory(void **state) {
       sl_source_open(&src, d, SL_FORMAT_AUTO, SL_SOURCE_MMAP, &err), SL_EIO);
   assert_non_null(strstr(err.msg, "no data.mdb"));
   assert_non_null(strstr(err.msg, "a folder, not a dataset"));
+  /* Read as an image folder (dataset.format = folder), the same folder
+   * has no class subfolders: said, with no sort of an empty list (a
+   * qsort of NULL, UBSan's finding in fuzz_folder). */
+  assert_int_equal(
+      sl_source_open(&src, d, SL_FORMAT_FOLDER, SL_SOURCE_MMAP, &err), SL_EIO);
+  assert_null(src);
+  assert_non_null(strstr(err.msg, "no class subfolders"));
 }
 
 static void test_empty_files(void **state) {
@@ -732,12 +739,12 @@ static void test_option_refusals(void **state) {
        "WebDataset",
        "HDF5"},
       {false,
-       "dataset.layout = array",
+       "dataset.entries = array",
        {.entries = SL_ENTRIES_ARRAY},
        "HDF5",
        "LMDB"},
       {true,
-       "dataset.layout = caffe",
+       "dataset.entries = caffe",
        {.entries = SL_ENTRIES_CAFFE},
        "LMDB",
        "HDF5"},

@@ -59,6 +59,8 @@ static void test_parse_u64(void **state) {
 
 static int parse_even(const char *arg, void *dst) {
   long long v;
+  if (!strcmp(arg, "odd"))
+    return -1; /* as if it had printed its own message */
   if (!sl_cli_parse_int(arg, 0, 100, &v) || v % 2)
     return 0;
   *(long long *)dst = v;
@@ -156,6 +158,7 @@ static void test_parse_table(void **state) {
       {"a", "--out", NULL},
       {"a", "--mode", "x", NULL},
       {"a", "--even", "3", NULL},
+      {"a", "--even", "odd", NULL},
       {"a", "--nope", NULL},
       {"a", "b", "c", NULL},
       {"-", NULL},
@@ -164,6 +167,27 @@ static void test_parse_table(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     if (run(&p, bad[i]) != 2)
       fail_msg("case %zu not a usage error", i);
+  /* A value may join its option after '=' (getopt_long's form). */
+  const char *joined[] = {
+      "a", "--n=3", "--out=x=y.png", "--mode=fast", "--even=", "8", NULL};
+  assert_int_equal(run(&p, joined), 2); /* "--even=": an empty value */
+  joined[4] = "--even=8";
+  joined[5] = NULL;
+  assert_int_equal(run(&p, joined), -1);
+  assert_int_equal(p.n, 3);
+  assert_string_equal(p.out, "x=y.png");
+  assert_int_equal(p.mode, 0);
+  assert_int_equal(p.even, 8);
+  assert_int_equal(p.npos, 1);
+  static const char *const bad_joined[][3] = {
+      {"a", "--flag=1", NULL}, /* a flag takes none */
+      {"a", "--n=10", NULL},
+      {"a", "--no=3", NULL},
+      {"a", "--n3=3", NULL},
+  };
+  for (size_t i = 0; i < sizeof bad_joined / sizeof bad_joined[0]; i++)
+    if (run(&p, bad_joined[i]) != 2)
+      fail_msg("joined case %zu not a usage error", i);
   const char *help[] = {"--n", "10", "-h", NULL}; /* the error comes first */
   assert_int_equal(run(&p, help), 2);
   const char *help2[] = {"-h", "--n", "10", NULL};
