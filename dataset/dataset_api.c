@@ -164,8 +164,12 @@ const char *sl_dataset_format(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_format_name(ds->src) : "";
 }
 
-const char *sl_dataset_layout_name(const sl_dataset *ds) {
+const char *sl_dataset_entries(const sl_dataset *ds) {
   return ds && ds->src ? sl_source_entries_name(ds->src) : "";
+}
+
+const char *sl_dataset_layout_name(const sl_dataset *ds) {
+  return sl_dataset_entries(ds);
 }
 
 uint64_t sl_dataset_skipped_entries(const sl_dataset *ds) {

@@ -790,7 +790,7 @@ SL_API sl_status sl_augment_recipe_draw(const sl_config *cfg, uint64_t epoch,
  * HDF5), or a file that other tools wrote (an LMDB of Caffe Datums, of
  * JPEG/PNG files or of pickled or msgpack (image, label) records, an h5py
  * array, WebDataset shards, an ImageFolder, a TFRecord of
- * tf.train.Example, an MXNet RecordIO .rec: sl_dataset_layout_name),
+ * tf.train.Example, an MXNet RecordIO .rec: sl_dataset_entries),
  * opened for random access, as
  * mdb_get is for LMDB:
  *
@@ -980,6 +980,9 @@ SL_API uint32_t sl_dataset_levels(const sl_dataset *ds, uint64_t *images,
  * from dataset.label_key as stored, plus dataset.label_offset) or
  * "irheader" (MXNet RecordIO image records: the IRHeader's label, or its
  * flag float labels as targets). "" for a handle that did not open. */
+SL_API const char *sl_dataset_entries(const sl_dataset *ds);
+/* The same, by its older name (kept: "layout" now means only a batch's
+ * NCHW/NHWC, and a file's layout version). */
 SL_API const char *sl_dataset_layout_name(const sl_dataset *ds);
 /* Layout "array" (an HDF5 file h5py or MATLAB wrote: a uint8 pixel array
  * (N,H,W), (N,H,W,C) or (N,C,H,W), contiguous, beside optional labels and

@@ -325,7 +325,7 @@ int sl_cmd_info(int argc, char **argv) {
   char a[32], b[32], c[32], d[32], buf[4096];
   human(a, sizeof a, (double)sl_dataset_file_size(ds));
   printf("file:        %s\n", path);
-  const char *layout = sl_dataset_layout_name(ds);
+  const char *layout = sl_dataset_entries(ds);
   bool foreign = strcmp(layout, "sluice") != 0;
   if (!foreign)
     printf("format:      %s, layout version %" PRIu32 "\n",
@@ -345,7 +345,7 @@ int sl_cmd_info(int argc, char **argv) {
     printf("format:      folder (ImageFolder: class subfolders of image "
            "files)\n");
   else if (foreign && !wds)
-    printf("format:      %s, layout %s (%s)\n", fmt, layout,
+    printf("format:      %s, entries %s (%s)\n", fmt, layout,
            strcmp(layout, "caffe") == 0 ? "Caffe Datums"
            : strcmp(layout, "pickle") == 0
                ? "each value a pickled (image bytes, label)"

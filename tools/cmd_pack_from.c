@@ -133,8 +133,8 @@ int sl_cmd_pack_from(int argc, char **argv) {
     return rc;
   }
   char settings[1200];
-  snprintf(settings, sizeof settings, "sluice pack --from %s (layout %s)%s",
-           from, sl_dataset_layout_name(ds), keep ? " --keep-jpeg" : "");
+  snprintf(settings, sizeof settings, "sluice pack --from %s (entries %s)%s",
+           from, sl_dataset_entries(ds), keep ? " --keep-jpeg" : "");
   sl_writer_options wo = {0};
   wo.target_width = sl_dataset_target_width(ds);
   wo.keep_jpeg = keep;
@@ -164,8 +164,8 @@ int sl_cmd_pack_from(int argc, char **argv) {
   if (rc == 0 && sl_pack_out_commit(po, msg, sizeof msg) != 0)
     rc = fail_msg(msg);
   if (rc == 0)
-    printf("sluice pack: %" PRIu64 " samples from %s (layout %s) -> %s\n", n,
-           from, sl_dataset_layout_name(ds), out);
+    printf("sluice pack: %" PRIu64 " samples from %s (entries %s) -> %s\n", n,
+           from, sl_dataset_entries(ds), out);
   sl_pack_out_close(po, rc == 0);
   free(classes);
   sl_dataset_close(ds);

@@ -255,7 +255,7 @@ static int measure(const char *path, const char *const *kv, const char *out,
 
 int sl_info_speed(sl_dataset *ds, const char *path, const char *const *kv,
                   long long samples, long long res) {
-  if (!strcmp(sl_dataset_layout_name(ds), "sluice")) {
+  if (!strcmp(sl_dataset_entries(ds), "sluice")) {
     printf("speed:       already packed (sluice's layout): crops decode as "
            "fast as sluice\n             makes them; nothing to compare\n");
     return 0;

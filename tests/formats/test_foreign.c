@@ -219,7 +219,7 @@ static void check_decode(sl_dataset *ds, fixture f, int side) {
 static void test_caffe_raw(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_RAW);
-  assert_string_equal(sl_dataset_layout_name(ds), "caffe");
+  assert_string_equal(sl_dataset_entries(ds), "caffe");
   assert_string_equal(sl_dataset_format(ds), "lmdb");
   assert_int_equal(sl_dataset_count(ds), NRAW);
   assert_int_equal(sl_dataset_target_width(ds), 2);
@@ -251,7 +251,7 @@ static void test_caffe_raw(void **state) {
 static void test_mnist_directory(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_MNIST);
-  assert_string_equal(sl_dataset_layout_name(ds), "caffe");
+  assert_string_equal(sl_dataset_entries(ds), "caffe");
   assert_int_equal(sl_dataset_count(ds), NMN);
   assert_int_equal(sl_dataset_annotated_count(ds), 2);
   assert_int_equal(sl_dataset_target_width(ds), 0);
@@ -269,7 +269,7 @@ static void test_mnist_directory(void **state) {
 static void test_caffe_encoded(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_ENC);
-  assert_string_equal(sl_dataset_layout_name(ds), "caffe");
+  assert_string_equal(sl_dataset_entries(ds), "caffe");
   assert_int_equal(sl_dataset_count(ds), NIMG);
   for (uint64_t i = 0; i < NIMG; i++) {
     sl_sample_meta m;
@@ -300,7 +300,7 @@ static void test_caffe_encoded(void **state) {
 static void test_lsun_and_folder(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_LSUN);
-  assert_string_equal(sl_dataset_layout_name(ds), "images");
+  assert_string_equal(sl_dataset_entries(ds), "images");
   assert_int_equal(sl_dataset_count(ds), NIMG);
   assert_int_equal(sl_dataset_target_width(ds), 1);
   bool seen[NIMG] = {0};
@@ -326,7 +326,7 @@ static void test_lsun_and_folder(void **state) {
   sl_dataset_close(ds);
 
   ds = open_fixture(F_FOLDER);
-  assert_string_equal(sl_dataset_layout_name(ds), "images");
+  assert_string_equal(sl_dataset_entries(ds), "images");
   assert_int_equal(sl_dataset_count(ds), NIMG);
   assert_int_equal(sl_dataset_skipped_entries(ds), 4);
   check_decode(ds, F_FOLDER, S);
@@ -510,7 +510,7 @@ static void test_other_serialisations_named(void **state) {
   sl_dataset *ds;
   if (sl_dataset_open_file(&ds, p) != SL_OK)
     fail_msg("msgpack.mdb: %s", sl_dataset_errmsg(ds));
-  assert_string_equal(sl_dataset_layout_name(ds), "msgpack");
+  assert_string_equal(sl_dataset_entries(ds), "msgpack");
   assert_int_equal(sl_dataset_count(ds), 3);
   for (uint64_t i = 0; i < 3; i++) {
     sl_sample_meta m;
@@ -611,7 +611,7 @@ static void test_named_subdb(void **state) {
   const char *train[] = {"dataset.lmdb_db", "train", NULL};
   const char *val[] = {"dataset.lmdb_db", "val", NULL};
   sl_dataset *ds = open_with("named.mdb", train);
-  assert_string_equal(sl_dataset_layout_name(ds), "caffe");
+  assert_string_equal(sl_dataset_entries(ds), "caffe");
   assert_int_equal(sl_dataset_count(ds), NRAW);
   check_decode(ds, F_RAW, S);
   sl_dataset_close(ds);
@@ -709,7 +709,7 @@ static void test_cli(void **state) {
   char args[2048];
   static const struct {
     const char *file, *want;
-  } info[] = {{"caffe_raw.mdb", "layout caffe"},
+  } info[] = {{"caffe_raw.mdb", "entries caffe"},
               {"mnist", "2 SSD AnnotatedDatums"},
               {"lsun.mdb", "webp 2"},
               {"folder.mdb", "skipped:     4 entries"},
@@ -764,7 +764,7 @@ static void test_pack_from(void **state) {
       fail_msg("%s:\n%s", args, out);
     snprintf(p, sizeof p, "packed%zu.lmdb", c);
     sl_dataset *ds = open_with(p, NULL);
-    assert_string_equal(sl_dataset_layout_name(ds), "sluice");
+    assert_string_equal(sl_dataset_entries(ds), "sluice");
     assert_int_equal(sl_dataset_count(ds), cases[c].f == F_MNIST ? NMN : NIMG);
     sl_sample_meta m;
     assert_int_equal(sl_dataset_info(ds, 1, &m), SL_OK);

@@ -228,7 +228,7 @@ static void test_open_and_decode(void **state) {
       fail_msg("%s: %s", f->name, sl_dataset_errmsg(ds));
     sl_config_destroy(cfg);
     assert_string_equal(sl_dataset_format(ds), "hdf5");
-    assert_string_equal(sl_dataset_layout_name(ds), "array");
+    assert_string_equal(sl_dataset_entries(ds), "array");
     assert_non_null(strstr(sl_dataset_description(ds), "uint8"));
     assert_int_equal(sl_dataset_count(ds), f->n);
     assert_int_equal(sl_dataset_target_width(ds), f->k);
@@ -616,7 +616,7 @@ static void test_cli(void **state) {
   snprintf(args, sizeof args, "info '%s/nchw.h5'", g_dir);
   if (cli_run(args, out, sizeof out) != 0)
     fail_msg("%s", out);
-  assert_non_null(strstr(out, "layout array"));
+  assert_non_null(strstr(out, "entries array"));
   assert_non_null(strstr(out, "images /imgs (5, 3, 16, 16) uint8, NCHW RGB"));
   assert_non_null(strstr(out, "labels /y (5, 1)"));
   snprintf(args, sizeof args, "info '%s/many500.h5'", g_dir);

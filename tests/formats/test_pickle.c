@@ -150,7 +150,7 @@ static void test_read(void **state) {
     sl_dataset *ds;
     if (open_kv(&ds, k_good[c].file, NULL) != SL_OK)
       fail_msg("%s: %s", k_good[c].file, sl_dataset_errmsg(ds));
-    assert_string_equal(sl_dataset_layout_name(ds), k_good[c].layout);
+    assert_string_equal(sl_dataset_entries(ds), k_good[c].layout);
     assert_int_equal(sl_dataset_count(ds), NIMG);
     assert_int_equal(sl_dataset_skipped_entries(ds), k_good[c].skipped);
     for (uint64_t i = 0; i < NIMG; i++) {
@@ -307,7 +307,7 @@ static void test_label_file_and_layout(void **state) {
   const char *pk[] = {"dataset.entries", "pickle", NULL};
   if (open_kv(&ds, "tp_numpy.mdb", mp) != SL_OK)
     fail_msg("%s", sl_dataset_errmsg(ds));
-  assert_string_equal(sl_dataset_layout_name(ds), "msgpack");
+  assert_string_equal(sl_dataset_entries(ds), "msgpack");
   sl_dataset_close(ds);
   assert_int_equal(open_kv(&ds, "tp_bin.mdb", pk), SL_EFORMAT);
   assert_non_null(strstr(sl_dataset_errmsg(ds), "not a pickle"));
@@ -379,9 +379,9 @@ static void test_cli(void **state) {
   char args[2048];
   static const struct {
     const char *file, *want;
-  } info[] = {{"pk4.mdb", "layout pickle"},
+  } info[] = {{"pk4.mdb", "entries pickle"},
               {"pk4.mdb", "skipped:     2 entries"},
-              {"tp_numpy.mdb", "layout msgpack"}};
+              {"tp_numpy.mdb", "entries msgpack"}};
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
     sl_test_expect_cli_info(g_dir, info[c].file, info[c].want);
   snprintf(args, sizeof args, "verify '%s/evil_reduce4.mdb'", g_dir);
@@ -396,7 +396,7 @@ static void test_cli(void **state) {
   sl_dataset *ds;
   if (open_kv(&ds, "packed.lmdb", NULL) != SL_OK)
     fail_msg("packed: %s", sl_dataset_errmsg(ds));
-  assert_string_equal(sl_dataset_layout_name(ds), "sluice");
+  assert_string_equal(sl_dataset_entries(ds), "sluice");
   assert_int_equal(sl_dataset_count(ds), NIMG);
   for (uint64_t i = 0; i < NIMG; i++) {
     sl_sample_meta m;

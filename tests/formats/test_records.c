@@ -220,7 +220,7 @@ static void test_tfrecord_imagenet(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_TF);
   assert_string_equal(sl_dataset_format(ds), "tfrecord");
-  assert_string_equal(sl_dataset_layout_name(ds), "example");
+  assert_string_equal(sl_dataset_entries(ds), "example");
   assert_int_equal(sl_dataset_target_width(ds), 0);
   check_samples(ds, F_TF, 0);
   char name[64];
@@ -245,7 +245,7 @@ static void test_tfrecord_imagenet(void **state) {
 static void test_tfrecord_tfds_and_keys(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_TFDS);
-  assert_string_equal(sl_dataset_layout_name(ds), "example");
+  assert_string_equal(sl_dataset_entries(ds), "example");
   check_samples(ds, F_TFDS, 0);
   char name[64];
   assert_int_equal(sl_dataset_name(ds, 1, name, sizeof name), SL_OK);
@@ -280,7 +280,7 @@ static void test_recordio(void **state) {
   (void)state;
   sl_dataset *ds = open_fixture(F_IM);
   assert_string_equal(sl_dataset_format(ds), "recordio");
-  assert_string_equal(sl_dataset_layout_name(ds), "irheader");
+  assert_string_equal(sl_dataset_entries(ds), "irheader");
   assert_int_equal(sl_dataset_target_width(ds), 0);
   check_samples(ds, F_IM, 0);
   expect_stored(ds, 1, "img/img1.png");
@@ -485,9 +485,9 @@ static void test_cli(void **state) {
   char args[2048];
   static const struct {
     const char *file, *want;
-  } info[] = {{"tf.tfrecord", "format:      tfrecord, layout example"},
+  } info[] = {{"tf.tfrecord", "format:      tfrecord, entries example"},
               {"tfds.tfrecord-00000-of-00001", "e.g. sample 0: img0.jpg"},
-              {"im.rec", "format:      recordio, layout irheader"},
+              {"im.rec", "format:      recordio, entries irheader"},
               {"multi.rec", "targets:     2 floats per sample"},
               {"insight.rec", "skipped:     3 records without image bytes"}};
   for (size_t c = 0; c < sizeof info / sizeof info[0]; c++)
@@ -533,7 +533,7 @@ static void test_pack_from(void **state) {
     char p[64];
     snprintf(p, sizeof p, "packed%zu.lmdb", c);
     sl_dataset *ds = open_with(p, NULL);
-    assert_string_equal(sl_dataset_layout_name(ds), "sluice");
+    assert_string_equal(sl_dataset_entries(ds), "sluice");
     check_samples(ds, f, f == F_TF ? -1 : 0);
     if (f == F_MULTI) {
       sl_sample_meta m;
