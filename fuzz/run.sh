@@ -17,7 +17,8 @@
 # fuzz/corpus_hdf5, fuzz/corpus_h5chunk, fuzz/corpus_h5filter,
 # fuzz/corpus_h5tiles, fuzz/corpus_boxes, fuzz/corpus_pack_detect,
 # fuzz/corpus_tar, fuzz/corpus_example, fuzz/corpus_recordio,
-# fuzz/corpus_image_list, fuzz/corpus_folder, fuzz/corpus_shard_index). New inputs go to
+# fuzz/corpus_image_list, fuzz/corpus_folder, fuzz/corpus_shard_index,
+# fuzz/corpus_url). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
 #   fuzz/run.sh [SECONDS [DATUM_SECONDS [PARSER_SECONDS]]]
@@ -36,7 +37,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_pickle fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter \
   fuzz_h5tiles fuzz_boxes fuzz_pack_detect fuzz_tar fuzz_example fuzz_recordio \
-  fuzz_image_list fuzz_folder fuzz_shard_index
+  fuzz_image_list fuzz_folder fuzz_shard_index fuzz_url
 cd build-fuzz
 # fuzz TARGET SECONDS MAX_LEN CORPUS: new inputs go to build-fuzz/CORPUS,
 # the seeds are fuzz/CORPUS.
@@ -69,5 +70,7 @@ fuzz fuzz_recordio "$parser_secs" 16384 corpus_recordio
 fuzz fuzz_image_list "$parser_secs" 4096 corpus_image_list
 # Builds a directory tree per input (under TMPDIR) and removes it.
 fuzz fuzz_folder "$parser_secs" 4096 corpus_folder
+# A URL, an endpoint, a region and a name, NUL-separated (fuzz_url.c).
+fuzz fuzz_url "$parser_secs" 4096 corpus_url
 # Odd first byte: the harness makes the header and checksum good.
 fuzz fuzz_shard_index "$parser_secs" 16384 corpus_shard_index

@@ -1,0 +1,48 @@
+/* libFuzzer target: the dataset URL helpers (remote/url.c), which take
+ * dataset.path, io.s3_endpoint, io.s3_region and the names in a shard
+ * index (a remote file) and build the URL each request goes to. The input
+ * is cut at its first three NULs into a URL, an endpoint, a region and a
+ * name; the result must fit its buffer and end in a NUL. Build and run:
+ * fuzz/run.sh. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote/url.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The next NUL-terminated part of [*p, end) (the rest when no NUL). */
+static const char *part(const char **p, const char *end) {
+  const char *s = *p;
+  const char *nul = memchr(s, '\0', (size_t)(end - s));
+  *p = nul ? nul + 1 : end;
+  return s;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *buf = malloc(size + 4); /* NULs after the input end every part */
+  if (!buf)
+    return 0;
+  memcpy(buf, data, size);
+  memset(buf + size, 0, 4);
+  const char *p = buf, *end = buf + size + 1;
+  const char *url = part(&p, end);
+  const char *endpoint = p < end ? part(&p, end) : "";
+  const char *region = p < end ? part(&p, end) : "";
+  const char *name = p < end ? part(&p, end) : "";
+  (void)sl_url_kind_of(url);
+  char out[SL_URL_MAX], small[64];
+  sl_err err = {0};
+  if (sl_url_http(url, endpoint, region, out, sizeof out, &err) == SL_OK &&
+      strnlen(out, sizeof out) == sizeof out)
+    abort();
+  if (sl_url_http(url, endpoint, region, small, sizeof small, &err) == SL_OK &&
+      strnlen(small, sizeof small) == sizeof small)
+    abort();
+  if (sl_url_sibling(url, name, out, sizeof out, &err) == SL_OK &&
+      strnlen(out, sizeof out) == sizeof out)
+    abort();
+  free(buf);
+  return 0;
+}
