@@ -153,15 +153,15 @@ bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off) {
   return true;
 }
 
-bool sl_guard_call(void (*fn)(void *ctx), void *ctx, const void *lo, size_t n,
-                   size_t *fault_off) {
-  *fault_off = 0;
+/* fn run with faults on [lo, hi) caught; *fault: where one was. */
+static bool call_guarded(void (*fn)(void *ctx), void *ctx, const char *lo,
+                         const char *hi, const char **fault) {
   sigjmp_buf jb;
   t_lo = lo;
-  t_hi = (const char *)lo + n;
+  t_hi = hi;
   if (sigsetjmp(jb, 0)) {
     atomic_signal_fence(memory_order_seq_cst);
-    *fault_off = (size_t)(t_fault - (const char *)lo);
+    *fault = t_fault;
     sigset_t bus; /* as in sl_guard_copy */
     if (sigemptyset(&bus) == 0 && sigaddset(&bus, SIGBUS) == 0)
       (void)pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
@@ -173,4 +173,19 @@ bool sl_guard_call(void (*fn)(void *ctx), void *ctx, const void *lo, size_t n,
   atomic_signal_fence(memory_order_seq_cst);
   t_jump = NULL;
   return true;
+}
+
+bool sl_guard_call(void (*fn)(void *ctx), void *ctx, const void *lo, size_t n,
+                   size_t *fault_off) {
+  *fault_off = 0;
+  const char *fault = lo;
+  bool ok = call_guarded(fn, ctx, lo, (const char *)lo + n, &fault);
+  *fault_off = (size_t)(fault - (const char *)lo);
+  return ok;
+}
+
+bool sl_guard_call_any(void (*fn)(void *ctx), void *ctx) {
+  const char *fault = NULL;
+  return call_guarded(fn, ctx, (const char *)(uintptr_t)1,
+                      (const char *)UINTPTR_MAX, &fault);
 }

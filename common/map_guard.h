@@ -54,5 +54,11 @@ bool sl_guard_copy(void *dst, const void *src, size_t n, size_t *fault_off);
  * the range, and not call sl_guard_copy or sl_guard_call itself. */
 bool sl_guard_call(void (*fn)(void *ctx), void *ctx, const void *lo, size_t n,
                    size_t *fault_off);
+/* As sl_guard_call with a fault at any address caught: for a walk through
+ * a mapping the caller cannot name (liblmdb's own map of the file: it does
+ * not export its address). On this thread, while fn runs, only the file
+ * mappings fn reads can fault with SIGBUS. fn is bound as sl_guard_call's;
+ * a library it calls must hold no lock across its reads either. */
+bool sl_guard_call_any(void (*fn)(void *ctx), void *ctx);
 
 #endif

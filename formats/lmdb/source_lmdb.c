@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "common/map_guard.h"
 #include "formats/core/boxes.h"
 #include "formats/core/format.h"
 #include "formats/core/layout.h"
@@ -60,53 +61,88 @@ static sl_status parse_meta(sl_source *src, const char *text, size_t len,
 static sl_status finish_entries(lmdb_walk *w, sl_err *err);
 static sl_status choose_layout(lmdb_walk *w, sl_err *err);
 
-static sl_status index_lmdb(sl_source *src, const char *env_path, bool subdir,
-                            sl_err *err) {
-  lmdb_walk w = {0};
-  w.src = src;
-  w.thorough = src->on_bad != NULL; /* verify reads every value too */
+/* The open-time reads, run under common/map_guard.h's guard: they read
+ * sluice's map (the check) and liblmdb's own (the walk), and a file that
+ * shrinks meanwhile (copied over, truncated) faults with SIGBUS past its
+ * new end. liblmdb with MDB_NOLOCK holds no lock, and what it allocates
+ * stays reachable from the call (env, txn, cursor), closed by the caller
+ * whether the walk returned or faulted. */
+typedef struct index_call {
+  lmdb_walk w;
+  const char *env_path;
+  bool subdir;
+  MDB_env *env;
+  sl_err *err;
+  sl_status st;
+} index_call;
+
+static void index_reads(void *ctx) {
+  index_call *c = ctx;
+  lmdb_walk *w = &c->w;
+  sl_source *src = w->src;
+  sl_err *err = c->err;
   uint64_t entries = 0;
   sl_status st =
       sl_lmdb_check(src->map, src->file_size, src->path, src->lmdb_db,
-                    w.thorough, &entries, &w.first_data, err);
-  if (st != SL_OK)
-    return st;
-  if (entries == 0)
-    return sl_err_set(err, SL_EFORMAT,
-                      "%s: LMDB file holds no entries; " SL_REPACK_HINT,
-                      src->path);
-  MDB_env *env = NULL;
-  int rc = mdb_env_create(&env);
+                    w->thorough, &entries, &w->first_data, err);
+  if (st == SL_OK && entries == 0)
+    st = sl_err_set(err, SL_EFORMAT,
+                    "%s: LMDB file holds no entries; " SL_REPACK_HINT,
+                    src->path);
+  if (st != SL_OK) {
+    c->st = st;
+    return;
+  }
+  int rc = mdb_env_create(&c->env);
   if (rc == 0 && src->lmdb_db)
-    rc = mdb_env_set_maxdbs(env, 1);
+    rc = mdb_env_set_maxdbs(c->env, 1);
   if (rc == 0)
-    rc = mdb_env_open(env, env_path,
+    rc = mdb_env_open(c->env, c->env_path,
                       MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD |
-                          (subdir ? 0 : MDB_NOSUBDIR),
+                          (c->subdir ? 0 : MDB_NOSUBDIR),
                       0444);
   if (rc == 0)
-    rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &w.txn);
+    rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, &w->txn);
   if (rc == 0)
-    rc = mdb_dbi_open(w.txn, src->lmdb_db, 0, &w.dbi);
+    rc = mdb_dbi_open(w->txn, src->lmdb_db, 0, &w->dbi);
   if (rc == 0)
-    rc = mdb_cursor_open(w.txn, w.dbi, &w.cur);
+    rc = mdb_cursor_open(w->txn, w->dbi, &w->cur);
   if (rc != 0)
     st = sl_err_set(err, rc == ENOMEM ? SL_ENOMEM : SL_EFORMAT,
                     "%s: cannot open as LMDB: %s", src->path, mdb_strerror(rc));
   else
-    st = choose_layout(&w, err);
+    st = choose_layout(w, err);
   if (st == SL_OK && src->entries == SL_ENTRIES_SLUICE)
-    st = walk(&w, entries, err);
+    st = walk(w, entries, err);
   else if (st == SL_OK)
-    st = sl_source_index_foreign(src, w.cur, w.base, entries, err);
-  if (w.cur)
-    mdb_cursor_close(w.cur);
-  if (w.txn)
-    mdb_txn_abort(w.txn);
-  mdb_env_close(env);
-  if (st == SL_OK && src->entries == SL_ENTRIES_SLUICE)
-    st = finish_entries(&w, err);
-  return st;
+    st = sl_source_index_foreign(src, w->cur, w->base, entries, err);
+  c->st = st;
+}
+
+static sl_status index_lmdb(sl_source *src, const char *env_path, bool subdir,
+                            sl_err *err) {
+  index_call c = {.env_path = env_path, .subdir = subdir, .err = err};
+  c.w.src = src;
+  c.w.thorough = src->on_bad != NULL; /* verify reads every value too */
+  sl_status st = sl_guard_install(err);
+  if (st != SL_OK)
+    return st;
+  if (!sl_guard_call_any(index_reads, &c))
+    c.st = sl_err_set(err, SL_EIO,
+                      "%s: a page cannot be read (SIGBUS) while the file "
+                      "was indexed: it shrank (truncated or copied over) "
+                      "since it was opened, or a disk error; it was %" PRIu64
+                      " bytes",
+                      src->path, src->file_size);
+  if (c.w.cur)
+    mdb_cursor_close(c.w.cur);
+  if (c.w.txn)
+    mdb_txn_abort(c.w.txn);
+  if (c.env)
+    mdb_env_close(c.env);
+  if (c.st == SL_OK && src->entries == SL_ENTRIES_SLUICE)
+    c.st = finish_entries(&c.w, err);
+  return c.st;
 }
 
 /* Sluice's own layout when asked for or when its metadata entry is there;

@@ -29,6 +29,7 @@
 
 #include "formats/core/crc32c.h"
 #include "formats/core/source.h"
+#include "formats/core/writer.h"
 #include "formats/files/shard_paths.h"
 #include "support/test_dir.h"
 #include "tools/pack/pack_detect.h"
@@ -428,6 +429,47 @@ static void test_shard_shrinks_during_open(void **state) {
   }
 }
 
+static size_t file_size(const char *path) {
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  return (size_t)sb.st_size;
+}
+
+/* The same for sluice's LMDB (its open checks the file's pages through its
+ * own map, then walks liblmdb's): cut to 8 KiB right after the first map,
+ * SL_EIO naming the file and SIGBUS, not the death of the process. */
+static void test_lmdb_shrinks_during_open(void **state) {
+  (void)state;
+  char p[700];
+  in_dir(p, sizeof p, "%s", "shrinks.lmdb");
+  sl_err err = {0};
+  sl_fwriter *w = NULL;
+  assert_int_equal(sl_fwriter_open(&w, p, SL_FORMAT_LMDB, &err), SL_OK);
+  uint8_t payload[3000];
+  for (int i = 0; i < 200; i++) {
+    memset(payload, i, sizeof payload);
+    sl_sample_info m = {.label = i % 3,
+                        .codec = SL_IMAGE_JPEG,
+                        .channels = 3,
+                        .height = 8,
+                        .width = 8};
+    assert_int_equal(sl_fwriter_add(w, payload, sizeof payload, &m, &err),
+                     SL_OK);
+  }
+  if (sl_fwriter_commit(w, 0, NULL, "", false, &err) != SL_OK)
+    fail_msg("%s", err.msg);
+  g_shrink_path = p;
+  g_shrink_to = 8192;
+  g_shrink_min = file_size(p);
+  sl_source *src = NULL;
+  sl_status st = sl_source_open(&src, p, SL_FORMAT_AUTO, SL_SOURCE_PREAD, &err);
+  assert_null(g_shrink_path); /* it was mapped, and cut */
+  if (st != SL_EIO || strncmp(err.msg, p, strlen(p)) != 0 ||
+      !strstr(err.msg, "SIGBUS"))
+    fail_msg("%s: %d %s", p, st, err.msg);
+  assert_null(src);
+}
+
 /* ---- 3: small files whose first sample sizes a targets table ------------- */
 
 /* calloc and realloc, wrapped (-Wl,--wrap: the formats' objects linked
@@ -449,12 +491,6 @@ void *__wrap_realloc(void *p, size_t size) {
   if (g_track && size > g_largest)
     g_largest = size;
   return __real_realloc(p, size);
-}
-
-static size_t file_size(const char *path) {
-  struct stat sb;
-  assert_int_equal(stat(path, &sb), 0);
-  return (size_t)sb.st_size;
 }
 
 static void count_bad(void *user, uint64_t i, const char *reason) {
@@ -808,6 +844,7 @@ int main(void) {
       cmocka_unit_test(test_coco_many_categories),
       cmocka_unit_test(test_voc_many_names),
       cmocka_unit_test(test_shard_shrinks_during_open),
+      cmocka_unit_test(test_lmdb_shrinks_during_open),
       cmocka_unit_test(test_folder_dangling_link_last),
       cmocka_unit_test(test_recordio_targets_bounded),
       cmocka_unit_test(test_caffe_targets_bounded),
