@@ -462,8 +462,8 @@ SL_API uint32_t sl_loader_source_count(const sl_loader *ld);
 SL_API uint32_t sl_loader_source_of(const sl_loader *ld, uint64_t index,
                                     uint64_t *local);
 /* batch.sources: the dataset each of b's n samples is from, written to
- * sources[0 .. b->n). Errors: SL_EINVAL (NULL arguments, or a batch that
- * is not this loader's). */
+ * sources[0 .. b->n). Errors: SL_EINVAL (NULL arguments, or an index past
+ * the loader's samples: a batch of another loader is caught only so). */
 SL_API sl_status sl_batch_sources(const sl_loader *ld, const sl_batch *b,
                                   uint32_t *sources);
 /* The resolution (square side) of an epoch under the loader's schedule. */

@@ -43,12 +43,19 @@ void sl_dmix_order_destroy(sl_dmix_order *mo) {
 
 /* n_k by largest remainder of N × w_k / sum(w). */
 static void takes(sl_dmix_order *mo, const sl_sampler_config *c) {
-  double sum = 0, frac[SL_DMIX_MAX];
-  for (uint32_t k = 0; k < mo->n; k++)
-    sum += c->members[k].weight;
+  double top = 0, sum = 0, w[SL_DMIX_MAX], frac[SL_DMIX_MAX];
+  for (uint32_t k = 0; k < mo->n; k++) {
+    top = c->members[k].weight > top ? c->members[k].weight : top;
+    sum += w[k] = c->members[k].weight;
+  }
+  if (!isfinite(sum)) { /* weights near 1e308: each over the largest */
+    sum = 0;
+    for (uint32_t k = 0; k < mo->n; k++)
+      sum += w[k] = c->members[k].weight / top;
+  }
   uint64_t given = 0;
   for (uint32_t k = 0; k < mo->n; k++) {
-    double exact = (double)mo->count * (c->members[k].weight / sum);
+    double exact = (double)mo->count * (w[k] / sum);
     double whole = floor(exact);
     mo->m[k].take = whole >= (double)mo->count ? mo->count : (uint64_t)whole;
     frac[k] = exact - whole;

@@ -367,7 +367,7 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
    * same rest again when the saved deal had not begun). */
   uint64_t first = b.next;
   if (b.world != c->world_size) {
-    if (b.npast == 0 || b.next > 0) {
+    if (b.next > 0) { /* saved at batch 0: that deal again, on this world */
       if (b.npast == SL_SAMPLER_DEALS_MAX)
         return sl_err_set(
             &ld->err, SL_ESTATE,
@@ -383,7 +383,16 @@ sl_status sl_loader_restore_state(sl_loader *ld, const void *buf, size_t len) {
   }
   memcpy(ld->past, b.past, sizeof ld->past);
   ld->npast = b.npast;
-  return sl_loader_start_at(ld, b.epoch, first);
+  st = sl_loader_start_at(ld, b.epoch, first);
+  if (st == SL_OK && ld->epoch_nbatches == 0 && pr.left > 0)
+    sl_logf(&ld->log, SL_LOG_WARN,
+            "epoch %llu resumed on %llu ranks: loader.drop_last drops all "
+            "%llu samples the saved run had left (fewer than %llu ranks x "
+            "loader.batch_size %llu)",
+            (unsigned long long)b.epoch, (unsigned long long)c->world_size,
+            (unsigned long long)pr.left, (unsigned long long)c->world_size,
+            (unsigned long long)c->batch_size);
+  return st;
 }
 
 sl_status sl_loader_state_info_get(const void *blob, size_t len,

@@ -14,13 +14,15 @@
  *
  * Memory: each member's own (sample_source.c's bounds, per member: its
  * index, reader and chunk cache, and per worker a pipeline and read
- * buffer), plus 16 bytes a position of a rank's epoch for the split order,
- * all at open. */
+ * buffer; the readers split io.pool_size and the memory budget evenly),
+ * plus 16 bytes a position of a rank's epoch for the split order, all at
+ * open. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/rng.h"
+#include "io/io_select.h"
 #include "loader/loader_internal.h"
 
 /* Keeps members' augmentation seeds apart from member 0's, the loader's. */
@@ -34,6 +36,7 @@ typedef struct dm_ctx {
   sl_dmix_member members[SL_DMIX_MAX];
   uint64_t first[SL_DMIX_MAX + 1]; /* first[n]: the count */
   uint32_t label_off[SL_DMIX_MAX];
+  uint64_t mem_available; /* for the readers' budget; 0: each measures */
   /* The epoch's positions [pos0, pos0 + npos): position p's member and its
    * place in that member's share (member << PLACE_BITS | place), and the
    * shares' member indices, member k's from share[k]. cap entries each: a
@@ -102,8 +105,13 @@ static sl_status dm_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   w->has_pending = false;
   sl_status st = c->sub[k].load(c->sub[k].ctx, w->ws[k], index - c->first[k],
                                 epoch, res, dst, label, bx, t, err);
-  if (st == SL_OK && *label >= 0)
-    *label += (int32_t)c->label_off[k];
+  if (st == SL_OK && c->label_off[k]) { /* classes past earlier datasets' */
+    if (*label >= 0)
+      *label += (int32_t)c->label_off[k];
+    for (uint32_t j = 0; bx && j < *bx->count; j++)
+      if (bx->labels[j] >= 0)
+        bx->labels[j] += (int32_t)c->label_off[k];
+  }
   return st;
 }
 
@@ -185,6 +193,11 @@ static sl_status open_member(dm_ctx *c, uint32_t k, const sl_settings *s,
   *sk = *s;
   sk->dataset_path = sl_dmix_spec_path(&s->dmix, k);
   sk->dmix.n = 0;
+  sk->dmix_member = true;
+  /* The datasets share what one reader would have: io.pool_size and the
+   * memory io.auto_share weighs, split evenly. */
+  sk->io.pool_bytes = s->io.pool_bytes / c->n;
+  sk->io.mem_available = c->mem_available / c->n;
   if (k > 0)
     sk->sampler.seed = sl_mix64(s->sampler.seed ^ MEMBER_SALT) ^ sl_mix64(k);
   sl_status st = sl_sample_source_open(&c->sub[k], sk, log, err);
@@ -237,6 +250,13 @@ sl_status sl_dmix_source_open(sl_sample_src *out, const sl_settings *s,
     return sl_err_set(err, SL_ENOMEM, "dataset.mix: out of memory");
   c->n = s->dmix.n;
   sl_status st = SL_OK;
+  if (s->io.kind == SL_IO_AUTO || s->io.kind == SL_IO_URING)
+    st = s->io.mem_available ? (c->mem_available = s->io.mem_available, SL_OK)
+                             : sl_io_mem_budget(&c->mem_available, err);
+  if (st != SL_OK) {
+    free(c);
+    return st;
+  }
   for (uint32_t k = 0; k < c->n && st == SL_OK; k++)
     if ((st = open_member(c, k, s, log, err)) != SL_OK)
       c->n = k; /* close only those opened */
@@ -249,6 +269,11 @@ sl_status sl_dmix_source_open(sl_sample_src *out, const sl_settings *s,
     c->first[k] = total;
     total += m->count;
     c->label_off[k] = s->dmix_offset_labels ? classes : 0;
+    if (s->dmix_offset_labels && m->classes > (uint32_t)INT32_MAX - classes)
+      st = sl_err_set(err, SL_ECONFIG,
+                      "dataset.mix_labels = offset: the datasets' classes "
+                      "together pass %d",
+                      INT32_MAX);
     classes = s->dmix_offset_labels  ? classes + m->classes
               : m->classes > classes ? m->classes
                                      : classes;
@@ -258,6 +283,15 @@ sl_status sl_dmix_source_open(sl_sample_src *out, const sl_settings *s,
                          m->file_first, m->nfiles};
   }
   c->first[c->n] = total;
+  if (st == SL_OK && c->n > 0 && c->sub[0].batch_mix && s->mix.classes > 0 &&
+      s->mix.classes < classes)
+    st = sl_err_set(err, SL_ECONFIG,
+                    "augment.num_classes = %u, but the mixed datasets' labels "
+                    "run to %u classes%s: soft targets need a column for "
+                    "each",
+                    s->mix.classes, classes,
+                    s->dmix_offset_labels ? " (dataset.mix_labels = offset)"
+                                          : "");
   /* A rank's positions in a whole epoch, as the sampler will deal them. */
   sl_sampler_config sc = s->sampler;
   sc.count = total;
@@ -283,10 +317,15 @@ sl_status sl_dmix_source_open(sl_sample_src *out, const sl_settings *s,
   out->target_width = c->sub[0].target_width;
   out->classes = classes;
   out->box_capacity = box_cap;
+  /* The shares, not the weights: 3, 1 and 6, 2 are one mix. */
+  double top = 0;
+  for (uint32_t k = 0; k < c->n; k++)
+    top = s->dmix.weight[k] > top ? s->dmix.weight[k] : top;
   uint64_t fp = sl_mix64(0x736c2d6d69786564ULL ^ c->n); /* "sl-mixed" */
   for (uint32_t k = 0; k < c->n; k++) {
     uint64_t wbits;
-    memcpy(&wbits, &s->dmix.weight[k], sizeof wbits);
+    double share = s->dmix.weight[k] / top;
+    memcpy(&wbits, &share, sizeof wbits);
     fp = sl_mix64(fp ^ c->sub[k].fingerprint);
     fp = sl_mix64(fp ^ wbits);
   }

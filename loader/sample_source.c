@@ -507,10 +507,17 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   out->box_capacity = c->box_capacity;
   out->fingerprint = fingerprint(c->src);
   out->classes = sl_source_class_count(c->src);
-  for (uint64_t i = 0; i < out->count; i++) { /* labels past the names */
+  /* A dataset of a mix: labels (and box labels) past the class names
+   * count too, for dataset.mix_labels = offset. */
+  for (uint64_t i = 0; s->dmix_member && i < out->count; i++) {
     int32_t l = sl_source_info(c->src, i)->label;
     if (l >= 0 && (uint32_t)l >= out->classes)
       out->classes = (uint32_t)l + 1;
+    uint32_t nb = 0;
+    const sl_box *b = sl_source_boxes(c->src, i, &nb);
+    for (uint32_t j = 0; j < nb; j++)
+      if (b[j].label >= 0 && (uint32_t)b[j].label >= out->classes)
+        out->classes = (uint32_t)b[j].label + 1;
   }
   out->left_out = sl_source_left_out(c->src, &out->left_out_names);
   out->block_samples = sl_source_chunk_samples(c->src);

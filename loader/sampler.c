@@ -51,7 +51,8 @@ sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb_out,
     return sl_err_set(err, SL_EINVAL,
                       "sampler: world_size x batch_size "
                       "overflows");
-  uint64_t nb = c->drop_last ? c->count / wb : (c->count + wb - 1) / wb;
+  uint64_t nb =
+      c->drop_last ? c->count / wb : c->count / wb + (c->count % wb != 0);
   if (nb == 0)
     return sl_err_set(err, SL_ECONFIG,
                       "loader.drop_last: %llu samples are fewer than "
@@ -66,16 +67,21 @@ sl_status sl_sampler_batch_count(const sl_sampler_config *c, uint64_t *nb_out,
 }
 
 /* Real positions (below limit) in [r*per + lo, r*per + hi) over the ranks
- * r < world: what a deal's ranks read between two offsets. */
+ * r < world, lo <= hi <= per: what a deal's ranks read between two
+ * offsets. O(1): the first `full` ranks lie below limit whole, the next
+ * one in part, the rest above it (a state blob may name 2^32 ranks). */
 static uint64_t real_in(uint64_t limit, uint64_t world, uint64_t per,
                         uint64_t lo, uint64_t hi) {
-  uint64_t n = 0;
-  for (uint64_t r = 0; r < world; r++) {
-    uint64_t a = r * per + lo, b = r * per + hi;
-    if (b > limit)
-      b = limit;
-    if (b > a)
-      n += b - a;
+  if (per == 0 || hi <= lo || world == 0)
+    return 0;
+  uint64_t full = limit >= hi ? (limit - hi) / per + 1 : 0;
+  if (full > world)
+    full = world;
+  uint64_t n = full * (hi - lo);
+  if (full < world) { /* rank `full` ends past limit: its part below it */
+    uint64_t a = full * per + lo;
+    if (limit > a)
+      n += limit - a;
   }
   return n;
 }
@@ -88,7 +94,7 @@ static sl_status rest_batches(const sl_sampler_config *c, uint64_t world,
   if (world == 0 || __builtin_mul_overflow(world, c->batch_size, &wb))
     return sl_err_set(err, SL_EINVAL, "sampler: bad world size %llu",
                       (unsigned long long)world);
-  *nb = c->drop_last ? limit / wb : (limit + wb - 1) / wb;
+  *nb = c->drop_last ? limit / wb : limit / wb + (limit % wb != 0);
   return SL_OK;
 }
 
@@ -109,13 +115,14 @@ static sl_status deal_chain(const sl_sampler_config *c,
                       npast, SL_SAMPLER_DEALS_MAX);
   const uint64_t bs = c->batch_size;
   for (uint32_t l = 0; l < npast; l++) {
-    sl_sampler_config old = *c;
-    old.world_size = past[l].world;
-    old.rank = 0;
-    uint64_t old_nb;
-    sl_status st = l == 0
-                       ? sl_sampler_batch_count(&old, &old_nb, err)
-                       : rest_batches(c, past[l].world, *limit, &old_nb, err);
+    uint64_t old_nb = 0;
+    sl_status st = rest_batches(c, past[l].world, *limit, &old_nb, err);
+    if (st == SL_OK && l == 0 && old_nb == 0)
+      st = sl_err_set(err, SL_EINVAL,
+                      "sampler: the saved run's %llu ranks had no whole "
+                      "batch of %llu samples (drop_last)",
+                      (unsigned long long)past[l].world,
+                      (unsigned long long)c->count);
     if (st != SL_OK)
       return st;
     if (past[l].consumed > old_nb)

@@ -77,6 +77,7 @@ typedef struct sl_settings {
    * .mix_labels = offset. */
   sl_dmix_spec dmix;
   bool dmix_offset_labels;
+  bool dmix_member;     /* a dataset of a mix is opened (its classes counted) */
   uint64_t chunk_cache; /* dataset.chunk_cache, bytes */
   sl_source_opts source;
   /* The configured part of the reader's options (loader.io, io.*, the

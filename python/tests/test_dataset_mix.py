@@ -259,3 +259,67 @@ def test_ini_paths_from_the_files_folder(pair, tmp_path):
         got = _epoch(ld, 0)
     with sluice.Loader(options(pair)) as ld:
         assert _epoch(ld, 0) == got
+
+
+def test_offset_labels_move_box_labels_too(tmp_path):
+    """Detection datasets mixed with dataset.mix_labels = offset: each
+    box's class moves with its image's label (made by the writer with
+    boxes: sluice's own format)."""
+    np = pytest.importorskip("numpy")
+    from test_boxes import _jpeg
+    paths = []
+    for name, cls in (("a", 5), ("b", 3)):
+        p = str(tmp_path / (name + ".lmdb"))
+        paths.append(p)
+        w = sluice.Writer(p)
+        rng = random.Random(1)
+        for i in range(8):
+            w.add_encoded(_jpeg(rng, 40, 40), label=i % cls,
+                          boxes=[(4.0, 4.0, 20.0, 20.0, i % cls)])
+        w.commit()
+        w.close()
+    o = {"dataset.mix": ", ".join(paths), "dataset.weights": "1, 1",
+         "dataset.mix_labels": "offset", "loader.batch_size": 4,
+         "loader.workers": 1, "resolution.max": 32, "augment.dtype": "u8",
+         "device.backend": "host", "augment.crop": "none",
+         "loader.order": "sequential", "loader.drop_last": False}
+    seen = set()
+    with sluice.Loader(o) as ld:
+        for b in ld.epoch(0):
+            labels = np.from_dlpack(b.labels).tolist()
+            boxes = np.from_dlpack(b.box_labels)
+            for j in range(b.valid):
+                k, local = ld.source_of(memoryview(b.indices).tolist()[j])
+                want = local % 5 if k == 0 else 5 + local % 3
+                assert labels[j] == want
+                assert int(boxes[j][0]) == want
+                seen.add(k)
+    assert seen == {0, 1}
+
+
+def test_mixup_needs_every_class(pair):
+    """Soft targets over fewer classes than the mixed labels run to are
+    refused (a label past them would get no column)."""
+    with pytest.raises(sluice.ConfigError) as e:
+        sluice.Loader(options(pair, **{"dataset.mix_labels": "offset",
+                                        "augment.label_smoothing": 0.1,
+                                        "augment.num_classes": 5}))
+    assert "augment.num_classes = 5" in str(e.value)
+    assert "8 classes" in str(e.value)
+    with sluice.Loader(options(pair, **{"dataset.mix_labels": "offset",
+                                        "augment.label_smoothing": 0.1,
+                                        "augment.num_classes": 8})) as ld:
+        assert ld.source_count == 2
+
+
+def test_resume_with_the_same_shares(pair):
+    """3, 1 and 6, 2 are one mix: a state of one resumes on the other."""
+    with sluice.Loader(options(pair)) as ld:
+        ld.set_epoch(1)
+        ld.next()
+        state = ld.state_dict()
+    with sluice.Loader(options(pair, **{"dataset.weights": "6, 2"})) as ld:
+        ld.load_state_dict(state)
+    with sluice.Loader(options(pair, **{"dataset.weights": "2, 1"})) as ld:
+        with pytest.raises(sluice.StateError):
+            ld.load_state_dict(state)

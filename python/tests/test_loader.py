@@ -880,6 +880,22 @@ def test_elastic_resume_again_covers_the_epoch_once(opts, worlds):
     assert sorted(seen) == list(range(N_SAMPLES))
 
 
+def test_elastic_resume_before_the_first_batch(opts):
+    """A state saved before any batch of the epoch, restored on another
+    world size: the whole epoch dealt there, as a fresh one would be (with
+    drop_last, nothing of the old world's dealing dropped), no resume
+    counted."""
+    keep = {"loader.drop_last": "true"}
+    with sluice.Loader(opts(**keep), rank=0, world_size=4) as ld:
+        ld.set_epoch(1)
+        state = ld.state_dict()
+    with sluice.Loader(opts(**keep), rank=0, world_size=1) as ld:
+        fresh = len(ld)
+        ld.load_state_dict(state)
+        assert len(ld) == fresh
+        assert ld.state_dict()["resumes"] == 0
+
+
 def test_elastic_resume_later_epochs_and_refusals(opts):
     keep = {"loader.drop_last": "false"}
     _, states, _ = _elastic_save(opts, "false")

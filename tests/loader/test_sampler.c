@@ -428,6 +428,21 @@ static void test_elastic_rest_again(void **state) {
                  (unsigned long long)i, seen[i]);
     free(seen);
   }
+  /* A deal on 2^32 - 1 ranks (a state blob may say so): counted at once,
+   * not rank by rank. */
+  sl_sampler_config c3 = {.count = n,
+                          .batch_size = bs,
+                          .world_size = 3,
+                          .order = SL_ORDER_RANDOM,
+                          .seed = 9,
+                          .quasi_block = 8,
+                          .quasi_window = 4};
+  sl_sampler_deal huge = {UINT32_MAX, 0};
+  sl_sampler_progress pr;
+  sl_err e3;
+  assert_int_equal(sl_sampler_progress_of(&c3, &huge, 1, 0, &pr, &e3), SL_OK);
+  assert_int_equal(pr.read, 0);
+  assert_int_equal(pr.left, n);
   sl_sampler *s = mk(n, bs, 0, 2, SL_ORDER_RANDOM, 9, false);
   sl_sampler_deal many[SL_SAMPLER_DEALS_MAX + 1];
   for (int d = 0; d <= SL_SAMPLER_DEALS_MAX; d++)
@@ -528,6 +543,17 @@ static void test_dataset_mix(void **state) {
   assert_int_equal(mk_mix(&s, cnt, tiny, 2, SL_ORDER_RANDOM, false, &err),
                    SL_ECONFIG);
   assert_non_null(strstr(err.msg, "dataset 2's weight"));
+  /* Weights whose sum overflows a double: the shares still hold. */
+  const uint64_t two[2] = {500, 500};
+  const double big[2] = {1e308, 1e308};
+  assert_int_equal(mk_mix(&s, two, big, 2, SL_ORDER_RANDOM, false, &err),
+                   SL_OK);
+  uint64_t first_half = 0;
+  for (uint64_t p = 0; p < 1000; p++)
+    first_half += sl_sampler_at(s, p) < 500;
+  assert_int_equal(first_half, 500);
+  sl_sampler_destroy(s);
+  s = NULL;
   sl_dmix_member m = {.count = 5, .weight = 1};
   sl_sampler_config c = {.count = 6,
                          .batch_size = 1,
