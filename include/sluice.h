@@ -570,6 +570,16 @@ typedef struct sl_loader_stats {
    * dataset (loader.on_error = skip; with fail they fail the open):
    * sl_loader_left_out names the first. */
   uint64_t left_out;
+  /* A dataset at a URL (docs/REMOTE.md): shards downloaded into the cache
+   * (by the workers or fetched ahead of them) and the bytes received;
+   * reads that found their shard cached (cache_hits, one a sample read)
+   * or had to wait for its download (cache_misses), and the workers' time
+   * spent so waiting. All zero for local files. */
+  uint64_t fetches;
+  uint64_t bytes_fetched;
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+  uint64_t fetch_wait_ns;
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 /* The first files stats.left_out counts, each with why ("DIR: file
@@ -620,7 +630,12 @@ SL_API const char *sl_loader_left_out(const sl_loader *ld);
   X(U64, level_decodes, SL_LEVELS_MAX_PUBLIC, TOTAL)                           \
   X(U64, boxes_over, 1, TOTAL)                                                 \
   X(U64, box_samples_over, 1, TOTAL)                                           \
-  X(U64, left_out, 1, NOW)
+  X(U64, left_out, 1, NOW)                                                     \
+  X(U64, fetches, 1, TOTAL)                                                    \
+  X(U64, bytes_fetched, 1, TOTAL)                                              \
+  X(U64, cache_hits, 1, TOTAL)                                                 \
+  X(U64, cache_misses, 1, TOTAL)                                               \
+  X(U64, fetch_wait_ns, 1, TOTAL)
 
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */

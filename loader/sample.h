@@ -55,6 +55,14 @@ typedef struct sl_mix_batch {
   float *targets; /* n x soft_width floats to fill */
 } sl_mix_batch;
 
+/* A remote dataset's counters since open (remote/cache.h's sl_cache_stats):
+ * objects fetched (by the workers and ahead of them) and their bytes,
+ * opens of an object by a read that found it cached or had to wait for
+ * it, and the time those waits took. */
+typedef struct sl_sample_net {
+  uint64_t fetches, bytes_fetched, hits, misses, wait_ns;
+} sl_sample_net;
+
 typedef struct sl_sample_src {
   void *ctx;
   uint64_t count;        /* samples in the dataset */
@@ -118,6 +126,8 @@ typedef struct sl_sample_src {
    * is then 0. */
   uint32_t soft_width;
   void (*batch_mix)(void *ctx, const sl_mix_batch *b, sl_mix_note *note);
+  /* Optional (NULL: none, zeros): the network counters; any thread. */
+  void (*net_stats)(void *ctx, sl_sample_net *out);
 } sl_sample_src;
 
 #endif

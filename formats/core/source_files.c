@@ -168,6 +168,20 @@ uint64_t sl_source_file_first(const sl_source *src, uint64_t k) {
   return src->nfiles && k < src->nfiles ? src->file_first[k] : 0;
 }
 
+sl_cache *sl_source_cache(const sl_source *src) {
+  return src->remote ? sl_remote_cache(src->remote) : NULL;
+}
+
+bool sl_source_remote_file(const sl_source *src, uint64_t k, const char **url,
+                           uint64_t *size, uint32_t *crc) {
+  if (!src->remote || k >= src->nfiles)
+    return false;
+  *url = sl_source_file_path(src, k);
+  *size = src->spans[k].size;
+  *crc = src->file_crc[k];
+  return true;
+}
+
 sl_status sl_source_add_shards(sl_source *src, const sl_shard_list *l,
                                const char *path, sl_err *err) {
   sl_status st = sl_file_set_reserve_fds(l->n, path, err);
