@@ -994,6 +994,23 @@ SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
 
+/* A dataset at a URL (docs/REMOTE.md): the state of the local cache it is
+ * read through, now. dir: the folder (valid while ds is open); bytes: what
+ * its objects and downloads in progress hold, of bound (io.cache_bytes);
+ * objects: every object cached there (any dataset's); cached_files of
+ * files: this dataset's shards cached, of its shards. */
+typedef struct sl_cache_info {
+  const char *dir;
+  uint64_t bytes, bound, objects;
+  uint64_t cached_files, files;
+  uint64_t reserved[4];
+} sl_cache_info;
+/* Fills *out (reads the folder's listing; never fetches). Errors:
+ * SL_EUNSUPPORTED (local files: no cache), SL_EIO (the folder, named),
+ * SL_EINVAL (NULL out). Any thread. */
+SL_API sl_status sl_dataset_cache_info(const sl_dataset *ds,
+                                       sl_cache_info *out);
+
 /* Fills *out for sample i from the index, in memory (no I/O). Errors:
  * SL_EINVAL (NULL out, i not below the count). */
 SL_API sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,

@@ -320,8 +320,10 @@ def test_fetch_ahead_batches_equal_local_and_off(s3, env, tmp_path):
                            **NO_AHEAD, **o) == want
 
 
-def test_stats_count_cold_and_warm_epochs(s3, env):
+def test_stats_count_cold_and_warm_epochs(s3, env, tmp_path):
     _, local = s3
+    env = tmp_path / "xdg" / "sluice"  # where sluice info finds it
+    os.makedirs(env.parent)
     url = "s3://data/train/"
     total = sum(os.path.getsize(os.path.join(local, "part-%d.lmdb" % k))
                 for k in range(PARTS))
@@ -344,9 +346,20 @@ def test_stats_count_cold_and_warm_epochs(s3, env):
         st = ld.stats()
         assert st["fetches"] == 0 and st["bytes_fetched"] == 0
         assert st["cache_misses"] == 0 and st["cache_hits"] >= n
-    # `sluice bench` prints the new counters (the list drives it).
     with sluice.Loader(base_options(local)) as ld:
         assert ld.stats()["fetches"] == 0  # local files: all zero
+    # `sluice info URL` shows the cache: its folder, bytes of the bound,
+    # and this dataset's shards cached.
+    p = subprocess.run([sluice._cli(), "info", url], capture_output=True,
+                       text=True, env={**os.environ,
+                                       "XDG_CACHE_HOME": str(env.parent)})
+    assert p.returncode == 0, p.stderr
+    line = [l for l in p.stdout.splitlines() if l.startswith("cache:")]
+    assert line and str(env) in line[0], p.stdout
+    assert "%d of this dataset's %d shards cached" % (PARTS, PARTS) in line[0]
+    p = subprocess.run([sluice._cli(), "info", local], capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and "cache:" not in p.stdout
 
 
 def write_big(folder, shards, samples=4, side=200, seed=5):
