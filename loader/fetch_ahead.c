@@ -46,9 +46,10 @@ struct sl_fetch_ahead {
   size_t nused;
   fa_slot *slots;      /* positions being read (nslots) */
   _Atomic uint64_t hi; /* the latest position begun + 1; 0: none */
-  /* The threads' cursor (under mu): order[0, begun) have been begun by
-   * the workers; order[0, settled) are all fetched or done. */
-  size_t begun, settled;
+  /* The threads' cursors (under mu): order[0, begun) have been begun by
+   * the workers; order[0, settled) are all fetched or done; order[0,
+   * done_lo) all done. */
+  size_t begun, settled, done_lo;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   bool stopping;
@@ -176,13 +177,15 @@ static void refresh(sl_fetch_ahead *fa) {
   uint64_t hi = atomic_load(&fa->hi), lo = low_water(fa, hi);
   while (fa->begun < fa->nused && fa->order[fa->begun].first < hi)
     fa->begun++;
-  for (size_t i = fa->settled; i < fa->begun; i++) {
+  for (size_t i = fa->done_lo; i < fa->begun; i++) {
     size_t k = fa->order[i].k;
     if (!fa->done[k] && fa->last[k] < lo) {
       fa->done[k] = true;
       sl_cache_plan_next(fa->cache, k, SL_CACHE_DONE);
     }
   }
+  while (fa->done_lo < fa->begun && fa->done[fa->order[fa->done_lo].k])
+    fa->done_lo++;
   while (fa->settled < fa->nused) {
     size_t k = fa->order[fa->settled].k;
     if (!fa->done[k] && fa->state[k] != FETCHED)
@@ -268,7 +271,7 @@ void sl_fetch_ahead_start(sl_fetch_ahead *fa, const struct sl_sampler *sampler,
     atomic_store(&fa->slots[i].pos, FREE_SLOT);
   atomic_store(&fa->hi, 0);
   sl_cache_plan_now(fa->cache, first);
-  fa->begun = fa->settled = 0;
+  fa->begun = fa->settled = fa->done_lo = 0;
   fa->stopping = false;
   for (fa->started = 0; fa->started < fa->nthreads; fa->started++)
     if (pthread_create(&fa->threads[fa->started], NULL, fetcher, fa) != 0)
