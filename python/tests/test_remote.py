@@ -360,6 +360,24 @@ def test_stats_count_cold_and_warm_epochs(s3, env, tmp_path):
     p = subprocess.run([sluice._cli(), "info", local], capture_output=True,
                        text=True)
     assert p.returncode == 0 and "cache:" not in p.stdout
+    # `sluice bench` says what the network did in each epoch: a cold cache
+    # fetches every shard, the next epoch none.
+    cold_cache = tmp_path / "bench-cache"
+    ini = tmp_path / "bench.ini"
+    sections = {}
+    for k, v in base_options(url, **{"io.cache_dir": str(cold_cache),
+                                     "loader.workers": 1}).items():
+        sec, key = k.split(".", 1)
+        sections.setdefault(sec, []).append("%s = %s\n" % (key, v))
+    ini.write_text("".join("[%s]\n%s" % (sec, "".join(lines))
+                           for sec, lines in sections.items()))
+    p = subprocess.run([sluice._cli(), "bench", str(ini), "--epochs", "2"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    net = [l for l in p.stdout.splitlines() if "network:" in l]
+    assert len(net) == 2, p.stdout
+    assert "%d shard(s) fetched" % PARTS in net[0]
+    assert "0 shard(s) fetched" in net[1] and "0 waited" in net[1]
 
 
 def write_big(folder, shards, samples=4, side=200, seed=5):
