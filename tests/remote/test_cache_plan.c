@@ -130,9 +130,8 @@ static void test_plan(void **state) {
   sl_cache *c;
   sl_err err = {0};
   uint64_t bound = OBJ_BYTES * 5 / 2; /* two objects and a half */
-  assert_int_equal(sl_cache_open(&c, f->cache, bound, &conf,
-                                 sl_crc32c_update, &err),
-                   SL_OK);
+  assert_int_equal(
+      sl_cache_open(&c, f->cache, bound, &conf, sl_crc32c_update, &err), SL_OK);
   assert_int_equal(sl_cache_plan_open(c, NOBJ, &err), SL_OK);
   for (int k = 0; k < NOBJ; k++)
     sl_cache_plan_object(c, (size_t)k, f->url[k], OBJ_BYTES, f->crc[k]);
@@ -142,7 +141,7 @@ static void test_plan(void **state) {
   bool no_room;
   int tmps;
 #define AHEAD(k, when)                                                         \
-  assert_int_equal(sl_cache_ahead(c, f->url[k], OBJ_BYTES, f->crc[k], when,   \
+  assert_int_equal(sl_cache_ahead(c, f->url[k], OBJ_BYTES, f->crc[k], when,    \
                                   &no_room, &err),                             \
                    SL_OK)
 #define HAS(k) sl_cache_has(c, f->url[k], OBJ_BYTES, f->crc[k])
@@ -172,14 +171,14 @@ static void test_plan(void **state) {
   sl_cache_plan_now(c, 10);
   sl_cache_plan_next(c, 0, 10);
   int fd = -1;
-  assert_int_equal(
-      sl_cache_get(c, f->url[0], OBJ_BYTES, f->crc[0], &fd, &err), SL_OK);
+  assert_int_equal(sl_cache_get(c, f->url[0], OBJ_BYTES, f->crc[0], &fd, &err),
+                   SL_OK);
   assert_true(fd >= 0);
   close(fd);
   assert_true(HAS(0) && HAS(1) && !HAS(3));
   /* Cached: a hit, no fetch. */
-  assert_int_equal(
-      sl_cache_get(c, f->url[1], OBJ_BYTES, f->crc[1], &fd, &err), SL_OK);
+  assert_int_equal(sl_cache_get(c, f->url[1], OBJ_BYTES, f->crc[1], &fd, &err),
+                   SL_OK);
   close(fd);
   sl_cache_stats st;
   sl_cache_stats_get(c, &st);
@@ -192,9 +191,9 @@ static void test_plan(void **state) {
   /* Cancelled: the fetch ends with SL_ESTATE and leaves nothing. */
   sl_cache_plan_next(c, 0, SL_CACHE_DONE);
   sl_cache_cancel(c, true);
-  assert_int_equal(sl_cache_ahead(c, f->url[2], OBJ_BYTES, f->crc[2], 20,
-                                  &no_room, &err),
-                   SL_ESTATE);
+  assert_int_equal(
+      sl_cache_ahead(c, f->url[2], OBJ_BYTES, f->crc[2], 20, &no_room, &err),
+      SL_ESTATE);
   assert_false(HAS(2));
   assert_true(folder_bytes(f->cache, &tmps) <= bound);
   assert_int_equal(tmps, 0);
