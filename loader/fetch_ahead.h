@@ -14,8 +14,9 @@
  * is theirs to fetch (sl_cache_get); a failed fetch ahead is left to them
  * too, so errors are reported by the sample that needed the shard.
  *
- * Memory, at open: 48 bytes a shard and a word a worker; the threads (and
- * their libcurl handles) exist from epoch start to epoch stop. Stop cancels
+ * Memory, at open: about 40 bytes a shard here and 112 in the cache's
+ * plan, and a word a worker; the threads (and their libcurl handles) exist
+ * from epoch start to epoch stop. Stop cancels
  * fetches in flight (their partial downloads removed) and joins the
  * threads.
  *
