@@ -498,9 +498,9 @@ static sl_status download(sl_cache *c, const char *url, uint64_t size,
   sl_fetch_stats fs = {0};
   uint64_t got = 0;
   sl_fetch_conf conf = c->conf;
-  if (!w->ahead) {
+  if (!w->ahead) { /* at least one attempt, of half a second */
     double waited = (double)(now_ns() - w->since_ns) / 1e9;
-    conf.deadline_s -=
+    conf.spent_s =
         waited < conf.deadline_s - 0.5 ? waited : conf.deadline_s - 0.5;
   }
   if (st == SL_OK)

@@ -233,7 +233,7 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
   if (expect != UINT64_MAX && expect < max)
     max = expect;
   attempt a = {.sink = sink, .max = max};
-  double start = now_s(), deadline = start + c->deadline_s;
+  double start = now_s(), deadline = start + c->deadline_s - c->spent_s;
   /* Jitter from the URL and the clock: retries of many ranks spread. */
   uint64_t seed = (uint64_t)(start * 1e6);
   for (const char *p = url; *p; p++)

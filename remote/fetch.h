@@ -25,7 +25,9 @@ typedef struct sl_fetch_conf {
   const char *ca_bundle;     /* NULL: the system's */
   unsigned retries;          /* attempts after the first */
   double deadline_s;         /* all attempts of one object */
-  double stall_s;            /* below 1 byte/s this long: a timeout */
+  double spent_s; /* of deadline_s, already spent before the call (waiting
+                     for another's fetch of the object) */
+  double stall_s; /* below 1 byte/s this long: a timeout */
 } sl_fetch_conf;
 
 /* What a fetch writes into: write(user, bytes, n) returns 0, or -1 to stop

@@ -126,7 +126,11 @@ static int open_file(const void *ctx, size_t k) {
 
 static void name_file(const void *ctx, size_t k, char *buf, size_t cap) {
   const sl_source *src = ctx;
-  if (src->dirfd >= 0)
+  char why[SL_ERRMSG_MAX];
+  if (src->remote && sl_remote_failure(src->remote, sl_source_file_path(src, k),
+                                       why, sizeof why))
+    snprintf(buf, cap, "%s (%s)", sl_source_file_path(src, k), why);
+  else if (src->dirfd >= 0)
     snprintf(buf, cap, "%s/%s", src->path, sl_source_file_path(src, k));
   else
     snprintf(buf, cap, "%s", sl_source_file_path(src, k));

@@ -514,4 +514,6 @@ def test_server_killed_mid_epoch_is_an_error_in_time(web, tmp_path):
         gc.collect()
     assert took < deadline + 2, took
     assert "127.0.0.1:%d/set/part-" % proxy.port in msg
+    # and why: the fetch's own message, not only the read's errno.
+    assert "deadline" in msg or "connect" in msg.lower(), msg
     no_partial_shard(cache, local)
