@@ -517,3 +517,26 @@ def test_server_killed_mid_epoch_is_an_error_in_time(web, tmp_path):
     # and why: the fetch's own message, not only the read's errno.
     assert "deadline" in msg or "connect" in msg.lower(), msg
     no_partial_shard(cache, local)
+
+
+def test_ranks_fetch_only_their_own_shards(s3, env, tmp_path):
+    """Each of 2 ranks, fetch-ahead on, downloads exactly the shards its
+    own samples lie in (its own cache, so nothing is shared); with
+    quasi_window 1 a rank reads whole shards in turn, not all of them."""
+    firsts = [0]
+    for k in range(PARTS):
+        firsts.append(firsts[-1] + 20 + 7 * k)  # write_set's shard sizes
+    seen = []
+    for rank in (0, 1):
+        o = base_options("s3://data/train/", **{
+            "io.cache_dir": str(tmp_path / ("r%d" % rank)),
+            "loader.rank": rank, "loader.world_size": 2,
+            "loader.drop_last": True, "loader.quasi_window": 1, **AHEAD})
+        with sluice.Loader(o) as ld:
+            idx = [i for b in ld.epoch(0)
+                   for i in memoryview(b.indices).tolist()]
+            st = ld.stats()
+        mine = {max(k for k in range(PARTS) if firsts[k] <= i) for i in idx}
+        assert st["fetches"] == len(mine), (rank, st["fetches"], mine)
+        seen.append(mine)
+    assert len(seen[0]) < PARTS or len(seen[1]) < PARTS, seen  # not all
