@@ -234,6 +234,32 @@ static sl_status check_index(const sl_dataset *ds, uint64_t i) {
   return SL_OK;
 }
 
+sl_status sl_dataset_cache_info(const sl_dataset *ds, sl_cache_info *out) {
+  if (!ds || !ds->src)
+    return not_open(ds);
+  if (!out)
+    return failf(ds, SL_EINVAL, "sl_dataset_cache_info: NULL out");
+  memset(out, 0, sizeof *out);
+  sl_cache *c = sl_source_cache(ds->src);
+  if (!c)
+    return failf(ds, SL_EUNSUPPORTED, "%s: local files, read without a cache",
+                 ds->path);
+  sl_err e = {0};
+  if (sl_cache_usage(c, &out->bytes, &out->objects, &e) != SL_OK)
+    return failf(ds, e.code, "%s", e.msg);
+  out->dir = sl_cache_dir(c);
+  out->bound = sl_cache_bound(c);
+  out->files = sl_source_file_count(ds->src);
+  const char *url;
+  uint64_t size;
+  uint32_t crc;
+  for (uint64_t k = 0; k < out->files; k++)
+    if (sl_source_remote_file(ds->src, k, &url, &size, &crc) &&
+        sl_cache_has(c, url, size, crc))
+      out->cached_files++;
+  return SL_OK;
+}
+
 sl_status sl_dataset_info(const sl_dataset *ds, uint64_t i,
                           sl_sample_meta *out) {
   sl_status st = check_index(ds, i);

@@ -597,6 +597,16 @@ typedef struct sl_loader_stats {
    * dataset (loader.on_error = skip; with fail they fail the open):
    * sl_loader_left_out names the first. */
   uint64_t left_out;
+  /* A dataset at a URL (docs/REMOTE.md): shards downloaded into the cache
+   * (by the workers or fetched ahead of them) and the bytes received;
+   * reads that found their shard cached (cache_hits, one a sample read)
+   * or had to wait for its download (cache_misses), and the workers' time
+   * spent so waiting. All zero for local files. */
+  uint64_t fetches;
+  uint64_t bytes_fetched;
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+  uint64_t fetch_wait_ns;
 } sl_loader_stats;
 SL_API sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out);
 /* The first files stats.left_out counts, each with why ("DIR: file
@@ -647,7 +657,12 @@ SL_API const char *sl_loader_left_out(const sl_loader *ld);
   X(U64, level_decodes, SL_LEVELS_MAX_PUBLIC, TOTAL)                           \
   X(U64, boxes_over, 1, TOTAL)                                                 \
   X(U64, box_samples_over, 1, TOTAL)                                           \
-  X(U64, left_out, 1, NOW)
+  X(U64, left_out, 1, NOW)                                                     \
+  X(U64, fetches, 1, TOTAL)                                                    \
+  X(U64, bytes_fetched, 1, TOTAL)                                              \
+  X(U64, cache_hits, 1, TOTAL)                                                 \
+  X(U64, cache_misses, 1, TOTAL)                                               \
+  X(U64, fetch_wait_ns, 1, TOTAL)
 
 /* The message of the last failing call on ld; "" if none. Valid until the
  * next call on ld. */
@@ -1008,6 +1023,23 @@ SL_API const char *sl_dataset_sample_order(const sl_dataset *ds);
 SL_API uint64_t sl_dataset_annotated_count(const sl_dataset *ds);
 /* The largest stored_bytes of any sample: a buffer of this size reads any. */
 SL_API uint64_t sl_dataset_max_stored_bytes(const sl_dataset *ds);
+
+/* A dataset at a URL (docs/REMOTE.md): the state of the local cache it is
+ * read through, now. dir: the folder (valid while ds is open); bytes: what
+ * its objects and downloads in progress hold, of bound (io.cache_bytes);
+ * objects: every object cached there (any dataset's); cached_files of
+ * files: this dataset's shards cached, of its shards. */
+typedef struct sl_cache_info {
+  const char *dir;
+  uint64_t bytes, bound, objects;
+  uint64_t cached_files, files;
+  uint64_t reserved[4];
+} sl_cache_info;
+/* Fills *out (reads the folder's listing; never fetches). Errors:
+ * SL_EUNSUPPORTED (local files: no cache), SL_EIO (the folder, named),
+ * SL_EINVAL (NULL out). Any thread. */
+SL_API sl_status sl_dataset_cache_info(const sl_dataset *ds,
+                                       sl_cache_info *out);
 
 /* Fills *out for sample i from the index, in memory (no I/O). Errors:
  * SL_EINVAL (NULL out, i not below the count). */

@@ -472,5 +472,14 @@ sl_status sl_loader_stats_get(sl_loader *ld, sl_loader_stats *out) {
   out->workers = (uint32_t)ld->plan.workers;
   out->backend = sl_ring_backend_name(ld->ring);
   out->backend_note = ld->backend_note;
+  if (ld->src.net_stats) {
+    sl_sample_net n = {0};
+    ld->src.net_stats(ld->src.ctx, &n);
+    out->fetches = n.fetches;
+    out->bytes_fetched = n.bytes_fetched;
+    out->cache_hits = n.hits;
+    out->cache_misses = n.misses;
+    out->fetch_wait_ns = n.wait_ns;
+  }
   return SL_OK;
 }

@@ -167,6 +167,24 @@ static void dm_position(void *ctx, void *ws, uint64_t pos) {
     w->pending = c->packed[pos - c->pos0];
 }
 
+/* The remote datasets' counters, summed (a dataset's cache may be another
+ * dataset's too: then its objects count once per dataset reading them). */
+static void dm_net_stats(void *ctx, sl_sample_net *out) {
+  dm_ctx *c = ctx;
+  memset(out, 0, sizeof *out);
+  for (uint32_t k = 0; k < c->n; k++) {
+    if (!c->sub[k].net_stats)
+      continue;
+    sl_sample_net one;
+    c->sub[k].net_stats(c->sub[k].ctx, &one);
+    out->fetches += one.fetches;
+    out->bytes_fetched += one.bytes_fetched;
+    out->hits += one.hits;
+    out->misses += one.misses;
+    out->wait_ns += one.wait_ns;
+  }
+}
+
 static void dm_batch_mix(void *ctx, const sl_mix_batch *b, sl_mix_note *note) {
   dm_ctx *c = ctx; /* every member mixes batches alike: member 0 does */
   c->sub[0].batch_mix(c->sub[0].ctx, b, note);
@@ -351,6 +369,9 @@ sl_status sl_dmix_source_open(sl_sample_src *out, const sl_settings *s,
   out->epoch_start = dm_epoch_start;
   out->epoch_stop = dm_epoch_stop;
   out->position = dm_position;
+  for (uint32_t k = 0; k < c->n; k++)
+    if (c->sub[k].net_stats)
+      out->net_stats = dm_net_stats;
   if (c->sub[0].batch_mix) {
     out->soft_width = c->sub[0].soft_width;
     out->batch_mix = dm_batch_mix;

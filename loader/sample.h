@@ -58,6 +58,13 @@ typedef struct sl_mix_batch {
 
 /* The sample at position pos of an epoch's order. */
 typedef uint64_t (*sl_order_at_fn)(const void *order, uint64_t pos);
+/* A remote dataset's counters since open (remote/cache.h's sl_cache_stats):
+ * objects fetched (by the workers and ahead of them) and their bytes,
+ * opens of an object by a read that found it cached or had to wait for
+ * it, and the time those waits took. */
+typedef struct sl_sample_net {
+  uint64_t fetches, bytes_fetched, hits, misses, wait_ns;
+} sl_sample_net;
 
 typedef struct sl_sample_src {
   void *ctx;
@@ -131,6 +138,8 @@ typedef struct sl_sample_src {
    * is then 0. */
   uint32_t soft_width;
   void (*batch_mix)(void *ctx, const sl_mix_batch *b, sl_mix_note *note);
+  /* Optional (NULL: none, zeros): the network counters; any thread. */
+  void (*net_stats)(void *ctx, sl_sample_net *out);
 } sl_sample_src;
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "augment/pipeline.h"
 
@@ -27,6 +28,7 @@
 #include "formats/core/source.h"
 #include "io/io_reader.h"
 #include "loader/chunk_cache.h"
+#include "loader/fetch_ahead.h"
 #include "loader/loader_internal.h"
 #include "loader/sampler.h"
 #include "loader/stage_options.h"
@@ -43,6 +45,7 @@ typedef struct ss_ctx {
   bool level_only;       /* io.level_only and the file has level records */
   uint32_t box_capacity; /* 0: no boxes in the batches */
   uint64_t *file_first;  /* shards: each one's first sample (8 B a shard) */
+  sl_fetch_ahead *ahead; /* a remote set's fetch-ahead; NULL: none */
   /* The epoch and resolution being read (set by epoch_start while no
    * worker or read runs): a level record's reader picks its level by them. */
   uint64_t epoch;
@@ -188,9 +191,9 @@ static void prefix_sample(const ss_ctx *c, uint64_t index, sl_err *err) {
     sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
 }
 
-static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
-                         int res, void *dst, int32_t *label, sl_box_dst *bx,
-                         sl_sample_times *t, sl_err *err) {
+static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
+                             uint64_t epoch, int res, void *dst, int32_t *label,
+                             sl_box_dst *bx, sl_sample_times *t, sl_err *err) {
   ss_ctx *c = ctx;
   ss_worker *w = ws;
   const sl_sample_info *info = sl_source_info(c->src, index);
@@ -310,6 +313,30 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
   return st;
 }
 
+/* A load, the fetch-ahead told which position it reads meanwhile. */
+static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
+                         int res, void *dst, int32_t *label, sl_box_dst *bx,
+                         sl_sample_times *t, sl_err *err) {
+  ss_ctx *c = ctx;
+  ss_worker *w = ws;
+  int token =
+      c->ahead && w->has_pos ? sl_fetch_ahead_begin(c->ahead, w->pos) : -1;
+  sl_status st =
+      ss_load_one(ctx, ws, index, epoch, res, dst, label, bx, t, err);
+  sl_fetch_ahead_end(c->ahead, token);
+  return st;
+}
+
+static void ss_net_stats(void *ctx, sl_sample_net *out) {
+  ss_ctx *c = ctx;
+  sl_cache *cache = sl_source_cache(c->src);
+  sl_cache_stats cs = {0};
+  if (cache)
+    sl_cache_stats_get(cache, &cs);
+  *out = (sl_sample_net){cs.fetches, cs.bytes_fetched, cs.hits, cs.misses,
+                         cs.wait_ns};
+}
+
 static void ss_targets(void *ctx, uint64_t index, float *out) {
   ss_ctx *c = ctx;
   memcpy(out, sl_source_targets(c->src, index),
@@ -325,10 +352,18 @@ static void ss_epoch_start(void *ctx, sl_order_at_fn at, const void *order,
   sl_err_clear(&c->start_err);
   if (sl_io_start_epoch(c->io, at, order, first, end, &c->start_err) == SL_OK)
     sl_err_clear(&c->start_err);
+  if (sl_source_cache(c->src))
+    sl_cache_cancel(sl_source_cache(c->src), false);
+  sl_fetch_ahead_start(c->ahead, at, order, first, end);
 }
 
 static void ss_epoch_stop(void *ctx) {
   ss_ctx *c = ctx;
+  /* Downloads in flight (ahead, or a worker's) end now: a worker waiting
+   * for one gets an error the stopped epoch drops. */
+  if (sl_source_cache(c->src))
+    sl_cache_cancel(sl_source_cache(c->src), true);
+  sl_fetch_ahead_stop(c->ahead);
   sl_io_stop(c->io);
 }
 
@@ -358,6 +393,7 @@ static void ss_close(void *ctx) {
   ss_ctx *c = ctx;
   if (!c)
     return;
+  sl_fetch_ahead_close(c->ahead);
   sl_io_close(c->io);
   sl_chunk_cache_destroy(c->cache);
   sl_source_close(c->src);
@@ -533,6 +569,16 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
       c->file_first[k] = sl_source_file_first(c->src, k);
     out->file_first = c->file_first;
     out->nfiles = fs->n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned workers = s->workers > 0 ? (unsigned)s->workers
+                       : cpus > 0     ? (unsigned)cpus
+                                      : 1;
+    st = sl_fetch_ahead_open(&c->ahead, &s->fetch_ahead, c->src, c->file_first,
+                             fs->n, workers, err);
+    if (st != SL_OK) {
+      ss_close(c);
+      return st;
+    }
   }
   out->targets = ss_targets;
   out->worker_open = ss_worker_open;
@@ -542,5 +588,6 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   out->epoch_start = ss_epoch_start;
   out->epoch_stop = ss_epoch_stop;
   out->position = ss_position;
+  out->net_stats = sl_source_cache(c->src) ? ss_net_stats : NULL;
   return SL_OK;
 }

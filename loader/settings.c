@@ -197,6 +197,8 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->source.skip_bad_files = s->skip_bad; /* a bad file at open: left out */
   read_io(&s->io, cfg, (unsigned)s->batch_size);
   s->level_only = sl_cfg_bool(cfg, SL_OPT_IO_LEVEL_ONLY);
+  s->fetch_ahead.shards = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_PREFETCH_SHARDS);
+  s->fetch_ahead.threads = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_FETCH_THREADS);
   read_device(&s->device, cfg);
   sl_cfg_log(cfg, &s->log, &s->log_user);
 }

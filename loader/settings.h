@@ -27,6 +27,7 @@
 #include "io/io_reader.h"
 #include "loader/config.h"
 #include "loader/dmix_spec.h"
+#include "loader/fetch_ahead.h"
 #include "loader/sampler.h"
 #include "loader/schedule.h"
 
@@ -85,6 +86,7 @@ typedef struct sl_settings {
    * from sl_io_opts_from_source once the dataset is open. */
   sl_io_opts io;
   bool level_only; /* io.level_only: a level record's chosen level only */
+  sl_fetch_ahead_opts fetch_ahead; /* io.prefetch_shards, io.fetch_threads */
   sl_device_settings device;
   sl_log_fn log; /* sl_config_set_log's callback (NULL: none) */
   void *log_user;

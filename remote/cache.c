@@ -30,6 +30,18 @@
 
 #define LOCK_SLOTS 64
 
+#define NAME_CAP 96
+
+/* An object of the reader's plan, by name (sorted, for a binary search). */
+typedef struct plan_entry {
+  char name[NAME_CAP];
+  size_t k;
+} plan_entry;
+
+typedef struct plan_use {
+  _Atomic uint64_t next;
+} plan_use;
+
 struct sl_cache {
   sl_cache_crc_fn crc;
   int dirfd;
@@ -38,6 +50,13 @@ struct sl_cache {
   sl_fetch_conf conf;
   pthread_mutex_t mu; /* the stats */
   sl_cache_stats stats;
+  /* The plan (sl_cache_plan_open): n entries sorted by name, each object's
+   * next use by k, and the reader's latest position. */
+  size_t plan_n;
+  plan_entry *plan;
+  plan_use *plan_next;
+  _Atomic uint64_t plan_now;
+  atomic_bool cancel; /* sl_cache_cancel */
 };
 
 static void hash_url(const char *url, uint64_t h[2]) {
@@ -85,6 +104,7 @@ sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
     return sl_err_set(err, SL_ENOMEM, "io.cache_dir %s: no memory", dir);
   }
   c->dirfd = fd;
+  atomic_init(&c->cancel, false);
   c->crc = crc;
   c->bound = bound;
   c->conf = *conf;
@@ -95,6 +115,8 @@ sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
 void sl_cache_close(sl_cache *c) {
   if (!c)
     return;
+  free(c->plan);
+  free(c->plan_next);
   close(c->dirfd);
   pthread_mutex_destroy(&c->mu);
   free(c->dir);
@@ -105,20 +127,89 @@ uint64_t sl_cache_bound(const sl_cache *c) {
   return c->bound;
 }
 
+void sl_cache_cancel(sl_cache *c, bool on) {
+  atomic_store(&c->cancel, on);
+}
+
+const char *sl_cache_dir(const sl_cache *c) {
+  return c->dir;
+}
+
+sl_status sl_cache_plan_open(sl_cache *c, size_t n, sl_err *err) {
+  free(c->plan);
+  free(c->plan_next);
+  c->plan_n = 0;
+  c->plan = calloc(n ? n : 1, sizeof *c->plan);
+  c->plan_next = calloc(n ? n : 1, sizeof *c->plan_next);
+  if (!c->plan || !c->plan_next) {
+    free(c->plan);
+    free(c->plan_next);
+    c->plan = NULL;
+    c->plan_next = NULL;
+    return sl_err_set(err, SL_ENOMEM,
+                      "io.cache_dir %s: no memory for a "
+                      "plan of %zu objects",
+                      c->dir, n);
+  }
+  for (size_t k = 0; k < n; k++)
+    atomic_init(&c->plan_next[k].next, SL_CACHE_DONE);
+  atomic_init(&c->plan_now, 0);
+  c->plan_n = n;
+  return SL_OK;
+}
+
+void sl_cache_plan_object(sl_cache *c, size_t k, const char *url, uint64_t size,
+                          uint32_t crc) {
+  if (k >= c->plan_n)
+    return;
+  object_name(url, size, crc, c->plan[k].name, sizeof c->plan[k].name);
+  c->plan[k].k = k;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const plan_entry *)a)->name, ((const plan_entry *)b)->name);
+}
+
+void sl_cache_plan_sort(sl_cache *c) {
+  if (c->plan_n)
+    qsort(c->plan, c->plan_n, sizeof *c->plan, by_name);
+}
+
+void sl_cache_plan_next(sl_cache *c, size_t k, uint64_t when) {
+  if (k < c->plan_n)
+    atomic_store(&c->plan_next[k].next, when);
+}
+
+void sl_cache_plan_now(sl_cache *c, uint64_t now) {
+  atomic_store(&c->plan_now, now);
+}
+
+/* The next use of the object named name: SL_CACHE_DONE outside the plan. */
+static uint64_t next_use(const sl_cache *c, const char *name) {
+  if (!c->plan_n)
+    return SL_CACHE_DONE;
+  plan_entry key;
+  snprintf(key.name, sizeof key.name, "%s", name);
+  const plan_entry *e =
+      bsearch(&key, c->plan, c->plan_n, sizeof *c->plan, by_name);
+  return e ? atomic_load(&c->plan_next[e->k].next) : SL_CACHE_DONE;
+}
+
 void sl_cache_stats_get(sl_cache *c, sl_cache_stats *out) {
   pthread_mutex_lock(&c->mu);
   *out = c->stats;
   pthread_mutex_unlock(&c->mu);
 }
 
-/* flock on the folder's file name, made if missing. Returns the fd, or -1
- * with errno. */
-static int lock_file(const sl_cache *c, const char *name) {
+/* flock on the folder's file name, made if missing (wait: blocking, else
+ * -1 with EWOULDBLOCK when another holds it). Returns the fd, or -1 with
+ * errno. */
+static int lock_file(const sl_cache *c, const char *name, bool wait) {
   int fd =
       openat(c->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return -1;
-  while (flock(fd, LOCK_EX) != 0) {
+  while (flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
     if (errno != EINTR) {
       int e = errno;
       close(fd);
@@ -137,9 +228,10 @@ static void unlock_file(int fd) {
 }
 
 typedef struct entry {
-  char name[96];
+  char name[NAME_CAP];
   uint64_t bytes;
   int64_t mtime_ns;
+  uint64_t next; /* its next use by the plan (SL_CACHE_DONE: none) */
 } entry;
 
 /* Whether a download's process is gone (its .tmp file left over). */
@@ -149,12 +241,39 @@ static bool orphan_tmp(const char *name) {
   return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Under cache.lock: makes room for need more bytes, evicting the least
- * recently used objects (never `keep`). *busy: there is no room only
- * because of other downloads in progress (they end, then there may be):
- * SL_OK then, nothing reserved. */
+/* The object to evict next among v[0..n) (bytes 0: gone already), or n:
+ * outside the plan or done, the least recently used; then the one used
+ * furthest after `protect`; with last_resort, then the least recently used
+ * of the rest. */
+static size_t victim(const entry *v, size_t n, uint64_t protect,
+                     bool last_resort) {
+  size_t best = n;
+  for (size_t k = 0; k < n; k++)
+    if (v[k].bytes && v[k].next == SL_CACHE_DONE &&
+        (best == n || v[k].mtime_ns < v[best].mtime_ns))
+      best = k;
+  if (best < n)
+    return best;
+  for (size_t k = 0; k < n; k++)
+    if (v[k].bytes && v[k].next > protect &&
+        (best == n || v[k].next > v[best].next))
+      best = k;
+  if (best < n || !last_resort)
+    return best;
+  for (size_t k = 0; k < n; k++)
+    if (v[k].bytes && (best == n || v[k].mtime_ns < v[best].mtime_ns))
+      best = k;
+  return best;
+}
+
+/* Under cache.lock: makes room for need more bytes, evicting objects
+ * (never `keep`) in the order victim() gives. *busy: there is no room only
+ * because of other downloads in progress (they end, then there may be),
+ * or, without last_resort, because every object is wanted at or before
+ * `protect`: SL_OK then, nothing reserved. */
 static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
-                           const char *shown, bool *busy, sl_err *err) {
+                           const char *shown, uint64_t protect,
+                           bool last_resort, bool *busy, sl_err *err) {
   *busy = false;
   int dfd = dup(c->dirfd);
   DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -201,6 +320,7 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
       cap = nc;
     }
     memcpy(v[n].name, e->d_name, len + 1); /* len < 96: checked above */
+    v[n].next = next_use(c, e->d_name);
     v[n].bytes = (uint64_t)sb.st_size;
     v[n].mtime_ns =
         (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
@@ -208,11 +328,8 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
   }
   closedir(d);
   while (st == SL_OK && total + need > c->bound) {
-    size_t old = n;
-    for (size_t k = 0; k < n; k++)
-      if (v[k].bytes && (old == n || v[k].mtime_ns < v[old].mtime_ns))
-        old = k;
-    if (old == n && downloading > 0) {
+    size_t old = victim(v, n, protect, last_resort);
+    if (old == n && (downloading > 0 || !last_resort)) {
       *busy = true;
       break;
     }
@@ -297,46 +414,40 @@ static int open_cached(sl_cache *c, const char *name, uint64_t size) {
   return fd;
 }
 
-sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
-                       uint32_t crc, int *fd_out, sl_err *err) {
-  char name[96], tmp[128];
-  object_name(url, size, crc, name, sizeof name);
-  *fd_out = -1;
-  int fd = open_cached(c, name, size);
-  if (fd >= 0) {
-    pthread_mutex_lock(&c->mu);
-    c->stats.hits++;
-    pthread_mutex_unlock(&c->mu);
-    *fd_out = fd;
-    return SL_OK;
-  }
-  uint64_t t0 = now_ns();
-  uint64_t h[2];
-  hash_url(url, h);
-  char slot[16];
-  snprintf(slot, sizeof slot, "lock.%02u", (unsigned)(h[0] % LOCK_SLOTS));
-  int lk = lock_file(c, slot);
-  if (lk < 0)
-    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, slot);
-  /* Another process or thread may have fetched it meanwhile. */
-  if ((fd = open_cached(c, name, size)) >= 0) {
-    unlock_file(lk);
-    pthread_mutex_lock(&c->mu);
-    c->stats.hits++;
-    c->stats.wait_ns += now_ns() - t0;
-    pthread_mutex_unlock(&c->mu);
-    *fd_out = fd;
-    return SL_OK;
-  }
+/* How an object is wanted: by a reader now (sl_cache_get: a descriptor,
+ * waiting for whatever it takes), or ahead of its use (sl_cache_ahead). */
+typedef struct want {
+  bool ahead;
+  uint64_t when;     /* ahead: the position it is wanted for */
+  uint64_t since_ns; /* a reader: when it began to wait (its deadline
+                        counts from then, waits for another's fetch of
+                        the object included) */
+  bool *no_room;     /* ahead: set when no room could be made */
+} want;
+
+static void count(sl_cache *c, uint64_t *field, uint64_t add) {
+  pthread_mutex_lock(&c->mu);
+  *field += add;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* Under the object's lock slot, with no cached copy: room reserved, the
+ * download to tmp, checked, synced and renamed to name; *fd_out (reader
+ * only) opened on it first. */
+static sl_status download(sl_cache *c, const char *url, uint64_t size,
+                          uint32_t crc, const char *name, const want *w,
+                          int *fd_out, sl_err *err) {
+  char tmp[128];
   snprintf(tmp, sizeof tmp, ".tmp.%.80s.%ld", name, (long)getpid());
   sl_status st = SL_OK;
   int big = -1;
+  uint64_t protect = w->ahead ? w->when : atomic_load(&c->plan_now);
   /* Room for it: evicting objects, or waiting while other downloads (of
    * this process's workers or another's) hold the rest, within the fetch
-   * deadline. */
+   * deadline. Ahead of its use, no waiting: the caller tries later. */
   for (uint64_t waited_ms = 0;; waited_ms += 20) {
     bool busy = false;
-    big = lock_file(c, "cache.lock");
+    big = lock_file(c, "cache.lock", true);
     if (big < 0)
       st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/cache.lock",
                         c->dir);
@@ -347,11 +458,15 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
                       " (raise it above the largest shard)",
                       url, size, c->bound);
     if (st == SL_OK)
-      st = make_room(c, size, name, url, &busy, err);
+      st = make_room(c, size, name, url, protect, !w->ahead, &busy, err);
     if (st != SL_OK || !busy)
       break;
     unlock_file(big);
     big = -1;
+    if (w->ahead) {
+      *w->no_room = true;
+      return SL_OK;
+    }
     if ((double)waited_ms / 1000 > c->conf.deadline_s) {
       st = sl_err_set(err, SL_ETOOBIG,
                       "%s: %" PRIu64 " bytes found no room in io.cache_bytes ="
@@ -363,7 +478,7 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
     struct timespec ms20 = {.tv_nsec = 20000000};
     nanosleep(&ms20, NULL);
   }
-  int t = -1;
+  int t = -1, fd = -1;
   if (st == SL_OK) {
     t = openat(c->dirfd, tmp,
                O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -376,11 +491,20 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   }
   unlock_file(big);
   tmp_sink s = {.fd = t, .update = c->crc};
-  sl_fetch_sink sink = {.write = tmp_write, .rewind = tmp_rewind, .user = &s};
+  sl_fetch_sink sink = {.write = tmp_write,
+                        .rewind = tmp_rewind,
+                        .user = &s,
+                        .cancel = &c->cancel};
   sl_fetch_stats fs = {0};
   uint64_t got = 0;
+  sl_fetch_conf conf = c->conf;
+  if (!w->ahead) { /* at least one attempt, of half a second */
+    double waited = (double)(now_ns() - w->since_ns) / 1e9;
+    conf.spent_s =
+        waited < conf.deadline_s - 0.5 ? waited : conf.deadline_s - 0.5;
+  }
   if (st == SL_OK)
-    st = sl_fetch(&c->conf, url, size, size, &sink, &got, &fs, err);
+    st = sl_fetch(&conf, url, size, size, &sink, &got, &fs, err);
   if (st == SL_OK && s.crc != crc)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: its checksum differs from its index's (the object "
@@ -393,7 +517,7 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   /* The caller's descriptor is opened before the object gets its name:
    * another thread or process making room may evict it the moment it has
    * one, and an open descriptor still reads it. */
-  if (st == SL_OK &&
+  if (st == SL_OK && fd_out &&
       (fd = openat(c->dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
     st = sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, tmp);
   if (st == SL_OK && renameat(c->dirfd, tmp, c->dirfd, name) != 0)
@@ -405,15 +529,119 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
     if (fd >= 0)
       close(fd);
     fd = -1;
-    unlinkat(c->dirfd, tmp, 0);
+    if (t >= 0)
+      unlinkat(c->dirfd, tmp, 0);
   }
-  unlock_file(lk);
   pthread_mutex_lock(&c->mu);
   c->stats.fetches += st == SL_OK;
+  c->stats.ahead += st == SL_OK && w->ahead;
   c->stats.bytes_fetched += fs.bytes;
   c->stats.retries += fs.retries;
+  pthread_mutex_unlock(&c->mu);
+  if (fd_out)
+    *fd_out = fd;
+  return st;
+}
+
+sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
+                       uint32_t crc, int *fd_out, sl_err *err) {
+  char name[NAME_CAP];
+  object_name(url, size, crc, name, sizeof name);
+  *fd_out = -1;
+  int fd = open_cached(c, name, size);
+  if (fd >= 0) {
+    count(c, &c->stats.hits, 1);
+    *fd_out = fd;
+    return SL_OK;
+  }
+  uint64_t t0 = now_ns();
+  uint64_t h[2];
+  hash_url(url, h);
+  char slot[16];
+  snprintf(slot, sizeof slot, "lock.%02u", (unsigned)(h[0] % LOCK_SLOTS));
+  int lk = lock_file(c, slot, true);
+  if (lk < 0)
+    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir, slot);
+  sl_status st = SL_OK;
+  /* Another process or thread may have fetched it meanwhile. */
+  if ((fd = open_cached(c, name, size)) < 0)
+    st = download(c, url, size, crc, name,
+                  &(want){.ahead = false, .since_ns = t0}, &fd, err);
+  unlock_file(lk);
+  pthread_mutex_lock(&c->mu);
+  c->stats.misses++;
   c->stats.wait_ns += now_ns() - t0;
   pthread_mutex_unlock(&c->mu);
   *fd_out = st == SL_OK ? fd : -1;
   return st;
+}
+
+sl_status sl_cache_ahead(sl_cache *c, const char *url, uint64_t size,
+                         uint32_t crc, uint64_t when, bool *no_room,
+                         sl_err *err) {
+  char name[NAME_CAP];
+  object_name(url, size, crc, name, sizeof name);
+  *no_room = false;
+  int fd = open_cached(c, name, size);
+  if (fd >= 0) {
+    close(fd);
+    return SL_OK;
+  }
+  uint64_t h[2];
+  hash_url(url, h);
+  char slot[16];
+  snprintf(slot, sizeof slot, "lock.%02u", (unsigned)(h[0] % LOCK_SLOTS));
+  /* Held: a reader or another process is fetching this object (or one
+   * sharing its slot): leave it to them. */
+  int lk = lock_file(c, slot, false);
+  if (lk < 0)
+    return errno == EWOULDBLOCK
+               ? SL_OK
+               : sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s/%s", c->dir,
+                              slot);
+  sl_status st = SL_OK;
+  if ((fd = open_cached(c, name, size)) >= 0)
+    close(fd);
+  else
+    st = download(c, url, size, crc, name,
+                  &(want){.ahead = true, .when = when, .no_room = no_room},
+                  NULL, err);
+  unlock_file(lk);
+  return st;
+}
+
+bool sl_cache_has(sl_cache *c, const char *url, uint64_t size, uint32_t crc) {
+  char name[NAME_CAP];
+  object_name(url, size, crc, name, sizeof name);
+  struct stat sb;
+  return fstatat(c->dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISREG(sb.st_mode) && (uint64_t)sb.st_size == size;
+}
+
+sl_status sl_cache_usage(sl_cache *c, uint64_t *bytes, uint64_t *objects,
+                         sl_err *err) {
+  *bytes = *objects = 0;
+  int dfd = dup(c->dirfd);
+  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (!d) {
+    if (dfd >= 0)
+      close(dfd);
+    return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s", c->dir);
+  }
+  rewinddir(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    bool tmp = strncmp(e->d_name, ".tmp.", 5) == 0;
+    bool obj = !tmp && len > 4 && strcmp(e->d_name + len - 4, ".obj") == 0;
+    struct stat sb;
+    if ((!obj && !tmp) ||
+        fstatat(c->dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(sb.st_mode))
+      continue;
+    *bytes += (uint64_t)sb.st_size;
+    *objects += obj;
+  }
+  closedir(d);
+  return SL_OK;
 }

@@ -79,6 +79,14 @@ static size_t on_body(char *p, size_t size, size_t n, void *user) {
   return len;
 }
 
+/* curl's progress callback: a non-zero return aborts the transfer. */
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow) {
+  (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+  const attempt *a = user;
+  return atomic_load(a->sink->cancel) ? 1 : 0;
+}
+
 /* S3's error code from its XML body ("NoSuchKey"), or "". */
 static void s3_code(const char *body, char *code, size_t cap) {
   code[0] = '\0';
@@ -144,6 +152,11 @@ static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
   SET(CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
   SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
   SET(CURLOPT_LOW_SPEED_TIME, (long)(c->stall_s > 1 ? c->stall_s : 1));
+  if (a->sink->cancel) {
+    SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+    SET(CURLOPT_XFERINFODATA, a);
+    SET(CURLOPT_NOPROGRESS, 0L);
+  }
   SET(CURLOPT_SSL_VERIFYPEER, 1L);
   SET(CURLOPT_SSL_VERIFYHOST, 2L);
   if (c->ca_bundle && *c->ca_bundle)
@@ -190,13 +203,20 @@ static double now_s(void) {
   return (double)sl_now_ns() / 1e9;
 }
 
-static void sleep_s(double s) {
-  if (s <= 0)
-    return;
-  struct timespec t = {.tv_sec = (time_t)s,
-                       .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-  while (nanosleep(&t, &t) != 0 && errno == EINTR)
-    ;
+/* Sleeps s seconds, in steps of at most 50 ms while cancel (if any) stays
+ * false. */
+static void sleep_s(double s, const atomic_bool *cancel) {
+  while (s > 0 && !(cancel && atomic_load(cancel))) {
+    double step = s < 0.05 ? s : 0.05;
+    struct timespec t = {.tv_sec = 0, .tv_nsec = (long)(step * 1e9)};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+      ;
+    s -= step;
+  }
+}
+
+static bool cancelled(const sl_fetch_sink *sink) {
+  return sink->cancel && atomic_load(sink->cancel);
 }
 
 sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
@@ -213,7 +233,7 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
   if (expect != UINT64_MAX && expect < max)
     max = expect;
   attempt a = {.sink = sink, .max = max};
-  double start = now_s(), deadline = start + c->deadline_s;
+  double start = now_s(), deadline = start + c->deadline_s - c->spent_s;
   /* Jitter from the URL and the clock: retries of many ranks spread. */
   uint64_t seed = (uint64_t)(start * 1e6);
   for (const char *p = url; *p; p++)
@@ -221,6 +241,8 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
   sl_rng rng = sl_rng_for(seed, 0, 0);
   char why[256] = "";
   for (unsigned attempt_no = 0;; attempt_no++) {
+    if (cancelled(sink))
+      return sl_err_set(err, SL_ESTATE, "%s: fetch stopped", name);
     double left = deadline - now_s();
     if (left <= 0)
       return sl_err_set(err, SL_EIO,
@@ -251,6 +273,8 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                         "%s: the server sends more than the %" PRIu64
                         " bytes expected",
                         name, max);
+    if (cancelled(sink))
+      return sl_err_set(err, SL_ESTATE, "%s: fetch stopped", name);
     if (a.sink_failed)
       return sl_err_errno(err, SL_EIO, a.sink_errno, "%s: writing what it sent",
                           name);
@@ -289,6 +313,6 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
     double backoff = 0.05 * (double)(1u << (attempt_no < 7 ? attempt_no : 7));
     backoff *= 0.5 + 0.5 * sl_rng_uniform(&rng);
     left = deadline - now_s();
-    sleep_s(backoff < left ? backoff : left);
+    sleep_s(backoff < left ? backoff : left, sink->cancel);
   }
 }

@@ -7,6 +7,7 @@
 #ifndef SLUICE_REMOTE_FETCH_H
 #define SLUICE_REMOTE_FETCH_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,16 +25,20 @@ typedef struct sl_fetch_conf {
   const char *ca_bundle;     /* NULL: the system's */
   unsigned retries;          /* attempts after the first */
   double deadline_s;         /* all attempts of one object */
-  double stall_s;            /* below 1 byte/s this long: a timeout */
+  double spent_s; /* of deadline_s, already spent before the call (waiting
+                     for another's fetch of the object) */
+  double stall_s; /* below 1 byte/s this long: a timeout */
 } sl_fetch_conf;
 
 /* What a fetch writes into: write(user, bytes, n) returns 0, or -1 to stop
  * (full disk: errno kept); rewind(user, at) truncates to `at` bytes before
- * a retry that cannot resume. */
+ * a retry that cannot resume. cancel (NULL: none), once true, ends the
+ * fetch within about 100 ms, mid-transfer or mid-backoff: SL_ESTATE. */
 typedef struct sl_fetch_sink {
   int (*write)(void *user, const void *bytes, size_t n);
   int (*rewind)(void *user, uint64_t at);
   void *user;
+  const atomic_bool *cancel;
 } sl_fetch_sink;
 
 typedef struct sl_fetch_stats {
@@ -45,7 +50,7 @@ typedef struct sl_fetch_stats {
  * SL_ETOOBIG naming the URL), exactly expect bytes when expect is not
  * UINT64_MAX. *got gets the body's size. Errors: SL_EIO (404, 403,
  * connection refused..., naming the URL and the status; retries
- * exhausted), SL_ETOOBIG, SL_ENOMEM. */
+ * exhausted), SL_ETOOBIG, SL_ENOMEM, SL_ESTATE (sink->cancel). */
 sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                    uint64_t expect, sl_fetch_sink *sink, uint64_t *got,
                    sl_fetch_stats *stats, sl_err *err);

@@ -7,6 +7,7 @@
 #include <ini.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,10 @@ struct sl_remote {
   sl_fetch_conf conf;
   sl_cache *cache;
   bool curl_ready;
+  /* The latest failed object's URL and why (sl_remote_failure). */
+  pthread_mutex_t fail_mu;
+  bool fail_mu_ready;
+  char fail_url[SL_URL_MAX], fail_why[SL_ERRMSG_MAX];
 };
 
 static const char *env(const char *name) {
@@ -130,7 +135,13 @@ sl_status sl_remote_open(sl_remote **out, const sl_remote_opts *o,
   sl_remote *r = calloc(1, sizeof *r);
   if (!r)
     return sl_err_set(err, SL_ENOMEM, "remote: no memory");
-  sl_status st = credentials(r, o, err);
+  sl_status st = SL_OK;
+  if (pthread_mutex_init(&r->fail_mu, NULL) != 0)
+    st = sl_err_set(err, SL_ETHREAD, "remote: pthread_mutex_init failed");
+  else
+    r->fail_mu_ready = true;
+  if (st == SL_OK)
+    st = credentials(r, o, err);
   if (st == SL_OK) {
     /* Reference counted by libcurl and thread-safe since 7.84. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
@@ -183,6 +194,8 @@ void sl_remote_close(sl_remote *r) {
   sl_cache_close(r->cache);
   if (r->curl_ready)
     curl_global_cleanup();
+  if (r->fail_mu_ready)
+    pthread_mutex_destroy(&r->fail_mu);
   /* The keys leave no copy behind in freed memory. */
   memset(r, 0, sizeof *r);
   free(r);
@@ -240,5 +253,27 @@ sl_status sl_remote_read_all(sl_remote *r, const char *url, uint64_t max,
 
 sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,
                            uint32_t crc, int *fd, sl_err *err) {
-  return sl_cache_get(r->cache, url, size, crc, fd, err);
+  sl_status st = sl_cache_get(r->cache, url, size, crc, fd, err);
+  pthread_mutex_lock(&r->fail_mu);
+  if (st != SL_OK) {
+    /* The message starts with the URL (or its shown form): keep why. */
+    const char *why = err->msg, *colon = strstr(err->msg, ": ");
+    if (colon && strncmp(err->msg, "io.cache_dir", 12) != 0)
+      why = colon + 2;
+    snprintf(r->fail_url, sizeof r->fail_url, "%s", url);
+    snprintf(r->fail_why, sizeof r->fail_why, "%s", why);
+  } else if (!strcmp(r->fail_url, url)) {
+    r->fail_url[0] = '\0';
+  }
+  pthread_mutex_unlock(&r->fail_mu);
+  return st;
+}
+
+bool sl_remote_failure(sl_remote *r, const char *url, char *buf, size_t cap) {
+  pthread_mutex_lock(&r->fail_mu);
+  bool failed = r->fail_url[0] && !strcmp(r->fail_url, url);
+  if (failed)
+    snprintf(buf, cap, "%s", r->fail_why);
+  pthread_mutex_unlock(&r->fail_mu);
+  return failed;
 }

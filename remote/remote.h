@@ -53,4 +53,9 @@ sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,
 
 sl_cache *sl_remote_cache(sl_remote *r);
 
+/* Why the latest failed sl_remote_object of url failed (its message without
+ * the URL), into buf; false when url's latest try did not fail. What a
+ * reader that only saw errno adds to its message. Any thread. */
+bool sl_remote_failure(sl_remote *r, const char *url, char *buf, size_t cap);
+
 #endif

@@ -248,6 +248,13 @@ static double run_epoch(sl_loader *ld, uint64_t epoch, long long max_batches,
            100.0 * (double)lv[1] / (double)lv_all,
            100.0 * (double)lv[2] / (double)lv_all,
            100.0 * (double)lv[3] / (double)lv_all);
+  if (d.fetches || d.cache_hits || d.cache_misses) /* a dataset at a URL */
+    printf("        network: %" PRIu64
+           " shard(s) fetched, %.1f MiB; reads: %" PRIu64 " cached, %" PRIu64
+           " waited %.2f s (%.0f%% of worker time)\n",
+           d.fetches, (double)d.bytes_fetched / 1048576.0, d.cache_hits,
+           d.cache_misses, (double)d.fetch_wait_ns / 1e9,
+           pct(d.fetch_wait_ns, worker_s));
   if (d.skipped)
     printf("        %" PRIu64 " bad sample(s) replaced (loader.on_error = "
            "skip), latest index %" PRIu64 "\n",

@@ -425,6 +425,16 @@ int sl_cmd_info(int argc, char **argv) {
     printf("file size:   %s in %" PRIu64 " files\n", a, nfiles);
   else
     printf("file size:   %s\n", a);
+  sl_cache_info ci;
+  if (sl_dataset_cache_info(ds, &ci) == SL_OK) {
+    char used[32], bound[32];
+    sl_format_bytes(ci.bytes, used, sizeof used);
+    sl_format_bytes(ci.bound, bound, sizeof bound);
+    printf("cache:       %s: %s of %s (io.cache_bytes) in %" PRIu64
+           " objects; %" PRIu64 " of this dataset's %" PRIu64
+           " shards cached\n",
+           ci.dir, used, bound, ci.objects, ci.cached_files, ci.files);
+  }
   printf("samples:     %" PRIu64 "\n", n);
   uint32_t k = sl_dataset_class_count(ds);
   printf("classes:     %" PRIu32 "%s", k, k ? ":" : "\n");

@@ -307,6 +307,13 @@ uint64_t sl_source_file_count(const sl_source *src);
  * which pads each file's base to 64 KiB). */
 uint64_t sl_source_bytes(const sl_source *src);
 uint64_t sl_source_file_first(const sl_source *src, uint64_t k);
+/* A set at a URL (formats/shards/): its objects' cache (remote/cache.h),
+ * valid until close; NULL for local files. sl_source_remote_file: file k's
+ * URL (valid until close), size and crc32c, what sl_cache_get and
+ * sl_cache_ahead take; false when k is not a remote file. */
+sl_cache *sl_source_cache(const sl_source *src);
+bool sl_source_remote_file(const sl_source *src, uint64_t k, const char **url,
+                           uint64_t *size, uint32_t *crc);
 
 /* Gets sample i's payload. With a mapped source *data points into the map
  * and buf is not touched; otherwise the payload is pread into buf (cap bytes,

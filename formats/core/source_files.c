@@ -126,7 +126,11 @@ static int open_file(const void *ctx, size_t k) {
 
 static void name_file(const void *ctx, size_t k, char *buf, size_t cap) {
   const sl_source *src = ctx;
-  if (src->dirfd >= 0)
+  char why[SL_ERRMSG_MAX];
+  if (src->remote && sl_remote_failure(src->remote, sl_source_file_path(src, k),
+                                       why, sizeof why))
+    snprintf(buf, cap, "%s (%s)", sl_source_file_path(src, k), why);
+  else if (src->dirfd >= 0)
     snprintf(buf, cap, "%s/%s", src->path, sl_source_file_path(src, k));
   else
     snprintf(buf, cap, "%s", sl_source_file_path(src, k));
@@ -166,6 +170,20 @@ uint64_t sl_source_bytes(const sl_source *src) {
 
 uint64_t sl_source_file_first(const sl_source *src, uint64_t k) {
   return src->nfiles && k < src->nfiles ? src->file_first[k] : 0;
+}
+
+sl_cache *sl_source_cache(const sl_source *src) {
+  return src->remote ? sl_remote_cache(src->remote) : NULL;
+}
+
+bool sl_source_remote_file(const sl_source *src, uint64_t k, const char **url,
+                           uint64_t *size, uint32_t *crc) {
+  if (!src->remote || k >= src->nfiles)
+    return false;
+  *url = sl_source_file_path(src, k);
+  *size = src->spans[k].size;
+  *crc = src->file_crc[k];
+  return true;
 }
 
 sl_status sl_source_add_shards(sl_source *src, const sl_shard_list *l,

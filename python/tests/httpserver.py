@@ -92,13 +92,17 @@ http {
 class FaultProxy:
     """Forwards GETs to upstream (host, port), breaking some answers: the
     first `fail` requests of each path get a 503, then `cut` of them have
-    their body cut short after half its bytes (the connection closed)."""
+    their body cut short after half its bytes (the connection closed).
+    rate (bytes a second, None: as fast as it goes) slows every body;
+    kill() stops answering at once, mid-body too (a server gone)."""
 
-    def __init__(self, upstream_port, fail=0, cut=0, status=503):
+    def __init__(self, upstream_port, fail=0, cut=0, status=503, rate=None):
         self.upstream = upstream_port
         self.fail, self.cut, self.status = fail, cut, status
+        self.rate = rate
         self.seen = {}
         self.lock = threading.Lock()
+        self.dead = threading.Event()
 
     def start(self):
         proxy = self
@@ -138,7 +142,15 @@ class FaultProxy:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                self.wfile.write(data)
+                step = 8192
+                for at in range(0, len(data), step):
+                    if proxy.dead.is_set():
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    self.wfile.write(data[at:at + step])
+                    if proxy.rate:
+                        time.sleep(step / proxy.rate)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
@@ -148,5 +160,10 @@ class FaultProxy:
         return self
 
     def stop(self):
+        self.dead.set()
         self.server.shutdown()
         self.server.server_close()
+
+    def kill(self):
+        """The server gone: the listening socket closed, bodies cut."""
+        self.stop()

@@ -44,7 +44,8 @@ def test_stats_keys(opts):
         "chunk_unfilters", "boxes_over", "box_samples_over",
         "level0_decodes", "level1_decodes", "level2_decodes",
         "level3_decodes", "left_out", "left_out_files", "dlpack_exports",
-        "dlpack_deleted", "batches_held", "prefetch"}
+        "dlpack_deleted", "batches_held", "prefetch", "fetches",
+        "bytes_fetched", "cache_hits", "cache_misses", "fetch_wait_ns"}
     assert s["bad"] == [] and s["backend"] in ("host", "cuda")
     assert isinstance(s["epoch_seconds"], float)
 

@@ -157,6 +157,14 @@ def test_cache_bound_holds(s3, env, tmp_path):
         sluice.Loader(base_options("s3://data/big/", **{
             "io.cache_dir": str(env), "io.cache_bytes": "1MiB"}))
     assert "io.cache_bytes" in str(e.value) and ".lmdb" in str(e.value)
+    # With fetch-ahead, below the largest shard times (depth + workers):
+    # refused too, naming both numbers.
+    with pytest.raises(sluice.ConfigError) as e:
+        sluice.Loader(base_options("s3://data/big/", **{
+            "io.cache_dir": str(env), "io.cache_bytes": "4MiB",
+            "io.prefetch_shards": 3}))
+    assert "io.prefetch_shards + loader.workers = 3 + 2" in str(e.value)
+    assert str(max(sizes)) in str(e.value) and "4194304" in str(e.value)
     # Room for one shard and a half: an epoch evicts, the folder never
     # holds more than the bound (watched while it runs), the batches are
     # those of the local copy.
@@ -179,7 +187,8 @@ def test_cache_bound_holds(s3, env, tmp_path):
     try:
         got = batches("s3://data/big/", env,
                       **{"io.cache_bytes": "%dB" % bound,
-                         "loader.order": "sequential"})
+                         "loader.order": "sequential",
+                         "io.prefetch_shards": 0})
     finally:
         stop.set()
         t.join()
@@ -298,3 +307,260 @@ def test_two_processes_share_one_cache(web, tmp_path):
     assert all(p.returncode == 0 for p in procs), outs
     after = [l for l in srv.requests() if ".lmdb" in l]
     assert len(after) - len(before) == PARTS
+
+
+# ---- fetch-ahead in the epoch's order ------------------------------------
+
+AHEAD = {"io.prefetch_shards": 2, "io.fetch_threads": 2}
+NO_AHEAD = {"io.prefetch_shards": 0}
+
+
+def cache_bytes(cache):
+    """Bytes the cache's objects and downloads hold now."""
+    total = 0
+    try:
+        names = os.listdir(cache)
+    except FileNotFoundError:
+        return 0
+    for n in names:
+        if n.endswith(".obj") or n.startswith(".tmp."):
+            try:
+                total += os.path.getsize(os.path.join(cache, n))
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def test_fetch_ahead_batches_equal_local_and_off(s3, env, tmp_path):
+    _, local = s3
+    url = "s3://data/train/"
+    for w in (1, 2):
+        for order in ("quasi_random", "sequential"):
+            o = {"loader.workers": w, "loader.order": order}
+            want = batches(local, **o)
+            assert batches(url, tmp_path / ("on%d%s" % (w, order)),
+                           **AHEAD, **o) == want
+            assert batches(url, tmp_path / ("off%d%s" % (w, order)),
+                           **NO_AHEAD, **o) == want
+
+
+def test_stats_count_cold_and_warm_epochs(s3, env, tmp_path):
+    _, local = s3
+    env = tmp_path / "xdg" / "sluice"  # where sluice info finds it
+    os.makedirs(env.parent)
+    url = "s3://data/train/"
+    total = sum(os.path.getsize(os.path.join(local, "part-%d.lmdb" % k))
+                for k in range(PARTS))
+    o = base_options(url, **{"io.cache_dir": str(env), **AHEAD})
+    with sluice.Loader(o) as ld:
+        n = sum(b.n for b in ld.epoch(0))
+        cold = ld.stats()
+        assert cold["fetches"] == PARTS
+        assert cold["bytes_fetched"] == total
+        assert cold["cache_hits"] + cold["cache_misses"] >= n
+        assert cold["fetch_wait_ns"] >= 0
+        sum(b.n for b in ld.epoch(1))
+        warm = ld.stats()
+        assert warm["fetches"] == PARTS  # the second epoch fetched nothing
+        assert warm["cache_misses"] == cold["cache_misses"]
+        assert warm["cache_hits"] - cold["cache_hits"] >= n
+    # A new loader on the warm cache: no fetch, every read a hit.
+    with sluice.Loader(o) as ld:
+        n = sum(b.n for b in ld.epoch(0))
+        st = ld.stats()
+        assert st["fetches"] == 0 and st["bytes_fetched"] == 0
+        assert st["cache_misses"] == 0 and st["cache_hits"] >= n
+    with sluice.Loader(base_options(local)) as ld:
+        assert ld.stats()["fetches"] == 0  # local files: all zero
+    # `sluice info URL` shows the cache: its folder, bytes of the bound,
+    # and this dataset's shards cached.
+    p = subprocess.run([sluice._cli(), "info", url], capture_output=True,
+                       text=True, env={**os.environ,
+                                       "XDG_CACHE_HOME": str(env.parent)})
+    assert p.returncode == 0, p.stderr
+    line = [l for l in p.stdout.splitlines() if l.startswith("cache:")]
+    assert line and str(env) in line[0], p.stdout
+    assert "%d of this dataset's %d shards cached" % (PARTS, PARTS) in line[0]
+    p = subprocess.run([sluice._cli(), "info", local], capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and "cache:" not in p.stdout
+    # `sluice bench` says what the network did in each epoch: a cold cache
+    # fetches every shard, the next epoch none.
+    cold_cache = tmp_path / "bench-cache"
+    ini = tmp_path / "bench.ini"
+    sections = {}
+    for k, v in base_options(url, **{"io.cache_dir": str(cold_cache),
+                                     "loader.workers": 1}).items():
+        sec, key = k.split(".", 1)
+        sections.setdefault(sec, []).append("%s = %s\n" % (key, v))
+    ini.write_text("".join("[%s]\n%s" % (sec, "".join(lines))
+                           for sec, lines in sections.items()))
+    p = subprocess.run([sluice._cli(), "bench", str(ini), "--epochs", "2"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    net = [l for l in p.stdout.splitlines() if "network:" in l]
+    assert len(net) == 2, p.stdout
+    assert "%d shard(s) fetched" % PARTS in net[0]
+    assert "0 shard(s) fetched" in net[1] and "0 waited" in net[1]
+
+
+def write_big(folder, shards, samples=4, side=200, seed=5):
+    os.makedirs(folder)
+    rng = random.Random(seed)
+    for k in range(shards):
+        w = sluice.Writer(os.path.join(folder, "b%02d.lmdb" % k))
+        for i in range(samples):
+            w.add_pixels(rng.randbytes(side * side * 3), side, side, 3,
+                         label=(k + i) % 3)
+        w.commit()
+        w.close()
+    sluice.index(folder)
+    return [os.path.getsize(os.path.join(folder, "b%02d.lmdb" % k))
+            for k in range(shards)]
+
+
+def test_tiny_cache_with_fetch_ahead_never_exceeded(s3, env, tmp_path):
+    """Room for 3 shards of 8, fetch-ahead on: the epoch completes with the
+    local batches, the folder never holds more than the bound (watched
+    while it runs), and shards are evicted (refetched the next epoch)."""
+    import threading
+    server, _ = s3
+    big = str(tmp_path / "tiny")
+    sizes = write_big(big, 8)
+    server.upload_folder(big, "data", "tiny/")
+    bound = max(sizes) * 3
+    seen, stop = [0], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            seen[0] = max(seen[0], cache_bytes(env))
+
+    o = {"io.cache_bytes": "%dB" % bound, "loader.order": "sequential",
+         "loader.workers": 1, "loader.batch_size": 4,
+         "io.prefetch_shards": 2, "io.fetch_threads": 2}
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        opts = base_options("s3://data/tiny/", **{"io.cache_dir": str(env),
+                                                  **o})
+        with sluice.Loader(opts) as ld:
+            got = [bytes(memoryview(b.images).cast("B"))
+                   for b in ld.epoch(0)]
+            st = ld.stats()
+    finally:
+        stop.set()
+        t.join()
+    want = [bytes(memoryview(b.images).cast("B"))
+            for b in sluice.Loader(base_options(big, **{
+                "loader.order": "sequential", "loader.workers": 1,
+                "loader.batch_size": 4})).epoch(0)]
+    assert got == want
+    assert 0 < seen[0] <= bound, (seen[0], bound)
+    assert st["fetches"] >= 8
+    assert len(cached(env)) <= 3
+    assert not [n for n in os.listdir(env) if n.startswith(".tmp")]
+
+
+@pytest.fixture
+def slow_web(web):
+    import httpserver
+    srv, local = web
+    # ~60 KB/s: each shard takes seconds, so fetches are in flight.
+    proxy = httpserver.FaultProxy(srv.port, rate=60000).start()
+    proxy.seen["/set/sluice.index"] = 0
+    try:
+        yield proxy, local
+    finally:
+        proxy.stop()
+
+
+def no_partial_shard(cache, local):
+    """Every object in the cache is a whole shard: its size is one of the
+    set's, and no download is left behind."""
+    sizes = {os.path.getsize(os.path.join(local, "part-%d.lmdb" % k))
+             for k in range(PARTS)}
+    names = os.listdir(cache)
+    assert not [n for n in names if n.startswith(".tmp")], names
+    for n in names:
+        if n.endswith(".obj"):
+            assert os.path.getsize(os.path.join(cache, n)) in sizes
+
+
+def test_close_mid_epoch_is_prompt(slow_web, tmp_path):
+    import time
+    proxy, local = slow_web
+    url = "http://127.0.0.1:%d/set/" % proxy.port
+    cache = tmp_path / "c"
+    o = base_options(url, **{"io.cache_dir": str(cache),
+                             "loader.workers": 1, "loader.order": "sequential",
+                             "io.prefetch_shards": 3, "io.fetch_threads": 2})
+    ld = sluice.Loader(o)
+    it = ld.epoch(0)
+    next(it)  # the first shard is in; the next ones are on their way
+    time.sleep(0.3)
+    assert [n for n in os.listdir(cache) if n.startswith(".tmp")], \
+        "no fetch in flight: the test proves nothing"
+    t0 = time.monotonic()
+    del it
+    ld.close()
+    took = time.monotonic() - t0
+    assert took < 3, "close took %.1f s with fetches in flight" % took
+    no_partial_shard(cache, local)
+
+
+def test_server_killed_mid_epoch_is_an_error_in_time(web, tmp_path):
+    import time
+    import httpserver
+    srv, local = web
+    proxy = httpserver.FaultProxy(srv.port, rate=60000).start()
+    url = "http://127.0.0.1:%d/set/" % proxy.port
+    cache = tmp_path / "c"
+    deadline = 4
+    o = base_options(url, **{"io.cache_dir": str(cache),
+                             "loader.workers": 2, "loader.order": "sequential",
+                             "io.fetch_deadline": deadline, **AHEAD})
+    ld = sluice.Loader(o)
+    try:
+        it = ld.epoch(0)
+        next(it)
+        proxy.kill()
+        t0 = time.monotonic()
+        with pytest.raises(sluice.Error) as e:
+            for b in it:
+                b = None  # a batch held keeps the loader's threads
+        took = time.monotonic() - t0
+        msg = str(e.value)
+    finally:
+        proxy.stop()
+        del it, e
+        ld.close()  # the threads go once nothing made from it is left
+        import gc
+        gc.collect()
+    assert took < deadline + 2, took
+    assert "127.0.0.1:%d/set/part-" % proxy.port in msg
+    # and why: the fetch's own message, not only the read's errno.
+    assert "deadline" in msg or "connect" in msg.lower(), msg
+    no_partial_shard(cache, local)
+
+
+def test_ranks_fetch_only_their_own_shards(s3, env, tmp_path):
+    """Each of 2 ranks, fetch-ahead on, downloads exactly the shards its
+    own samples lie in (its own cache, so nothing is shared); with
+    quasi_window 1 a rank reads whole shards in turn, not all of them."""
+    firsts = [0]
+    for k in range(PARTS):
+        firsts.append(firsts[-1] + 20 + 7 * k)  # write_set's shard sizes
+    seen = []
+    for rank in (0, 1):
+        o = base_options("s3://data/train/", **{
+            "io.cache_dir": str(tmp_path / ("r%d" % rank)),
+            "loader.rank": rank, "loader.world_size": 2,
+            "loader.drop_last": True, "loader.quasi_window": 1, **AHEAD})
+        with sluice.Loader(o) as ld:
+            idx = [i for b in ld.epoch(0)
+                   for i in memoryview(b.indices).tolist()]
+            st = ld.stats()
+        mine = {max(k for k in range(PARTS) if firsts[k] <= i) for i in idx}
+        assert st["fetches"] == len(mine), (rank, st["fetches"], mine)
+        seen.append(mine)
+    assert len(seen[0]) < PARTS or len(seen[1]) < PARTS, seen  # not all
