@@ -198,11 +198,12 @@ sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
     uint64_t prev = k ? s->shards[k - 1].first : 0;
     if (sl_get_le32(p + 20) != 0 || h->first < prev || h->first > s->count ||
         (k == 0 && h->first != 0)) {
+      sl_status st = sl_err_set(err, SL_EFORMAT,
+                                "%s: sidecar index: shard %" PRIu64
+                                "'s first sample %" PRIu64 " out of order",
+                                what, k, h->first);
       sl_sidecar_free(s);
-      return sl_err_set(err, SL_EFORMAT,
-                        "%s: sidecar index: shard %" PRIu64
-                        "'s first sample %" PRIu64 " out of order",
-                        what, k, h->first);
+      return st;
     }
   }
   s->samples_raw = p;
