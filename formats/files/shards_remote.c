@@ -385,7 +385,9 @@ sl_status sl_source_index_remote_shards(sl_source *src, const char *path,
     if (dfd < 0)
       st = SL_EIO;
   }
-  if (st == SL_OK && !rebuild)
+  /* Verify mode checks the shards themselves: walked, whatever the
+   * cache holds. */
+  if (st == SL_OK && !rebuild && !src->on_bad)
     st = load(dfd, dir, name, &buf, &len, err);
   if (st == SL_OK && buf) {
     sl_sidecar s;
@@ -395,7 +397,9 @@ sl_status sl_source_index_remote_shards(sl_source *src, const char *path,
     sl_sidecar_free(&s);
   } else if (st == SL_OK) {
     st = build(src, path, &u, heads, w, opts, &buf, &len, err);
-    if (st == SL_OK)
+    /* Verify mode keeps bad samples in the index, marked unusable: not an
+     * index for later opens. */
+    if (st == SL_OK && !src->on_bad)
       st = store(dfd, dir, name, buf, len, err);
   }
   if (st == SL_OK)

@@ -30,7 +30,8 @@ typedef struct sl_shard_walker {
 /* Opens the set path (a URL) into src: from its sidecar, else walking
  * every shard with w and writing the sidecar; opts, the options the index
  * depends on in words, must equal the sidecar's. rebuild: the sidecar is
- * built again whatever the cache holds (`sluice index URL`). Errors:
+ * built again whatever the cache holds (`sluice index URL`). Verify mode
+ * (src->on_bad) walks every shard and writes no sidecar. Errors:
  * SL_EIO naming the URL (a shard missing, a request refused), SL_EFORMAT
  * naming the shard whose size or ETag differs from its sidecar's (and how
  * to rebuild it), or a damaged sidecar; the walker's. */

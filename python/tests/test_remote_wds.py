@@ -135,6 +135,19 @@ def test_s3_pattern_equals_local(data, s3env, cache):
     assert len(objects(cache)) == SHARDS
 
 
+def test_wrong_secret_is_refused_not_printed(s3, cache, monkeypatch):
+    secret = "wrong-secret-do-not-print-me"
+    for k, v in s3.env(secret=secret).items():
+        monkeypatch.setenv(k, v)
+    url = "s3://wds/train/" + PATTERN
+    p = subprocess.run([sluice._cli(), "info", url], capture_output=True,
+                       text=True)
+    assert p.returncode == 1
+    assert "403" in p.stderr and "s3://wds/train/train-000000.tar" in p.stderr
+    assert secret not in p.stderr + p.stdout
+    assert s3server.ACCESS not in p.stderr + p.stdout
+
+
 def test_http_list_equals_local_and_second_open_is_cheap(web, cache):
     srv, _ = web
     base = "http://127.0.0.1:%d/set/" % srv.port
@@ -177,6 +190,12 @@ def test_changed_shard_is_named(web, cache, tmp_path):
         assert p.returncode == 0, p.stderr
         assert "%d samples" % SAMPLES in p.stdout
         assert len(sluice.Dataset(url)) == SAMPLES
+        # Verify mode walks the shards again and leaves the sidecar as is.
+        side = sidecars(cache)
+        p = subprocess.run([sluice._cli(), "verify", url],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr + p.stdout
+        assert sidecars(cache) == side
     finally:
         shutil.copy(saved, victim)
 
