@@ -210,10 +210,8 @@ static void test_encode_bounds(void **state) {
   memset(longname, 'a', sizeof longname - 1);
   longname[sizeof longname - 1] = '\0';
   sl_sidecar_shard sh = {.name = longname, .etag = "", .size = 1};
-  sl_sidecar s = {.format = SL_FORMAT_WEBDATASET,
-                  .opts = "",
-                  .nshards = 1,
-                  .shards = &sh};
+  sl_sidecar s = {
+      .format = SL_FORMAT_WEBDATASET, .opts = "", .nshards = 1, .shards = &sh};
   uint8_t *buf;
   size_t len;
   sl_err err = {0};
