@@ -27,7 +27,8 @@ static void make_sound(uint8_t *buf, size_t size) {
   uint64_t fixed = SL_SIDECAR_HEADER + 4 + opts + nshards * 24;
   if (size < fixed)
     return;
-  uint64_t rest = size - fixed, per = 24 + 4 * k;
+  uint64_t names = buf[40] & 1; /* the names section, or not */
+  uint64_t rest = size - fixed, per = 24 + 4 * k + 8 * names;
   uint64_t count = buf[32] % 8;
   if (count > rest / per)
     count = rest / per;
@@ -38,7 +39,7 @@ static void make_sound(uint8_t *buf, size_t size) {
   sl_put_le64(buf + 24, nshards);
   sl_put_le64(buf + 32, count);
   sl_put_le64(buf + 48, rest - count * per);
-  sl_put_le64(buf + 56, 0);
+  sl_put_le64(buf + 56, names);
   sl_put_le32(buf + size - 4, sl_crc32c(buf, size - 4));
 }
 
@@ -55,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     float *t = malloc(((size_t)s.target_width + 1) * sizeof *t);
     for (uint64_t i = 0; t && i < s.count; i++) {
       sl_sample_info e;
-      sl_sidecar_sample(&s, i, &e, t);
+      uint64_t at;
+      sl_sidecar_sample(&s, i, &e, t, &at);
     }
     free(t);
     for (uint64_t k = 0; k < s.nshards; k++)

@@ -17,11 +17,12 @@
  * the checksum; UINT64_MAX past SL_SIDECAR_MAX. Every factor bounded by
  * the caller first. */
 static uint64_t body_bytes(uint64_t opts, uint64_t names, uint64_t nshards,
-                           uint64_t count, uint64_t k) {
+                           uint64_t count, uint64_t k, uint32_t flags) {
   uint64_t n = opts + names + nshards * SHARD_REC;
-  if (n > SL_SIDECAR_MAX || count > SL_SIDECAR_MAX / (SAMPLE_REC + 4 * k))
+  uint64_t per = SAMPLE_REC + 4 * k + (flags & SL_SIDECAR_NAMES ? 8 : 0);
+  if (n > SL_SIDECAR_MAX || count > SL_SIDECAR_MAX / per)
     return UINT64_MAX;
-  n += count * (SAMPLE_REC + 4 * k) + 4;
+  n += count * per + 4;
   return n > SL_SIDECAR_MAX ? UINT64_MAX : n;
 }
 
@@ -47,8 +48,11 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
                         k);
     names += a + b;
   }
+  if (s->flags & ~SL_SIDECAR_NAMES)
+    return sl_err_set(err, SL_EINVAL, "sidecar index: flags %#x",
+                      (unsigned)s->flags);
   uint64_t body =
-      body_bytes(opts, names, s->nshards, s->count, s->target_width);
+      body_bytes(opts, names, s->nshards, s->count, s->target_width, s->flags);
   if (body == UINT64_MAX || SL_SIDECAR_HEADER + body > SIZE_MAX)
     return sl_err_set(err, SL_ETOOBIG,
                       "sidecar index: %" PRIu64 " samples of %" PRIu64
@@ -67,6 +71,7 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
   sl_put_le64(p + 32, s->count);
   sl_put_le64(p + 40, s->skipped);
   sl_put_le64(p + 48, names);
+  sl_put_le64(p + 56, s->flags);
   uint8_t *q = p + SL_SIDECAR_HEADER;
   memcpy(q, s->opts, opts);
   q += opts;
@@ -90,6 +95,7 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
     sl_put_le16(q + 18, e->width);
     q[20] = e->codec;
     q[21] = e->channels;
+    sl_put_le16(q + 22, s->flags & SL_SIDECAR_NAMES ? e->name_len : 0);
   }
   uint64_t nt = s->count * s->target_width;
   for (uint64_t t = 0; t < nt; t++, q += 4) {
@@ -97,6 +103,9 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
     memcpy(&u, &s->targets[t], 4);
     sl_put_le32(q, u);
   }
+  for (uint64_t i = 0; (s->flags & SL_SIDECAR_NAMES) && i < s->count;
+       i++, q += 8)
+    sl_put_le64(q, s->name_off[i]);
   sl_put_le32(q, sl_crc32c(p, (size_t)(q - p)));
   *buf = p;
   *len = n;
@@ -147,17 +156,18 @@ sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
   s->nshards = sl_get_le64(buf + 24);
   s->count = sl_get_le64(buf + 32);
   s->skipped = sl_get_le64(buf + 40);
-  uint64_t names = sl_get_le64(buf + 48);
+  uint64_t names = sl_get_le64(buf + 48), flags = sl_get_le64(buf + 56);
+  s->flags = (uint32_t)flags;
   if (opts == 0 || opts > SL_SIDECAR_OPTS_MAX || s->nshards == 0 ||
       s->nshards > SL_SHARDS_MAX || s->target_width > 65535 ||
-      names > SL_SIDECAR_MAX || sl_get_le64(buf + 56) != 0)
+      names > SL_SIDECAR_MAX || (flags & ~(uint64_t)SL_SIDECAR_NAMES) != 0)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: sidecar index header out of bounds (%" PRIu64
                       " shards, %" PRIu32 " targets, %" PRIu32
                       " bytes of options)",
                       what, s->nshards, s->target_width, opts);
   uint64_t body =
-      body_bytes(opts, names, s->nshards, s->count, s->target_width);
+      body_bytes(opts, names, s->nshards, s->count, s->target_width, s->flags);
   if (body == UINT64_MAX || SL_SIDECAR_HEADER + body != len)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: sidecar index of %zu bytes, its header adds up to "
@@ -208,11 +218,14 @@ sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
   }
   s->samples_raw = p;
   s->targets_raw = p + s->count * SAMPLE_REC;
+  s->names_raw = s->flags & SL_SIDECAR_NAMES
+                     ? s->targets_raw + s->count * s->target_width * 4
+                     : NULL;
   return SL_OK;
 }
 
 void sl_sidecar_sample(const sl_sidecar *s, uint64_t i, sl_sample_info *e,
-                       float *t) {
+                       float *t, uint64_t *name_at) {
   const uint8_t *q = s->samples_raw + i * SAMPLE_REC;
   *e = (sl_sample_info){
       .offset = sl_get_le64(q),
@@ -222,7 +235,10 @@ void sl_sidecar_sample(const sl_sidecar *s, uint64_t i, sl_sample_info *e,
       .width = sl_get_le16(q + 18),
       .codec = q[20],
       .channels = q[21],
+      .name_len = s->names_raw ? sl_get_le16(q + 22) : 0,
   };
+  if (name_at)
+    *name_at = s->names_raw ? sl_get_le64(s->names_raw + i * 8) : 0;
   const uint8_t *r = s->targets_raw + i * s->target_width * 4;
   for (uint32_t k = 0; k < s->target_width; k++) {
     uint32_t u = sl_get_le32(r + 4 * k);

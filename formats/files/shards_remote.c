@@ -270,6 +270,10 @@ static sl_status from_sidecar(sl_source *src, const char *path,
   src->target_width = s->target_width;
   src->skipped = s->skipped;
   st = sl_source_alloc_index(src, s->count, err);
+  if (st == SL_OK && s->names_raw &&
+      !(src->name_off = calloc(s->count ? (size_t)s->count : 1, 8)))
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " names", path,
+                    s->count);
   for (size_t k = 0; st == SL_OK && k < u->n; k++) {
     src->file_crc[k] = s->shards[k].crc;
     src->file_first[k] = s->shards[k].first;
@@ -277,8 +281,20 @@ static sl_status from_sidecar(sl_source *src, const char *path,
     const sl_file_span *span = &src->spans[k];
     for (uint64_t i = s->shards[k].first; st == SL_OK && i < end; i++) {
       sl_sample_info *e = &src->index[i];
+      uint64_t name_at;
       sl_sidecar_sample(
-          s, i, e, src->targets ? src->targets + i * s->target_width : NULL);
+          s, i, e, src->targets ? src->targets + i * s->target_width : NULL,
+          &name_at);
+      if (e->name_len &&
+          (name_at > span->size || e->name_len > span->size - name_at)) {
+        st = sl_err_set(err, SL_EFORMAT,
+                        "%s: sample %" PRIu64 "'s name runs past its shard "
+                        "%s: " REINDEX,
+                        file, i, u->v[k], path);
+        break;
+      }
+      if (src->name_off)
+        src->name_off[i] = span->base + name_at;
       /* An offset past its shard is left past the whole space, for the
        * entry check to refuse. */
       e->offset = e->offset <= span->size ? span->base + e->offset : UINT64_MAX;
@@ -325,8 +341,11 @@ static sl_status build(sl_source *src, const char *path, const url_list *u,
   /* Offsets in each shard, for the sidecar; back to the set's after. */
   for (size_t k = 0; k < u->n; k++) {
     uint64_t end = k + 1 < u->n ? src->file_first[k + 1] : src->count;
-    for (uint64_t i = src->file_first[k]; i < end; i++)
+    for (uint64_t i = src->file_first[k]; i < end; i++) {
       src->index[i].offset -= src->spans[k].base;
+      if (src->name_off && src->index[i].name_len)
+        src->name_off[i] -= src->spans[k].base;
+    }
     sh[k] = (sl_sidecar_shard){.name = u->v[k],
                                .etag = heads[k].etag,
                                .size = heads[k].size,
@@ -341,12 +360,17 @@ static sl_status build(sl_source *src, const char *path, const url_list *u,
                   .skipped = src->skipped,
                   .shards = sh,
                   .index = src->index,
-                  .targets = src->targets};
+                  .targets = src->targets,
+                  .flags = src->name_off ? SL_SIDECAR_NAMES : 0,
+                  .name_off = src->name_off};
   st = sl_sidecar_encode(&s, buf, len, err);
   for (size_t k = 0; k < u->n; k++) {
     uint64_t end = k + 1 < u->n ? src->file_first[k + 1] : src->count;
-    for (uint64_t i = src->file_first[k]; i < end; i++)
+    for (uint64_t i = src->file_first[k]; i < end; i++) {
       src->index[i].offset += src->spans[k].base;
+      if (src->name_off && src->index[i].name_len)
+        src->name_off[i] += src->spans[k].base;
+    }
   }
   free(sh);
   return st;

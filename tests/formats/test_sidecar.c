@@ -1,5 +1,6 @@
 /* The sidecar index of foreign shards at URLs (formats/files/shard_sidecar.c)
- * on hand-made input: a round trip of every field, then the parser's
+ * on hand-made input: a round trip of every field (and of TFRecord's names
+ * section), then the parser's
  * refusals of damaged bytes (checksum, version, counts that do not add up,
  * names without their NUL, first samples out of order), each with the
  * checksum made to hold so that the check behind it is the one hit; and
@@ -86,7 +87,7 @@ static void test_round_trip(void **state) {
   for (int i = 0; i < N; i++) {
     sl_sample_info e;
     float t[2];
-    sl_sidecar_sample(&s, (uint64_t)i, &e, t);
+    sl_sidecar_sample(&s, (uint64_t)i, &e, t, NULL);
     assert_int_equal(e.offset, 512u + 1024u * (unsigned)i);
     assert_int_equal(e.length, 100u + (unsigned)i);
     assert_int_equal(e.label, i == 4 ? -1 : i);
@@ -97,6 +98,66 @@ static void test_round_trip(void **state) {
     assert_true(t[0] == (float)i / 3 && t[1] == -(float)i);
   }
   sl_sidecar_free(&s);
+  free(buf);
+}
+
+/* TFRecord's names: the section and each entry's name length kept. */
+static void test_names(void **state) {
+  (void)state;
+  sl_sidecar_shard sh = {
+      .name = "https://h/rec-0.tfrecord", .etag = "", .size = 9000};
+  sl_sample_info ix[2] = {{.offset = 100,
+                           .length = 50,
+                           .label = 1,
+                           .height = 8,
+                           .width = 8,
+                           .codec = 1,
+                           .channels = 3,
+                           .name_len = 9},
+                          {.offset = 300,
+                           .length = 60,
+                           .label = -1,
+                           .height = 4,
+                           .width = 4,
+                           .codec = 2,
+                           .channels = 1,
+                           .name_len = 0}};
+  uint64_t names[2] = {80, 0};
+  sl_sidecar s = {.format = SL_FORMAT_TFRECORD,
+                  .opts = "o",
+                  .nshards = 1,
+                  .count = 2,
+                  .shards = &sh,
+                  .index = ix,
+                  .flags = SL_SIDECAR_NAMES,
+                  .name_off = names};
+  uint8_t *buf;
+  size_t len;
+  sl_err err = {0};
+  assert_int_equal(sl_sidecar_encode(&s, &buf, &len, &err), SL_OK);
+  assert_int_equal(len, 64 + 2 + 25 + 1 + 24 + 48 + 16 + 4);
+  sl_sidecar p;
+  assert_int_equal(sl_sidecar_parse(&p, buf, len, "x", &err), SL_OK);
+  assert_int_equal(p.flags, SL_SIDECAR_NAMES);
+  sl_sample_info e;
+  uint64_t at;
+  sl_sidecar_sample(&p, 0, &e, NULL, &at);
+  assert_int_equal(e.name_len, 9);
+  assert_int_equal(at, 80);
+  sl_sidecar_sample(&p, 1, &e, NULL, &at);
+  assert_int_equal(e.name_len, 0);
+  assert_int_equal(e.codec, 2);
+  sl_sidecar_free(&p);
+  /* Without the flag, a length in the entry is not taken. */
+  s.flags = 0;
+  free(buf);
+  assert_int_equal(sl_sidecar_encode(&s, &buf, &len, &err), SL_OK);
+  assert_int_equal(sl_sidecar_parse(&p, buf, len, "x", &err), SL_OK);
+  assert_null(p.names_raw);
+  sl_sidecar_sample(&p, 0, &e, NULL, &at);
+  assert_int_equal(e.name_len, 0);
+  assert_int_equal(at, 0);
+  sl_sidecar_free(&p);
   free(buf);
 }
 
@@ -143,7 +204,7 @@ static void test_refusals(void **state) {
   reseal(c, len);
   refused(c, len, "out of bounds");
   memcpy(c, buf, len);
-  sl_put_le64(c + 56, 1); /* the reserved word */
+  sl_put_le64(c + 56, 2); /* a flag this version does not know */
   reseal(c, len);
   refused(c, len, "out of bounds");
   memcpy(c, buf, len);
@@ -194,7 +255,7 @@ static void test_every_damage(void **state) {
           sl_sample_info e;
           float t[2];
           if (s.target_width <= 2)
-            sl_sidecar_sample(&s, i, &e, t);
+            sl_sidecar_sample(&s, i, &e, t, NULL);
         }
         sl_sidecar_free(&s);
       }
@@ -223,9 +284,8 @@ static void test_encode_bounds(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_round_trip),
-      cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_every_damage),
+      cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_names),
+      cmocka_unit_test(test_refusals),      cmocka_unit_test(test_every_damage),
       cmocka_unit_test(test_encode_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
