@@ -64,17 +64,19 @@ static sl_status shards_claim(const char *path, sl_format_kind *kind,
     size_t n = strlen(path);
     bool tar = n > 4 && !strcmp(path + n - 4, ".tar");
     bool list = sl_shard_is_list_name(path);
-    if (*kind == SL_FORMAT_WEBDATASET ||
-        (*kind == SL_FORMAT_AUTO && (tar || list))) {
+    bool tfrecord = strstr(path, ".tfrecord") != NULL;
+    if (*kind == SL_FORMAT_WEBDATASET || *kind == SL_FORMAT_TFRECORD ||
+        *kind == SL_FORMAT_RECORDIO ||
+        (*kind == SL_FORMAT_AUTO && (tar || list || tfrecord))) {
       *mine = false;
       return SL_OK;
     }
     if (*kind != SL_FORMAT_AUTO && *kind != SL_FORMAT_SHARDS)
       return sl_err_set(err, SL_ECONFIG,
-                        "%s: datasets at a URL are sluice's sharded sets and "
-                        "WebDataset shards (dataset.format = shards, "
-                        "webdataset or auto) for now; other formats are read "
-                        "from local files",
+                        "%s: datasets at a URL are sluice's sharded sets, "
+                        "WebDataset and TFRecord shards (dataset.format = "
+                        "shards, webdataset, tfrecord or auto) for now; other "
+                        "formats are read from local files",
                         path);
     *mine = true;
     return SL_OK;

@@ -1,6 +1,7 @@
-"""WebDataset shards read from S3 and HTTP (issue 38): shards written by
-webdataset's own ShardWriter, served by a real S3 server (SeaweedFS,
-s3server.py) and by nginx (httpserver.py) on loopback. Batches from the
+"""WebDataset and TFRecord shards read from S3 and HTTP (issue 38): shards
+written by webdataset's own ShardWriter and by the `tfrecord` package's
+TFRecordWriter, served by a real S3 server (SeaweedFS, s3server.py) and by
+nginx (httpserver.py) on loopback. Batches from the
 URL equal those from the same shards on local disk; the first open builds
 the set's sidecar index in the cache, later opens read it (HEADs, no shard
 GET); a shard replaced by one of another size is named at open."""
@@ -50,6 +51,15 @@ def write_shards(folder, seed=5):
         f.write("# the shards, relative to this list\n")
         for k in range(SHARDS):
             f.write("train-%06d.tar\n" % k)
+    tfrecord = pytest.importorskip("tfrecord")
+    for k in range(3):  # TFRecord shards of the same kind of samples
+        w = tfrecord.TFRecordWriter(
+            os.path.join(folder, "rec-%05d.tfrecord" % k))
+        for i in range(5 + 2 * k):
+            w.write({"image/encoded": (_jpeg(rng), "byte"),
+                     "image/class/label": (i % 3, "int"),
+                     "image/filename": (b"r%d_%d.jpg" % (k, i), "byte")})
+        w.close()
 
 
 @pytest.fixture(scope="module")
@@ -230,6 +240,33 @@ def test_cache_smaller_than_the_set(web, cache):
                for n in objects(cache))
     assert 0 < held <= bound
     assert len(objects(cache)) == 1  # the others evicted
+
+
+TF = "rec-{00000..00002}.tfrecord"
+
+
+def test_tfrecord_equals_local(data, web, s3env, cache):
+    local = os.path.join(data, TF)
+    ref = sluice.Dataset(local)
+    ds = sluice.Dataset("s3://wds/train/" + TF)
+    assert len(ds) == len(ref) == 5 + 7 + 9
+    assert [ds.name(i) for i in range(len(ds))] == \
+        [ref.name(i) for i in range(len(ref))]
+    for w in (1, 2):
+        assert batches("s3://wds/train/" + TF, **{"loader.workers": w}) == \
+            batches(local, **{"loader.workers": w})
+    r = {"loader.rank": 1, "loader.world_size": 2,
+         "loader.order": "quasi_random"}
+    assert batches("s3://wds/train/" + TF, **r) == batches(local, **r)
+    # Over HTTP, a second open reads the sidecar and HEADs the shards.
+    srv, _ = web
+    url = "http://127.0.0.1:%d/set/%s" % (srv.port, TF)
+    assert batches(url) == batches(local)
+    before = len(srv.requests())
+    assert len(sluice.Dataset(url)) == len(ref)
+    lines = srv.requests()[before:]
+    assert [l for l in lines if '"GET /set/rec-' in l] == []
+    assert len([l for l in lines if '"HEAD /set/rec-' in l]) == 3
 
 
 def test_missing_shard_is_named(web, cache):
