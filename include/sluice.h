@@ -1074,9 +1074,10 @@ SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
  * Memory: 24 + 4 x target width bytes a sample and 26 a box, while it
  * runs.
  *
- * dir may instead be the URL of WebDataset shards (s3://, http(s)://: a
- * .tar, a brace pattern, a list file at a URL): their sidecar index is
- * then built again, each shard read once through the default cache folder
+ * dir may instead be the URL of WebDataset or TFRecord shards (s3://,
+ * http(s)://: a .tar, a brace pattern, a list file at a URL): their sidecar
+ * index is then built again, each shard read once through the default cache
+ * folder
  * ($XDG_CACHE_HOME/sluice, else ~/.cache/sluice), and written there;
  * index_bytes is the sidecar's size (docs/REMOTE.md). Errors then also
  * name the URL of a shard that is missing or refused. */

@@ -8,22 +8,23 @@
 #include "tools/cli.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: sluice index DIR\n"
-             "       sluice index URL   (WebDataset shards at s3:// or "
-             "http(s)://)\n\n"
-             "Writes DIR/sluice.index, which lists every shard in DIR (sluice "
-             "LMDB or HDF5\nfiles named *.lmdb, *.mdb, *.h5 or *.hdf5, written "
-             "by `sluice pack`, sl_writer\nor sluice.Writer, by any number of "
-             "processes, in any order) in name order,\nso that DIR reads as "
-             "one dataset (dataset.path = DIR). Run it again after\nadding "
-             "shards: unchanged shards are not read again. Shards must share "
-             "their\nclass names, target width and writer settings; a shard "
-             "still being written\n(or whose writer died) is not listed.\n\n"
-             "With a URL (a .tar shard, a brace pattern or a list file of "
-             "WebDataset\nshards in S3 or on a web server), it reads each "
-             "shard once and writes the\nset's sidecar index into the "
-             "cache folder ($XDG_CACHE_HOME/sluice, else\n~/.cache/sluice), "
-             "which later opens read instead of the shards.\n");
+  fprintf(f,
+          "usage: sluice index DIR\n"
+          "       sluice index URL   (WebDataset or TFRecord shards at "
+          "s3:// or http(s)://)\n\n"
+          "Writes DIR/sluice.index, which lists every shard in DIR (sluice "
+          "LMDB or HDF5\nfiles named *.lmdb, *.mdb, *.h5 or *.hdf5, written "
+          "by `sluice pack`, sl_writer\nor sluice.Writer, by any number of "
+          "processes, in any order) in name order,\nso that DIR reads as "
+          "one dataset (dataset.path = DIR). Run it again after\nadding "
+          "shards: unchanged shards are not read again. Shards must share "
+          "their\nclass names, target width and writer settings; a shard "
+          "still being written\n(or whose writer died) is not listed.\n\n"
+          "With a URL (a shard, a brace pattern or a list file of WebDataset "
+          "or\nTFRecord shards in S3 or on a web server), it reads each shard "
+          "once and\nwrites the set's sidecar index into the cache folder "
+          "($XDG_CACHE_HOME/sluice,\nelse ~/.cache/sluice), which later opens "
+          "read instead of the shards.\n");
 }
 
 int sl_cmd_index(int argc, char **argv) {

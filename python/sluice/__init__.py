@@ -222,7 +222,8 @@ def index(folder):
     shards, samples, shard_bytes, index_bytes, checksummed (shards read
     whole for their checksum). Open the set with ``path=folder``.
 
-    ``folder`` may instead be the URL of WebDataset shards (``s3://``,
+    ``folder`` may instead be the URL of WebDataset or TFRecord shards
+    (``s3://``,
     ``http(s)://``: a .tar, a brace pattern, a list file at a URL): their
     sidecar index is built again in the default cache folder
     (docs/REMOTE.md)."""
