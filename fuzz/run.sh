@@ -9,8 +9,8 @@
 # the box chunk parser with its LMDB reader, pack's COCO/VOC annotation
 # readers, the WebDataset tar walker (with the .npy header parser), the
 # TFRecord Example parser, the RecordIO framing and IRHeader, the image
-# folder's list lines, the image folder walk and the sharded dataset's
-# index for
+# folder's list lines, the image folder walk, the sharded dataset's index
+# and the sidecar index of foreign shards at URLs for
 # PARSER_SECONDS each (default 8), each starting from its committed seed
 # corpus (fuzz/corpus, fuzz/corpus_datum, fuzz/corpus_pickle,
 # fuzz/corpus_lmdb, fuzz/corpus_config, fuzz/corpus_jpeg, fuzz/corpus_exif,
@@ -18,7 +18,7 @@
 # fuzz/corpus_h5tiles, fuzz/corpus_boxes, fuzz/corpus_pack_detect,
 # fuzz/corpus_tar, fuzz/corpus_example, fuzz/corpus_recordio,
 # fuzz/corpus_image_list, fuzz/corpus_folder, fuzz/corpus_shard_index,
-# fuzz/corpus_url). New inputs go to
+# fuzz/corpus_url, fuzz/corpus_sidecar). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
 # non-zero.
 #   fuzz/run.sh [SECONDS [DATUM_SECONDS [PARSER_SECONDS]]]
@@ -37,7 +37,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_pickle fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter \
   fuzz_h5tiles fuzz_boxes fuzz_pack_detect fuzz_tar fuzz_example fuzz_recordio \
-  fuzz_image_list fuzz_folder fuzz_shard_index fuzz_url
+  fuzz_image_list fuzz_folder fuzz_shard_index fuzz_url fuzz_sidecar
 cd build-fuzz
 # fuzz TARGET SECONDS MAX_LEN CORPUS: new inputs go to build-fuzz/CORPUS,
 # the seeds are fuzz/CORPUS.
@@ -74,3 +74,5 @@ fuzz fuzz_folder "$parser_secs" 4096 corpus_folder
 fuzz fuzz_url "$parser_secs" 4096 corpus_url
 # Odd first byte: the harness makes the header and checksum good.
 fuzz fuzz_shard_index "$parser_secs" 16384 corpus_shard_index
+# Odd first byte: the harness makes the sizes add up and the checksum good.
+fuzz fuzz_sidecar "$parser_secs" 16384 corpus_sidecar

@@ -1104,7 +1104,15 @@ SL_API sl_status sl_dataset_decode(sl_dataset *ds, uint64_t i, void *buf,
  * Errors: SL_EINVAL (NULL dir, no shards), SL_EFORMAT (a shard that is not
  * a sluice LMDB/HDF5 file, is damaged, or differs), SL_EIO, SL_ENOMEM.
  * Memory: 24 + 4 x target width bytes a sample and 26 a box, while it
- * runs. */
+ * runs.
+ *
+ * dir may instead be the URL of WebDataset or TFRecord shards (s3://,
+ * http(s)://: a .tar, a brace pattern, a list file at a URL): their sidecar
+ * index is then built again, each shard read once through the default cache
+ * folder
+ * ($XDG_CACHE_HOME/sluice, else ~/.cache/sluice), and written there;
+ * index_bytes is the sidecar's size (docs/REMOTE.md). Errors then also
+ * name the URL of a shard that is missing or refused. */
 typedef struct sl_index_report {
   uint64_t shards, samples;
   uint64_t shard_bytes; /* the shards' bytes */

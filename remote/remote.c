@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "remote/fetch.h"
+#include "remote/head.h"
 
 #define FIELD 1024
 
@@ -21,6 +22,7 @@ struct sl_remote {
   char access_key[256], secret_key[256], session_token[4096];
   sl_fetch_conf conf;
   sl_cache *cache;
+  char cache_dir[PATH_MAX];
   bool curl_ready;
   /* The latest failed object's URL and why (sl_remote_failure). */
   pthread_mutex_t fail_mu;
@@ -176,6 +178,8 @@ sl_status sl_remote_open(sl_remote **out, const sl_remote_opts *o,
                       "HOME says where");
   }
   if (st == SL_OK)
+    copy(r->cache_dir, sizeof r->cache_dir, dir);
+  if (st == SL_OK)
     st =
         sl_cache_open(&r->cache, dir,
                       o->cache_bytes ? o->cache_bytes : SL_REMOTE_CACHE_DEFAULT,
@@ -276,4 +280,44 @@ bool sl_remote_failure(sl_remote *r, const char *url, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", r->fail_why);
   pthread_mutex_unlock(&r->fail_mu);
   return failed;
+}
+
+const char *sl_remote_cache_dir(const sl_remote *r) {
+  return r->cache_dir;
+}
+
+sl_status sl_remote_heads(sl_remote *r, const char *const *urls, size_t n,
+                          sl_head *out, sl_err *err) {
+  return sl_fetch_heads(&r->conf, urls, n, out, err);
+}
+
+typedef struct crc_sink {
+  sl_cache_crc_fn update;
+  uint32_t crc;
+} crc_sink;
+
+static int crc_write(void *user, const void *bytes, size_t n) {
+  crc_sink *s = user;
+  s->crc = s->update(s->crc, bytes, n);
+  return 0;
+}
+
+static int crc_rewind(void *user, uint64_t at) {
+  crc_sink *s = user;
+  if (at != 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  s->crc = 0;
+  return 0;
+}
+
+sl_status sl_remote_checksum(sl_remote *r, const char *url, uint64_t size,
+                             sl_cache_crc_fn crc, uint32_t *out, sl_err *err) {
+  crc_sink s = {.update = crc};
+  sl_fetch_sink sink = {.write = crc_write, .rewind = crc_rewind, .user = &s};
+  uint64_t got;
+  sl_status st = sl_fetch(&r->conf, url, size, size, &sink, &got, NULL, err);
+  *out = s.crc;
+  return st;
 }

@@ -16,6 +16,7 @@
 
 #include "common/error.h"
 #include "remote/cache.h"
+#include "remote/head.h"
 #include "remote/url.h"
 
 typedef struct sl_remote sl_remote;
@@ -52,6 +53,18 @@ sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,
                            uint32_t crc, int *fd, sl_err *err);
 
 sl_cache *sl_remote_cache(sl_remote *r);
+/* The cache's folder (io.cache_dir, or its default), valid until close. */
+const char *sl_remote_cache_dir(const sl_remote *r);
+
+/* The sizes and ETags of urls[0, n) (sl_fetch_heads, remote/head.h). */
+sl_status sl_remote_heads(sl_remote *r, const char *const *urls, size_t n,
+                          sl_head *out, sl_err *err);
+
+/* The checksum of url's object (size bytes), streamed once and not kept
+ * (crc as sl_cache_crc_fn): what a foreign shard's cache entry is named
+ * by before it is fetched into the cache. Errors as sl_fetch. */
+sl_status sl_remote_checksum(sl_remote *r, const char *url, uint64_t size,
+                             sl_cache_crc_fn crc, uint32_t *out, sl_err *err);
 
 /* Why the latest failed sl_remote_object of url failed (its message without
  * the URL), into buf; false when url's latest try did not fail. What a

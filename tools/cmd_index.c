@@ -8,15 +8,23 @@
 #include "tools/cli.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: sluice index DIR\n\n"
-             "Writes DIR/sluice.index, which lists every shard in DIR (sluice "
-             "LMDB or HDF5\nfiles named *.lmdb, *.mdb, *.h5 or *.hdf5, written "
-             "by `sluice pack`, sl_writer\nor sluice.Writer, by any number of "
-             "processes, in any order) in name order,\nso that DIR reads as "
-             "one dataset (dataset.path = DIR). Run it again after\nadding "
-             "shards: unchanged shards are not read again. Shards must share "
-             "their\nclass names, target width and writer settings; a shard "
-             "still being written\n(or whose writer died) is not listed.\n");
+  fprintf(f,
+          "usage: sluice index DIR\n"
+          "       sluice index URL   (WebDataset or TFRecord shards at "
+          "s3:// or http(s)://)\n\n"
+          "Writes DIR/sluice.index, which lists every shard in DIR (sluice "
+          "LMDB or HDF5\nfiles named *.lmdb, *.mdb, *.h5 or *.hdf5, written "
+          "by `sluice pack`, sl_writer\nor sluice.Writer, by any number of "
+          "processes, in any order) in name order,\nso that DIR reads as "
+          "one dataset (dataset.path = DIR). Run it again after\nadding "
+          "shards: unchanged shards are not read again. Shards must share "
+          "their\nclass names, target width and writer settings; a shard "
+          "still being written\n(or whose writer died) is not listed.\n\n"
+          "With a URL (a shard, a brace pattern or a list file of WebDataset "
+          "or\nTFRecord shards in S3 or on a web server), it reads each shard "
+          "once and\nwrites the set's sidecar index into the cache folder "
+          "($XDG_CACHE_HOME/sluice,\nelse ~/.cache/sluice), which later opens "
+          "read instead of the shards.\n");
 }
 
 int sl_cmd_index(int argc, char **argv) {
@@ -36,6 +44,14 @@ int sl_cmd_index(int argc, char **argv) {
     return 1;
   }
   char b[32];
+  if (strstr(argv[1], "://")) { /* foreign shards at a URL: the sidecar */
+    printf("%s: %" PRIu64 " shards, %" PRIu64
+           " samples, %s of shards read once; sidecar index of %" PRIu64
+           " bytes written to the cache folder\n",
+           argv[1], r.shards, r.samples,
+           sl_format_bytes(r.shard_bytes, b, sizeof b), r.index_bytes);
+    return 0;
+  }
   printf("%s/sluice.index: %" PRIu64 " shards, %" PRIu64
          " samples, %s of shards (%" PRIu64 " read for checksums)\n",
          argv[1], r.shards, r.samples,

@@ -466,6 +466,7 @@ static sl_status open_common(sl_source **out, const char *path,
   src->label_offset = opts->label_offset;
   src->length_crc_only = opts->length_crc_only && !on_bad;
   src->remote_opts = opts->remote;
+  src->reindex = opts->reindex;
   src->skip_bad_files = opts->skip_bad_files && !on_bad;
   /* The default keys (set or not) keep TFDS's names as the fallback. */
   bool own_image = opts->image_key && opts->image_key[0] &&

@@ -141,6 +141,9 @@ typedef struct sl_source_opts {
    * (sl_source_left_out) instead of failing the open: loader.on_error =
    * skip. Verify mode reports every one regardless. */
   bool skip_bad_files;
+  /* Foreign shards at URLs (WebDataset): build their sidecar index again
+   * even when the cache holds one (`sluice index URL`). */
+  bool reindex;
 } sl_source_opts;
 
 #define SL_SOURCE_MAX_FILL 65536
@@ -314,6 +317,10 @@ uint64_t sl_source_file_first(const sl_source *src, uint64_t k);
 sl_cache *sl_source_cache(const sl_source *src);
 bool sl_source_remote_file(const sl_source *src, uint64_t k, const char **url,
                            uint64_t *size, uint32_t *crc);
+
+/* Foreign shards at URLs: the bytes of the sidecar index the open read or
+ * wrote (formats/files/shard_sidecar.h); 0 for every other source. */
+uint64_t sl_source_sidecar_bytes(const sl_source *src);
 
 /* Gets sample i's payload. With a mapped source *data points into the map
  * and buf is not touched; otherwise the payload is pread into buf (cap bytes,

@@ -118,6 +118,8 @@ struct sl_source {
   sl_remote_opts remote_opts;
   sl_remote *remote;
   uint32_t *file_crc;
+  bool reindex;             /* sl_source_opts.reindex */
+  uint64_t sidecar_bytes;   /* foreign shards at URLs: their sidecar's */
   uint32_t targets_refused; /* the first sample's target width when its
                                table was refused (verify), else 0 */
 };

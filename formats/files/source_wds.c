@@ -11,6 +11,9 @@
  * array, the same length in every sample) holds its targets. Runs without
  * an image are skipped (counted in sl_source_skipped).
  *
+ * Shards at URLs (s3://, http(s)://): formats/files/shards_remote.h, with
+ * this file's walk.
+ *
  * Memory: the index (24 B a sample; up to twice that while it grows at
  * open), the targets (4·K B a sample), the shard table (source.h), one
  * shard mapped at a time while it is walked; a .json member is parsed by
@@ -36,6 +39,7 @@
 #include "formats/core/format.h"
 #include "formats/files/npy.h"
 #include "formats/files/shard_paths.h"
+#include "formats/files/shards_remote.h"
 #include "formats/files/tar.h"
 
 typedef struct part {
@@ -446,32 +450,29 @@ static sl_status walk_shard(build *b, sl_err *err) {
 
 /* ---- open -------------------------------------------------------------- */
 
-/* Indexes WebDataset tar shards (path: a shard, a brace pattern or a list
- * file): the format row's index_many. */
-static sl_status sl_source_index_wds(sl_source *src, const char *path,
-                                     sl_err *err) {
-  if (src->targets_ext && strcmp(src->targets_ext, "npy") != 0)
-    return sl_err_set(err, SL_ECONFIG,
-                      "%s: dataset.targets_ext = %s: only npy (a float32 "
-                      "1-D array) is read",
-                      path, src->targets_ext);
-  sl_shard_list ps;
-  sl_status st = sl_shard_list_of(path, false, &ps, err);
-  if (st == SL_OK)
-    st = sl_source_add_shards(src, &ps, path, err);
-  sl_shard_list_free(&ps);
-  if (st != SL_OK)
-    return st;
+/* The walk of the shards (formats/files/shards_remote.h's walker, which
+ * the local open runs too). */
+static sl_status wds_begin(sl_source *src, void **ctx, sl_err *err) {
   build *b = calloc(1, sizeof *b);
   if (!b)
-    return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+    return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
   b->src = src;
   b->label_key = src->label_key ? src->label_key : "label";
   b->want_npy = src->targets_ext != NULL;
-  for (size_t k = 0; st == SL_OK && k < src->nfiles; k++) {
-    b->k = k;
-    st = walk_shard(b, err);
-  }
+  *ctx = b;
+  return SL_OK;
+}
+
+static sl_status wds_shard(void *ctx, size_t k, sl_err *err) {
+  build *b = ctx;
+  b->k = k;
+  return walk_shard(b, err);
+}
+
+static sl_status wds_end(void *ctx, sl_status st, const char *path,
+                         sl_err *err) {
+  build *b = ctx;
+  sl_source *src = b->src;
   free(b->json);
   free(b);
   if (st == SL_OK && src->count && src->count < (uint64_t)SIZE_MAX) {
@@ -495,11 +496,56 @@ static sl_status sl_source_index_wds(sl_source *src, const char *path,
   return st;
 }
 
+static const sl_shard_walker wds_walker = {
+    .begin = wds_begin, .shard = wds_shard, .end = wds_end};
+
+/* Indexes WebDataset tar shards (path: a shard, a brace pattern or a list
+ * file, local or at a URL): the format row's index_many. */
+static sl_status sl_source_index_wds(sl_source *src, const char *path,
+                                     sl_err *err) {
+  if (src->targets_ext && strcmp(src->targets_ext, "npy") != 0)
+    return sl_err_set(err, SL_ECONFIG,
+                      "%s: dataset.targets_ext = %s: only npy (a float32 "
+                      "1-D array) is read",
+                      path, src->targets_ext);
+  if (sl_url_kind_of(path) != SL_URL_NONE) {
+    /* What the index depends on besides the shards. */
+    char opts[600];
+    snprintf(opts, sizeof opts, "label_key=%.256s;targets_ext=%.256s",
+             src->label_key ? src->label_key : "",
+             src->targets_ext ? src->targets_ext : "");
+    return sl_source_index_remote_shards(src, path, &wds_walker, opts,
+                                         src->reindex, err);
+  }
+  sl_shard_list ps;
+  sl_status st = sl_shard_list_of(path, false, &ps, err);
+  if (st == SL_OK)
+    st = sl_source_add_shards(src, &ps, path, err);
+  sl_shard_list_free(&ps);
+  if (st != SL_OK)
+    return st;
+  void *ctx;
+  st = wds_begin(src, &ctx, err);
+  if (st != SL_OK)
+    return st;
+  for (size_t k = 0; st == SL_OK && k < src->nfiles; k++)
+    st = wds_shard(ctx, k, err);
+  return wds_end(ctx, st, path, err);
+}
+
 /* ---- the row ------------------------------------------------------------- */
 
 static sl_status wds_claim(const char *path, sl_format_kind *kind, bool *mine,
                            sl_err *err) {
-  (void)kind, (void)err;
+  (void)err;
+  if (sl_url_kind_of(path) != SL_URL_NONE) {
+    /* At a URL, a list's first line is not looked at: of the foreign
+     * shard sets, WebDataset's are read from URLs. */
+    *mine = ends_with(path, ".tar") ||
+            (sl_shard_is_list_name(path) &&
+             (*kind == SL_FORMAT_AUTO || *kind == SL_FORMAT_WEBDATASET));
+    return SL_OK;
+  }
   *mine = sl_wds_path_like(path);
   return SL_OK;
 }

@@ -220,7 +220,13 @@ def index(folder):
     read again. Shards must share their class names, target width and writer
     settings (FormatError names the one that differs). Returns a dict:
     shards, samples, shard_bytes, index_bytes, checksummed (shards read
-    whole for their checksum). Open the set with ``path=folder``."""
+    whole for their checksum). Open the set with ``path=folder``.
+
+    ``folder`` may instead be the URL of WebDataset or TFRecord shards
+    (``s3://``,
+    ``http(s)://``: a .tar, a brace pattern, a list file at a URL): their
+    sidecar index is built again in the default cache folder
+    (docs/REMOTE.md)."""
     return _sluice.index(folder)
 
 
