@@ -101,6 +101,7 @@ class FaultProxy:
         self.fail, self.cut, self.status = fail, cut, status
         self.rate = rate
         self.seen = {}
+        self.aborted = 0  # bodies the client stopped reading mid-way
         self.lock = threading.Lock()
         self.dead = threading.Event()
 
@@ -148,7 +149,13 @@ class FaultProxy:
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
-                    self.wfile.write(data[at:at + step])
+                    try:
+                        self.wfile.write(data[at:at + step])
+                    except (BrokenPipeError, ConnectionResetError):
+                        with proxy.lock:  # the client gave up mid-body
+                            proxy.aborted += 1
+                        self.close_connection = True
+                        return
                     if proxy.rate:
                         time.sleep(step / proxy.rate)
 

@@ -512,7 +512,14 @@ def test_close_mid_epoch_is_prompt(slow_web, tmp_path):
     del it
     ld.close()
     took = time.monotonic() - t0
-    assert took < 3, "close took %.1f s with fetches in flight" % took
+    # The downloads in flight were cancelled, not waited for: the proxy saw
+    # a client stop reading mid-body (it notices at its next write). The
+    # time bound only catches a hang, with room for a loaded machine.
+    deadline = time.monotonic() + 10
+    while proxy.aborted == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proxy.aborted >= 1
+    assert took < 20, "close took %.1f s with fetches in flight" % took
     no_partial_shard(cache, local)
 
 
@@ -544,7 +551,9 @@ def test_server_killed_mid_epoch_is_an_error_in_time(web, tmp_path):
         ld.close()  # the threads go once nothing made from it is left
         import gc
         gc.collect()
-    assert took < deadline + 2, took
+    # Not a timing test: without the deadline the retries would go on for
+    # minutes; the slack leaves a loaded machine room.
+    assert took < deadline + 20, took
     assert "127.0.0.1:%d/set/part-" % proxy.port in msg
     # and why: the fetch's own message, not only the read's errno.
     assert "deadline" in msg or "connect" in msg.lower(), msg
