@@ -524,7 +524,7 @@ static sl_status sl_source_index_wds(sl_source *src, const char *path,
   sl_shard_list_free(&ps);
   if (st != SL_OK)
     return st;
-  void *ctx;
+  void *ctx = NULL; /* set by wds_begin when it succeeds */
   st = wds_begin(src, &ctx, err);
   if (st != SL_OK)
     return st;
