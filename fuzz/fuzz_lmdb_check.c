@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t entries = 0, first = 0;
   sl_status st =
       sl_lmdb_check(map, n, "fuzz.lmdb", (mode & 2) ? "images" : NULL, mode & 1,
-                    &entries, &first, &err);
+                    &entries, &first, NULL, &err);
   if (st != SL_OK && err.msg[0] == '\0')
     abort(); /* a rejection always says why */
   if (st == SL_OK && entries && first >= n)

@@ -221,10 +221,13 @@ sl_status sl_source_index_foreign(sl_source *src, MDB_cursor *cur,
  * a fault inside liblmdb. subdb (NULL or "": the main tree) names the
  * sub-database whose tree holds the entries. *entries gets that tree's
  * entry count and *first_data the file offset of the first (smallest) key's
- * value, which ties liblmdb's map addresses to file offsets. */
+ * value, which ties liblmdb's map addresses to file offsets. held (may be
+ * NULL) gets the check's scratch while it runs and NULL once it is freed:
+ * a caller that runs the check under common/map_guard.h's guard frees
+ * *held after a fault. */
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                         const char *subdb, bool thorough, uint64_t *entries,
-                        uint64_t *first_data, sl_err *err);
+                        uint64_t *first_data, void **held, sl_err *err);
 
 /* Many-file sources (source_files.c). Adds a file of size bytes at the
  * next page-aligned base: fd open, or -1 to open it per read by path

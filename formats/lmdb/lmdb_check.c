@@ -67,7 +67,7 @@ static sl_status check_page(walk *w, uint64_t pgno, int depth, sl_err *err);
 
 sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                         const char *subdb, bool thorough, uint64_t *entries,
-                        uint64_t *first_data, sl_err *err) {
+                        uint64_t *first_data, void **held, sl_err *err) {
   meta m0, m1, m;
   if (read_meta(map, size, &m0) != 0)
     return sl_err_set(err, SL_EFORMAT,
@@ -104,6 +104,8 @@ sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
   w.seen = calloc((size_t)(w.npages / 8 + 1), 1);
   if (!w.seen)
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  if (held)
+    *held = w.seen;
   sl_status st = m.root == P_INVALID ? SL_OK : check_page(&w, m.root, 0, err);
   if (st == SL_OK && w.entries != m.entries)
     st = sl_err_set(err, SL_EFORMAT,
@@ -135,6 +137,8 @@ sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                       path, name, w.entries, want);
   }
   free(w.seen);
+  if (held)
+    *held = NULL;
   if (st != SL_OK)
     return st;
   *entries = w.entries;

@@ -72,6 +72,7 @@ typedef struct index_call {
   const char *env_path;
   bool subdir;
   MDB_env *env;
+  void *check_held; /* sl_lmdb_check's scratch while it runs */
   sl_err *err;
   sl_status st;
 } index_call;
@@ -84,7 +85,7 @@ static void index_reads(void *ctx) {
   uint64_t entries = 0;
   sl_status st =
       sl_lmdb_check(src->map, src->file_size, src->path, src->lmdb_db,
-                    w->thorough, &entries, &w->first_data, err);
+                    w->thorough, &entries, &w->first_data, &c->check_held, err);
   if (st == SL_OK && entries == 0)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: LMDB file holds no entries; " SL_REPACK_HINT,
@@ -134,6 +135,7 @@ static sl_status index_lmdb(sl_source *src, const char *env_path, bool subdir,
                       "since it was opened, or a disk error; it was %" PRIu64
                       " bytes",
                       src->path, src->file_size);
+  free(c.check_held); /* set only when the check faulted */
   if (c.w.cur)
     mdb_cursor_close(c.w.cur);
   if (c.w.txn)
