@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "remote/request.h"
 #include "remote/url.h"
 
 /* The URL as messages show it: no user:password@, no query. */
@@ -59,57 +60,16 @@ static size_t no_body(char *p, size_t size, size_t n, void *user) {
 static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
                         bool s3, sl_head *out, double left,
                         struct curl_slist **hdrs) {
-  CURLcode rc = CURLE_OK;
+  CURLcode rc = sl_request_setup(h, c, http, s3, left, hdrs);
 #define SET(opt, val)                                                          \
   do {                                                                         \
     if (rc == CURLE_OK)                                                        \
       rc = curl_easy_setopt(h, opt, val);                                      \
   } while (0)
-  SET(CURLOPT_URL, http);
   SET(CURLOPT_NOBODY, 1L);
-  SET(CURLOPT_NOSIGNAL, 1L);
   SET(CURLOPT_HEADERFUNCTION, on_header);
   SET(CURLOPT_HEADERDATA, out);
   SET(CURLOPT_WRITEFUNCTION, no_body);
-  SET(CURLOPT_PROTOCOLS_STR, "http,https");
-  SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  SET(CURLOPT_FOLLOWLOCATION, s3 ? 0L : 1L);
-  SET(CURLOPT_MAXREDIRS, 5L);
-  SET(CURLOPT_UNRESTRICTED_AUTH, 0L);
-  SET(CURLOPT_CONNECTTIMEOUT_MS, (long)(left < 10 ? left * 1000 : 10000));
-  SET(CURLOPT_TIMEOUT_MS, (long)(left * 1000) + 1);
-  SET(CURLOPT_SSL_VERIFYPEER, 1L);
-  SET(CURLOPT_SSL_VERIFYHOST, 2L);
-  if (c->ca_bundle && *c->ca_bundle)
-    SET(CURLOPT_CAINFO, c->ca_bundle);
-  if (s3 && c->access_key && *c->access_key) {
-    char sig[96];
-    snprintf(sig, sizeof sig, "aws:amz:%s:s3",
-             c->region && *c->region ? c->region : "us-east-1");
-    SET(CURLOPT_AWS_SIGV4, sig);
-    SET(CURLOPT_USERNAME, c->access_key);
-    SET(CURLOPT_PASSWORD, c->secret_key ? c->secret_key : "");
-    if (c->session_token && *c->session_token) {
-      char tok[4096];
-      if (snprintf(tok, sizeof tok, "x-amz-security-token: %s",
-                   c->session_token) >= (int)sizeof tok)
-        return CURLE_BAD_FUNCTION_ARGUMENT;
-      struct curl_slist *l = curl_slist_append(*hdrs, tok);
-      if (!l)
-        return CURLE_OUT_OF_MEMORY;
-      *hdrs = l;
-    }
-  }
-  if (s3) {
-    struct curl_slist *l = curl_slist_append(
-        *hdrs,
-        "x-amz-content-sha256: "
-        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    if (!l)
-      return CURLE_OUT_OF_MEMORY;
-    *hdrs = l;
-  }
-  SET(CURLOPT_HTTPHEADER, *hdrs);
 #undef SET
   return rc;
 }

@@ -1,0 +1,25 @@
+/* What every request to a dataset's server carries, a GET (fetch.c) or a
+ * HEAD (head.c): the URL, the protocols and redirects allowed, the
+ * connect and total timeouts, TLS verification, and for S3 the SigV4
+ * signature, the session token and the payload hash. One place, so the
+ * two kinds of request cannot drift apart on what keeps a credential safe.
+ *
+ * Thread safety: pure (sets options on the caller's handle). Memory: the
+ * headers appended to *hdrs, which the caller frees (curl_slist_free_all)
+ * whatever this returns. */
+#ifndef SLUICE_REMOTE_REQUEST_H
+#define SLUICE_REMOTE_REQUEST_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+
+#include "remote/fetch.h"
+
+/* Sets h up for http (an http(s) URL; s3: an S3 object's, to be signed)
+ * with `left` seconds until the deadline. Returns the first failing
+ * option's code: CURLE_BAD_FUNCTION_ARGUMENT for a session token too long,
+ * CURLE_OUT_OF_MEMORY for a header that could not be added. */
+CURLcode sl_request_setup(CURL *h, const sl_fetch_conf *c, const char *http,
+                          bool s3, double left, struct curl_slist **hdrs);
+
+#endif
