@@ -349,7 +349,6 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
   }
   if (st != SL_OK) {
     free(bc);
-    core_leave(c);
     if (st == SL_ESTATE && strstr(msg, "sl_loader_start_epoch first"))
       snprintf(msg, sizeof msg,
                "no epoch started: call loader.set_epoch(e) first, or "
@@ -362,6 +361,7 @@ static PyObject *Loader_next(PyObject *o, PyObject *unused) {
                "device.prefetch)",
                c->prefetch, (unsigned long long)atomic_load(&c->outstanding));
     }
+    core_leave(c); /* after the last read of c: it may free it */
     return raise_status(o, st, msg);
   }
   BatchObject *b = PyObject_New(BatchObject, state_of(o)->batch_type);
@@ -554,6 +554,12 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
       snprintf(msg, sizeof msg, "%s", sl_loader_errmsg(c->ld));
     snprintf(left_out, sizeof left_out, "%s", sl_loader_left_out(c->ld));
   }
+  /* Read while the reference is held: a close() meanwhile makes
+   * core_leave free c. */
+  unsigned long long exports = atomic_load(&c->exports),
+                     deleted = atomic_load(&c->deleted),
+                     held = atomic_load(&c->outstanding),
+                     prefetch = (unsigned long long)c->prefetch;
   pthread_mutex_unlock(&c->op);
   core_leave(c);
   if (st != SL_OK)
@@ -565,10 +571,9 @@ static PyObject *Loader_stats(PyObject *o, PyObject *unused) {
     if (stats_put(d, &s, i))
       goto fail;
   if (dict_s(d, "left_out_files", left_out) ||
-      dict_u64(d, "dlpack_exports", atomic_load(&c->exports)) ||
-      dict_u64(d, "dlpack_deleted", atomic_load(&c->deleted)) ||
-      dict_u64(d, "batches_held", atomic_load(&c->outstanding)) ||
-      dict_u64(d, "prefetch", (unsigned long long)c->prefetch))
+      dict_u64(d, "dlpack_exports", exports) ||
+      dict_u64(d, "dlpack_deleted", deleted) ||
+      dict_u64(d, "batches_held", held) || dict_u64(d, "prefetch", prefetch))
     goto fail;
   return d;
 fail:
