@@ -282,6 +282,10 @@ bool sl_remote_failure(sl_remote *r, const char *url, char *buf, size_t cap) {
   return failed;
 }
 
+const sl_fetch_conf *sl_remote_conf(const sl_remote *r) {
+  return &r->conf;
+}
+
 const char *sl_remote_cache_dir(const sl_remote *r) {
   return r->cache_dir;
 }

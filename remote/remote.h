@@ -53,6 +53,8 @@ sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,
                            uint32_t crc, int *fd, sl_err *err);
 
 sl_cache *sl_remote_cache(sl_remote *r);
+/* Where requests go and with which credentials, valid until close. */
+const sl_fetch_conf *sl_remote_conf(const sl_remote *r);
 /* The cache's folder (io.cache_dir, or its default), valid until close. */
 const char *sl_remote_cache_dir(const sl_remote *r);
 
