@@ -222,8 +222,9 @@ sl_status sl_ranges_start(sl_ranges *r, sl_ranges_order_fn order,
                           sl_err *err) {
   sl_ranges_stop(r);
   if (first > end)
-    return sl_err_set(err, SL_EINVAL, "%s: epoch positions %" PRIu64
-                      "..%" PRIu64, r->name, first, end);
+    return sl_err_set(err, SL_EINVAL,
+                      "%s: epoch positions %" PRIu64 "..%" PRIu64, r->name,
+                      first, end);
   pthread_mutex_lock(&r->mu);
   r->order = order;
   r->order_ctx = ctx;
@@ -310,9 +311,9 @@ static sl_status say_failure(sl_ranges *r, const slot *s, sl_err *err) {
     snprintf(why, sizeof why, "the request could not be set up (no memory)");
     break;
   }
-  bool retried = s->attempts > r->o.conf->retries &&
-                 (s->why == WHY_HTTP || s->why == WHY_CURL ||
-                  s->why == WHY_SHORT);
+  bool retried =
+      s->attempts > r->o.conf->retries &&
+      (s->why == WHY_HTTP || s->why == WHY_CURL || s->why == WHY_SHORT);
   return sl_err_set(err, SL_EIO,
                     "%s: sample %" PRIu64 ": bytes %" PRIu64 "-%" PRIu64
                     " of %s: %s%s",
@@ -343,8 +344,8 @@ sl_status sl_ranges_get(sl_ranges *r, uint64_t seq, const uint8_t **data,
   uint64_t t0 = 0;
   for (;;) {
     if (r->gen != gen || !r->active) {
-      st = sl_err_set(err, SL_ESTATE, "%s: range reads: epoch stopped",
-                      r->name);
+      st =
+          sl_err_set(err, SL_ESTATE, "%s: range reads: epoch stopped", r->name);
       goto out;
     }
     if (seq < r->live_lo ||
@@ -546,8 +547,8 @@ static bool send_slot(sl_ranges *r, slot *s) {
   if (rc == CURLE_OK)
     rc = sl_request_setup(q->h, r->o.conf, http, s3,
                           (double)(deadline_ns(r) - spent) / 1e9, &q->hdrs);
-  snprintf(q->range, sizeof q->range, "%" PRIu64 "-%" PRIu64,
-           s->off + s->got, s->off + s->len - 1);
+  snprintf(q->range, sizeof q->range, "%" PRIu64 "-%" PRIu64, s->off + s->got,
+           s->off + s->len - 1);
 #define SET(opt, val)                                                          \
   do {                                                                         \
     if (rc == CURLE_OK)                                                        \
@@ -665,9 +666,9 @@ static long send_more(sl_ranges *r) {
     uint32_t len = 0;
     bool found = r->o.locate(r->o.ctx, sample, &obj, &off, &len);
     size_t at = 0;
-    if (found && !sl_circ_pool_alloc(&r->pool_at, r->live_lo == r->next_seq,
-                                     ((size_t)(len ? len : 1) + 63) / 64 * 64,
-                                     &at)) {
+    if (found &&
+        !sl_circ_pool_alloc(&r->pool_at, r->live_lo == r->next_seq,
+                            ((size_t)(len ? len : 1) + 63) / 64 * 64, &at)) {
       r->pool_full = true; /* a put makes room, and wakes the thread */
       break;
     }

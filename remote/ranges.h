@@ -87,8 +87,7 @@ typedef struct sl_ranges_stats {
 /* Errors: SL_ECONFIG (requests out of range; a pool smaller than the
  * largest sample, naming both), SL_ENOMEM, SL_ETHREAD, SL_EIO (libcurl's
  * multi handle). */
-sl_status sl_ranges_open(sl_ranges **out, const sl_ranges_opts *o,
-                         sl_err *err);
+sl_status sl_ranges_open(sl_ranges **out, const sl_ranges_opts *o, sl_err *err);
 void sl_ranges_close(sl_ranges *r);
 
 /* Positions first .. end-1, position seq reading sample order(ctx, seq);

@@ -389,12 +389,10 @@ static void test_read_outside_the_order(void **state) {
   const uint8_t *d;
   size_t n;
   sl_err err = {0};
-  assert_int_equal(sl_ranges_read(r, 17, buf, sizeof buf, &d, &n, &err),
-                   SL_OK);
+  assert_int_equal(sl_ranges_read(r, 17, buf, sizeof buf, &d, &n, &err), SL_OK);
   assert_ptr_equal(d, buf);
   assert_true(bytes_right(&l, 17, d, n));
-  assert_int_equal(sl_ranges_read(r, 9, buf, sizeof buf, &d, &n, &err),
-                   SL_EIO);
+  assert_int_equal(sl_ranges_read(r, 9, buf, sizeof buf, &d, &n, &err), SL_EIO);
   assert_non_null(strstr(err.msg, "404"));
   assert_non_null(strstr(err.msg, "sample 9"));
   assert_int_equal(sl_ranges_read(r, 17, buf, 10, &d, &n, &err), SL_ETOOBIG);
@@ -410,11 +408,14 @@ static void test_content_range(void **state) {
   const char *star = "content-range:bytes 5-5/*";
   assert_true(sl_http_content_range(star, strlen(star), &a, &b, &t));
   assert_true(a == 5 && b == 5 && t == UINT64_MAX);
-  const char *bad[] = {
-      "Content-Range: bytes 10-9/100",   "Content-Range: bytes 0-100/100",
-      "Content-Range: items 0-1/2",      "Content-Length: 12",
-      "Content-Range: bytes 0-1/2 junk", "Content-Range: bytes -1/2",
-      "Content-Range: bytes 0-99999999999999999999/1", "Content-Range: bytes"};
+  const char *bad[] = {"Content-Range: bytes 10-9/100",
+                       "Content-Range: bytes 0-100/100",
+                       "Content-Range: items 0-1/2",
+                       "Content-Length: 12",
+                       "Content-Range: bytes 0-1/2 junk",
+                       "Content-Range: bytes -1/2",
+                       "Content-Range: bytes 0-99999999999999999999/1",
+                       "Content-Range: bytes"};
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
     assert_false(sl_http_content_range(bad[k], strlen(bad[k]), &a, &b, &t));
   /* Not NUL-terminated: only len bytes are read. */
