@@ -35,6 +35,7 @@ enum {
   WHY_CHANGED,  /* Content-Range gives another object size */
   WHY_WHOLE,    /* 200: the server ignores Range */
   WHY_TOOBIG,   /* more bytes than asked for */
+  WHY_RANGE,    /* a 206 for other bytes than those asked for */
   WHY_DEADLINE, /* the sample's deadline passed */
   WHY_SAMPLE,   /* the sample lies in no single object */
   WHY_SETUP     /* a request could not be set up (memory, curl) */
@@ -302,6 +303,11 @@ static sl_status say_failure(sl_ranges *r, const slot *s, sl_err *err) {
   case WHY_TOOBIG:
     snprintf(why, sizeof why, "the server sent more than the %u bytes asked",
              s->len);
+    break;
+  case WHY_RANGE:
+    snprintf(why, sizeof why,
+             "the server answered with other bytes than "
+             "those asked for (its Content-Range)");
     break;
   case WHY_DEADLINE:
     snprintf(why, sizeof why, "no answer within io.fetch_deadline (%.0f s)",
@@ -620,7 +626,9 @@ static void finish(sl_ranges *r, req *q, CURLcode rc) {
     s->total = q->total;
   if (q->total != UINT64_MAX && q->total != q->size)
     s->state = SLOT_FAILED, s->why = WHY_CHANGED;
-  else if (q->too_big || q->bad_range)
+  else if (q->bad_range)
+    s->state = SLOT_FAILED, s->why = WHY_RANGE;
+  else if (q->too_big)
     s->state = SLOT_FAILED, s->why = WHY_TOOBIG;
   else if (q->whole)
     s->state = SLOT_FAILED, s->why = WHY_WHOLE;
