@@ -523,7 +523,10 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   sl_io_opts io = s->io;
   sl_io_opts_from_source(&io, c->src, c->path);
   uint64_t lvi[SL_LEVELS_MAX], lvb[SL_LEVELS_MAX];
-  bool ranges = s->remote_ranges && sl_source_fetch_conf(c->src);
+  /* A set of files at URLs (a single file at a URL is read from the
+   * cache). */
+  bool ranges = s->remote_ranges && sl_source_fetch_conf(c->src) &&
+                sl_source_files(c->src);
   /* Range requests read whole records (a head, then a level, would be two
    * round trips a sample). */
   c->level_only =
