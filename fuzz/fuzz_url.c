@@ -1,6 +1,8 @@
 /* libFuzzer target: the dataset URL helpers (remote/url.c), which take
  * dataset.path, io.s3_endpoint, io.s3_region and the names in a shard
- * index (a remote file) and build the URL each request goes to. The input
+ * index (a remote file) and build the URL each request goes to, show a
+ * URL in messages, and parse a range answer's Content-Range header (the
+ * whole input, as the server sent it). The input
  * is cut at its first three NULs into a URL, an endpoint, a region and a
  * name; the result must fit its buffer and end in a NUL. Build and run:
  * fuzz/run.sh. */
@@ -42,6 +44,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   if (sl_url_sibling(url, name, out, sizeof out, &err) == SL_OK &&
       strnlen(out, sizeof out) == sizeof out)
+    abort();
+  /* The shown form fits and keeps no fragment (nor query: a '?' in it is
+   * a control character's stand-in). */
+  sl_url_shown(url, small, sizeof small);
+  if (strnlen(small, sizeof small) == sizeof small || strchr(small, '#'))
+    abort();
+  /* The whole input, not NUL-terminated, as a response header line. */
+  uint64_t first, last, total;
+  if (sl_http_content_range((const char *)data, size, &first, &last, &total) &&
+      (first > last || (total != UINT64_MAX && last >= total)))
     abort();
   free(buf);
   return 0;

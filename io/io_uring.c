@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/circ_pool.h"
 #include "common/mem.h"
 #include "common/sync.h"
 #include "io/io_hints.h"
@@ -84,7 +85,6 @@ struct sl_uring {
   struct io_uring ring;
   bool ring_ok;
   uint8_t *pool;
-  size_t cap;   /* pool bytes */
   size_t align; /* buffer alignment: SL_URING_ALIGN direct, 64 otherwise */
   slot *slots;
   size_t nslots;
@@ -100,10 +100,10 @@ struct sl_uring {
   uint64_t first, end; /* the epoch's positions */
   uint64_t gen;        /* bumped by start and stop */
   bool active, quit;
-  uint64_t next_seq; /* next seq the reader will read */
-  uint64_t live_lo;  /* oldest seq whose buffer is still held */
-  size_t head, tail; /* pool: allocation point, oldest held buffer */
-  unsigned inflight; /* reads prepared and not yet completed */
+  uint64_t next_seq;    /* next seq the reader will read */
+  uint64_t live_lo;     /* oldest seq whose buffer is still held */
+  sl_circ_pool pool_at; /* where in pool buffers are carved (cap: its bytes) */
+  unsigned inflight;    /* reads prepared and not yet completed */
   unsigned unsubmitted;
   uint64_t completions; /* counted only for o.inject */
   bool failed;          /* the ring broke: every get returns fatal */
@@ -194,17 +194,18 @@ sl_status sl_uring_open(sl_uring **out, const sl_uring_opts *opts,
       (void)sl_fadvise_random(fd, &ignored);
   }
 
-  u->cap = opts->pool_bytes / align * align;
-  size_t ns = u->cap / 4096;
+  u->pool_at.cap = opts->pool_bytes / align * align;
+  size_t ns = u->pool_at.cap / 4096;
   if (ns < 2 * (size_t)opts->queue_depth)
     ns = 2 * (size_t)opts->queue_depth;
   if (ns > 65536)
     ns = 65536;
   u->nslots = ns;
   u->slots = calloc(ns, sizeof *u->slots);
-  u->pool = sl_alloc_touched(u->cap, SL_URING_ALIGN);
+  u->pool = sl_alloc_touched(u->pool_at.cap, SL_URING_ALIGN);
   if (!u->slots || !u->pool) {
-    st = sl_err_set(err, SL_ENOMEM, "io_uring: pool of %zu bytes", u->cap);
+    st = sl_err_set(err, SL_ENOMEM, "io_uring: pool of %zu bytes",
+                    u->pool_at.cap);
     goto fail;
   }
   for (size_t i = 0; i < ns; i++) {
@@ -300,7 +301,7 @@ void sl_uring_stop(sl_uring *u) {
   u->order = NULL;
   u->first = u->end = 0;
   u->next_seq = u->live_lo = 0;
-  u->head = u->tail = 0;
+  u->pool_at.head = u->pool_at.tail = 0;
   pthread_mutex_unlock(&u->mu);
 }
 
@@ -409,9 +410,9 @@ void sl_uring_put(sl_uring *u, uint64_t seq) {
     freed = true;
   }
   if (u->live_lo < u->next_seq)
-    u->tail = u->slots[u->live_lo % u->nslots].arena_off;
+    u->pool_at.tail = u->slots[u->live_lo % u->nslots].arena_off;
   else
-    u->head = u->tail = 0;
+    u->pool_at.head = u->pool_at.tail = 0;
   if (freed)
     pthread_cond_signal(&u->space);
   pthread_mutex_unlock(&u->mu);
@@ -424,32 +425,6 @@ void sl_uring_get_stats(sl_uring *u, sl_uring_stats *out) {
 }
 
 /* ---- the reader thread (everything below runs with mu held) ---- */
-
-/* Carves n bytes from the circular pool; buffers are freed oldest first. */
-static bool pool_alloc(sl_uring *u, size_t n, size_t *at) {
-  bool empty = u->live_lo == u->next_seq;
-  if (empty)
-    u->head = u->tail = 0;
-  if (empty || u->head > u->tail) {
-    if (u->cap - u->head >= n) {
-      *at = u->head;
-      u->head += n;
-      return true;
-    }
-    if (!empty && u->tail >= n) { /* wrap: the end's rest is skipped */
-      *at = 0;
-      u->head = n;
-      return true;
-    }
-    return false;
-  }
-  if (u->head < u->tail && u->tail - u->head >= n) {
-    *at = u->head;
-    u->head += n;
-    return true;
-  }
-  return false; /* head == tail and not empty: full */
-}
 
 static void fail_ring(sl_uring *u, int errnum, const char *what) {
   if (!u->failed)
@@ -539,7 +514,8 @@ static void queue_reads(sl_uring *u) {
     if (head >= length)
       head = 0; /* all of it: read it whole */
     size_t at;
-    if (!pool_alloc(u, round_up(want ? want : 1, u->align), &at)) {
+    if (!sl_circ_pool_alloc(&u->pool_at, u->live_lo == u->next_seq,
+                            round_up(want ? want : 1, u->align), &at)) {
       u->st.pool_full++;
       return;
     }

@@ -13,7 +13,8 @@
  * the source's index (24 bytes per sample) and its boxes (8 bytes a sample,
  * 24 a box); per worker 4 bytes a box of the batches' capacity (which
  * kept box came from which stored one); with uring the read-ahead pool
- * (io.pool_size). All at open. */
+ * (io.pool_size); with io.remote_read = ranges, that pool in
+ * remote/ranges.h's engine instead of the reader. All at open. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,14 @@
 #include "loader/chunk_cache.h"
 #include "loader/fetch_ahead.h"
 #include "loader/loader_internal.h"
+#include "loader/range_source.h"
 #include "loader/sampler.h"
 #include "loader/stage_options.h"
 
 typedef struct ss_ctx {
   sl_source *src;
-  sl_io *io;
+  sl_io *io;         /* NULL with ranges */
+  sl_ranges *ranges; /* io.remote_read = ranges: the bytes come from it */
   sl_aug_params p;
   sl_mix_params mix;
   uint64_t seed;
@@ -126,7 +129,7 @@ static sl_status ss_worker_open(void *ctx, int max_res, void **ws,
     free(w);
     return st;
   }
-  w->cap = sl_io_buffer_bytes(c->io);
+  w->cap = c->ranges ? sl_source_max_length(c->src) : sl_io_buffer_bytes(c->io);
   if (w->cap > 0) {
     if (!(w->buf = malloc(w->cap))) {
       size_t cap = w->cap;
@@ -191,6 +194,27 @@ static void prefix_sample(const ss_ctx *c, uint64_t index, sl_err *err) {
     sl_err_prefix(err, "%s: sample %llu: ", c->path, (unsigned long long)index);
 }
 
+/* The reader's calls, to whichever reader the bytes come from. */
+static sl_status reader_get(ss_ctx *c, ss_worker *w, const uint8_t **data,
+                            size_t *len, sl_err *err) {
+  return c->ranges ? sl_ranges_get(c->ranges, w->pos, data, len, err)
+                   : sl_io_get(c->io, w->pos, w->buf, w->cap, data, len, err);
+}
+
+static sl_status reader_read(ss_ctx *c, ss_worker *w, uint64_t index,
+                             const uint8_t **data, size_t *len, sl_err *err) {
+  return c->ranges
+             ? sl_ranges_read(c->ranges, index, w->buf, w->cap, data, len, err)
+             : sl_io_read(c->io, index, w->buf, w->cap, data, len, err);
+}
+
+static void reader_put(ss_ctx *c, uint64_t pos) {
+  if (c->ranges)
+    sl_ranges_put(c->ranges, pos);
+  else
+    sl_io_put(c->io, pos);
+}
+
 static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
                              uint64_t epoch, int res, void *dst, int32_t *label,
                              sl_box_dst *bx, sl_sample_times *t, sl_err *err) {
@@ -216,7 +240,9 @@ static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
   uint64_t ch = 0, off = 0, cb = 0;
   bool cached_chunk = c->start_err.code == SL_OK && c->cache && w->scratch &&
                       sl_source_chunk_of(c->src, index, &ch, &off, &cb);
-  bool early = sl_io_backend(c->io) != SL_IO_URING;
+  /* Readers ahead of the workers (uring, ranges) have the bytes in flight
+   * already. */
+  bool early = !c->ranges && sl_io_backend(c->io) != SL_IO_URING;
   if (cached_chunk && early)
     slot = sl_chunk_cache_acquire(c->cache, ch, &cached, &fill);
   bool skip_read = slot >= 0 && !fill;
@@ -227,9 +253,9 @@ static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
   else if (skip_read)
     st = in_order ? sl_io_skip(c->io, w->pos, err) : SL_OK;
   else if (in_order)
-    st = sl_io_get(c->io, w->pos, w->buf, w->cap, &data, &len, err);
+    st = reader_get(c, w, &data, &len, err);
   else
-    st = sl_io_read(c->io, index, w->buf, w->cap, &data, &len, err);
+    st = reader_read(c, w, index, &data, &len, err);
   t->read_ns += sl_now_ns() - t0;
   if (st != SL_OK) {
     if (slot >= 0) {
@@ -238,7 +264,7 @@ static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
       sl_chunk_cache_release(c->cache, slot);
     }
     if (in_order)
-      sl_io_put(c->io, w->pos);
+      reader_put(c, w->pos);
     return st;
   }
   /* A level record read in part (ss_part_head): its level, and the bytes
@@ -281,7 +307,7 @@ static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
     t->decode_ns += sl_now_ns() - t1;
     if (st != SL_OK) {
       if (in_order)
-        sl_io_put(c->io, w->pos);
+        reader_put(c, w->pos);
       return st; /* the message names the file, dataset and sample */
     }
   }
@@ -301,7 +327,7 @@ static sl_status ss_load_one(void *ctx, void *ws, uint64_t index,
   if (slot >= 0)
     sl_chunk_cache_release(c->cache, slot);
   if (in_order)
-    sl_io_put(c->io, w->pos); /* the payload's buffer back to the reader */
+    reader_put(c, w->pos); /* the payload's buffer back to the reader */
   t->decode_ns += after.decode_ns - before.decode_ns;
   t->augment_ns += after.augment_ns - before.augment_ns;
   t->jpeg_samples += after.jpeg_decodes - before.jpeg_decodes;
@@ -329,6 +355,12 @@ static sl_status ss_load(void *ctx, void *ws, uint64_t index, uint64_t epoch,
 
 static void ss_net_stats(void *ctx, sl_sample_net *out) {
   ss_ctx *c = ctx;
+  if (c->ranges) { /* a request a sample; each one a worker waited for */
+    sl_ranges_stats rs;
+    sl_ranges_stats_get(c->ranges, &rs);
+    *out = (sl_sample_net){rs.requests, rs.bytes, 0, rs.waits, rs.wait_ns};
+    return;
+  }
   sl_cache *cache = sl_source_cache(c->src);
   sl_cache_stats cs = {0};
   if (cache)
@@ -350,7 +382,10 @@ static void ss_epoch_start(void *ctx, sl_order_at_fn at, const void *order,
   c->epoch = epoch;
   c->res = res;
   sl_err_clear(&c->start_err);
-  if (sl_io_start_epoch(c->io, at, order, first, end, &c->start_err) == SL_OK)
+  if ((c->ranges
+           ? sl_ranges_start(c->ranges, at, order, first, end, &c->start_err)
+           : sl_io_start_epoch(c->io, at, order, first, end, &c->start_err)) ==
+      SL_OK)
     sl_err_clear(&c->start_err);
   if (sl_source_cache(c->src))
     sl_cache_cancel(sl_source_cache(c->src), false);
@@ -364,7 +399,10 @@ static void ss_epoch_stop(void *ctx) {
   if (sl_source_cache(c->src))
     sl_cache_cancel(sl_source_cache(c->src), true);
   sl_fetch_ahead_stop(c->ahead);
-  sl_io_stop(c->io);
+  if (c->ranges)
+    sl_ranges_stop(c->ranges);
+  else
+    sl_io_stop(c->io);
 }
 
 static void ss_position(void *ctx, void *ws, uint64_t pos) {
@@ -394,6 +432,7 @@ static void ss_close(void *ctx) {
   if (!c)
     return;
   sl_fetch_ahead_close(c->ahead);
+  sl_ranges_close(c->ranges);
   sl_io_close(c->io);
   sl_chunk_cache_destroy(c->cache);
   sl_source_close(c->src);
@@ -484,15 +523,30 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
   sl_io_opts io = s->io;
   sl_io_opts_from_source(&io, c->src, c->path);
   uint64_t lvi[SL_LEVELS_MAX], lvb[SL_LEVELS_MAX];
-  c->level_only = s->level_only && sl_source_levels(c->src, lvi, lvb) > 0;
+  /* A set of files at URLs (a single file at a URL is read from the
+   * cache). */
+  bool ranges = s->remote_ranges && sl_source_fetch_conf(c->src) &&
+                sl_source_files(c->src);
+  /* Range requests read whole records (a head, then a level, would be two
+   * round trips a sample). */
+  c->level_only =
+      !ranges && s->level_only && sl_source_levels(c->src, lvi, lvb) > 0;
   if (c->level_only)
     io.parts = (sl_io_parts){ss_part_head, ss_part_rest, c};
-  if ((st = sl_io_open(&c->io, &io, err)) != SL_OK) {
+  st = ranges ? sl_range_source_open(&c->ranges, c->src, c->path,
+                                     s->range_requests, io.pool_bytes, err)
+              : sl_io_open(&c->io, &io, err);
+  if (st != SL_OK) {
     sl_source_close(c->src);
     free(c);
     return st;
   }
-  if (sl_io_backend(c->io) == SL_IO_URING && io.direct)
+  if (ranges)
+    sl_logf(log, SL_LOG_INFO,
+            "%s: io.remote_read = ranges: each sample by a range request, "
+            "%u in flight, nothing cached",
+            c->path, s->range_requests);
+  if (!ranges && sl_io_backend(c->io) == SL_IO_URING && io.direct)
     c->level_only = false; /* O_DIRECT reads whole blocks: whole records */
   uint64_t cb = 0, nchunks = 0;
   for (uint64_t i = 0, ch, off, b; i < sl_source_count(c->src); i++)
@@ -502,6 +556,7 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     }
   if (cb > 0 && (st = sl_chunk_cache_create(&c->cache, s->chunk_cache, cb,
                                             nchunks, err)) != SL_OK) {
+    sl_ranges_close(c->ranges);
     sl_io_close(c->io);
     sl_source_close(c->src);
     free(c);
@@ -573,8 +628,10 @@ sl_status sl_sample_source_open(sl_sample_src *out, const sl_settings *s,
     unsigned workers = s->workers > 0 ? (unsigned)s->workers
                        : cpus > 0     ? (unsigned)cpus
                                       : 1;
-    st = sl_fetch_ahead_open(&c->ahead, &s->fetch_ahead, c->src, c->file_first,
-                             fs->n, workers, err);
+    /* Range reads fetch no shard: no fetch-ahead, no cache to size. */
+    st = c->ranges ? SL_OK
+                   : sl_fetch_ahead_open(&c->ahead, &s->fetch_ahead, c->src,
+                                         c->file_first, fs->n, workers, err);
     if (st != SL_OK) {
       ss_close(c);
       return st;

@@ -199,6 +199,8 @@ void sl_settings_read(sl_settings *s, const sl_config *cfg) {
   s->level_only = sl_cfg_bool(cfg, SL_OPT_IO_LEVEL_ONLY);
   s->fetch_ahead.shards = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_PREFETCH_SHARDS);
   s->fetch_ahead.threads = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_FETCH_THREADS);
+  s->remote_ranges = sl_cfg_enum(cfg, SL_OPT_IO_REMOTE_READ) == 1;
+  s->range_requests = (unsigned)sl_cfg_int(cfg, SL_OPT_IO_RANGE_REQUESTS);
   read_device(&s->device, cfg);
   sl_cfg_log(cfg, &s->log, &s->log_user);
 }

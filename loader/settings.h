@@ -87,6 +87,8 @@ typedef struct sl_settings {
   sl_io_opts io;
   bool level_only; /* io.level_only: a level record's chosen level only */
   sl_fetch_ahead_opts fetch_ahead; /* io.prefetch_shards, io.fetch_threads */
+  bool remote_ranges;              /* io.remote_read = ranges */
+  unsigned range_requests;         /* io.range_requests */
   sl_device_settings device;
   sl_log_fn log; /* sl_config_set_log's callback (NULL: none) */
   void *log_user;

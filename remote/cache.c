@@ -1,11 +1,12 @@
 /* The local cache of remote objects (remote/cache.h).
  *
  * Layout of the folder: objects as H-SIZE-CRC.obj (H: 32 hex digits of a
- * 128-bit hash of the URL); downloads in progress as .tmp.H-SIZE-CRC.PID,
- * made at their full size (posix_fallocate) so that they count against the
- * bound from the start; cache.lock, held while the folder is summed and
- * room made (and a download's space reserved), so that the bound holds
- * across every process sharing the folder; lock.NN, 64 lock files an
+ * 128-bit hash of the URL), or H-SIZE-tT.obj for one known by its ETag (T:
+ * a hash of it; sl_cache_get_tagged); downloads in progress as
+ * .tmp.H-SIZE-CRC.PID, made at their full size (posix_fallocate) so that they
+ * count against the bound from the start; cache.lock, held while the folder is
+ * summed and room made (and a download's space reserved), so that the bound
+ * holds across every process sharing the folder; lock.NN, 64 lock files an
  * object's URL picks one of, held while it is fetched, so that processes
  * and threads wanting one object fetch it once. Files are 0600, opened
  * relative to the folder's descriptor without following links. */
@@ -75,6 +76,18 @@ static void object_name(const char *url, uint64_t size, uint32_t crc, char *buf,
   snprintf(buf, cap,
            "%016" PRIx64 "%016" PRIx64 "-%" PRIu64 "-%08" PRIx32 ".obj", h[0],
            h[1], size, crc);
+}
+
+/* An object known by its ETag rather than a checksum (sl_cache_get_tagged):
+ * H-SIZE-tT.obj, T a hash of the ETag. */
+static void tagged_name(const char *url, uint64_t size, const char *etag,
+                        char *buf, size_t cap) {
+  uint64_t h[2], t[2];
+  hash_url(url, h);
+  hash_url(etag, t);
+  snprintf(buf, cap,
+           "%016" PRIx64 "%016" PRIx64 "-%" PRIu64 "-t%016" PRIx64 ".obj", h[0],
+           h[1], size, t[0] ^ t[1]);
 }
 
 sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
@@ -423,6 +436,7 @@ typedef struct want {
                         counts from then, waits for another's fetch of
                         the object included) */
   bool *no_room;     /* ahead: set when no room could be made */
+  bool unchecked;    /* no checksum to check (sl_cache_get_tagged) */
 } want;
 
 static void count(sl_cache *c, uint64_t *field, uint64_t add) {
@@ -505,7 +519,7 @@ static sl_status download(sl_cache *c, const char *url, uint64_t size,
   }
   if (st == SL_OK)
     st = sl_fetch(&conf, url, size, size, &sink, &got, &fs, err);
-  if (st == SL_OK && s.crc != crc)
+  if (st == SL_OK && !w->unchecked && s.crc != crc)
     st = sl_err_set(err, SL_EFORMAT,
                     "%s: its checksum differs from its index's (the object "
                     "changed on the server since it was indexed: re-run "
@@ -543,10 +557,10 @@ static sl_status download(sl_cache *c, const char *url, uint64_t size,
   return st;
 }
 
-sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
-                       uint32_t crc, int *fd_out, sl_err *err) {
-  char name[NAME_CAP];
-  object_name(url, size, crc, name, sizeof name);
+/* sl_cache_get and sl_cache_get_tagged: the object called name. */
+static sl_status get_named(sl_cache *c, const char *url, uint64_t size,
+                           uint32_t crc, const char *name, bool unchecked,
+                           int *fd_out, sl_err *err) {
   *fd_out = -1;
   int fd = open_cached(c, name, size);
   if (fd >= 0) {
@@ -565,8 +579,10 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   sl_status st = SL_OK;
   /* Another process or thread may have fetched it meanwhile. */
   if ((fd = open_cached(c, name, size)) < 0)
-    st = download(c, url, size, crc, name,
-                  &(want){.ahead = false, .since_ns = t0}, &fd, err);
+    st = download(
+        c, url, size, crc, name,
+        &(want){.ahead = false, .since_ns = t0, .unchecked = unchecked}, &fd,
+        err);
   unlock_file(lk);
   pthread_mutex_lock(&c->mu);
   c->stats.misses++;
@@ -574,6 +590,20 @@ sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
   pthread_mutex_unlock(&c->mu);
   *fd_out = st == SL_OK ? fd : -1;
   return st;
+}
+
+sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
+                       uint32_t crc, int *fd_out, sl_err *err) {
+  char name[NAME_CAP];
+  object_name(url, size, crc, name, sizeof name);
+  return get_named(c, url, size, crc, name, false, fd_out, err);
+}
+
+sl_status sl_cache_get_tagged(sl_cache *c, const char *url, uint64_t size,
+                              const char *etag, int *fd_out, sl_err *err) {
+  char name[NAME_CAP];
+  tagged_name(url, size, etag, name, sizeof name);
+  return get_named(c, url, size, 0, name, true, fd_out, err);
 }
 
 sl_status sl_cache_ahead(sl_cache *c, const char *url, uint64_t size,

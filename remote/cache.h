@@ -54,6 +54,13 @@ void sl_cache_close(sl_cache *c);
 sl_status sl_cache_get(sl_cache *c, const char *url, uint64_t size,
                        uint32_t crc, int *fd, sl_err *err);
 
+/* As sl_cache_get for an object no index gives a checksum of (a single
+ * LMDB or HDF5 file at a URL): known by its URL, size and ETag (etag ""
+ * when the server gives none: then a change that keeps the size is not
+ * seen), its download checked for its size only. */
+sl_status sl_cache_get_tagged(sl_cache *c, const char *url, uint64_t size,
+                              const char *etag, int *fd, sl_err *err);
+
 void sl_cache_stats_get(sl_cache *c, sl_cache_stats *out);
 uint64_t sl_cache_bound(const sl_cache *c);
 const char *sl_cache_dir(const sl_cache *c);

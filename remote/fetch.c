@@ -32,10 +32,13 @@ static void shown(const char *url, char *buf, size_t cap) {
 
 typedef struct attempt {
   sl_fetch_sink *sink;
+  uint64_t from;      /* the first byte asked for */
+  bool part;          /* bytes [from, from + max) only: sl_fetch_range */
   uint64_t max, have; /* bytes in the sink */
   long status;        /* once the first body byte arrives */
   CURL *curl;
   bool too_big, sink_failed;
+  bool whole;   /* asked for a part, given the whole object */
   bool started; /* this attempt's first body byte has come */
   int sink_errno;
   char body[512]; /* an error response's start (S3's <Code>) */
@@ -56,6 +59,10 @@ static size_t on_body(char *p, size_t size, size_t n, void *user) {
     a->body_len += k;
     a->body[a->body_len] = '\0';
     return len;
+  }
+  if (a->status == 200 && a->from > 0) {
+    a->whole = true; /* the server ignores Range: not what was asked */
+    return 0;
   }
   if (!a->started && a->status == 200 && a->have > 0) {
     /* Asked for the rest (a range), given the whole body: start over. */
@@ -88,45 +95,6 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow,
   return atomic_load(a->sink->cancel) ? 1 : 0;
 }
 
-/* S3's error code from its XML body ("NoSuchKey"), or "". */
-static void s3_code(const char *body, char *code, size_t cap) {
-  code[0] = '\0';
-  const char *b = strstr(body, "<Code>");
-  const char *e = b ? strstr(b, "</Code>") : NULL;
-  if (!b || !e)
-    return;
-  b += 6;
-  size_t n = 0;
-  for (; b < e && n + 1 < cap; b++)
-    code[n++] = (*b >= 'A' && *b <= 'Z') || (*b >= 'a' && *b <= 'z') ||
-                        (*b >= '0' && *b <= '9')
-                    ? *b
-                    : '?';
-  code[n] = '\0';
-}
-
-static bool retryable_curl(CURLcode rc) {
-  switch (rc) {
-  case CURLE_COULDNT_CONNECT:
-  case CURLE_OPERATION_TIMEDOUT:
-  case CURLE_RECV_ERROR:
-  case CURLE_SEND_ERROR:
-  case CURLE_PARTIAL_FILE:
-  case CURLE_GOT_NOTHING:
-  case CURLE_HTTP2:
-  case CURLE_HTTP2_STREAM:
-  case CURLE_SSL_CONNECT_ERROR:
-  case CURLE_COULDNT_RESOLVE_HOST:
-    return true;
-  default:
-    return false;
-  }
-}
-
-static bool retryable_status(long s) {
-  return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
-}
-
 /* Sets up one attempt's request. */
 static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
                         bool s3, attempt *a, double left,
@@ -146,8 +114,12 @@ static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
     SET(CURLOPT_XFERINFODATA, a);
     SET(CURLOPT_NOPROGRESS, 0L);
   }
-  if (a->have > 0) {
-    snprintf(range, 32, "%" PRIu64 "-", a->have);
+  if (a->part) {
+    snprintf(range, 48, "%" PRIu64 "-%" PRIu64, a->from + a->have,
+             a->from + a->max - 1);
+    SET(CURLOPT_RANGE, range);
+  } else if (a->have > 0) {
+    snprintf(range, 48, "%" PRIu64 "-", a->have);
     SET(CURLOPT_RANGE, range);
   }
 #undef SET
@@ -174,9 +146,10 @@ static bool cancelled(const sl_fetch_sink *sink) {
   return sink->cancel && atomic_load(sink->cancel);
 }
 
-sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
-                   uint64_t expect, sl_fetch_sink *sink, uint64_t *got,
-                   sl_fetch_stats *stats, sl_err *err) {
+static sl_status fetch_from(const sl_fetch_conf *c, const char *url, bool part,
+                            uint64_t from, uint64_t max, uint64_t expect,
+                            sl_fetch_sink *sink, uint64_t *got,
+                            sl_fetch_stats *stats, sl_err *err) {
   char name[512], http[SL_URL_MAX];
   shown(url, name, sizeof name);
   *got = 0;
@@ -187,7 +160,7 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
     return st;
   if (expect != UINT64_MAX && expect < max)
     max = expect;
-  attempt a = {.sink = sink, .max = max};
+  attempt a = {.sink = sink, .from = from, .part = part, .max = max};
   double start = now_s(), deadline = start + c->deadline_s - c->spent_s;
   /* Jitter from the URL and the clock: retries of many ranks spread. */
   uint64_t seed = (uint64_t)(start * 1e6);
@@ -208,7 +181,7 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
     if (!h)
       return sl_err_set(err, SL_ENOMEM, "%s: curl_easy_init failed", name);
     struct curl_slist *hdrs = NULL;
-    char range[32];
+    char range[48];
     a.curl = h;
     a.status = 0;
     a.body_len = 0;
@@ -230,6 +203,12 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                         name, max);
     if (cancelled(sink))
       return sl_err_set(err, SL_ESTATE, "%s: fetch stopped", name);
+    if (a.whole)
+      return sl_err_set(err, SL_EIO,
+                        "%s: asked for bytes %" PRIu64 "-%" PRIu64
+                        ", the server sent the whole object (HTTP 200): it "
+                        "does not serve ranges",
+                        name, from, from + max - 1);
     if (a.sink_failed)
       return sl_err_errno(err, SL_EIO, a.sink_errno, "%s: writing what it sent",
                           name);
@@ -247,13 +226,13 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
       retry = true;
     } else if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && status)) {
       char code[64];
-      s3_code(a.body, code, sizeof code);
+      sl_request_s3_code(a.body, code, sizeof code);
       snprintf(why, sizeof why, "HTTP %ld%s%s%s", status, code[0] ? " (" : "",
                code, code[0] ? ")" : "");
-      retry = retryable_status(status);
+      retry = sl_request_retryable_status(status);
     } else {
       snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
-      retry = retryable_curl(rc);
+      retry = sl_request_retryable_curl(rc);
     }
     if (!retry)
       return sl_err_set(err, SL_EIO, "%s: %s%s", name, why,
@@ -265,9 +244,23 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                         why, c->retries);
     if (stats)
       stats->retries++;
-    double backoff = 0.05 * (double)(1u << (attempt_no < 7 ? attempt_no : 7));
-    backoff *= 0.5 + 0.5 * sl_rng_uniform(&rng);
+    double backoff = sl_request_backoff(attempt_no, sl_rng_uniform(&rng));
     left = deadline - now_s();
     sleep_s(backoff < left ? backoff : left, sink->cancel);
   }
+}
+
+sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
+                   uint64_t expect, sl_fetch_sink *sink, uint64_t *got,
+                   sl_fetch_stats *stats, sl_err *err) {
+  return fetch_from(c, url, false, 0, max, expect, sink, got, stats, err);
+}
+
+sl_status sl_fetch_range(const sl_fetch_conf *c, const char *url, uint64_t from,
+                         uint64_t len, sl_fetch_sink *sink,
+                         sl_fetch_stats *stats, sl_err *err) {
+  uint64_t got;
+  if (len == 0)
+    return SL_OK;
+  return fetch_from(c, url, true, from, len, len, sink, &got, stats, err);
 }

@@ -55,4 +55,12 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                    uint64_t expect, sl_fetch_sink *sink, uint64_t *got,
                    sl_fetch_stats *stats, sl_err *err);
 
+/* GETs bytes [from, from + len) of url's object into sink, as sl_fetch
+ * (retried; a cut body resumed from where it stopped): exactly len bytes.
+ * A server that answers with the whole object (it ignores Range) is
+ * SL_EIO saying so. */
+sl_status sl_fetch_range(const sl_fetch_conf *c, const char *url, uint64_t from,
+                         uint64_t len, sl_fetch_sink *sink,
+                         sl_fetch_stats *stats, sl_err *err);
+
 #endif

@@ -74,15 +74,6 @@ static CURLcode prepare(CURL *h, const sl_fetch_conf *c, const char *http,
   return rc;
 }
 
-static bool retryable(CURLcode rc, long status) {
-  if (rc == CURLE_OK)
-    return status == 408 || status == 429 || status == 500 || status == 502 ||
-           status == 503 || status == 504;
-  return rc == CURLE_COULDNT_CONNECT || rc == CURLE_OPERATION_TIMEDOUT ||
-         rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
-         rc == CURLE_GOT_NOTHING || rc == CURLE_SSL_CONNECT_ERROR;
-}
-
 static void sleep_s(double s) {
   struct timespec t = {.tv_sec = (time_t)s,
                        .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
@@ -131,7 +122,8 @@ static sl_status head_one(CURL *h, const sl_fetch_conf *c, const char *url,
       snprintf(why, sizeof why, "HTTP %ld", status);
     else
       snprintf(why, sizeof why, "%s", curl_easy_strerror(rc));
-    if (!retryable(rc, status))
+    if (rc == CURLE_OK ? !sl_request_retryable_status(status)
+                       : !sl_request_retryable_curl(rc))
       return sl_err_set(err, SL_EIO, "%s: %s%s", name, why,
                         status == 403   ? " (credentials or region refused)"
                         : status == 404 ? " (no such object)"
@@ -139,7 +131,7 @@ static sl_status head_one(CURL *h, const sl_fetch_conf *c, const char *url,
     if (attempt >= c->retries)
       return sl_err_set(err, SL_EIO, "%s: %s, still after %u retries", name,
                         why, c->retries);
-    double backoff = 0.05 * (double)(1u << (attempt < 7 ? attempt : 7));
+    double backoff = sl_request_backoff(attempt, 1.0);
     sleep_s(backoff < left ? backoff : left);
   }
 }

@@ -273,6 +273,17 @@ sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,
   return st;
 }
 
+sl_status sl_remote_file(sl_remote *r, const char *url, int *fd, uint64_t *size,
+                         sl_err *err) {
+  sl_head h;
+  *fd = -1;
+  sl_status st = sl_fetch_heads(&r->conf, &url, 1, &h, err);
+  if (st != SL_OK)
+    return st;
+  *size = h.size;
+  return sl_cache_get_tagged(r->cache, url, h.size, h.etag, fd, err);
+}
+
 bool sl_remote_failure(sl_remote *r, const char *url, char *buf, size_t cap) {
   pthread_mutex_lock(&r->fail_mu);
   bool failed = r->fail_url[0] && !strcmp(r->fail_url, url);
@@ -280,6 +291,10 @@ bool sl_remote_failure(sl_remote *r, const char *url, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", r->fail_why);
   pthread_mutex_unlock(&r->fail_mu);
   return failed;
+}
+
+const sl_fetch_conf *sl_remote_conf(const sl_remote *r) {
+  return &r->conf;
 }
 
 const char *sl_remote_cache_dir(const sl_remote *r) {

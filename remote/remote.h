@@ -52,7 +52,16 @@ sl_status sl_remote_read_all(sl_remote *r, const char *url, uint64_t max,
 sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,
                            uint32_t crc, int *fd, sl_err *err);
 
+/* A single file at url (no index gives its checksum): its size and ETag
+ * by HEAD, then a read-only descriptor of it from the cache, fetched
+ * whole first if missing (sl_cache_get_tagged). *size: its bytes. Errors:
+ * as sl_fetch_heads and sl_cache_get. */
+sl_status sl_remote_file(sl_remote *r, const char *url, int *fd, uint64_t *size,
+                         sl_err *err);
+
 sl_cache *sl_remote_cache(sl_remote *r);
+/* Where requests go and with which credentials, valid until close. */
+const sl_fetch_conf *sl_remote_conf(const sl_remote *r);
 /* The cache's folder (io.cache_dir, or its default), valid until close. */
 const char *sl_remote_cache_dir(const sl_remote *r);
 

@@ -2,6 +2,7 @@
 #include "remote/request.h"
 
 #include <stdio.h>
+#include <string.h>
 
 CURLcode sl_request_setup(CURL *h, const sl_fetch_conf *c, const char *http,
                           bool s3, double left, struct curl_slist **hdrs) {
@@ -60,4 +61,46 @@ CURLcode sl_request_setup(CURL *h, const sl_fetch_conf *c, const char *http,
     SET(CURLOPT_HTTPHEADER, *hdrs);
 #undef SET
   return rc;
+}
+
+bool sl_request_retryable_status(long s) {
+  return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
+}
+
+bool sl_request_retryable_curl(CURLcode rc) {
+  switch (rc) {
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_RECV_ERROR:
+  case CURLE_SEND_ERROR:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_GOT_NOTHING:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_COULDNT_RESOLVE_HOST:
+    return true;
+  default:
+    return false;
+  }
+}
+
+void sl_request_s3_code(const char *body, char *code, size_t cap) {
+  code[0] = '\0';
+  const char *b = strstr(body, "<Code>");
+  const char *e = b ? strstr(b, "</Code>") : NULL;
+  if (!b || !e)
+    return;
+  b += 6;
+  size_t n = 0;
+  for (; b < e && n + 1 < cap; b++)
+    code[n++] = (*b >= 'A' && *b <= 'Z') || (*b >= 'a' && *b <= 'z') ||
+                        (*b >= '0' && *b <= '9')
+                    ? *b
+                    : '?';
+  code[n] = '\0';
+}
+
+double sl_request_backoff(unsigned n, double u) {
+  return 0.05 * (double)(1u << (n < 7 ? n : 7)) * (0.5 + 0.5 * u);
 }

@@ -22,4 +22,20 @@
 CURLcode sl_request_setup(CURL *h, const sl_fetch_conf *c, const char *http,
                           bool s3, double left, struct curl_slist **hdrs);
 
+/* Whether a failed attempt is worth another. An answer's status: 408, 429,
+ * 500, 502, 503, 504. A transport error that another connection may not
+ * meet: connect, timeout, reset, a cut body, an HTTP/2 stream, the TLS
+ * handshake, name resolution. */
+bool sl_request_retryable_status(long status);
+bool sl_request_retryable_curl(CURLcode rc);
+
+/* S3's error code from the start of an XML error body ("SlowDown",
+ * "NoSuchKey"), or "": letters and digits only, others shown as '?'. */
+void sl_request_s3_code(const char *body, char *code, size_t cap);
+
+/* Seconds to wait before the attempt after attempt n (0-based): 50 ms
+ * doubled each time up to 6.4 s, times a jitter of 0.5 + 0.5 u (u uniform
+ * in [0, 1)) so that many clients' retries spread. */
+double sl_request_backoff(unsigned n, double u);
+
 #endif

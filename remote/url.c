@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 sl_url_kind sl_url_kind_of(const char *path) {
   if (!path)
@@ -90,4 +91,60 @@ sl_status sl_url_sibling(const char *base, const char *name, char *buf,
   if (snprintf(buf, cap, "%.*s%s", (int)keep, base, name) >= (int)cap)
     return sl_err_set(err, SL_EINVAL, "%.200s%.100s: too long", base, name);
   return SL_OK;
+}
+
+/* A decimal number at line[*at], below 2^63. */
+static bool number(const char *line, size_t len, size_t *at, uint64_t *out) {
+  uint64_t v = 0;
+  size_t start = *at;
+  for (; *at < len && line[*at] >= '0' && line[*at] <= '9'; (*at)++) {
+    if (v > (UINT64_MAX >> 1) / 10)
+      return false;
+    v = v * 10 + (uint64_t)(line[*at] - '0');
+  }
+  *out = v;
+  return *at > start && v <= (UINT64_MAX >> 1);
+}
+
+bool sl_http_content_range(const char *line, size_t len, uint64_t *first,
+                           uint64_t *last, uint64_t *total) {
+  static const char name[] = "content-range:";
+  size_t n = sizeof name - 1, at = n;
+  if (len < n || strncasecmp(line, name, n) != 0)
+    return false;
+  while (at < len && (line[at] == ' ' || line[at] == '\t'))
+    at++;
+  if (len - at < 6 || strncasecmp(line + at, "bytes ", 6) != 0)
+    return false;
+  at += 6;
+  if (!number(line, len, &at, first) || at >= len || line[at++] != '-' ||
+      !number(line, len, &at, last) || at >= len || line[at++] != '/')
+    return false;
+  if (at < len && line[at] == '*') {
+    at++;
+    *total = UINT64_MAX;
+  } else if (!number(line, len, &at, total) || *last >= *total) {
+    return false;
+  }
+  while (at < len && (line[at] == ' ' || line[at] == '\t' || line[at] == '\r' ||
+                      line[at] == '\n'))
+    at++;
+  return at == len && *first <= *last;
+}
+
+void sl_url_shown(const char *url, char *buf, size_t cap) {
+  if (cap == 0)
+    return;
+  const char *host = strstr(url, "://");
+  host = host ? host + 3 : url;
+  const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+  size_t n = 0;
+  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
+    if (at && (!slash || at < slash) && p == host) {
+      p = at; /* skip the userinfo, keep "://" then the host */
+      continue;
+    }
+    buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+  }
+  buf[n] = '\0';
 }

@@ -442,9 +442,48 @@ static sl_status check_options(const sl_source *src, const char *path,
 
 /* ---- open ---------------------------------------------------------------- */
 
+static sl_status open_path(sl_source **out, const char *path,
+                           const sl_source_opts *opts, sl_source_mode mode,
+                           sl_source_bad_fn on_bad, void *user, sl_err *err);
+
+/* A path, or a single file at a URL: fetched into the cache and opened
+ * from there (formats/core/source_url_file.c), its messages naming the
+ * URL. */
 static sl_status open_common(sl_source **out, const char *path,
                              const sl_source_opts *opts, sl_source_mode mode,
                              sl_source_bad_fn on_bad, void *user, sl_err *err) {
+  if (!sl_source_is_url_file(path, opts->fmt))
+    return open_path(out, path, opts, mode, on_bad, user, err);
+  *out = NULL;
+  sl_remote *r;
+  int fd;
+  char local[64];
+  sl_status st = sl_source_fetch_url_file(path, &opts->remote, &r, &fd, local,
+                                          sizeof local, err);
+  if (st != SL_OK)
+    return st;
+  st = open_path(out, local, opts, mode, on_bad, user, err);
+  close(fd); /* the source holds its own descriptors of the file */
+  char *name = st == SL_OK ? strdup(path) : NULL;
+  if (st == SL_OK && !name) {
+    sl_source_close(*out);
+    *out = NULL;
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
+  if (st != SL_OK) {
+    sl_remote_close(r);
+    sl_source_say_url(err, local, path);
+    return st;
+  }
+  free((*out)->path);
+  (*out)->path = name; /* messages name the URL */
+  (*out)->remote = r;  /* its cache's stats; closed with the source */
+  return SL_OK;
+}
+
+static sl_status open_path(sl_source **out, const char *path,
+                           const sl_source_opts *opts, sl_source_mode mode,
+                           sl_source_bad_fn on_bad, void *user, sl_err *err) {
   *out = NULL;
   sl_format_kind fmt = opts->fmt;
   sl_source *src = calloc(1, sizeof *src);

@@ -315,6 +315,9 @@ uint64_t sl_source_file_first(const sl_source *src, uint64_t k);
  * URL (valid until close), size and crc32c, what sl_cache_get and
  * sl_cache_ahead take; false when k is not a remote file. */
 sl_cache *sl_source_cache(const sl_source *src);
+/* Where a set at a URL sends its requests, with which credentials
+ * (remote/fetch.h), valid until close; NULL for local files. */
+const sl_fetch_conf *sl_source_fetch_conf(const sl_source *src);
 bool sl_source_remote_file(const sl_source *src, uint64_t k, const char **url,
                            uint64_t *size, uint32_t *crc);
 

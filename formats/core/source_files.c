@@ -176,6 +176,10 @@ sl_cache *sl_source_cache(const sl_source *src) {
   return src->remote ? sl_remote_cache(src->remote) : NULL;
 }
 
+const sl_fetch_conf *sl_source_fetch_conf(const sl_source *src) {
+  return src->remote ? sl_remote_conf(src->remote) : NULL;
+}
+
 bool sl_source_remote_file(const sl_source *src, uint64_t k, const char **url,
                            uint64_t *size, uint32_t *crc) {
   if (!src->remote || k >= src->nfiles)

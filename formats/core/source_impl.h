@@ -229,6 +229,20 @@ sl_status sl_lmdb_check(const uint8_t *map, uint64_t size, const char *path,
                         const char *subdb, bool thorough, uint64_t *entries,
                         uint64_t *first_data, void **held, sl_err *err);
 
+/* A single LMDB or HDF5 file at a URL (source_url_file.c): path is an
+ * s3:// or http(s):// URL, and fmt LMDB or HDF5 or its name ends so
+ * (.lmdb, .mdb, .h5, .hdf5, .hdf, .he5). */
+bool sl_source_is_url_file(const char *path, sl_format_kind fmt);
+/* The file at url fetched whole into the cache (remote/remote.h's
+ * sl_remote_file): *r the remote it came through, *fd a descriptor of it
+ * (the caller closes both), local a path that opens it
+ * ("/proc/self/fd/N"). Errors: as sl_remote_open and sl_remote_file. */
+sl_status sl_source_fetch_url_file(const char *url, const sl_remote_opts *opts,
+                                   sl_remote **r, int *fd, char *local,
+                                   size_t cap, sl_err *err);
+/* err's message with local said as url (its shown form). */
+void sl_source_say_url(sl_err *err, const char *local, const char *url);
+
 /* Many-file sources (source_files.c). Adds a file of size bytes at the
  * next page-aligned base: fd open, or -1 to open it per read by path
  * (relative to src->dirfd when that is >= 0). Then files_done builds the

@@ -94,10 +94,13 @@ class FaultProxy:
     first `fail` requests of each path get a 503, then `cut` of them have
     their body cut short after half its bytes (the connection closed).
     rate (bytes a second, None: as fast as it goes) slows every body;
-    kill() stops answering at once, mid-body too (a server gone)."""
+    kill() stops answering at once, mid-body too (a server gone).
+    no_range: Range headers are dropped (a server that ignores them)."""
 
-    def __init__(self, upstream_port, fail=0, cut=0, status=503, rate=None):
+    def __init__(self, upstream_port, fail=0, cut=0, status=503, rate=None,
+                 no_range=False):
         self.upstream = upstream_port
+        self.no_range = no_range
         self.fail, self.cut, self.status = fail, cut, status
         self.rate = rate
         self.seen = {}
@@ -127,7 +130,7 @@ class FaultProxy:
                     return
                 c = http.client.HTTPConnection("127.0.0.1", proxy.upstream)
                 hdrs = {k: v for k, v in self.headers.items()
-                        if k.lower() in ("range",)}
+                        if k.lower() in ("range",) and not proxy.no_range}
                 c.request("GET", self.path, headers=hdrs)
                 r = c.getresponse()
                 data = r.read()
@@ -159,7 +162,12 @@ class FaultProxy:
                     if proxy.rate:
                         time.sleep(step / proxy.rate)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            # Range reads open dozens of connections at once: the default
+            # backlog of 5 drops their SYNs (retried after 1, 3, 7 s...).
+            request_queue_size = 256
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever,
                                        daemon=True)

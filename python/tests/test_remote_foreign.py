@@ -293,3 +293,24 @@ def test_missing_shard_is_named(web, cache):
         sluice.Dataset(url)
     assert "/set/train-000004.tar" in str(e.value)
     assert "404" in str(e.value)
+
+
+def test_range_reads_equal_local(data, web, s3env, cache):
+    """io.remote_read = ranges over WebDataset and TFRecord shards at URLs:
+    each sample's bytes by a range request (the sidecar says where), the
+    same batches as the local shards, in a random order and with 2
+    workers; after the sidecar's build, no shard is fetched again."""
+    srv, _ = web
+    ranges = {"io.remote_read": "ranges", "loader.order": "random"}
+    for name in (PATTERN, TF):
+        local = os.path.join(data, name)
+        for url in ("s3://wds/train/" + name,
+                    "http://127.0.0.1:%d/set/%s" % (srv.port, name)):
+            sluice.Dataset(url)  # the sidecar, built once
+            for n in objects(cache):  # the shards its build fetched
+                os.remove(os.path.join(cache, n))
+            for w in (1, 2):
+                o = {**ranges, "loader.workers": w}
+                assert batches(url, **o) == batches(local, **o), (url, w)
+            assert objects(cache) == {}
+            assert sidecars(cache)
