@@ -221,8 +221,10 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(h);
     curl_slist_free_all(hdrs);
-    if (stats)
+    if (stats) {
       stats->bytes = a.received;
+      stats->status = status;
+    }
     if (a.too_big)
       return sl_err_set(err, SL_ETOOBIG,
                         "%s: the server sends more than the %" PRIu64
