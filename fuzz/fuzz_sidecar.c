@@ -1,7 +1,8 @@
 /* libFuzzer target: the sidecar index parser of foreign shards at URLs
  * (formats/files/shard_sidecar.c), which reads a file of the cache folder
  * before the set's shards are opened. Seeds in fuzz/corpus_sidecar:
- * sidecars the WebDataset remote tests wrote.
+ * sidecars the WebDataset remote tests wrote (version 1) and one of
+ * RecordIO shards with a multi-part record (version 2, recordio_joins_v2).
  *
  * The sidecar checks its checksum and that its sections add up to its
  * size before anything else, which random bytes never pass: when the

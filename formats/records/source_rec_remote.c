@@ -84,9 +84,16 @@ static sl_status walk_grow(rec_walk *w, uint64_t need, sl_err *err) {
 /* A RecordIO shard's records: from the .idx beside it, else its framing. */
 static sl_status rio_records(rec_walk *w, const sl_rec_file *f, sl_err *err) {
   sl_source *src = w->src;
-  char idx[SL_URL_MAX];
-  if (sl_recio_idx_name(f->path, idx, sizeof idx) != 0)
+  /* PREFIX.idx beside PREFIX.rec, the URL's query (a token that may
+   * grant the folder) kept after it. */
+  char idx[SL_URL_MAX], base[SL_URL_MAX];
+  size_t plen = strcspn(f->path, "?#");
+  int bw = snprintf(base, sizeof base, "%.*s", (int)plen, f->path);
+  if (bw < 0 || (size_t)bw >= sizeof base ||
+      sl_recio_idx_name(base, idx, sizeof idx) != 0 ||
+      strlen(idx) + strlen(f->path + plen) >= sizeof idx)
     return sl_err_set(err, SL_EINVAL, "%s: URL too long", f->path);
+  strcat(idx, f->path + plen);
   uint8_t *buf = NULL;
   size_t len = 0;
   sl_status st =
