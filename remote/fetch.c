@@ -10,25 +10,9 @@
 
 #include "common/clock.h"
 #include "common/rng.h"
+#include "common/url_shown.h"
 #include "remote/request.h"
 #include "remote/url.h"
-
-/* The URL as messages show it: no user:password@ and no query (a presigned
- * URL's signature lives there), control characters as '?'. */
-static void shown(const char *url, char *buf, size_t cap) {
-  const char *host = strstr(url, "://");
-  host = host ? host + 3 : url;
-  const char *at = strchr(host, '@'), *slash = strchr(host, '/');
-  size_t n = 0;
-  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
-    if (at && (!slash || at < slash) && p == host) {
-      p = at; /* skip the userinfo, keep "://" then the host */
-      continue;
-    }
-    buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-  }
-  buf[n] = '\0';
-}
 
 typedef struct attempt {
   sl_fetch_sink *sink;
@@ -178,7 +162,7 @@ sl_status sl_fetch(const sl_fetch_conf *c, const char *url, uint64_t max,
                    uint64_t expect, sl_fetch_sink *sink, uint64_t *got,
                    sl_fetch_stats *stats, sl_err *err) {
   char name[512], http[SL_URL_MAX];
-  shown(url, name, sizeof name);
+  sl_url_shown(url, name, sizeof name);
   *got = 0;
   bool s3 = sl_url_kind_of(url) == SL_URL_S3;
   sl_status st =
