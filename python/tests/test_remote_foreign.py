@@ -96,6 +96,9 @@ def write_recordio(folder, rng):
                 lines = f.readlines()
             with open(idx, "w") as f:
                 f.writelines(reversed(lines))
+    with open(os.path.join(folder, "img.txt"), "w") as f:
+        f.write("# RecordIO shards, relative to this list\n")
+        f.writelines("img-%d.rec\n" % k for k in range(len(REC_SAMPLES)))
 
 
 @pytest.fixture(scope="module")
@@ -372,6 +375,10 @@ def test_recordio_equals_local(data, web, s3env, cache):
     assert [l for l in lines if '"GET /set/img-' in l] == []
     one = "http://127.0.0.1:%d/set/img-1.rec" % srv.port
     assert batches(one) == batches(os.path.join(data, "img-1.rec"))
+    # A list at a URL: dataset.format says it lists RecordIO shards.
+    listed = "http://127.0.0.1:%d/set/img.txt" % srv.port
+    assert batches(listed, **{"dataset.format": "recordio"}) == \
+        batches(os.path.join(data, "img.txt"))
 
 
 def test_recordio_changed_shard_is_named(web, cache, tmp_path):
