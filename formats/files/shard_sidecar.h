@@ -12,8 +12,9 @@
  *   24  u64 shards, u64 samples, u64 skipped, u64 name bytes, u64 flags
  *       (bit 0: the samples' names section; no other bit is set)
  *   64  u64 joins (RecordIO's multi-part records)
- *   72  the options; the names: each shard's URL then its ETag ("" when
- *       none), NUL-terminated; shards × 24 bytes: u64 size, u64 first
+ *   72  the options; the names: each shard's URL as shown (no
+ *       credentials: common/url_shown.h) then its ETag ("" when none),
+ *       NUL-terminated; shards × 24 bytes: u64 size, u64 first
  *       sample, u32 crc32c of the whole shard, u32 0; samples × 24 bytes:
  *       u64 offset in its shard, u32 length, i32 label, u16 height, u16
  *       width, u8 codec, u8 channels, u16 name length; samples × K float32

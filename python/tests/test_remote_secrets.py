@@ -118,7 +118,15 @@ def private(srv, name, password=SECRET):
                                                       srv.port, name)
 
 
-def test_basic_auth_is_sent_and_never_shown(web, tmp_path):
+def on_disk(cache):
+    """The cache folder's sidecars hold no credential either."""
+    for n in os.listdir(cache):
+        if n.startswith("sidecar-"):
+            with open(os.path.join(cache, n), "rb") as f:
+                clean(f.read().decode("latin-1"))
+
+
+def test_basic_auth_is_sent_and_never_shown(web, cache):
     srv, www = web
     url = private(srv, "img-{0..1}.rec")
     local = sluice.Dataset(str(www / "private" / "img-{0..1}.rec"))
@@ -165,9 +173,10 @@ def test_basic_auth_is_sent_and_never_shown(web, tmp_path):
                         "resolution.max": 16, "augment.dtype": "u8",
                         "device.backend": "host"}) as ld:
         assert sum(b.valid for b in ld.epoch(0)) == sum(PER_SHARD)
+    on_disk(cache)
 
 
-def test_failures_never_show_credentials(web):
+def test_failures_never_show_credentials(web, cache):
     srv, www = web
     # 404: the shard named, the password not.
     missing = private(srv, "gone-{0..1}.rec")
@@ -193,6 +202,13 @@ def test_failures_never_show_credentials(web):
     assert len(sluice.Dataset(signed)) == sum(PER_SHARD)
     assert logged(srv, before, "GET /set/img-1.idx?X-Amz", SIG)
     assert logged(srv, before, "GET /set/img-1.rec?X-Amz", SIG)
+    on_disk(cache)
+    # Signed again: the same set, opened from its sidecar (HEADs only).
+    before = len(srv.requests())
+    again = signed.replace(SIG, "sig-again")
+    assert len(sluice.Dataset(again)) == sum(PER_SHARD)
+    assert logged(srv, before, "HEAD /set/img-1.rec?X-Amz", "sig-again")
+    assert not any("GET /set/img-" in l for l in srv.requests()[before:])
     p = cli("info", signed)
     assert p.returncode == 0, p.stderr
     assert "file:        http://127.0.0.1:%d/set/img-{0..1}.rec\n" % \
