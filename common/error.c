@@ -5,12 +5,16 @@
 #include <string.h>
 
 #include "common/safe_text.h"
+#include "common/url_shown.h"
 
 /* A message holds names taken from files (a tar member's, a key, a list's
  * path): its control characters are escaped once it is made, so no
- * message the library gives out can forge a line or drive a terminal. */
+ * message the library gives out can forge a line or drive a terminal. It
+ * may hold a dataset's URL: no credential of one is left in it
+ * (common/url_shown.h). */
 static void make_safe(sl_err *err) {
   char raw[SL_ERRMSG_MAX];
+  sl_text_hide_credentials(err->msg);
   size_t n = strnlen(err->msg, sizeof err->msg - 1);
   if (sl_text_printable((const uint8_t *)err->msg, n))
     return;

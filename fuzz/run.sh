@@ -8,7 +8,8 @@
 # parser, the HDF5 chunk filters, the copy of a row of chunks into place,
 # the box chunk parser with its LMDB reader, pack's COCO/VOC annotation
 # readers, the WebDataset tar walker (with the .npy header parser), the
-# TFRecord Example parser, the RecordIO framing and IRHeader, the image
+# TFRecord Example parser, the RecordIO framing and IRHeader, its .idx
+# lines, the image
 # folder's list lines, the image folder walk, the sharded dataset's index
 # and the sidecar index of foreign shards at URLs for
 # PARSER_SECONDS each (default 8), each starting from its committed seed
@@ -17,6 +18,7 @@
 # fuzz/corpus_hdf5, fuzz/corpus_h5chunk, fuzz/corpus_h5filter,
 # fuzz/corpus_h5tiles, fuzz/corpus_boxes, fuzz/corpus_pack_detect,
 # fuzz/corpus_tar, fuzz/corpus_example, fuzz/corpus_recordio,
+# fuzz/corpus_recio_idx,
 # fuzz/corpus_image_list, fuzz/corpus_folder, fuzz/corpus_shard_index,
 # fuzz/corpus_url, fuzz/corpus_sidecar). New inputs go to
 # build-fuzz/corpus*; a crash leaves crash-* in build-fuzz/ and exits
@@ -37,7 +39,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DSLUICE_FUZZ=ON \
 ninja -C build-fuzz fuzz_pipeline fuzz_datum fuzz_pickle fuzz_lmdb_check fuzz_config \
   fuzz_jpeg_layout fuzz_exif fuzz_hdf5_index fuzz_h5chunk fuzz_h5filter \
   fuzz_h5tiles fuzz_boxes fuzz_pack_detect fuzz_tar fuzz_example fuzz_recordio \
-  fuzz_image_list fuzz_folder fuzz_shard_index fuzz_url fuzz_sidecar
+  fuzz_recio_idx fuzz_image_list fuzz_folder fuzz_shard_index fuzz_url fuzz_sidecar
 cd build-fuzz
 # fuzz TARGET SECONDS MAX_LEN CORPUS: new inputs go to build-fuzz/CORPUS,
 # the seeds are fuzz/CORPUS.
@@ -67,6 +69,7 @@ fuzz fuzz_pack_detect "$parser_secs" 8192 corpus_pack_detect
 fuzz fuzz_tar "$parser_secs" 16384 corpus_tar
 fuzz fuzz_example "$parser_secs" 16384 corpus_example
 fuzz fuzz_recordio "$parser_secs" 16384 corpus_recordio
+fuzz fuzz_recio_idx "$parser_secs" 4096 corpus_recio_idx
 fuzz fuzz_image_list "$parser_secs" 4096 corpus_image_list
 # Builds a directory tree per input (under TMPDIR) and removes it.
 fuzz fuzz_folder "$parser_secs" 4096 corpus_folder

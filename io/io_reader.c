@@ -11,6 +11,7 @@
 
 #include "common/map_guard.h"
 #include "common/pread_full.h"
+#include "common/url_shown.h"
 #include "io/io_hints.h"
 #include "io/io_select.h"
 
@@ -174,6 +175,7 @@ sl_status sl_io_open(sl_io **out, const sl_io_opts *o, sl_err *err) {
     char line[640];
     snprintf(line, sizeof line, "%s: reading with %s (%s)", io->name,
              sl_io_kind_name(io->kind), io->why);
+    sl_text_hide_credentials(line); /* the dataset's URL, shown */
     o->log(o->log_user, level, line);
   }
   *out = io;

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/rng.h"
 #include "common/sync.h"
+#include "common/url_shown.h"
 
 #define SKIP_SALT 0x736b69702d2d2d31ULL /* "skip---1" */
 
@@ -41,6 +42,7 @@ void sl_logf(sl_logger *lg, sl_log_level level, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  sl_text_hide_credentials(msg); /* a dataset's URL, shown */
   pthread_mutex_lock(&lg->mu);
   lg->fn(lg->user, level, msg);
   pthread_mutex_unlock(&lg->mu);

@@ -10,25 +10,9 @@
 
 #include "common/clock.h"
 #include "common/rng.h"
+#include "common/url_shown.h"
 #include "remote/request.h"
 #include "remote/url.h"
-
-/* The URL as messages show it: no user:password@ and no query (a presigned
- * URL's signature lives there), control characters as '?'. */
-static void shown(const char *url, char *buf, size_t cap) {
-  const char *host = strstr(url, "://");
-  host = host ? host + 3 : url;
-  const char *at = strchr(host, '@'), *slash = strchr(host, '/');
-  size_t n = 0;
-  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
-    if (at && (!slash || at < slash) && p == host) {
-      p = at; /* skip the userinfo, keep "://" then the host */
-      continue;
-    }
-    buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-  }
-  buf[n] = '\0';
-}
 
 typedef struct attempt {
   sl_fetch_sink *sink;
@@ -151,7 +135,7 @@ static sl_status fetch_from(const sl_fetch_conf *c, const char *url, bool part,
                             sl_fetch_sink *sink, uint64_t *got,
                             sl_fetch_stats *stats, sl_err *err) {
   char name[512], http[SL_URL_MAX];
-  shown(url, name, sizeof name);
+  sl_url_shown(url, name, sizeof name);
   *got = 0;
   bool s3 = sl_url_kind_of(url) == SL_URL_S3;
   sl_status st =
@@ -194,8 +178,10 @@ static sl_status fetch_from(const sl_fetch_conf *c, const char *url, bool part,
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(h);
     curl_slist_free_all(hdrs);
-    if (stats)
+    if (stats) {
       stats->bytes = a.received;
+      stats->status = status;
+    }
     if (a.too_big)
       return sl_err_set(err, SL_ETOOBIG,
                         "%s: the server sends more than the %" PRIu64

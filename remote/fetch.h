@@ -44,6 +44,7 @@ typedef struct sl_fetch_sink {
 typedef struct sl_fetch_stats {
   uint64_t bytes;   /* body bytes received, retries included */
   uint32_t retries; /* attempts after the first */
+  long status;      /* the last attempt's HTTP status (0: none came) */
 } sl_fetch_stats;
 
 /* GETs url (s3:// or http(s)://) into sink: at most max bytes (more is

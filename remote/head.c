@@ -11,24 +11,9 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/url_shown.h"
 #include "remote/request.h"
 #include "remote/url.h"
-
-/* The URL as messages show it: no user:password@, no query. */
-static void shown(const char *url, char *buf, size_t cap) {
-  const char *host = strstr(url, "://");
-  host = host ? host + 3 : url;
-  const char *at = strchr(host, '@'), *slash = strchr(host, '/');
-  size_t n = 0;
-  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
-    if (at && (!slash || at < slash) && p == host) {
-      p = at;
-      continue;
-    }
-    buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-  }
-  buf[n] = '\0';
-}
 
 /* The ETag header of the answer being read, into the sl_head. */
 static size_t on_header(char *p, size_t size, size_t n, void *user) {
@@ -85,7 +70,7 @@ static void sleep_s(double s) {
 static sl_status head_one(CURL *h, const sl_fetch_conf *c, const char *url,
                           sl_head *out, sl_err *err) {
   char name[512], http[SL_URL_MAX];
-  shown(url, name, sizeof name);
+  sl_url_shown(url, name, sizeof name);
   sl_status st =
       sl_url_http(url, c->endpoint, c->region, http, sizeof http, err);
   if (st != SL_OK)

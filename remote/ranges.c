@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "common/rng.h"
 #include "common/sync.h"
+#include "common/url_shown.h"
 #include "remote/request.h"
 #include "remote/url.h"
 

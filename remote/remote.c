@@ -239,20 +239,42 @@ static int mem_rewind(void *user, uint64_t at) {
   return 0;
 }
 
-sl_status sl_remote_read_all(sl_remote *r, const char *url, uint64_t max,
-                             uint8_t **buf, size_t *len, sl_err *err) {
+/* The body of url into *buf (*len), at most max bytes; with missing
+ * (NULL: a 404 is an error) a 404 is *missing = true and SL_OK. */
+static sl_status read_whole(sl_remote *r, const char *url, uint64_t max,
+                            uint8_t **buf, size_t *len, bool *missing,
+                            sl_err *err) {
   mem_sink m = {0};
   sl_fetch_sink sink = {.write = mem_write, .rewind = mem_rewind, .user = &m};
+  sl_fetch_stats fs = {0};
   uint64_t got;
+  *buf = NULL;
+  *len = 0;
   sl_status st =
-      sl_fetch(&r->conf, url, max, UINT64_MAX, &sink, &got, NULL, err);
+      sl_fetch(&r->conf, url, max, UINT64_MAX, &sink, &got, &fs, err);
   if (st != SL_OK) {
     free(m.p);
+    if (missing && st == SL_EIO && fs.status == 404) {
+      *missing = true;
+      sl_err_clear(err);
+      return SL_OK;
+    }
     return st;
   }
   *buf = m.p ? m.p : malloc(1);
   *len = m.len;
   return *buf ? SL_OK : sl_err_set(err, SL_ENOMEM, "%s: no memory", url);
+}
+
+sl_status sl_remote_read_all(sl_remote *r, const char *url, uint64_t max,
+                             uint8_t **buf, size_t *len, sl_err *err) {
+  return read_whole(r, url, max, buf, len, NULL, err);
+}
+
+sl_status sl_remote_read_if_there(sl_remote *r, const char *url, uint64_t max,
+                                  uint8_t **buf, size_t *len, sl_err *err) {
+  bool missing = false;
+  return read_whole(r, url, max, buf, len, &missing, err);
 }
 
 sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,

@@ -47,6 +47,12 @@ void sl_remote_close(sl_remote *r);
 sl_status sl_remote_read_all(sl_remote *r, const char *url, uint64_t max,
                              uint8_t **buf, size_t *len, sl_err *err);
 
+/* As sl_remote_read_all, but an object the server says is not there
+ * (HTTP 404; S3 answers 403 instead to a client that may not list the
+ * bucket, which stays an error) is not an error: *buf NULL, *len 0. */
+sl_status sl_remote_read_if_there(sl_remote *r, const char *url, uint64_t max,
+                                  uint8_t **buf, size_t *len, sl_err *err);
+
 /* A read-only descriptor of url's object (size bytes, crc32c crc) from the
  * cache, fetched first if missing (sl_cache_get). */
 sl_status sl_remote_object(sl_remote *r, const char *url, uint64_t size,

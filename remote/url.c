@@ -131,20 +131,3 @@ bool sl_http_content_range(const char *line, size_t len, uint64_t *first,
     at++;
   return at == len && *first <= *last;
 }
-
-void sl_url_shown(const char *url, char *buf, size_t cap) {
-  if (cap == 0)
-    return;
-  const char *host = strstr(url, "://");
-  host = host ? host + 3 : url;
-  const char *at = strchr(host, '@'), *slash = strchr(host, '/');
-  size_t n = 0;
-  for (const char *p = url; *p && *p != '?' && *p != '#' && n + 1 < cap; p++) {
-    if (at && (!slash || at < slash) && p == host) {
-      p = at; /* skip the userinfo, keep "://" then the host */
-      continue;
-    }
-    buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
-  }
-  buf[n] = '\0';
-}

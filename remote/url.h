@@ -32,11 +32,6 @@ sl_status sl_url_http(const char *url, const char *endpoint, const char *region,
 sl_status sl_url_sibling(const char *base, const char *name, char *buf,
                          size_t cap, sl_err *err);
 
-/* url as messages show it, into buf (cap bytes, NUL-terminated): without
- * user:password@ and without the query and fragment (a presigned URL's
- * signature lives there), control characters as '?'. */
-void sl_url_shown(const char *url, char *buf, size_t cap);
-
 /* A Content-Range header line ("Content-Range: bytes 0-99/1234\r\n", the
  * name in any case, len bytes, not NUL-terminated): the range's first and
  * last byte and the object's size (UINT64_MAX when the server gives "*").

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #define SLUICE_EXPERIMENTAL /* sl_config_memory_plan */
+#include "common/url_shown.h"
 #include "sluice.h"
 #include "tools/cli.h"
 
@@ -43,8 +44,10 @@ static int check_one(const sl_config *cfg, const char *file, int config_ok,
     sl_dataset_close(ds);
     return 1;
   }
+  char shown[4096]; /* no URL's credentials */
   if (config_ok)
-    printf("%s: ok (dataset %s: %llu samples, %u classes)\n", file, path,
+    printf("%s: ok (dataset %s: %llu samples, %u classes)\n", file,
+           sl_url_shown(path, shown, sizeof shown),
            (unsigned long long)sl_dataset_count(ds),
            (unsigned)sl_dataset_class_count(ds));
   sl_dataset_close(ds);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/url_shown.h"
 #include "sluice.h"
 #include "tools/cli.h"
 
@@ -43,12 +44,12 @@ int sl_cmd_index(int argc, char **argv) {
     fprintf(stderr, "sluice index: %s\n", msg);
     return 1;
   }
-  char b[32];
+  char b[32], shown[4096];      /* the URL printed without its credentials */
   if (strstr(argv[1], "://")) { /* foreign shards at a URL: the sidecar */
     printf("%s: %" PRIu64 " shards, %" PRIu64
            " samples, %s of shards read once; sidecar index of %" PRIu64
            " bytes written to the cache folder\n",
-           argv[1], r.shards, r.samples,
+           sl_url_shown(argv[1], shown, sizeof shown), r.shards, r.samples,
            sl_format_bytes(r.shard_bytes, b, sizeof b), r.index_bytes);
     return 0;
   }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/safe_text.h"
+#include "common/url_shown.h"
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/info_speed.h"
@@ -324,7 +325,7 @@ int sl_cmd_info(int argc, char **argv) {
   }
   char a[32], b[32], c[32], d[32], buf[4096];
   human(a, sizeof a, (double)sl_dataset_file_size(ds));
-  printf("file:        %s\n", path);
+  printf("file:        %s\n", sl_url_shown(path, buf, sizeof buf));
   const char *layout = sl_dataset_entries(ds);
   bool foreign = strcmp(layout, "sluice") != 0;
   if (!foreign)

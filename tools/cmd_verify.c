@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/url_shown.h"
 #include "sluice.h"
 #include "tools/cli.h"
 #include "tools/grow.h"
@@ -280,7 +281,10 @@ int sl_cmd_verify(int argc, char **argv) {
   int rc = sl_cli_parse(&spec, argc, argv, NULL);
   if (rc >= 0)
     return rc;
-  verify_state v = {path, 0};
+  /* What is printed of the path: a URL without its credentials. */
+  char shown[4096];
+  const char *name = sl_url_shown(path, shown, sizeof shown);
+  verify_state v = {name, 0};
   sl_dataset *ds;
   if (sl_dataset_open_verify(&ds, path, on_bad, &v) != SL_OK) {
     fprintf(stderr, "%s\n", sl_dataset_errmsg(ds));
@@ -289,9 +293,9 @@ int sl_cmd_verify(int argc, char **argv) {
   }
   uint64_t n = sl_dataset_count(ds);
   box_edges edges = {0};
-  check_box_edges(ds, path, &edges);
+  check_box_edges(ds, name, &edges);
   if (decode) {
-    int64_t bad = decode_all(ds, path, (int)threads, quiet);
+    int64_t bad = decode_all(ds, name, (int)threads, quiet);
     if (bad < 0) {
       fprintf(stderr, "sluice verify: out of memory or no threads\n");
       sl_dataset_close(ds);
@@ -301,10 +305,10 @@ int sl_cmd_verify(int argc, char **argv) {
   }
   sl_dataset_close(ds);
   if (v.bad) {
-    printf("%s: %" PRIu64 " of %" PRIu64 " samples are bad\n", path, v.bad, n);
+    printf("%s: %" PRIu64 " of %" PRIu64 " samples are bad\n", name, v.bad, n);
     return 1;
   }
-  printf("%s: %" PRIu64 " samples, all records in bounds%s", path, n,
+  printf("%s: %" PRIu64 " samples, all records in bounds%s", name, n,
          decode ? ", all images decode" : "");
   if (edges.boxes)
     printf("; %" PRIu64 " boxes, %" PRIu64 " reaching past and %" PRIu64

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/url_shown.h"
 #include "sluice.h"
 #include "tools/info_speed.h"
 #include "tools/pack/pack_copy.h"
@@ -161,8 +162,10 @@ static int run_once(const char *path, const char *const *kv, uint64_t count,
   sl_loader *ld;
   st = sl_loader_open(&ld, cfg);
   sl_config_destroy(cfg);
+  char shown[4096]; /* the path as printed: no URL's credentials */
+  sl_url_shown(path, shown, sizeof shown);
   if (st != SL_OK) {
-    fprintf(stderr, "sluice info: %s: %s\n", path, sl_loader_errmsg(ld));
+    fprintf(stderr, "sluice info: %s: %s\n", shown, sl_loader_errmsg(ld));
     sl_loader_close(ld);
     return 1;
   }
@@ -179,7 +182,7 @@ static int run_once(const char *path, const char *const *kv, uint64_t count,
       fprintf(stderr,
               "sluice info: %s: a batch of %" PRIu32 " samples (%" PRIu32
               " valid), not %" PRIu64 "\n",
-              path, b.n, b.valid, n);
+              shown, b.n, b.valid, n);
       rc = 1;
     }
     if (sl_batch_release(ld, &b, NULL) != SL_OK)
@@ -188,7 +191,7 @@ static int run_once(const char *path, const char *const *kv, uint64_t count,
     rc = 1;
   }
   if (st != SL_OK || rc)
-    fprintf(stderr, "sluice info: %s: %s\n", path, sl_loader_errmsg(ld));
+    fprintf(stderr, "sluice info: %s: %s\n", shown, sl_loader_errmsg(ld));
   sl_loader_close(ld);
   return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "common/mem.h"
 #include "common/safe_text.h"
+#include "common/url_shown.h"
 #include "formats/core/boxes.h"
 #include "formats/core/layout.h"
 
@@ -144,6 +145,7 @@ sl_status sl_source_bad_entry(sl_source *src, uint64_t i, const char *where,
                  n < 0                    ? 0
                  : (size_t)n < sizeof raw ? (size_t)n
                                           : sizeof raw - 1);
+    sl_text_hide_credentials(msg); /* a shard's URL, shown */
     src->on_bad(src->on_bad_user, i, msg);
     memset(&src->index[i], 0, sizeof src->index[i]);
     src->index[i].label = -1; /* unusable: no class, no targets */

@@ -315,6 +315,12 @@ sl_status sl_source_index_tfrecord(sl_source *src, sl_err *err);
 sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
                               const char *idx_path, uint64_t **offsets,
                               uint64_t *records, sl_err *err);
+/* As sl_recordio_offsets, from an .idx's bytes idx[0, idx_len) already read
+ * (idx_name names it in messages); idx NULL: the framing walked. */
+sl_status sl_recordio_offsets_in(sl_source *src, const sl_rec_file *f,
+                                 const char *idx_name, const uint8_t *idx,
+                                 size_t idx_len, uint64_t **offsets,
+                                 uint64_t *records, sl_err *err);
 /* Appends the image records at those offsets (records without image bytes
  * are skipped and counted); multi-part ones are added to src->joins.
  * capacity: the index entries allocated, for the targets' allocation by

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/url_shown.h"
 #include "formats/core/crc32c.h"
 
 static bool ends_with(const char *s, size_t n, const char *ext) {
@@ -26,8 +27,8 @@ bool sl_source_is_url_file(const char *path, sl_format_kind fmt) {
   if (fmt != SL_FORMAT_AUTO)
     return false;
   size_t n = strcspn(path, "?#"); /* the path, not a query */
-  static const char *const exts[] = {".lmdb", ".mdb", ".h5", ".hdf5", ".hdf",
-                                     ".he5"};
+  static const char *const exts[] = {".lmdb", ".mdb", ".h5",
+                                     ".hdf5", ".hdf", ".he5"};
   for (size_t k = 0; k < sizeof exts / sizeof *exts; k++)
     if (ends_with(path, n, exts[k]))
       return true;
@@ -52,10 +53,9 @@ void sl_source_say_url(sl_err *err, const char *local, const char *url) {
   snprintf(err->msg, sizeof err->msg, "%s", out);
 }
 
-sl_status sl_source_fetch_url_file(const char *url,
-                                   const sl_remote_opts *opts, sl_remote **r,
-                                   int *fd, char *local, size_t cap,
-                                   sl_err *err) {
+sl_status sl_source_fetch_url_file(const char *url, const sl_remote_opts *opts,
+                                   sl_remote **r, int *fd, char *local,
+                                   size_t cap, sl_err *err) {
   *r = NULL;
   *fd = -1;
   uint64_t size = 0;

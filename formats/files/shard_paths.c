@@ -22,6 +22,11 @@ static bool ends_with(const char *s, const char *suf) {
   return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+bool sl_shard_name_ends(const char *path, const char *ext) {
+  size_t n = strcspn(path, "?#"), e = strlen(ext);
+  return n >= e && strncmp(path + n - e, ext, e) == 0;
+}
+
 bool sl_shard_is_list_name(const char *path) {
   return ends_with(path, ".txt") || ends_with(path, ".shards");
 }

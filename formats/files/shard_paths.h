@@ -39,6 +39,10 @@ sl_status sl_shard_expand(const char *path, bool list, sl_shard_add_fn add,
                           void *ctx, sl_err *err);
 /* Whether path's name is a list file's (.txt, .shards). */
 bool sl_shard_is_list_name(const char *path);
+/* Whether path (a URL's query and fragment left out) ends with ext
+ * (".rec"): how a URL says its shards' format, none being looked at
+ * before the open. */
+bool sl_shard_name_ends(const char *path, const char *ext);
 /* Whether path holds a brace pattern ({a..b} or {a,b}). */
 bool sl_shard_is_pattern(const char *path);
 

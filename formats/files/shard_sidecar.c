@@ -12,18 +12,23 @@
 
 #define SHARD_REC 24u
 #define SAMPLE_REC 24u
+#define JOIN_REC 16u
 
-/* The bytes after the header: options, names, shards, samples, targets and
- * the checksum; UINT64_MAX past SL_SIDECAR_MAX. Every factor bounded by
- * the caller first. */
+/* The bytes after the header: options, names, shards, samples, targets,
+ * joins and the checksum; UINT64_MAX past SL_SIDECAR_MAX. Every factor
+ * bounded by the caller first (joins: any). */
 static uint64_t body_bytes(uint64_t opts, uint64_t names, uint64_t nshards,
-                           uint64_t count, uint64_t k, uint32_t flags) {
+                           uint64_t count, uint64_t k, uint32_t flags,
+                           uint64_t joins) {
   uint64_t n = opts + names + nshards * SHARD_REC;
   uint64_t per = SAMPLE_REC + 4 * k + (flags & SL_SIDECAR_NAMES ? 8 : 0);
-  if (n > SL_SIDECAR_MAX || count > SL_SIDECAR_MAX / per)
+  if (n > SL_SIDECAR_MAX || count > SL_SIDECAR_MAX / per ||
+      joins > SL_SIDECAR_MAX / JOIN_REC)
     return UINT64_MAX;
   n += count * per + 4;
-  return n > SL_SIDECAR_MAX ? UINT64_MAX : n;
+  if (n > SL_SIDECAR_MAX || joins * JOIN_REC > SL_SIDECAR_MAX - n)
+    return UINT64_MAX;
+  return n + joins * JOIN_REC;
 }
 
 sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
@@ -51,8 +56,8 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
   if (s->flags & ~SL_SIDECAR_NAMES)
     return sl_err_set(err, SL_EINVAL, "sidecar index: flags %#x",
                       (unsigned)s->flags);
-  uint64_t body =
-      body_bytes(opts, names, s->nshards, s->count, s->target_width, s->flags);
+  uint64_t body = body_bytes(opts, names, s->nshards, s->count, s->target_width,
+                             s->flags, s->njoins);
   if (body == UINT64_MAX || SL_SIDECAR_HEADER + body > SIZE_MAX)
     return sl_err_set(err, SL_ETOOBIG,
                       "sidecar index: %" PRIu64 " samples of %" PRIu64
@@ -72,6 +77,7 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
   sl_put_le64(p + 40, s->skipped);
   sl_put_le64(p + 48, names);
   sl_put_le64(p + 56, s->flags);
+  sl_put_le64(p + 64, s->njoins);
   uint8_t *q = p + SL_SIDECAR_HEADER;
   memcpy(q, s->opts, opts);
   q += opts;
@@ -106,6 +112,11 @@ sl_status sl_sidecar_encode(const sl_sidecar *s, uint8_t **buf, size_t *len,
   for (uint64_t i = 0; (s->flags & SL_SIDECAR_NAMES) && i < s->count;
        i++, q += 8)
     sl_put_le64(q, s->name_off[i]);
+  for (uint64_t j = 0; j < s->njoins; j++, q += JOIN_REC) {
+    sl_put_le64(q, s->joins[j].sample);
+    sl_put_le32(q + 8, s->joins[j].skip);
+    sl_put_le32(q + 12, s->joins[j].bytes);
+  }
   sl_put_le32(q, sl_crc32c(p, (size_t)(q - p)));
   *buf = p;
   *len = n;
@@ -135,15 +146,19 @@ static const char *take_string(const uint8_t **p, const uint8_t *end,
 sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
                            const char *what, sl_err *err) {
   memset(s, 0, sizeof *s);
-  if (len < SL_SIDECAR_HEADER + 4 || memcmp(buf, SL_SIDECAR_MAGIC, 8) != 0)
+  if (len < SL_SIDECAR_HEADER_V1 + 4 || memcmp(buf, SL_SIDECAR_MAGIC, 8) != 0)
     return sl_err_set(err, SL_EFORMAT, "%s: not a sidecar index (%zu bytes)",
                       what, len);
   uint32_t version = sl_get_le32(buf + 8);
-  if (version != SL_SIDECAR_VERSION)
+  if (version != SL_SIDECAR_VERSION && version != 1)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: sidecar index version %" PRIu32
-                      " (this build reads %u)",
+                      " (this build reads 1 to %u)",
                       what, version, SL_SIDECAR_VERSION);
+  uint64_t header = version == 1 ? SL_SIDECAR_HEADER_V1 : SL_SIDECAR_HEADER;
+  if (len < header + 4)
+    return sl_err_set(err, SL_EFORMAT, "%s: not a sidecar index (%zu bytes)",
+                      what, len);
   if (len > SL_SIDECAR_MAX ||
       sl_get_le32(buf + len - 4) != sl_crc32c(buf, len - 4))
     return sl_err_set(err, SL_EFORMAT,
@@ -158,6 +173,7 @@ sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
   s->skipped = sl_get_le64(buf + 40);
   uint64_t names = sl_get_le64(buf + 48), flags = sl_get_le64(buf + 56);
   s->flags = (uint32_t)flags;
+  s->njoins = version == 1 ? 0 : sl_get_le64(buf + 64);
   if (opts == 0 || opts > SL_SIDECAR_OPTS_MAX || s->nshards == 0 ||
       s->nshards > SL_SHARDS_MAX || s->target_width > 65535 ||
       names > SL_SIDECAR_MAX || (flags & ~(uint64_t)SL_SIDECAR_NAMES) != 0)
@@ -166,14 +182,14 @@ sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
                       " shards, %" PRIu32 " targets, %" PRIu32
                       " bytes of options)",
                       what, s->nshards, s->target_width, opts);
-  uint64_t body =
-      body_bytes(opts, names, s->nshards, s->count, s->target_width, s->flags);
-  if (body == UINT64_MAX || SL_SIDECAR_HEADER + body != len)
+  uint64_t body = body_bytes(opts, names, s->nshards, s->count, s->target_width,
+                             s->flags, s->njoins);
+  if (body == UINT64_MAX || header + body != len)
     return sl_err_set(err, SL_EFORMAT,
                       "%s: sidecar index of %zu bytes, its header adds up to "
                       "another size",
                       what, len);
-  const uint8_t *p = buf + SL_SIDECAR_HEADER, *end = p + opts;
+  const uint8_t *p = buf + header, *end = p + opts;
   if (p[opts - 1] != 0 || memchr(p, 0, opts) != p + opts - 1)
     return sl_err_set(err, SL_EFORMAT, "%s: sidecar index options malformed",
                       what);
@@ -221,6 +237,19 @@ sl_status sl_sidecar_parse(sl_sidecar *s, const uint8_t *buf, size_t len,
   s->names_raw = s->flags & SL_SIDECAR_NAMES
                      ? s->targets_raw + s->count * s->target_width * 4
                      : NULL;
+  s->joins_raw = s->targets_raw + s->count * s->target_width * 4 +
+                 (s->names_raw ? s->count * 8 : 0);
+  for (uint64_t j = 0; j < s->njoins; j++) {
+    uint64_t i = sl_get_le64(s->joins_raw + j * JOIN_REC);
+    if (i >= s->count ||
+        (j > 0 && i <= sl_get_le64(s->joins_raw + (j - 1) * JOIN_REC))) {
+      sl_sidecar_free(s);
+      return sl_err_set(err, SL_EFORMAT,
+                        "%s: sidecar index: multi-part record %" PRIu64
+                        "'s sample %" PRIu64 " out of order or past %" PRIu64,
+                        what, j, i, s->count);
+    }
+  }
   return SL_OK;
 }
 
@@ -244,4 +273,10 @@ void sl_sidecar_sample(const sl_sidecar *s, uint64_t i, sl_sample_info *e,
     uint32_t u = sl_get_le32(r + 4 * k);
     memcpy(&t[k], &u, 4);
   }
+}
+
+sl_sidecar_join sl_sidecar_join_at(const sl_sidecar *s, uint64_t j) {
+  const uint8_t *q = s->joins_raw + j * JOIN_REC;
+  return (sl_sidecar_join){sl_get_le64(q), sl_get_le32(q + 8),
+                           sl_get_le32(q + 12)};
 }

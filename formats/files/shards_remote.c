@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/rng.h"
+#include "common/url_shown.h"
 #include "formats/core/crc32c.h"
 #include "formats/core/format.h"
 #include "formats/files/shard_paths.h"
@@ -115,13 +116,17 @@ static sl_status read_list(sl_source *src, const char *path, url_list *u,
 }
 
 /* The sidecar's file name in the cache folder: a hash of the format, the
- * options and the shards' URLs (sizes and ETags are checked against it). */
+ * options and the shards' URLs as shown (no credentials: a presigned URL
+ * signed again names the same set; sizes and ETags are checked against
+ * it). */
 static void sidecar_name(const sl_source *src, const url_list *u,
                          const char *opts, char *buf, size_t cap) {
   uint64_t h[2] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
   const char *parts[2] = {src->format->name, opts};
+  char shown[SL_SIDECAR_NAME_MAX];
   for (size_t k = 0; k < 2 + u->n; k++) {
-    const char *s = k < 2 ? parts[k] : u->v[k - 2];
+    const char *s =
+        k < 2 ? parts[k] : sl_url_shown(u->v[k - 2], shown, sizeof shown);
     for (const char *p = s;; p++) { /* the NUL too: parts stay apart */
       h[0] = (h[0] ^ (unsigned char)*p) * 0x100000001b3ull;
       h[1] = sl_mix64(h[1] ^ (unsigned char)*p);
@@ -236,6 +241,37 @@ static sl_status add_files(sl_source *src, const char *path, const url_list *u,
   return SL_OK;
 }
 
+/* RecordIO's multi-part records from a parsed sidecar (rising, below the
+ * count: the parser checked): each must join within its entry's span,
+ * which bounds the workers' join scratch. Memory: 16 bytes a join. */
+static sl_status take_joins(sl_source *src, const sl_sidecar *s,
+                            const char *file, const char *path, sl_err *err) {
+  if (src->fmt != SL_FORMAT_RECORDIO)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: multi-part records in a %s set's sidecar "
+                      "index: " REINDEX,
+                      file, src->format->name, path);
+  if (!(src->joins = malloc((size_t)s->njoins * sizeof *src->joins)))
+    return sl_err_set(err, SL_ENOMEM,
+                      "%s: no memory for %" PRIu64 " multi-part records", file,
+                      s->njoins);
+  for (uint64_t j = 0; j < s->njoins; j++) {
+    sl_sidecar_join a = sl_sidecar_join_at(s, j);
+    uint64_t joined = (uint64_t)a.skip + a.bytes;
+    if (joined > src->index[a.sample].length)
+      return sl_err_set(
+          err, SL_EFORMAT,
+          "%s: sample %" PRIu64 "'s multi-part record joins to "
+          "%" PRIu64 " bytes, more than its %" PRIu32 " bytes: " REINDEX,
+          file, a.sample, joined, src->index[a.sample].length, path);
+    src->joins[j] = (sl_recio_join){a.sample, a.skip, a.bytes};
+    src->njoins = j + 1;
+    if (joined > src->join_scratch)
+      src->join_scratch = joined;
+  }
+  return SL_OK;
+}
+
 /* The set from a parsed sidecar, each shard checked against its HEAD. */
 static sl_status from_sidecar(sl_source *src, const char *path,
                               const url_list *u, const sl_head *heads,
@@ -246,9 +282,10 @@ static sl_status from_sidecar(sl_source *src, const char *path,
     return sl_err_set(err, SL_EFORMAT,
                       "%s: the sidecar index %s is another set's: " REINDEX,
                       path, file, path);
+  char shown[SL_SIDECAR_NAME_MAX];
   for (size_t k = 0; k < u->n; k++) {
     const sl_sidecar_shard *h = &s->shards[k];
-    if (strcmp(h->name, u->v[k]) != 0)
+    if (strcmp(h->name, sl_url_shown(u->v[k], shown, sizeof shown)) != 0)
       return sl_err_set(err, SL_EFORMAT,
                         "%s: the sidecar index %s names shard %zu %s: " REINDEX,
                         u->v[k], file, k + 1, h->name, path);
@@ -301,6 +338,8 @@ static sl_status from_sidecar(sl_source *src, const char *path,
       st = sl_source_check_entry(src, i, u->v[k], err);
     }
   }
+  if (st == SL_OK && s->njoins)
+    st = take_joins(src, s, file, path, err);
   return st;
 }
 
@@ -336,9 +375,21 @@ static sl_status build(sl_source *src, const char *path, const url_list *u,
   if (st != SL_OK)
     return st;
   sl_sidecar_shard *sh = calloc(u->n, sizeof *sh);
-  if (!sh)
+  /* 16 bytes a multi-part RecordIO record, and the shards' URLs as shown
+   * (never longer than given: u->bytes in all), while encoding */
+  sl_sidecar_join *joins =
+      sh ? malloc(src->njoins ? (size_t)src->njoins * sizeof *joins : 1) : NULL;
+  char *shown = joins ? malloc((size_t)u->bytes + 1) : NULL;
+  if (!shown) {
+    free(joins);
+    free(sh);
     return sl_err_set(err, SL_ENOMEM, "%s: no memory", path);
+  }
+  for (uint64_t j = 0; j < src->njoins; j++)
+    joins[j] = (sl_sidecar_join){src->joins[j].sample, src->joins[j].skip,
+                                 src->joins[j].bytes};
   /* Offsets in each shard, for the sidecar; back to the set's after. */
+  size_t at = 0;
   for (size_t k = 0; k < u->n; k++) {
     uint64_t end = k + 1 < u->n ? src->file_first[k + 1] : src->count;
     for (uint64_t i = src->file_first[k]; i < end; i++) {
@@ -346,7 +397,9 @@ static sl_status build(sl_source *src, const char *path, const url_list *u,
       if (src->name_off && src->index[i].name_len)
         src->name_off[i] -= src->spans[k].base;
     }
-    sh[k] = (sl_sidecar_shard){.name = u->v[k],
+    const char *name = sl_url_shown(u->v[k], shown + at, strlen(u->v[k]) + 1);
+    at += strlen(name) + 1;
+    sh[k] = (sl_sidecar_shard){.name = name,
                                .etag = heads[k].etag,
                                .size = heads[k].size,
                                .first = src->file_first[k],
@@ -362,7 +415,9 @@ static sl_status build(sl_source *src, const char *path, const url_list *u,
                   .index = src->index,
                   .targets = src->targets,
                   .flags = src->name_off ? SL_SIDECAR_NAMES : 0,
-                  .name_off = src->name_off};
+                  .name_off = src->name_off,
+                  .njoins = src->njoins,
+                  .joins = joins};
   st = sl_sidecar_encode(&s, buf, len, err);
   for (size_t k = 0; k < u->n; k++) {
     uint64_t end = k + 1 < u->n ? src->file_first[k + 1] : src->count;
@@ -372,8 +427,15 @@ static sl_status build(sl_source *src, const char *path, const url_list *u,
         src->name_off[i] += src->spans[k].base;
     }
   }
+  free(shown);
+  free(joins);
   free(sh);
   return st;
+}
+
+sl_status sl_source_read_beside(sl_source *src, const char *url, uint64_t max,
+                                uint8_t **buf, size_t *len, sl_err *err) {
+  return sl_remote_read_if_there(src->remote, url, max, buf, len, err);
 }
 
 uint64_t sl_source_sidecar_bytes(const sl_source *src) {

@@ -1,4 +1,5 @@
-/* Foreign shards at URLs (WebDataset tars named by s3:// or http(s)://
+/* Foreign shards at URLs (WebDataset tars, TFRecord and RecordIO files
+ * named by s3:// or http(s)://
  * URLs: one shard, a brace pattern, or a list file that is itself at a
  * URL): the set opened from its sidecar index (shard_sidecar.h) in the
  * cache folder, each shard's size and ETag checked with a HEAD; without
@@ -39,5 +40,11 @@ sl_status sl_source_index_remote_shards(sl_source *src, const char *path,
                                         const sl_shard_walker *w,
                                         const char *opts, bool rebuild,
                                         sl_err *err);
+
+/* A small object beside the shards (RecordIO's .idx) during a walk: its
+ * bytes into a malloc'd *buf (*len; at most max), or *buf NULL when the
+ * server says it is not there (HTTP 404). Errors as sl_remote_read_all. */
+sl_status sl_source_read_beside(sl_source *src, const char *url, uint64_t max,
+                                uint8_t **buf, size_t *len, sl_err *err);
 
 #endif

@@ -134,3 +134,48 @@ float sl_irheader_label(const uint8_t *payload, uint32_t q) {
   memcpy(&f, &u, sizeof f);
   return f;
 }
+
+static bool blank(uint8_t c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+int sl_recio_idx_next(const uint8_t *idx, size_t len, size_t *pos,
+                      uint64_t *line, uint64_t *offset) {
+  while (*pos < len) {
+    size_t b = *pos;
+    const uint8_t *nl = memchr(idx + b, '\n', len - b);
+    size_t e = nl ? (size_t)(nl - idx) + 1 : len; /* the newline's in */
+    ++*line;
+    if (e - b > SL_RECIO_IDX_LINE)
+      return -1;
+    *pos = e;
+    size_t p = b;
+    while (p < e && blank(idx[p]))
+      p++;
+    if (p == e)
+      continue; /* a blank line */
+    while (p < e && idx[p] != ' ' && idx[p] != '\t' && idx[p])
+      p++; /* the key */
+    while (p < e && (idx[p] == ' ' || idx[p] == '\t'))
+      p++;
+    uint64_t v = 0;
+    size_t digits = 0;
+    while (p < e && idx[p] >= '0' && idx[p] <= '9' &&
+           v <= (UINT64_MAX - 9) / 10)
+      v = v * 10 + (uint64_t)(idx[p++] - '0'), digits++;
+    while (p < e && blank(idx[p]))
+      p++;
+    if (!digits || p != e)
+      return -1;
+    *offset = v;
+    return 1;
+  }
+  return 0;
+}
+
+int sl_recio_idx_name(const char *path, char *buf, size_t cap) {
+  size_t n = strlen(path);
+  bool rec = n >= 4 && strcmp(path + n - 4, ".rec") == 0;
+  int w = snprintf(buf, cap, "%.*s.idx", (int)(rec ? n - 4 : n), path);
+  return w < 0 || (size_t)w >= cap ? -1 : 0;
+}

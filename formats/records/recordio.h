@@ -55,4 +55,23 @@ const char *sl_irheader_parse(const uint8_t *payload, size_t n, sl_irheader *h,
 /* Float label q < h->flag of the payload (little-endian f32). */
 float sl_irheader_label(const uint8_t *payload, uint32_t q);
 
+/* The .idx MXIndexedRecordIO writes beside a .rec: lines
+ * `key<whitespace>offset` (the key any run of bytes but space, tab and
+ * NUL; the offset decimal; blank lines skipped), each at most
+ * SL_RECIO_IDX_LINE bytes with its newline. */
+#define SL_RECIO_IDX_LINE 511u
+#define SL_RECIO_IDX_MAX (1ull << 30) /* bytes of one .idx read at open */
+
+/* The next offset of idx[*pos, len): 1 with *offset (and *pos past its
+ * line), 0 at the end, -1 for a line that is not `key offset` or is
+ * longer than SL_RECIO_IDX_LINE. *line counts the lines read (the bad one
+ * included). */
+int sl_recio_idx_next(const uint8_t *idx, size_t len, size_t *pos,
+                      uint64_t *line, uint64_t *offset);
+
+/* The name of the .idx beside a RecordIO file (a path or URL):
+ * PREFIX.idx for PREFIX.rec, NAME.idx for another NAME, into buf. Returns
+ * 0, or -1 when it does not fit in cap bytes. */
+int sl_recio_idx_name(const char *path, char *buf, size_t cap);
+
 #endif

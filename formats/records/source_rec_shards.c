@@ -34,7 +34,7 @@
 #include "formats/core/crc32c.h"
 #include "formats/core/format.h"
 #include "formats/files/shard_paths.h"
-#include "formats/files/shards_remote.h"
+#include "formats/records/rec_remote.h"
 #include "formats/records/recordio.h"
 
 /* Shard k inside the set's map (every shard at its base: one map for
@@ -101,110 +101,6 @@ static sl_status append_all(sl_source *src, const uint8_t *map,
   return st;
 }
 
-/* ---- TFRecord shards at URLs: one shard at a time --------------------- */
-
-/* formats/files/shards_remote.h's walker: each shard (its descriptor a
- * cached copy) mapped, counted, the index grown (doubling) and its records
- * appended at its base. */
-typedef struct tf_walk {
-  sl_source *src;
-  uint64_t cap; /* index and name entries allocated */
-} tf_walk;
-
-static sl_status tf_begin(sl_source *src, void **ctx, sl_err *err) {
-  tf_walk *w = calloc(1, sizeof *w);
-  if (!w)
-    return sl_err_set(err, SL_ENOMEM, "%s: no memory", src->path);
-  w->src = src;
-  src->count = 0;
-  *ctx = w;
-  return SL_OK;
-}
-
-static sl_status tf_grow(tf_walk *w, uint64_t need, sl_err *err) {
-  sl_source *src = w->src;
-  if (need <= w->cap)
-    return SL_OK;
-  uint64_t cap = w->cap * 2 > need ? w->cap * 2 : need;
-  if (cap > SIZE_MAX / sizeof(sl_sample_info))
-    return sl_err_set(err, SL_ETOOBIG, "%s: %" PRIu64 " records", src->path,
-                      cap);
-  sl_sample_info *ix = realloc(src->index, (size_t)cap * sizeof *ix);
-  if (ix)
-    src->index = ix;
-  uint64_t *nm = realloc(src->name_off, (size_t)cap * 8);
-  if (nm)
-    src->name_off = nm;
-  if (!ix || !nm)
-    return sl_err_set(err, SL_ENOMEM,
-                      "%s: no memory for the index of %" PRIu64 " records",
-                      src->path, cap);
-  memset(ix + w->cap, 0, (size_t)(cap - w->cap) * sizeof *ix);
-  memset(nm + w->cap, 0, (size_t)(cap - w->cap) * 8);
-  w->cap = cap;
-  return SL_OK;
-}
-
-static sl_status tf_shard(void *ctx, size_t k, sl_err *err) {
-  tf_walk *w = ctx;
-  sl_source *src = w->src;
-  const sl_file_span *s = &src->spans[k];
-  const char *name = sl_source_file_path(src, k);
-  src->file_first[k] = src->count;
-  if (s->size == 0)
-    return SL_OK;
-  if (s->size > SIZE_MAX)
-    return sl_err_set(err, SL_ETOOBIG, "%s: too large to map", name);
-  void *m = mmap(NULL, (size_t)s->size, PROT_READ, MAP_SHARED, s->fd, 0);
-  if (m == MAP_FAILED)
-    return sl_err_errno(err, SL_EIO, errno, "%s: mmap", name);
-  (void)madvise(m, (size_t)s->size, MADV_SEQUENTIAL); /* advisory */
-  sl_rec_file f = {name, m, s->size, s->base};
-  uint64_t n = 0;
-  sl_status st = sl_tfrecord_count(src, &f, &n, err);
-  if (st == SL_OK)
-    st = tf_grow(w, src->count + n, err);
-  if (st == SL_OK)
-    st = sl_tfrecord_append(src, &f, n, err);
-  munmap(m, (size_t)s->size);
-  return st;
-}
-
-static sl_status tf_end(void *ctx, sl_status st, const char *path,
-                        sl_err *err) {
-  tf_walk *w = ctx;
-  sl_source *src = w->src;
-  free(w);
-  if (st == SL_OK && src->count == 0)
-    st = sl_err_set(err, SL_EFORMAT,
-                    "%s: no image records in its %zu TFRecord shard%s", path,
-                    src->nfiles, src->nfiles == 1 ? "" : "s");
-  return st;
-}
-
-static const sl_shard_walker tf_walker = {
-    .begin = tf_begin, .shard = tf_shard, .end = tf_end};
-
-/* TFRecord shards at a URL (a pattern, a list at a URL, one file): from
- * their sidecar index (formats/files/shards_remote.h). */
-static sl_status index_remote(sl_source *src, const char *path, sl_err *err) {
-  if (src->fmt != SL_FORMAT_TFRECORD)
-    return sl_err_set(err, SL_EUNSUPPORTED,
-                      "%s: RecordIO shards are read from local files only, "
-                      "for now (TFRecord and WebDataset shards at URLs are "
-                      "read)",
-                      path);
-  char opts[700];
-  snprintf(opts, sizeof opts,
-           "image_key=%.256s;label_key=%.256s;label_offset=%" PRId32
-           ";length_crc_only=%d",
-           src->image_key ? src->image_key : "",
-           src->label_key ? src->label_key : "", src->label_offset,
-           (int)src->length_crc_only);
-  return sl_source_index_remote_shards(src, path, &tf_walker, opts,
-                                       src->reindex, err);
-}
-
 /* TFRecord or RecordIO shards (source_rec_shards.c): path a brace
  * pattern, a list file or TFDS's naming (formats/files/shard_paths.h); src->fmt
  * says which. Every shard is counted, the index allocated once, then each
@@ -215,7 +111,7 @@ static sl_status sl_source_index_rec_shards(sl_source *src, const char *path,
   const char *what = tf ? "TFRecord" : "RecordIO";
   src->entries = SL_ENTRIES_IMAGES; /* not sluice's: no repack hint */
   if (sl_url_kind_of(path) != SL_URL_NONE)
-    return index_remote(src, path, err);
+    return sl_source_index_rec_remote(src, path, err);
   sl_shard_list l;
   sl_status st = sl_shard_list_of(path, tf, &l, err);
   if (st == SL_OK)
@@ -303,10 +199,14 @@ static sl_status shards_claim(const char *path, sl_format_kind *fmt,
   bool forced = *fmt != SL_FORMAT_AUTO;
   if (sl_url_kind_of(path) != SL_URL_NONE) {
     /* At a URL no shard is looked at before the open: a name with
-     * .tfrecord in it, or dataset.format, says which. */
-    *shards = forced || strstr(path, ".tfrecord") != NULL;
-    if (!forced && *shards)
-      *fmt = SL_FORMAT_TFRECORD;
+     * .tfrecord in it, one ending .rec (a pattern's too), or
+     * dataset.format, says which. */
+    if (forced)
+      *shards = true;
+    else if (strstr(path, ".tfrecord"))
+      *shards = true, *fmt = SL_FORMAT_TFRECORD;
+    else if (sl_shard_name_ends(path, ".rec"))
+      *shards = true, *fmt = SL_FORMAT_RECORDIO;
     return SL_OK;
   }
   bool pattern = sl_shard_is_pattern(path), list = sl_shard_is_list_name(path);

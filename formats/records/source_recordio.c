@@ -4,7 +4,9 @@
  * At open, one file at a time (sl_rec_file: a source of many shards calls
  * these per shard): the records' offsets come from the .idx beside the file
  * (`PREFIX.idx` for `PREFIX.rec`; lines `key<TAB>offset` as
- * MXIndexedRecordIO writes them, in their order) or, without one, from a
+ * MXIndexedRecordIO writes them, in their order; read whole, at most
+ * SL_RECIO_IDX_MAX bytes; at a URL, fetched beside the shard: see
+ * source_rec_remote.c) or, without one, from a
  * walk of the framing; then each record is walked from its offset, its
  * IRHeader parsed and its image's header sniffed. A whole record's index
  * entry points at the image file inside it, so reads after open fetch the
@@ -24,6 +26,7 @@
 #include "formats/core/source_impl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/map_guard.h"
 #include "formats/core/layout.h"
@@ -57,52 +61,59 @@ static int push(u64vec *a, uint64_t x) {
   return 0;
 }
 
-/* The .idx file: every line `key<whitespace>offset`. Memory: the file's
- * text while parsing. */
+/* The offsets an .idx lists (idx[0, len), named what in messages). */
+static sl_status parse_idx(const sl_rec_file *f, const char *what,
+                           const uint8_t *idx, size_t len, u64vec *out,
+                           sl_err *err) {
+  size_t pos = 0;
+  uint64_t line = 0, v = 0;
+  int r;
+  while ((r = sl_recio_idx_next(idx, len, &pos, &line, &v)) == 1)
+    if (push(out, v) != 0)
+      return sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " offsets",
+                        what, out->n + 1);
+  if (r < 0)
+    return sl_err_set(err, SL_EFORMAT,
+                      "%s: line %" PRIu64 " is not `key<TAB>offset` of at "
+                      "most %u bytes (the index MXIndexedRecordIO writes "
+                      "beside %s)",
+                      what, line, SL_RECIO_IDX_LINE, f->path);
+  return SL_OK;
+}
+
+/* A local .idx file read whole, then parsed. Memory: its bytes (at most
+ * SL_RECIO_IDX_MAX) while parsing. */
 static sl_status read_idx(const sl_rec_file *f, const char *idx_path,
                           u64vec *out, sl_err *err) {
-  FILE *fp = fopen(idx_path, "rb");
-  if (!fp)
+  int fd = open(idx_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return sl_err_errno(err, SL_EIO, errno, "%s", idx_path);
-  char line[512];
-  uint64_t lineno = 0;
+  struct stat sb;
   sl_status st = SL_OK;
-  while (st == SL_OK && fgets(line, sizeof line, fp)) {
-    lineno++;
-    size_t n = strlen(line);
-    bool whole = n > 0 && line[n - 1] == '\n';
-    if (!whole && !feof(fp)) {
-      st = sl_err_set(err, SL_EFORMAT, "%s: line %" PRIu64 " is too long",
-                      idx_path, lineno);
-      break;
-    }
-    char *p = line;
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-      p++;
-    if (!*p)
-      continue; /* an empty line */
-    while (*p && *p != ' ' && *p != '\t')
-      p++; /* the key */
-    while (*p == ' ' || *p == '\t')
-      p++;
-    uint64_t v = 0;
-    size_t digits = 0;
-    while (*p >= '0' && *p <= '9' && v <= (UINT64_MAX - 9) / 10)
-      v = v * 10 + (uint64_t)(*p++ - '0'), digits++;
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-      p++;
-    if (!digits || *p)
-      st = sl_err_set(err, SL_EFORMAT,
-                      "%s: line %" PRIu64 " is not `key<TAB>offset` (the "
-                      "index MXIndexedRecordIO writes beside %s)",
-                      idx_path, lineno, f->path);
-    else if (push(out, v) != 0)
-      st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %" PRIu64 " offsets",
-                      idx_path, lineno);
+  if (fstat(fd, &sb) != 0)
+    st = sl_err_errno(err, SL_EIO, errno, "%s: stat", idx_path);
+  else if ((uint64_t)sb.st_size > SL_RECIO_IDX_MAX)
+    st = sl_err_set(err, SL_ETOOBIG,
+                    "%s: an index of %lld bytes (at most %llu read beside a "
+                    "RecordIO file)",
+                    idx_path, (long long)sb.st_size, SL_RECIO_IDX_MAX);
+  size_t n = st == SL_OK ? (size_t)sb.st_size : 0, have = 0;
+  uint8_t *buf = st == SL_OK ? malloc(n ? n : 1) : NULL;
+  if (st == SL_OK && !buf)
+    st = sl_err_set(err, SL_ENOMEM, "%s: no memory for %zu bytes", idx_path, n);
+  while (st == SL_OK && have < n) {
+    ssize_t r = pread(fd, buf + have, n - have, (off_t)have);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      st = sl_err_errno(err, SL_EIO, r < 0 ? errno : EIO, "%s: read", idx_path);
+    else
+      have += (size_t)r;
   }
-  if (st == SL_OK && ferror(fp))
-    st = sl_err_set(err, SL_EIO, "%s: read error", idx_path);
-  fclose(fp);
+  close(fd);
+  if (st == SL_OK)
+    st = parse_idx(f, idx_path, buf, n, out, err);
+  free(buf);
   return st;
 }
 
@@ -166,14 +177,19 @@ static sl_status guarded(const sl_rec_file *f, void (*fn)(void *), void *ctx,
   return *st;
 }
 
-sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
-                              const char *idx_path, uint64_t **offsets,
-                              uint64_t *records, sl_err *err) {
+/* The offsets: from the .idx's bytes (idx_path reads a local one when
+ * idx is NULL) or a walk of the framing. */
+static sl_status offsets(sl_source *src, const sl_rec_file *f,
+                         const char *idx_path, const uint8_t *idx,
+                         size_t idx_len, uint64_t **out, uint64_t *records,
+                         sl_err *err) {
   offsets_call c = {src, f, {0}, err, SL_OK};
   sl_status st;
-  *offsets = NULL;
+  *out = NULL;
   *records = 0;
-  if (idx_path)
+  if (idx)
+    st = parse_idx(f, idx_path, idx, idx_len, &c.a, err);
+  else if (idx_path)
     st = read_idx(f, idx_path, &c.a, err);
   else
     st = guarded(f, walk_offsets, &c, &c.st, "its RecordIO records were framed",
@@ -182,9 +198,23 @@ sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
     free(c.a.v);
     return st;
   }
-  *offsets = c.a.v;
+  *out = c.a.v;
   *records = c.a.n;
   return SL_OK;
+}
+
+sl_status sl_recordio_offsets(sl_source *src, const sl_rec_file *f,
+                              const char *idx_path, uint64_t **out,
+                              uint64_t *records, sl_err *err) {
+  return offsets(src, f, idx_path, NULL, 0, out, records, err);
+}
+
+sl_status sl_recordio_offsets_in(sl_source *src, const sl_rec_file *f,
+                                 const char *idx_name, const uint8_t *idx,
+                                 size_t idx_len, uint64_t **out,
+                                 uint64_t *records, sl_err *err) {
+  return offsets(src, f, idx ? idx_name : NULL, idx, idx_len, out, records,
+                 err);
 }
 
 /* ---- records --------------------------------------------------------------
@@ -447,9 +477,7 @@ const sl_recio_join *sl_recio_find_join(const sl_source *src, uint64_t i) {
  * there. */
 sl_status sl_recordio_idx_beside(const char *path, char *buf, size_t cap,
                                  bool *found, sl_err *err) {
-  size_t n = strlen(path);
-  bool rec = n >= 4 && strcmp(path + n - 4, ".rec") == 0;
-  if (snprintf(buf, cap, "%.*s.idx", (int)(rec ? n - 4 : n), path) >= (int)cap)
+  if (sl_recio_idx_name(path, buf, cap) != 0)
     return sl_err_set(err, SL_EINVAL, "%s: path too long", path);
   struct stat sb;
   *found = stat(buf, &sb) == 0 && S_ISREG(sb.st_mode);

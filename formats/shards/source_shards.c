@@ -59,12 +59,14 @@ static sl_status shards_claim(const char *path, sl_format_kind *kind,
                               bool *mine, sl_err *err) {
   char idx[PATH_MAX], dir[PATH_MAX];
   if (sl_url_kind_of(path) != SL_URL_NONE) {
-    /* Of the formats, sharded sets and WebDataset shards (their row claims
-     * .tar names and lists) are read from URLs. */
+    /* Of the formats, sharded sets, WebDataset shards (their row claims
+     * .tar names and lists), TFRecord and RecordIO shards (.tfrecord in
+     * the name, .rec at its end) are read from URLs. */
     size_t n = strlen(path);
     bool tar = n > 4 && !strcmp(path + n - 4, ".tar");
     bool list = sl_shard_is_list_name(path);
-    bool tfrecord = strstr(path, ".tfrecord") != NULL;
+    bool tfrecord =
+        strstr(path, ".tfrecord") != NULL || sl_shard_name_ends(path, ".rec");
     if (*kind == SL_FORMAT_WEBDATASET || *kind == SL_FORMAT_TFRECORD ||
         *kind == SL_FORMAT_RECORDIO ||
         (*kind == SL_FORMAT_AUTO && (tar || list || tfrecord))) {
@@ -74,9 +76,10 @@ static sl_status shards_claim(const char *path, sl_format_kind *kind,
     if (*kind != SL_FORMAT_AUTO && *kind != SL_FORMAT_SHARDS)
       return sl_err_set(err, SL_ECONFIG,
                         "%s: datasets at a URL are sluice's sharded sets, "
-                        "WebDataset and TFRecord shards (dataset.format = "
-                        "shards, webdataset, tfrecord or auto) for now; other "
-                        "formats are read from local files",
+                        "WebDataset, TFRecord and RecordIO shards "
+                        "(dataset.format = shards, webdataset, tfrecord, "
+                        "recordio or auto) for now; other formats are read "
+                        "from local files",
                         path);
     *mine = true;
     return SL_OK;

@@ -143,10 +143,13 @@ def _resolve_options(config, options):
         if full == "dataset.path" and isinstance(v, (list, tuple)):
             # Several datasets: a mix, each by its weight (dataset.weights).
             full = "dataset.mix"
-            for p in v:
+            for i, p in enumerate(v):
                 if "," in _text(p):
-                    raise ValueError("path: %r holds a comma, which separates "
-                                     "the datasets of a mix" % (p,))
+                    # Named by its place: a URL's credentials stay out of
+                    # the message.
+                    raise ValueError("path: the mix's dataset %d holds a "
+                                     "comma, which separates the datasets of "
+                                     "a mix" % i)
         pairs.append((full, _text(v)))
     given = {k for k, _ in pairs}
     # path= names the dataset whatever the INI file names: a list replaces

@@ -2,7 +2,8 @@
  * The C loader's batches, for the binding's tests to compare against:
  *   sluice_py_c_batches EPOCH key=value...
  * prints one line a batch: index, valid, and FNV-1a 64 hashes of its
- * pixels, labels and indices.
+ * pixels, labels and indices. With SLUICE_PY_C_LOG set, the loader's log
+ * lines go to stderr ("log LEVEL: message"), for the tests to read.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,6 +20,11 @@ static uint64_t fnv1a(const void *p, size_t n) {
   return h;
 }
 
+static void on_log(void *user, sl_log_level level, const char *message) {
+  (void)user;
+  fprintf(stderr, "log %d: %s\n", (int)level, message);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s EPOCH key=value...\n", argv[0]);
@@ -27,6 +33,8 @@ int main(int argc, char **argv) {
   sl_config *cfg;
   if (sl_config_create(&cfg) != SL_OK)
     return 1;
+  if (getenv("SLUICE_PY_C_LOG"))
+    sl_config_set_log(cfg, on_log, NULL);
   for (int i = 2; i < argc; i++) {
     char *eq = strchr(argv[i], '=');
     if (!eq)

@@ -22,8 +22,12 @@ def free_port():
 
 
 class Nginx:
-    def __init__(self, root, www):
+    """basic_auth (user, password): /private/ under www asks for them
+    (HTTP basic auth, on both ports)."""
+
+    def __init__(self, root, www, basic_auth=None):
         self.root, self.www = str(root), str(www)
+        self.basic_auth = basic_auth
         self.proc = None
 
     def start(self):
@@ -39,6 +43,17 @@ class Nginx:
                         "-keyout", key, "-out", self.cert],
                        check=True, capture_output=True)
         self.port, self.tls_port = free_port(), free_port()
+        private = ""
+        if self.basic_auth:
+            name, password = self.basic_auth
+            hashed = subprocess.run(["openssl", "passwd", "-apr1", password],
+                                    check=True, capture_output=True,
+                                    text=True).stdout.strip()
+            users = os.path.join(self.root, "htpasswd")
+            with open(users, "w") as f:
+                f.write("%s:%s\n" % (name, hashed))
+            private = ('location /private/ { auth_basic "sluice"; '
+                       'auth_basic_user_file %s; }' % users)
         user = "user root;" if os.geteuid() == 0 else ""
         conf = os.path.join(self.root, "nginx.conf")
         with open(conf, "w") as f:
@@ -50,12 +65,13 @@ http {
   access_log %s/access.log;
   client_body_temp_path %s/tmp; proxy_temp_path %s/tmp;
   fastcgi_temp_path %s/tmp; uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;
-  server { listen 127.0.0.1:%d; root %s; }
-  server { listen 127.0.0.1:%d ssl; root %s;
+  server { listen 127.0.0.1:%d; root %s; %s }
+  server { listen 127.0.0.1:%d ssl; root %s; %s
            ssl_certificate %s; ssl_certificate_key %s; }
 }
 """ % (user, self.root, self.root, self.root, *([self.root] * 5),
-               self.port, self.www, self.tls_port, self.www, self.cert, key))
+               self.port, self.www, private, self.tls_port, self.www, private,
+               self.cert, key))
         os.makedirs(os.path.join(self.root, "tmp"), exist_ok=True)
         self.proc = subprocess.Popen([nginx, "-p", self.root, "-c", conf],
                                      stdout=subprocess.DEVNULL,

@@ -1,6 +1,7 @@
-"""WebDataset and TFRecord shards read from S3 and HTTP (issue 38): shards
-written by webdataset's own ShardWriter and by the `tfrecord` package's
-TFRecordWriter, served by a real S3 server (SeaweedFS, s3server.py) and by
+"""WebDataset, TFRecord and RecordIO shards read from S3 and HTTP (issue
+38): shards written by webdataset's own ShardWriter, by the `tfrecord`
+package's TFRecordWriter and by mxrecordio.py (mxnet's RecordIO writer byte
+for byte, tests/formats/foreign), served by a real S3 server (SeaweedFS, s3server.py) and by
 nginx (httpserver.py) on loopback. Batches from the
 URL equal those from the same shards on local disk; the first open builds
 the set's sidecar index in the cache, later opens read it (HEADs, no shard
@@ -10,6 +11,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -18,6 +20,10 @@ import pytest
 import sluice
 
 from conftest import base_options
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests", "formats", "foreign"))
+import mxrecordio  # noqa: E402
 
 wds = pytest.importorskip("webdataset")  # scripts/test-requirements.txt
 Image = pytest.importorskip("PIL.Image")
@@ -61,6 +67,38 @@ def write_shards(folder, seed=5):
                      "image/class/label": (i % 3, "int"),
                      "image/filename": (b"r%d_%d.jpg" % (k, i), "byte")})
         w.close()
+    write_recordio(folder, rng)
+
+
+REC_SAMPLES = (4, 5, 3)  # image records a RecordIO shard
+
+
+def write_recordio(folder, rng):
+    """RecordIO shards img-0..2.rec as MXIndexedRecordIO writes them: two
+    float labels a record (the targets; the first the label); shard 0's
+    .idx lists its records backwards (the samples follow the .idx), shard
+    1 holds a multi-part record (its id is the magic: the writer splits the
+    IRHeader), shard 2 has no .idx (its framing walked) and starts with an
+    image-less header record, as InsightFace's sets do (skipped)."""
+    for k, n in enumerate(REC_SAMPLES):
+        rec = os.path.join(folder, "img-%d.rec" % k)
+        idx = os.path.join(folder, "img-%d.idx" % k) if k < 2 else None
+        w = mxrecordio.IndexedWriter(idx, rec)
+        if k == 2:
+            w.write_idx(99, mxrecordio.pack([0.0, 0.0], b""))
+        for i in range(n):
+            w.write_idx(i, mxrecordio.pack(
+                [10 * k + i, 0.25], _jpeg(rng),
+                id=mxrecordio.MAGIC if (k, i) == (1, 2) else i))
+        w.close()
+        if k == 0:
+            with open(idx) as f:
+                lines = f.readlines()
+            with open(idx, "w") as f:
+                f.writelines(reversed(lines))
+    with open(os.path.join(folder, "img.txt"), "w") as f:
+        f.write("# RecordIO shards, relative to this list\n")
+        f.writelines("img-%d.rec\n" % k for k in range(len(REC_SAMPLES)))
 
 
 @pytest.fixture(scope="module")
@@ -314,3 +352,96 @@ def test_range_reads_equal_local(data, web, s3env, cache):
                 assert batches(url, **o) == batches(local, **o), (url, w)
             assert objects(cache) == {}
             assert sidecars(cache)
+
+
+REC = "img-{0..2}.rec"
+
+
+def test_recordio_equals_local(data, web, s3env, cache):
+    """RecordIO shards at s3:// and http:// read as the same shards on local
+    disk: the .idx beside each shard fetched (its order followed), a shard
+    without one framed, a multi-part record joined, a header record
+    skipped; the sidecar keeps the joins, so a second open (from it) reads
+    the same batches; one .rec at a URL too."""
+    local = os.path.join(data, REC)
+    ref = sluice.Dataset(local)
+    url = "s3://wds/train/" + REC
+    ds = sluice.Dataset(url)
+    assert len(ds) == len(ref) == sum(REC_SAMPLES)
+    for i in range(len(ref)):
+        got, want = ds[i], ref[i]
+        assert np.array_equal(got[0], want[0])
+        assert got[1:] == want[1:]
+        assert ds.read(i) == ref.read(i)
+    # shard 0 backwards (its .idx), the multi-part record's targets
+    assert ref[0][1:] == (3, [3.0, 0.25])
+    assert ref[4 + 2][1:] == (12, [12.0, 0.25])
+    for w in (1, 2):
+        assert batches(url, **{"loader.workers": w}) == \
+            batches(local, **{"loader.workers": w})
+    r = {"loader.rank": 1, "loader.world_size": 2,
+         "loader.order": "quasi_random"}
+    assert batches(url, **r) == batches(local, **r)
+    # Over HTTP: built, then a second open reads the sidecar and HEADs the
+    # shards (no shard or .idx fetched).
+    srv, _ = web
+    http = "http://127.0.0.1:%d/set/%s" % (srv.port, REC)
+    for w in (1, 2):
+        assert batches(http, **{"loader.workers": w}) == \
+            batches(local, **{"loader.workers": w})
+    before = len(srv.requests())
+    assert len(sluice.Dataset(http)) == len(ref)
+    assert len(headed(srv, before, "/set/img-", 3)) == 3
+    lines = srv.requests()[before:]
+    assert [l for l in lines if '"GET /set/img-' in l] == []
+    one = "http://127.0.0.1:%d/set/img-1.rec" % srv.port
+    assert batches(one) == batches(os.path.join(data, "img-1.rec"))
+    # A list at a URL: dataset.format says it lists RecordIO shards.
+    listed = "http://127.0.0.1:%d/set/img.txt" % srv.port
+    assert batches(listed, **{"dataset.format": "recordio"}) == \
+        batches(os.path.join(data, "img.txt"))
+
+
+def test_recordio_changed_shard_is_named(web, cache, tmp_path):
+    srv, www = web
+    url = "http://127.0.0.1:%d/set/%s" % (srv.port, REC)
+    assert len(sluice.Dataset(url)) == sum(REC_SAMPLES)
+    victim = os.path.join(str(www), "img-2.rec")
+    saved = str(tmp_path / "saved.rec")
+    shutil.copy(victim, saved)
+    try:
+        with open(victim, "ab") as f:  # one more record: another size
+            mxrecordio.write_record(f, mxrecordio.pack(
+                [7.0, 0.5], _jpeg(np.random.default_rng(3))))
+        with pytest.raises(sluice.Error) as e:
+            sluice.Dataset(url)
+        msg = str(e.value)
+        assert "/set/img-2.rec" in msg and "sidecar" in msg
+        assert "sluice index" in msg
+        p = subprocess.run([sluice._cli(), "index", url],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        assert "%d samples" % (sum(REC_SAMPLES) + 1) in p.stdout
+        assert len(sluice.Dataset(url)) == sum(REC_SAMPLES) + 1
+    finally:
+        shutil.copy(saved, victim)
+
+
+def test_recordio_bad_idx_is_named(web, cache):
+    """An .idx line that is not `key offset`: named with its URL and
+    line."""
+    srv, www = web
+    idx = os.path.join(str(www), "img-1.idx")
+    with open(idx) as f:
+        saved = f.read()
+    try:
+        with open(idx, "a") as f:
+            f.write("7 not-an-offset\n")
+        url = "http://127.0.0.1:%d/set/%s" % (srv.port, REC)
+        with pytest.raises(sluice.Error) as e:
+            sluice.Dataset(url)
+        msg = str(e.value)
+        assert "/set/img-1.idx: line %d" % (REC_SAMPLES[1] + 1) in msg
+    finally:
+        with open(idx, "w") as f:
+            f.write(saved)

@@ -1,6 +1,7 @@
 /* The sidecar index of foreign shards at URLs (formats/files/shard_sidecar.c)
  * on hand-made input: a round trip of every field (and of TFRecord's names
- * section), then the parser's
+ * section, and of RecordIO's joins), version 1's header still read, then
+ * the parser's
  * refusals of damaged bytes (checksum, version, counts that do not add up,
  * names without their NUL, first samples out of order), each with the
  * checksum made to hold so that the check behind it is the one hit; and
@@ -67,8 +68,8 @@ static void test_round_trip(void **state) {
   uint8_t *buf;
   size_t len;
   encode(&buf, &len);
-  /* 64 + 27 (opts) + 24 + 6 + 24 + 1 (names) + 48 + 120 + 40 + 4 */
-  assert_int_equal(len, 64 + 27 + 55 + 48 + 120 + 40 + 4);
+  /* 72 + 27 (opts) + 24 + 6 + 24 + 1 (names) + 48 + 120 + 40 + 4 */
+  assert_int_equal(len, 72 + 27 + 55 + 48 + 120 + 40 + 4);
   sl_sidecar s;
   sl_err err = {0};
   assert_int_equal(sl_sidecar_parse(&s, buf, len, "x", &err), SL_OK);
@@ -78,6 +79,7 @@ static void test_round_trip(void **state) {
   assert_int_equal(s.nshards, 2);
   assert_int_equal(s.count, N);
   assert_int_equal(s.skipped, 7);
+  assert_int_equal(s.njoins, 0);
   assert_string_equal(s.shards[0].name, "s3://b/train-000000.tar");
   assert_string_equal(s.shards[0].etag, "\"abc\"");
   assert_string_equal(s.shards[1].etag, "");
@@ -135,7 +137,7 @@ static void test_names(void **state) {
   size_t len;
   sl_err err = {0};
   assert_int_equal(sl_sidecar_encode(&s, &buf, &len, &err), SL_OK);
-  assert_int_equal(len, 64 + 2 + 25 + 1 + 24 + 48 + 16 + 4);
+  assert_int_equal(len, 72 + 2 + 25 + 1 + 24 + 48 + 16 + 4);
   sl_sidecar p;
   assert_int_equal(sl_sidecar_parse(&p, buf, len, "x", &err), SL_OK);
   assert_int_equal(p.flags, SL_SIDECAR_NAMES);
@@ -185,9 +187,9 @@ static void test_refusals(void **state) {
   c[100] ^= 1; /* checksum not resealed */
   refused(c, len, "checksum");
   memcpy(c, buf, len);
-  sl_put_le32(c + 8, 2);
+  sl_put_le32(c + 8, 3);
   reseal(c, len);
-  refused(c, len, "version 2");
+  refused(c, len, "version 3");
   memcpy(c, buf, len);
   c[0] = 'X';
   refused(c, len, "not a sidecar");
@@ -208,16 +210,16 @@ static void test_refusals(void **state) {
   reseal(c, len);
   refused(c, len, "out of bounds");
   memcpy(c, buf, len);
-  c[64 + 26] = 'x'; /* the options' NUL */
+  c[72 + 26] = 'x'; /* the options' NUL */
   reseal(c, len);
   refused(c, len, "options");
   /* The names: the first URL's NUL gone, so the names run one short. */
   memcpy(c, buf, len);
-  c[64 + 27 + 23] = 'x';
+  c[72 + 27 + 23] = 'x';
   reseal(c, len);
   refused(c, len, "name");
   /* Shard 1's first sample after the last, and before shard 0's. */
-  size_t recs = 64 + 27 + 55;
+  size_t recs = 72 + 27 + 55;
   memcpy(c, buf, len);
   sl_put_le64(c + recs + 24 + 8, N + 1);
   reseal(c, len);
@@ -265,6 +267,81 @@ static void test_every_damage(void **state) {
   free(buf);
 }
 
+/* RecordIO's multi-part records: kept in order, refused out of order or
+ * past the samples. */
+static void test_joins(void **state) {
+  (void)state;
+  sl_sidecar_shard sh = {
+      .name = "https://h/img-0.rec", .etag = "", .size = 9000};
+  sl_sample_info ix[3] = {{.offset = 8, .length = 40, .codec = 1},
+                          {.offset = 100, .length = 90, .codec = 1},
+                          {.offset = 300, .length = 70, .codec = 1}};
+  sl_sidecar_join joins[2] = {{0, 24, 12}, {2, 32, 30}};
+  sl_sidecar s = {.format = SL_FORMAT_RECORDIO,
+                  .opts = "label_offset=0",
+                  .nshards = 1,
+                  .count = 3,
+                  .shards = &sh,
+                  .index = ix,
+                  .njoins = 2,
+                  .joins = joins};
+  uint8_t *buf;
+  size_t len;
+  sl_err err = {0};
+  assert_int_equal(sl_sidecar_encode(&s, &buf, &len, &err), SL_OK);
+  assert_int_equal(len, 72 + 15 + 20 + 1 + 24 + 72 + 32 + 4);
+  sl_sidecar p;
+  assert_int_equal(sl_sidecar_parse(&p, buf, len, "x", &err), SL_OK);
+  assert_int_equal(p.njoins, 2);
+  sl_sidecar_join j = sl_sidecar_join_at(&p, 1);
+  assert_int_equal(j.sample, 2);
+  assert_int_equal(j.skip, 32);
+  assert_int_equal(j.bytes, 30);
+  sl_sidecar_free(&p);
+  uint8_t *c = malloc(len);
+  size_t at = len - 4 - 32; /* the joins */
+  memcpy(c, buf, len);
+  sl_put_le64(c + at + 16, 0); /* join 1 before join 0's sample */
+  reseal(c, len);
+  refused(c, len, "out of order");
+  memcpy(c, buf, len);
+  sl_put_le64(c + at + 16, 3); /* past the samples */
+  reseal(c, len);
+  refused(c, len, "out of order");
+  memcpy(c, buf, len);
+  sl_put_le64(c + 64, 3); /* one join more than the bytes hold */
+  reseal(c, len);
+  refused(c, len, "adds up");
+  free(c);
+  free(buf);
+}
+
+/* A version 1 sidecar (64-byte header, no joins) is still read. */
+static void test_version_1(void **state) {
+  (void)state;
+  uint8_t *buf;
+  size_t len;
+  encode(&buf, &len);
+  uint8_t *c = malloc(len - 8);
+  memcpy(c, buf, 64);
+  memcpy(c + 64, buf + 72, len - 72);
+  sl_put_le32(c + 8, 1);
+  reseal(c, len - 8);
+  sl_sidecar s;
+  sl_err err = {0};
+  assert_int_equal(sl_sidecar_parse(&s, c, len - 8, "x", &err), SL_OK);
+  assert_int_equal(s.count, N);
+  assert_int_equal(s.njoins, 0);
+  assert_string_equal(s.shards[1].name, "s3://b/train-000001.tar");
+  sl_sample_info e;
+  float t[2];
+  sl_sidecar_sample(&s, 4, &e, t, NULL);
+  assert_int_equal(e.offset, 512u + 1024u * 4);
+  sl_sidecar_free(&s);
+  free(c);
+  free(buf);
+}
+
 static void test_encode_bounds(void **state) {
   (void)state;
   char longname[SL_SIDECAR_NAME_MAX + 8];
@@ -286,7 +363,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_names),
       cmocka_unit_test(test_refusals),      cmocka_unit_test(test_every_damage),
-      cmocka_unit_test(test_encode_bounds),
+      cmocka_unit_test(test_encode_bounds), cmocka_unit_test(test_joins),
+      cmocka_unit_test(test_version_1),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

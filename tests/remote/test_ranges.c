@@ -5,7 +5,7 @@
  * small pool and one request in flight still give every position; stop
  * mid-epoch and a new start read everything again; a missing object and
  * an object of another size are errors naming the URL and the sample. The
- * Content-Range parser and the URL's shown form, without a server. */
+ * Content-Range parser, without a server. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -423,24 +423,9 @@ static void test_content_range(void **state) {
   assert_false(sl_http_content_range(ok, 29, &a, &b, &t) && t == 1234);
 }
 
-static void test_url_shown(void **state) {
-  (void)state;
-  char buf[256];
-  sl_url_shown("https://user:secret@host:8/a/b.tar?X-Amz-Signature=zz#f", buf,
-               sizeof buf);
-  assert_string_equal(buf, "https://host:8/a/b.tar");
-  sl_url_shown("s3://bkt/key\x01x", buf, sizeof buf);
-  assert_string_equal(buf, "s3://bkt/key?x");
-  sl_url_shown("http://host/p@q", buf, sizeof buf);
-  assert_string_equal(buf, "http://host/p@q");
-  sl_url_shown("http://host/abc", buf, 8);
-  assert_string_equal(buf, "http://");
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_content_range),
-      cmocka_unit_test(test_url_shown),
       cmocka_unit_test(test_workers_get_the_objects_bytes),
       cmocka_unit_test(test_one_request_and_a_small_pool),
       cmocka_unit_test(test_stop_mid_epoch_then_start),
