@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "common/map_guard.h"
 #include "formats/hdf5/h5chunk.h"
 
 /* Chunks that hold whole samples: every axis but the first is the array's. */
@@ -171,6 +172,22 @@ static bool partial_chunk(const sl_h5_dset *a, const sl_h5_geom *g,
   return false;
 }
 
+/* sl_h5_chunk_index_read over the file's map, run under the SIGBUS guard
+ * (common/map_guard.h): a file cut while it is opened is an error, not the
+ * death of the process. x->chunk, once allocated, is reachable from x. */
+typedef struct index_call {
+  const sl_h5_chunk_query *q;
+  sl_h5_chunk_index *x;
+  char *why;
+  size_t cap;
+  sl_h5c_result r;
+} index_call;
+
+static void index_read(void *ctx) {
+  index_call *c = ctx;
+  c->r = sl_h5_chunk_index_read(c->q, c->x, c->why, c->cap);
+}
+
 sl_status sl_h5_chunk_table(sl_source *src, const sl_h5_dset *a, hid_t file,
                             sl_h5_geom *g, sl_err *err) {
   char sh[128], cs[128], why[256];
@@ -262,9 +279,22 @@ sl_status sl_h5_chunk_table(sl_source *src, const sl_h5_dset *a, hid_t file,
                          .maxdims = maxdims,
                          .elem_size = 1,
                          .max_chunks = nch};
-  sl_h5_chunk_index x;
-  sl_h5c_result r = sl_h5_chunk_index_read(&q, &x, why, sizeof why);
-  sl_status st = SL_OK;
+  sl_h5_chunk_index x = {0};
+  index_call ic = {&q, &x, why, sizeof why, SL_H5C_OK};
+  size_t at = 0;
+  sl_status st = sl_guard_install(err);
+  if (st != SL_OK)
+    return st;
+  if (!sl_guard_call(index_read, &ic, src->map, (size_t)src->file_size, &at)) {
+    free(x.chunk); /* as far as the walk got */
+    return sl_err_set(err, SL_EIO,
+                      "%s: offset %zu cannot be read (SIGBUS) while reading "
+                      "dataset %s's chunk index: the file shrank (truncated "
+                      "or copied over) since it was opened, or a disk error; "
+                      "it was %" PRIu64 " bytes",
+                      src->path, at, a->name, src->file_size);
+  }
+  sl_h5c_result r = ic.r;
   if (r == SL_H5C_UNSUPPORTED)
     st = chunks_by_hdf5(src, a, g, nch, (uint64_t)ub, why, err);
   else if (r == SL_H5C_NOMEM)

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 
 #include "common/endian.h"
+#include "common/map_guard.h"
 #include "formats/core/image_sniff.h"
 #include "formats/hdf5/h5array_chunks.h"
 #include "formats/hdf5/h5array_describe.h"
@@ -100,6 +101,43 @@ static const char *take_vlen(const sl_source *src, const sl_h5_geom *g,
   return sniff_entry(src, off, n, e, why, cap);
 }
 
+/* One sample's bytes in the map, read under the SIGBUS guard
+ * (common/map_guard.h): a vlen element and its heap object, or a
+ * fixed-size row's image header. */
+typedef struct entry_call {
+  const sl_source *src;
+  const sl_h5_geom *g;
+  uint64_t i, off;
+  uint32_t n;
+  bool vlen;
+  sl_h5_heap *heap; /* what the heap walk allocates stays reachable */
+  sl_sample_info *e;
+  char *why;
+  size_t cap;
+  const char *bad;
+} entry_call;
+
+static void entry_read(void *ctx) {
+  entry_call *c = ctx;
+  c->bad = c->vlen
+               ? take_vlen(c->src, c->g, c->i, c->heap, c->e, c->why, c->cap)
+               : sniff_entry(c->src, c->off, c->n, c->e, c->why, c->cap);
+}
+
+/* entry_read's answer; SL_EIO in *st (and NULL) when the map faulted. */
+static const char *guarded_entry(entry_call *c, sl_status *st, sl_err *err) {
+  size_t at = 0;
+  if (sl_guard_call(entry_read, c, c->src->map, (size_t)c->src->file_size, &at))
+    return c->bad;
+  *st = sl_err_set(err, SL_EIO,
+                   "%s: offset %zu cannot be read (SIGBUS) while indexing "
+                   "sample %" PRIu64 ": the file shrank (truncated or copied "
+                   "over) since it was opened, or a disk error; it was "
+                   "%" PRIu64 " bytes",
+                   c->src->path, at, c->i, c->src->file_size);
+  return NULL;
+}
+
 static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                               sl_err *err) {
   sl_status st = sl_h5_find_images(src, file, &A->img, err);
@@ -123,6 +161,8 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     st = sl_h5_make_filtered(src, &A->img, &A->g, err);
   sl_h5_heap heap = {0};
   heap.steps_max = src->file_size / 8 + 256 * A->g.n;
+  if (st == SL_OK && A->g.n > 0 && (A->g.fixed || A->g.vlen))
+    st = sl_guard_install(err);
   for (uint64_t i = 0; st == SL_OK && i < A->g.n; i++) {
     sl_sample_info *e = &src->index[i];
     char where[SL_H5_NAME_CAP + 32];
@@ -151,8 +191,16 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
                    A->len.name, i, lens[i], A->g.bytes);
         fb = fwhy;
       } else {
-        fb = sniff_entry(src, A->g.addr + i * A->g.bytes, (uint32_t)lens[i], e,
-                         fwhy, sizeof fwhy);
+        entry_call c = {.src = src,
+                        .i = i,
+                        .off = A->g.addr + i * A->g.bytes,
+                        .n = (uint32_t)lens[i],
+                        .e = e,
+                        .why = fwhy,
+                        .cap = sizeof fwhy};
+        fb = guarded_entry(&c, &st, err);
+        if (st != SL_OK)
+          break;
       }
       if (fb) {
         st = sl_source_bad_entry(src, i, where, fb, err);
@@ -164,7 +212,17 @@ static sl_status index_arrays(sl_source *src, hid_t file, arrays *A,
     }
     if (A->g.vlen) {
       char vwhy[300];
-      const char *vb = take_vlen(src, &A->g, i, &heap, e, vwhy, sizeof vwhy);
+      entry_call c = {.src = src,
+                      .g = &A->g,
+                      .i = i,
+                      .vlen = true,
+                      .heap = &heap,
+                      .e = e,
+                      .why = vwhy,
+                      .cap = sizeof vwhy};
+      const char *vb = guarded_entry(&c, &st, err);
+      if (st != SL_OK)
+        break;
       if (vb) {
         st = sl_source_bad_entry(src, i, where, vb, err);
         continue;

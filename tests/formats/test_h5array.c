@@ -46,6 +46,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <hdf5.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -524,13 +525,31 @@ static void test_damaged_chunks(void **state) {
  * This executable exports these (ENABLE_EXPORTS), so libsluice's calls into
  * libhdf5 reach them first; each counts and forwards. They cover the calls
  * every open makes and the ones a read would need. */
+/* A file cut while it is opened: after the g_cut_nth call (counted from
+ * when g_cut_path was set) of the libhdf5 entry point g_cut_fn, the file
+ * g_cut_path is truncated to g_cut_to bytes (HDF5 has read what it needs;
+ * sluice's map of the file is made, and is read next). */
+static const char *g_cut_path, *g_cut_fn;
+static long g_cut_nth;
+static off_t g_cut_to;
+
+static void cut_hook(const char *fn) {
+  if (g_cut_path && strcmp(fn, g_cut_fn) == 0 && --g_cut_nth == 0) {
+    if (truncate(g_cut_path, g_cut_to) != 0)
+      fail_msg("truncate %s: %s", g_cut_path, strerror(errno));
+    g_cut_path = NULL;
+  }
+}
+
 #define H5_WRAP(ret, name, params, args)                                       \
   __attribute__((visibility("default"))) ret name params {                     \
     static ret(*real) params;                                                  \
     if (!real)                                                                 \
       *(void **)&real = dlsym(RTLD_NEXT, #name);                               \
     atomic_fetch_add(&g_h5_calls, 1);                                          \
-    return real args;                                                          \
+    ret r = real args;                                                         \
+    cut_hook(#name);                                                           \
+    return r;                                                                  \
   }
 H5_WRAP(hid_t, H5Fopen, (const char *n, unsigned f, hid_t p), (n, f, p))
 H5_WRAP(herr_t, H5Fclose, (hid_t f), (f))
@@ -541,6 +560,7 @@ H5_WRAP(herr_t, H5Dread,
         (d, mt, ms, fs, p, buf))
 H5_WRAP(haddr_t, H5Dget_offset, (hid_t d), (d))
 H5_WRAP(htri_t, H5Lexists, (hid_t l, const char *n, hid_t p), (l, n, p))
+H5_WRAP(hid_t, H5Dget_space, (hid_t d), (d))
 
 static void test_no_hdf5_after_open(void **state) {
   (void)state;
@@ -567,6 +587,60 @@ static void test_no_hdf5_after_open(void **state) {
       assert_true(g_after_open > n0);
       assert_int_equal(atomic_load(&g_h5_calls), g_after_open);
     }
+  }
+}
+
+/* An array file cut (truncated) while it is opened, after each call of a
+ * libhdf5 entry point in turn (HDF5 has read some metadata; sluice has
+ * mapped the file): SL_OK when nothing is read past the cut, else an error
+ * naming the file, never the death of the process. A cut just before
+ * sluice reads the map (a chunk index: chunkbt's B-tree, chunkfa's fixed
+ * array; a vlen element's heap object; a fixed-size row's image header) is
+ * SL_EIO saying SIGBUS. */
+static void test_cut_during_open(void **state) {
+  (void)state;
+  static const struct {
+    const char *name, *fn;
+  } cases[] = {{"chunkbt", "H5Dget_space"},
+               {"chunkfa", "H5Dget_space"},
+               {"vlen", "H5Dread"},
+               {"fixed", "H5Dread"}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    char src[700], p[700], cmd[1600];
+    path_in(src, sizeof src, cases[k].name, ".h5");
+    path_in(p, sizeof p, "cut", ".h5");
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, p);
+    assert_int_equal(system(cmd), 0);
+    /* The calls in a whole open (the count never reaches 0). */
+    g_cut_path = p;
+    g_cut_fn = cases[k].fn;
+    g_cut_nth = -1;
+    sl_dataset *ds = NULL;
+    assert_int_equal(sl_dataset_open_file(&ds, p), SL_OK);
+    sl_dataset_close(ds);
+    long calls = -1 - g_cut_nth;
+    g_cut_path = NULL;
+    assert_true(calls > 0);
+    int sigbus = 0;
+    for (long nth = 1; nth <= calls; nth++) {
+      assert_int_equal(system(cmd), 0);
+      g_cut_path = p;
+      g_cut_nth = nth;
+      g_cut_to = 4096;
+      ds = NULL;
+      sl_status st = sl_dataset_open_file(&ds, p);
+      assert_null(g_cut_path); /* cut */
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", st == SL_OK ? "" : sl_dataset_errmsg(ds));
+      sl_dataset_close(ds);
+      if (st != SL_OK && !strstr(msg, "cut.h5"))
+        fail_msg("%s, cut after call %ld of %s: %d %s", cases[k].name, nth,
+                 cases[k].fn, st, msg);
+      sigbus += st == SL_EIO && strstr(msg, "SIGBUS") != NULL;
+    }
+    if (!sigbus)
+      fail_msg("%s: no cut after a call of %s was met by a read of the map",
+               cases[k].name, cases[k].fn);
   }
 }
 
@@ -660,6 +734,7 @@ int main(void) {
       cmocka_unit_test(test_refused),
       cmocka_unit_test(test_damaged_chunks),
       cmocka_unit_test(test_no_hdf5_after_open),
+      cmocka_unit_test(test_cut_during_open),
       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
