@@ -28,6 +28,8 @@
 
 #include "common/clock.h"
 #include "common/rng.h"
+#include "common/url_shown.h"
+#include "remote/url.h"
 
 #define LOCK_SLOTS 64
 
@@ -60,13 +62,22 @@ struct sl_cache {
   atomic_bool cancel; /* sl_cache_cancel */
 };
 
-static void hash_url(const char *url, uint64_t h[2]) {
+static void hash_text(const char *text, uint64_t h[2]) {
   h[0] = 0xcbf29ce484222325ull;
   h[1] = 0x84222325cbf29ce4ull;
-  for (const char *p = url; *p; p++) {
+  for (const char *p = text; *p; p++) {
     h[0] = (h[0] ^ (unsigned char)*p) * 0x100000001b3ull;
     h[1] = sl_mix64(h[1] ^ (unsigned char)*p);
   }
+}
+
+/* An object's URL as shown (common/url_shown.h): without user:password@
+ * and query, so that a presigned URL signed again, or other credentials,
+ * name the same cached object (its size and checksum or ETag, also in the
+ * name, tell objects apart). */
+static void hash_url(const char *url, uint64_t h[2]) {
+  char shown[SL_URL_MAX + 1]; /* URLs are shorter (sl_url_http) */
+  hash_text(sl_url_shown(url, shown, sizeof shown), h);
 }
 
 static void object_name(const char *url, uint64_t size, uint32_t crc, char *buf,
@@ -84,7 +95,7 @@ static void tagged_name(const char *url, uint64_t size, const char *etag,
                         char *buf, size_t cap) {
   uint64_t h[2], t[2];
   hash_url(url, h);
-  hash_url(etag, t);
+  hash_text(etag, t);
   snprintf(buf, cap,
            "%016" PRIx64 "%016" PRIx64 "-%" PRIu64 "-t%016" PRIx64 ".obj", h[0],
            h[1], size, t[0] ^ t[1]);

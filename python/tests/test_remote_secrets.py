@@ -209,6 +209,14 @@ def test_failures_never_show_credentials(web, cache):
     assert len(sluice.Dataset(again)) == sum(PER_SHARD)
     assert logged(srv, before, "HEAD /set/img-1.rec?X-Amz", "sig-again")
     assert not any("GET /set/img-" in l for l in srv.requests()[before:])
+    # Its shards, cached under the first signature, are the same objects:
+    # read from the cache, not fetched again.
+    first = sluice.Dataset(signed)
+    ds = sluice.Dataset(again)
+    before = len(srv.requests())
+    assert [ds.read(i) for i in range(len(ds))] == \
+        [first.read(i) for i in range(len(first))]
+    assert not any("GET /set/img-" in l for l in srv.requests()[before:])
     p = cli("info", signed)
     assert p.returncode == 0, p.stderr
     assert "file:        http://127.0.0.1:%d/set/img-{0..1}.rec\n" % \
