@@ -37,11 +37,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *user) {
     curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &a->status);
   a->received += len;
   if (a->status != 200 && a->status != 206) {
-    size_t room = sizeof a->body - 1 - a->body_len;
-    size_t k = len < room ? len : room;
-    memcpy(a->body + a->body_len, p, k);
-    a->body_len += k;
-    a->body[a->body_len] = '\0';
+    sl_request_keep_body(a->body, sizeof a->body, &a->body_len, p, len);
     return len;
   }
   if (a->status == 200 && a->from > 0) {

@@ -484,11 +484,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *user) {
     curl_easy_getinfo(q->h, CURLINFO_RESPONSE_CODE, &q->status);
   q->received += len;
   if (q->status != 200 && q->status != 206) {
-    size_t room = sizeof q->body - 1 - q->body_len;
-    size_t k = len < room ? len : room;
-    memcpy(q->body + q->body_len, p, k);
-    q->body_len += k;
-    q->body[q->body_len] = '\0';
+    sl_request_keep_body(q->body, sizeof q->body, &q->body_len, p, len);
     return len;
   }
   if (q->status == 200 && !(s->off == 0 && s->len == q->size)) {

@@ -104,3 +104,12 @@ void sl_request_s3_code(const char *body, char *code, size_t cap) {
 double sl_request_backoff(unsigned n, double u) {
   return 0.05 * (double)(1u << (n < 7 ? n : 7)) * (0.5 + 0.5 * u);
 }
+
+void sl_request_keep_body(char *body, size_t cap, size_t *len, const char *p,
+                          size_t n) {
+  size_t room = cap - 1 - *len;
+  size_t k = n < room ? n : room;
+  memcpy(body + *len, p, k);
+  *len += k;
+  body[*len] = '\0';
+}

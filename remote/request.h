@@ -29,6 +29,12 @@ CURLcode sl_request_setup(CURL *h, const sl_fetch_conf *c, const char *http,
 bool sl_request_retryable_status(long status);
 bool sl_request_retryable_curl(CURLcode rc);
 
+/* Keeps the start of an error answer's body (for sl_request_s3_code):
+ * n bytes at p appended to body (cap bytes, *len used, NUL-terminated),
+ * as many as fit. */
+void sl_request_keep_body(char *body, size_t cap, size_t *len, const char *p,
+                          size_t n);
+
 /* S3's error code from the start of an XML error body ("SlowDown",
  * "NoSuchKey"), or "": letters and digits only, others shown as '?'. */
 void sl_request_s3_code(const char *body, char *code, size_t cap);
