@@ -118,6 +118,9 @@ def main():
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     ap.add_argument("--detect", choices=["rrc", "iou_crop"],
                     help="detection: the crop, with the dataset's boxes moved into the batches")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other sluice key (repeatable; last wins), e.g. io.cache_dir=DIR "
+                         "loader.order=quasi_random for the remote rows")
     args = ap.parse_args()
 
     lib = bind(args.lib)
@@ -134,6 +137,11 @@ def main():
     if args.planes:  # only when asked: a --baseline build older than the option rejects the key
         settings["augment.jpeg_planes"] = "true"
     settings.update(RECIPES[args.recipe])
+    for kv in args.set:
+        k, eq, v = kv.partition("=")
+        if not eq:
+            ap.error("--set %s: want KEY=VALUE" % kv)
+        settings[k.strip()] = v.strip()
     if args.detect:
         settings.update({"augment.crop": "random_resized" if args.detect == "rrc" else "iou_crop",
                          "loader.max_boxes": "0"})
