@@ -31,7 +31,6 @@ import ctypes as C
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
