@@ -5,7 +5,9 @@ random horizontal flip and uint8 output, in batches, with W workers.
 
 Prints one line on stdout:
   RESULT {"peer": ..., "res": R, "workers": W, "images": N, "seconds": S,
-          "images_per_s": X, "cpu_s": C, "images_per_cpu_s": Y, "version": ...}
+          "images_per_s": X, "cpu_s": C, "images_per_cpu_s": Y, "version": ...,
+          "first_batch_s": from the epoch's start to its first batch,
+          "images_per_s_all": the whole epoch, first batches included}
 (cpu_s: CPU time of the process tree, workers included, over the timed part)
 for one epoch, timed from the end of its first --skip batches (worker start,
 JIT compilation and the first prefetch are not counted) to its last batch.
@@ -537,16 +539,20 @@ def main():
         epoch, version = ffcv_loader(args)
     if args.prepare:
         return 0
-    state = {"t0": None, "n": 0, "batches": 0}
+    state = {"t0": None, "n": 0, "batches": 0, "n_all": 0, "first": None}
 
     def mark(i, n):
         state["batches"] = i + 1
+        state["n_all"] += n
+        if state["first"] is None:
+            state["first"] = time.perf_counter()
         if i + 1 == args.skip:
             state["t0"] = time.perf_counter()
             state["c0"] = tree_cpu_seconds()
         elif i + 1 > args.skip:
             state["n"] += n
 
+    ts = time.perf_counter()  # the whole epoch (its iterator made, workers started): images_per_s_all
     epoch(mark)
     t1 = time.perf_counter()
     cpu = tree_cpu_seconds() - state.get("c0", 0)
@@ -561,6 +567,8 @@ def main():
                                   "batch": args.batch, "images": n, "seconds": round(dt, 4),
                                   "images_per_s": round(n / dt, 2), "cpu_s": round(cpu, 3),
                                   "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None,
+                                  "first_batch_s": round(state["first"] - ts, 4), "images_all": state["n_all"],
+                                  "images_per_s_all": round(state["n_all"] / (t1 - ts), 2),
                                   "version": version}), flush=True)
     return 0
 
