@@ -48,7 +48,8 @@ PEER_LABEL = {
 PEER_NEEDS = {"torch_pil": ["torch", "torchvision", "pillow"], "torch_tvio": ["torch", "torchvision"],
               "dali_cpu": ["dali"], "ffcv": ["ffcv", "torch", "torchvision"], "spdl": ["spdl", "numpy"]}
 # The sections of one run, in the order they run (--rows picks some).
-SECTIONS = ["decode", "loader", "recipes", "detection", "drift", "efficiency", "binding", "formats", "foreign"]
+SECTIONS = ["decode", "loader", "recipes", "detection", "drift", "efficiency", "binding", "formats", "foreign",
+            "remote"]
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "16777216", "MALLOC_TRIM_THRESHOLD_": "134217728"}
 
 
@@ -324,6 +325,10 @@ def main():
     ap.add_argument("--baseline-lmdb-levels", help="the same with levels, packed by the baseline")
     ap.add_argument("--foreign-manifest",
                     help="`LAYOUT PATH` lines from bench/peers/foreign.py prepare: the foreign-layout rows")
+    ap.add_argument("--remote-shard-mb", type=int, default=16,
+                    help="remote rows: about this many MB a shard or chunk, every copy")
+    ap.add_argument("--remote-skip", type=int, default=1,
+                    help="remote rows: untimed batches at an epoch's start (every contender)")
     ap.add_argument("--rows", default="all",
                     help="sections to run, comma-separated, of: %s (default all)" % ",".join(SECTIONS))
     args = ap.parse_args()
@@ -620,6 +625,15 @@ def main():
     # the largest) with each worker count, rounds alternated and paired.
     if "foreign" in sections:
         summary["foreign"] = run_foreign(args, sc, rres, workers, env, vpy, status, record, result, log)
+
+    # Remote datasets (issue 38): SeaweedFS and nginx on loopback, sluice's
+    # cold, warm, local (and range) epochs against the remote peers, each
+    # worker count, at the recipes' resolution (bench/remote_rows.py).
+    if "remote" in sections:
+        import remote_rows
+
+        summary["remote"] = remote_rows.run_remote(args, sc, rres, workers, env, vpy, run_process,
+                                                   module_check, record, result, log)
 
     summary["goals"] = sluice_cases.goals(summary, workers)
     result["summary"] = summary

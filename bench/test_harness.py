@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pee
 import cputime  # noqa: E402
 import foreign  # noqa: E402
 import harness  # noqa: E402
+import remote_rows  # noqa: E402
 import report  # noqa: E402
 import sluice_cases  # noqa: E402
 
@@ -297,6 +298,45 @@ class Foreign(unittest.TestCase):
                 self.assertEqual(msgpack.loads(txn.get(b"__keys__")), [b"00000000", b"00000001", b"00000002"])
                 self.assertEqual(msgpack.loads(txn.get(b"00000000")), [b"bytes of z.png", 0])
             env.close()
+
+
+class Remote(unittest.TestCase):
+    def summary(self, warm_local, cold_warm, best, open_s, shards=1000):
+        rt = {"warm_over_local": (warm_local, 3), "cold_over_warm": (cold_warm, 3),
+              "warm_per_core_vs_best_peer": (best, 3, "litdata_s3"),
+              "cold_per_core_vs_best_peer": (best, 3, "wds_http"),
+              "warm_per_cpu_s_vs_best_peer": None, "cold_per_cpu_s_vs_best_peer": None}
+        return {"remote": {"ratios": {"1": rt}, "images": 10, "res": 224, "shards": 2, "skip": 1,
+                           "order": "quasi_random", "range": False,
+                           "rows": [{"contender": "sluice_cold", "workers": 1, "label": "sluice cold",
+                                     "images_per_s": 100.0, "per_worker": 100.0, "images_per_cpu_s": 90.0,
+                                     "process_wall_s": 1.0, "cache_mb": 5.0, "runs": [100.0, None]}],
+                           "open": {"url": "s3://b/x/", "shards": shards, "samples": 2000, "cold_s": open_s,
+                                    "warm_s": 0.01, "cold_runs": [open_s], "warm_runs": [0.01]}}}
+
+    def test_goals(self):
+        g = {x["goal"]: x for x in remote_rows.remote_goals(self.summary(0.96, 0.85, 3.5, 0.2))}
+        self.assertTrue(g["remote: warm epoch >= 0.95x the same shards read locally"]["met"])
+        self.assertFalse(g["remote: cold epoch >= 0.9x warm at one worker"]["met"])
+        self.assertTrue(g["remote: sluice warm >= 3x the best peer per core"]["met"])
+        self.assertIsNone(g["remote: sluice warm >= 3x the best peer per CPU-second"]["met"])
+        self.assertTrue(g["remote: open of a 1,000-shard remote dataset <= 1 s on loopback"]["met"])
+        g = {x["goal"]: x for x in remote_rows.remote_goals(self.summary(0.9, 0.95, 2.0, 0.2, shards=120))}
+        self.assertIsNone(g["remote: open of a 1,000-shard remote dataset <= 1 s on loopback"]["met"])
+        self.assertEqual(remote_rows.remote_goals({}), [])
+        # the harness's goal list carries them, and the report prints seconds
+        self.assertIn("remote: cold epoch >= 0.9x warm at one worker",
+                      [x["goal"] for x in sluice_cases.goals(self.summary(1, 1, 1, 2.0), [1])])
+
+    def test_table_and_range_note(self):
+        md = "\n".join(remote_rows.remote_table(self.summary(1, 1, 1, 0.5), report.fmt))
+        self.assertIn("### Remote datasets", md)
+        self.assertIn("| sluice cold | 1 | 100 |", md)
+        self.assertIn("io.remote_read = ranges", md)
+        self.assertIn("s3://b/x/", md)
+
+    def test_rows_filter_has_remote(self):
+        self.assertIn("remote", harness.SECTIONS)
 
 
 class Processes(unittest.TestCase):

@@ -5,7 +5,9 @@ random horizontal flip and uint8 output, in batches, with W workers.
 
 Prints one line on stdout:
   RESULT {"peer": ..., "res": R, "workers": W, "images": N, "seconds": S,
-          "images_per_s": X, "cpu_s": C, "images_per_cpu_s": Y, "version": ...}
+          "images_per_s": X, "cpu_s": C, "images_per_cpu_s": Y, "version": ...,
+          "first_batch_s": from the epoch's start to its first batch,
+          "images_per_s_all": the whole epoch, first batches included}
 (cpu_s: CPU time of the process tree, workers included, over the timed part)
 for one epoch, timed from the end of its first --skip batches (worker start,
 JIT compilation and the first prefetch are not counted) to its last batch.
@@ -45,6 +47,12 @@ Dataset with PIL decode and the torch_pil transforms:
   torch_msgpack_lmdb  the same over a tensorpack LMDB (msgpack.loads)
   torch_tfrecord      the `tfrecord` package's TFRecordDataset
   wds_webloader       webdataset's WebDataset pipeline in its WebLoader
+
+Remote peers (issue 38; bench/peers/remote.py; --path is the URL of the
+peer's own copy on the bench's servers, --cache its local cache folder):
+  litdata_s3   LitData StreamingDataset + StreamingDataLoader over S3
+  mosaic_s3    Mosaic Streaming StreamingDataset + DataLoader over S3
+  wds_http     webdataset's WebDataset (cache_dir) in its WebLoader over HTTP
 
 Same parameters for all: scale (0.08, 1), ratio (3/4, 4/3), flip 0.5, bilinear
 (antialiased) resize, uint8.
@@ -170,6 +178,35 @@ def foreign_loader(args):
 
     from importlib.metadata import version
     client = ", ".join("%s %s" % (m, version(m)) for m in foreign.LAYOUTS[layout]["modules"])
+    return epoch, "torch %s torchvision %s %s" % (torch.__version__, torchvision.__version__, client)
+
+
+def remote_loader(args):
+    """A remote peer (issue 38): remote.py's reader of the peer's own copy at
+    --path (a URL) with its own cache folder --cache, the torch_pil
+    transforms, the same workers, batch and prefetch as torch_pil's."""
+    import torch
+    import torchvision
+    from torchvision import transforms as T
+
+    import remote
+
+    torch.set_num_threads(1)
+    tf = T.Compose([T.RandomResizedCrop(args.res, scale=SCALE, ratio=RATIO),
+                    T.RandomHorizontalFlip(), T.PILToTensor()])
+
+    def init(_):
+        torch.set_num_threads(1)
+
+    kw = dict(batch_size=args.batch, num_workers=args.workers, persistent_workers=args.workers > 0,
+              drop_last=False, worker_init_fn=init, prefetch_factor=2 if args.workers > 0 else None)
+    dl, client = remote.loader(args, tf, kw)
+
+    def epoch(mark):
+        for i, (x, y) in enumerate(dl):
+            assert x.dtype == torch.uint8 and x.shape[-1] == args.res
+            mark(i, x.shape[0])
+
     return epoch, "torch %s torchvision %s %s" % (torch.__version__, torchvision.__version__, client)
 
 
@@ -449,14 +486,17 @@ def torch_det_loader(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("peer", choices=["torch_pil", "torch_tvio", "dali_cpu", "ffcv", "spdl", "torch_det", "torch_folder2lmdb",
-                                     "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"])
+                                     "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader",
+                                     "litdata_s3", "mosaic_s3", "wds_http"])
     ap.add_argument("--data", help="folder of class subfolders of JPEGs (all but the foreign-layout peers)")
     ap.add_argument("--res", type=int, default=224)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     ap.add_argument("--beton", help="ffcv: dataset file (written if missing)")
-    ap.add_argument("--path", help="foreign-layout peers: the file foreign.py prepare wrote")
+    ap.add_argument("--path", help="foreign-layout peers: the file foreign.py prepare wrote; "
+                    "remote peers: the URL of their copy")
+    ap.add_argument("--cache", help="remote peers: their local cache folder")
     ap.add_argument("--recipe", default="rrc", choices=["rrc", "tv", "timm"],
                     help="torch peers: the transforms after the crop (see above)")
     ap.add_argument("--coco", help="torch_det: COCO instances JSON (file_name relative to --data)")
@@ -471,7 +511,11 @@ def main():
         ap.error("--recipe %s: %s has none of these ops" % (args.recipe, args.peer))
     if args.recipe != "rrc" and args.path:
         ap.error("--recipe %s: the foreign-layout peers run rrc only" % args.recipe)
-    if args.peer in ("torch_folder2lmdb", "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"):
+    if args.peer in ("litdata_s3", "mosaic_s3", "wds_http"):
+        if not args.path or not args.cache:
+            ap.error("%s needs --path URL and --cache DIR" % args.peer)
+        epoch, version = remote_loader(args)
+    elif args.peer in ("torch_folder2lmdb", "torch_msgpack_lmdb", "torch_tfrecord", "wds_webloader"):
         if not args.path:
             ap.error("%s needs --path" % args.peer)
         epoch, version = foreign_loader(args)
@@ -495,16 +539,20 @@ def main():
         epoch, version = ffcv_loader(args)
     if args.prepare:
         return 0
-    state = {"t0": None, "n": 0, "batches": 0}
+    state = {"t0": None, "n": 0, "batches": 0, "n_all": 0, "first": None}
 
     def mark(i, n):
         state["batches"] = i + 1
+        state["n_all"] += n
+        if state["first"] is None:
+            state["first"] = time.perf_counter()
         if i + 1 == args.skip:
             state["t0"] = time.perf_counter()
             state["c0"] = tree_cpu_seconds()
         elif i + 1 > args.skip:
             state["n"] += n
 
+    ts = time.perf_counter()  # the whole epoch (its iterator made, workers started): images_per_s_all
     epoch(mark)
     t1 = time.perf_counter()
     cpu = tree_cpu_seconds() - state.get("c0", 0)
@@ -519,6 +567,8 @@ def main():
                                   "batch": args.batch, "images": n, "seconds": round(dt, 4),
                                   "images_per_s": round(n / dt, 2), "cpu_s": round(cpu, 3),
                                   "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None,
+                                  "first_batch_s": round(state["first"] - ts, 4), "images_all": state["n_all"],
+                                  "images_per_s_all": round(state["n_all"] / (t1 - ts), 2),
                                   "version": version}), flush=True)
     return 0
 

@@ -5,7 +5,9 @@ epoch, timed from the end of its first --skip batches to its last batch,
 random-resized-crop to RES + flip 0.5, uint8 NCHW output on the host.
 
 Prints `RESULT {"case": "loader", "res", "workers", "images", "seconds",
-"images_per_s", "bytes_read" (the dataset bytes the epoch read), ...}`, and
+"images_per_s", "bytes_read" (the dataset bytes the epoch read),
+"first_batch_s" (from the epoch's start to its first batch),
+"images_per_s_all" (the whole epoch, first batches included), ...}`, and
 with --epochs E > 1 one `RESULT {"case": "rss",
 "epoch": e, "rss_kb": ...}` line at the end of each epoch (the timed figure
 is then the last epoch's).
@@ -118,6 +120,9 @@ def main():
     ap.add_argument("--skip", type=int, default=3, help="untimed batches at the epoch's start")
     ap.add_argument("--detect", choices=["rrc", "iou_crop"],
                     help="detection: the crop, with the dataset's boxes moved into the batches")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other sluice key (repeatable; last wins), e.g. io.cache_dir=DIR "
+                         "loader.order=quasi_random for the remote rows")
     args = ap.parse_args()
 
     lib = bind(args.lib)
@@ -134,6 +139,11 @@ def main():
     if args.planes:  # only when asked: a --baseline build older than the option rejects the key
         settings["augment.jpeg_planes"] = "true"
     settings.update(RECIPES[args.recipe])
+    for kv in args.set:
+        k, eq, v = kv.partition("=")
+        if not eq:
+            ap.error("--set %s: want KEY=VALUE" % kv)
+        settings[k.strip()] = v.strip()
     if args.detect:
         settings.update({"augment.crop": "random_resized" if args.detect == "rrc" else "iou_crop",
                          "loader.max_boxes": "0"})
@@ -149,8 +159,9 @@ def main():
     out = None
     read0 = 0
     for epoch in range(args.epochs):
+        ts = time.perf_counter()  # the whole epoch, first batch included: images_per_s_all
         lib.sl_loader_start_epoch(ld, epoch)
-        i, n, t0, c0, nbox = 0, 0, None, 0.0, 0
+        i, n, t0, c0, nbox, n_all, t_first = 0, 0, None, 0.0, 0, 0, None
         while True:
             st = lib.sl_loader_next(ld, C.byref(b))
             if st == SL_END:
@@ -161,6 +172,9 @@ def main():
                 sys.exit("sluice_loader.py: batch is dtype %d, %dx%d, on_device %d; want u8 %d on host"
                          % (b.dtype, b.width, b.height, b.on_device, args.res))
             i += 1
+            n_all += b.n
+            if t_first is None:
+                t_first = time.perf_counter()
             if i == args.skip:
                 t0 = time.perf_counter()
                 c0 = tree_cpu_seconds()
@@ -180,7 +194,9 @@ def main():
                "batch": args.batch,
                "io": args.io, "filter": args.filter, "planes": args.planes, "images": n, "seconds": round(t1 - t0, 4),
                "images_per_s": round(n / (t1 - t0), 2), "cpu_s": round(cpu, 3),
-               "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None}
+               "images_per_cpu_s": round(n / cpu, 2) if cpu > 0 else None,
+               "first_batch_s": round(t_first - ts, 4), "images_all": n_all,
+               "images_per_s_all": round(n_all / (t1 - ts), 2)}
         read1 = bytes_read(lib, ld)
         if read1 is not None:  # the epoch's, with what the next prefetched
             out["bytes_read"] = read1 - read0
