@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,11 +102,33 @@ static void tagged_name(const char *url, uint64_t size, const char *etag,
            h[1], size, t[0] ^ t[1]);
 }
 
+/* dir and the folders above it that are missing, 0700 (as `mkdir -p`:
+ * io.cache_dir = /scratch/me/sluice on a node where /scratch/me is not
+ * made yet). 0, or -1 with errno. */
+static int make_dirs(const char *dir) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  for (char *p = path + 1;; p++) {
+    if (*p != '/' && *p != '\0')
+      continue;
+    char was = *p;
+    *p = '\0';
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+      return -1;
+    *p = was;
+    if (!was)
+      return 0;
+  }
+}
+
 sl_status sl_cache_open(sl_cache **out, const char *dir, uint64_t bound,
                         const sl_fetch_conf *conf, sl_cache_crc_fn crc,
                         sl_err *err) {
   *out = NULL;
-  if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+  if (make_dirs(dir) != 0)
     return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s", dir);
   int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)

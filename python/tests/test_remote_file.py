@@ -131,3 +131,13 @@ def test_errors_name_the_url(servers, env):
               **{"dataset.format": "lmdb"})
     msg = str(e.value)
     assert "/d/one.h5" in msg and "/proc/self/fd" not in msg, msg
+
+
+def test_cache_folder_made_with_its_parents(servers, env, tmp_path):
+    _, web, local = servers
+    cache = tmp_path / "not" / "made" / "yet"
+    got, st = epoch("http://127.0.0.1:%d/d/one.lmdb" % web.port, cache)
+    assert got == epoch(os.path.join(local, "one.lmdb"), env)[0]
+    assert st["fetches"] == 1
+    for d in (cache, cache.parent, cache.parent.parent):
+        assert (os.stat(d).st_mode & 0o777) == 0o700, d
