@@ -1,8 +1,10 @@
 /* libFuzzer target: the dataset URL helpers (remote/url.c), which take
  * dataset.path, io.s3_endpoint, io.s3_region and the names in a shard
  * index (a remote file) and build the URL each request goes to, show a
- * URL in messages, and parse a range answer's Content-Range header (the
- * whole input, as the server sent it). The input
+ * URL in messages, parse a range answer's Content-Range header (the
+ * whole input, as the server sent it), and expand a URL into the shard
+ * names it stands for (formats/files/shard_paths.c: a brace pattern, or
+ * TFDS's -IIIII-of-NNNNN from the name alone). The input
  * is cut at its first three NULs into a URL, an endpoint, a region and a
  * name; the result must fit its buffer and end in a NUL. The URL is
  * also shown as messages show it (common/url_shown.h: credentials
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "common/url_shown.h"
+#include "formats/files/shard_paths.h"
 #include "remote/url.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,6 +27,17 @@ static const char *part(const char **p, const char *end) {
   const char *nul = memchr(s, '\0', (size_t)(end - s));
   *p = nul ? nul + 1 : end;
   return s;
+}
+
+/* Counts the names a pattern or TFDS name expands to; stops at 4096 (a
+ * pattern of a million names is allowed, and slow to fuzz). */
+static sl_status count_name(void *ctx, const char *path, sl_err *err) {
+  size_t *n = ctx;
+  if (strnlen(path, 1 << 16) == 1 << 16)
+    abort();
+  if (++*n > 4096)
+    return sl_err_set(err, SL_ECONFIG, "enough");
+  return SL_OK;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -71,6 +85,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (sl_http_content_range((const char *)data, size, &first, &last, &total) &&
       (first > last || (total != UINT64_MAX && last >= total)))
     abort();
+  /* The shard names a URL stands for: TFDS's -IIIII-of-NNNNN (from the
+   * name alone) or a brace pattern. */
+  size_t names = 0;
+  bool tfds = false;
+  if (sl_shard_tfds_named(url, count_name, &names, &tfds, &err) == SL_OK &&
+      tfds != (names > 1))
+    abort();
+  names = 0;
+  (void)sl_shard_expand(url, false, count_name, &names, &err);
   free(buf);
   return 0;
 }

@@ -321,6 +321,9 @@ typedef struct tfds_name {
   uint64_t index, count;
 } tfds_name;
 
+static int tfds_path(char *out, const char *prefix, const tfds_name *t,
+                     uint64_t k);
+
 /* Whether s[0, len) ends in -IIIII-of-NNNNN with index < count. */
 static bool tfds_split(const char *s, size_t len, tfds_name *t) {
   size_t e = len, q = e;
@@ -403,6 +406,35 @@ static sl_status tfds_find(const char *path, tfds_name *t, char *prefix,
     t->prefix = len;
     memcpy(prefix, path, len + 1);
   }
+  return st;
+}
+
+sl_status sl_shard_tfds_named(const char *name, sl_shard_add_fn add, void *ctx,
+                              bool *named, sl_err *err) {
+  size_t len = strlen(name);
+  tfds_name t;
+  *named = false;
+  if (len >= PATH_MAX || sl_shard_is_pattern(name) ||
+      !tfds_split(name, len, &t) || t.count < 2)
+    return SL_OK;
+  if (t.count > SL_SHARDS_MAX)
+    return sl_err_set(err, SL_ECONFIG,
+                      "%s: more than %u shards (-of-%" PRIu64 ")", name,
+                      SL_SHARDS_MAX, t.count);
+  char *prefix = malloc(t.prefix + 1), *p = malloc(PATH_MAX);
+  sl_status st =
+      prefix && p ? SL_OK : sl_err_set(err, SL_ENOMEM, "%s: no memory", name);
+  if (st == SL_OK) {
+    memcpy(prefix, name, t.prefix);
+    prefix[t.prefix] = '\0';
+  }
+  for (uint64_t k = 0; st == SL_OK && k < t.count; k++)
+    st = tfds_path(p, prefix, &t, k) != 0
+             ? sl_err_set(err, SL_ECONFIG, "%s: a shard name is too long", name)
+             : add(ctx, p, err);
+  free(prefix);
+  free(p);
+  *named = st == SL_OK;
   return st;
 }
 

@@ -53,6 +53,13 @@ bool sl_shard_is_pattern(const char *path);
  * Errors: SL_EIO (the folder cannot be read), SL_ECONFIG (shards of two
  * different counts beside the prefix, N = 0 or over SL_SHARDS_MAX). */
 sl_status sl_shard_tfds_count(const char *path, unsigned *shards, sl_err *err);
+/* TFDS's naming from a name alone (a URL, where no folder can be read):
+ * name ends in -IIIII-of-NNNNN with N > 1 (and is no brace pattern):
+ * *named is set and add is called for each of the N names, in order, the
+ * widths kept. Else *named false and nothing called. Errors: SL_ECONFIG
+ * (more than SL_SHARDS_MAX shards), add's. */
+sl_status sl_shard_tfds_named(const char *name, sl_shard_add_fn add, void *ctx,
+                              bool *named, sl_err *err);
 
 /* Every shard path of path, NUL-terminated back to back in blob (n of
  * them, len bytes): a list file (by its name), a brace pattern, TFDS's

@@ -453,7 +453,12 @@ sl_status sl_source_index_remote_shards(sl_source *src, const char *path,
   int dfd = -1;
   sl_status st =
       sl_remote_open(&src->remote, &src->remote_opts, sl_crc32c_update, err);
-  if (st == SL_OK)
+  /* One shard of TFDS's naming stands for its set (-00000-of-01024: all
+   * 1024), as a local one does; a prefix alone would need a listing. */
+  bool tfds = false;
+  if (st == SL_OK && !sl_shard_is_list_name(path))
+    st = sl_shard_tfds_named(path, add_url, &u, &tfds, err);
+  if (st == SL_OK && !tfds)
     st = sl_shard_is_list_name(path)
              ? read_list(src, path, &u, err)
              : sl_shard_expand(path, false, add_url, &u, err);

@@ -67,6 +67,13 @@ def write_shards(folder, seed=5):
                      "image/class/label": (i % 3, "int"),
                      "image/filename": (b"r%d_%d.jpg" % (k, i), "byte")})
         w.close()
+    for k in range(3):  # and as TFDS names them
+        w = tfrecord.TFRecordWriter(os.path.join(
+            folder, "tfds-train.tfrecord-%05d-of-00003" % k))
+        for i in range(3 + k):
+            w.write({"image/encoded": (_jpeg(rng), "byte"),
+                     "image/class/label": (i % 3, "int")})
+        w.close()
     write_recordio(folder, rng)
 
 
@@ -445,3 +452,24 @@ def test_recordio_bad_idx_is_named(web, cache):
     finally:
         with open(idx, "w") as f:
             f.write(saved)
+
+
+def test_tfds_naming_at_urls(data, web, s3env, cache):
+    """TFDS's -IIIII-of-NNNNN naming at a URL: any one shard named stands
+    for the set (no listing needed), as a local one does."""
+    srv, _ = web
+    one = "tfds-train.tfrecord-00001-of-00003"
+    local = os.path.join(data, one)
+    assert len(sluice.Dataset(local)) == 3 + 4 + 5
+    for url in ("s3://wds/train/" + one,
+                "http://127.0.0.1:%d/set/%s" % (srv.port, one)):
+        assert len(sluice.Dataset(url)) == 3 + 4 + 5
+        for w in (1, 2):
+            o = {"loader.workers": w}
+            assert batches(url, **o) == batches(local, **o), (url, w)
+    # A set of 4 named, the server holding none of it: its first shard is
+    # named, missing.
+    with pytest.raises(sluice.IOError) as e:
+        sluice.Dataset("http://127.0.0.1:%d/set/tfds-train.tfrecord-00002-"
+                       "of-00004" % srv.port)
+    assert "tfds-train.tfrecord-00000-of-00004: HTTP 404" in str(e.value)
