@@ -218,9 +218,7 @@ static sl_status fetch_from(const sl_fetch_conf *c, const char *url, bool part,
     }
     if (!retry)
       return sl_err_set(err, SL_EIO, "%s: %s%s", name, why,
-                        status == 403   ? " (credentials or region refused)"
-                        : status == 404 ? " (no such object)"
-                                        : "");
+                        sl_request_status_hint(status));
     if (attempt_no >= c->retries)
       return sl_err_set(err, SL_EIO, "%s: %s, still after %u retries", name,
                         why, c->retries);

@@ -110,9 +110,7 @@ static sl_status head_one(CURL *h, const sl_fetch_conf *c, const char *url,
     if (rc == CURLE_OK ? !sl_request_retryable_status(status)
                        : !sl_request_retryable_curl(rc))
       return sl_err_set(err, SL_EIO, "%s: %s%s", name, why,
-                        status == 403   ? " (credentials or region refused)"
-                        : status == 404 ? " (no such object)"
-                                        : "");
+                        sl_request_status_hint(status));
     if (attempt >= c->retries)
       return sl_err_set(err, SL_EIO, "%s: %s, still after %u retries", name,
                         why, c->retries);

@@ -277,11 +277,9 @@ static sl_status say_failure(sl_ranges *r, const slot *s, sl_err *err) {
   case WHY_HTTP:
     snprintf(why, sizeof why, "HTTP %ld%s%s%s%s", s->status,
              s->code[0] ? " (" : "", s->code, s->code[0] ? ")" : "",
-             s->status == 403   ? " (credentials or region refused)"
-             : s->status == 404 ? " (no such object)"
-             : s->status == 416 ? " (past the object's end: changed since "
-                                  "it was indexed?)"
-                                : "");
+             s->status == 416 ? " (past the object's end: changed since it "
+                                "was indexed?)"
+                              : sl_request_status_hint(s->status));
     break;
   case WHY_CURL:
     snprintf(why, sizeof why, "%s", curl_easy_strerror(s->curl_rc));

@@ -113,3 +113,9 @@ void sl_request_keep_body(char *body, size_t cap, size_t *len, const char *p,
   *len += k;
   body[*len] = '\0';
 }
+
+const char *sl_request_status_hint(long status) {
+  return status == 403   ? " (credentials or region refused)"
+         : status == 404 ? " (no such object)"
+                         : "";
+}

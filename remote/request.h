@@ -29,6 +29,11 @@ CURLcode sl_request_setup(CURL *h, const sl_fetch_conf *c, const char *http,
 bool sl_request_retryable_status(long status);
 bool sl_request_retryable_curl(CURLcode rc);
 
+/* What an answer's status says beyond its number, for messages: " (no
+ * such object)" for 404, " (credentials or region refused)" for 403, else
+ * "". */
+const char *sl_request_status_hint(long status);
+
 /* Keeps the start of an error answer's body (for sl_request_s3_code):
  * n bytes at p appended to body (cap bytes, *len used, NUL-terminated),
  * as many as fit. */
