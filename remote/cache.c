@@ -313,6 +313,22 @@ static size_t victim(const entry *v, size_t n, uint64_t protect,
   return best;
 }
 
+/* The folder's listing from its start, on a descriptor of its own (the
+ * folder's stays open for openat); NULL with errno set. */
+static DIR *open_listing(sl_cache *c) {
+  int dfd = dup(c->dirfd);
+  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (!d) {
+    int e = errno;
+    if (dfd >= 0)
+      close(dfd);
+    errno = e;
+    return NULL;
+  }
+  rewinddir(d);
+  return d;
+}
+
 /* Under cache.lock: makes room for need more bytes, evicting objects
  * (never `keep`) in the order victim() gives. *busy: there is no room only
  * because of other downloads in progress (they end, then there may be),
@@ -322,14 +338,9 @@ static sl_status make_room(sl_cache *c, uint64_t need, const char *keep,
                            const char *shown, uint64_t protect,
                            bool last_resort, bool *busy, sl_err *err) {
   *busy = false;
-  int dfd = dup(c->dirfd);
-  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-  if (!d) {
-    if (dfd >= 0)
-      close(dfd);
+  DIR *d = open_listing(c);
+  if (!d)
     return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s", c->dir);
-  }
-  rewinddir(d);
   entry *v = NULL;
   size_t n = 0, cap = 0;
   uint64_t total = 0, downloading = 0;
@@ -685,14 +696,9 @@ bool sl_cache_has(sl_cache *c, const char *url, uint64_t size, uint32_t crc) {
 sl_status sl_cache_usage(sl_cache *c, uint64_t *bytes, uint64_t *objects,
                          sl_err *err) {
   *bytes = *objects = 0;
-  int dfd = dup(c->dirfd);
-  DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-  if (!d) {
-    if (dfd >= 0)
-      close(dfd);
+  DIR *d = open_listing(c);
+  if (!d)
     return sl_err_errno(err, SL_EIO, errno, "io.cache_dir %s", c->dir);
-  }
-  rewinddir(d);
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     size_t len = strlen(e->d_name);
